@@ -1,0 +1,37 @@
+// Package config loads a binary's configuration from the environment, with defaults that work on a
+// developer machine (PostgreSQL and RabbitMQ on 127.0.0.1, as scripts/deps.sh sets them up).
+package config
+
+import (
+	"fmt"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// Load fills a config struct of type T from the environment (`env` and `envDefault` tags).
+func Load[T any]() (T, error) {
+	cfg, err := env.ParseAs[T]()
+	if err != nil {
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
+}
+
+// Common is what every binary reads.
+type Common struct {
+	LogLevel string `env:"LOG_LEVEL" envDefault:"info"`
+	// InternalToken is the shared secret on every request between the gateway and services.
+	InternalToken string `env:"INTERNAL_TOKEN" envDefault:"dev-internal-token"`
+}
+
+// Database is the PostgreSQL connection of a service. Each service takes its own URL so that
+// schemas can move to separate databases without code changes.
+type Database struct {
+	URL      string `env:"DATABASE_URL" envDefault:"postgres://cc:cc@127.0.0.1:5432/cc?sslmode=disable"`
+	MaxConns int    `env:"DB_MAX_CONNS" envDefault:"32"`
+}
+
+// Broker is the RabbitMQ connection.
+type Broker struct {
+	URL string `env:"AMQP_URL" envDefault:"amqp://guest:guest@127.0.0.1:5672/"`
+}

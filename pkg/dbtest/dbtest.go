@@ -1,0 +1,81 @@
+// Package dbtest gives a test package a PostgreSQL database of its own, created for the run and
+// dropped after, on the server that DATABASE_URL (or the local default) points at.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/lib/pq" // the driver the project's database code uses
+)
+
+// DefaultURL is the database the dev scripts create.
+const DefaultURL = "postgres://cc:cc@127.0.0.1:5432/cc?sslmode=disable"
+
+// BaseURL is DATABASE_URL or DefaultURL.
+func BaseURL() string {
+	if u := os.Getenv("DATABASE_URL"); u != "" {
+		return u
+	}
+	return DefaultURL
+}
+
+var unsafe = regexp.MustCompile(`[^a-z0-9_]+`)
+
+// Create makes a fresh database named after label and returns its URL and a function that drops it.
+func Create(label string) (string, func() error, error) {
+	base, err := url.Parse(BaseURL())
+	if err != nil {
+		return "", nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	name := "cctest_" + unsafe.ReplaceAllString(strings.ToLower(label), "_") + "_" + hex.EncodeToString(suffix)
+	if len(name) > 63 {
+		name = name[:63]
+	}
+	admin, err := sql.Open("postgres", base.String())
+	if err != nil {
+		return "", nil, fmt.Errorf("open %s: %w", base.Redacted(), err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, `CREATE DATABASE "`+name+`"`); err != nil {
+		_ = admin.Close()
+		return "", nil, fmt.Errorf("create database %s (is PostgreSQL up? run scripts/deps.sh): %w", name, err)
+	}
+	u := *base
+	u.Path = "/" + name
+	drop := func() error {
+		defer admin.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := admin.ExecContext(ctx, `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`)
+		return err
+	}
+	return u.String(), drop, nil
+}
+
+// Main runs a test package against a database of its own: it calls run with the database URL
+// (run returns m.Run()'s code), drops the database, and exits.
+func Main(m *testing.M, label string, run func(url string) int) {
+	u, drop, err := Create(label)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dbtest:", err)
+		os.Exit(1)
+	}
+	code := run(u)
+	if err := drop(); err != nil {
+		fmt.Fprintln(os.Stderr, "dbtest: drop:", err)
+	}
+	os.Exit(code)
+}

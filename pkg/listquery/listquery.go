@@ -1,0 +1,170 @@
+// Package listquery parses the query string of list operations with the contract's defaults and
+// bounds: offset/limit, bracketed arrays (`orderIds[]=1&orderIds[]=2`) and the createdAt period.
+package listquery
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"ccplatform/pkg/apperr"
+)
+
+// Defaults and bounds of every list.
+const (
+	DefaultLimit = 50
+	MaxLimit     = 100
+)
+
+// Page is the slice of a list asked for.
+type Page struct {
+	Offset int
+	Limit  int
+}
+
+// ParsePage reads offset (default 0, >= 0) and limit (default 50, 1..100).
+func ParsePage(q url.Values, fe apperr.FieldErrors) Page {
+	p := Page{Offset: 0, Limit: DefaultLimit}
+	if raw, ok := single(q, "offset"); ok {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 0 {
+			fe.Add("offset", "must be an integer >= 0")
+		} else {
+			p.Offset = n
+		}
+	}
+	if raw, ok := single(q, "limit"); ok {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > MaxLimit {
+			fe.Addf("limit", "must be an integer from 1 to %d", MaxLimit)
+		} else {
+			p.Limit = n
+		}
+	}
+	return p
+}
+
+func single(q url.Values, name string) (string, bool) {
+	vs, ok := q[name]
+	if !ok || len(vs) == 0 {
+		return "", false
+	}
+	return strings.TrimSpace(vs[len(vs)-1]), true
+}
+
+// IDs reads a bracketed array of ids > 0 (`name[]=1&name[]=2`; a plain `name=1,2` is accepted too).
+// Duplicates are dropped; the order of first appearance is kept.
+func IDs(q url.Values, name string, fe apperr.FieldErrors) []int64 {
+	var raws []string
+	raws = append(raws, q[name+"[]"]...)
+	for k, vs := range q {
+		// Indexed form name[0]=..&name[1]=.. as some HTTP clients write arrays.
+		if strings.HasPrefix(k, name+"[") && k != name+"[]" && strings.HasSuffix(k, "]") {
+			raws = append(raws, vs...)
+		}
+	}
+	for _, v := range q[name] {
+		raws = append(raws, strings.Split(v, ",")...)
+	}
+	seen := map[int64]bool{}
+	var out []int64
+	for _, r := range raws {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(r, 10, 64)
+		if err != nil || n <= 0 {
+			fe.Add(name+"[]", "must be integers > 0")
+			return nil
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Period is a half-open time range [From, To); a nil bound is open.
+type Period struct {
+	From *time.Time
+	To   *time.Time
+}
+
+// ParsePeriod reads name[0] and name[1] as ISO 8601 times, each optional. A date without a time as
+// the upper bound means the whole of that day.
+func ParsePeriod(q url.Values, name string, fe apperr.FieldErrors) Period {
+	var p Period
+	if raw, ok := single(q, name+"[0]"); ok && raw != "" {
+		t, _, err := ParseTime(raw)
+		if err != nil {
+			fe.Add(name+"[0]", "must be an ISO 8601 date or date-time")
+		} else {
+			p.From = &t
+		}
+	}
+	if raw, ok := single(q, name+"[1]"); ok && raw != "" {
+		t, dateOnly, err := ParseTime(raw)
+		switch {
+		case err != nil:
+			fe.Add(name+"[1]", "must be an ISO 8601 date or date-time")
+		case dateOnly:
+			end := t.AddDate(0, 0, 1)
+			p.To = &end
+		default:
+			// An exact upper bound is inclusive, as callers read "until 10:00:00".
+			end := t.Add(time.Nanosecond)
+			p.To = &end
+		}
+	}
+	if p.From != nil && p.To != nil && !p.From.Before(*p.To) {
+		fe.Add(name+"[1]", "must be after "+name+"[0]")
+	}
+	return p
+}
+
+var layouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05Z0700",
+	"2006-01-02T15:04:05",
+	"2006-01-02T15:04",
+	"2006-01-02 15:04:05Z07:00",
+	"2006-01-02 15:04:05",
+	"2006-01-02 15:04",
+}
+
+// ParseTime reads an ISO 8601 date-time (zone optional, UTC assumed) or date; dateOnly tells which.
+func ParseTime(raw string) (t time.Time, dateOnly bool, err error) {
+	raw = strings.TrimSpace(raw)
+	// A '+' in a query string arrives as a space when the client did not escape it.
+	if len(raw) > 19 && raw[19] == ' ' {
+		raw = raw[:19] + "+" + raw[20:]
+	}
+	for _, l := range layouts {
+		if t, err := time.Parse(l, raw); err == nil {
+			return t.UTC(), false, nil
+		}
+	}
+	t, err = time.Parse("2006-01-02", raw)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	return t, true, nil
+}
+
+// Result is the data of a paginated list.
+type Result[T any] struct {
+	List  []T `json:"list"`
+	Next  int `json:"next"`
+	Total int `json:"total"`
+}
+
+// NewResult fills next as offset + len(list) and never returns a null list.
+func NewResult[T any](list []T, page Page, total int) Result[T] {
+	if list == nil {
+		list = []T{}
+	}
+	return Result[T]{List: list, Next: page.Offset + len(list), Total: total}
+}

@@ -1,0 +1,72 @@
+// Package web is the HTTP kit every service and the gateway share: the response envelope, the one
+// place where errors become statuses, JSON decoding with the contract's error rules, the common
+// middleware, and a server that shuts down gracefully.
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/logging"
+
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+)
+
+// Envelope is the body of every public response.
+type Envelope struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+}
+
+// EmptyData is the `[]` that operations returning nothing put in data.
+var EmptyData = json.RawMessage("[]")
+
+// ID is the data of operations that "return id".
+type ID struct {
+	ID int64 `json:"id"`
+}
+
+// OK writes a 200 success envelope; nil data becomes [].
+func OK(c *gin.Context, data any) {
+	if data == nil {
+		data = EmptyData
+	}
+	c.JSON(http.StatusOK, Envelope{Success: true, Data: data})
+}
+
+// ValidationData is the data of a 400 validation failure.
+type ValidationData struct {
+	Errors apperr.FieldErrors `json:"errors"`
+}
+
+// Fail writes the envelope for err and aborts the chain. Only internal faults are logged as errors,
+// with their cause; callers see a fixed sentence for those, never the cause.
+func Fail(c *gin.Context, err error) {
+	status, env := ErrorEnvelope(err)
+	if status >= 500 {
+		logging.From(c.Request.Context(), zap.NewNop()).Error("request failed", zap.Int("status", status), zap.Error(err))
+	}
+	if e, ok := apperr.As(err); ok && e.Kind == apperr.RateLimited {
+		if c.Writer.Header().Get("Retry-After") == "" {
+			c.Header("Retry-After", strconv.Itoa(1))
+		}
+	}
+	c.AbortWithStatusJSON(status, env)
+}
+
+// ErrorEnvelope maps err to its status and envelope.
+func ErrorEnvelope(err error) (int, Envelope) {
+	e, ok := apperr.As(err)
+	if !ok || e.Kind == apperr.Internal {
+		return http.StatusInternalServerError, Envelope{Message: "internal error", Data: EmptyData}
+	}
+	env := Envelope{Message: e.Message, Data: EmptyData}
+	if len(e.Fields) > 0 {
+		env.Data = ValidationData{Errors: e.Fields}
+	}
+	return e.Kind.Status(), env
+}

@@ -1,0 +1,145 @@
+package web
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/logging"
+	"ccplatform/pkg/requestid"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+)
+
+// Headers that carry the identity the gateway verified, and the secret that proves a request came
+// through the gateway or another service.
+const (
+	HeaderUserID        = "X-User-Id"
+	HeaderAccessGroup   = "X-Access-Group"
+	HeaderInternalToken = "X-Internal-Token"
+)
+
+// RequestContext takes the request id from the request (or makes one), echoes it on the response
+// and puts it, and a logger naming it, into the request's context.
+func RequestContext(log *zap.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id := c.GetHeader(requestid.Header)
+		if id == "" || len(id) > 128 {
+			id = uuid.NewString()
+			c.Request.Header.Set(requestid.Header, id)
+		}
+		c.Header(requestid.Header, id)
+		ctx := requestid.With(c.Request.Context(), id)
+		ctx = logging.With(ctx, log.With(zap.String("request_id", id)))
+		c.Request = c.Request.WithContext(ctx)
+		c.Next()
+	}
+}
+
+// AccessLog writes one structured line per request.
+func AccessLog(log *zap.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		l := logging.From(c.Request.Context(), log)
+		l.Info("request",
+			zap.String("method", c.Request.Method),
+			zap.String("path", c.Request.URL.Path),
+			zap.String("route", c.FullPath()),
+			zap.Int("status", c.Writer.Status()),
+			zap.Int("bytes", c.Writer.Size()),
+			zap.Duration("duration", time.Since(start)),
+			zap.String("user_id", c.GetHeader(HeaderUserID)),
+		)
+	}
+}
+
+// Recover turns a panic into a logged 500 envelope instead of a dropped connection.
+func Recover(log *zap.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				logging.From(c.Request.Context(), log).Error("panic", zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+				if !c.Writer.Written() {
+					Fail(c, apperr.Wrap(apperr.Internal, fmt.Errorf("panic: %v", r), "internal error"))
+				}
+				c.Abort()
+			}
+		}()
+		c.Next()
+	}
+}
+
+// BodyLimit answers 413 for bodies over limit bytes, both those announced by Content-Length and
+// those that only turn out too large while being read.
+func BodyLimit(limit int64) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if c.Request.ContentLength > limit {
+			Fail(c, apperr.New(apperr.TooLarge, "body: must be at most %d bytes", limit))
+			return
+		}
+		if c.Request.Body != nil {
+			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
+		}
+		c.Next()
+	}
+}
+
+// RequireInternalToken refuses requests that do not carry the shared internal secret: services are
+// reachable only through the gateway or from each other.
+func RequireInternalToken(token string) gin.HandlerFunc {
+	want := []byte(token)
+	return func(c *gin.Context) {
+		got := []byte(c.GetHeader(HeaderInternalToken))
+		if len(want) == 0 || subtle.ConstantTimeCompare(got, want) != 1 {
+			Fail(c, apperr.New(apperr.Unauthorized, "X-Internal-Token: missing or wrong"))
+			return
+		}
+		c.Next()
+	}
+}
+
+// Caller is the identity the gateway verified for this request.
+type Caller struct {
+	UserID      int64
+	AccessGroup string
+}
+
+// CallerOf reads the verified identity the gateway forwarded; UserID is 0 when there is none
+// (internal calls between services).
+func CallerOf(c *gin.Context) Caller {
+	id, _ := strconv.ParseInt(c.GetHeader(HeaderUserID), 10, 64)
+	return Caller{UserID: id, AccessGroup: c.GetHeader(HeaderAccessGroup)}
+}
+
+// PathID parses a path id that must be an integer > 0; anything else is a 400 naming the parameter.
+func PathID(c *gin.Context, name string) (int64, error) {
+	raw := c.Param(name)
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, apperr.Field(name, "must be an integer > 0")
+	}
+	return id, nil
+}
+
+// Handle adapts a handler that returns its data or an error, so each handler writes its response
+// in exactly one way.
+func Handle(fn func(c *gin.Context) (any, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		data, err := fn(c)
+		if err != nil {
+			Fail(c, err)
+			return
+		}
+		OK(c, data)
+	}
+}

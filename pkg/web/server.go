@@ -1,0 +1,98 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"ccplatform/pkg/apperr"
+
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+)
+
+// NewEngine is a gin engine with the middleware every service runs: request id and request logger,
+// access log, panic recovery, body limit, and envelopes for unknown routes and methods.
+func NewEngine(log *zap.Logger, bodyLimit int64) *gin.Engine {
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.ContextWithFallback = true
+	e.Use(RequestContext(log), AccessLog(log), Recover(log), BodyLimit(bodyLimit))
+	e.NoRoute(func(c *gin.Context) { Fail(c, apperr.NotFoundf("no route %s %s", c.Request.Method, c.Request.URL.Path)) })
+	e.NoMethod(func(c *gin.Context) {
+		Fail(c, &apperr.Error{Kind: apperr.Invalid, Message: fmt.Sprintf("method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path)})
+	})
+	return e
+}
+
+// TrimTrailingSlash lets every route answer with and without its trailing slash: routes are
+// registered without it and the path is trimmed before routing.
+func TrimTrailingSlash(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+			r.URL.Path = strings.TrimRight(p, "/")
+			if r.URL.Path == "" {
+				r.URL.Path = "/"
+			}
+			r.URL.RawPath = ""
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// ServerTimeouts bound how long a slow client can hold a connection.
+type ServerTimeouts struct {
+	ReadHeader time.Duration
+	Read       time.Duration
+	Write      time.Duration
+	Idle       time.Duration
+	Shutdown   time.Duration
+}
+
+// DefaultTimeouts suit an API whose requests finish in well under a second.
+var DefaultTimeouts = ServerTimeouts{ReadHeader: 5 * time.Second, Read: 15 * time.Second, Write: 30 * time.Second, Idle: 120 * time.Second, Shutdown: 15 * time.Second}
+
+// Serve serves h on ln until ctx is done, then stops accepting and drains in-flight requests.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, t ServerTimeouts, log *zap.Logger) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: t.ReadHeader,
+		ReadTimeout:       t.Read,
+		WriteTimeout:      t.Write,
+		IdleTimeout:       t.Idle,
+		ErrorLog:          zap.NewStdLog(log),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("listening", zap.String("addr", ln.Addr().String()))
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), t.Shutdown)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// ListenAndServe is Serve on a TCP address.
+func ListenAndServe(ctx context.Context, addr string, h http.Handler, t ServerTimeouts, log *zap.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	return Serve(ctx, ln, h, t, log)
+}

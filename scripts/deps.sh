@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Makes sure PostgreSQL and RabbitMQ answer on 127.0.0.1, the way a newcomer's machine needs them:
+# use them where they already run, start the installed ones where stopped, install them from
+# Debian packages where missing (as root). Then creates the project's database role and database.
+#
+# Environment: DATABASE_URL (default postgres://cc:cc@127.0.0.1:5432/cc?sslmode=disable)
+#              AMQP_URL     (default amqp://guest:guest@127.0.0.1:5672/)
+set -euo pipefail
+
+DATABASE_URL=${DATABASE_URL:-postgres://cc:cc@127.0.0.1:5432/cc?sslmode=disable}
+AMQP_URL=${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/}
+
+log() { printf 'deps: %s\n' "$*" >&2; }
+
+# Parse host/port/user/password/dbname out of the URLs (simple postgres:// and amqp:// forms).
+pg_rest=${DATABASE_URL#*://}; pg_cred=${pg_rest%%@*}; pg_hostpart=${pg_rest#*@}
+PG_USER=${pg_cred%%:*}; PG_PASS=${pg_cred#*:}
+pg_hostport=${pg_hostpart%%/*}; PG_HOST=${pg_hostport%%:*}; PG_PORT=${pg_hostport##*:}
+[ "$PG_PORT" = "$pg_hostport" ] && PG_PORT=5432
+pg_db=${pg_hostpart#*/}; PG_DB=${pg_db%%\?*}
+mq_rest=${AMQP_URL#*://}; mq_hostpart=${mq_rest#*@}; mq_hostport=${mq_hostpart%%/*}
+MQ_HOST=${mq_hostport%%:*}; MQ_PORT=${mq_hostport##*:}
+[ "$MQ_PORT" = "$mq_hostport" ] && MQ_PORT=5672
+
+port_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+is_root() { [ "$(id -u)" = 0 ]; }
+apt_updated=0
+apt_install() {
+  is_root || { log "$* is missing and installing it needs root: install it, or set the URL to a running one"; exit 1; }
+  command -v apt-get >/dev/null || { log "$* is missing and this is not a Debian-like system: install it by hand"; exit 1; }
+  if [ $apt_updated = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2; apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+}
+wait_port() { # host port seconds name
+  for _ in $(seq 1 "$3"); do port_open "$1" "$2" && return 0; sleep 1; done
+  log "$4 did not come up on $1:$2 within $3 s"; return 1
+}
+as_postgres() { if is_root; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
+
+ensure_postgres() {
+  if port_open "$PG_HOST" "$PG_PORT"; then log "PostgreSQL answers on $PG_HOST:$PG_PORT"; else
+    if ! command -v pg_lsclusters >/dev/null && ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+      log "installing PostgreSQL"; apt_install postgresql
+    fi
+    if command -v pg_lsclusters >/dev/null; then
+      if [ -z "$(pg_lsclusters -h 2>/dev/null)" ]; then
+        ver=$(ls /usr/lib/postgresql | sort -n | tail -1); log "creating cluster $ver/main"; pg_createcluster "$ver" main >&2
+      fi
+      pg_lsclusters -h | while read -r ver name port status _; do
+        if [ "$status" != online ]; then log "starting PostgreSQL cluster $ver/$name (port $port)"; pg_ctlcluster "$ver" "$name" start >&2 || true; fi
+      done
+    else
+      log "PostgreSQL is installed but no pg_ctlcluster: start it by hand"; exit 1
+    fi
+    wait_port "$PG_HOST" "$PG_PORT" 30 PostgreSQL
+  fi
+  # Role and database: only possible as the postgres superuser on this machine.
+  if is_root && id postgres >/dev/null 2>&1; then
+    as_postgres "psql -p $PG_PORT -qtAX -v ON_ERROR_STOP=1" >/dev/null <<SQL
+DO \$\$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$PG_USER') THEN
+    CREATE ROLE "$PG_USER" LOGIN CREATEDB PASSWORD '$PG_PASS';
+  ELSE
+    ALTER ROLE "$PG_USER" LOGIN CREATEDB PASSWORD '$PG_PASS';
+  END IF;
+END \$\$;
+SELECT 'CREATE DATABASE "$PG_DB" OWNER "$PG_USER"' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$PG_DB')\gexec
+SQL
+    # Benchmarks and tests open many connections at once.
+    max=$(as_postgres "psql -p $PG_PORT -qtAX -c 'SHOW max_connections'")
+    if [ "${max:-0}" -lt 300 ]; then
+      log "raising max_connections to 300 (restart)"
+      as_postgres "psql -p $PG_PORT -qtAX -c 'ALTER SYSTEM SET max_connections = 300'" >/dev/null
+      if command -v pg_lsclusters >/dev/null; then
+        pg_lsclusters -h | awk -v p="$PG_PORT" '$3==p {print $1, $2}' | while read -r ver name; do pg_ctlcluster "$ver" "$name" restart >&2; done
+      fi
+      wait_port "$PG_HOST" "$PG_PORT" 30 PostgreSQL
+    fi
+  fi
+  log "PostgreSQL ready: role $PG_USER, database $PG_DB"
+}
+
+ensure_rabbitmq() {
+  if port_open "$MQ_HOST" "$MQ_PORT"; then log "RabbitMQ answers on $MQ_HOST:$MQ_PORT"; else
+    if ! command -v rabbitmq-server >/dev/null; then
+      log "installing RabbitMQ"
+      # The package's post-install tries to start the node; policy-rc.d keeps that to us.
+      if is_root && [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; trap 'rm -f /usr/sbin/policy-rc.d' EXIT; fi
+      apt_install rabbitmq-server
+      rm -f /usr/sbin/policy-rc.d; trap - EXIT
+    fi
+    is_root || { log "RabbitMQ is stopped and starting it needs root"; exit 1; }
+    log "starting RabbitMQ"
+    # The management plugin gives tests their own vhosts over HTTP.
+    rabbitmq-plugins --offline enable rabbitmq_management >/dev/null 2>&1 || true
+    (cd / && setsid rabbitmq-server >/var/log/rabbitmq/cc-foreground.log 2>&1 </dev/null &)
+    wait_port "$MQ_HOST" "$MQ_PORT" 120 RabbitMQ
+    rabbitmqctl await_startup >/dev/null 2>&1 || true
+  fi
+  log "RabbitMQ ready"
+}
+
+what=${1:-all}
+case "$what" in
+  postgres) ensure_postgres ;;
+  rabbitmq) ensure_rabbitmq ;;
+  all) ensure_postgres; ensure_rabbitmq ;;
+  *) echo "usage: $0 [all|postgres|rabbitmq]" >&2; exit 2 ;;
+esac

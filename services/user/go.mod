@@ -1,0 +1,7 @@
+module ccplatform/services/user
+
+go 1.26.0
+
+require ccplatform/pkg v0.0.0
+
+replace ccplatform/pkg => ../../pkg
