@@ -10,9 +10,9 @@ import (
 )
 
 type body struct {
-	Title Value[string] `json:"title"`
-	Limit Value[int]             `json:"limit"`
-	Tags  Value[[]string]        `json:"tags"`
+	Title Value[string]   `json:"title"`
+	Limit Value[int]      `json:"limit"`
+	Tags  Value[[]string] `json:"tags"`
 }
 
 func TestAbsentNullAndValueAreDistinct(t *testing.T) {

@@ -25,7 +25,9 @@ func NewEngine(log *zap.Logger, bodyLimit int64) *gin.Engine {
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
 	e.Use(RequestContext(log), AccessLog(log), Recover(log), BodyLimit(bodyLimit))
-	e.NoRoute(func(c *gin.Context) { Fail(c, apperr.NotFoundf("no route %s %s", c.Request.Method, c.Request.URL.Path)) })
+	e.NoRoute(func(c *gin.Context) {
+		Fail(c, apperr.NotFoundf("no route %s %s", c.Request.Method, c.Request.URL.Path))
+	})
 	e.NoMethod(func(c *gin.Context) {
 		Fail(c, &apperr.Error{Kind: apperr.Invalid, Message: fmt.Sprintf("method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path)})
 	})
