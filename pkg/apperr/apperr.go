@@ -45,8 +45,14 @@ var statusByKind = map[Kind]int{
 	BadGateway:           http.StatusBadGateway,
 }
 
-// Status is the HTTP status that a kind is answered with.
-func (k Kind) Status() int { return statusByKind[k] }
+// Status is the HTTP status that a kind is answered with; 500 for a kind this package does not
+// know, so that a stray value never turns into an invalid status.
+func (k Kind) Status() int {
+	if s, ok := statusByKind[k]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
 
 // KindForStatus is the inverse of Status, for errors coming back from another service.
 func KindForStatus(status int) Kind {

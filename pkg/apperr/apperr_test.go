@@ -41,3 +41,40 @@ func TestKindForStatusRoundTrips(t *testing.T) {
 	}
 	assert.Equal(t, Invalid, KindForStatus(http.StatusTeapot))
 }
+
+func TestEveryKindHasAStatus(t *testing.T) {
+	for k := Internal; k <= BadGateway; k++ {
+		assert.NotZero(t, k.Status(), "kind %d", k)
+	}
+	assert.Equal(t, http.StatusInternalServerError, Kind(99).Status(), "an unknown kind is an internal fault")
+	assert.Equal(t, Internal, KindForStatus(http.StatusGatewayTimeout))
+	assert.Equal(t, BadGateway, KindForStatus(http.StatusBadGateway))
+}
+
+func TestWrapKeepsCauseOutOfMessage(t *testing.T) {
+	cause := errors.New("pq: relation \"orders\" does not exist")
+	err := Wrap(Unavailable, cause, "order store is unavailable")
+	assert.Equal(t, "order store is unavailable", err.Message)
+	assert.ErrorIs(t, err, cause)
+	assert.Contains(t, err.Error(), "relation")
+}
+
+func TestFieldShorthands(t *testing.T) {
+	err := Field("phone", "must be a phone number in E.164 format")
+	e, ok := As(err)
+	require.True(t, ok)
+	assert.Equal(t, Invalid, e.Kind)
+	assert.Equal(t, FieldErrors{"phone": "must be a phone number in E.164 format"}, e.Fields)
+	assert.Equal(t, "phone: must be a phone number in E.164 format", e.Message)
+
+	fe := FieldErrors{}
+	fe.Addf("limit", "must be at most %d", 100)
+	assert.True(t, fe.Has("limit"))
+	assert.False(t, fe.Has("offset"))
+	assert.Equal(t, "must be at most 100", fe["limit"])
+
+	assert.Equal(t, Conflict, KindOf(Conflictf("code %q is taken", "x")))
+	assert.Equal(t, Unavailable, KindOf(Unavailablef("down")))
+	_, ok = As(errors.New("plain"))
+	assert.False(t, ok)
+}

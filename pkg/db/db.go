@@ -4,11 +4,13 @@ package db
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io/fs"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -20,14 +22,11 @@ import (
 // Open connects to the database at rawURL with every connection's search_path set to schema, so a
 // service's SQL names its own tables unqualified and never sees another service's.
 func Open(ctx context.Context, rawURL, schema string, maxConns int) (*sqlx.DB, error) {
-	u, err := url.Parse(rawURL)
+	dsn, err := withSearchPath(rawURL, schema)
 	if err != nil {
-		return nil, fmt.Errorf("database url: %w", err)
+		return nil, err
 	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	conn, err := sqlx.Open("postgres", u.String())
+	conn, err := sqlx.Open("postgres", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -52,38 +51,99 @@ type Migrations struct {
 	FS    fs.FS
 }
 
-// Migrate creates schema if needed and applies every set, under an advisory lock on the schema so
-// that N replicas starting at once run each migration exactly once.
-func Migrate(ctx context.Context, conn *sqlx.DB, schema string, sets ...Migrations) error {
-	c, err := conn.Conn(ctx)
+// withSearchPath adds search_path to a connection string, in either of the forms the driver
+// accepts: a URL (postgres://...) or key=value pairs.
+func withSearchPath(raw, schema string) (string, error) {
+	if !strings.Contains(raw, "://") {
+		return strings.TrimSpace(raw + " search_path=" + schema), nil
+	}
+	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("migrate %s: conn: %w", schema, err)
+		return "", fmt.Errorf("database url: %w", err)
 	}
-	defer c.Close()
-	h := fnv.New64a()
-	_, _ = h.Write([]byte("ccplatform.migrate." + schema))
-	lockID := int64(h.Sum64())
-	if _, err := c.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, lockID); err != nil {
-		return fmt.Errorf("migrate %s: lock: %w", schema, err)
-	}
-	defer func() { _, _ = c.ExecContext(context.Background(), `SELECT pg_advisory_unlock($1)`, lockID) }()
-	if _, err := c.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+pq.QuoteIdentifier(schema)); err != nil {
-		return fmt.Errorf("migrate %s: create schema: %w", schema, err)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// Migrate creates schema if needed and applies every set, under an advisory lock on the schema so
+// that N replicas starting at once run each migration exactly once. The lock is held on the very
+// connection that runs the migrations, so a pool of one connection is enough.
+func Migrate(ctx context.Context, conn *sqlx.DB, schema string, sets ...Migrations) error {
+	lock := schemaLock(schema)
+	if err := createSchema(ctx, conn.DB, schema, lock); err != nil {
+		return fmt.Errorf("migrate %s: %w", schema, err)
 	}
 	for _, set := range sets {
-		if err := migrateSet(ctx, conn.DB, set); err != nil {
+		if err := migrateSet(ctx, conn.DB, set, lock); err != nil {
 			return fmt.Errorf("migrate %s (%s): %w", schema, set.Table, err)
 		}
 	}
 	return nil
 }
 
-func migrateSet(ctx context.Context, conn *sql.DB, set Migrations) error {
+// createSchema runs CREATE SCHEMA under the schema's lock: two sessions creating the same schema
+// at once would otherwise fail on the catalog's unique index.
+func createSchema(ctx context.Context, conn *sql.DB, schema string, lock advisoryLock) error {
+	c, err := conn.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("conn: %w", err)
+	}
+	defer c.Close()
+	if err := lock.SessionLock(ctx, c); err != nil {
+		return err
+	}
+	_, err = c.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+pq.QuoteIdentifier(schema))
+	if uerr := lock.SessionUnlock(context.WithoutCancel(ctx), c); uerr != nil && err == nil {
+		err = uerr
+	}
+	if err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	return nil
+}
+
+func schemaLock(schema string) advisoryLock {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte("ccplatform.migrate." + schema))
+	return advisoryLock(int64(h.Sum64()))
+}
+
+// advisoryLock is a PostgreSQL session advisory lock that waits for as long as the context allows
+// (goose's own locker polls, which makes replicas that start together wait seconds for nothing).
+type advisoryLock int64
+
+func (l advisoryLock) SessionLock(ctx context.Context, c *sql.Conn) error {
+	if _, err := c.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, int64(l)); err != nil {
+		// A cancelled wait may still have taken the lock: drop the session so that it cannot go
+		// back to the pool holding it.
+		_ = c.Raw(func(any) error { return driver.ErrBadConn })
+		return fmt.Errorf("lock: %w", err)
+	}
+	return nil
+}
+
+func (l advisoryLock) SessionUnlock(ctx context.Context, c *sql.Conn) error {
+	var released bool
+	if err := c.QueryRowContext(ctx, `SELECT pg_advisory_unlock($1)`, int64(l)).Scan(&released); err != nil {
+		// The session is broken; close it rather than return it to the pool still holding the lock.
+		_ = c.Raw(func(any) error { return driver.ErrBadConn })
+		return fmt.Errorf("unlock: %w", err)
+	}
+	if !released {
+		return errors.New("unlock: the lock was not held")
+	}
+	return nil
+}
+
+func migrateSet(ctx context.Context, conn *sql.DB, set Migrations, lock advisoryLock) error {
 	store, err := database.NewStore(database.DialectPostgres, set.Table)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
-	p, err := goose.NewProvider("", conn, set.FS, goose.WithStore(store), goose.WithDisableGlobalRegistry(true))
+	p, err := goose.NewProvider("", conn, set.FS,
+		goose.WithStore(store), goose.WithDisableGlobalRegistry(true), goose.WithSessionLocker(lock))
 	if err != nil {
 		return fmt.Errorf("provider: %w", err)
 	}
@@ -100,7 +160,16 @@ func InTx(ctx context.Context, conn *sqlx.DB, fn func(tx *sqlx.Tx) error) error 
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	if err := fn(tx); err != nil {
+	done := false
+	defer func() {
+		if !done {
+			// fn panicked: give the connection back instead of leaving the transaction open.
+			_ = tx.Rollback()
+		}
+	}()
+	err = fn(tx)
+	done = true
+	if err != nil {
 		_ = tx.Rollback()
 		return err
 	}

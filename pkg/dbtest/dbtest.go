@@ -39,10 +39,14 @@ func Create(label string) (string, func() error, error) {
 	}
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
-	name := "cctest_" + unsafe.ReplaceAllString(strings.ToLower(label), "_") + "_" + hex.EncodeToString(suffix)
-	if len(name) > 63 {
-		name = name[:63]
+	// PostgreSQL cuts names at 63 bytes: shorten the label, never the random part that keeps two
+	// runs apart.
+	const maxLabel = 63 - len("cctest_") - len("_") - 8
+	clean := unsafe.ReplaceAllString(strings.ToLower(label), "_")
+	if len(clean) > maxLabel {
+		clean = clean[:maxLabel]
 	}
+	name := "cctest_" + clean + "_" + hex.EncodeToString(suffix)
 	admin, err := sql.Open("postgres", base.String())
 	if err != nil {
 		return "", nil, fmt.Errorf("open %s: %w", base.Redacted(), err)

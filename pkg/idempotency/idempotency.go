@@ -92,14 +92,31 @@ func (s *Store) Middleware() gin.HandlerFunc {
 
 		rec := &recorder{ResponseWriter: c.Writer}
 		c.Writer = rec
+		completed := false
+		defer func() {
+			status := rec.Status()
+			if !completed {
+				// The handler panicked: whatever it wrote, the key must not stay claimed, or every
+				// retry would be refused as "still being processed".
+				status = http.StatusInternalServerError
+			}
+			// The request's own context may be cancelled by now; the outcome must still be recorded.
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := s.finish(sctx, owner, key, status, rec.buf.Bytes()); err != nil {
+				logging.From(ctx, s.logger()).Error("idempotency: record outcome", zap.Error(err))
+			}
+		}()
 		c.Next()
-		// The request's own context may be cancelled by now; the outcome must still be recorded.
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := s.finish(sctx, owner, key, rec.Status(), rec.buf.Bytes()); err != nil {
-			logging.From(ctx, s.log).Error("idempotency: record outcome", zap.Error(err))
-		}
+		completed = true
 	}
+}
+
+func (s *Store) logger() *zap.Logger {
+	if s.log == nil {
+		return zap.NewNop()
+	}
+	return s.log
 }
 
 type stored struct {
@@ -169,7 +186,7 @@ func (s *Store) finish(ctx context.Context, owner, key string, status int, body 
 // Purge drops keys past retention; services call it now and then.
 func (s *Store) Purge(ctx context.Context) (int64, error) {
 	res, err := s.conn.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < now() - $1::interval`,
-		fmt.Sprintf("%d seconds", int(s.Retention.Seconds())))
+		fmt.Sprintf("%d microseconds", s.Retention.Microseconds()))
 	if err != nil {
 		return 0, fmt.Errorf("idempotency purge: %w", err)
 	}

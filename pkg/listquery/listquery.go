@@ -4,6 +4,8 @@ package listquery
 
 import (
 	"net/url"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -53,35 +55,51 @@ func single(q url.Values, name string) (string, bool) {
 	return strings.TrimSpace(vs[len(vs)-1]), true
 }
 
-// IDs reads a bracketed array of ids > 0 (`name[]=1&name[]=2`; a plain `name=1,2` is accepted too).
-// Duplicates are dropped; the order of first appearance is kept.
+// IDs reads a bracketed array of ids > 0 (`name[]=1&name[]=2`; a plain `name=1,2` and the indexed
+// `name[0]=1&name[1]=2` are accepted too, and any value may hold several ids separated by commas).
+// Duplicates are dropped; the order of first appearance is kept (indexed items in index order).
 func IDs(q url.Values, name string, fe apperr.FieldErrors) []int64 {
 	var raws []string
 	raws = append(raws, q[name+"[]"]...)
+	type indexed struct {
+		i  int
+		vs []string
+	}
+	var items []indexed
 	for k, vs := range q {
 		// Indexed form name[0]=..&name[1]=.. as some HTTP clients write arrays.
-		if strings.HasPrefix(k, name+"[") && k != name+"[]" && strings.HasSuffix(k, "]") {
-			raws = append(raws, vs...)
-		}
-	}
-	for _, v := range q[name] {
-		raws = append(raws, strings.Split(v, ",")...)
-	}
-	seen := map[int64]bool{}
-	var out []int64
-	for _, r := range raws {
-		r = strings.TrimSpace(r)
-		if r == "" {
+		if !strings.HasPrefix(k, name+"[") || k == name+"[]" || !strings.HasSuffix(k, "]") {
 			continue
 		}
-		n, err := strconv.ParseInt(r, 10, 64)
-		if err != nil || n <= 0 {
+		i, err := strconv.Atoi(k[len(name)+1 : len(k)-1])
+		if err != nil || i < 0 {
 			fe.Add(name+"[]", "must be integers > 0")
 			return nil
 		}
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
+		items = append(items, indexed{i, vs})
+	}
+	sort.Slice(items, func(a, b int) bool { return items[a].i < items[b].i })
+	for _, it := range items {
+		raws = append(raws, it.vs...)
+	}
+	raws = append(raws, q[name]...)
+	seen := map[int64]bool{}
+	var out []int64
+	for _, v := range raws {
+		for _, r := range strings.Split(v, ",") {
+			r = strings.TrimSpace(r)
+			if r == "" {
+				continue
+			}
+			n, err := strconv.ParseInt(r, 10, 64)
+			if err != nil || n <= 0 {
+				fe.Add(name+"[]", "must be integers > 0")
+				return nil
+			}
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
 		}
 	}
 	return out
@@ -93,8 +111,9 @@ type Period struct {
 	To   *time.Time
 }
 
-// ParsePeriod reads name[0] and name[1] as ISO 8601 times, each optional. A date without a time as
-// the upper bound means the whole of that day.
+// ParsePeriod reads name[0] and name[1] as ISO 8601 times, each optional. An exact upper bound is
+// inclusive ("until 10:00:00"); a date without a time as the upper bound means the whole of that
+// day. A lower bound that is not before the upper one is an error.
 func ParsePeriod(q url.Values, name string, fe apperr.FieldErrors) Period {
 	var p Period
 	if raw, ok := single(q, name+"[0]"); ok && raw != "" {
@@ -105,6 +124,7 @@ func ParsePeriod(q url.Values, name string, fe apperr.FieldErrors) Period {
 			p.From = &t
 		}
 	}
+	var bound time.Time // the upper bound as the caller wrote it, or the end of a date-only day
 	if raw, ok := single(q, name+"[1]"); ok && raw != "" {
 		t, dateOnly, err := ParseTime(raw)
 		switch {
@@ -112,14 +132,15 @@ func ParsePeriod(q url.Values, name string, fe apperr.FieldErrors) Period {
 			fe.Add(name+"[1]", "must be an ISO 8601 date or date-time")
 		case dateOnly:
 			end := t.AddDate(0, 0, 1)
+			bound = end
 			p.To = &end
 		default:
-			// An exact upper bound is inclusive, as callers read "until 10:00:00".
+			bound = t
 			end := t.Add(time.Nanosecond)
 			p.To = &end
 		}
 	}
-	if p.From != nil && p.To != nil && !p.From.Before(*p.To) {
+	if p.From != nil && p.To != nil && !p.From.Before(bound) {
 		fe.Add(name+"[1]", "must be after "+name+"[0]")
 	}
 	return p
@@ -129,18 +150,26 @@ var layouts = []string{
 	time.RFC3339Nano,
 	"2006-01-02T15:04:05Z0700",
 	"2006-01-02T15:04:05",
+	"2006-01-02T15:04Z07:00",
+	"2006-01-02T15:04Z0700",
 	"2006-01-02T15:04",
 	"2006-01-02 15:04:05Z07:00",
+	"2006-01-02 15:04:05Z0700",
 	"2006-01-02 15:04:05",
+	"2006-01-02 15:04Z07:00",
 	"2006-01-02 15:04",
 }
+
+// spacedOffset is a date-time whose zone offset lost its '+' to an unescaped query string:
+// "2026-11-21T10:00:00 03:00".
+var spacedOffset = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?) (\d{2}(?::?\d{2})?)$`)
 
 // ParseTime reads an ISO 8601 date-time (zone optional, UTC assumed) or date; dateOnly tells which.
 func ParseTime(raw string) (t time.Time, dateOnly bool, err error) {
 	raw = strings.TrimSpace(raw)
 	// A '+' in a query string arrives as a space when the client did not escape it.
-	if len(raw) > 19 && raw[19] == ' ' {
-		raw = raw[:19] + "+" + raw[20:]
+	if m := spacedOffset.FindStringSubmatch(raw); m != nil {
+		raw = m[1] + "+" + m[2]
 	}
 	for _, l := range layouts {
 		if t, err := time.Parse(l, raw); err == nil {

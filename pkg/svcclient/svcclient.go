@@ -96,3 +96,6 @@ func (c *Client) errorFrom(status int, message string, data json.RawMessage) err
 	}
 	return e
 }
+
+// CloseIdleConnections closes the kept-alive connections to the service, for a clean shutdown.
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }

@@ -61,7 +61,7 @@ func Fail(c *gin.Context, err error) {
 // ErrorEnvelope maps err to its status and envelope.
 func ErrorEnvelope(err error) (int, Envelope) {
 	e, ok := apperr.As(err)
-	if !ok || e.Kind == apperr.Internal {
+	if !ok || e.Kind.Status() == http.StatusInternalServerError {
 		return http.StatusInternalServerError, Envelope{Message: "internal error", Data: EmptyData}
 	}
 	env := Envelope{Message: e.Message, Data: EmptyData}

@@ -18,7 +18,9 @@ import (
 // NewEngine is a gin engine with the middleware every service runs: request id and request logger,
 // access log, panic recovery, body limit, and envelopes for unknown routes and methods.
 func NewEngine(log *zap.Logger, bodyLimit int64) *gin.Engine {
-	gin.SetMode(gin.ReleaseMode)
+	if gin.Mode() != gin.ReleaseMode {
+		gin.SetMode(gin.ReleaseMode)
+	}
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.RedirectTrailingSlash = false

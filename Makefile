@@ -1,0 +1,37 @@
+# Call-center platform: developer commands. `make` lists them.
+SHELL := /bin/bash
+export PATH := /usr/local/go/bin:$(PATH)
+
+.DEFAULT_GOAL := help
+.PHONY: help run up down status test lint build fmt bench
+
+help: ## list the targets
+	@echo "Targets:"
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+run: ## whole stack in the foreground with demo data; prints an API key and a sample request; Ctrl-C stops it
+	@scripts/stack.sh run
+
+up: ## the same in the background; prints BASE_URL and API_KEY
+	@scripts/stack.sh up
+
+down: ## stop the background stack
+	@scripts/stack.sh down
+
+status: ## show the stack's processes and their health
+	@scripts/stack.sh status || true
+
+test: ## every test of every module (starts or installs PostgreSQL and RabbitMQ as needed)
+	@scripts/test.sh
+
+lint: ## gofmt, go vet and staticcheck over every module
+	@scripts/lint.sh
+
+build: ## build every binary into .run/bin
+	@scripts/stack.sh build
+
+fmt: ## format every Go file of the workspace
+	@gofmt -l -w $$(go work edit -json go.work | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)".*$$/\1/p')
+
+bench: ## benchmarks (throughput and latency beside a baseline)
+	@scripts/bench.sh

@@ -1,0 +1,278 @@
+package mq
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"go.uber.org/zap"
+)
+
+// Outcome is what a handler decided for one message.
+type Outcome int
+
+const (
+	// Ack: done (including permanent business failures the handler recorded itself).
+	Ack Outcome = iota
+	// Retry: a transient fault (the database is down): the same messages are handed again after a
+	// backoff, without counting an attempt, for as long as it takes.
+	Retry
+	// Fail: this message failed unexpectedly; it is redelivered until MaxAttempts, then
+	// dead-lettered with the reason.
+	Fail
+	// DeadLetter: the message can never succeed (undecodable): dead-lettered at once.
+	DeadLetter
+)
+
+// Result is a handler's decision for one message; Reason is kept with a dead-lettered message.
+type Result struct {
+	Outcome Outcome
+	Reason  string
+}
+
+// Delivery is a received message.
+type Delivery = amqp.Delivery
+
+// BatchHandler processes a batch and returns one Result per message, in order.
+type BatchHandler func(ctx context.Context, batch []Delivery) []Result
+
+// ConsumerConfig tunes a consumer.
+type ConsumerConfig struct {
+	Queue string
+	// Prefetch bounds unacked messages per channel.
+	Prefetch int
+	// BatchSize and BatchWait bound how many messages, and how long after the first, one handler
+	// call gathers.
+	BatchSize int
+	BatchWait time.Duration
+	// Workers is the number of channels consuming in parallel.
+	Workers int
+	// MaxAttempts is how many deliveries a Fail-ing message gets before it is dead-lettered.
+	MaxAttempts int
+	// Tag prefixes the consumer tags shown by the broker.
+	Tag string
+}
+
+func (c *ConsumerConfig) defaults() {
+	if c.Prefetch <= 0 {
+		c.Prefetch = 256
+	}
+	if c.BatchSize <= 0 {
+		c.BatchSize = 100
+	}
+	if c.BatchWait <= 0 {
+		c.BatchWait = 5 * time.Millisecond
+	}
+	if c.Workers <= 0 {
+		c.Workers = 1
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 5
+	}
+}
+
+// Consume runs cfg.Workers consumers of cfg.Queue until ctx is done, re-opening channels after
+// any broker failure. On return every message it was given is acked or back with the broker.
+func (c *Conn) Consume(ctx context.Context, cfg ConsumerConfig, h BatchHandler) error {
+	cfg.defaults()
+	dlq := NewPublisher(c)
+	defer dlq.Close()
+	var wg sync.WaitGroup
+	for i := range cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := &worker{conn: c, cfg: cfg, h: h, dlq: dlq, tag: fmt.Sprintf("%s-%d", cfg.Tag, i),
+				log: c.log.With(zap.String("queue", cfg.Queue))}
+			w.run(ctx)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+type worker struct {
+	conn *Conn
+	cfg  ConsumerConfig
+	h    BatchHandler
+	dlq  *Publisher
+	tag  string
+	log  *zap.Logger
+}
+
+func (w *worker) run(ctx context.Context) {
+	bo := newBackoff(100*time.Millisecond, 5*time.Second)
+	for ctx.Err() == nil {
+		err := w.session(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		wait := bo.NextBackOff()
+		w.log.Warn("mq: consumer stopped, restarting", zap.Duration("in", wait), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// session consumes on one channel until it breaks or ctx ends.
+func (w *worker) session(ctx context.Context) error {
+	ch, err := w.conn.Channel(ctx)
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	if err := ch.Qos(w.cfg.Prefetch, 0, false); err != nil {
+		return fmt.Errorf("qos: %w", err)
+	}
+	deliveries, err := ch.Consume(w.cfg.Queue, w.tag, false, false, false, false, nil)
+	if err != nil {
+		return fmt.Errorf("consume %s: %w", w.cfg.Queue, err)
+	}
+	for {
+		batch, ok := w.gather(ctx, deliveries)
+		if len(batch) > 0 {
+			w.process(ctx, batch)
+		}
+		if !ok {
+			if ctx.Err() != nil {
+				// Graceful stop: the broker requeues whatever was prefetched but not handled.
+				_ = ch.Cancel(w.tag, false)
+				return nil
+			}
+			return fmt.Errorf("delivery channel closed")
+		}
+	}
+}
+
+// gather takes one delivery (waiting), then more until BatchSize or BatchWait. ok is false when the
+// delivery channel closed or ctx ended.
+func (w *worker) gather(ctx context.Context, deliveries <-chan amqp.Delivery) ([]Delivery, bool) {
+	var batch []Delivery
+	select {
+	case d, open := <-deliveries:
+		if !open {
+			return nil, false
+		}
+		batch = append(batch, d)
+	case <-ctx.Done():
+		return nil, false
+	}
+	timer := time.NewTimer(w.cfg.BatchWait)
+	defer timer.Stop()
+	for len(batch) < w.cfg.BatchSize {
+		select {
+		case d, open := <-deliveries:
+			if !open {
+				return batch, false
+			}
+			batch = append(batch, d)
+		case <-timer.C:
+			return batch, true
+		}
+	}
+	return batch, true
+}
+
+// process hands the batch to the handler and settles every message.
+func (w *worker) process(ctx context.Context, batch []Delivery) {
+	bo := newBackoff(200*time.Millisecond, 10*time.Second)
+	pending := batch
+	for len(pending) > 0 {
+		// The handler runs to completion even while stopping: a half-done batch would only be
+		// redone after redelivery.
+		results := w.h(context.WithoutCancel(ctx), pending)
+		if len(results) != len(pending) {
+			w.log.Error("mq: handler returned a wrong number of results", zap.Int("want", len(pending)), zap.Int("got", len(results)))
+			results = make([]Result, len(pending))
+			for i := range results {
+				results[i] = Result{Outcome: Fail, Reason: "handler returned no result"}
+			}
+		}
+		var retry []Delivery
+		for i, d := range pending {
+			w.settle(ctx, d, results[i], &retry)
+		}
+		pending = retry
+		if len(pending) == 0 {
+			return
+		}
+		wait := bo.NextBackOff()
+		w.log.Warn("mq: transient failure, retrying batch", zap.Int("messages", len(pending)), zap.Duration("in", wait))
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			for _, d := range pending {
+				_ = d.Nack(false, true)
+			}
+			return
+		}
+	}
+}
+
+func (w *worker) settle(ctx context.Context, d Delivery, r Result, retry *[]Delivery) {
+	switch r.Outcome {
+	case Ack:
+		if err := d.Ack(false); err != nil {
+			// The channel died: the message comes back and the handler must see it as done.
+			w.log.Warn("mq: ack failed", zap.String("message_id", d.MessageId), zap.Error(err))
+		}
+	case Retry:
+		*retry = append(*retry, d)
+	case Fail:
+		if attempts(d) >= w.cfg.MaxAttempts {
+			w.deadLetter(ctx, d, fmt.Sprintf("failed %d times: %s", attempts(d), r.Reason))
+			return
+		}
+		w.log.Warn("mq: message failed, redelivering", zap.String("message_id", d.MessageId), zap.String("reason", r.Reason))
+		_ = d.Nack(false, true)
+	case DeadLetter:
+		w.deadLetter(ctx, d, r.Reason)
+	}
+}
+
+// deadLetter copies d to the dead-letter queue with the reason, and acks it only after the broker
+// confirmed the copy.
+func (w *worker) deadLetter(ctx context.Context, d Delivery, reason string) {
+	headers := amqp.Table{}
+	for k, v := range d.Headers {
+		headers[k] = v
+	}
+	headers["x-dead-letter-reason"] = reason
+	headers["x-original-queue"] = w.cfg.Queue
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	err := w.dlq.Publish(pctx, "", w.cfg.Queue+DeadLetterSuffix, Message{ID: d.MessageId, Type: d.Type, Body: d.Body, Headers: headers})
+	if err != nil {
+		w.log.Error("mq: dead-letter failed, requeueing", zap.String("message_id", d.MessageId), zap.Error(err))
+		_ = d.Nack(false, true)
+		return
+	}
+	w.log.Warn("mq: dead-lettered", zap.String("message_id", d.MessageId), zap.String("reason", reason))
+	_ = d.Ack(false)
+}
+
+// attempts is how many times d has been delivered, this time included.
+func attempts(d Delivery) int {
+	// Quorum queues count redeliveries in x-delivery-count.
+	switch v := d.Headers["x-delivery-count"].(type) {
+	case int64:
+		return int(v) + 1
+	case int32:
+		return int(v) + 1
+	case int:
+		return v + 1
+	case string:
+		n, _ := strconv.Atoi(v)
+		return n + 1
+	}
+	if d.Redelivered {
+		return 2
+	}
+	return 1
+}

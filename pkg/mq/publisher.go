@@ -1,0 +1,129 @@
+package mq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"ccplatform/pkg/requestid"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Message is what services publish: a JSON body with its id and type.
+type Message struct {
+	// ID is the job or event UUID; it becomes message_id, which consumers use to deduplicate.
+	ID      string
+	Type    string
+	Body    []byte
+	Headers amqp.Table
+}
+
+// Publisher publishes persistent messages on one confirm-mode channel shared by all callers, so
+// many requests' confirms are outstanding at once while each caller waits only for its own.
+type Publisher struct {
+	conn *Conn
+
+	mu sync.Mutex
+	ch *amqp.Channel
+}
+
+// NewPublisher publishes over conn.
+func NewPublisher(conn *Conn) *Publisher { return &Publisher{conn: conn} }
+
+// ErrNotConfirmed means the broker did not confirm before ctx ended: the message may or may not be
+// stored, so the caller must not report success (a retry is safe: consumers deduplicate).
+var ErrNotConfirmed = errors.New("mq: publish not confirmed")
+
+// Publish sends msg to exchange with routing key and returns nil only once the broker confirmed
+// it. A nack, or a connection lost before the confirm, sends the message again on the next
+// connection until ctx ends.
+func (p *Publisher) Publish(ctx context.Context, exchange, key string, msg Message) error {
+	pub := amqp.Publishing{
+		ContentType:  "application/json",
+		DeliveryMode: amqp.Persistent,
+		MessageId:    msg.ID,
+		Type:         msg.Type,
+		Timestamp:    time.Now().UTC(),
+		Body:         msg.Body,
+		Headers:      amqp.Table{},
+	}
+	for k, v := range msg.Headers {
+		pub.Headers[k] = v
+	}
+	if id := requestid.From(ctx); id != "" {
+		pub.Headers["request_id"] = id
+	}
+	bo := newBackoff(20*time.Millisecond, time.Second)
+	for {
+		ch, err := p.channel(ctx)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrNotConfirmed, err)
+		}
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, exchange, key, false, false, pub)
+		broken := err != nil
+		if err == nil {
+			var acked bool
+			acked, err = dc.WaitContext(ctx)
+			if err == nil && acked {
+				return nil
+			}
+			if err == nil {
+				err = errors.New("nacked or connection lost before the confirm")
+			}
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: %w", ErrNotConfirmed, err)
+		}
+		if broken || ch.IsClosed() {
+			// Only a dead channel is replaced: closing a live one would nack every other caller's
+			// outstanding confirm.
+			p.drop(ch)
+		}
+		select {
+		case <-time.After(bo.NextBackOff()):
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", ErrNotConfirmed, ctx.Err())
+		}
+	}
+}
+
+func (p *Publisher) channel(ctx context.Context) (*amqp.Channel, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ch != nil && !p.ch.IsClosed() {
+		return p.ch, nil
+	}
+	ch, err := p.conn.Channel(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := ch.Confirm(false); err != nil {
+		_ = ch.Close()
+		return nil, fmt.Errorf("mq: confirm mode: %w", err)
+	}
+	p.ch = ch
+	return ch, nil
+}
+
+// drop forgets ch (if it is still current) so that the next publish opens a fresh channel.
+func (p *Publisher) drop(ch *amqp.Channel) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ch == ch {
+		_ = ch.Close()
+		p.ch = nil
+	}
+}
+
+// Close closes the publisher's channel.
+func (p *Publisher) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ch != nil {
+		_ = p.ch.Close()
+		p.ch = nil
+	}
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Static checks over every module listed in go.work: gofmt (no file may need formatting), go vet and
+# staticcheck. Installs staticcheck into $(go env GOPATH)/bin when it is missing.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+STATICCHECK_VERSION=v0.8.2
+export PATH=/usr/local/go/bin:$PATH
+PATH=$(go env GOPATH)/bin:$PATH
+
+modules() { go work edit -json go.work | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)".*$/\1/p'; }
+mods=$(modules)
+[ -n "$mods" ] || { echo "lint: go.work lists no module" >&2; exit 1; }
+
+if ! command -v staticcheck >/dev/null; then
+  echo "lint: installing staticcheck $STATICCHECK_VERSION"
+  go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+fi
+
+failed=()
+echo "== gofmt -l"
+# shellcheck disable=SC2086
+unformatted=$(gofmt -l $mods)
+if [ -n "$unformatted" ]; then
+  echo "$unformatted"
+  echo "lint: these files need gofmt (make fmt)"
+  failed+=(gofmt)
+fi
+for m in $mods; do
+  echo "== go vet $m/..."
+  (cd "$m" && go vet ./...) || failed+=("vet:$m")
+  echo "== staticcheck $m/..."
+  (cd "$m" && staticcheck ./...) || failed+=("staticcheck:$m")
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "lint: FAIL (${failed[*]})"
+  exit 1
+fi
+echo "lint: PASS ($(wc -w <<<"$mods" | tr -d ' ') modules: gofmt, go vet, staticcheck)"

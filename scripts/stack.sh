@@ -1,0 +1,364 @@
+#!/usr/bin/env bash
+# Runs the whole platform on this machine with demo data: PostgreSQL and RabbitMQ (scripts/deps.sh),
+# every service binary built from the workspace into .run/bin, the demo seed, an API key for the
+# demo admin, and the gateway in front.
+#
+#   scripts/stack.sh run     start everything, print the base URL, an API key and a sample request,
+#                            follow the logs; Ctrl-C stops every process
+#   scripts/stack.sh up      the same in the background; returns once every service is healthy and
+#                            prints BASE_URL=... and API_KEY=...
+#   scripts/stack.sh down    stop what `up` started
+#   scripts/stack.sh status  show each process, its pid and its health
+#   scripts/stack.sh build   build the binaries only
+#
+# Environment: DATABASE_URL, AMQP_URL, INTERNAL_TOKEN, LOG_LEVEL (passed to every process),
+#              STACK_WAIT_SECONDS (health wait per process, default 60).
+# Files: .run/bin (binaries), .run/logs/NAME.log, .run/pids/NAME.pid, .run/api-key.
+set -euo pipefail
+
+# ---------------------------------------------------------------------------------------------
+# The processes, started top to bottom and stopped bottom to top. One line per process:
+#
+#   name | package | port | env
+#
+# name     binary name; must equal the last element of the package path
+# package  main package, relative to the repository root
+# port     HTTP port on 127.0.0.1 (the process gets HTTP_ADDR=127.0.0.1:PORT), or - for a worker
+#          without one (a worker counts as up when it is still running a few seconds after start)
+# env      extra KEY=VALUE pairs for this process only, separated by spaces (may be empty)
+#
+# Every process also gets DATABASE_URL, AMQP_URL, INTERNAL_TOKEN, LOG_LEVEL and, for every line
+# with a port, its URL as <NAME>_URL: user -> USER_URL, lead-api -> LEAD_URL (an "-api" suffix is
+# dropped), notification-api -> NOTIFICATION_URL. A gateway upstream without a line stays unset,
+# and the gateway answers its routes with 501.
+# Health: /livez for the gateway, /internal/health for every other process with a port.
+# The demo seed and the API key are made after every process above the gateway is healthy.
+PROCESSES=(
+  "user    | ./services/user/cmd/user   | 8081 | "
+  "order   | ./services/order/cmd/order | 8082 | "
+  "gateway | ./gateway/cmd/gateway      | 8080 | "
+)
+# Command-line tools built with the processes but not started.
+TOOLS=(
+  "ccadmin | ./services/user/cmd/ccadmin"
+)
+ENTRY=gateway                      # the public entry point, started last
+DEMO_ADMIN_EMAIL=admin@demo.callcenter.local
+# ---------------------------------------------------------------------------------------------
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RUN=$ROOT/.run
+BIN=$RUN/bin
+LOGS=$RUN/logs
+PIDS=$RUN/pids
+KEY_FILE=$RUN/api-key
+WAIT_SECONDS=${STACK_WAIT_SECONDS:-60}
+
+export PATH=/usr/local/go/bin:$PATH
+export DATABASE_URL=${DATABASE_URL:-postgres://cc:cc@127.0.0.1:5432/cc?sslmode=disable}
+export AMQP_URL=${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/}
+export INTERNAL_TOKEN=${INTERNAL_TOKEN:-dev-internal-token}
+export LOG_LEVEL=${LOG_LEVEL:-info}
+
+log() { printf 'stack: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; s=${s%"${s##*[![:space:]]}"}; printf '%s' "$s"; }
+
+# Parsed table: parallel arrays.
+NAMES=(); PKGS=(); PORTS=(); ENVS=()
+for line in "${PROCESSES[@]}"; do
+  IFS='|' read -r n p port e <<<"$line"
+  NAMES+=("$(trim "$n")"); PKGS+=("$(trim "$p")"); PORTS+=("$(trim "$port")"); ENVS+=("$(trim "${e:-}")")
+done
+TOOL_NAMES=(); TOOL_PKGS=()
+for line in "${TOOLS[@]}"; do
+  IFS='|' read -r n p <<<"$line"
+  TOOL_NAMES+=("$(trim "$n")"); TOOL_PKGS+=("$(trim "$p")")
+done
+
+base_url() { local i; for i in "${!NAMES[@]}"; do [ "${NAMES[$i]}" = "$ENTRY" ] && { echo "http://127.0.0.1:${PORTS[$i]}"; return; }; done; }
+health_path() { if [ "$1" = "$ENTRY" ]; then echo /livez; else echo /internal/health; fi; }
+
+# <NAME>_URL for every process with a port.
+export_service_urls() {
+  local i n var
+  for i in "${!NAMES[@]}"; do
+    [ "${PORTS[$i]}" = - ] || [ "${NAMES[$i]}" = "$ENTRY" ] && continue
+    n=${NAMES[$i]%-api}; var=$(printf '%s' "$n" | tr 'a-z-' 'A-Z_')_URL
+    export "$var=http://127.0.0.1:${PORTS[$i]}"
+  done
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+http_ok() { # url -> 0 when the answer is 2xx
+  if command -v curl >/dev/null; then
+    curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null
+  else
+    local rest=${1#http://} hostport path
+    hostport=${rest%%/*}; path=/${rest#*/}
+    (
+      exec 3<>"/dev/tcp/${hostport%%:*}/${hostport##*:}" || exit 1
+      printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' "$path" "$hostport" >&3
+      IFS=' ' read -r -t 2 _ status _ <&3 || exit 1
+      [[ $status == 2* ]]
+    ) 2>/dev/null
+  fi
+}
+
+pid_of() { [ -f "$PIDS/$1.pid" ] && cat "$PIDS/$1.pid" || true; }
+# A pid counts as ours only while it still runs a binary from .run/bin (pids get reused).
+ours() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null && [[ $(readlink "/proc/$1/exe" 2>/dev/null || true) == "$BIN/"* ]]; }
+
+build() {
+  local i pkgs=()
+  for i in "${!NAMES[@]}"; do
+    [ "$(basename "${PKGS[$i]}")" = "${NAMES[$i]}" ] || die "table: name ${NAMES[$i]} must equal the last element of ${PKGS[$i]}"
+    pkgs+=("${PKGS[$i]}")
+  done
+  for i in "${!TOOL_NAMES[@]}"; do pkgs+=("${TOOL_PKGS[$i]}"); done
+  mkdir -p "$BIN"
+  log "building ${NAMES[*]} ${TOOL_NAMES[*]} into .run/bin"
+  (cd "$ROOT" && go build -o "$BIN/" "${pkgs[@]}") || { log "build failed"; return 1; }
+}
+
+tail_log() { # name
+  log "last lines of .run/logs/$1.log:"
+  tail -n 40 "$LOGS/$1.log" >&2 2>/dev/null || true
+}
+
+# Refuse to start over a running stack or over a port that something else holds.
+check_free() {
+  local i pid running=() busy=()
+  for i in "${!NAMES[@]}"; do
+    pid=$(pid_of "${NAMES[$i]}")
+    if ours "$pid"; then running+=("${NAMES[$i]}($pid)"); fi
+  done
+  if [ ${#running[@]} -gt 0 ]; then
+    die "the stack is already running (${running[*]}): use 'make status', or 'make down' first"
+  fi
+  for i in "${!NAMES[@]}"; do
+    [ "${PORTS[$i]}" = - ] && continue
+    if port_open "${PORTS[$i]}"; then
+      local who=""
+      command -v ss >/dev/null && who=$(ss -Hltnp "sport = :${PORTS[$i]}" 2>/dev/null | grep -o 'users:.*' | head -1 || true)
+      busy+=("${PORTS[$i]} (for ${NAMES[$i]}) is taken${who:+ by $who}")
+    fi
+  done
+  if [ ${#busy[@]} -gt 0 ]; then
+    for i in "${busy[@]}"; do log "port $i"; done
+    die "free these ports (a stack started by hand? 'make down' stops one started by 'make up')"
+  fi
+}
+
+STARTED=()   # names started by this invocation, in start order
+
+start_one() { # index
+  local i=$1 name=${NAMES[$1]} port=${PORTS[$1]} pid kv envs=()
+  [ "$port" != - ] && envs+=("HTTP_ADDR=127.0.0.1:$port")
+  for kv in ${ENVS[$i]}; do envs+=("$kv"); done
+  : >"$LOGS/$name.log"
+  # Own session: a Ctrl-C in the terminal reaches this script only, which then stops the
+  # processes in reverse order.
+  env "${envs[@]}" setsid "$BIN/$name" </dev/null >>"$LOGS/$name.log" 2>&1 &
+  pid=$!
+  echo "$pid" >"$PIDS/$name.pid"
+  STARTED+=("$name")
+  log "started $name (pid $pid${port:+, port $port})"
+}
+
+wait_healthy() { # index
+  local name=${NAMES[$1]} port=${PORTS[$1]} pid url deadline
+  pid=$(pid_of "$name")
+  deadline=$((SECONDS + WAIT_SECONDS))
+  if [ "$port" = - ]; then
+    sleep 3
+    kill -0 "$pid" 2>/dev/null || { log "$name exited right after start"; tail_log "$name"; return 1; }
+    return 0
+  fi
+  url="http://127.0.0.1:$port$(health_path "$name")"
+  while ! http_ok "$url"; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log "$name exited before it became healthy"; tail_log "$name"; return 1
+    fi
+    if [ $SECONDS -ge $deadline ]; then
+      log "$name did not answer $url within $WAIT_SECONDS s"; tail_log "$name"; return 1
+    fi
+    sleep 0.3
+  done
+  log "$name healthy ($url)"
+}
+
+stop_pid() { # name pid
+  local name=$1 pid=$2 i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || { log "stopped $name (pid $pid)"; return 0; }; sleep 0.2; done
+  log "$name (pid $pid) did not stop in 10 s: killing it"
+  kill -KILL "$pid" 2>/dev/null || true
+  for i in $(seq 1 25); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.2; done
+}
+
+stop_all() {
+  local i name pid left
+  for ((i = ${#NAMES[@]} - 1; i >= 0; i--)); do
+    name=${NAMES[$i]}; pid=$(pid_of "$name")
+    if ours "$pid"; then stop_pid "$name" "$pid"; fi
+    rm -f "$PIDS/$name.pid"
+  done
+  rm -f "$PIDS"/*.pid 2>/dev/null || true
+  # Anything else still running from this checkout's .run/bin (e.g. a stack whose pid files were
+  # removed by hand) is stopped too, so that nothing is left behind.
+  left=$(pgrep -f "^$BIN/" || true)
+  for pid in $left; do
+    ours "$pid" && stop_pid "$(basename "$(readlink "/proc/$pid/exe")")" "$pid"
+  done
+  left=$(pgrep -f "^$BIN/" || true)
+  [ -z "$left" ] || { log "still running: $left"; return 1; }
+}
+
+seed_and_key() {
+  local out
+  log "seeding demo data (ccadmin seed --demo)"
+  if ! "$BIN/ccadmin" seed --demo >"$LOGS/seed.log" 2>&1; then
+    log "ccadmin seed --demo failed"; tail_log seed; return 1
+  fi
+  log "creating an API key for $DEMO_ADMIN_EMAIL"
+  if ! out=$("$BIN/ccadmin" apikey create --email "$DEMO_ADMIN_EMAIL" 2>>"$LOGS/seed.log"); then
+    log "ccadmin apikey create failed"; tail_log seed; return 1
+  fi
+  out=$(trim "$out")
+  if [ -z "$out" ] || [[ $out == *[[:space:]]* ]]; then
+    log "ccadmin apikey create printed something other than one key: $out"; return 1
+  fi
+  (umask 077; printf '%s\n' "$out" >"$KEY_FILE")
+}
+
+print_summary() {
+  local url key
+  url=$(base_url); key=$(cat "$KEY_FILE")
+  cat <<EOF
+
+The platform is up.
+BASE_URL=$url
+API_KEY=$key
+
+Create an order:
+curl -sS -X POST '$url/v2/order/create/' -H 'X-Api-Key: $key' -H 'Content-Type: application/json' -d '{"serviceTitle":"Демо-сервис","title":"Заказ 1","status":"success","sipEndpointIds":[1]}'
+
+EOF
+}
+
+# Called as `if ! start_stack`, where set -e does not apply: every step checks its own status.
+start_stack() {
+  local i entry_index=-1
+  check_free
+  "$ROOT/scripts/deps.sh" || { log "PostgreSQL/RabbitMQ are not ready (scripts/deps.sh)"; return 1; }
+  build || return 1
+  mkdir -p "$LOGS" "$PIDS" || return 1
+  rm -f "$KEY_FILE"
+  export_service_urls
+  for i in "${!NAMES[@]}"; do
+    if [ "${NAMES[$i]}" = "$ENTRY" ]; then entry_index=$i; continue; fi
+    start_one "$i"
+    wait_healthy "$i" || return 1
+  done
+  seed_and_key || return 1
+  if [ $entry_index -ge 0 ]; then
+    start_one "$entry_index"
+    wait_healthy "$entry_index" || return 1
+  fi
+}
+
+cmd_up() {
+  trap 'trap - INT TERM; echo >&2; log "interrupted: stopping what was started"; stop_all || true; exit 130' INT TERM
+  if ! start_stack; then
+    log "start failed: stopping what was started"
+    stop_all || true
+    exit 1
+  fi
+  trap - INT TERM
+  print_summary
+  echo "Logs: .run/logs/<name>.log. Stop with: make down"
+}
+
+cmd_run() {
+  local tail_pid="" name i pid
+  on_signal() {
+    trap - INT TERM
+    echo >&2
+    log "stopping"
+    [ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null
+    stop_all || true
+    exit 0
+  }
+  trap on_signal INT TERM
+  if ! start_stack; then
+    log "start failed: stopping what was started"
+    stop_all || true
+    exit 1
+  fi
+  print_summary
+  echo "Following the logs (.run/logs). Ctrl-C stops every process."
+  local files=()
+  for name in "${NAMES[@]}"; do files+=("$LOGS/$name.log"); done
+  tail -n 0 -F "${files[@]}" &
+  tail_pid=$!
+  # Watch the processes: if one exits on its own, show why and stop the rest.
+  while true; do
+    for i in "${!NAMES[@]}"; do
+      pid=$(pid_of "${NAMES[$i]}")
+      if ! kill -0 "$pid" 2>/dev/null; then
+        log "${NAMES[$i]} exited on its own"
+        kill "$tail_pid" 2>/dev/null || true
+        tail_log "${NAMES[$i]}"
+        trap - INT TERM
+        stop_all || true
+        exit 1
+      fi
+    done
+    sleep 1 &
+    wait $! || true
+  done
+}
+
+cmd_down() {
+  if ! ls "$PIDS"/*.pid >/dev/null 2>&1 && [ -z "$(pgrep -f "^$BIN/" || true)" ]; then
+    log "nothing is running"
+    return 0
+  fi
+  stop_all
+  rm -f "$KEY_FILE"
+  log "stopped; no process of .run/bin is left"
+}
+
+cmd_status() {
+  local i name port pid state health all=0
+  printf '%-20s %-8s %-6s %s\n' PROCESS PID PORT STATE
+  for i in "${!NAMES[@]}"; do
+    name=${NAMES[$i]}; port=${PORTS[$i]}; pid=$(pid_of "$name")
+    if ours "$pid"; then
+      state=running
+      if [ "$port" != - ]; then
+        if http_ok "http://127.0.0.1:$port$(health_path "$name")"; then health=healthy; else health=unhealthy; all=1; fi
+        state="$state, $health"
+      fi
+    else
+      state=stopped; pid=-; all=1
+    fi
+    printf '%-20s %-8s %-6s %s\n' "$name" "$pid" "$port" "$state"
+  done
+  if [ $all = 0 ] && [ -f "$KEY_FILE" ]; then
+    echo "BASE_URL=$(base_url)"
+    echo "API_KEY=$(cat "$KEY_FILE")"
+  fi
+  return $all
+}
+
+case "${1:-}" in
+  run) cmd_run ;;
+  up) cmd_up ;;
+  down) cmd_down ;;
+  status) cmd_status ;;
+  build) build ;;
+  *) echo "usage: $0 run|up|down|status|build" >&2; exit 2 ;;
+esac

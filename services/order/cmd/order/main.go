@@ -1,0 +1,92 @@
+// Command order serves orders, call-attempt interval groups and the order custom-field catalog.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"ccplatform/pkg/config"
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/logging"
+	"ccplatform/pkg/svcclient"
+	"ccplatform/pkg/web"
+	"ccplatform/services/order/internal/migrations"
+	"ccplatform/services/order/internal/server"
+
+	"go.uber.org/zap"
+)
+
+// Config is read from the environment (docs/architecture.md).
+type Config struct {
+	config.Common
+	config.Database
+	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8082"`
+	UserURL  string `env:"USER_URL" envDefault:"http://127.0.0.1:8081"`
+}
+
+// userTimeout bounds a call to the user service; an order create waits for it.
+const userTimeout = 3 * time.Second
+
+func main() {
+	cfg, err := config.Load[Config]()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "order:", err)
+		os.Exit(1)
+	}
+	log, err := logging.New("order", cfg.LogLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "order:", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("order stopped", zap.Error(err))
+		_ = log.Sync()
+		os.Exit(1)
+	}
+	_ = log.Sync()
+}
+
+// run serves until ctx is done, then drains in-flight requests and closes the database last.
+func run(ctx context.Context, cfg Config, log *zap.Logger) error {
+	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := migrations.Up(ctx, conn); err != nil {
+		return err
+	}
+	keys := idempotency.New(conn, log)
+	go purgeIdempotencyKeys(ctx, keys, log)
+	h := server.New(server.Deps{
+		DB:            conn,
+		Log:           log,
+		InternalToken: cfg.InternalToken,
+		Users:         svcclient.New("user", cfg.UserURL, cfg.InternalToken, userTimeout),
+		Idempotency:   keys,
+	})
+	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+}
+
+// purgeIdempotencyKeys drops expired keys hourly so the table stays small.
+func purgeIdempotencyKeys(ctx context.Context, keys *idempotency.Store, log *zap.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := keys.Purge(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("purge idempotency keys", zap.Error(err))
+			}
+		}
+	}
+}

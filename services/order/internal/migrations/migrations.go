@@ -1,0 +1,30 @@
+// Package migrations holds the SQL that builds the order service's schema, embedded so that the
+// binary migrates its own schema at start without files on disk.
+package migrations
+
+import (
+	"context"
+	"embed"
+
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/idempotency"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Schema is the PostgreSQL schema the order service owns.
+const Schema = "orders"
+
+//go:embed *.sql
+var files embed.FS
+
+// Orders is the service's own migration set.
+func Orders() db.Migrations {
+	return db.Migrations{Table: "goose_db_version", FS: files}
+}
+
+// Up migrates the schema: the service's tables and the idempotency table of its create routes.
+// It is safe to run from many replicas at once (db.Migrate holds an advisory lock).
+func Up(ctx context.Context, conn *sqlx.DB) error {
+	return db.Migrate(ctx, conn, Schema, Orders(), idempotency.Migrations())
+}

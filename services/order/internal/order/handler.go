@@ -1,0 +1,248 @@
+package order
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/web"
+	"ccplatform/services/order/internal/callattempt"
+	"ccplatform/services/order/internal/customfield"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Handler serves the order operations.
+type Handler struct {
+	orders   *Store
+	fields   *customfield.Store
+	attempts *callattempt.Store
+	users    *UserDirectory
+	dates    *DateParser
+}
+
+// NewHandler wires the order operations to their stores and to the user directory.
+func NewHandler(orders *Store, fields *customfield.Store, attempts *callattempt.Store, users *UserDirectory) *Handler {
+	return &Handler{orders: orders, fields: fields, attempts: attempts, users: users, dates: NewDateParser()}
+}
+
+// Routes registers the order routes on r, which must already require the internal token;
+// idempotent guards the create route.
+func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
+	r.POST("/v2/order/create", idempotent, web.Handle(h.create))
+	r.POST("/v2/order/update/:orderId", web.Handle(h.update))
+	r.GET("/v2/order/detail/:orderId", web.Handle(h.detail))
+	// The same view for other services (the lead service reads an order's code and dialing rules).
+	r.GET("/internal/orders/:id", web.Handle(h.internalDetail))
+}
+
+// create is operation 1: returns the id of the new order.
+func (h *Handler) create(c *gin.Context) (any, error) {
+	ctx := c.Request.Context()
+	var in Input
+	if err := web.DecodeJSON(c, &in); err != nil {
+		return nil, err
+	}
+	ch, err := h.check(ctx, in, ForCreate)
+	if err != nil {
+		return nil, err
+	}
+	var defaultGroup *int64
+	if !ch.CallAttemptGroupID.Set {
+		if defaultGroup, err = h.attempts.DefaultID(ctx); err != nil {
+			return nil, err
+		}
+	}
+	o := New(defaultGroup)
+	ch.ApplyTo(&o)
+	o.CreatedBy, o.UpdatedBy = callerID(c), callerID(c)
+	id, _, err := h.orders.Create(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return web.ID{ID: id}, nil
+}
+
+// update is operation 2. The contract shows no response body; like the other update operations
+// (6, 17) it answers data `[]`, and the caller reads the order back with operation 3 if needed.
+func (h *Handler) update(c *gin.Context) (any, error) {
+	ctx := c.Request.Context()
+	id, err := web.PathID(c, "orderId")
+	if err != nil {
+		return nil, err
+	}
+	var in Input
+	if err := web.DecodeJSON(c, &in); err != nil {
+		return nil, err
+	}
+	ch, err := h.check(ctx, in, ForUpdate)
+	if err != nil {
+		return nil, err
+	}
+	updatedBy := callerID(c)
+	_, err = h.orders.Update(ctx, id, func(o *Order) error {
+		ch.ApplyTo(o)
+		o.UpdatedBy = updatedBy
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The committed order returned by Update is what an order.updated event will carry: publish
+	// it here, after the commit, so that no event announces a change that was rolled back.
+	return nil, nil
+}
+
+// detail is operation 3.
+func (h *Handler) detail(c *gin.Context) (any, error) {
+	id, err := web.PathID(c, "orderId")
+	if err != nil {
+		return nil, err
+	}
+	o, err := h.orders.Get(c.Request.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	return ViewOf(o), nil
+}
+
+func (h *Handler) internalDetail(c *gin.Context) (any, error) {
+	id, err := web.PathID(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	o, err := h.orders.Get(c.Request.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	return ViewOf(o), nil
+}
+
+// check runs every rule on a body: first those of the body alone, then the references against
+// their catalogs, so that one answer names every broken field.
+func (h *Handler) check(ctx context.Context, in Input, mode Mode) (Changes, error) {
+	fe := apperr.FieldErrors{}
+	ch := in.Check(mode, h.dates, fe)
+	if err := h.checkReferences(ctx, &ch, fe); err != nil {
+		// The user service being down must not hide plain mistakes in the body: those come first.
+		if apperr.KindOf(err) == apperr.Unavailable && len(fe) > 0 {
+			return Changes{}, fe.Err()
+		}
+		return Changes{}, err
+	}
+	return ch, fe.Err()
+}
+
+// checkReferences checks that what the body names exists: languages, custom fields (and their
+// values' types), the call-attempt group, agents and agent groups.
+func (h *Handler) checkReferences(ctx context.Context, ch *Changes, fe apperr.FieldErrors) error {
+	if err := h.checkLanguages(ctx, ch, fe); err != nil {
+		return err
+	}
+	if err := h.checkCustomValues(ctx, ch, fe); err != nil {
+		return err
+	}
+	if ch.CallAttemptGroupID.Present() {
+		ok, err := h.attempts.Exists(ctx, ch.CallAttemptGroupID.V)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fe.Addf("callAttemptGroupId", "no call-attempt group has id %d", ch.CallAttemptGroupID.V)
+		}
+	}
+	if ch.AgentGroupIDs.Present() {
+		missing, err := h.users.MissingAgentGroups(ctx, ch.AgentGroupIDs.V)
+		if err != nil {
+			return err
+		}
+		if len(missing) > 0 {
+			fe.Add("agentGroupIds", "unknown agent group ids: "+joinIDs(missing))
+		}
+	}
+	if ch.AgentUserIDs.Present() && len(ch.AgentUserIDs.V) > 0 {
+		missing, err := h.users.MissingUsers(ctx, ch.AgentUserIDs.V)
+		if err != nil {
+			return err
+		}
+		if len(missing) > 0 {
+			fe.Add("agentUserIds", "unknown user ids: "+joinIDs(missing))
+		}
+	}
+	return nil
+}
+
+func (h *Handler) checkLanguages(ctx context.Context, ch *Changes, fe apperr.FieldErrors) error {
+	needed := ch.AIDefaultLanguage.Present()
+	for _, t := range ch.TransferNumbers.V {
+		needed = needed || len(t.Names) > 0
+	}
+	if !needed {
+		return nil
+	}
+	langs, err := h.orders.Languages(ctx)
+	if err != nil {
+		return err
+	}
+	rule := "must be one of the available languages: " + strings.Join(langs, ", ")
+	if ch.AIDefaultLanguage.Present() && !slices.Contains(langs, ch.AIDefaultLanguage.V) {
+		fe.Add("aiDefaultLanguage", rule+" (or null)")
+	}
+	for i, t := range ch.TransferNumbers.V {
+		for lang := range t.Names {
+			if !slices.Contains(langs, lang) {
+				fe.Add(fmt.Sprintf("transferNumbers[%d].names", i), "keys "+rule)
+			}
+		}
+	}
+	return nil
+}
+
+// checkCustomValues matches every sent value with its field and replaces it by the checked value.
+func (h *Handler) checkCustomValues(ctx context.Context, ch *Changes, fe apperr.FieldErrors) error {
+	if !ch.CustomValues.Present() || len(ch.CustomValues.V) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(ch.CustomValues.V))
+	for id := range ch.CustomValues.V {
+		ids = append(ids, id)
+	}
+	fields, err := h.fields.ByIDs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for id, raw := range ch.CustomValues.V {
+		name := "customValues." + strconv.FormatInt(id, 10)
+		f, ok := fields[id]
+		if !ok {
+			fe.Addf(name, "no order custom field has id %d", id)
+			continue
+		}
+		v, rule := f.CheckValue(raw)
+		if rule != "" {
+			fe.Add(name, rule)
+			continue
+		}
+		ch.CustomValues.V[id] = v
+	}
+	return nil
+}
+
+func joinIDs(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// callerID is the verified user making the request, nil for calls without one.
+func callerID(c *gin.Context) *int64 {
+	if id := web.CallerOf(c).UserID; id > 0 {
+		return &id
+	}
+	return nil
+}

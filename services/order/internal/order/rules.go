@@ -1,0 +1,208 @@
+package order
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gosimple/slug"
+	dps "github.com/markusmobius/go-dateparser"
+)
+
+// Code rules: the contract allows a-z, 0-9, '-' and '_'; the length bound keeps codes usable in
+// URLs and reports, and leaves room for a "-N" suffix on generated codes.
+const (
+	MaxCodeLen     = 100
+	maxCodeBaseLen = 90
+	// FallbackCode is the base of a generated code when the title has no letters or digits to keep.
+	FallbackCode = "order"
+)
+
+var codePattern = regexp.MustCompile(`^[a-z0-9_-]+$`)
+
+// ValidCode reports whether code is an acceptable order code.
+func ValidCode(code string) bool {
+	return len(code) <= MaxCodeLen && codePattern.MatchString(code)
+}
+
+// softSigns are dropped before transliteration: the Russian rules map them to nothing, while the
+// slug library would turn them into a separator ("подъезд" must become "podezd", not "pod-ezd").
+var softSigns = strings.NewReplacer("ь", "", "ъ", "", "Ь", "", "Ъ", "")
+
+// CodeFromTitle is the base of a generated code: the title transliterated from Cyrillic and
+// slugged ("Заказ 1" → "zakaz-1"), or FallbackCode when nothing is left.
+func CodeFromTitle(title string) string {
+	s := slug.MakeLang(softSigns.Replace(title), "ru")
+	if len(s) > maxCodeBaseLen {
+		s = strings.TrimRight(s[:maxCodeBaseLen], "-_")
+	}
+	if s == "" || !codePattern.MatchString(s) {
+		return FallbackCode
+	}
+	return s
+}
+
+// FirstFreeCode is base when it is not taken, else the first of base-2, base-3… that is not.
+func FirstFreeCode(base string, taken []string) string {
+	used := make(map[string]bool, len(taken))
+	for _, t := range taken {
+		used[t] = true
+	}
+	if !used[base] {
+		return base
+	}
+	for n := 2; ; n++ {
+		c := base + "-" + strconv.Itoa(n)
+		if !used[c] {
+			return c
+		}
+	}
+}
+
+// Schedule is the week's working hours, Monday first: each day is ["HH:MM","HH:MM"] or empty for
+// a day off. A stored schedule may have fewer than 7 days; the missing days are days off.
+type Schedule [][]string
+
+// MaxScheduleDays is the length of a week.
+const MaxScheduleDays = 7
+
+// Padded is the schedule as returned: exactly 7 days, [] for days off.
+func (s Schedule) Padded() Schedule {
+	out := make(Schedule, MaxScheduleDays)
+	for i := range out {
+		if i < len(s) && len(s[i]) == 2 {
+			out[i] = []string{s[i][0], s[i][1]}
+		} else {
+			out[i] = []string{}
+		}
+	}
+	return out
+}
+
+var clockPattern = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
+
+// minutesOf reads HH:MM; "24:00" is accepted as an end of day only (end is true).
+func minutesOf(s string, end bool) (int, bool) {
+	if end && s == "24:00" {
+		return 24 * 60, true
+	}
+	if !clockPattern.MatchString(s) {
+		return 0, false
+	}
+	h, _ := strconv.Atoi(s[:2])
+	m, _ := strconv.Atoi(s[3:])
+	return h*60 + m, true
+}
+
+// ParseSchedule checks a sent schedule and returns it padded to 7 days. problems maps the broken
+// element ("callSchedule[2]") to its rule.
+func ParseSchedule(field string, days [][]string) (Schedule, map[string]string) {
+	problems := map[string]string{}
+	if len(days) > MaxScheduleDays {
+		problems[field] = "must have at most 7 elements, one per weekday from Monday"
+		return nil, problems
+	}
+	for i, day := range days {
+		name := field + "[" + strconv.Itoa(i) + "]"
+		switch len(day) {
+		case 0:
+			continue
+		case 2:
+		default:
+			problems[name] = `must be ["HH:MM","HH:MM"] or [] for a day off`
+			continue
+		}
+		start, ok1 := minutesOf(day[0], false)
+		end, ok2 := minutesOf(day[1], true)
+		switch {
+		case !ok1 || !ok2:
+			problems[name] = "must hold times HH:MM from 00:00 to 23:59 (24:00 as an end)"
+		case start >= end:
+			problems[name] = "must start before it ends"
+		}
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return Schedule(days).Padded(), nil
+}
+
+// Holidays bounds: a date is short, and a list of more than a few years of holidays is a mistake;
+// both keep a request from making the date parser work for long.
+const (
+	MaxHolidays       = 1000
+	maxHolidayTextLen = 64
+)
+
+// exactDateLayouts are tried before the general date parser: they are the common forms and they
+// are unambiguous.
+var exactDateLayouts = []string{time.RFC3339, time.DateOnly, "02.01.2006", "2.1.2006"}
+
+// DateParser turns "any recognizable date" into a date. It is safe for concurrent use.
+type DateParser struct {
+	parser   *dps.Parser
+	dayFirst *dps.Configuration
+	natural  *dps.Configuration
+}
+
+// NewDateParser builds the parser once; the general parser is costly to set up per call.
+func NewDateParser() *DateParser {
+	return &DateParser{
+		parser: &dps.Parser{},
+		// Day first, as dates are written where the platform is used (03.04.2027 is 3 April).
+		dayFirst: &dps.Configuration{DateOrder: dps.DMY, StrictParsing: true},
+		// Then each locale's own order, which reads year-first forms such as 2027/12/31.
+		natural: &dps.Configuration{StrictParsing: true},
+	}
+}
+
+// Parse reads one date; ok is false when s is not a recognizable full date (day, month, year).
+func (p *DateParser) Parse(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || utf8.RuneCountInString(s) > maxHolidayTextLen {
+		return time.Time{}, false
+	}
+	for _, l := range exactDateLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return dateOf(t), true
+		}
+	}
+	for _, cfg := range []*dps.Configuration{p.dayFirst, p.natural} {
+		if d, err := p.parser.Parse(cfg, s); err == nil && !d.IsZero() {
+			return dateOf(d.Time), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// dateOf keeps the calendar date as written, dropping time and zone.
+func dateOf(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+// ParseHolidays reads every date; problems maps each unreadable element ("callHolidayOverrides[2]")
+// to its rule. The dates come back sorted without repeats: the order of holidays means nothing.
+func (p *DateParser) ParseHolidays(field string, raw []string) ([]time.Time, map[string]string) {
+	problems := map[string]string{}
+	if len(raw) > MaxHolidays {
+		problems[field] = "must have at most " + strconv.Itoa(MaxHolidays) + " dates"
+		return nil, problems
+	}
+	dates := make([]time.Time, 0, len(raw))
+	for i, s := range raw {
+		d, ok := p.Parse(s)
+		if !ok {
+			problems[field+"["+strconv.Itoa(i)+"]"] = "must be a recognizable date such as 31.12.2027 or 2027-12-31"
+			continue
+		}
+		dates = append(dates, d)
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	slices.SortFunc(dates, func(a, b time.Time) int { return a.Compare(b) })
+	return slices.CompactFunc(dates, func(a, b time.Time) bool { return a.Equal(b) }), nil
+}

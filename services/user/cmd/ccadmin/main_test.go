@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/config"
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/dbtest"
+	"ccplatform/services/user/internal/apikey"
+	"ccplatform/services/user/internal/migrations"
+	"ccplatform/services/user/internal/seed"
+	"ccplatform/services/user/internal/user"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var testURL string
+
+func TestMain(m *testing.M) {
+	dbtest.Main(m, "user_ccadmin", func(url string) int {
+		testURL = url
+		return m.Run()
+	})
+}
+
+// testSettings point at the package's database; ORDER_URL is empty so no order service is needed.
+func testSettings() settings {
+	return settings{
+		Common:   config.Common{InternalToken: "t"},
+		Database: config.Database{URL: testURL},
+		OrderURL: "",
+	}
+}
+
+// ccadmin runs one command line and returns what it wrote to stdout and stderr.
+func ccadmin(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), testSettings(), args, &stdout, &stderr)
+	return stdout.String(), stderr.String(), err
+}
+
+func openDB(t *testing.T) *sqlx.DB {
+	t.Helper()
+	conn, err := db.Open(context.Background(), testURL, migrations.Schema, 2)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
+func TestSeedDemoIsIdempotent(t *testing.T) {
+	out, _, err := ccadmin(t, "seed", "--demo")
+	require.NoError(t, err)
+	assert.Contains(t, out, "seed users: 9 demo users upserted")
+	assert.Contains(t, out, "seed order custom fields: skipped: ORDER_URL is empty")
+
+	conn := openDB(t)
+	users := user.NewStore(conn)
+	first, err := users.Count(context.Background(), user.Filter{})
+	require.NoError(t, err)
+
+	_, _, err = ccadmin(t, "seed", "--demo")
+	require.NoError(t, err)
+	second, err := users.Count(context.Background(), user.Filter{})
+	require.NoError(t, err)
+	assert.Equal(t, first, second)
+	assert.Equal(t, len(seed.DemoUsers(time.Now())), second)
+}
+
+func TestAPIKeyLifecycle(t *testing.T) {
+	ctx := context.Background()
+	_, _, err := ccadmin(t, "seed", "--demo")
+	require.NoError(t, err)
+	conn := openDB(t)
+	keys := apikey.NewStore(conn)
+	admin, err := user.NewStore(conn).GetByEmail(ctx, seed.AdminEmail)
+	require.NoError(t, err)
+
+	out, errOut, err := ccadmin(t, "apikey", "create", "--email", seed.AdminEmail, "--name", "dev")
+	require.NoError(t, err)
+	key := strings.TrimSuffix(out, "\n")
+	assert.Equal(t, key+"\n", out, "stdout holds the key and nothing else")
+	assert.True(t, apikey.WellFormed(key), key)
+	assert.Contains(t, errOut, "created api key")
+	assert.NotContains(t, errOut, key, "the key is printed once, on stdout")
+
+	id, err := keys.Verify(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, apikey.Identity{UserID: admin.ID, AccessGroup: "admin"}, id)
+
+	// Deactivating the user stops the key; activating brings it back.
+	_, _, err = ccadmin(t, "user", "set-active", "--id", strconv.FormatInt(admin.ID, 10), "--active=false")
+	require.NoError(t, err)
+	_, err = keys.Verify(ctx, key)
+	assert.Equal(t, apperr.Unauthorized, apperr.KindOf(err))
+	_, _, err = ccadmin(t, "user", "set-active", "--id", strconv.FormatInt(admin.ID, 10), "--active=true")
+	require.NoError(t, err)
+	_, err = keys.Verify(ctx, key)
+	require.NoError(t, err)
+
+	// Revoke by the key itself.
+	_, _, err = ccadmin(t, "apikey", "revoke", "--key", key)
+	require.NoError(t, err)
+	_, err = keys.Verify(ctx, key)
+	assert.Equal(t, apperr.Unauthorized, apperr.KindOf(err))
+
+	// Create by user id, revoke by key id.
+	out, _, err = ccadmin(t, "apikey", "create", "--user", strconv.FormatInt(admin.ID, 10))
+	require.NoError(t, err)
+	key2 := strings.TrimSpace(out)
+	_, err = keys.Verify(ctx, key2)
+	require.NoError(t, err)
+	list, err := keys.List(ctx, []int64{admin.ID})
+	require.NoError(t, err)
+	require.NotEmpty(t, list)
+	_, _, err = ccadmin(t, "apikey", "revoke", "--id", strconv.FormatInt(list[0].ID, 10))
+	require.NoError(t, err)
+	_, err = keys.Verify(ctx, key2)
+	assert.Equal(t, apperr.Unauthorized, apperr.KindOf(err))
+
+	out, _, err = ccadmin(t, "apikey", "list", "--user", strconv.FormatInt(admin.ID, 10))
+	require.NoError(t, err)
+	assert.Contains(t, out, key2[:12]+"...")
+	assert.NotContains(t, out, key2)
+}
+
+func TestUserList(t *testing.T) {
+	_, _, err := ccadmin(t, "seed", "--demo")
+	require.NoError(t, err)
+	out, _, err := ccadmin(t, "user", "list")
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.GreaterOrEqual(t, len(lines), 10)
+	assert.Regexp(t, `^ID\s+EMAIL\s+ACCESS GROUP\s+ACTIVE$`, lines[0])
+	assert.Regexp(t, `admin@demo\.callcenter\.local\s+admin\s+true`, out)
+	assert.Regexp(t, `newcomer@demo\.callcenter\.local\s+-\s+true`, out)
+	assert.Regexp(t, `former\.agent@demo\.callcenter\.local\s+call-center\s+false`, out)
+}
+
+func TestErrors(t *testing.T) {
+	tests := map[string]struct {
+		args  []string
+		usage bool
+		kind  apperr.Kind
+	}{
+		"no command":               {args: nil, usage: true},
+		"unknown command":          {args: []string{"frobnicate"}, usage: true},
+		"seed without demo":        {args: []string{"seed"}, usage: true},
+		"apikey without sub":       {args: []string{"apikey"}, usage: true},
+		"apikey unknown sub":       {args: []string{"apikey", "rotate"}, usage: true},
+		"create with both":         {args: []string{"apikey", "create", "--user", "1", "--email", "a@b.c"}, usage: true},
+		"create with neither":      {args: []string{"apikey", "create"}, usage: true},
+		"create unknown flag":      {args: []string{"apikey", "create", "--owner", "1"}, usage: true},
+		"create stray argument":    {args: []string{"apikey", "create", "--user", "1", "extra"}, usage: true},
+		"create bad id":            {args: []string{"apikey", "create", "--user", "x"}, usage: true},
+		"revoke with neither":      {args: []string{"apikey", "revoke"}, usage: true},
+		"set-active without flag":  {args: []string{"user", "set-active", "--id", "1"}, usage: true},
+		"set-active bad bool":      {args: []string{"user", "set-active", "--id", "1", "--active=maybe"}, usage: true},
+		"create for unknown user":  {args: []string{"apikey", "create", "--user", "987654"}, kind: apperr.NotFound},
+		"create for unknown email": {args: []string{"apikey", "create", "--email", "nobody@x.io"}, kind: apperr.NotFound},
+		"revoke unknown id":        {args: []string{"apikey", "revoke", "--id", "987654"}, kind: apperr.NotFound},
+		"set-active unknown user":  {args: []string{"user", "set-active", "--id", "987654", "--active=false"}, kind: apperr.NotFound},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			out, _, err := ccadmin(t, tc.args...)
+			require.Error(t, err)
+			assert.Empty(t, out, "nothing on stdout when a command fails")
+			var ue usageError
+			assert.Equal(t, tc.usage, errors.As(err, &ue), "usage error: %v", err)
+			if !tc.usage {
+				assert.Equal(t, tc.kind, apperr.KindOf(err), "%v", err)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	out, _, err := ccadmin(t, "help")
+	require.NoError(t, err)
+	assert.Contains(t, out, "ccadmin apikey create")
+	_, _, err = ccadmin(t, "apikey", "create", "-h")
+	assert.ErrorIs(t, err, flag.ErrHelp)
+}

@@ -1,0 +1,64 @@
+// Command user is the user service: users, their API keys, and the internal routes the gateway
+// and other services ask (key verification, user checks).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"ccplatform/pkg/config"
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/logging"
+	"ccplatform/pkg/web"
+	"ccplatform/services/user/internal/migrations"
+	"ccplatform/services/user/internal/server"
+
+	"go.uber.org/zap"
+)
+
+// settings is everything the service reads from the environment.
+type settings struct {
+	config.Common
+	config.Database
+	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8081"`
+}
+
+func main() {
+	cfg, err := config.Load[settings]()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "user:", err)
+		os.Exit(2)
+	}
+	log, err := logging.New("user", cfg.LogLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "user:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = run(ctx, cfg, log)
+	stop()
+	if err != nil {
+		log.Error("user service stopped", zap.Error(err))
+		_ = log.Sync()
+		os.Exit(1)
+	}
+	log.Info("user service stopped")
+	_ = log.Sync()
+}
+
+// run serves until ctx is done, then drains requests and closes the database last.
+func run(ctx context.Context, cfg settings, log *zap.Logger) error {
+	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := migrations.Apply(ctx, conn); err != nil {
+		return err
+	}
+	h := server.New(server.Deps{Log: log, DB: conn, InternalToken: cfg.InternalToken})
+	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+}

@@ -1,0 +1,237 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/dbtest"
+	"ccplatform/services/user/internal/apikey"
+	"ccplatform/services/user/internal/migrations"
+	"ccplatform/services/user/internal/server"
+	"ccplatform/services/user/internal/user"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+)
+
+const token = "test-internal-token"
+
+var testURL string
+
+func TestMain(m *testing.M) {
+	dbtest.Main(m, "user_server", func(url string) int {
+		testURL = url
+		return m.Run()
+	})
+}
+
+type fixture struct {
+	h    http.Handler
+	db   *sqlx.DB
+	keys *apikey.Store
+	user *user.Store
+}
+
+func setup(t *testing.T) fixture {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := db.Open(ctx, testURL, migrations.Schema, 4)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	require.NoError(t, migrations.Apply(ctx, conn))
+	return fixture{
+		h:    server.New(server.Deps{Log: zap.NewNop(), DB: conn, InternalToken: token}),
+		db:   conn,
+		keys: apikey.NewStore(conn),
+		user: user.NewStore(conn),
+	}
+}
+
+type envelope struct {
+	Success bool            `json:"success"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+func (f fixture) do(t *testing.T, method, path, body string, headers map[string]string) (int, envelope) {
+	t.Helper()
+	var req *http.Request
+	if body == "" {
+		req = httptest.NewRequest(method, path, nil)
+	} else {
+		req = httptest.NewRequest(method, path, strings.NewReader(body))
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	var env envelope
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &env), rec.Body.String())
+	assert.NotEmpty(t, rec.Header().Get("X-Request-Id"))
+	return rec.Code, env
+}
+
+func authed() map[string]string { return map[string]string{"X-Internal-Token": token} }
+
+func (f fixture) newUser(t *testing.T, email string, group user.AccessGroup) int64 {
+	t.Helper()
+	id, err := f.user.Create(context.Background(), user.User{
+		Email: email, IsActive: true, AccessGroup: group, InterfaceLanguageCode: "gb", PhoneMode: user.PhoneDefault,
+	})
+	require.NoError(t, err)
+	return id
+}
+
+func TestHealth(t *testing.T) {
+	f := setup(t)
+	for _, path := range []string{"/internal/health", "/internal/health/"} {
+		code, env := f.do(t, http.MethodGet, path, "", nil)
+		assert.Equal(t, http.StatusOK, code, path)
+		assert.True(t, env.Success)
+		assert.JSONEq(t, `{"database":"ok"}`, string(env.Data))
+	}
+}
+
+func TestInternalTokenRequired(t *testing.T) {
+	f := setup(t)
+	for _, path := range []string{"/internal/auth/verify", "/internal/users/check"} {
+		for name, headers := range map[string]map[string]string{
+			"missing": nil,
+			"wrong":   {"X-Internal-Token": "guess"},
+		} {
+			t.Run(path+" "+name, func(t *testing.T) {
+				code, env := f.do(t, http.MethodPost, path, `{}`, headers)
+				assert.Equal(t, http.StatusUnauthorized, code)
+				assert.False(t, env.Success)
+				assert.Equal(t, "X-Internal-Token: missing or wrong", env.Message)
+				assert.JSONEq(t, `[]`, string(env.Data))
+			})
+		}
+	}
+}
+
+func TestVerify(t *testing.T) {
+	ctx := context.Background()
+	f := setup(t)
+	uid := f.newUser(t, "verify@example.com", user.GroupModerator)
+	_, good, err := f.keys.Create(ctx, uid, "")
+	require.NoError(t, err)
+
+	t.Run("ok", func(t *testing.T) {
+		for _, path := range []string{"/internal/auth/verify", "/internal/auth/verify/"} {
+			code, env := f.do(t, http.MethodPost, path, `{"key":"`+good+`"}`, authed())
+			require.Equal(t, http.StatusOK, code, path)
+			assert.True(t, env.Success)
+			assert.Equal(t, "", env.Message)
+			var got struct {
+				UserID      int64  `json:"userId"`
+				AccessGroup string `json:"accessGroup"`
+			}
+			require.NoError(t, json.Unmarshal(env.Data, &got))
+			assert.Equal(t, uid, got.UserID)
+			assert.Equal(t, "moderator", got.AccessGroup)
+		}
+	})
+
+	unknown, err := apikey.Generate()
+	require.NoError(t, err)
+	revokedKey, revoked, err := f.keys.Create(ctx, uid, "")
+	require.NoError(t, err)
+	require.NoError(t, f.keys.Revoke(ctx, revokedKey.ID))
+	inactiveID := f.newUser(t, "inactive@example.com", user.GroupCallCenter)
+	_, inactive, err := f.keys.Create(ctx, inactiveID, "")
+	require.NoError(t, err)
+	require.NoError(t, f.user.SetActive(ctx, inactiveID, false))
+
+	for name, key := range map[string]string{
+		"unknown": unknown, "revoked": revoked, "inactive user": inactive, "empty": "", "garbage": "hello",
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, env := f.do(t, http.MethodPost, "/internal/auth/verify", `{"key":"`+key+`"}`, authed())
+			assert.Equal(t, http.StatusUnauthorized, code)
+			assert.False(t, env.Success)
+			assert.Equal(t, "X-Api-Key: unknown or revoked key", env.Message)
+			assert.JSONEq(t, `[]`, string(env.Data))
+		})
+	}
+
+	t.Run("malformed body", func(t *testing.T) {
+		code, env := f.do(t, http.MethodPost, "/internal/auth/verify", `{"key":`, authed())
+		assert.Equal(t, http.StatusBadRequest, code)
+		assert.False(t, env.Success)
+	})
+	t.Run("key of wrong type", func(t *testing.T) {
+		code, env := f.do(t, http.MethodPost, "/internal/auth/verify", `{"key":5}`, authed())
+		assert.Equal(t, http.StatusBadRequest, code)
+		assert.Contains(t, env.Message, "key")
+	})
+}
+
+func TestUsersCheck(t *testing.T) {
+	f := setup(t)
+	a := f.newUser(t, "check-a@example.com", user.GroupCallCenter)
+	b := f.newUser(t, "check-b@example.com", user.GroupNone)
+
+	tests := map[string]struct {
+		body    string
+		missing []int64
+	}{
+		"all exist":   {`{"ids":[` + itoa(a) + `,` + itoa(b) + `]}`, []int64{}},
+		"some absent": {`{"ids":[` + itoa(a) + `,987654,` + itoa(b) + `,0,987654]}`, []int64{987654, 0}},
+		"empty":       {`{"ids":[]}`, []int64{}},
+		"no ids":      {`{}`, []int64{}},
+		"extra field": {`{"ids":[987655],"other":true}`, []int64{987655}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			code, env := f.do(t, http.MethodPost, "/internal/users/check/", tc.body, authed())
+			require.Equal(t, http.StatusOK, code)
+			assert.True(t, env.Success)
+			var got struct {
+				Missing []int64 `json:"missing"`
+			}
+			require.NoError(t, json.Unmarshal(env.Data, &got))
+			assert.Equal(t, tc.missing, got.Missing)
+			assert.NotContains(t, string(env.Data), "null", "missing is [] when nothing is missing")
+		})
+	}
+
+	t.Run("ids not integers", func(t *testing.T) {
+		code, env := f.do(t, http.MethodPost, "/internal/users/check", `{"ids":["x"]}`, authed())
+		assert.Equal(t, http.StatusBadRequest, code)
+		assert.False(t, env.Success)
+	})
+	t.Run("wrong method", func(t *testing.T) {
+		code, _ := f.do(t, http.MethodGet, "/internal/users/check", "", authed())
+		assert.GreaterOrEqual(t, code, 400)
+		assert.Less(t, code, 500)
+	})
+	t.Run("unknown route", func(t *testing.T) {
+		code, env := f.do(t, http.MethodGet, "/internal/nothing", "", authed())
+		assert.Equal(t, http.StatusNotFound, code)
+		assert.False(t, env.Success)
+	})
+}
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func TestHealthDatabaseDown(t *testing.T) {
+	f := setup(t)
+	require.NoError(t, f.db.Close())
+	code, env := f.do(t, http.MethodGet, "/internal/health", "", nil)
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.False(t, env.Success)
+	assert.Equal(t, "database: unreachable", env.Message)
+}
