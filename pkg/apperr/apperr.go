@@ -28,6 +28,8 @@ const (
 	RateLimited
 	NotImplemented
 	BadGateway
+	MethodNotAllowed
+	GatewayTimeout
 )
 
 var statusByKind = map[Kind]int{
@@ -43,6 +45,8 @@ var statusByKind = map[Kind]int{
 	RateLimited:          http.StatusTooManyRequests,
 	NotImplemented:       http.StatusNotImplemented,
 	BadGateway:           http.StatusBadGateway,
+	MethodNotAllowed:     http.StatusMethodNotAllowed,
+	GatewayTimeout:       http.StatusGatewayTimeout,
 }
 
 // Status is the HTTP status that a kind is answered with; 500 for a kind this package does not

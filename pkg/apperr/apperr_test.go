@@ -43,11 +43,12 @@ func TestKindForStatusRoundTrips(t *testing.T) {
 }
 
 func TestEveryKindHasAStatus(t *testing.T) {
-	for k := Internal; k <= BadGateway; k++ {
+	for k := Internal; k <= GatewayTimeout; k++ {
 		assert.NotZero(t, k.Status(), "kind %d", k)
 	}
 	assert.Equal(t, http.StatusInternalServerError, Kind(99).Status(), "an unknown kind is an internal fault")
-	assert.Equal(t, Internal, KindForStatus(http.StatusGatewayTimeout))
+	assert.Equal(t, GatewayTimeout, KindForStatus(http.StatusGatewayTimeout))
+	assert.Equal(t, MethodNotAllowed, KindForStatus(http.StatusMethodNotAllowed))
 	assert.Equal(t, BadGateway, KindForStatus(http.StatusBadGateway))
 }
 

@@ -47,7 +47,8 @@ type ValidationData struct {
 // with their cause; callers see a fixed sentence for those, never the cause.
 func Fail(c *gin.Context, err error) {
 	status, env := ErrorEnvelope(err)
-	if status >= 500 {
+	// 501 is a deployment fact (a service not deployed yet), not a fault to page anyone about.
+	if status >= 500 && status != http.StatusNotImplemented {
 		logging.From(c.Request.Context(), zap.NewNop()).Error("request failed", zap.Int("status", status), zap.Error(err))
 	}
 	if e, ok := apperr.As(err); ok && e.Kind == apperr.RateLimited {

@@ -31,7 +31,7 @@ func NewEngine(log *zap.Logger, bodyLimit int64) *gin.Engine {
 		Fail(c, apperr.NotFoundf("no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})
 	e.NoMethod(func(c *gin.Context) {
-		Fail(c, &apperr.Error{Kind: apperr.Invalid, Message: fmt.Sprintf("method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path)})
+		Fail(c, &apperr.Error{Kind: apperr.MethodNotAllowed, Message: fmt.Sprintf("method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path)})
 	})
 	return e
 }

@@ -173,7 +173,7 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 	assert.JSONEq(t, `[]`, string(env.Data))
 
 	w, env = do(t, e, postJSON("/x", `{}`))
-	assert.Equal(t, http.StatusBadRequest, w.Code)
+	assert.Equal(t, http.StatusMethodNotAllowed, w.Code)
 	assert.False(t, env.Success)
 	assert.Contains(t, env.Message, "POST")
 }

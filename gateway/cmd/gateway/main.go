@@ -1,0 +1,122 @@
+// Command gateway is the platform's public entry point: it authenticates API keys, limits each
+// key's rate and body size, and forwards the contract's routes to the services that answer them.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"ccplatform/gateway/internal/auth"
+	"ccplatform/gateway/internal/proxy"
+	"ccplatform/gateway/internal/ratelimit"
+	"ccplatform/gateway/internal/route"
+	"ccplatform/gateway/internal/server"
+
+	"ccplatform/pkg/config"
+	"ccplatform/pkg/logging"
+	"ccplatform/pkg/svcclient"
+	"ccplatform/pkg/web"
+
+	"go.uber.org/zap"
+)
+
+// gatewayConfig is everything the gateway reads from the environment.
+type gatewayConfig struct {
+	config.Common
+	HTTPAddr        string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
+	UserURL         string `env:"USER_URL" envDefault:"http://127.0.0.1:8081"`
+	OrderURL        string `env:"ORDER_URL" envDefault:"http://127.0.0.1:8082"`
+	LeadURL         string `env:"LEAD_URL"`
+	CallURL         string `env:"CALL_URL"`
+	NotificationURL string `env:"NOTIFICATION_URL"`
+	// AuthCacheTTL is how long a verified key is trusted; a revoked key works at most this long.
+	AuthCacheTTL    time.Duration `env:"AUTH_CACHE_TTL" envDefault:"5s"`
+	BodyLimitBytes  int64         `env:"BODY_LIMIT_BYTES" envDefault:"1048576"`
+	UpstreamTimeout time.Duration `env:"UPSTREAM_TIMEOUT" envDefault:"10s"`
+	RateLimitRPS    float64       `env:"RATE_LIMIT_RPS" envDefault:"200"`
+	RateLimitBurst  int           `env:"RATE_LIMIT_BURST" envDefault:"400"`
+}
+
+// negativeAuthTTL is how long a refused key stays refused without asking the user service again.
+const negativeAuthTTL = time.Second
+
+// authTimeout bounds one verify call: a hung user service costs a request seconds, not minutes.
+const authTimeout = 3 * time.Second
+
+func main() {
+	cfg, err := config.Load[gatewayConfig]()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	log, err := logging.New("gateway", cfg.LogLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("gateway stopped", zap.Error(err))
+		_ = log.Sync()
+		os.Exit(1)
+	}
+	_ = log.Sync()
+}
+
+func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger) error {
+	ups, err := route.ParseUpstreams(map[route.Service]string{
+		route.User:         cfg.UserURL,
+		route.Order:        cfg.OrderURL,
+		route.Lead:         cfg.LeadURL,
+		route.Call:         cfg.CallURL,
+		route.Notification: cfg.NotificationURL,
+	})
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if _, ok := ups[route.User]; !ok {
+		return fmt.Errorf("config: USER_URL is required: API keys are verified by the user service")
+	}
+	if cfg.BodyLimitBytes <= 0 {
+		return fmt.Errorf("config: BODY_LIMIT_BYTES must be > 0")
+	}
+	if cfg.UpstreamTimeout <= 0 {
+		return fmt.Errorf("config: UPSTREAM_TIMEOUT must be > 0")
+	}
+
+	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, authTimeout)
+	handler, err := server.New(server.Deps{
+		Log:       log,
+		Routes:    route.Table(),
+		Upstreams: ups,
+		Auth: auth.NewCache(auth.UserService(users), auth.Options{
+			TTL:         cfg.AuthCacheTTL,
+			NegativeTTL: min(negativeAuthTTL, cfg.AuthCacheTTL),
+		}),
+		Limiter:   ratelimit.New(ratelimit.Options{RPS: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}),
+		Proxy:     proxy.New(proxy.NewTransport(cfg.UpstreamTimeout), cfg.InternalToken, log),
+		BodyLimit: cfg.BodyLimitBytes,
+	})
+	if err != nil {
+		return fmt.Errorf("build handler: %w", err)
+	}
+	for svc, u := range ups {
+		log.Info("upstream", zap.String("service", string(svc)), zap.String("url", u.String()))
+	}
+	return web.ListenAndServe(ctx, cfg.HTTPAddr, handler, serverTimeouts(cfg.UpstreamTimeout), log)
+}
+
+// serverTimeouts keeps the kit's defaults, except that writing an answer may take as long as the
+// upstream may take to start it. The event-stream route lifts both deadlines per request.
+func serverTimeouts(upstream time.Duration) web.ServerTimeouts {
+	t := web.DefaultTimeouts
+	if w := upstream + 5*time.Second; w > t.Write {
+		t.Write = w
+	}
+	return t
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"ccplatform/pkg/config"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+)
+
+func TestConfigDefaults(t *testing.T) {
+	for _, k := range []string{"HTTP_ADDR", "USER_URL", "ORDER_URL", "LEAD_URL", "CALL_URL", "NOTIFICATION_URL", "AUTH_CACHE_TTL", "BODY_LIMIT_BYTES", "UPSTREAM_TIMEOUT", "RATE_LIMIT_RPS", "RATE_LIMIT_BURST"} {
+		t.Setenv(k, "")
+	}
+	cfg, err := config.Load[gatewayConfig]()
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:8080", cfg.HTTPAddr)
+	assert.Equal(t, "http://127.0.0.1:8081", cfg.UserURL)
+	assert.Equal(t, "http://127.0.0.1:8082", cfg.OrderURL)
+	assert.Empty(t, cfg.LeadURL)
+	assert.Equal(t, 5*time.Second, cfg.AuthCacheTTL)
+	assert.Equal(t, int64(1<<20), cfg.BodyLimitBytes)
+	assert.Equal(t, 10*time.Second, cfg.UpstreamTimeout)
+	assert.Equal(t, 200.0, cfg.RateLimitRPS)
+	assert.Equal(t, 400, cfg.RateLimitBurst)
+}
+
+func TestRunRefusesBadConfig(t *testing.T) {
+	base := gatewayConfig{HTTPAddr: "127.0.0.1:0", UserURL: "http://127.0.0.1:1", BodyLimitBytes: 1, UpstreamTimeout: time.Second}
+	for name, mutate := range map[string]func(*gatewayConfig){
+		"no user":     func(c *gatewayConfig) { c.UserURL = "" },
+		"bad url":     func(c *gatewayConfig) { c.OrderURL = "127.0.0.1:8082" },
+		"no body":     func(c *gatewayConfig) { c.BodyLimitBytes = 0 },
+		"no timeout":  func(c *gatewayConfig) { c.UpstreamTimeout = 0 },
+		"bad address": func(c *gatewayConfig) { c.HTTPAddr = "nowhere:-1" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := base
+			mutate(&cfg)
+			assert.Error(t, run(context.Background(), cfg, zap.NewNop()))
+		})
+	}
+}
+
+func TestRunServesAndStops(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	cfg := gatewayConfig{HTTPAddr: addr, UserURL: "http://127.0.0.1:1", BodyLimitBytes: 1 << 20, UpstreamTimeout: time.Second, AuthCacheTTL: time.Second, RateLimitRPS: 10, RateLimitBurst: 10}
+	go func() { done <- run(ctx, cfg, zap.NewNop()) }()
+
+	var resp *http.Response
+	require.Eventually(t, func() bool {
+		resp, err = http.Get("http://" + addr + "/livez")
+		return err == nil
+	}, 5*time.Second, 20*time.Millisecond)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("did not stop")
+	}
+}
+
+func TestServerTimeouts(t *testing.T) {
+	assert.Equal(t, 30*time.Second, serverTimeouts(10*time.Second).Write)
+	assert.Equal(t, 65*time.Second, serverTimeouts(time.Minute).Write)
+}

@@ -1,0 +1,185 @@
+// Package auth decides who is calling: it verifies the X-Api-Key through the user service and
+// remembers the answer for a few seconds, so that a hit costs no network hop while a revoked key
+// still stops working within seconds.
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"sync"
+	"time"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/svcclient"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// HeaderAPIKey carries the caller's API key.
+const HeaderAPIKey = "X-Api-Key"
+
+// Identity is the verified owner of an API key, as the user service reports it.
+type Identity struct {
+	UserID      int64  `json:"userId"`
+	AccessGroup string `json:"accessGroup"`
+}
+
+// VerifyFunc asks the owner of the keys who holds key. It returns an apperr.Unauthorized error
+// for a key that is unknown, revoked or belongs to an inactive user; any other error means the
+// answer is not known.
+type VerifyFunc func(ctx context.Context, key string) (Identity, error)
+
+// UserService is the VerifyFunc backed by the user service's internal verify route.
+func UserService(c *svcclient.Client) VerifyFunc {
+	return func(ctx context.Context, key string) (Identity, error) {
+		var id Identity
+		err := c.Do(ctx, http.MethodPost, "/internal/auth/verify", struct {
+			Key string `json:"key"`
+		}{key}, &id)
+		return id, err
+	}
+}
+
+// The errors callers see. They never carry the user service's own wording or address.
+var (
+	errMissingKey = apperr.New(apperr.Unauthorized, "X-Api-Key: missing")
+	errUnknownKey = apperr.New(apperr.Unauthorized, "X-Api-Key: unknown or revoked key")
+)
+
+// Options tune a Cache.
+type Options struct {
+	// TTL is how long a verified key is trusted without asking again.
+	TTL time.Duration
+	// NegativeTTL is how long a refused key is refused without asking again; short, so that a
+	// key issued a moment ago starts working at once, but long enough to absorb a flood of bad keys.
+	NegativeTTL time.Duration
+	// MaxEntries bounds the memory a flood of distinct keys can take.
+	MaxEntries int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// KeyHash identifies an API key without holding it: the cache and the rate limiter key their
+// maps by it so that raw keys never sit in memory longer than a request.
+type KeyHash [sha256.Size]byte
+
+// HashKey is the KeyHash of key.
+func HashKey(key string) KeyHash { return sha256.Sum256([]byte(key)) }
+
+// Cache verifies keys through a VerifyFunc, remembering answers and folding concurrent questions
+// about one key into a single call.
+type Cache struct {
+	verify VerifyFunc
+	opts   Options
+
+	mu      sync.Mutex
+	entries map[KeyHash]entry
+	calls   singleflight.Group
+}
+
+type entry struct {
+	id      Identity
+	known   bool // false: the key was refused
+	expires time.Time
+}
+
+// NewCache wraps verify with a cache.
+func NewCache(verify VerifyFunc, opts Options) *Cache {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxEntries <= 0 {
+		opts.MaxEntries = 100_000
+	}
+	return &Cache{verify: verify, opts: opts, entries: make(map[KeyHash]entry)}
+}
+
+// Verify returns the owner of key, an Unauthorized error for a refused key, or an Unavailable
+// error when the user service cannot answer (never cached, so recovery is immediate).
+func (c *Cache) Verify(ctx context.Context, key string) (Identity, error) {
+	if key == "" {
+		return Identity{}, errMissingKey
+	}
+	return c.verifyHashed(ctx, HashKey(key), key)
+}
+
+func (c *Cache) verifyHashed(ctx context.Context, h KeyHash, key string) (Identity, error) {
+	if id, known, ok := c.lookup(h); ok {
+		if !known {
+			return Identity{}, errUnknownKey
+		}
+		return id, nil
+	}
+	v, err, _ := c.calls.Do(string(h[:]), func() (any, error) {
+		// The call is shared by every request waiting on this key, so one caller hanging up
+		// must not fail the others; the client's own timeout still bounds it.
+		id, err := c.verify(context.WithoutCancel(ctx), key)
+		switch {
+		case err == nil:
+			c.store(h, entry{id: id, known: true}, c.opts.TTL)
+			return id, nil
+		case apperr.KindOf(err) == apperr.Unauthorized:
+			c.store(h, entry{}, c.opts.NegativeTTL)
+			return nil, errUnknownKey
+		default:
+			return nil, apperr.Wrap(apperr.Unavailable, err, "authentication is unavailable: the user service did not answer")
+		}
+	})
+	if err != nil {
+		return Identity{}, err
+	}
+	return v.(Identity), nil
+}
+
+func (c *Cache) lookup(h KeyHash) (id Identity, known, ok bool) {
+	now := c.opts.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, found := c.entries[h]
+	if !found {
+		return Identity{}, false, false
+	}
+	if !now.Before(e.expires) {
+		delete(c.entries, h)
+		return Identity{}, false, false
+	}
+	return e.id, e.known, true
+}
+
+func (c *Cache) store(h KeyHash, e entry, ttl time.Duration) {
+	if ttl <= 0 {
+		return
+	}
+	now := c.opts.Now()
+	e.expires = now.Add(ttl)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.entries) >= c.opts.MaxEntries {
+		c.evict(now)
+	}
+	c.entries[h] = e
+}
+
+// evict drops expired entries and, if the map is still full, arbitrary ones: losing an entry
+// only costs one more verify call.
+func (c *Cache) evict(now time.Time) {
+	for k, e := range c.entries {
+		if !now.Before(e.expires) {
+			delete(c.entries, k)
+		}
+	}
+	for k := range c.entries {
+		if len(c.entries) < c.opts.MaxEntries {
+			break
+		}
+		delete(c.entries, k)
+	}
+}
+
+// Len is the number of remembered keys.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}

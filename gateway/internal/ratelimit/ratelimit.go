@@ -1,0 +1,152 @@
+// Package ratelimit keeps each API key to a token-bucket rate, so that one noisy client cannot
+// starve the others. Buckets live in a bounded map and expire once idle.
+package ratelimit
+
+import (
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/web"
+
+	"github.com/gin-gonic/gin"
+	"golang.org/x/time/rate"
+)
+
+// Options tune a Limiter.
+type Options struct {
+	// RPS is the sustained rate per key; <= 0 turns limiting off.
+	RPS float64
+	// Burst is how many requests a key may send at once after being quiet.
+	Burst int
+	// MaxKeys bounds the memory a flood of distinct keys can take.
+	MaxKeys int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Limiter holds one token bucket per key.
+type Limiter struct {
+	opts Options
+	// idle is how long a bucket may go unused before it is dropped. It is at least the time a
+	// bucket takes to refill completely, so dropping one never hands a client extra tokens.
+	idle time.Duration
+
+	mu        sync.Mutex
+	buckets   map[string]*bucket
+	lastSweep time.Time
+}
+
+type bucket struct {
+	lim  *rate.Limiter
+	seen time.Time
+}
+
+// New is a Limiter with opts.
+func New(opts Options) *Limiter {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.MaxKeys <= 0 {
+		opts.MaxKeys = 100_000
+	}
+	if opts.Burst < 1 {
+		opts.Burst = 1
+	}
+	idle := 10 * time.Second
+	if opts.RPS > 0 {
+		if refill := time.Duration(float64(opts.Burst) / opts.RPS * float64(time.Second)); refill > idle {
+			idle = refill
+		}
+	}
+	return &Limiter{opts: opts, idle: idle, buckets: make(map[string]*bucket), lastSweep: opts.Now()}
+}
+
+// Allow takes a token for key. When none is left it reports how long until one will be.
+func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
+	if l.opts.RPS <= 0 {
+		return true, 0
+	}
+	now := l.opts.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.lastSweep) >= l.idle {
+		l.sweep(now)
+	}
+	b, found := l.buckets[key]
+	if !found {
+		if len(l.buckets) >= l.opts.MaxKeys {
+			l.evict(now)
+		}
+		b = &bucket{lim: rate.NewLimiter(rate.Limit(l.opts.RPS), l.opts.Burst)}
+		l.buckets[key] = b
+	}
+	b.seen = now
+	r := b.lim.ReserveN(now, 1)
+	if !r.OK() {
+		return false, time.Second
+	}
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
+
+// Len is the number of buckets held.
+func (l *Limiter) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buckets)
+}
+
+func (l *Limiter) sweep(now time.Time) {
+	for k, b := range l.buckets {
+		if now.Sub(b.seen) >= l.idle {
+			delete(l.buckets, k)
+		}
+	}
+	l.lastSweep = now
+}
+
+// evict makes room for a new key: idle buckets first, then arbitrary ones (which may let those
+// keys burst again; the bound on memory matters more).
+func (l *Limiter) evict(now time.Time) {
+	l.sweep(now)
+	for k := range l.buckets {
+		if len(l.buckets) < l.opts.MaxKeys {
+			break
+		}
+		delete(l.buckets, k)
+	}
+}
+
+// Middleware answers 429 with Retry-After (whole seconds, at least 1) once keyOf's key is over its
+// rate. Requests whose key is "" pass: they were not authenticated and are refused elsewhere.
+func Middleware(l *Limiter, keyOf func(*gin.Context) string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		key := keyOf(c)
+		if key == "" {
+			c.Next()
+			return
+		}
+		ok, wait := l.Allow(key)
+		if !ok {
+			c.Header("Retry-After", strconv.Itoa(RetryAfterSeconds(wait)))
+			web.Fail(c, apperr.New(apperr.RateLimited, "too many requests: the limit is %g per second per API key", l.opts.RPS))
+			return
+		}
+		c.Next()
+	}
+}
+
+// RetryAfterSeconds rounds a wait up to whole seconds, never below 1, as Retry-After needs.
+func RetryAfterSeconds(wait time.Duration) int {
+	s := int(math.Ceil(wait.Seconds()))
+	if s < 1 {
+		return 1
+	}
+	return s
+}

@@ -1,0 +1,105 @@
+package route
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// contractOperations are the 23 operations as the contract writes them, with the service that
+// answers each.
+var contractOperations = []struct {
+	method, path string
+	service      Service
+}{
+	{"POST", "/v2/order/create/", Order},
+	{"POST", "/v2/order/update/{orderId}/", Order},
+	{"GET", "/v2/order/detail/{orderId}/", Order},
+	{"POST", "/v2/lead/create/", Lead},
+	{"POST", "/v2/lead/create-async/", Lead},
+	{"POST", "/v2/lead/update/{leadId}/", Lead},
+	{"GET", "/v2/lead/", Lead},
+	{"GET", "/v2/lead/detail/{leadId}/", Lead},
+	{"POST", "/v1/lead/create/", Lead},
+	{"POST", "/v1/lead/create-async/", Lead},
+	{"POST", "/v1/lead/update/{lead_id}/", Lead},
+	{"GET", "/v2/call/", Call},
+	{"GET", "/v2/call/detail/{callId}/", Call},
+	{"GET", "/v2/user/list/", User},
+	{"GET", "/v2/user/detail/{userId}/", User},
+	{"POST", "/v2/agent-group/create/", User},
+	{"POST", "/v2/agent-group/update/{id}/", User},
+	{"GET", "/v2/agent-group/", User},
+	{"POST", "/v2/call-attempt/create/", Order},
+	{"POST", "/v2/notification/private/", Notification},
+	{"POST", "/v2/notification/public/", Notification},
+	{"POST", "/v2/notification/group/", Notification},
+	{"GET", "/v1/health/check/", Gateway},
+}
+
+// ginPattern turns the contract's `/a/{id}/` into the table's `/a/:id`.
+func ginPattern(p string) string {
+	p = strings.TrimSuffix(p, "/")
+	p = strings.ReplaceAll(p, "{", ":")
+	return strings.ReplaceAll(p, "}", "")
+}
+
+func TestTableHasEveryContractOperation(t *testing.T) {
+	require.Len(t, contractOperations, 23)
+	byKey := map[string]Route{}
+	for _, r := range Table() {
+		byKey[r.Method+" "+r.Path] = r
+	}
+	for _, op := range contractOperations {
+		r, ok := byKey[op.method+" "+ginPattern(op.path)]
+		if assert.True(t, ok, "%s %s missing", op.method, op.path) {
+			assert.Equal(t, op.service, r.Service, "%s %s", op.method, op.path)
+		}
+	}
+}
+
+func TestTableExtras(t *testing.T) {
+	byKey := map[string]Route{}
+	for _, r := range Table() {
+		byKey[r.Method+" "+r.Path] = r
+	}
+	assert.Equal(t, Route{Method: "GET", Path: "/v2/user", Service: User, UpstreamPath: "/v2/user/list"}, byKey["GET /v2/user"])
+	assert.Equal(t, Lead, byKey["GET /v2/lead/job/:jobId"].Service)
+	assert.Equal(t, Notification, byKey["GET /v2/notification"].Service)
+	assert.True(t, byKey["GET /v2/notification/stream"].Stream)
+	assert.Equal(t, Notification, byKey["POST /v2/notification/read/:id"].Service)
+	assert.Len(t, Table(), 23+5)
+}
+
+func TestTableIsWellFormed(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range Table() {
+		key := r.Method + " " + r.Path
+		assert.False(t, seen[key], "duplicate %s", key)
+		seen[key] = true
+		assert.False(t, strings.HasSuffix(r.Path, "/"), "%s has a trailing slash", key)
+		assert.False(t, strings.HasPrefix(r.Path, "/internal"), "%s exposes an internal route", key)
+		assert.Contains(t, []string{"GET", "POST"}, r.Method)
+	}
+}
+
+func TestParseUpstreams(t *testing.T) {
+	ups, err := ParseUpstreams(map[Service]string{
+		User:  "http://127.0.0.1:8081/",
+		Order: "http://127.0.0.1:8082",
+		Lead:  "",
+		Call:  "  ",
+	})
+	require.NoError(t, err)
+	assert.Len(t, ups, 2)
+	assert.Equal(t, "http://127.0.0.1:8081", ups[User].String())
+	_, deployed := ups[Lead]
+	assert.False(t, deployed)
+
+	for _, bad := range []string{"127.0.0.1:8081", "ftp://x", "http://", "://x"} {
+		_, err := ParseUpstreams(map[Service]string{User: bad})
+		assert.Error(t, err, bad)
+	}
+}

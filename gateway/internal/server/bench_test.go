@@ -1,0 +1,53 @@
+package server
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+// BenchmarkDirect and BenchmarkThroughGateway compare one request straight to an upstream with
+// the same request through the gateway (key answered from the cache), so the gateway's own cost
+// shows side by side: go test -run x -bench . ./internal/server/
+func BenchmarkDirect(b *testing.B) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"success":true,"message":"","data":{"id":1}}`)
+	}))
+	defer up.Close()
+	run(b, up.URL+"/v2/order/detail/1", "")
+}
+
+func BenchmarkThroughGateway(b *testing.B) {
+	h := newHarness(b, options{upstreamTimeout: 10 * time.Second})
+	run(b, h.srv.URL+"/v2/order/detail/1/", goodKey)
+}
+
+func run(b *testing.B, url, key string) {
+	tr := &http.Transport{MaxIdleConnsPerHost: 256}
+	client := &http.Client{Transport: tr}
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest(http.MethodGet, url, nil)
+			if key != "" {
+				req.Header.Set("X-Api-Key", key)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+}

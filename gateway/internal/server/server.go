@@ -1,0 +1,115 @@
+// Package server assembles the gateway's HTTP handler: common middleware, the public route table
+// behind authentication, rate limiting and the body limit, and envelopes for everything else.
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"ccplatform/gateway/internal/auth"
+	"ccplatform/gateway/internal/proxy"
+	"ccplatform/gateway/internal/ratelimit"
+	"ccplatform/gateway/internal/route"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/web"
+
+	"github.com/gin-gonic/gin"
+	"go.uber.org/zap"
+)
+
+// Deps is what the handler is built from; main wires them.
+type Deps struct {
+	Log       *zap.Logger
+	Routes    []route.Route
+	Upstreams route.Upstreams
+	Auth      *auth.Cache
+	Limiter   *ratelimit.Limiter
+	Proxy     *proxy.Proxy
+	// BodyLimit is the largest request body accepted, in bytes.
+	BodyLimit int64
+}
+
+// New is the gateway's handler. Every path answers with and without its trailing slash.
+func New(d Deps) (http.Handler, error) {
+	gin.SetMode(gin.ReleaseMode)
+	e := gin.New()
+	// Wrong method on a known path: 405 with Allow, which tells a client more than a 404 would.
+	e.HandleMethodNotAllowed = true
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.Use(web.RequestContext(d.Log), web.AccessLog(d.Log), web.Recover(d.Log))
+	e.NoRoute(func(c *gin.Context) {
+		web.Fail(c, apperr.NotFoundf("no route %s %s", c.Request.Method, c.Request.URL.Path))
+	})
+	e.NoMethod(methodNotAllowed)
+
+	e.GET("/livez", func(c *gin.Context) { web.OK(c, gin.H{"status": "ok"}) })
+
+	api := e.Group("",
+		auth.Require(d.Auth),
+		ratelimit.Middleware(d.Limiter, auth.KeyOf),
+		web.BodyLimit(d.BodyLimit),
+		bufferUnknownLength,
+	)
+	for _, r := range d.Routes {
+		h, err := handlerFor(r, d)
+		if err != nil {
+			return nil, err
+		}
+		api.Handle(r.Method, r.Path, h)
+	}
+	return web.TrimTrailingSlash(e), nil
+}
+
+func handlerFor(r route.Route, d Deps) (gin.HandlerFunc, error) {
+	if strings.HasSuffix(r.Path, "/") {
+		return nil, fmt.Errorf("route %s %s: register it without the trailing slash", r.Method, r.Path)
+	}
+	if r.Service == route.Gateway {
+		return healthNotReady, nil
+	}
+	base, ok := d.Upstreams[r.Service]
+	if !ok {
+		return notDeployed(r.Service), nil
+	}
+	return d.Proxy.Handler(proxy.Target{Service: string(r.Service), Base: base, Path: r.UpstreamPath, Stream: r.Stream}), nil
+}
+
+// notDeployed answers the routes of a service whose URL is not configured.
+func notDeployed(svc route.Service) gin.HandlerFunc {
+	err := apperr.New(apperr.NotImplemented, "%s service is not deployed", svc)
+	return func(c *gin.Context) { web.Fail(c, err) }
+}
+
+// healthNotReady holds the health check's place until the gateway answers it itself.
+func healthNotReady(c *gin.Context) {
+	web.Fail(c, apperr.New(apperr.NotImplemented, "health check is not available yet"))
+}
+
+func methodNotAllowed(c *gin.Context) {
+	// apperr has no kind for this; it is a routing answer only the gateway gives.
+	c.AbortWithStatusJSON(http.StatusMethodNotAllowed, web.Envelope{
+		Message: fmt.Sprintf("method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path),
+		Data:    web.EmptyData,
+	})
+}
+
+// bufferUnknownLength reads a body of unknown length (chunked) here, under the body limit, so an
+// oversized one is refused with 413 before any upstream sees it and the upstream gets a plain
+// Content-Length. Bodies of known length are streamed as they are.
+func bufferUnknownLength(c *gin.Context) {
+	if c.Request.ContentLength >= 0 || c.Request.Body == nil || c.Request.Body == http.NoBody {
+		c.Next()
+		return
+	}
+	b, err := web.ReadBody(c)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	c.Request.ContentLength = int64(len(b))
+	c.Request.TransferEncoding = nil
+	c.Next()
+}

@@ -1,0 +1,556 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"ccplatform/gateway/internal/auth"
+	"ccplatform/gateway/internal/proxy"
+	"ccplatform/gateway/internal/ratelimit"
+	"ccplatform/gateway/internal/route"
+
+	"ccplatform/pkg/svcclient"
+	"ccplatform/pkg/web"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+)
+
+const (
+	goodKey  = "good-key"
+	token    = "internal-secret"
+	verifyAt = "/internal/auth/verify"
+)
+
+// echo is what a stand-in upstream saw; it answers it back as its data.
+type echo struct {
+	Service string              `json:"service"`
+	Method  string              `json:"method"`
+	Path    string              `json:"path"`
+	Query   string              `json:"query"`
+	Body    string              `json:"body"`
+	Header  map[string][]string `json:"header"`
+}
+
+type envelope struct {
+	Success bool            `json:"success"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// upstream stands in for any HTTP service behind the gateway; the user one also answers the
+// verify route as its contract says (key goodKey is user 7 of group admin).
+type upstream struct {
+	srv         *httptest.Server
+	verifyCalls atomic.Int32
+}
+
+func newUpstream(t testing.TB, svc route.Service) *upstream {
+	u := &upstream{}
+	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		// Real services echo the request id too; the gateway must not send it twice.
+		w.Header().Set("X-Request-Id", r.Header.Get("X-Request-Id"))
+		if svc == route.User && r.URL.Path == verifyAt {
+			u.verifyCalls.Add(1)
+			var in struct{ Key string }
+			_ = json.NewDecoder(r.Body).Decode(&in)
+			if in.Key == goodKey && r.Header.Get("X-Internal-Token") == token {
+				_, _ = io.WriteString(w, `{"success":true,"message":"","data":{"userId":7,"accessGroup":"admin"}}`)
+				return
+			}
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"success":false,"message":"X-Api-Key: unknown","data":[]}`)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		data, _ := json.Marshal(echo{Service: string(svc), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Body: string(body), Header: r.Header})
+		_, _ = io.WriteString(w, `{"success":true,"message":"","data":`+string(data)+`}`)
+	}))
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+type options struct {
+	upstreamTimeout time.Duration
+	bodyLimit       int64
+	rps             float64
+	burst           int
+	// urls overrides (or with "", removes) a service's upstream.
+	urls map[route.Service]string
+}
+
+type harness struct {
+	srv       *httptest.Server
+	handler   http.Handler
+	upstreams map[route.Service]*upstream
+}
+
+func newHarness(t testing.TB, o options) *harness {
+	t.Helper()
+	if o.upstreamTimeout == 0 {
+		o.upstreamTimeout = 2 * time.Second
+	}
+	if o.bodyLimit == 0 {
+		o.bodyLimit = 1 << 20
+	}
+	if o.rps == 0 {
+		o.rps, o.burst = 1e6, 1e6
+	}
+	h := &harness{upstreams: map[route.Service]*upstream{}}
+	raw := map[route.Service]string{}
+	for _, svc := range []route.Service{route.Order, route.Lead, route.Call, route.User, route.Notification} {
+		u := newUpstream(t, svc)
+		h.upstreams[svc] = u
+		raw[svc] = u.srv.URL
+	}
+	for svc, url := range o.urls {
+		raw[svc] = url
+	}
+	ups, err := route.ParseUpstreams(raw)
+	require.NoError(t, err)
+	users := svcclient.New("user", raw[route.User], token, time.Second)
+	h.handler, err = New(Deps{
+		Log:       testLogger(t),
+		Routes:    route.Table(),
+		Upstreams: ups,
+		Auth:      auth.NewCache(auth.UserService(users), auth.Options{TTL: 5 * time.Second, NegativeTTL: time.Second}),
+		Limiter:   ratelimit.New(ratelimit.Options{RPS: o.rps, Burst: o.burst}),
+		Proxy:     proxy.New(proxy.NewTransport(o.upstreamTimeout), token, zap.NewNop()),
+		BodyLimit: o.bodyLimit,
+	})
+	require.NoError(t, err)
+	h.srv = h.server(t)
+	return h
+}
+
+func (h *harness) server(t testing.TB) *httptest.Server {
+	s := httptest.NewServer(h.handler)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// do sends one request through a real server in front of the gateway handler (gin's writer needs
+// one: a recorder lacks CloseNotify), with goodKey unless header says otherwise.
+func (h *harness) do(t *testing.T, method, target string, body io.Reader, header http.Header) (*httptest.ResponseRecorder, envelope) {
+	t.Helper()
+	r, err := http.NewRequest(method, h.srv.URL+target, body)
+	require.NoError(t, err)
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("X-Api-Key", goodKey)
+	for k, v := range header {
+		r.Header[k] = v
+	}
+	resp, err := h.srv.Client().Do(r)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	w := httptest.NewRecorder()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(raw)
+	var env envelope
+	require.NoError(t, json.Unmarshal(raw, &env), "body %q", raw)
+	return w, env
+}
+
+func echoOf(t *testing.T, env envelope) echo {
+	t.Helper()
+	var e echo
+	require.NoError(t, json.Unmarshal(env.Data, &e))
+	return e
+}
+
+var param = regexp.MustCompile(`:[A-Za-z_]+`)
+
+func TestEveryRouteWithAndWithoutSlashReachesItsService(t *testing.T) {
+	h := newHarness(t, options{})
+	for _, r := range route.Table() {
+		path := param.ReplaceAllString(r.Path, "12")
+		for _, target := range []string{path, path + "/"} {
+			t.Run(r.Method+" "+target, func(t *testing.T) {
+				w, env := h.do(t, r.Method, target+"?a=1", strings.NewReader(`{}`), nil)
+				if r.Service == route.Gateway {
+					assert.Equal(t, http.StatusNotImplemented, w.Code)
+					assert.False(t, env.Success)
+					return
+				}
+				require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+				e := echoOf(t, env)
+				assert.Equal(t, string(r.Service), e.Service)
+				want := path
+				if r.UpstreamPath != "" {
+					want = r.UpstreamPath
+				}
+				assert.Equal(t, want, e.Path, "forwarded without the trailing slash")
+				assert.Equal(t, r.Method, e.Method)
+				assert.Equal(t, "a=1", e.Query)
+			})
+		}
+	}
+}
+
+func TestUnknownRoutesAre404(t *testing.T) {
+	h := newHarness(t, options{})
+	for _, target := range []string{"/", "/v2/nope", "/v2/order", "/v2/order/detail", "/v2/order/detail/1/extra", "/internal/auth/verify", "/internal/health", "/internal/users/check/"} {
+		for _, m := range []string{http.MethodGet, http.MethodPost} {
+			w, env := h.do(t, m, target, nil, nil)
+			assert.Equal(t, http.StatusNotFound, w.Code, "%s %s", m, target)
+			assert.False(t, env.Success)
+			assert.JSONEq(t, `[]`, string(env.Data))
+			assert.NotEmpty(t, w.Header().Get("X-Request-Id"))
+		}
+	}
+	assert.Zero(t, h.upstreams[route.User].verifyCalls.Load(), "nothing reached the user service")
+}
+
+func TestWrongMethodIs405(t *testing.T) {
+	h := newHarness(t, options{})
+	w, env := h.do(t, http.MethodGet, "/v2/order/create/", nil, nil)
+	assert.Equal(t, http.StatusMethodNotAllowed, w.Code)
+	assert.Equal(t, "POST", w.Header().Get("Allow"))
+	assert.NotEmpty(t, w.Header().Get("X-Request-Id"))
+	assert.False(t, env.Success)
+	assert.Equal(t, "method GET is not allowed on /v2/order/create", env.Message)
+}
+
+func TestServiceWithoutURLIs501(t *testing.T) {
+	h := newHarness(t, options{urls: map[route.Service]string{route.Lead: "", route.Notification: ""}})
+	for _, target := range []string{"/v2/lead/", "/v2/lead/detail/3", "/v1/lead/create/"} {
+		method := http.MethodGet
+		if strings.HasPrefix(target, "/v1") {
+			method = http.MethodPost
+		}
+		w, env := h.do(t, method, target, nil, nil)
+		assert.Equal(t, http.StatusNotImplemented, w.Code, target)
+		assert.Equal(t, "lead service is not deployed", env.Message)
+	}
+	w, env := h.do(t, http.MethodPost, "/v2/notification/public", nil, nil)
+	assert.Equal(t, http.StatusNotImplemented, w.Code)
+	assert.Equal(t, "notification service is not deployed", env.Message)
+	w, _ = h.do(t, http.MethodGet, "/v2/order/detail/1", nil, nil)
+	assert.Equal(t, http.StatusOK, w.Code, "other services unaffected")
+}
+
+func TestLivezNeedsNoKey(t *testing.T) {
+	h := newHarness(t, options{})
+	w, env := h.do(t, http.MethodGet, "/livez/", nil, http.Header{"X-Api-Key": {""}})
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.True(t, env.Success)
+}
+
+func TestAuth(t *testing.T) {
+	h := newHarness(t, options{})
+	w, env := h.do(t, http.MethodGet, "/v2/order/detail/1", nil, http.Header{"X-Api-Key": {""}})
+	assert.Equal(t, http.StatusUnauthorized, w.Code)
+	assert.Equal(t, "X-Api-Key: missing", env.Message)
+	assert.NotEmpty(t, w.Header().Get("X-Request-Id"))
+
+	w, env = h.do(t, http.MethodGet, "/v2/order/detail/1", nil, http.Header{"X-Api-Key": {"bad"}})
+	assert.Equal(t, http.StatusUnauthorized, w.Code)
+	assert.Equal(t, "X-Api-Key: unknown or revoked key", env.Message)
+
+	for range 20 {
+		w, _ = h.do(t, http.MethodGet, "/v2/order/detail/1", nil, nil)
+		require.Equal(t, http.StatusOK, w.Code)
+	}
+	assert.Equal(t, int32(2), h.upstreams[route.User].verifyCalls.Load(), "one call per key, then the cache")
+}
+
+func TestAuthBurstMakesOneVerifyCall(t *testing.T) {
+	h := newHarness(t, options{})
+	srv := h.srv
+	var wg sync.WaitGroup
+	for range 40 {
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/v2/call/", nil)
+			req.Header.Set("X-Api-Key", goodKey)
+			resp, err := srv.Client().Do(req)
+			if assert.NoError(t, err) {
+				assert.Equal(t, http.StatusOK, resp.StatusCode)
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, int32(1), h.upstreams[route.User].verifyCalls.Load())
+}
+
+func TestUserServiceDownIs503Fast(t *testing.T) {
+	h := newHarness(t, options{urls: map[route.Service]string{route.User: closedURL(t)}})
+	start := time.Now()
+	w, env := h.do(t, http.MethodGet, "/v2/order/detail/1", nil, nil)
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
+	assert.Equal(t, "authentication is unavailable: the user service did not answer", env.Message)
+	assert.Less(t, time.Since(start), 2*time.Second)
+}
+
+func TestHeadersAreStrippedAndSet(t *testing.T) {
+	h := newHarness(t, options{})
+	w, env := h.do(t, http.MethodPost, "/v2/order/create/", strings.NewReader(`{"title":"x"}`), http.Header{
+		"X-User-Id":        {"999"},
+		"X-Access-Group":   {"admin-forged"},
+		"X-Internal-Token": {"guessed"},
+		"X-Request-Id":     {"req-abc"},
+		"Connection":       {"X-User-Id, X-Hop"},
+		"X-Hop":            {"1"},
+		"Keep-Alive":       {"timeout=5"},
+		"X-Custom":         {"kept"},
+	})
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	e := echoOf(t, env)
+	hd := http.Header(e.Header)
+	assert.Equal(t, []string{"7"}, hd.Values("X-User-Id"))
+	assert.Equal(t, []string{"admin"}, hd.Values("X-Access-Group"))
+	assert.Equal(t, []string{token}, hd.Values("X-Internal-Token"))
+	assert.Equal(t, []string{"req-abc"}, hd.Values("X-Request-Id"))
+	assert.Empty(t, hd.Values("X-Api-Key"), "the raw key stays at the gateway")
+	assert.Empty(t, hd.Values("X-Hop"), "hop-by-hop headers are dropped")
+	assert.Empty(t, hd.Values("Keep-Alive"))
+	assert.Equal(t, "kept", hd.Get("X-Custom"))
+	assert.Equal(t, "application/json", hd.Get("Content-Type"))
+	assert.Equal(t, `{"title":"x"}`, e.Body)
+	assert.Equal(t, []string{"req-abc"}, w.Header().Values("X-Request-Id"), "echoed once")
+}
+
+func TestRequestIDEcho(t *testing.T) {
+	h := newHarness(t, options{bodyLimit: 10})
+	cases := []struct {
+		name   string
+		method string
+		target string
+		body   string
+		key    string
+		status int
+	}{
+		{"proxied", http.MethodGet, "/v2/order/detail/1", "", goodKey, http.StatusOK},
+		{"unauthorized", http.MethodGet, "/v2/order/detail/1", "", "", http.StatusUnauthorized},
+		{"unknown route", http.MethodGet, "/nope", "", goodKey, http.StatusNotFound},
+		{"too large", http.MethodPost, "/v2/order/create", strings.Repeat("x", 11), goodKey, http.StatusRequestEntityTooLarge},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w, _ := h.do(t, tc.method, tc.target, strings.NewReader(tc.body), http.Header{"X-Api-Key": {tc.key}, "X-Request-Id": {"rid-" + tc.name}})
+			assert.Equal(t, tc.status, w.Code)
+			assert.Equal(t, []string{"rid-" + tc.name}, w.Header().Values("X-Request-Id"))
+
+			w, _ = h.do(t, tc.method, tc.target, strings.NewReader(tc.body), http.Header{"X-Api-Key": {tc.key}})
+			assert.Len(t, w.Header().Values("X-Request-Id"), 1, "made by the gateway when absent")
+			assert.NotEmpty(t, w.Header().Get("X-Request-Id"))
+		})
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	h := newHarness(t, options{bodyLimit: 64})
+	srv := h.srv
+	send := func(body io.Reader, chunked bool) (int, envelope) {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/v2/order/create/", body)
+		require.NoError(t, err)
+		if chunked {
+			req.ContentLength = -1 // sent with Transfer-Encoding: chunked
+		}
+		req.Header.Set("X-Api-Key", goodKey)
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var env envelope
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
+		return resp.StatusCode, env
+	}
+	big := strings.Repeat("x", 65)
+	small := `{"title":"fits"}`
+
+	status, env := send(strings.NewReader(big), false)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, status, "Content-Length over the limit")
+	assert.Equal(t, "body: must be at most 64 bytes", env.Message)
+
+	status, env = send(io.NopCloser(strings.NewReader(big)), true)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, status, "chunked over the limit")
+	assert.Equal(t, "body: must be at most 64 bytes", env.Message)
+
+	status, env = send(io.NopCloser(strings.NewReader(small)), true)
+	require.Equal(t, http.StatusOK, status, "chunked within the limit")
+	e := echoOf(t, env)
+	assert.Equal(t, small, e.Body)
+	assert.Equal(t, []string{"16"}, http.Header(e.Header).Values("Content-Length"), "forwarded with a plain length")
+
+	status, _ = send(strings.NewReader(small), false)
+	assert.Equal(t, http.StatusOK, status)
+}
+
+func TestRateLimit(t *testing.T) {
+	h := newHarness(t, options{rps: 1, burst: 2})
+	for range 2 {
+		w, _ := h.do(t, http.MethodGet, "/v2/call", nil, nil)
+		require.Equal(t, http.StatusOK, w.Code)
+	}
+	w, env := h.do(t, http.MethodGet, "/v2/call", nil, nil)
+	assert.Equal(t, http.StatusTooManyRequests, w.Code)
+	assert.Equal(t, "1", w.Header().Get("Retry-After"))
+	assert.False(t, env.Success)
+	assert.NotEmpty(t, w.Header().Get("X-Request-Id"))
+}
+
+// closedURL is the address of a port nobody listens on.
+func closedURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return "http://" + addr
+}
+
+func TestUpstreamFailures(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(5 * time.Second):
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	}))
+	t.Cleanup(broken.Close)
+	down := closedURL(t)
+
+	h := newHarness(t, options{upstreamTimeout: 200 * time.Millisecond, urls: map[route.Service]string{
+		route.Order: down,
+		route.Call:  slow.URL,
+		route.Lead:  broken.URL,
+	}})
+	cases := []struct {
+		name, method, target string
+		status               int
+		message              string
+	}{
+		{"down", http.MethodGet, "/v2/order/detail/1", http.StatusServiceUnavailable, "order service is unavailable"},
+		{"slow", http.MethodGet, "/v2/call/detail/1", http.StatusGatewayTimeout, "call service did not answer in time"},
+		{"broken", http.MethodGet, "/v2/lead/detail/1", http.StatusBadGateway, "lead service gave no valid answer"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			w, env := h.do(t, tc.method, tc.target, nil, http.Header{"X-Request-Id": {"rid"}})
+			assert.Less(t, time.Since(start), 2*time.Second, "answers fast")
+			assert.Equal(t, tc.status, w.Code)
+			assert.Equal(t, tc.message, env.Message)
+			assert.False(t, env.Success)
+			assert.JSONEq(t, `[]`, string(env.Data))
+			assert.NotContains(t, w.Body.String(), "127.0.0.1")
+			assert.Equal(t, []string{"rid"}, w.Header().Values("X-Request-Id"))
+		})
+	}
+}
+
+// The event stream must outlive the server's read and write timeouts and reach the client event
+// by event, not when the upstream finishes.
+func TestStreamOutlivesServerTimeoutsAndFlushes(t *testing.T) {
+	sse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for i := range 4 {
+			_, _ = io.WriteString(w, "data: "+string(rune('a'+i))+"\n\n")
+			http.NewResponseController(w).Flush()
+			select {
+			case <-time.After(200 * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		}
+	}))
+	t.Cleanup(sse.Close)
+	h := newHarness(t, options{urls: map[route.Service]string{route.Notification: sse.URL}})
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	timeouts := web.ServerTimeouts{ReadHeader: time.Second, Read: 300 * time.Millisecond, Write: 300 * time.Millisecond, Idle: time.Second, Shutdown: time.Second}
+	go func() { done <- web.Serve(ctx, ln, h.handler, timeouts, zap.NewNop()) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/v2/notification/stream/", nil)
+	req.Header.Set("X-Api-Key", goodKey)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+
+	sc := bufio.NewScanner(resp.Body)
+	var events []string
+	var firstAt time.Duration
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "data: ") {
+			if len(events) == 0 {
+				firstAt = time.Since(start)
+			}
+			events = append(events, strings.TrimPrefix(line, "data: "))
+		}
+	}
+	require.NoError(t, sc.Err())
+	assert.Equal(t, []string{"a", "b", "c", "d"}, events, "the whole stream, past the 300ms timeouts")
+	assert.Less(t, firstAt, 300*time.Millisecond, "the first event is flushed at once")
+	assert.Greater(t, time.Since(start), 600*time.Millisecond)
+}
+
+// A route that is not a stream keeps the server's write timeout.
+func TestOrdinaryRoutesKeepWriteTimeout(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		http.NewResponseController(w).Flush()
+		select {
+		case <-time.After(time.Second):
+		case <-r.Context().Done():
+			return
+		}
+		_, _ = io.WriteString(w, `{"success":true,"message":"","data":[]}`)
+	}))
+	t.Cleanup(slow.Close)
+	h := newHarness(t, options{urls: map[route.Service]string{route.Call: slow.URL}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	timeouts := web.ServerTimeouts{ReadHeader: time.Second, Read: time.Second, Write: 200 * time.Millisecond, Idle: time.Second, Shutdown: time.Second}
+	go func() { done <- web.Serve(ctx, ln, h.handler, timeouts, zap.NewNop()) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/v2/call", nil)
+	req.Header.Set("X-Api-Key", goodKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err == nil {
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	assert.Error(t, err, "the write deadline cut the answer")
+}
+
+func testLogger(t testing.TB) *zap.Logger {
+	if testing.Verbose() {
+		l, _ := zap.NewDevelopment()
+		return l
+	}
+	return zap.NewNop()
+}
