@@ -33,5 +33,5 @@ build: ## build every binary into .run/bin
 fmt: ## format every Go file of the workspace
 	@gofmt -l -w $$(go work edit -json go.work | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)".*$$/\1/p')
 
-bench: ## benchmarks (throughput and latency beside a baseline)
+bench: ## lead-scenario benchmarks, each beside a baseline of the same run (docs/performance.md)
 	@scripts/bench.sh

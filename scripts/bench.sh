@@ -1,5 +1,20 @@
 #!/usr/bin/env bash
-# Benchmarks: throughput and latency percentiles of the gateway, the lead API and the lead worker,
-# each beside a baseline measured in the same run. They arrive with the lead service.
+# Benchmarks of the lead scenario (scripts/bench, results in docs/performance.md): sync creates,
+# async accepts, the worker's drain and the list page on a million leads, each beside a baseline
+# measured in the same run (bare net/http + INSERT, bare confirmed publishes, single-row INSERTs,
+# the list's two queries alone). Runs the real binaries on a database and a vhost of its own.
+#
+# Environment: DATABASE_URL, AMQP_URL (see scripts/deps.sh). Arguments go to the bench program
+# (-c clients, -d phase length, -rows, -worker-concurrency, -list-requests; -h lists them).
 set -euo pipefail
-echo "bench: no benchmarks yet; they arrive with the lead service (lead create through the gateway, async lead jobs)."
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+export PATH=/usr/local/go/bin:$PATH
+export DATABASE_URL=${DATABASE_URL:-postgres://cc:cc@127.0.0.1:5432/cc?sslmode=disable}
+export AMQP_URL=${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/}
+
+scripts/deps.sh
+cd scripts/bench
+go build -o "${TMPDIR:-/tmp}/cc-bench" .
+exec "${TMPDIR:-/tmp}/cc-bench" "$@"

@@ -36,6 +36,12 @@ set -euo pipefail
 PROCESSES=(
   "user    | ./services/user/cmd/user   | 8081 | "
   "order   | ./services/order/cmd/order | 8082 | "
+  "lead-api    | ./services/lead/cmd/lead-api    | 8083 | "
+  "lead-worker | ./services/lead/cmd/lead-worker | -    | "
+  "call        | ./services/call/cmd/call        | 8084 | "
+  "call-ingest | ./services/call/cmd/call-ingest | -    | "
+  "notification-api    | ./services/notification/cmd/notification-api    | 8085 | "
+  "notification-worker | ./services/notification/cmd/notification-worker | -    | "
   "gateway | ./gateway/cmd/gateway      | 8080 | "
 )
 # Command-line tools built with the processes but not started.

@@ -31,6 +31,13 @@ for m in $mods; do
   fi
 done
 
+# The fault test (async lead creates across a broker restart and a lead-worker SIGKILL) runs on
+# its own, verbosely, so that its accepted/created/lost/duplicated lines show in the log.
+echo "== scripts/fault-test.sh"
+if ! scripts/fault-test.sh; then
+  failed+=("fault-test")
+fi
+
 n_ok=$(grep -c '^ok[[:space:]]' "$out" || true)
 n_fail=$(grep -c '^FAIL[[:space:]]' "$out" || true)
 n_none=$(grep -c '\[no test files\]' "$out" || true)

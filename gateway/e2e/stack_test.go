@@ -9,16 +9,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"ccplatform/gateway/stacktest"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/mqtest"
 )
@@ -39,6 +36,12 @@ type process struct {
 var processes = []process{
 	{name: "user", pkg: "./services/user/cmd/user", health: "/internal/health"},
 	{name: "order", pkg: "./services/order/cmd/order", health: "/internal/health"},
+	{name: "lead-api", pkg: "./services/lead/cmd/lead-api", health: "/internal/health"},
+	{name: "lead-worker", pkg: "./services/lead/cmd/lead-worker"},
+	{name: "call", pkg: "./services/call/cmd/call", health: "/internal/health"},
+	{name: "call-ingest", pkg: "./services/call/cmd/call-ingest"},
+	{name: "notification-api", pkg: "./services/notification/cmd/notification-api", health: "/internal/health"},
+	{name: "notification-worker", pkg: "./services/notification/cmd/notification-worker"},
 	{name: "gateway", pkg: "./gateway/cmd/gateway", health: "/livez",
 		env: []string{"RATE_LIMIT_RPS=100000", "RATE_LIMIT_BURST=100000", "AUTH_CACHE_TTL=1s"}},
 }
@@ -46,22 +49,15 @@ var processes = []process{
 // tools are built but not started.
 var tools = map[string]string{"ccadmin": "./services/user/cmd/ccadmin"}
 
-// Stack is the running platform.
+// Stack is the running platform (gateway/stacktest runs it) with a client for the public API.
 type Stack struct {
-	BaseURL     string
-	APIKey      string
-	DatabaseURL string
-	AMQPURL     string
-	// AdminID is the demo admin the key belongs to.
-	AdminID int64
-
-	root    string
+	*stacktest.Stack
+	client *http.Client
+	// binDir, baseEnv and addrs are the stack's binaries folder, process environment and HTTP
+	// addresses, for tests that run a tool with extra variables or ask which processes run.
 	binDir  string
-	logDir  string
-	addrs   map[string]string
-	cmds    map[string]*exec.Cmd
-	client  *http.Client
 	baseEnv []string
+	addrs   map[string]string
 }
 
 const internalToken = "e2e-internal-token"
@@ -80,230 +76,37 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: start stack:", err)
 			if s != nil {
-				s.dumpLogs(os.Stderr)
-				s.stop()
+				s.DumpLogs(os.Stderr)
+				s.Close()
 			}
 			return 1
 		}
 		stack = s
 		code := m.Run()
 		if code != 0 {
-			s.dumpLogs(os.Stderr)
+			s.DumpLogs(os.Stderr)
 		}
-		s.stop()
+		s.Close()
 		return code
 	})
 }
 
+// startStack starts every process of the processes table against the database and the broker
+// at the given URLs. On error the returned stack (when not nil) holds the logs so far.
 func startStack(dbURL, amqpURL string) (*Stack, error) {
-	root, err := repoRoot()
-	if err != nil {
+	procs := make([]stacktest.Process, len(processes))
+	for i, p := range processes {
+		procs[i] = stacktest.Process{Name: p.name, Pkg: p.pkg, Health: p.health, Env: p.env}
+	}
+	s, err := stacktest.Start(stacktest.Config{
+		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken,
+		Processes: procs, Tools: tools,
+	})
+	if s == nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "cc-e2e-")
-	if err != nil {
-		return nil, err
-	}
-	s := &Stack{
-		DatabaseURL: dbURL, AMQPURL: amqpURL, root: root,
-		binDir: filepath.Join(tmp, "bin"), logDir: filepath.Join(tmp, "logs"),
-		addrs: map[string]string{}, cmds: map[string]*exec.Cmd{},
-		client: &http.Client{Timeout: 30 * time.Second},
-	}
-	if err := os.MkdirAll(s.logDir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := s.build(); err != nil {
-		return nil, err
-	}
-	for _, p := range processes {
-		if p.health == "" {
-			continue
-		}
-		addr, err := freeAddr()
-		if err != nil {
-			return s, err
-		}
-		s.addrs[p.name] = addr
-	}
-	s.baseEnv = append(os.Environ(), "DATABASE_URL="+dbURL, "AMQP_URL="+amqpURL, "INTERNAL_TOKEN="+internalToken, "LOG_LEVEL=warn")
-	for name := range s.addrs {
-		s.baseEnv = append(s.baseEnv, strings.ToUpper(strings.TrimSuffix(name, "-api"))+"_URL="+s.URL(name))
-	}
-	for _, p := range processes {
-		if p.name == "gateway" {
-			// The gateway is last: demo data and the key exist before the first public request.
-			if err := s.seed(); err != nil {
-				return s, err
-			}
-		}
-		if err := s.start(p); err != nil {
-			return s, err
-		}
-	}
-	s.BaseURL = s.URL("gateway")
-	return s, nil
-}
-
-// URL is the base URL of a process of the stack.
-func (s *Stack) URL(name string) string { return "http://" + s.addrs[name] }
-
-func (s *Stack) build() error {
-	targets := map[string]string{}
-	for _, p := range processes {
-		targets[p.name] = p.pkg
-	}
-	for n, pkg := range tools {
-		targets[n] = pkg
-	}
-	for name, pkg := range targets {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(s.binDir, name), pkg)
-		cmd.Dir = s.root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("build %s: %w\n%s", name, err, out)
-		}
-	}
-	return nil
-}
-
-func (s *Stack) start(p process) error {
-	logf, err := os.OpenFile(filepath.Join(s.logDir, p.name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command(filepath.Join(s.binDir, p.name))
-	cmd.Env = append(append([]string{}, s.baseEnv...), p.env...)
-	if addr := s.addrs[p.name]; addr != "" {
-		cmd.Env = append(cmd.Env, "HTTP_ADDR="+addr)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", p.name, err)
-	}
-	s.cmds[p.name] = cmd
-	if p.health == "" {
-		// A consumer is up once it has survived its start (it reconnects by itself afterwards).
-		time.Sleep(300 * time.Millisecond)
-		if err := syscall.Kill(cmd.Process.Pid, 0); err != nil {
-			return fmt.Errorf("%s exited at start", p.name)
-		}
-		return nil
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(s.URL(p.name) + p.health)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		if cmd.ProcessState != nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("%s did not become healthy at %s%s", p.name, s.URL(p.name), p.health)
-}
-
-// Admin runs ccadmin with the stack's environment and returns its stdout.
-func (s *Stack) Admin(args ...string) (string, error) {
-	cmd := exec.Command(filepath.Join(s.binDir, "ccadmin"), args...)
-	cmd.Env = append([]string{}, s.baseEnv...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("ccadmin %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return strings.TrimSpace(stdout.String()), nil
-}
-
-func (s *Stack) seed() error {
-	if _, err := s.Admin("seed", "--demo"); err != nil {
-		return err
-	}
-	key, err := s.Admin("apikey", "create", "--email", "admin@demo.callcenter.local", "--name", "e2e")
-	if err != nil {
-		return err
-	}
-	s.APIKey = key
-	return nil
-}
-
-// Restart stops a process and starts it again (same address, same environment).
-func (s *Stack) Restart(name string) error {
-	s.Stop(name, syscall.SIGTERM)
-	return s.Start(name)
-}
-
-// Stop ends a process with sig (SIGKILL to simulate a crash), waiting for it to exit.
-func (s *Stack) Stop(name string, sig syscall.Signal) { s.kill(name, sig) }
-
-// Start starts a stopped process again.
-func (s *Stack) Start(name string) error {
-	for _, p := range processes {
-		if p.name == name {
-			return s.start(p)
-		}
-	}
-	return fmt.Errorf("no process %s", name)
-}
-
-func (s *Stack) kill(name string, sig syscall.Signal) {
-	cmd := s.cmds[name]
-	if cmd == nil || cmd.Process == nil {
-		return
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, sig)
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
-	delete(s.cmds, name)
-}
-
-func (s *Stack) stop() {
-	for i := len(processes) - 1; i >= 0; i-- {
-		s.kill(processes[i].name, syscall.SIGTERM)
-	}
-	_ = os.RemoveAll(s.binDir)
-}
-
-func (s *Stack) dumpLogs(w io.Writer) {
-	entries, _ := os.ReadDir(s.logDir)
-	for _, e := range entries {
-		b, _ := os.ReadFile(filepath.Join(s.logDir, e.Name()))
-		if len(b) > 4000 {
-			b = b[len(b)-4000:]
-		}
-		fmt.Fprintf(w, "---- %s (tail) ----\n%s\n", e.Name(), b)
-	}
-}
-
-func repoRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOWORK").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOWORK: %w", err)
-	}
-	w := strings.TrimSpace(string(out))
-	if w == "" || w == "off" {
-		return "", fmt.Errorf("e2e tests run inside the workspace (go.work)")
-	}
-	return filepath.Dir(w), nil
-}
-
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return &Stack{Stack: s, client: &http.Client{Timeout: 30 * time.Second},
+		binDir: s.BinDir(), baseEnv: s.Env(), addrs: s.Addrs()}, err
 }
 
 // Response is what a client got back.

@@ -24,6 +24,9 @@ type Common struct {
 	InternalToken string `env:"INTERNAL_TOKEN" envDefault:"dev-internal-token"`
 }
 
+// Level is the configured log level.
+func (c Common) Level() string { return c.LogLevel }
+
 // Database is the PostgreSQL connection of a service. Each service takes its own URL so that
 // schemas can move to separate databases without code changes.
 type Database struct {

@@ -193,6 +193,22 @@ func (s *Store) Purge(ctx context.Context) (int64, error) {
 	return res.RowsAffected()
 }
 
+// PurgeEvery runs Purge at each interval until ctx is done, so the table stays small.
+func (s *Store) PurgeEvery(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := s.Purge(ctx); err != nil && ctx.Err() == nil && s.log != nil {
+				s.log.Warn("purge idempotency keys", zap.Error(err))
+			}
+		}
+	}
+}
+
 type recorder struct {
 	gin.ResponseWriter
 	buf bytes.Buffer

@@ -136,7 +136,10 @@ func ParsePeriod(q url.Values, name string, fe apperr.FieldErrors) Period {
 			p.To = &end
 		default:
 			bound = t
-			end := t.Add(time.Nanosecond)
+			// An exact upper bound is inclusive ("until 10:00:00"). PostgreSQL keeps microseconds,
+			// so the exclusive end is the next microsecond: a nanosecond past t would be rounded
+			// back down to t and lose that very instant.
+			end := t.Truncate(time.Microsecond).Add(time.Microsecond)
 			p.To = &end
 		}
 	}

@@ -131,7 +131,7 @@ func TestParsePeriod(t *testing.T) {
 		{name: "space separator no zone", raw: "createdAt[0]=2026-11-21 10:00", from: "2026-11-21T10:00:00Z"},
 		{name: "date-only lower", raw: "createdAt[0]=2026-11-21", from: "2026-11-21T00:00:00Z"},
 		{name: "date-only upper is the whole day", raw: "createdAt[1]=2026-11-21", to: "2026-11-22T00:00:00Z"},
-		{name: "exact upper is inclusive", raw: "createdAt[1]=2026-11-21T10:00:00Z", to: "2026-11-21T10:00:00.000000001Z"},
+		{name: "exact upper is inclusive", raw: "createdAt[1]=2026-11-21T10:00:00Z", to: "2026-11-21T10:00:00.000001Z"},
 		{name: "one whole day", raw: "createdAt[0]=2026-11-21&createdAt[1]=2026-11-21", from: "2026-11-21T00:00:00Z", to: "2026-11-22T00:00:00Z"},
 		{name: "both", raw: "createdAt[0]=2026-11-01T00:00:00Z&createdAt[1]=2026-11-30", from: "2026-11-01T00:00:00Z", to: "2026-12-01T00:00:00Z"},
 		{name: "encoded brackets", raw: "createdAt%5B0%5D=2026-11-01", from: "2026-11-01T00:00:00Z"},

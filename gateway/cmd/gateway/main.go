@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"ccplatform/gateway/internal/auth"
+	"ccplatform/gateway/internal/health"
 	"ccplatform/gateway/internal/proxy"
 	"ccplatform/gateway/internal/ratelimit"
 	"ccplatform/gateway/internal/route"
@@ -18,6 +19,7 @@ import (
 
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/logging"
+	"ccplatform/pkg/mq"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
 
@@ -39,6 +41,13 @@ type gatewayConfig struct {
 	UpstreamTimeout time.Duration `env:"UPSTREAM_TIMEOUT" envDefault:"10s"`
 	RateLimitRPS    float64       `env:"RATE_LIMIT_RPS" envDefault:"200"`
 	RateLimitBurst  int           `env:"RATE_LIMIT_BURST" envDefault:"400"`
+	// The health check: the broker (config.Broker), the consumers every queue needs, the external
+	// platforms (empty = not configured), and the timeout of each probe.
+	config.Broker
+	QueueConsumers       string        `env:"QUEUE_CONSUMERS" envDefault:"lead.jobs:1,telephony.calls:1,notification.commands:1"`
+	TelephonyPlatformURL string        `env:"TELEPHONY_PLATFORM_URL"`
+	VoicePlatformURL     string        `env:"VOICE_PLATFORM_URL"`
+	HealthTimeout        time.Duration `env:"HEALTH_TIMEOUT" envDefault:"300ms"`
 }
 
 // negativeAuthTTL is how long a refused key stays refused without asking the user service again.
@@ -88,6 +97,13 @@ func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger) error {
 	if cfg.UpstreamTimeout <= 0 {
 		return fmt.Errorf("config: UPSTREAM_TIMEOUT must be > 0")
 	}
+	needs, err := health.ParseNeeds(cfg.QueueConsumers)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	// The gateway's own broker connection serves the health check only; it heals by itself.
+	broker := mq.Dial(cfg.Broker.URL, "gateway", log)
+	defer broker.Close()
 
 	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, authTimeout)
 	handler, err := server.New(server.Deps{
@@ -101,6 +117,7 @@ func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger) error {
 		Limiter:   ratelimit.New(ratelimit.Options{RPS: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}),
 		Proxy:     proxy.New(proxy.NewTransport(cfg.UpstreamTimeout), cfg.InternalToken, log),
 		BodyLimit: cfg.BodyLimitBytes,
+		Health:    healthChecker(cfg, ups, broker, needs).Handler(),
 	})
 	if err != nil {
 		return fmt.Errorf("build handler: %w", err)
@@ -109,6 +126,25 @@ func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger) error {
 		log.Info("upstream", zap.String("service", string(svc)), zap.String("url", u.String()))
 	}
 	return web.ListenAndServe(ctx, cfg.HTTPAddr, handler, serverTimeouts(cfg.UpstreamTimeout), log)
+}
+
+// healthChecker probes the gateway, every deployed service, the broker, the queues' consumers and
+// the external platforms.
+func healthChecker(cfg gatewayConfig, ups route.Upstreams, broker *mq.Conn, needs []health.Need) *health.Checker {
+	client := health.NewHTTPClient()
+	probes := []health.Probe{health.Gateway()}
+	for _, svc := range []route.Service{route.Order, route.User, route.Lead, route.Call, route.Notification} {
+		if u, ok := ups[svc]; ok {
+			probes = append(probes, health.Service(health.ServiceKey(string(svc)), u.String(), client))
+		}
+	}
+	probes = append(probes,
+		health.Broker(broker),
+		health.QueueHub(broker, needs),
+		health.Platform(health.KeyTelephony, cfg.TelephonyPlatformURL, client),
+		health.Platform(health.KeyVoice, cfg.VoicePlatformURL, client),
+	)
+	return health.NewChecker(cfg.HealthTimeout, probes...)
 }
 
 // serverTimeouts keeps the kit's defaults, except that writing an answer may take as long as the

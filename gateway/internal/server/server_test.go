@@ -23,6 +23,7 @@ import (
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
 
+	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -90,6 +91,8 @@ type options struct {
 	burst           int
 	// urls overrides (or with "", removes) a service's upstream.
 	urls map[route.Service]string
+	// health answers the health check (nil: the 501 placeholder).
+	health gin.HandlerFunc
 }
 
 type harness struct {
@@ -130,6 +133,7 @@ func newHarness(t testing.TB, o options) *harness {
 		Limiter:   ratelimit.New(ratelimit.Options{RPS: o.rps, Burst: o.burst}),
 		Proxy:     proxy.New(proxy.NewTransport(o.upstreamTimeout), token, zap.NewNop()),
 		BodyLimit: o.bodyLimit,
+		Health:    o.health,
 	})
 	require.NoError(t, err)
 	h.srv = h.server(t)
@@ -245,6 +249,21 @@ func TestServiceWithoutURLIs501(t *testing.T) {
 	assert.Equal(t, "notification service is not deployed", env.Message)
 	w, _ = h.do(t, http.MethodGet, "/v2/order/detail/1", nil, nil)
 	assert.Equal(t, http.StatusOK, w.Code, "other services unaffected")
+}
+
+func TestHealthCheckIsTheGatewaysOwnAndNeedsAKey(t *testing.T) {
+	h := newHarness(t, options{health: func(c *gin.Context) { web.OK(c, gin.H{"serviceGateway": gin.H{"success": true}}) }})
+	for _, p := range []string{"/v1/health/check/", "/v1/health/check"} {
+		w, env := h.do(t, http.MethodGet, p, nil, nil)
+		assert.Equal(t, http.StatusOK, w.Code, p)
+		assert.JSONEq(t, `{"serviceGateway":{"success":true}}`, string(env.Data))
+	}
+	w, _ := h.do(t, http.MethodGet, "/v1/health/check/", nil, http.Header{"X-Api-Key": {""}})
+	assert.Equal(t, http.StatusUnauthorized, w.Code)
+
+	w, env := newHarness(t, options{}).do(t, http.MethodGet, "/v1/health/check/", nil, nil)
+	assert.Equal(t, http.StatusNotImplemented, w.Code, "a handler built without a checker")
+	assert.False(t, env.Success)
 }
 
 func TestLivezNeedsNoKey(t *testing.T) {

@@ -13,9 +13,12 @@ import (
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/logging"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/outbox"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
 	"ccplatform/services/order/internal/migrations"
+	"ccplatform/services/order/internal/order"
 	"ccplatform/services/order/internal/server"
 
 	"go.uber.org/zap"
@@ -25,6 +28,7 @@ import (
 type Config struct {
 	config.Common
 	config.Database
+	config.Broker
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8082"`
 	UserURL  string `env:"USER_URL" envDefault:"http://127.0.0.1:8081"`
 }
@@ -53,7 +57,8 @@ func main() {
 	_ = log.Sync()
 }
 
-// run serves until ctx is done, then drains in-flight requests and closes the database last.
+// run serves until ctx is done, then drains in-flight requests, stops the event relay, and closes
+// the broker and the database last.
 func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
 	if err != nil {
@@ -63,6 +68,22 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err := migrations.Up(ctx, conn); err != nil {
 		return err
 	}
+	// The broker is not needed to serve: updates write their events to the outbox, and the relay
+	// publishes them whenever the (self-healing) connection is up.
+	broker := mq.Dial(cfg.Broker.URL, "order", log, mq.EventExchange(order.EventsExchange))
+	defer broker.Close()
+	pub := mq.NewPublisher(broker)
+	defer pub.Close()
+	relayCtx, stopRelay := context.WithCancel(context.WithoutCancel(ctx))
+	relayDone := make(chan struct{})
+	go func() {
+		defer close(relayDone)
+		(&outbox.Relay{DB: conn, Publisher: pub, Log: log}).Run(relayCtx)
+	}()
+	// Deferred calls run last-in first-out: the relay keeps publishing while the HTTP server drains
+	// and stops before the publisher and the connection close. Whatever it has not published by
+	// then waits in the outbox for the next start or another replica.
+	defer func() { stopRelay(); <-relayDone }()
 	keys := idempotency.New(conn, log)
 	go purgeIdempotencyKeys(ctx, keys, log)
 	h := server.New(server.Deps{

@@ -8,6 +8,7 @@ import (
 
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/outbox"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -23,8 +24,9 @@ func Orders() db.Migrations {
 	return db.Migrations{Table: "goose_db_version", FS: files}
 }
 
-// Up migrates the schema: the service's tables and the idempotency table of its create routes.
-// It is safe to run from many replicas at once (db.Migrate holds an advisory lock).
+// Up migrates the schema: the service's tables, the idempotency table of its create routes and
+// the outbox of its events. It is safe to run from many replicas at once (db.Migrate holds an
+// advisory lock).
 func Up(ctx context.Context, conn *sqlx.DB) error {
-	return db.Migrate(ctx, conn, Schema, Orders(), idempotency.Migrations())
+	return db.Migrate(ctx, conn, Schema, Orders(), idempotency.Migrations(), outbox.Migrations())
 }

@@ -41,4 +41,7 @@ func TestUpTwiceAndSeeded(t *testing.T) {
 	var idem int
 	require.NoError(t, conn.Get(&idem, `SELECT count(*) FROM information_schema.tables WHERE table_schema = 'orders' AND table_name = 'idempotency_keys'`))
 	assert.Equal(t, 1, idem)
+	var outbox int
+	require.NoError(t, conn.Get(&outbox, `SELECT count(*) FROM information_schema.tables WHERE table_schema = 'orders' AND table_name = 'outbox'`))
+	assert.Equal(t, 1, outbox)
 }

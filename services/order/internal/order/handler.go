@@ -91,8 +91,8 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The committed order returned by Update is what an order.updated event will carry: publish
-	// it here, after the commit, so that no event announces a change that was rolled back.
+	// order.updated went into the outbox in the update's transaction: it is published after the
+	// commit, and never for an update that was rolled back.
 	return nil, nil
 }
 

@@ -126,7 +126,7 @@ func TestCreateFullRoundTrip(t *testing.T) {
 		"callRecordRule":             "agent_is_connected",
 		"sipEndpointUsageScheme":     "even_loaded_daily",
 		"agentUserIds":               []int{},
-		"agentGroupIds":              []int{4, 2, 4},
+		"agentGroupIds":              []int{}, // needs no user service (groups: TestAgentGroupsNeedTheUserService)
 		"showLeadContactsToAgent":    true,
 		"callAttemptGroupId":         g,
 		"qualifiedLeadsPerDayLimit":  50,
@@ -154,7 +154,7 @@ func TestCreateFullRoundTrip(t *testing.T) {
 		"callRecordRule":             "agent_is_connected",
 		"sipEndpointUsageScheme":     "even_loaded_daily",
 		"agentUserIds":               []any{},
-		"agentGroupIds":              []any{4.0, 2.0},
+		"agentGroupIds":              []any{},
 		"callAttemptGroupId":         float64(g),
 		"qualifiedLeadsPerDayLimit":  50.0,
 		"callScenarioId":             9.0,
@@ -320,6 +320,33 @@ func TestAgentUsersNeedTheUserService(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, res.Status)
 }
 
+func TestAgentGroupsNeedTheUserService(t *testing.T) {
+	// Agent groups live in the user service, unreachable here: the check is impossible, so 503.
+	// Checks against the real service are in gateway/e2e (unknown ids are a 400 there).
+	res := env.Do(t, http.MethodPost, "/v2/order/create", body(t, map[string]any{"agentGroupIds": []int{4, 2, 4}}))
+	assert.Equal(t, http.StatusServiceUnavailable, res.Status)
+	assert.False(t, res.Success)
+	assert.Equal(t, "agentGroupIds: cannot be checked now, the user service is unavailable", res.Message)
+	assert.Equal(t, "[]", string(res.Data))
+
+	// Plain mistakes in the body still come back as a 400 first, the ids' own rule among them.
+	res = env.Do(t, http.MethodPost, "/v2/order/create", body(t, map[string]any{"agentGroupIds": []int{1}, "status": "x"}))
+	assert.Equal(t, http.StatusBadRequest, res.Status)
+	assert.Contains(t, res.Errors(), "status")
+	res = env.Do(t, http.MethodPost, "/v2/order/create", body(t, map[string]any{"agentGroupIds": []int{0}}))
+	assert.Equal(t, http.StatusBadRequest, res.Status)
+	assert.Contains(t, res.Errors(), "agentGroupIds")
+
+	// An empty list needs no check, on create and on update.
+	id := create(t, body(t, map[string]any{"agentGroupIds": []int{}}))
+	res = update(t, id, map[string]any{"agentGroupIds": []int{}})
+	assert.Equal(t, http.StatusOK, res.Status)
+
+	res = update(t, id, map[string]any{"agentGroupIds": []int{3}})
+	assert.Equal(t, http.StatusServiceUnavailable, res.Status)
+	assert.Equal(t, []any{}, detail(t, id)["agentGroupIds"], "a refused update changes nothing")
+}
+
 func TestUpdateIsPartial(t *testing.T) {
 	g := group(t, false)
 	id := create(t, body(t, map[string]any{
@@ -457,4 +484,41 @@ func TestStoreUpdateRollsBackOnError(t *testing.T) {
 	o, err := store.Get(context.Background(), id)
 	require.NoError(t, err)
 	assert.NotEqual(t, "never saved", o.Title)
+}
+
+// outboxEvents are the order.updated events recorded for order id.
+func outboxEvents(t *testing.T, id int64) []order.Updated {
+	t.Helper()
+	var bodies []string
+	require.NoError(t, env.DB.Select(&bodies,
+		`SELECT convert_from(body, 'UTF8') FROM outbox WHERE routing_key = 'order.updated' AND (convert_from(body, 'UTF8')::jsonb->>'orderId')::bigint = $1 ORDER BY id`, id))
+	out := make([]order.Updated, len(bodies))
+	for i, b := range bodies {
+		require.NoError(t, json.Unmarshal([]byte(b), &out[i]))
+	}
+	return out
+}
+
+func TestUpdateRecordsOneEventOnlyWhenItCommits(t *testing.T) {
+	id := create(t, body(t, nil))
+	assert.Empty(t, outboxEvents(t, id), "a create announces nothing")
+
+	require.Equal(t, http.StatusOK, update(t, id, map[string]any{"title": "Announced"}).Status)
+	evs := outboxEvents(t, id)
+	require.Len(t, evs, 1)
+	assert.Equal(t, "order.updated", evs[0].Type)
+	assert.NotEmpty(t, evs[0].EventID)
+	assert.Equal(t, detail(t, id)["updatedAt"], evs[0].OccurredAt)
+
+	require.Equal(t, http.StatusBadRequest, update(t, id, map[string]any{"title": nil}).Status)
+	_, err := order.NewStore(env.DB).Update(context.Background(), id, func(o *order.Order) error {
+		return fmt.Errorf("refused")
+	})
+	require.Error(t, err)
+	assert.Len(t, outboxEvents(t, id), 1, "refused and rolled-back updates announce nothing")
+
+	require.Equal(t, http.StatusOK, update(t, id, map[string]any{"title": "Again"}).Status)
+	evs = outboxEvents(t, id)
+	require.Len(t, evs, 2)
+	assert.NotEqual(t, evs[0].EventID, evs[1].EventID, "each update is an event of its own")
 }

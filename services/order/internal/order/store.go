@@ -220,7 +220,8 @@ func (s *Store) Get(ctx context.Context, id int64) (Order, error) {
 }
 
 // Update changes order id by fn inside one transaction, with the row locked so that concurrent
-// partial updates of different fields do not undo each other. It returns the order as stored.
+// partial updates of different fields do not undo each other, and records order.updated in the
+// same transaction (published by the outbox relay after the commit). It returns the order as stored.
 func (s *Store) Update(ctx context.Context, id int64, fn func(o *Order) error) (Order, error) {
 	const (
 		lock   = `SELECT ` + columns + ` FROM orders WHERE id = $1 FOR UPDATE`
@@ -271,8 +272,10 @@ RETURNING ` + columns
 		if err := tx.GetContext(ctx, &saved, tx.Rebind(query), args...); err != nil {
 			return writeError(fmt.Sprintf("update order %d", id), o.Code, err)
 		}
-		out, err = saved.order()
-		return err
+		if out, err = saved.order(); err != nil {
+			return err
+		}
+		return announceUpdate(ctx, tx, out)
 	})
 	if err != nil {
 		return Order{}, err

@@ -39,10 +39,21 @@ func (d *UserDirectory) MissingUsers(ctx context.Context, ids []int64) ([]int64,
 	return out.Missing, nil
 }
 
-// MissingAgentGroups returns the ids among ids that name no agent group.
-//
-// Agent groups are not served yet, so until they are every id > 0 is accepted. This is the one
-// place where the check goes: ask the user service as MissingUsers does.
-func (d *UserDirectory) MissingAgentGroups(_ context.Context, _ []int64) ([]int64, error) {
-	return nil, nil
+// MissingAgentGroups returns the ids among ids that name no agent group, asking the user service
+// as MissingUsers does; the user service being down is Unavailable (503).
+func (d *UserDirectory) MissingAgentGroups(ctx context.Context, ids []int64) ([]int64, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var out struct {
+		Missing []int64 `json:"missing"`
+	}
+	err := d.client.Do(ctx, http.MethodPost, "/internal/agent-groups/check", map[string][]int64{"ids": ids}, &out)
+	if err != nil {
+		if apperr.KindOf(err) == apperr.Unavailable {
+			return nil, apperr.Wrap(apperr.Unavailable, err, "agentGroupIds: cannot be checked now, the user service is unavailable")
+		}
+		return nil, apperr.Wrap(apperr.Internal, err, "check agent groups")
+	}
+	return out.Missing, nil
 }

@@ -28,6 +28,8 @@ type settings struct {
 	config.Database
 	// OrderURL is the order service; empty means it is not deployed and its catalogs are skipped.
 	OrderURL string `env:"ORDER_URL"`
+	// LeadURL is lead-api; empty means it is not deployed and its catalogs are skipped.
+	LeadURL string `env:"LEAD_URL"`
 }
 
 const usage = `usage:
@@ -38,7 +40,8 @@ const usage = `usage:
   ccadmin user set-active --id ID --active=true|false
   ccadmin user list
 
-environment: DATABASE_URL, ORDER_URL (empty: skip order catalogs), INTERNAL_TOKEN
+environment: DATABASE_URL, ORDER_URL (empty: skip order catalogs), LEAD_URL (empty: skip lead
+catalogs), INTERNAL_TOKEN
 `
 
 func main() {
@@ -51,6 +54,9 @@ func main() {
 	// "skip", so only a truly unset variable takes the default.
 	if _, set := os.LookupEnv("ORDER_URL"); !set {
 		cfg.OrderURL = defaultOrderURL
+	}
+	if _, set := os.LookupEnv("LEAD_URL"); !set {
+		cfg.LeadURL = defaultLeadURL
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err = run(ctx, cfg, os.Args[1:], os.Stdout, os.Stderr)
@@ -92,6 +98,8 @@ func run(ctx context.Context, cfg settings, args []string, stdout, stderr io.Wri
 		"seed":   seedCommand,
 		"apikey": apikeyCommand,
 		"user":   userCommand,
+
+		"simulate-calls": simulateCallsCommand, // plays the telephony platform (simulate.go)
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {

@@ -7,6 +7,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/svcclient"
+	"ccplatform/services/user/internal/agentgroup"
 	"ccplatform/services/user/internal/seed"
 	"ccplatform/services/user/internal/user"
 )
@@ -21,13 +22,15 @@ func seedCommand(ctx context.Context, e *env, args []string) error {
 	if !*demo {
 		return usagef("seed: pass --demo (the demo data is the only data set)")
 	}
-	steps := []seed.Step{seed.Users(user.NewStore(e.db), time.Now)}
+	users := user.NewStore(e.db)
+	steps := []seed.Step{seed.Users(users, time.Now), seed.AgentGroups(agentgroup.NewStore(e.db), users)}
 	if e.cfg.OrderURL == "" {
 		steps = append(steps, seed.Skipped("order custom fields", "ORDER_URL is empty"))
 	} else {
 		order := svcclient.New("order", e.cfg.OrderURL, e.cfg.InternalToken, 10*time.Second)
 		steps = append(steps, seed.OrderCustomFields(order))
 	}
+	steps = append(steps, leadCatalogs(e.cfg))
 	if err := seed.Run(ctx, e.stdout, steps...); err != nil {
 		if apperr.KindOf(err) == apperr.Unavailable {
 			return fmt.Errorf("%w (start that service, or set its URL variable to empty to skip its part)", err)

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -24,10 +25,15 @@ type settings struct {
 	config.Common
 	config.Database
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8081"`
+	// AvatarPlaceholder is the image link of users without an avatar (the contract promises a link).
+	AvatarPlaceholder string `env:"AVATAR_PLACEHOLDER_URL"`
 }
 
 func main() {
 	cfg, err := config.Load[settings]()
+	if err == nil {
+		err = checkPlaceholder(cfg.AvatarPlaceholder)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "user:", err)
 		os.Exit(2)
@@ -59,6 +65,19 @@ func run(ctx context.Context, cfg settings, log *zap.Logger) error {
 	if err := migrations.Apply(ctx, conn); err != nil {
 		return err
 	}
-	h := server.New(server.Deps{Log: log, DB: conn, InternalToken: cfg.InternalToken})
+	h := server.New(server.Deps{Log: log, DB: conn, InternalToken: cfg.InternalToken, AvatarPlaceholder: cfg.AvatarPlaceholder})
 	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+}
+
+// checkPlaceholder refuses a placeholder that is not an absolute http(s) link at start, rather
+// than handing clients a broken avatar in every answer.
+func checkPlaceholder(raw string) error {
+	if raw == "" {
+		return nil // the default
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("AVATAR_PLACEHOLDER_URL %q: must be an absolute http(s) URL", raw)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 
 	"ccplatform/pkg/db"
+	"ccplatform/pkg/idempotency"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -27,8 +28,9 @@ func Set() db.Migrations {
 	return db.Migrations{Table: "goose_db_version", FS: sub}
 }
 
-// Apply brings the users schema up to date on conn (whose search_path is Schema); it is safe to run
-// from many processes at once.
+// Apply brings the users schema up to date on conn (whose search_path is Schema): the service's
+// tables and the idempotency table of its create route (agent groups). It is safe to run from many
+// processes at once.
 func Apply(ctx context.Context, conn *sqlx.DB) error {
-	return db.Migrate(ctx, conn, Schema, Set())
+	return db.Migrate(ctx, conn, Schema, Set(), idempotency.Migrations())
 }

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/web"
+	"ccplatform/services/user/internal/agentgroup"
 	"ccplatform/services/user/internal/apikey"
 	"ccplatform/services/user/internal/user"
 
@@ -22,6 +24,9 @@ type Deps struct {
 	Log           *zap.Logger
 	DB            *sqlx.DB
 	InternalToken string
+	// AvatarPlaceholder is the link shown for users without an avatar; empty means
+	// user.DefaultAvatarPlaceholder.
+	AvatarPlaceholder string
 }
 
 // New is the service's whole HTTP handler; paths answer with and without a trailing slash.
@@ -29,9 +34,24 @@ func New(d Deps) http.Handler {
 	e := web.NewEngine(d.Log, web.DefaultBodyLimit)
 	e.GET("/internal/health", web.Handle(health(d.DB)))
 
-	internal := e.Group("", web.RequireInternalToken(d.InternalToken))
-	apikey.NewHandler(apikey.NewStore(d.DB)).RegisterInternal(internal)
-	user.NewHandler(user.NewStore(d.DB)).RegisterInternal(internal)
+	placeholder := d.AvatarPlaceholder
+	if placeholder == "" {
+		placeholder = user.DefaultAvatarPlaceholder
+	}
+	users := user.NewStore(d.DB)
+	groups := agentgroup.NewStore(d.DB)
+	idempotent := idempotency.New(d.DB, d.Log).Middleware()
+
+	// Public routes come through the gateway, which sends the token too: every route but the
+	// health check demands it.
+	r := e.Group("", web.RequireInternalToken(d.InternalToken))
+	apikey.NewHandler(apikey.NewStore(d.DB)).RegisterInternal(r)
+	userRoutes := user.NewHandler(users, placeholder)
+	userRoutes.RegisterPublic(r)
+	userRoutes.RegisterInternal(r)
+	groupRoutes := agentgroup.NewHandler(groups, users)
+	groupRoutes.RegisterPublic(r, idempotent)
+	groupRoutes.RegisterInternal(r)
 
 	return web.TrimTrailingSlash(e)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
@@ -14,15 +15,59 @@ const maxCheckIDs = 10000
 
 // Handler serves the user routes.
 type Handler struct {
-	store *Store
+	store             *Store
+	avatarPlaceholder string
 }
 
-// NewHandler is a handler over store.
-func NewHandler(store *Store) *Handler { return &Handler{store: store} }
+// NewHandler is a handler over store; avatarPlaceholder is the link shown for users without an
+// avatar.
+func NewHandler(store *Store, avatarPlaceholder string) *Handler {
+	return &Handler{store: store, avatarPlaceholder: avatarPlaceholder}
+}
+
+// RegisterPublic adds operations 14 and 15. The list answers at /v2/user too, the path the
+// contract's sample call uses.
+func (h *Handler) RegisterPublic(r gin.IRoutes) {
+	r.GET("/v2/user/list", web.Handle(h.list))
+	r.GET("/v2/user", web.Handle(h.list))
+	r.GET("/v2/user/detail/:userId", web.Handle(h.detail))
+}
 
 // RegisterInternal adds the routes other services call; r must already demand the internal token.
 func (h *Handler) RegisterInternal(r gin.IRoutes) {
 	r.POST("/internal/users/check", web.Handle(h.check))
+	r.POST("/internal/users/recipients", web.Handle(h.recipients))
+}
+
+// list is operation 14.
+func (h *Handler) list(c *gin.Context) (any, error) {
+	f, page, err := ParseListQuery(c.Request.URL.Query())
+	if err != nil {
+		return nil, err
+	}
+	ctx := c.Request.Context()
+	users, err := h.store.List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	total, err := h.store.Count(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return listquery.NewResult(h.views(users), page, total), nil
+}
+
+// detail is operation 15.
+func (h *Handler) detail(c *gin.Context) (any, error) {
+	id, err := web.PathID(c, "userId")
+	if err != nil {
+		return nil, err
+	}
+	u, err := h.store.Get(c.Request.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	return ViewOf(u, h.avatarPlaceholder), nil
 }
 
 type checkRequest struct {
@@ -47,4 +92,48 @@ func (h *Handler) check(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	return checkResponse{Missing: missing}, nil
+}
+
+type recipientsResponse struct {
+	List []View `json:"list"`
+}
+
+// recipients resolves who a notification goes to, with each user's notification settings: one user
+// (whatever their state, so the caller can tell an inactive user from an unknown one), or every
+// active user, or every active user of an access group.
+func (h *Handler) recipients(c *gin.Context) (any, error) {
+	var req RecipientsRequest
+	if err := web.DecodeJSON(c, &req); err != nil {
+		return nil, err
+	}
+	target, err := req.Check()
+	if err != nil {
+		return nil, err
+	}
+	ctx := c.Request.Context()
+	if target.UserID > 0 {
+		u, err := h.store.Get(ctx, target.UserID)
+		if err != nil {
+			return nil, err
+		}
+		return recipientsResponse{List: []View{ViewOf(u, h.avatarPlaceholder)}}, nil
+	}
+	active := true
+	f := Filter{IsActive: &active}
+	if target.Group != GroupNone {
+		f.AccessGroup = &target.Group
+	}
+	users, err := h.store.List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return recipientsResponse{List: h.views(users)}, nil
+}
+
+func (h *Handler) views(users []User) []View {
+	out := make([]View, len(users))
+	for i, u := range users {
+		out[i] = ViewOf(u, h.avatarPlaceholder)
+	}
+	return out
 }

@@ -1,0 +1,420 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"ccplatform/gateway/stacktest"
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/dbtest"
+
+	"github.com/lib/pq"
+	"github.com/stretchr/testify/require"
+)
+
+// FaultEnv turns the fault test on. scripts/fault-test.sh (called by make test) sets it and runs
+// the test verbosely, so that its summary lines show in the log; the ordinary run of this package
+// leaves it to that script instead of running it twice.
+const FaultEnv = "CC_FAULT_TEST"
+
+// Fault test parameters: enough jobs and clients that the fault lands mid-stream, few enough that
+// both scenarios stay well under three minutes on two cores.
+const (
+	faultJobs    = 2000
+	faultClients = 8
+	// faultAt is the share of jobs accepted before the fault is injected.
+	faultAt = 3
+	// faultDrain bounds the wait for every accepted job to be done after the last accept.
+	faultDrain = 90 * time.Second
+	// faultConfirm is lead-api's confirm timeout in the fault stack: a request during the outage
+	// is answered 503 after it (and retried), instead of after the default 10 s.
+	faultConfirm = "2s"
+)
+
+// TestAsyncLeadsSurviveFaults sends async lead creates (v1 and v2 mixed, several clients) while
+// (a) the broker is restarted and (b) lead-worker is killed with SIGKILL and started again, and
+// checks that every accepted job made exactly one lead: 0 lost, 0 duplicated. A request answered
+// 503 was not accepted; its client retries it with the same Idempotency-Key.
+func TestAsyncLeadsSurviveFaults(t *testing.T) {
+	if os.Getenv(FaultEnv) == "" {
+		t.Skip("run by scripts/fault-test.sh (part of make test) with " + FaultEnv + "=1")
+	}
+	t.Run("broker restart", func(t *testing.T) {
+		node := startBrokerNode(t)
+		dbURL, drop, err := dbtest.Create("e2e_fault")
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = drop() })
+		s := startFaultStack(t, dbURL, node.URL())
+		runFaultScenario(t, s, "broker", fault{inject: node.Stop, heal: node.Start})
+	})
+	t.Run("worker SIGKILL", func(t *testing.T) {
+		runFaultScenario(t, stack, "worker", fault{
+			inject: func() error { stack.Stop("lead-worker", syscall.SIGKILL); return nil },
+			heal: func() error {
+				time.Sleep(time.Second)
+				return stack.Start("lead-worker")
+			},
+		})
+	})
+}
+
+// fault is injected mid-stream: inject returns once the fault is in effect, and no new request
+// is sent before it did, so two thirds of the jobs meet the fault whatever the machine's speed;
+// heal runs while the clients go on.
+type fault struct {
+	inject, heal func() error
+}
+
+// startFaultStack starts the processes table against dbURL and amqpURL, with a short confirm
+// timeout in lead-api.
+func startFaultStack(t *testing.T, dbURL, amqpURL string) *Stack {
+	t.Helper()
+	procs := make([]stacktest.Process, len(processes))
+	for i, p := range processes {
+		procs[i] = stacktest.Process{Name: p.name, Pkg: p.pkg, Health: p.health, Env: p.env}
+		if p.name == "lead-api" {
+			procs[i].Env = append(append([]string{}, p.env...), "JOB_CONFIRM_TIMEOUT="+faultConfirm)
+		}
+	}
+	st, err := stacktest.Start(stacktest.Config{
+		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken,
+		Processes: procs, Tools: tools, BinDir: stack.BinDir(),
+	})
+	if st != nil {
+		t.Cleanup(func() {
+			if t.Failed() {
+				st.DumpLogs(os.Stderr)
+			}
+			st.Close()
+		})
+	}
+	require.NoError(t, err)
+	return &Stack{Stack: st, client: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// runFaultScenario sends faultJobs async creates to s through faultClients clients, injects f
+// once a third of them are accepted, waits until every accepted job made its lead, and compares.
+func runFaultScenario(t *testing.T, s *Stack, label string, f fault) {
+	orderR := s.Call(t, http.MethodPost, "/v2/order/create/", minimalOrder("Fault "+label))
+	require.Equal(t, http.StatusOK, orderR.Status, "%s", orderR.Body)
+	orderID := int64(orderR.Data(t)["id"].(float64))
+	detail := s.Call(t, http.MethodGet, "/v2/order/detail/"+strconv.FormatInt(orderID, 10)+"/", nil)
+	code := detail.Data(t)["code"].(string)
+
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: faultClients * 2}}
+	run := make([]byte, 4)
+	_, _ = rand.Read(run)
+	prefix := "fault-" + label + "-" + hex.EncodeToString(run) + "-"
+
+	jobs := make([]string, faultJobs)
+	var next, accepted, refused atomic.Int64
+	faultDone := make(chan error, 1)
+	injected := make(chan struct{})
+	var faultOnce sync.Once
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, faultClients)
+	for range faultClients {
+		wg.Go(func() {
+			for {
+				if accepted.Load() >= faultJobs/faultAt {
+					<-injected
+				}
+				i := int(next.Add(1)) - 1
+				if i >= faultJobs {
+					return
+				}
+				path, body := "/v2/lead/create-async/", map[string]any(v2Lead(orderID, code, faultPhone(label, i)))
+				if i%2 == 1 {
+					path, body = "/v1/lead/create-async/", v1Lead(orderID, code, faultPhone(label, i))
+				}
+				id, n503, err := acceptWithRetry(ctx, client, s, path, body, prefix+strconv.Itoa(i))
+				refused.Add(int64(n503))
+				if err != nil {
+					errs <- fmt.Errorf("job %d: %w", i, err)
+					return
+				}
+				jobs[i] = id
+				if accepted.Add(1) == faultJobs/faultAt {
+					faultOnce.Do(func() {
+						go func() {
+							err := f.inject()
+							close(injected)
+							at := accepted.Load()
+							if err == nil {
+								err = f.heal()
+							}
+							t.Logf("%s: fault in effect at %d accepted, healed at %d", label, at, accepted.Load())
+							faultDone <- err
+						}()
+					})
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	select {
+	case err := <-faultDone:
+		require.NoError(t, err, "inject the fault")
+	case <-time.After(time.Minute):
+		t.Fatal("the fault did not finish")
+	}
+	t.Logf("%s: %d requests answered 503 during the fault and retried", label, refused.Load())
+
+	seen := map[string]bool{}
+	for i, id := range jobs {
+		require.NotEmpty(t, id, "job %d never accepted", i)
+		require.False(t, seen[id], "job id %s handed out twice", id)
+		seen[id] = true
+	}
+	created, rows := waitLeads(t, s.DatabaseURL, jobs)
+	lost, duplicated := len(jobs)-created, rows-created
+	line := fmt.Sprintf("accepted=%d created=%d lost=%d duplicated=%d", len(jobs), created, lost, duplicated)
+	fmt.Println(line)
+	if lost != 0 || duplicated != 0 || created != faultJobs {
+		t.Fatalf("%s: %s", label, line)
+	}
+}
+
+// acceptWithRetry sends one async create until it is accepted, with the same Idempotency-Key each
+// time (as a client must after a 503), and returns the job id and how many 503s it got.
+func acceptWithRetry(ctx context.Context, client *http.Client, s *Stack, path string, body any, key string) (string, int, error) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return "", 0, err
+	}
+	unavailable := 0
+	for {
+		status, data, err := post(ctx, client, s, path, raw, key)
+		switch {
+		case err == nil && status == http.StatusOK:
+			var d struct {
+				JobID string `json:"jobId"`
+			}
+			if err := json.Unmarshal(data, &d); err != nil || len(d.JobID) != 36 {
+				return "", unavailable, fmt.Errorf("accepted without a job id: %s", data)
+			}
+			return d.JobID, unavailable, nil
+		case err == nil && status != http.StatusServiceUnavailable && status != http.StatusBadGateway && status != http.StatusGatewayTimeout:
+			return "", unavailable, fmt.Errorf("status %d: %s", status, data)
+		case err == nil:
+			unavailable++
+		}
+		// Not accepted (the broker is away, or the connection broke): send it again.
+		select {
+		case <-ctx.Done():
+			return "", unavailable, fmt.Errorf("never accepted (last: status %d, %v)", status, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// post sends one request through the gateway and returns the status and the envelope's data.
+func post(ctx context.Context, client *http.Client, s *Stack, path string, body []byte, key string) (int, json.RawMessage, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.BaseURL+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Api-Key", s.APIKey)
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, nil, err
+	}
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return resp.StatusCode, raw, nil
+	}
+	return resp.StatusCode, env.Data, nil
+}
+
+// faultPhone is a distinct valid number per scenario and job.
+func faultPhone(label string, i int) string {
+	base := 3000000
+	if label == "worker" {
+		base = 6000000
+	}
+	return fmt.Sprintf("7917%07d", base+i)
+}
+
+// waitLeads observes the lead service's table directly (the test checks the outcome, it is not a
+// service reading another's schema) until every job has its lead or faultDrain passes. created
+// counts distinct accepted jobs with a lead, rows all leads of those jobs.
+func waitLeads(t *testing.T, dbURL string, jobs []string) (created, rows int) {
+	t.Helper()
+	conn, err := db.Open(context.Background(), dbURL, "leads", 2)
+	require.NoError(t, err)
+	defer conn.Close()
+	const q = `SELECT count(DISTINCT job_id), count(*) FROM leads WHERE job_id = ANY($1::uuid[])`
+	deadline := time.Now().Add(faultDrain)
+	for {
+		require.NoError(t, conn.QueryRow(q, pq.StringArray(jobs)).Scan(&created, &rows))
+		if created == len(jobs) || time.Now().After(deadline) {
+			var failed []string
+			_ = conn.Select(&failed, `SELECT job_id::text || ': ' || coalesce(reason, '') FROM lead_jobs
+				WHERE status = 'failed' AND job_id = ANY($1::uuid[]) LIMIT 5`, pq.StringArray(jobs))
+			if len(failed) > 0 {
+				t.Errorf("accepted jobs failed: %s", strings.Join(failed, "; "))
+			}
+			return created, rows
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// brokerNode is a RabbitMQ node of the test's own, on free ports and a data folder of its own, so
+// that stopping it disturbs nothing else on the machine.
+type brokerNode struct {
+	name, dir string
+	port      string
+	env       []string
+	cmd       *exec.Cmd
+}
+
+// brokerServer is where Debian's rabbitmq-server package (scripts/deps.sh) puts the node script.
+const brokerServer = "/usr/lib/rabbitmq/bin/rabbitmq-server"
+
+func startBrokerNode(t *testing.T) *brokerNode {
+	t.Helper()
+	if _, err := os.Stat(brokerServer); err != nil {
+		t.Fatalf("the fault test starts a RabbitMQ node of its own and needs %s (scripts/deps.sh installs it): %v", brokerServer, err)
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "enabled_plugins"), nil, 0o644))
+	amqpAddr, err := stacktest.FreeAddr()
+	require.NoError(t, err)
+	distAddr, err := stacktest.FreeAddr()
+	require.NoError(t, err)
+	suffix := make([]byte, 3)
+	_, _ = rand.Read(suffix)
+	n := &brokerNode{name: "ccfault-" + hex.EncodeToString(suffix) + "@localhost", dir: dir}
+	n.port = amqpAddr[strings.LastIndex(amqpAddr, ":")+1:]
+	// HOME holds the Erlang cookie that the node and rabbitmqctl share; the config files named
+	// here do not exist, so the node runs on defaults and nothing of the machine's own broker.
+	n.env = append(os.Environ(),
+		"HOME="+dir,
+		"RABBITMQ_NODENAME="+n.name,
+		"RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
+		"RABBITMQ_NODE_PORT="+n.port,
+		"RABBITMQ_DIST_PORT="+distAddr[strings.LastIndex(distAddr, ":")+1:],
+		"RABBITMQ_MNESIA_BASE="+filepath.Join(dir, "mnesia"),
+		"RABBITMQ_LOG_BASE="+filepath.Join(dir, "log"),
+		"RABBITMQ_ENABLED_PLUGINS_FILE="+filepath.Join(dir, "enabled_plugins"),
+		"RABBITMQ_CONFIG_FILE="+filepath.Join(dir, "rabbitmq"),
+		"RABBITMQ_ADVANCED_CONFIG_FILE="+filepath.Join(dir, "advanced.config"),
+		"RABBITMQ_CONF_ENV_FILE="+filepath.Join(dir, "rabbitmq-env.conf"),
+	)
+	t.Cleanup(func() {
+		if err := n.Stop(); err != nil {
+			t.Logf("stop broker node: %v", err)
+		}
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "node.log"))
+			if len(b) > 3000 {
+				b = b[len(b)-3000:]
+			}
+			fmt.Fprintf(os.Stderr, "---- broker node (tail) ----\n%s\n", b)
+		}
+	})
+	require.NoError(t, n.Start())
+	return n
+}
+
+// URL is the node's default vhost.
+func (n *brokerNode) URL() string { return "amqp://guest:guest@127.0.0.1:" + n.port + "/" }
+
+// Start starts the node (on the same data folder after a Stop: quorum queues keep what they
+// confirmed) and waits until it accepts AMQP connections.
+func (n *brokerNode) Start() error {
+	logf, err := os.OpenFile(filepath.Join(n.dir, "node.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(brokerServer)
+	cmd.Dir = n.dir
+	cmd.Env = n.env
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start broker node: %w", err)
+	}
+	n.cmd = cmd
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	// The AMQP port opens late in the boot, after the node registered with epmd; await_startup
+	// then waits for the boot to finish.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		select {
+		case <-exited:
+			return errors.New("broker node exited at start (see node.log)")
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+n.port, time.Second); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return errors.New("broker node did not open its AMQP port in 90 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return n.ctl(ctx, "await_startup", "--timeout", "60")
+}
+
+// Stop halts the node the way an operator does (rabbitmqctl stop), and kills what is left.
+func (n *brokerNode) Stop() error {
+	if n.cmd == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	err := n.ctl(ctx, "stop")
+	_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
+	n.cmd = nil
+	return err
+}
+
+func (n *brokerNode) ctl(ctx context.Context, args ...string) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(filepath.Dir(brokerServer), "rabbitmqctl"), append([]string{"-n", n.name}, args...)...)
+	cmd.Env = n.env
+	cmd.Dir = n.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("rabbitmqctl %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}

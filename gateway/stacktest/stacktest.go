@@ -1,0 +1,320 @@
+// Package stacktest builds the platform's binaries and runs them as one stack on free local ports,
+// against a database and a broker the caller provides: the end-to-end tests and the benchmarks
+// start exactly the same processes, with the same environment, as scripts/stack.sh does.
+package stacktest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Process is one binary of the stack.
+type Process struct {
+	Name string
+	// Pkg is the main package's path relative to the repository root.
+	Pkg string
+	// Health is the path answered 200 once the process is ready; "" for queue consumers, which
+	// get no HTTP address.
+	Health string
+	// Env adds variables of this process only.
+	Env []string
+}
+
+// Config is what a stack runs and against what.
+type Config struct {
+	DatabaseURL   string
+	AMQPURL       string
+	InternalToken string
+	// Processes is the stack in start order. Every HTTP process's base URL is given to every
+	// process as <NAME>_URL (a "-api" suffix dropped: lead-api → LEAD_URL). The process named
+	// "gateway" starts after the demo data and the API key were made with the "ccadmin" tool.
+	Processes []Process
+	// Tools are built but not started (name → package).
+	Tools map[string]string
+	// BinDir is where the binaries are built; empty means a temporary folder removed by Close.
+	// Stacks that share one skip the rebuild.
+	BinDir string
+	// LogLevel of every process; "warn" when empty.
+	LogLevel string
+}
+
+// Stack is the running platform.
+type Stack struct {
+	BaseURL     string
+	APIKey      string
+	DatabaseURL string
+	AMQPURL     string
+	// AdminID is the demo admin the key belongs to.
+	AdminID int64
+
+	cfg     Config
+	root    string
+	binDir  string
+	ownBin  bool
+	logDir  string
+	addrs   map[string]string
+	cmds    map[string]*exec.Cmd
+	baseEnv []string
+}
+
+// Start builds every binary and starts every process, each waited for until healthy. On error the
+// returned stack (when not nil) holds the logs so far; Close it.
+func Start(cfg Config) (*Stack, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "cc-stack-")
+	if err != nil {
+		return nil, fmt.Errorf("temp dir: %w", err)
+	}
+	if cfg.LogLevel == "" {
+		cfg.LogLevel = "warn"
+	}
+	s := &Stack{
+		DatabaseURL: cfg.DatabaseURL, AMQPURL: cfg.AMQPURL, cfg: cfg, root: root,
+		binDir: cfg.BinDir, logDir: filepath.Join(tmp, "logs"),
+		addrs: map[string]string{}, cmds: map[string]*exec.Cmd{},
+	}
+	if s.binDir == "" {
+		s.binDir, s.ownBin = filepath.Join(tmp, "bin"), true
+	}
+	if err := os.MkdirAll(s.logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("log dir: %w", err)
+	}
+	if err := s.build(); err != nil {
+		return s, err
+	}
+	for _, p := range cfg.Processes {
+		if p.Health == "" {
+			continue
+		}
+		addr, err := FreeAddr()
+		if err != nil {
+			return s, err
+		}
+		s.addrs[p.Name] = addr
+	}
+	s.baseEnv = append(os.Environ(), "DATABASE_URL="+cfg.DatabaseURL, "AMQP_URL="+cfg.AMQPURL,
+		"INTERNAL_TOKEN="+cfg.InternalToken, "LOG_LEVEL="+cfg.LogLevel)
+	for name := range s.addrs {
+		s.baseEnv = append(s.baseEnv, strings.ToUpper(strings.TrimSuffix(name, "-api"))+"_URL="+s.URL(name))
+	}
+	for _, p := range cfg.Processes {
+		if p.Name == "gateway" {
+			// The gateway is last: demo data and the key exist before the first public request.
+			if err := s.seed(); err != nil {
+				return s, err
+			}
+		}
+		if err := s.start(p); err != nil {
+			return s, err
+		}
+	}
+	s.BaseURL = s.URL("gateway")
+	return s, nil
+}
+
+// URL is the base URL of a process of the stack.
+func (s *Stack) URL(name string) string { return "http://" + s.addrs[name] }
+
+// LogDir holds one log file per process.
+func (s *Stack) LogDir() string { return s.logDir }
+
+// build compiles every binary with one go command (packages build in parallel and share the
+// cache), into BinDir under each package's last path element.
+func (s *Stack) build() error {
+	pkgs := make([]string, 0, len(s.cfg.Processes)+len(s.cfg.Tools))
+	for _, p := range s.cfg.Processes {
+		pkgs = append(pkgs, p.Pkg)
+	}
+	for _, pkg := range s.cfg.Tools {
+		pkgs = append(pkgs, pkg)
+	}
+	if err := os.MkdirAll(s.binDir, 0o755); err != nil {
+		return fmt.Errorf("bin dir: %w", err)
+	}
+	cmd := exec.Command("go", append([]string{"build", "-o", s.binDir + string(filepath.Separator)}, pkgs...)...)
+	cmd.Dir = s.root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build %s: %w\n%s", strings.Join(pkgs, " "), err, out)
+	}
+	return nil
+}
+
+func (s *Stack) binary(pkg string) string { return filepath.Join(s.binDir, path.Base(pkg)) }
+
+func (s *Stack) start(p Process) error {
+	logf, err := os.OpenFile(filepath.Join(s.logDir, p.Name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("log of %s: %w", p.Name, err)
+	}
+	defer logf.Close() // the child holds its own descriptor
+	cmd := exec.Command(s.binary(p.Pkg))
+	cmd.Env = append(append([]string{}, s.baseEnv...), p.Env...)
+	if addr := s.addrs[p.Name]; addr != "" {
+		cmd.Env = append(cmd.Env, "HTTP_ADDR="+addr)
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", p.Name, err)
+	}
+	s.cmds[p.Name] = cmd
+	if p.Health == "" {
+		// A consumer is up once it has survived its start (it reconnects by itself afterwards).
+		time.Sleep(300 * time.Millisecond)
+		if err := syscall.Kill(cmd.Process.Pid, 0); err != nil {
+			return fmt.Errorf("%s exited at start", p.Name)
+		}
+		return nil
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(s.URL(p.Name) + p.Health)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if cmd.ProcessState != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not become healthy at %s%s", p.Name, s.URL(p.Name), p.Health)
+}
+
+// BinDir is the folder of the built binaries.
+func (s *Stack) BinDir() string { return s.binDir }
+
+// Env is the environment every process gets (a copy).
+func (s *Stack) Env() []string { return append([]string{}, s.baseEnv...) }
+
+// Addrs maps each HTTP process to its address (a copy).
+func (s *Stack) Addrs() map[string]string {
+	out := make(map[string]string, len(s.addrs))
+	for k, v := range s.addrs {
+		out[k] = v
+	}
+	return out
+}
+
+// Admin runs ccadmin with the stack's environment and returns its stdout.
+func (s *Stack) Admin(args ...string) (string, error) { return s.AdminEnv(nil, args...) }
+
+// AdminEnv runs ccadmin with the stack's environment plus extra variables (later ones win).
+func (s *Stack) AdminEnv(extra []string, args ...string) (string, error) {
+	cmd := exec.Command(s.binary(s.cfg.Tools["ccadmin"]), args...)
+	cmd.Env = append(s.Env(), extra...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("ccadmin %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+func (s *Stack) seed() error {
+	if _, err := s.Admin("seed", "--demo"); err != nil {
+		return err
+	}
+	key, err := s.Admin("apikey", "create", "--email", "admin@demo.callcenter.local", "--name", "e2e")
+	if err != nil {
+		return err
+	}
+	s.APIKey = key
+	return nil
+}
+
+// Restart stops a process and starts it again (same address, same environment).
+func (s *Stack) Restart(name string) error {
+	s.Stop(name, syscall.SIGTERM)
+	return s.Start(name)
+}
+
+// Stop ends a process with sig (SIGKILL to simulate a crash), waiting for it to exit.
+func (s *Stack) Stop(name string, sig syscall.Signal) { s.kill(name, sig) }
+
+// Start starts a stopped process again.
+func (s *Stack) Start(name string) error {
+	for _, p := range s.cfg.Processes {
+		if p.Name == name {
+			return s.start(p)
+		}
+	}
+	return fmt.Errorf("no process %s", name)
+}
+
+func (s *Stack) kill(name string, sig syscall.Signal) {
+	cmd := s.cmds[name]
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, sig)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+	delete(s.cmds, name)
+}
+
+// Close stops every process, last started first, and removes the binaries it built.
+func (s *Stack) Close() {
+	for i := len(s.cfg.Processes) - 1; i >= 0; i-- {
+		s.kill(s.cfg.Processes[i].Name, syscall.SIGTERM)
+	}
+	if s.ownBin {
+		_ = os.RemoveAll(s.binDir)
+	}
+}
+
+// DumpLogs writes the tail of every process's log to w.
+func (s *Stack) DumpLogs(w io.Writer) {
+	entries, _ := os.ReadDir(s.logDir)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(s.logDir, e.Name()))
+		if len(b) > 4000 {
+			b = b[len(b)-4000:]
+		}
+		fmt.Fprintf(w, "---- %s (tail) ----\n%s\n", e.Name(), b)
+	}
+}
+
+// RepoRoot is the folder of the go.work the caller runs in.
+func RepoRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOWORK").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOWORK: %w", err)
+	}
+	w := strings.TrimSpace(string(out))
+	if w == "" || w == "off" {
+		return "", fmt.Errorf("the stack is built inside the workspace (go.work)")
+	}
+	return filepath.Dir(w), nil
+}
+
+// FreeAddr is a local address nothing listens on at the moment.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}

@@ -1,0 +1,227 @@
+// Package outbox publishes a message if and only if the state change it announces committed: the
+// message is written to an outbox table in the caller's own transaction, and a relay publishes the
+// committed rows afterwards (with the broker's confirm) and marks them published. Delivery is at
+// least once: a relay that dies between the confirm and its own commit publishes the rows again,
+// so consumers deduplicate by message id as they do for every message.
+package outbox
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/requestid"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"go.uber.org/zap"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations is the outbox table, to be applied in the schema of each service that publishes
+// through it (the table must live beside the state it announces, to share its transactions).
+func Migrations() db.Migrations {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		panic(err) // the embedded folder is fixed at build time
+	}
+	return db.Migrations{Table: "outbox_version", FS: sub}
+}
+
+// ErrHeaders refuses a message with headers: the table keeps the request id (taken from the
+// context) but no other header, and dropping them silently would surprise the caller.
+var ErrHeaders = errors.New("outbox: message headers are not kept; only the request id of the context is")
+
+// Add records msg for publication to exchange with key, inside tx: it is published only once tx
+// commits, and never if tx rolls back.
+func Add(ctx context.Context, tx *sqlx.Tx, exchange, key string, msg mq.Message) error {
+	if len(msg.Headers) > 0 {
+		return ErrHeaders
+	}
+	if msg.ID == "" {
+		return errors.New("outbox: message id is empty (consumers deduplicate by it)")
+	}
+	var reqID *string
+	if id := requestid.From(ctx); id != "" {
+		reqID = &id
+	}
+	const q = `INSERT INTO outbox (exchange, routing_key, message_id, type, body, request_id) VALUES ($1, $2, $3, $4, $5, $6)`
+	if _, err := tx.ExecContext(ctx, q, exchange, key, msg.ID, msg.Type, msg.Body, reqID); err != nil {
+		return fmt.Errorf("outbox: add %s %s: %w", key, msg.ID, err)
+	}
+	return nil
+}
+
+// Defaults of the Relay's optional fields.
+const (
+	DefaultInterval       = 250 * time.Millisecond
+	DefaultBatchSize      = 100
+	DefaultPublishTimeout = 5 * time.Second
+	DefaultRetention      = 24 * time.Hour
+)
+
+// Relay publishes committed outbox rows. Any number of relays may run on the same table (one per
+// replica): each takes its rows with FOR UPDATE SKIP LOCKED, so no row is handed to two relays
+// at once. Rows are published in id order within a relay; across relays only roughly.
+type Relay struct {
+	DB        *sqlx.DB
+	Publisher *mq.Publisher
+	Log       *zap.Logger
+	// Interval is the pause after a scan that found less than a full batch (or failed).
+	Interval time.Duration
+	// BatchSize bounds the rows one transaction takes.
+	BatchSize int
+	// PublishTimeout bounds one publish: while the broker is down the relay gives its rows back
+	// after it and tries again, instead of holding their locks for the whole outage.
+	PublishTimeout time.Duration
+	// Retention is how long published rows are kept (for inspection) before they are deleted.
+	Retention time.Duration
+}
+
+// withDefaults is r with every unset field at its default; r itself is never written, so one
+// Relay may be used from several goroutines.
+func (r Relay) withDefaults() *Relay {
+	if r.Interval <= 0 {
+		r.Interval = DefaultInterval
+	}
+	if r.BatchSize <= 0 {
+		r.BatchSize = DefaultBatchSize
+	}
+	if r.PublishTimeout <= 0 {
+		r.PublishTimeout = DefaultPublishTimeout
+	}
+	if r.Retention <= 0 {
+		r.Retention = DefaultRetention
+	}
+	if r.Log == nil {
+		r.Log = zap.NewNop()
+	}
+	return &r
+}
+
+// purgeEvery is how often published rows past retention are deleted.
+const purgeEvery = time.Hour
+
+// Run relays until ctx is done. Failures (broker or database down) are logged once per outage and
+// retried after Interval, for as long as it takes: the rows wait in the table meanwhile.
+func (r *Relay) Run(ctx context.Context) {
+	r = r.withDefaults()
+	failing := false
+	nextPurge := time.Now().Add(purgeEvery)
+	for ctx.Err() == nil {
+		n, err := r.relayOnce(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			if !failing {
+				r.Log.Warn("outbox: relay failing, retrying until it heals", zap.Error(err))
+			}
+			failing = true
+		case err == nil && failing:
+			r.Log.Info("outbox: relay healed")
+			failing = false
+		}
+		if time.Now().After(nextPurge) {
+			if _, err := r.Purge(ctx); err != nil && ctx.Err() == nil {
+				r.Log.Warn("outbox: purge", zap.Error(err))
+			}
+			nextPurge = time.Now().Add(purgeEvery)
+		}
+		if err == nil && n == r.BatchSize {
+			continue // more may be waiting
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(r.Interval):
+		}
+	}
+}
+
+// row is an outbox row still to publish.
+type row struct {
+	ID         int64   `db:"id"`
+	Exchange   string  `db:"exchange"`
+	RoutingKey string  `db:"routing_key"`
+	MessageID  string  `db:"message_id"`
+	Type       string  `db:"type"`
+	Body       []byte  `db:"body"`
+	RequestID  *string `db:"request_id"`
+}
+
+// RelayOnce publishes up to BatchSize unpublished rows, in id order, and marks those the broker
+// confirmed; it returns how many it published. A failed publish ends the batch: the rows before
+// it are marked, it and the rest stay for the next scan.
+func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
+	return r.withDefaults().relayOnce(ctx)
+}
+
+func (r *Relay) relayOnce(ctx context.Context) (int, error) {
+	const (
+		take = `
+SELECT id, exchange, routing_key, message_id, type, body, request_id FROM outbox
+WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`
+		mark = `UPDATE outbox SET published_at = now() WHERE id = ANY($1)`
+	)
+	var published int
+	var pubErr error
+	// The transaction outlives a cancelled ctx (only the publishes stop): the rows the broker
+	// already confirmed are still marked on shutdown, rather than published again by the next relay.
+	tctx := context.WithoutCancel(ctx)
+	err := db.InTx(tctx, r.DB, func(tx *sqlx.Tx) error {
+		var rows []row
+		if err := tx.SelectContext(tctx, &rows, take, r.BatchSize); err != nil {
+			return fmt.Errorf("outbox: take rows: %w", err)
+		}
+		done := make(pq.Int64Array, 0, len(rows))
+		for _, rw := range rows {
+			if pubErr = r.publish(ctx, rw); pubErr != nil {
+				break
+			}
+			done = append(done, rw.ID)
+		}
+		if len(done) == 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(tctx, mark, done); err != nil {
+			return fmt.Errorf("outbox: mark %d rows published: %w", len(done), err)
+		}
+		published = len(done)
+		return nil
+	})
+	if err != nil {
+		// Whatever was confirmed is published again by the next scan: at least once.
+		return 0, err
+	}
+	return published, pubErr
+}
+
+func (r *Relay) publish(ctx context.Context, rw row) error {
+	if rw.RequestID != nil {
+		ctx = requestid.With(ctx, *rw.RequestID)
+	}
+	pctx, cancel := context.WithTimeout(ctx, r.PublishTimeout)
+	defer cancel()
+	msg := mq.Message{ID: rw.MessageID, Type: rw.Type, Body: rw.Body}
+	if err := r.Publisher.Publish(pctx, rw.Exchange, rw.RoutingKey, msg); err != nil {
+		return fmt.Errorf("outbox: publish %s %s: %w", rw.RoutingKey, rw.MessageID, err)
+	}
+	return nil
+}
+
+// Purge deletes rows published more than Retention ago and returns how many.
+func (r *Relay) Purge(ctx context.Context) (int64, error) {
+	r = r.withDefaults()
+	res, err := r.DB.ExecContext(ctx, `DELETE FROM outbox WHERE published_at < now() - $1::interval`,
+		fmt.Sprintf("%d milliseconds", r.Retention.Milliseconds()))
+	if err != nil {
+		return 0, fmt.Errorf("outbox: purge: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}

@@ -1,0 +1,266 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/dbtest"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/mqtest"
+	"ccplatform/pkg/requestid"
+
+	"github.com/jmoiron/sqlx"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+)
+
+const (
+	schema   = "outboxtest"
+	exchange = "events"
+)
+
+var (
+	conn     *sqlx.DB
+	vhostURL string
+)
+
+func TestMain(m *testing.M) {
+	dbtest.Main(m, "pkg_outbox", func(u string) int {
+		ctx := context.Background()
+		var err error
+		if conn, err = db.Open(ctx, u, schema, 16); err != nil {
+			fmt.Fprintln(os.Stderr, "outbox:", err)
+			return 1
+		}
+		defer conn.Close()
+		items := fstest.MapFS{"00001_items.sql": &fstest.MapFile{Data: []byte(
+			"-- +goose Up\nCREATE TABLE items (id bigserial PRIMARY KEY, name text NOT NULL);\n")}}
+		if err := db.Migrate(ctx, conn, schema, Migrations(), db.Migrations{Table: "app_version", FS: items}); err != nil {
+			fmt.Fprintln(os.Stderr, "outbox:", err)
+			return 1
+		}
+		var drop func() error
+		if vhostURL, drop, err = mqtest.CreateVhost("outbox"); err != nil {
+			fmt.Fprintln(os.Stderr, "outbox:", err)
+			return 1
+		}
+		defer func() { _ = drop() }()
+		return m.Run()
+	})
+}
+
+// bound declares a queue of the test's own bound to the events exchange for key, and returns the
+// connection (with a publisher) and a channel that receives every message on the queue.
+func bound(t *testing.T, key string) (*mq.Conn, <-chan amqp.Delivery) {
+	t.Helper()
+	queue := "t." + t.Name()
+	topo := func(ch *amqp.Channel) error {
+		if err := mq.EventExchange(exchange)(ch); err != nil {
+			return err
+		}
+		if _, err := ch.QueueDeclare(queue, false, true, false, false, nil); err != nil {
+			return err
+		}
+		return ch.QueueBind(queue, key, exchange, false, nil)
+	}
+	c := mq.Dial(vhostURL, t.Name(), zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), topo)
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ch, err := c.Channel(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ch.Close() })
+	deliveries, err := ch.Consume(queue, "", true, true, false, false, nil)
+	require.NoError(t, err)
+	return c, deliveries
+}
+
+func reset(t *testing.T) {
+	t.Helper()
+	_, err := conn.Exec(`TRUNCATE outbox, items`)
+	require.NoError(t, err)
+}
+
+// change inserts an item and records its event in one transaction; fail rolls it back.
+func change(ctx context.Context, key string, i int, fail bool) error {
+	return db.InTx(ctx, conn, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO items (name) VALUES ($1)`, fmt.Sprint(i)); err != nil {
+			return err
+		}
+		msg := mq.Message{ID: fmt.Sprintf("ev-%d", i), Type: "item.created", Body: fmt.Appendf(nil, `{"n":%d}`, i)}
+		if err := Add(ctx, tx, exchange, key, msg); err != nil {
+			return err
+		}
+		if fail {
+			return errors.New("the change fails after its event was added")
+		}
+		return nil
+	})
+}
+
+func receive(t *testing.T, deliveries <-chan amqp.Delivery, n int) []amqp.Delivery {
+	t.Helper()
+	var got []amqp.Delivery
+	timeout := time.After(20 * time.Second)
+	for len(got) < n {
+		select {
+		case d := <-deliveries:
+			got = append(got, d)
+		case <-timeout:
+			t.Fatalf("received %d of %d messages", len(got), n)
+		}
+	}
+	return got
+}
+
+func unpublished(t *testing.T) int {
+	t.Helper()
+	var n int
+	require.NoError(t, conn.Get(&n, `SELECT count(*) FROM outbox WHERE published_at IS NULL`))
+	return n
+}
+
+func TestCommittedChangesArePublishedInOrderAndRolledBackOnesNever(t *testing.T) {
+	reset(t)
+	c, deliveries := bound(t, "item.created")
+	ctx := requestid.With(context.Background(), "req-1")
+	for i := range 30 {
+		require.NoError(t, change(ctx, "item.created", i, false))
+		require.Error(t, change(ctx, "item.created", 1000+i, true))
+	}
+	pub := mq.NewPublisher(c)
+	defer pub.Close()
+	rctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		(&Relay{DB: conn, Publisher: pub, Interval: 20 * time.Millisecond, BatchSize: 7}).Run(rctx)
+		close(done)
+	}()
+	defer func() { cancel(); <-done }()
+
+	got := receive(t, deliveries, 30)
+	for i, d := range got {
+		assert.Equal(t, fmt.Sprintf("ev-%d", i), d.MessageId, "id order")
+		assert.Equal(t, "item.created", d.Type)
+		assert.Equal(t, "application/json", d.ContentType)
+		assert.Equal(t, "req-1", d.Headers["request_id"])
+		assert.JSONEq(t, fmt.Sprintf(`{"n":%d}`, i), string(d.Body))
+	}
+	select {
+	case d := <-deliveries:
+		t.Fatalf("unexpected message %s (a rolled-back change, or a duplicate)", d.MessageId)
+	case <-time.After(300 * time.Millisecond):
+	}
+	assert.Eventually(t, func() bool { return unpublished(t) == 0 }, 5*time.Second, 20*time.Millisecond)
+}
+
+func TestRelaysShareTheTableWithoutDoublePublishing(t *testing.T) {
+	reset(t)
+	c, deliveries := bound(t, "item.bulk")
+	const n = 600
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 4 {
+				assert.NoError(t, change(context.Background(), "item.bulk", i, false))
+			}
+		}()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var relays sync.WaitGroup
+	for range 3 {
+		pub := mq.NewPublisher(c)
+		defer pub.Close()
+		relays.Add(1)
+		go func() {
+			defer relays.Done()
+			(&Relay{DB: conn, Publisher: pub, Interval: 10 * time.Millisecond, BatchSize: 25}).Run(ctx)
+		}()
+	}
+	wg.Wait()
+	got := receive(t, deliveries, n)
+	cancel()
+	relays.Wait()
+	seen := map[string]int{}
+	for _, d := range got {
+		seen[d.MessageId]++
+	}
+	assert.Len(t, seen, n, "every event published")
+	select {
+	case d := <-deliveries:
+		t.Fatalf("message %s published twice", d.MessageId)
+	case <-time.After(300 * time.Millisecond):
+	}
+	assert.Zero(t, unpublished(t))
+}
+
+func TestRowsWaitWhileTheBrokerIsUnreachable(t *testing.T) {
+	reset(t)
+	require.NoError(t, change(context.Background(), "item.wait", 1, false))
+	// Nothing listens on port 1: the connection keeps re-dialing, as during an outage.
+	dead := mq.Dial("amqp://guest:guest@127.0.0.1:1/", t.Name(), zap.NewNop())
+	defer dead.Close()
+	pub := mq.NewPublisher(dead)
+	defer pub.Close()
+	r := &Relay{DB: conn, Publisher: pub, PublishTimeout: 200 * time.Millisecond}
+	n, err := r.RelayOnce(context.Background())
+	require.ErrorIs(t, err, mq.ErrNotConfirmed)
+	assert.Zero(t, n)
+	assert.Equal(t, 1, unpublished(t), "the row stays for the next attempt")
+
+	// A running relay keeps trying and stops cleanly.
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	r.Interval = 50 * time.Millisecond
+	r.Run(ctx)
+	assert.Equal(t, 1, unpublished(t))
+
+	// Once a broker answers, the same row goes out.
+	c, deliveries := bound(t, "item.wait")
+	live := mq.NewPublisher(c)
+	defer live.Close()
+	n, err = (&Relay{DB: conn, Publisher: live}).RelayOnce(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, "ev-1", receive(t, deliveries, 1)[0].MessageId)
+}
+
+func TestAddRefusesWhatItCannotKeep(t *testing.T) {
+	err := db.InTx(context.Background(), conn, func(tx *sqlx.Tx) error {
+		return Add(context.Background(), tx, exchange, "k", mq.Message{ID: "x", Headers: amqp.Table{"a": "b"}})
+	})
+	assert.ErrorIs(t, err, ErrHeaders)
+	err = db.InTx(context.Background(), conn, func(tx *sqlx.Tx) error {
+		return Add(context.Background(), tx, exchange, "k", mq.Message{Body: []byte(`{}`)})
+	})
+	assert.ErrorContains(t, err, "message id")
+}
+
+func TestPurgeDropsOnlyOldPublishedRows(t *testing.T) {
+	reset(t)
+	for i := range 3 {
+		require.NoError(t, change(context.Background(), "item.purge", i, false))
+	}
+	_, err := conn.Exec(`UPDATE outbox SET published_at = now() - interval '2 days' WHERE message_id = 'ev-0'`)
+	require.NoError(t, err)
+	_, err = conn.Exec(`UPDATE outbox SET published_at = now() WHERE message_id = 'ev-1'`)
+	require.NoError(t, err)
+	n, err := (&Relay{DB: conn}).Purge(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n)
+	var left []string
+	require.NoError(t, conn.Select(&left, `SELECT message_id FROM outbox ORDER BY id`))
+	assert.Equal(t, []string{"ev-1", "ev-2"}, left)
+}

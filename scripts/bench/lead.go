@@ -1,0 +1,325 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"ccplatform/gateway/stacktest"
+	"ccplatform/pkg/mq"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+)
+
+// phone is a distinct valid number per call, so no create waits on another's secondary-lead lock.
+func (b *bench) phone() string {
+	return fmt.Sprintf("7916%07d", atomic.AddInt64(&b.phoneSeq, 1))
+}
+
+func (b *bench) leadBody() []byte {
+	return fmt.Appendf(nil, `{"leadType":"straight","phone":%q,"orderId":%d,"orderCode":%q,"name":"Bench client","sourceComment":"bench"}`,
+		b.phone(), b.order, b.code)
+}
+
+// warm runs op briefly so that connection pools and caches are filled before a measurement.
+func (b *bench) warm(op func(i int) error) {
+	Load(b.cfg.Concurrency, 2*time.Second, 200, op)
+}
+
+// syncCreates is figure (1): sync creates through the gateway vs a bare server that does one
+// INSERT per request into the same table, at the same concurrency.
+func (b *bench) syncCreates(ctx context.Context) error {
+	fmt.Fprintln(b.out, "(1) sync create: gateway → lead-api vs bare net/http one-INSERT server")
+	create := func(int) error { return b.api.Do(ctx, "POST", "/v2/lead/create/", b.leadBody(), nil) }
+	b.warm(create)
+	platform := Load(b.cfg.Concurrency, b.cfg.Duration, 0, create)
+	b.direct(ctx, "/v2/lead/create")
+
+	bare, stop, err := b.bareServer()
+	if err != nil {
+		return err
+	}
+	defer stop()
+	bareCreate := func(int) error { return bare.Do(ctx, "POST", "/", b.leadBody(), nil) }
+	b.warm(bareCreate)
+	baseline := Load(b.cfg.Concurrency, b.cfg.Duration, 0, bareCreate)
+	b.add(fmt.Sprintf("(1) sync creates/s c=%d", b.cfg.Concurrency), platform, baseline, platform.Rate()/baseline.Rate(), "≥ 0.60", 0.60)
+	return nil
+}
+
+// direct measures path on lead-api itself, as the gateway calls it, to tell the gateway's share
+// of a figure from the service's (printed only, no target).
+func (b *bench) direct(ctx context.Context, path string) {
+	api := NewClient(b.stack.URL("lead-api"), b.cfg.Concurrency,
+		map[string]string{"X-Internal-Token": internalToken, "X-User-Id": "1"})
+	op := func(int) error { return api.Do(ctx, "POST", path, b.leadBody(), nil) }
+	Load(b.cfg.Concurrency, time.Second, 100, op)
+	fmt.Fprintf(b.out, "    lead-api alone (no gateway) %s\n", Load(b.cfg.Concurrency, b.cfg.Duration, 0, op).Summary())
+}
+
+// bareServer is the baseline of figure (1): net/http, decode, one INSERT, an envelope back.
+func (b *bench) bareServer() (*Client, func(), error) {
+	addr, err := stacktest.FreeAddr()
+	if err != nil {
+		return nil, nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bare server: %w", err)
+	}
+	const q = `INSERT INTO leads (order_id, order_code, phone, name, source_comment, status_id, lead_type, create_method)
+VALUES ($1, $2, $3, $4, $5, 1, $6, 'api_v2') RETURNING id`
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			LeadType      string `json:"leadType"`
+			Phone         string `json:"phone"`
+			OrderID       int64  `json:"orderId"`
+			OrderCode     string `json:"orderCode"`
+			Name          string `json:"name"`
+			SourceComment string `json:"sourceComment"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var id int64
+		if err := b.leads.QueryRowContext(r.Context(), q, in.OrderID, in.OrderCode, "+"+in.Phone, in.Name, in.SourceComment, in.LeadType).Scan(&id); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"success":true,"message":"","data":{"id":%d}}`, id)
+	})
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return NewClient("http://"+addr, b.cfg.Concurrency, nil), func() { _ = srv.Close() }, nil
+}
+
+// asyncAndDrain is figures (2) and (3). With lead-worker stopped, async accepts through the
+// gateway fill the queue, against a bare loop of confirmed publishes to a quorum queue at the same
+// concurrency; then lead-worker starts and drains what was accepted, against single-row INSERT
+// transactions into the same table over as many connections as the worker has.
+func (b *bench) asyncAndDrain(ctx context.Context) error {
+	fmt.Fprintln(b.out, "(2) async accept: gateway → lead-api → confirmed publish vs bare confirmed-publish loop")
+	b.stack.Stop("lead-worker", syscall.SIGTERM)
+	accept := func(int) error {
+		var d struct {
+			JobID string `json:"jobId"`
+		}
+		return b.api.Do(ctx, "POST", "/v2/lead/create-async/", b.leadBody(), &d)
+	}
+	b.warm(accept)
+	platform := Load(b.cfg.Concurrency, b.cfg.Duration, 0, accept)
+	b.direct(ctx, "/v2/lead/create-async")
+
+	conn := mq.Dial(b.amqpURL, "bench-bare", zap.NewNop(), mq.WorkQueue("bench.bare"))
+	defer conn.Close()
+	if err := conn.Wait(ctx); err != nil {
+		return err
+	}
+	pub := mq.NewPublisher(conn)
+	defer pub.Close()
+	publish := func(int) error {
+		id := uuid.NewString()
+		body := fmt.Appendf(nil, `{"jobId":%q,"version":"v2","createMethod":"api_v2_async","body":%s,"callerUserId":1}`, id, b.leadBody())
+		return pub.Publish(ctx, "", "bench.bare", mq.Message{ID: id, Type: "lead.create", Body: body})
+	}
+	b.warm(publish)
+	baseline := Load(b.cfg.Concurrency, b.cfg.Duration, 0, publish)
+	b.add(fmt.Sprintf("(2) async accepted/s c=%d", b.cfg.Concurrency), platform, baseline, platform.Rate()/baseline.Rate(), "≥ 0.70", 0.70)
+
+	fmt.Fprintln(b.out, "(3) drain: lead-worker vs single-row INSERT transactions")
+	var queued int
+	if err := b.queued(ctx, &queued); err != nil {
+		return err
+	}
+	if queued < b.cfg.DrainJobs {
+		// A drain of a few thousand jobs lasts a fraction of a second: queue enough (through the
+		// same route, not measured) that the rate means something.
+		top := Load(b.cfg.Concurrency, 5*time.Minute, b.cfg.DrainJobs-queued, accept)
+		if top.Errors > 0 {
+			return fmt.Errorf("queue jobs for the drain: %w", top.FirstErr)
+		}
+		if err := b.queued(ctx, &queued); err != nil {
+			return err
+		}
+	}
+	drained, err := b.drain(ctx, queued)
+	if err != nil {
+		return err
+	}
+	const q = `INSERT INTO leads (order_id, order_code, phone, name, source_comment, status_id, lead_type, create_method, job_id)
+VALUES ($1, $2, $3, 'Bench client', 'bench', 1, 'straight', 'api_v2_async', $4)`
+	insert := func(int) error {
+		_, err := b.leads.ExecContext(ctx, q, b.order, b.code, "+"+b.phone(), uuid.NewString())
+		return err
+	}
+	Load(b.cfg.WorkerConcurrency, time.Second, 0, insert)
+	inserts := Load(b.cfg.WorkerConcurrency, b.cfg.Duration, 0, insert)
+	ratio := drained.Rate() / inserts.Rate()
+	b.rows = append(b.rows, row{
+		name:     fmt.Sprintf("(3) drained/s (%d jobs)", drained.OK),
+		platform: fmt.Sprintf("%8.0f/s in %.1fs", drained.Rate(), drained.Elapsed.Seconds()),
+		baseline: fmt.Sprintf("%s c=%d", inserts.Summary(), b.cfg.WorkerConcurrency),
+		ratio:    ratio, target: "≥ 2.00", pass: ratio >= 2,
+	})
+	fmt.Fprintf(b.out, "    drained %d jobs at %.0f/s; single-row INSERT %s\n", drained.OK, drained.Rate(), inserts.Summary())
+	return nil
+}
+
+// queued reads how many jobs wait in lead.jobs.
+func (b *bench) queued(ctx context.Context, n *int) error {
+	conn := mq.Dial(b.amqpURL, "bench-inspect", zap.NewNop())
+	defer conn.Close()
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, messages, err := conn.QueueConsumers(cctx, "lead.jobs")
+	if err != nil {
+		return fmt.Errorf("inspect lead.jobs: %w", err)
+	}
+	*n = messages
+	return nil
+}
+
+// drain starts lead-worker and times it from its first recorded outcome to the last of want jobs
+// (process start-up is not the worker's throughput).
+func (b *bench) drain(ctx context.Context, want int) (Result, error) {
+	if err := b.stack.Start("lead-worker"); err != nil {
+		return Result{}, err
+	}
+	count := func() (int, error) {
+		var n int
+		err := b.leads.GetContext(ctx, &n, `SELECT count(*) FROM lead_jobs`)
+		return n, err
+	}
+	var first time.Time
+	var atFirst int
+	deadline := time.Now().Add(3 * time.Minute)
+	for time.Now().Before(deadline) {
+		n, err := count()
+		if err != nil {
+			return Result{}, fmt.Errorf("count outcomes: %w", err)
+		}
+		if n > 0 && first.IsZero() {
+			first, atFirst = time.Now(), n
+		}
+		if n >= want {
+			return Result{OK: n - atFirst, Elapsed: time.Since(first)}, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return Result{}, errors.New("lead-worker did not drain the queue in 3 minutes")
+}
+
+// Figure (4) reads exactly what the lead service's store runs for the list page: the count, then
+// the page (services/lead/internal/lead/store.go, Store.List with one order and a period).
+const (
+	listColumns = `id, order_id, order_code, phone, name, source_comment, ip, external_id_crm_a, external_id_crm_b,
+external_id_crm_c, external_id_crm_d, status_id, lead_type, create_method, source, ad_campaign_id, is_secondary,
+previous_lead_id, next_lead_id, planning_call_at, priority, utc_offset, social_network_id, social_login,
+messenger_user_name, messenger_phone, messenger_id, custom_values, job_id, created_by, created_at, updated_at`
+	listWhere = ` FROM leads WHERE order_id = $1 AND created_at >= $2 AND created_at < $3`
+	listCount = `SELECT count(*)` + listWhere
+	listPage  = `SELECT ` + listColumns + listWhere + ` ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5`
+)
+
+// listOrders is how many orders share the bulk-loaded leads: one of them is the one listed.
+const listOrders = 4
+
+// list is figure (4): the list page over cfg.Rows leads of a few orders spread over a year.
+func (b *bench) list(ctx context.Context) error {
+	fmt.Fprintf(b.out, "(4) list page: bulk-loading %d leads over a year for %d orders\n", b.cfg.Rows, listOrders)
+	start := time.Now()
+	const load = `
+INSERT INTO leads (order_id, order_code, phone, status_id, lead_type, create_method, created_at, updated_at)
+SELECT CASE WHEN g % $4 = 0 THEN $1 ELSE 900000 + g % $4 END, $2,
+       '+7915' || lpad((g % 10000000)::text, 7, '0'), 1, 'straight', 'import',
+       now() - interval '365 days' * (g::float8 / $3), now() - interval '365 days' * (g::float8 / $3)
+FROM generate_series(1, $3) AS g`
+	if _, err := b.leads.ExecContext(ctx, load, b.order, b.code, b.cfg.Rows, listOrders); err != nil {
+		return fmt.Errorf("bulk load: %w", err)
+	}
+	if _, err := b.leads.ExecContext(ctx, `VACUUM ANALYZE leads`); err != nil {
+		return fmt.Errorf("vacuum: %w", err)
+	}
+	fmt.Fprintf(b.out, "    loaded and vacuumed in %.1fs\n", time.Since(start).Seconds())
+
+	month := time.Now().UTC().AddDate(0, -6, 0)
+	from := time.Date(month.Year(), month.Month(), 1, 0, 0, 0, 0, time.UTC)
+	to := from.AddDate(0, 1, 0).Add(-time.Second) // the last second of the month, inclusive
+	q := url.Values{}
+	q.Set("orderIds[]", fmt.Sprint(b.order))
+	q.Set("createdAt[0]", from.Format(time.RFC3339))
+	q.Set("createdAt[1]", to.Format(time.RFC3339))
+	q.Set("limit", "50")
+	path := "/v2/lead/?" + q.Encode()
+	var page struct {
+		List  []json.RawMessage `json:"list"`
+		Total int               `json:"total"`
+	}
+	if err := b.api.Do(ctx, "GET", path, nil, &page); err != nil {
+		return err
+	}
+	fmt.Fprintf(b.out, "    GET %s → %d of total %d\n", path, len(page.List), page.Total)
+	get := func(int) error { return b.api.Do(ctx, "GET", path, nil, nil) }
+	Load(1, 2*time.Second, 50, get)
+	platform := Load(1, time.Minute, b.cfg.ListRequests, get)
+
+	// The store's upper bound is the inclusive second plus a nanosecond (half-open period).
+	upper := to.Add(time.Nanosecond)
+	direct := func(int) error {
+		var n int
+		if err := b.leads.GetContext(ctx, &n, listCount, b.order, from, upper); err != nil {
+			return err
+		}
+		rows, err := b.leads.QueryContext(ctx, listPage, b.order, from, upper, 50, 0)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+		}
+		return rows.Err()
+	}
+	Load(1, 2*time.Second, 50, direct)
+	baseline := Load(1, time.Minute, b.cfg.ListRequests, direct)
+	p99 := platform.Percentile(0.99)
+	b.rows = append(b.rows, row{
+		name:     fmt.Sprintf("(4) list p99 (%d leads, c=1)", b.cfg.Rows),
+		platform: platform.Summary(),
+		baseline: baseline.Summary() + " (SQL)",
+		ratio:    ms(p99) / ms(baseline.Percentile(0.99)),
+		target:   "p99 < 25 ms", pass: p99 < 25*time.Millisecond,
+	})
+	fmt.Fprintf(b.out, "    gateway %s; the two queries alone %s\n", platform.Summary(), baseline.Summary())
+	for _, e := range []struct {
+		name, sql string
+		args      []any
+	}{
+		{"count", listCount, []any{b.order, from, upper}},
+		{"page", listPage, []any{b.order, from, upper, 50, 0}},
+	} {
+		var plan []string
+		if err := b.leads.SelectContext(ctx, &plan, `EXPLAIN (ANALYZE, BUFFERS) `+e.sql, e.args...); err != nil {
+			return fmt.Errorf("explain %s: %w", e.name, err)
+		}
+		fmt.Fprintf(b.out, "    EXPLAIN (ANALYZE, BUFFERS) %s query:\n      %s\n", e.name, strings.Join(plan, "\n      "))
+	}
+	return nil
+}
+
+// add records a throughput figure (higher is better) against its baseline.
+func (b *bench) add(name string, platform, baseline Result, ratio float64, target string, min float64) {
+	fmt.Fprintf(b.out, "    platform %s\n    baseline %s\n", platform.Summary(), baseline.Summary())
+	b.rows = append(b.rows, row{name: name, platform: platform.Summary(), baseline: baseline.Summary(),
+		ratio: ratio, target: target, pass: ratio >= min && platform.Errors == 0})
+}

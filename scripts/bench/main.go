@@ -1,0 +1,200 @@
+// Command bench measures the lead scenario of the platform, each figure beside a baseline measured
+// in the same run on the same machine: sync creates through the gateway against a bare
+// one-INSERT-per-request server, async accepts against a bare confirmed-publish loop, the worker's
+// drain rate against single-row INSERTs, and the list page on a million leads against its two
+// queries run directly. It runs the real binaries (gateway/stacktest) on a database and a broker
+// vhost of its own, both removed afterwards. `make bench` runs it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"ccplatform/gateway/stacktest"
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/dbtest"
+	"ccplatform/pkg/mqtest"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Config bounds the run: every phase lasts Duration (or a fixed count), so the whole bench takes
+// a few minutes whatever the machine.
+type Config struct {
+	Concurrency       int
+	Duration          time.Duration
+	WorkerConcurrency int
+	DrainJobs         int
+	Rows              int
+	ListRequests      int
+}
+
+func main() {
+	var cfg Config
+	flag.IntVar(&cfg.Concurrency, "c", 16, "concurrent clients of the sync and async phases (and of their baselines)")
+	flag.DurationVar(&cfg.Duration, "d", 5*time.Second, "length of each measured phase")
+	flag.IntVar(&cfg.WorkerConcurrency, "worker-concurrency", 4, "lead-worker's WORKER_CONCURRENCY, also the connections of the INSERT baseline")
+	flag.IntVar(&cfg.DrainJobs, "drain-jobs", 20_000, "jobs queued (at least) for lead-worker to drain")
+	flag.IntVar(&cfg.Rows, "rows", 1_000_000, "leads bulk-loaded for the list phase")
+	flag.IntVar(&cfg.ListRequests, "list-requests", 500, "list requests measured (one client)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// bench is the running stack and what the phases share.
+type bench struct {
+	cfg      Config
+	out      io.Writer
+	stack    *stacktest.Stack
+	leads    *sqlx.DB
+	api      *Client
+	amqpURL  string
+	order    int64
+	code     string
+	phoneSeq int64
+	rows     []row
+}
+
+// row is one line of the final table.
+type row struct {
+	name, platform, baseline string
+	ratio                    float64
+	target                   string
+	pass                     bool
+}
+
+const internalToken = "bench-internal-token"
+
+func run(ctx context.Context, cfg Config, out io.Writer) error {
+	dbURL, dropDB, err := dbtest.Create("bench")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dropDB() }()
+	amqpURL, dropVhost, err := mqtest.CreateVhost("bench")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dropVhost() }()
+
+	fmt.Fprintf(out, "bench: building and starting the stack (database %s)\n", dbName(dbURL))
+	st, err := stacktest.Start(stacktest.Config{
+		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken, LogLevel: "error",
+		Processes: []stacktest.Process{
+			{Name: "user", Pkg: "./services/user/cmd/user", Health: "/internal/health"},
+			{Name: "order", Pkg: "./services/order/cmd/order", Health: "/internal/health"},
+			{Name: "lead-api", Pkg: "./services/lead/cmd/lead-api", Health: "/internal/health"},
+			{Name: "lead-worker", Pkg: "./services/lead/cmd/lead-worker",
+				Env: []string{fmt.Sprintf("WORKER_CONCURRENCY=%d", cfg.WorkerConcurrency)}},
+			{Name: "gateway", Pkg: "./gateway/cmd/gateway", Health: "/livez",
+				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"}},
+		},
+		Tools: map[string]string{"ccadmin": "./services/user/cmd/ccadmin"},
+	})
+	if st != nil {
+		defer st.Close()
+	}
+	if err != nil {
+		if st != nil {
+			st.DumpLogs(os.Stderr)
+		}
+		return fmt.Errorf("start stack: %w", err)
+	}
+	leads, err := db.Open(ctx, dbURL, "leads", 64)
+	if err != nil {
+		return err
+	}
+	defer leads.Close()
+
+	b := &bench{cfg: cfg, out: out, stack: st, leads: leads, amqpURL: amqpURL,
+		api: NewClient(st.BaseURL, cfg.Concurrency, map[string]string{"X-Api-Key": st.APIKey})}
+	if err := b.machine(ctx); err != nil {
+		return err
+	}
+	if err := b.createOrder(ctx); err != nil {
+		return err
+	}
+	for _, phase := range []func(context.Context) error{b.syncCreates, b.asyncAndDrain, b.list} {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := phase(ctx); err != nil {
+			return err
+		}
+	}
+	b.report()
+	return nil
+}
+
+// machine prints what the figures were measured on.
+func (b *bench) machine(ctx context.Context) error {
+	var pg string
+	if err := b.leads.GetContext(ctx, &pg, `SHOW server_version`); err != nil {
+		return fmt.Errorf("server version: %w", err)
+	}
+	model := "unknown CPU"
+	if raw, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(raw), "\n") {
+			if name, ok := strings.CutPrefix(line, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
+				break
+			}
+		}
+	}
+	fmt.Fprintf(b.out, "machine: %d cores (%s), %s, PostgreSQL %s; load generator on the same machine\n",
+		runtime.NumCPU(), model, runtime.Version(), pg)
+	fmt.Fprintf(b.out, "settings: c=%d, %s per phase, lead-worker WORKER_CONCURRENCY=%d draining ≥ %d jobs, %d leads for the list\n\n",
+		b.cfg.Concurrency, b.cfg.Duration, b.cfg.WorkerConcurrency, b.cfg.DrainJobs, b.cfg.Rows)
+	return nil
+}
+
+func (b *bench) createOrder(ctx context.Context) error {
+	body := []byte(`{"serviceTitle":"bench","title":"Bench leads","status":"success","sipEndpointIds":[1]}`)
+	var created struct {
+		ID int64 `json:"id"`
+	}
+	if err := b.api.Do(ctx, "POST", "/v2/order/create/", body, &created); err != nil {
+		return fmt.Errorf("create order: %w", err)
+	}
+	var detail struct {
+		Code string `json:"code"`
+	}
+	if err := b.api.Do(ctx, "GET", fmt.Sprintf("/v2/order/detail/%d/", created.ID), nil, &detail); err != nil {
+		return fmt.Errorf("read order: %w", err)
+	}
+	b.order, b.code = created.ID, detail.Code
+	return nil
+}
+
+// report prints the table of every figure beside its baseline, with the ratio and the target.
+func (b *bench) report() {
+	fmt.Fprintf(b.out, "\n%-34s %-44s %-44s %7s  %-12s %s\n", "figure", "platform", "baseline", "ratio", "target", "result")
+	for _, r := range b.rows {
+		verdict := "FAIL"
+		if r.pass {
+			verdict = "PASS"
+		}
+		fmt.Fprintf(b.out, "%-34s %-44s %-44s %7.2f  %-12s %s\n", r.name, r.platform, r.baseline, r.ratio, r.target, verdict)
+	}
+}
+
+func dbName(u string) string {
+	name := u[strings.LastIndex(u, "/")+1:]
+	if i := strings.IndexByte(name, '?'); i >= 0 {
+		name = name[:i]
+	}
+	return name
+}

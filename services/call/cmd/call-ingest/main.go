@@ -1,0 +1,87 @@
+// Command call-ingest consumes the telephony platform's call events (queue telephony.calls),
+// stores each call once and publishes call.finished for it (docs/events.md).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"ccplatform/pkg/config"
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/logging"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/telephony"
+	"ccplatform/services/call/internal/ingest"
+	"ccplatform/services/call/internal/migrations"
+
+	"go.uber.org/zap"
+)
+
+// Config is read from the environment (docs/architecture.md).
+type Config struct {
+	config.Common
+	config.Database
+	config.Broker
+	// Queue is the platform's queue (telephony.Queue when empty); tests use one of their own.
+	Queue string `env:"INGEST_QUEUE"`
+	// Batching: one transaction and one multi-row INSERT per batch (DESIGN §8).
+	Prefetch  int           `env:"INGEST_PREFETCH" envDefault:"256"`
+	BatchSize int           `env:"INGEST_BATCH_SIZE" envDefault:"100"`
+	BatchWait time.Duration `env:"INGEST_BATCH_WAIT" envDefault:"20ms"`
+	Workers   int           `env:"INGEST_WORKERS" envDefault:"2"`
+}
+
+func main() {
+	cfg, err := config.Load[Config]()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "call-ingest:", err)
+		os.Exit(1)
+	}
+	log, err := logging.New("call-ingest", cfg.LogLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "call-ingest:", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("call-ingest stopped", zap.Error(err))
+		_ = log.Sync()
+		os.Exit(1)
+	}
+	_ = log.Sync()
+}
+
+// run consumes until ctx is done: the batches in hand finish (commit, confirm, ack), the rest
+// goes back to the broker; then the broker connection and the database close, the database last.
+func run(ctx context.Context, cfg Config, log *zap.Logger) error {
+	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := migrations.Up(ctx, conn); err != nil {
+		return err
+	}
+	if cfg.Queue == "" {
+		cfg.Queue = telephony.Queue
+	}
+	broker := mq.Dial(cfg.Broker.URL, "call-ingest", log, mq.WorkQueue(cfg.Queue), mq.EventExchange(ingest.Exchange))
+	defer broker.Close()
+	pub := mq.NewPublisher(broker)
+	defer pub.Close()
+	consumer := ingest.NewConsumer(ingest.NewStore(conn), pub, log)
+	log.Info("consuming", zap.String("queue", cfg.Queue))
+	return broker.Consume(ctx, mq.ConsumerConfig{
+		Queue:     cfg.Queue,
+		Prefetch:  cfg.Prefetch,
+		BatchSize: cfg.BatchSize,
+		BatchWait: cfg.BatchWait,
+		Workers:   cfg.Workers,
+		Tag:       "call-ingest",
+	}, consumer.Handle)
+}

@@ -1,0 +1,154 @@
+package ingest
+
+import (
+	"testing"
+	"time"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/telephony"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+
+func validEvent() telephony.CallEvent {
+	answered := t0.Add(12 * time.Second)
+	client := telephony.FinishedByClient
+	return telephony.CallEvent{
+		EventID: "e-1", PlatformCallID: "pc-1", LeadID: 10, OrderID: 2, UserID: 5, SipEndpointID: 3,
+		Direction: telephony.DirectionOutgoing, StatusCode: telephony.StatusAnswered,
+		FinishInitiator: &client, ClientPhone: "+79991234567",
+		StartedAt: t0, AnsweredAt: &answered, EndedAt: answered.Add(95 * time.Second),
+		HasRecords: true, IsPredictive: true,
+	}
+}
+
+func TestFromEventOK(t *testing.T) {
+	c, err := FromEvent(validEvent())
+	require.NoError(t, err)
+	assert.Equal(t, "79991234567", c.ClientPhone, "stored as E.164 digits without +")
+	assert.Equal(t, 107, c.TotalSeconds)
+	assert.Equal(t, 12, c.WaitSeconds)
+	assert.Equal(t, 95, c.TalkSeconds)
+	assert.Equal(t, "pc-1", c.PlatformCallID)
+	assert.Equal(t, t0, c.StartedAt)
+}
+
+func TestFromEventPhoneWithoutPlusAndOtherZones(t *testing.T) {
+	e := validEvent()
+	e.ClientPhone = "447911123456"
+	loc := time.FixedZone("MSK", 3*3600)
+	e.StartedAt = e.StartedAt.In(loc)
+	e.FinishInitiator = nil
+	c, err := FromEvent(e)
+	require.NoError(t, err)
+	assert.Equal(t, "447911123456", c.ClientPhone)
+	assert.Equal(t, time.UTC, c.StartedAt.Location(), "times are kept in UTC")
+	assert.Nil(t, c.FinishInitiator, "finishInitiator may be null")
+}
+
+func TestFromEventRules(t *testing.T) {
+	bad := "nobody"
+	cases := map[string]struct {
+		change func(*telephony.CallEvent)
+		field  string
+	}{
+		"no event id":          {func(e *telephony.CallEvent) { e.EventID = " " }, "eventId"},
+		"no platform call id":  {func(e *telephony.CallEvent) { e.PlatformCallID = "" }, "platformCallId"},
+		"long platform id":     {func(e *telephony.CallEvent) { e.PlatformCallID = string(make([]byte, 129)) }, "platformCallId"},
+		"no lead":              {func(e *telephony.CallEvent) { e.LeadID = 0 }, "leadId"},
+		"negative order":       {func(e *telephony.CallEvent) { e.OrderID = -1 }, "orderId"},
+		"no user":              {func(e *telephony.CallEvent) { e.UserID = 0 }, "userId"},
+		"no sip endpoint":      {func(e *telephony.CallEvent) { e.SipEndpointID = 0 }, "sipEndpointId"},
+		"bad direction":        {func(e *telephony.CallEvent) { e.Direction = "inbound" }, "direction"},
+		"no status":            {func(e *telephony.CallEvent) { e.StatusCode = "" }, "statusCode"},
+		"bad status code":      {func(e *telephony.CallEvent) { e.StatusCode = "No Answer" }, "statusCode"},
+		"bad finish initiator": {func(e *telephony.CallEvent) { e.FinishInitiator = &bad }, "finishInitiator"},
+		"phone with letters":   {func(e *telephony.CallEvent) { e.ClientPhone = "+7999abc4567" }, "clientPhone"},
+		"phone too short":      {func(e *telephony.CallEvent) { e.ClientPhone = "12345" }, "clientPhone"},
+		"phone too long":       {func(e *telephony.CallEvent) { e.ClientPhone = "+1234567890123456" }, "clientPhone"},
+		"phone leading zero":   {func(e *telephony.CallEvent) { e.ClientPhone = "+0999123456" }, "clientPhone"},
+		"incoming predictive":  {func(e *telephony.CallEvent) { e.Direction = telephony.DirectionIncoming }, "isPredictive"},
+		"no start":             {func(e *telephony.CallEvent) { e.StartedAt = time.Time{} }, "startedAt"},
+		"no end":               {func(e *telephony.CallEvent) { e.EndedAt = time.Time{} }, "endedAt"},
+		"ends before start":    {func(e *telephony.CallEvent) { e.EndedAt = t0.Add(-time.Second) }, "endedAt"},
+		"longer than a day":    {func(e *telephony.CallEvent) { e.EndedAt = t0.Add(25 * time.Hour) }, "endedAt"},
+		"answered before start": {func(e *telephony.CallEvent) {
+			a := t0.Add(-time.Second)
+			e.AnsweredAt = &a
+		}, "answeredAt"},
+		"answered after end": {func(e *telephony.CallEvent) {
+			a := e.EndedAt.Add(time.Second)
+			e.AnsweredAt = &a
+		}, "answeredAt"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := validEvent()
+			tc.change(&e)
+			_, err := FromEvent(e)
+			require.Error(t, err)
+			ae, ok := apperr.As(err)
+			require.True(t, ok)
+			assert.Contains(t, ae.Fields, tc.field, "%v", err)
+			assert.Contains(t, err.Error(), tc.field+":")
+		})
+	}
+}
+
+func TestFromEventReportsEveryField(t *testing.T) {
+	_, err := FromEvent(telephony.CallEvent{})
+	ae, ok := apperr.As(err)
+	require.True(t, ok)
+	for _, f := range []string{"eventId", "platformCallId", "leadId", "orderId", "userId", "sipEndpointId",
+		"direction", "statusCode", "clientPhone", "startedAt", "endedAt"} {
+		assert.Contains(t, ae.Fields, f)
+	}
+}
+
+func TestDurations(t *testing.T) {
+	ans := t0.Add(7*time.Second + 900*time.Millisecond)
+	total, wait, talk := Durations(t0.Add(300*time.Millisecond), &ans, t0.Add(60*time.Second+100*time.Millisecond))
+	assert.Equal(t, []int{60, 7, 53}, []int{total, wait, talk}, "whole seconds, total = wait + talk")
+
+	total, wait, talk = Durations(t0, nil, t0.Add(31*time.Second))
+	assert.Equal(t, []int{31, 31, 0}, []int{total, wait, talk}, "an unanswered call waited all along")
+
+	total, wait, talk = Durations(t0, nil, t0)
+	assert.Equal(t, []int{0, 0, 0}, []int{total, wait, talk})
+}
+
+func TestDecode(t *testing.T) {
+	for name, body := range map[string]string{
+		"empty":       ``,
+		"not json":    `call ended`,
+		"array":       `[{"eventId":"x"}]`,
+		"wrong type":  `{"leadId":"ten"}`,
+		"bad time":    `{"startedAt":"yesterday"}`,
+		"truncated":   `{"eventId":"x"`,
+		"string json": `"x"`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Decode([]byte(body))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "undecodable event")
+		})
+	}
+	e, err := Decode([]byte(`{"eventId":"e","leadId":3,"startedAt":"2026-11-21T13:00:00+03:00","unknown":1}`))
+	require.NoError(t, err, "unknown members are ignored")
+	assert.Equal(t, int64(3), e.LeadID)
+	assert.True(t, e.StartedAt.Equal(t0))
+}
+
+func TestFinishedOf(t *testing.T) {
+	p := Pending{CallID: 9, PlatformCallID: "pc", LeadID: 10, OrderID: 2, UserID: 5, StatusID: 1,
+		StatusCode: "answered", EndedAt: t0.In(time.FixedZone("X", 3600))}
+	f := FinishedOf(p)
+	assert.Equal(t, "call.finished", f.Type)
+	assert.Equal(t, "2026-11-21T10:00:00+00:00", f.EndedAt)
+	assert.Equal(t, f.EndedAt, f.OccurredAt)
+	assert.Equal(t, int64(9), f.CallID)
+	assert.Equal(t, p.FinishedEventID.String(), f.EventID)
+}

@@ -1,0 +1,62 @@
+package ingest
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Where call.finished goes: the topic exchange of platform events, under its own routing key.
+const (
+	Exchange     = "events"
+	FinishedKey  = "call.finished"
+	FinishedType = "call.finished"
+)
+
+// timeLayout is RFC 3339 with a numeric offset, as every time the platform sends.
+const timeLayout = "2006-01-02T15:04:05-07:00"
+
+// Pending is a stored call whose call.finished the broker has not confirmed yet.
+type Pending struct {
+	CallID          int64     `db:"id"`
+	PlatformCallID  string    `db:"platform_call_id"`
+	LeadID          int64     `db:"lead_id"`
+	OrderID         int64     `db:"order_id"`
+	UserID          int64     `db:"user_id"`
+	StatusID        int64     `db:"status_id"`
+	StatusCode      string    `db:"status_code"`
+	EndedAt         time.Time `db:"ended_at"`
+	FinishedEventID uuid.UUID `db:"finished_event_id"`
+}
+
+// Finished is the body of call.finished (docs/events.md).
+type Finished struct {
+	EventID    string `json:"eventId"`
+	Type       string `json:"type"`
+	OccurredAt string `json:"occurredAt"`
+	CallID     int64  `json:"callId"`
+	LeadID     int64  `json:"leadId"`
+	OrderID    int64  `json:"orderId"`
+	UserID     int64  `json:"userId"`
+	StatusID   int64  `json:"statusId"`
+	StatusCode string `json:"statusCode"`
+	EndedAt    string `json:"endedAt"`
+}
+
+// FinishedOf is the event announcing p. Its id was fixed when the call was stored, so a copy sent
+// again after a lost confirm carries the same id.
+func FinishedOf(p Pending) Finished {
+	ended := p.EndedAt.UTC().Format(timeLayout)
+	return Finished{
+		EventID:    p.FinishedEventID.String(),
+		Type:       FinishedType,
+		OccurredAt: ended,
+		CallID:     p.CallID,
+		LeadID:     p.LeadID,
+		OrderID:    p.OrderID,
+		UserID:     p.UserID,
+		StatusID:   p.StatusID,
+		StatusCode: p.StatusCode,
+		EndedAt:    ended,
+	}
+}

@@ -1,0 +1,119 @@
+// Command lead-api serves the lead operations (v1 and v2), the async-create job status, and the
+// lead catalogs. Async creates are published to the lead.jobs queue for lead-worker.
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"ccplatform/pkg/config"
+	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/logging"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/web"
+	"ccplatform/services/lead/internal/job"
+	"ccplatform/services/lead/internal/orders"
+	"ccplatform/services/lead/internal/server"
+	"ccplatform/services/lead/internal/setup"
+
+	"go.uber.org/zap"
+)
+
+// Config is read from the environment (services/lead/README.md).
+type Config struct {
+	setup.Settings
+	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8083"`
+	// JobIDSecret signs job ids; every lead-api replica must share it. Default: derived from
+	// INTERNAL_TOKEN, which they share already.
+	JobIDSecret string `env:"JOB_ID_SECRET"`
+	// ConfirmTimeout bounds the wait for the broker's confirm of an async create (then 503).
+	ConfirmTimeout time.Duration `env:"JOB_CONFIRM_TIMEOUT" envDefault:"10s"`
+}
+
+func main() {
+	cfg, err := config.Load[Config]()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lead-api:", err)
+		os.Exit(1)
+	}
+	log, err := logging.New("lead-api", cfg.LogLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lead-api:", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("lead-api stopped", zap.Error(err))
+		_ = log.Sync()
+		os.Exit(1)
+	}
+	_ = log.Sync()
+}
+
+// run serves until ctx is done, then drains in-flight requests, stops the event consumer, and
+// closes the broker and the database last.
+func run(ctx context.Context, cfg Config, log *zap.Logger) error {
+	conn, err := setup.OpenDB(ctx, cfg.Settings)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	leads, dir, cat := setup.Leads(cfg.Settings, conn)
+	inval := orders.NewInvalidation(dir, "lead-api", log)
+	broker := mq.Dial(cfg.Broker.URL, "lead-api", log, mq.WorkQueue(job.Queue), inval.Topology())
+	defer broker.Close()
+	pub := mq.NewPublisher(broker)
+	defer pub.Close()
+
+	// Whatever ends run stops the event consumer before the broker closes.
+	ctx, cancel := context.WithCancel(ctx)
+	var consumers sync.WaitGroup
+	defer consumers.Wait()
+	defer cancel()
+	consumers.Add(1)
+	go func() {
+		defer consumers.Done()
+		_ = inval.Run(ctx, broker)
+	}()
+
+	keys := idempotency.New(conn, log)
+	go purgeIdempotencyKeys(ctx, keys, log)
+	ids := job.NewIDs(jobSecret(cfg))
+	h := server.New(server.Deps{
+		DB: conn, Log: log, InternalToken: cfg.InternalToken, Leads: leads, Catalog: cat,
+		Accepter: job.NewAccepter(pub, ids, cfg.ConfirmTimeout), JobIDs: ids, Broker: broker, Idempotency: keys,
+	})
+	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+}
+
+func jobSecret(cfg Config) string {
+	if cfg.JobIDSecret != "" {
+		return cfg.JobIDSecret
+	}
+	sum := sha256.Sum256([]byte("lead.job-id:" + cfg.InternalToken))
+	return hex.EncodeToString(sum[:])
+}
+
+// purgeIdempotencyKeys drops expired keys hourly so the table stays small.
+func purgeIdempotencyKeys(ctx context.Context, keys *idempotency.Store, log *zap.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := keys.Purge(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("purge idempotency keys", zap.Error(err))
+			}
+		}
+	}
+}

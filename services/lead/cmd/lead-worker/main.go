@@ -1,0 +1,90 @@
+// Command lead-worker consumes the lead.jobs queue: it checks each queued create and stores the
+// leads of a batch in one transaction, recording every job's outcome for the status route.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"ccplatform/pkg/config"
+	"ccplatform/pkg/logging"
+	"ccplatform/pkg/mq"
+	"ccplatform/services/lead/internal/job"
+	"ccplatform/services/lead/internal/orders"
+	"ccplatform/services/lead/internal/setup"
+	"ccplatform/services/lead/internal/worker"
+
+	"go.uber.org/zap"
+)
+
+// Config is read from the environment (services/lead/README.md).
+type Config struct {
+	setup.Settings
+	// Concurrency is the number of channels consuming in parallel, each handling its own batches.
+	Concurrency int `env:"WORKER_CONCURRENCY" envDefault:"4"`
+	// Prefetch bounds unacked jobs per channel; it must exceed BatchSize for batches to fill.
+	Prefetch  int           `env:"WORKER_PREFETCH" envDefault:"400"`
+	BatchSize int           `env:"WORKER_BATCH_SIZE" envDefault:"200"`
+	BatchWait time.Duration `env:"WORKER_BATCH_WAIT" envDefault:"10ms"`
+	// MaxAttempts is how often a job the database refuses for no known reason is tried before it
+	// goes to lead.jobs.dead.
+	MaxAttempts int `env:"WORKER_MAX_ATTEMPTS" envDefault:"5"`
+}
+
+func main() {
+	cfg, err := config.Load[Config]()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lead-worker:", err)
+		os.Exit(1)
+	}
+	log, err := logging.New("lead-worker", cfg.LogLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lead-worker:", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("lead-worker stopped", zap.Error(err))
+		_ = log.Sync()
+		os.Exit(1)
+	}
+	_ = log.Sync()
+}
+
+// run consumes until ctx is done: the batches in hand finish (and are acked), the rest goes back
+// to the broker; then the broker and the database are closed.
+func run(ctx context.Context, cfg Config, log *zap.Logger) error {
+	conn, err := setup.OpenDB(ctx, cfg.Settings)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	leads, dir, _ := setup.Leads(cfg.Settings, conn)
+	inval := orders.NewInvalidation(dir, "lead-worker", log)
+	broker := mq.Dial(cfg.Broker.URL, "lead-worker", log, mq.WorkQueue(job.Queue), inval.Topology())
+	defer broker.Close()
+
+	// Whatever ends run stops the event consumer before the broker closes.
+	ctx, cancel := context.WithCancel(ctx)
+	var consumers sync.WaitGroup
+	defer consumers.Wait()
+	defer cancel()
+	consumers.Add(1)
+	go func() {
+		defer consumers.Done()
+		_ = inval.Run(ctx, broker)
+	}()
+
+	log.Info("consuming", zap.String("queue", job.Queue), zap.Int("workers", cfg.Concurrency),
+		zap.Int("prefetch", cfg.Prefetch), zap.Int("batch", cfg.BatchSize))
+	return broker.Consume(ctx, mq.ConsumerConfig{
+		Queue: job.Queue, Prefetch: cfg.Prefetch, BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait,
+		Workers: cfg.Concurrency, MaxAttempts: cfg.MaxAttempts, Tag: "lead-worker",
+	}, worker.New(leads, log).Handle)
+}

@@ -1,0 +1,193 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"ccplatform/pkg/apperr"
+
+	"github.com/lib/pq"
+)
+
+// The field types (docs/architecture.md, "Custom fields").
+const (
+	TypeString      = "string"
+	TypeInteger     = "integer"
+	TypeNumber      = "number"
+	TypeBoolean     = "boolean"
+	TypeDate        = "date"
+	TypeSelect      = "select"
+	TypeMultiselect = "multiselect"
+)
+
+// Types lists every type, in the order the docs give them.
+var Types = []string{TypeString, TypeInteger, TypeNumber, TypeBoolean, TypeDate, TypeSelect, TypeMultiselect}
+
+// Field is one catalog entry. Options are the allowed values of select and multiselect fields and
+// empty for the other types.
+type Field struct {
+	ID      int64          `json:"id" db:"id"`
+	Code    string         `json:"code" db:"code"`
+	Name    string         `json:"name" db:"name"`
+	Type    string         `json:"type" db:"type"`
+	Options pq.StringArray `json:"options" db:"options"`
+}
+
+// Limits of a definition; they keep the catalog readable in admin tools.
+const (
+	maxCodeLen = 100
+	maxNameLen = 255
+)
+
+var codePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// Definition is the body of an upsert.
+type Definition struct {
+	Code    string   `json:"code"`
+	Name    string   `json:"name"`
+	Type    string   `json:"type"`
+	Options []string `json:"options"`
+}
+
+// Validate checks a definition and returns the field it describes (without id).
+func (d Definition) Validate() (Field, error) {
+	fe := apperr.FieldErrors{}
+	switch {
+	case d.Code == "":
+		fe.Add("code", "is required")
+	case utf8.RuneCountInString(d.Code) > maxCodeLen:
+		fe.Addf("code", "must be at most %d characters", maxCodeLen)
+	case !codePattern.MatchString(d.Code):
+		fe.Add("code", "may contain only letters a-z, A-Z, digits and - _ .")
+	}
+	name := strings.TrimSpace(d.Name)
+	switch {
+	case name == "":
+		fe.Add("name", "is required")
+	case utf8.RuneCountInString(name) > maxNameLen:
+		fe.Addf("name", "must be at most %d characters", maxNameLen)
+	}
+	if !slices.Contains(Types, d.Type) {
+		fe.Add("type", "must be one of: "+strings.Join(Types, ", "))
+	}
+	options := pq.StringArray{}
+	if d.Type == TypeSelect || d.Type == TypeMultiselect {
+		if len(d.Options) == 0 {
+			fe.Add("options", "must not be empty for a "+d.Type+" field")
+		}
+		for _, o := range d.Options {
+			o = strings.TrimSpace(o)
+			switch {
+			case o == "":
+				fe.Add("options", "must not contain empty values")
+			case d.Type == TypeMultiselect && strings.Contains(o, ","):
+				// A multiselect value is a comma-separated string, so an option cannot hold a comma.
+				fe.Add("options", "must not contain commas in a multiselect field")
+			case slices.Contains(options, o):
+				fe.Add("options", "must not repeat a value")
+			}
+			options = append(options, o)
+		}
+	} else if len(d.Options) > 0 {
+		fe.Add("options", "must be empty for a "+d.Type+" field")
+	}
+	if err := fe.Err(); err != nil {
+		return Field{}, err
+	}
+	return Field{Code: d.Code, Name: name, Type: d.Type, Options: options}, nil
+}
+
+// CheckValue checks that raw (one JSON value) matches the field's type and returns the value to
+// store: the same JSON, except that a multiselect is normalized to "a,b" without spaces or
+// repeats. When the value does not match, rule says why and the value is nil.
+func (f Field) CheckValue(raw json.RawMessage) (value json.RawMessage, rule string) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, "must not be null"
+	}
+	switch f.Type {
+	case TypeString:
+		if _, ok := asString(raw); !ok {
+			return nil, "must be a string"
+		}
+	case TypeInteger:
+		var n json.Number
+		if raw[0] == '"' || json.Unmarshal(raw, &n) != nil {
+			return nil, "must be an integer"
+		}
+		if _, err := n.Int64(); err != nil {
+			return nil, "must be an integer"
+		}
+	case TypeNumber:
+		var n json.Number
+		if raw[0] == '"' || json.Unmarshal(raw, &n) != nil {
+			return nil, "must be a number"
+		}
+	case TypeBoolean:
+		var b bool
+		if json.Unmarshal(raw, &b) != nil {
+			return nil, "must be a boolean"
+		}
+	case TypeDate:
+		s, ok := asString(raw)
+		if !ok {
+			return nil, "must be a date yyyy-mm-dd"
+		}
+		if _, err := time.Parse(time.DateOnly, s); err != nil {
+			return nil, "must be a date yyyy-mm-dd"
+		}
+	case TypeSelect:
+		s, ok := asString(raw)
+		if !ok || !slices.Contains(f.Options, s) {
+			return nil, "must be one of: " + strings.Join(f.Options, ", ")
+		}
+	case TypeMultiselect:
+		s, ok := asString(raw)
+		if !ok {
+			return nil, "must be a string of comma-separated values of: " + strings.Join(f.Options, ", ")
+		}
+		chosen, ok := f.multiselect(s)
+		if !ok {
+			return nil, "must be a string of comma-separated values of: " + strings.Join(f.Options, ", ")
+		}
+		b, _ := json.Marshal(chosen)
+		return b, ""
+	default:
+		return nil, "belongs to a field of unknown type " + f.Type
+	}
+	return raw, ""
+}
+
+// multiselect splits s on commas; every part must be an option. An empty string chooses nothing.
+func (f Field) multiselect(s string) (string, bool) {
+	var chosen []string
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if !slices.Contains(f.Options, part) {
+			return "", false
+		}
+		if !slices.Contains(chosen, part) {
+			chosen = append(chosen, part)
+		}
+	}
+	return strings.Join(chosen, ","), true
+}
+
+func asString(raw json.RawMessage) (string, bool) {
+	if raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}

@@ -1,0 +1,59 @@
+// Package job is the asynchronous lead create (operations 5 and 10) up to the queue: the accept
+// path that publishes a job and answers with its id, the job ids that verify themselves, and the
+// job status route that reads the outcomes the worker records.
+package job
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"fmt"
+
+	"github.com/google/uuid"
+)
+
+// IDs makes and verifies job ids. An id is a UUID (version 8, RFC 9562 layout) whose first 8 bytes
+// are random and whose last 8 carry an HMAC-SHA256 of the first 8 under a secret. So the status
+// route tells an id this service issued (still queued when no outcome is recorded) from one it
+// never issued (404), without writing anything when the job is accepted.
+type IDs struct {
+	secret []byte
+}
+
+// NewIDs signs with secret.
+func NewIDs(secret string) *IDs { return &IDs{secret: []byte(secret)} }
+
+// New makes a fresh signed id.
+func (s *IDs) New() uuid.UUID {
+	var id uuid.UUID
+	_, _ = rand.Read(id[:8])
+	id[6] = id[6]&0x0f | 0x80 // version 8
+	s.sign(&id)
+	return id
+}
+
+func (s *IDs) sign(id *uuid.UUID) {
+	m := hmac.New(sha256.New, s.secret)
+	m.Write(id[:8])
+	copy(id[8:], m.Sum(nil)[:8])
+	id[8] = id[8]&0x3f | 0x80 // RFC 9562 variant; 62 bits of the MAC remain
+}
+
+// Verify reports whether id was made by New with this secret.
+func (s *IDs) Verify(id uuid.UUID) bool {
+	if id.Version() != 8 || id.Variant() != uuid.RFC4122 {
+		return false
+	}
+	want := id
+	s.sign(&want)
+	return hmac.Equal(want[8:], id[8:])
+}
+
+// Parse reads a job id as text; ok is false for anything that is not a UUID.
+func Parse(raw string) (uuid.UUID, error) {
+	id, err := uuid.Parse(raw)
+	if err != nil || len(raw) != 36 {
+		return uuid.UUID{}, fmt.Errorf("job id %q: not a UUID", raw)
+	}
+	return id, nil
+}

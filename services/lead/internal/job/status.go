@@ -1,0 +1,112 @@
+package job
+
+import (
+	"context"
+	"fmt"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/web"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jmoiron/sqlx"
+)
+
+// Job states on the status route.
+const (
+	StatusQueued = "queued"
+	StatusDone   = "done"
+	StatusFailed = "failed"
+)
+
+// Status is the data of the job status route.
+type Status struct {
+	JobID  string  `json:"jobId"`
+	Status string  `json:"status"`
+	LeadID *int64  `json:"leadId,omitempty"`
+	Reason *string `json:"reason,omitempty"`
+}
+
+// Outcome is a job's row in lead_jobs, written by the worker in the transaction that stores the
+// lead (done) or after the job was found impossible (failed).
+type Outcome struct {
+	JobID  string  `db:"job_id"`
+	Status string  `db:"status"`
+	LeadID *int64  `db:"lead_id"`
+	Reason *string `db:"reason"`
+}
+
+// Handler serves the job status route.
+type Handler struct {
+	conn *sqlx.DB
+	ids  *IDs
+}
+
+// NewHandler reads outcomes from conn and verifies ids with ids.
+func NewHandler(conn *sqlx.DB, ids *IDs) *Handler { return &Handler{conn: conn, ids: ids} }
+
+// Routes registers GET /v2/lead/job/:jobId on r (which must already require the internal token).
+// v1 jobs are read here too.
+func (h *Handler) Routes(r gin.IRouter) {
+	r.GET("/v2/lead/job/:jobId", web.Handle(h.status))
+}
+
+func (h *Handler) status(c *gin.Context) (any, error) {
+	id, err := Parse(c.Param("jobId"))
+	if err != nil {
+		return nil, apperr.Field("jobId", "must be a UUID")
+	}
+	if !h.ids.Verify(id) {
+		return nil, apperr.NotFoundf("job %s does not exist", id)
+	}
+	const q = `SELECT job_id, status, lead_id, reason FROM lead_jobs WHERE job_id = $1`
+	var o Outcome
+	err = h.conn.GetContext(c.Request.Context(), &o, q, id.String())
+	switch {
+	case db.IsNoRows(err):
+		// Issued by this service and not finished yet: it waits in the queue (or in a worker).
+		return Status{JobID: id.String(), Status: StatusQueued}, nil
+	case err != nil:
+		return nil, fmt.Errorf("job %s: %w", id, err)
+	}
+	return Status{JobID: id.String(), Status: o.Status, LeadID: o.LeadID, Reason: o.Reason}, nil
+}
+
+// RecordOutcomes writes the outcomes of jobs inside tx. A job that already has an outcome keeps
+// it (a redelivered job changes nothing).
+func RecordOutcomes(ctx context.Context, tx *sqlx.Tx, outcomes []Outcome) error {
+	if len(outcomes) == 0 {
+		return nil
+	}
+	ids := make([]string, len(outcomes))
+	statuses := make([]string, len(outcomes))
+	leads := make([]*int64, len(outcomes))
+	reasons := make([]*string, len(outcomes))
+	for i, o := range outcomes {
+		ids[i], statuses[i], leads[i], reasons[i] = o.JobID, o.Status, o.LeadID, o.Reason
+	}
+	const q = `
+INSERT INTO lead_jobs (job_id, status, lead_id, reason)
+SELECT * FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::text[])
+ON CONFLICT (job_id) DO NOTHING`
+	if _, err := tx.ExecContext(ctx, q, pqStrings(ids), pqStrings(statuses), pqNullInts(leads), pqNullStrings(reasons)); err != nil {
+		return fmt.Errorf("record job outcomes: %w", err)
+	}
+	return nil
+}
+
+// Finished returns which of ids already have an outcome, read inside tx.
+func Finished(ctx context.Context, tx *sqlx.Tx, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var done []string
+	if err := tx.SelectContext(ctx, &done, `SELECT job_id::text FROM lead_jobs WHERE job_id = ANY($1::uuid[])`, pqStrings(ids)); err != nil {
+		return nil, fmt.Errorf("finished jobs: %w", err)
+	}
+	for _, id := range done {
+		out[id] = true
+	}
+	return out, nil
+}

@@ -1,0 +1,168 @@
+package lead
+
+import (
+	"strconv"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/listquery"
+	"ccplatform/pkg/web"
+	"ccplatform/services/lead/internal/job"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Handler serves the v2 lead operations and the internal lead list.
+type Handler struct {
+	svc    *Service
+	accept *job.Accepter
+}
+
+// NewHandler serves svc; async creates are queued through accept.
+func NewHandler(svc *Service, accept *job.Accepter) *Handler {
+	return &Handler{svc: svc, accept: accept}
+}
+
+// Routes registers the routes on r, which must already require the internal token; idempotent
+// guards the create routes.
+func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
+	r.POST("/v2/lead/create", idempotent, web.Handle(h.create))
+	r.POST("/v2/lead/create-async", idempotent, web.Handle(h.createAsync))
+	r.POST("/v2/lead/update/:leadId", web.Handle(h.update))
+	r.GET("/v2/lead", web.Handle(h.list))
+	r.GET("/v2/lead/detail/:leadId", web.Handle(h.detail))
+	r.GET("/internal/leads", web.Handle(h.briefs))
+}
+
+// create is operation 4: returns the id of the new lead.
+func (h *Handler) create(c *gin.Context) (any, error) {
+	var in Input
+	if err := web.DecodeJSON(c, &in); err != nil {
+		return nil, err
+	}
+	ch, err := h.svc.CheckBody(in, ForCreate)
+	if err != nil {
+		return nil, err
+	}
+	id, err := h.svc.Create(c.Request.Context(), ch, MetaOf(c, MethodAPIv2))
+	if err != nil {
+		return nil, err
+	}
+	return web.ID{ID: id}, nil
+}
+
+// createAsync is operation 5: the body's shape is checked now, everything else by the worker.
+// It answers {jobId} once the broker confirmed the job; GET /v2/lead/job/:jobId follows it.
+func (h *Handler) createAsync(c *gin.Context) (any, error) {
+	var in Input
+	if err := web.DecodeJSON(c, &in); err != nil {
+		return nil, err
+	}
+	if _, err := h.svc.CheckBody(in, ForCreate); err != nil {
+		return nil, err
+	}
+	return Enqueue(c, h.accept, "v2", MethodAPIv2Async)
+}
+
+// Enqueue queues the request's body as an async create of a version and answers with the job id.
+func Enqueue(c *gin.Context, accept *job.Accepter, version, method string) (any, error) {
+	body, err := web.ReadBody(c)
+	if err != nil {
+		return nil, err
+	}
+	meta := MetaOf(c, method)
+	return accept.Accept(c.Request.Context(), job.Message{
+		Version: version, CreateMethod: method, Body: body, CallerUserID: meta.CreatedBy, IP: meta.IP,
+	})
+}
+
+// MetaOf is what a create records about its request.
+func MetaOf(c *gin.Context, method string) Meta {
+	m := Meta{CreateMethod: method, IP: ClientIP(c)}
+	if id := web.CallerOf(c).UserID; id > 0 {
+		m.CreatedBy = &id
+	}
+	return m
+}
+
+// update is operation 6; data is [].
+func (h *Handler) update(c *gin.Context) (any, error) {
+	id, err := web.PathID(c, "leadId")
+	if err != nil {
+		return nil, err
+	}
+	var in Input
+	if err := web.DecodeJSON(c, &in); err != nil {
+		return nil, err
+	}
+	ch, err := h.svc.CheckBody(in, ForUpdate)
+	if err != nil {
+		return nil, err
+	}
+	return nil, h.svc.Update(c.Request.Context(), id, ch)
+}
+
+// detail is operation 8.
+func (h *Handler) detail(c *gin.Context) (any, error) {
+	id, err := web.PathID(c, "leadId")
+	if err != nil {
+		return nil, err
+	}
+	l, err := h.svc.store.Get(c.Request.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	return ViewOf(l), nil
+}
+
+// list is operation 7.
+func (h *Handler) list(c *gin.Context) (any, error) {
+	q := c.Request.URL.Query()
+	fe := apperr.FieldErrors{}
+	page := listquery.ParsePage(q, fe)
+	f := Filter{
+		OrderIDs:  listquery.IDs(q, "orderIds", fe),
+		StatusIDs: listquery.IDs(q, "statusIds", fe),
+		Period:    listquery.ParsePeriod(q, "createdAt", fe),
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	leads, total, err := h.svc.store.List(c.Request.Context(), f, page)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]ListItem, len(leads))
+	for i, l := range leads {
+		items[i] = ListItemOf(l)
+	}
+	return listquery.NewResult(items, page, total), nil
+}
+
+// briefs is GET /internal/leads?orderId=&limit= (default 100, at most 1000).
+func (h *Handler) briefs(c *gin.Context) (any, error) {
+	fe := apperr.FieldErrors{}
+	var orderID int64
+	if raw := c.Query("orderId"); raw != "" {
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n <= 0 {
+			fe.Add("orderId", "must be an integer > 0")
+		}
+		orderID = n
+	}
+	limit := 100
+	if raw := c.Query("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > 1000 {
+			fe.Add("limit", "must be an integer from 1 to 1000")
+		}
+		limit = n
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	list, err := h.svc.store.Briefs(c.Request.Context(), orderID, limit)
+	if err != nil {
+		return nil, err
+	}
+	return gin.H{"list": list}, nil
+}

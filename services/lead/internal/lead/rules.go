@@ -1,0 +1,175 @@
+package lead
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/optional"
+	"ccplatform/services/lead/internal/catalog"
+)
+
+// DefaultAdSystems are the advertising systems a source may name when AD_SYSTEMS is not set. The
+// contract leaves their real names out; these neutral codes stand in for them.
+var DefaultAdSystems = []string{"searchads", "socialads", "videoads", "mapads", "mailads", "messengerads", "marketads"}
+
+// Rules are the configurable parts of the field rules.
+type Rules struct {
+	// AdSystems are the codes of advertising systems; a source is "<code>.ads" or "<code>.direct".
+	AdSystems []string
+}
+
+// ValidSource reports whether s is organic, non-organic or "<system>.ads|direct" of a known system.
+func (r Rules) ValidSource(s string) bool {
+	if s == SourceOrganic || s == SourceNonOrganic {
+		return true
+	}
+	system, kind, ok := strings.Cut(s, ".")
+	return ok && (kind == "ads" || kind == "direct") && slices.Contains(r.AdSystems, system)
+}
+
+// SourceRule is the rule text of the source field.
+func (r Rules) SourceRule() string {
+	return "must be organic, non-organic, or <system>.ads or <system>.direct with a system of: " + strings.Join(r.AdSystems, ", ")
+}
+
+// New is the lead a create makes of its checked changes: the defaults of every field the body left
+// out (source organic, priority 0, utcOffset from the phone), the status left 0 for the catalog's
+// default.
+func New(ch Changes, meta Meta) Lead {
+	l := Lead{Source: SourceOrganic, CustomValues: CustomValues{}, CreateMethod: meta.CreateMethod,
+		IP: meta.IP, CreatedBy: meta.CreatedBy, JobID: meta.JobID}
+	ch.ApplyTo(&l)
+	return l
+}
+
+// ApplyTo writes the changes onto l: a value sets a field, a null clears it, an absent field
+// keeps it. A changed phone brings its inferred utcOffset along unless the body sends one.
+func (ch Changes) ApplyTo(l *Lead) {
+	set(&l.LeadType, ch.LeadType)
+	set(&l.Phone, ch.Phone)
+	set(&l.OrderID, ch.OrderID)
+	set(&l.OrderCode, ch.OrderCode)
+	set(&l.StatusID, ch.StatusID)
+	set(&l.Priority, ch.Priority)
+	set(&l.Source, ch.Source)
+	setPtr(&l.MessengerUserName, ch.MessengerUserName)
+	setPtr(&l.MessengerPhone, ch.MessengerPhone)
+	setPtr(&l.MessengerID, ch.MessengerID)
+	setPtr(&l.SocialNetworkID, ch.SocialNetworkID)
+	setPtr(&l.SocialLogin, ch.SocialLogin)
+	setPtr(&l.Name, ch.Name)
+	setPtr(&l.SourceComment, ch.SourceComment)
+	setPtr(&l.ExternalIDCrmA, ch.ExternalIDCrmA)
+	setPtr(&l.ExternalIDCrmB, ch.ExternalIDCrmB)
+	setPtr(&l.ExternalIDCrmC, ch.ExternalIDCrmC)
+	setPtr(&l.ExternalIDCrmD, ch.ExternalIDCrmD)
+	setPtr(&l.AdCampaignID, ch.AdCampaignID)
+	setPtr(&l.PlanningCallAt, ch.PlanningCallAt)
+	if ch.Phone.Present() && !ch.UTCOffset.Set {
+		l.UTCOffset = ch.PhoneUTCOffset
+	}
+	setPtr(&l.UTCOffset, ch.UTCOffset)
+	if ch.CustomValues.Present() {
+		// Sending customValues replaces the whole map, as for orders ({} clears it).
+		cv := make(CustomValues, len(ch.CustomValues.V))
+		for id, v := range ch.CustomValues.V {
+			cv[strconv.FormatInt(id, 10)] = v
+		}
+		l.CustomValues = cv
+	}
+}
+
+func set[T any](dst *T, v optional.Value[T]) {
+	if v.Present() {
+		*dst = v.V
+	}
+}
+
+func setPtr[T any](dst **T, v optional.Value[T]) {
+	switch {
+	case v.Present():
+		*dst = v.Ptr()
+	case v.Set && v.Null:
+		*dst = nil
+	}
+}
+
+// References is what the rules that look beyond the body need: the status catalog and the
+// custom fields the body names.
+type References struct {
+	Statuses catalog.Statuses
+	Fields   map[int64]catalog.Field
+}
+
+// FieldIDs lists the custom-field ids that changes name, for loading References.
+func FieldIDs(chs ...Changes) []int64 {
+	var ids []int64
+	for _, ch := range chs {
+		for id := range ch.CustomValues.V {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
+}
+
+// CheckReferences checks the status and the custom values against the catalogs, replacing each
+// custom value by its checked form, and resolves a create's default status.
+func (ch *Changes) CheckReferences(mode Mode, refs References, fe apperr.FieldErrors) {
+	switch {
+	case ch.StatusID.Present() && mode == ForCreate:
+		if rule := refs.Statuses.CheckForCreate(ch.StatusID.V); rule != "" {
+			fe.Add("statusId", rule)
+		}
+	case ch.StatusID.Present():
+		if rule := refs.Statuses.CheckForUpdate(ch.StatusID.V); rule != "" {
+			fe.Add("statusId", rule)
+		}
+	case mode == ForCreate:
+		if id, ok := refs.Statuses.Default(); ok {
+			ch.StatusID.Set, ch.StatusID.V = true, id
+		} else {
+			fe.Add("statusId", "is required: the status catalog has no default status "+catalog.DefaultStatusCode)
+		}
+	}
+	if !ch.CustomValues.Present() {
+		return
+	}
+	for id, raw := range ch.CustomValues.V {
+		name := "customValues." + strconv.FormatInt(id, 10)
+		f, ok := refs.Fields[id]
+		if !ok {
+			fe.Addf(name, "no lead custom field has id %d", id)
+			continue
+		}
+		v, rule := f.CheckValue(raw)
+		if rule != "" {
+			fe.Add(name, rule)
+			continue
+		}
+		ch.CustomValues.V[id] = json.RawMessage(v)
+	}
+}
+
+// RenameFields returns err with its field errors renamed by names (v2 name → another version's
+// name), so that each version's caller reads its own field names. Other errors pass unchanged.
+func RenameFields(err error, names map[string]string) error {
+	e, ok := apperr.As(err)
+	if !ok || len(e.Fields) == 0 {
+		return err
+	}
+	fe := apperr.FieldErrors{}
+	for field, rule := range e.Fields {
+		if n, ok := names[field]; ok {
+			field = n
+		}
+		fe.Add(field, rule)
+	}
+	out := fe.Err().(*apperr.Error)
+	out.Kind, out.Err = e.Kind, e.Err
+	return out
+}

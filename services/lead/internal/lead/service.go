@@ -1,0 +1,156 @@
+package lead
+
+import (
+	"context"
+	"net"
+	"strings"
+	"time"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/services/lead/internal/catalog"
+	"ccplatform/services/lead/internal/orders"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Service holds the lead rules that need the outside (the order service and the catalogs) and
+// writes leads. The sync routes of both versions and the worker share it.
+type Service struct {
+	store   *Store
+	orders  *orders.Directory
+	catalog *catalog.Store
+	rules   Rules
+	now     func() time.Time
+}
+
+// NewService wires the rules to the store, the order directory and the catalogs.
+func NewService(store *Store, dir *orders.Directory, cat *catalog.Store, rules Rules) *Service {
+	return &Service{store: store, orders: dir, catalog: cat, rules: rules, now: time.Now}
+}
+
+// Store is the service's lead store.
+func (s *Service) Store() *Store { return s.store }
+
+// CheckBody applies the rules that need only the body (the shape check of the async routes and
+// the first step of every other write).
+func (s *Service) CheckBody(in Input, mode Mode) (Changes, error) {
+	fe := apperr.FieldErrors{}
+	ch := in.Check(mode, s.rules, s.now(), fe)
+	return ch, fe.Err()
+}
+
+// Pending is a create whose body passed CheckBody.
+type Pending struct {
+	Changes Changes
+	Meta    Meta
+}
+
+// Prepared is a pending create after the reference checks: either a lead ready to store, or Err,
+// which is a validation error (the create can never succeed) or Unavailable (try again later).
+type Prepared struct {
+	Lead Lead
+	Err  error
+}
+
+// Prepare checks the references of creates: each order with the order service (cached), the
+// status category and custom values against the catalogs, read once for all. The error is for
+// faults that concern every create (the database is unreachable).
+func (s *Service) Prepare(ctx context.Context, pending []Pending) ([]Prepared, error) {
+	chs := make([]Changes, len(pending))
+	for i, p := range pending {
+		chs[i] = p.Changes
+	}
+	refs, err := s.references(ctx, chs...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Prepared, len(pending))
+	for i, p := range pending {
+		ch := p.Changes
+		fe := apperr.FieldErrors{}
+		ch.CheckReferences(ForCreate, refs, fe)
+		_, oerr := s.orders.Check(ctx, ch.OrderID.V, ch.OrderCode.V)
+		if oerr != nil {
+			if e, ok := apperr.As(oerr); ok && len(e.Fields) > 0 {
+				for f, r := range e.Fields {
+					fe.Add(f, r)
+				}
+			} else if len(fe) == 0 {
+				// Unavailable: only when the body has no other mistake, which would be the
+				// caller's to fix whatever the order service says.
+				out[i] = Prepared{Err: oerr}
+				continue
+			}
+		}
+		if err := fe.Err(); err != nil {
+			out[i] = Prepared{Err: err}
+			continue
+		}
+		out[i] = Prepared{Lead: New(ch, p.Meta)}
+	}
+	return out, nil
+}
+
+func (s *Service) references(ctx context.Context, chs ...Changes) (References, error) {
+	statuses, err := s.catalog.Statuses(ctx)
+	if err != nil {
+		return References{}, err
+	}
+	fields, err := s.catalog.FieldsByID(ctx, FieldIDs(chs...))
+	if err != nil {
+		return References{}, err
+	}
+	return References{Statuses: statuses, Fields: fields}, nil
+}
+
+// Create is a synchronous create (operations 4 and 9) of a body that passed CheckBody.
+func (s *Service) Create(ctx context.Context, ch Changes, meta Meta) (int64, error) {
+	prepared, err := s.Prepare(ctx, []Pending{{Changes: ch, Meta: meta}})
+	if err != nil {
+		return 0, err
+	}
+	if prepared[0].Err != nil {
+		return 0, prepared[0].Err
+	}
+	l, err := s.store.Create(ctx, prepared[0].Lead)
+	if err != nil {
+		return 0, err
+	}
+	return l.ID, nil
+}
+
+// Update is a partial update (operations 6 and 11) of a body that passed CheckBody. The
+// secondary-lead links stay as they were made at create, even when the phone changes: they record
+// which leads repeated which when they came in.
+func (s *Service) Update(ctx context.Context, id int64, ch Changes) error {
+	refs, err := s.references(ctx, ch)
+	if err != nil {
+		return err
+	}
+	fe := apperr.FieldErrors{}
+	ch.CheckReferences(ForUpdate, refs, fe)
+	if err := fe.Err(); err != nil {
+		// An unknown lead is a 404 whatever the body says.
+		if _, gerr := s.store.Get(ctx, id); apperr.KindOf(gerr) == apperr.NotFound {
+			return gerr
+		}
+		return err
+	}
+	return s.store.Update(ctx, id, func(l *Lead) error {
+		ch.ApplyTo(l)
+		return nil
+	})
+}
+
+// ClientIP is the caller's address as the gateway forwarded it (X-Forwarded-For, then
+// X-Real-IP), or nil when there is none that reads as an IP address.
+func ClientIP(c *gin.Context) *string {
+	for _, raw := range []string{c.GetHeader("X-Forwarded-For"), c.GetHeader("X-Real-IP")} {
+		first, _, _ := strings.Cut(raw, ",")
+		if ip := net.ParseIP(strings.TrimSpace(first)); ip != nil {
+			s := ip.String()
+			return &s
+		}
+	}
+	return nil
+}

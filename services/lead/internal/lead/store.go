@@ -1,0 +1,278 @@
+package lead
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/listquery"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Store reads and writes leads.
+type Store struct {
+	conn *sqlx.DB
+}
+
+// NewStore is a store on the service's schema.
+func NewStore(conn *sqlx.DB) *Store { return &Store{conn: conn} }
+
+// DB is the store's connection pool, for callers that run a store method inside their own
+// transaction (the worker writes leads and job outcomes together).
+func (s *Store) DB() *sqlx.DB { return s.conn }
+
+const columns = `id, order_id, order_code, phone, name, source_comment, ip, external_id_crm_a, external_id_crm_b,
+external_id_crm_c, external_id_crm_d, status_id, lead_type, create_method, source, ad_campaign_id, is_secondary,
+previous_lead_id, next_lead_id, planning_call_at, priority, utc_offset, social_network_id, social_login,
+messenger_user_name, messenger_phone, messenger_id, custom_values, job_id, created_by, created_at, updated_at`
+
+// insertColumns are the columns an insert writes; created_at and updated_at take the default.
+var insertColumns = strings.Split(strings.NewReplacer("\n", "", " ", "").Replace(
+	strings.TrimSuffix(columns, ", created_at, updated_at")), ",")
+
+func insertArgs(l Lead) []any {
+	return []any{l.ID, l.OrderID, l.OrderCode, l.Phone, l.Name, l.SourceComment, l.IP, l.ExternalIDCrmA,
+		l.ExternalIDCrmB, l.ExternalIDCrmC, l.ExternalIDCrmD, l.StatusID, l.LeadType, l.CreateMethod, l.Source,
+		l.AdCampaignID, l.IsSecondary, l.PreviousLeadID, l.NextLeadID, l.PlanningCallAt, l.Priority, l.UTCOffset,
+		l.SocialNetworkID, l.SocialLogin, l.MessengerUserName, l.MessengerPhone, l.MessengerID, l.CustomValues,
+		l.JobID, l.CreatedBy}
+}
+
+// Create stores one lead in a transaction of its own and returns it with its id and links.
+func (s *Store) Create(ctx context.Context, l Lead) (Lead, error) {
+	var out []Lead
+	err := db.InTx(ctx, s.conn, func(tx *sqlx.Tx) error {
+		var err error
+		out, err = InsertBatch(ctx, tx, []Lead{l})
+		return err
+	})
+	if err != nil {
+		return Lead{}, err
+	}
+	return out[0], nil
+}
+
+// InsertBatch stores leads (in the given order) inside tx and returns them with their ids and the
+// secondary-lead links. It takes a transaction advisory lock per (order, phone) in sorted order,
+// so concurrent creates of the same phone link one after another and never deadlock; the ids are
+// drawn after the locks, so a later lead of a key always has a larger id.
+func InsertBatch(ctx context.Context, tx *sqlx.Tx, leads []Lead) ([]Lead, error) {
+	if len(leads) == 0 {
+		return nil, nil
+	}
+	out := append([]Lead(nil), leads...)
+	const lock = `SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k`
+	if _, err := tx.ExecContext(ctx, lock, pq.Int64Array(LockIDs(out))); err != nil {
+		return nil, fmt.Errorf("lock lead phones: %w", err)
+	}
+	latest, err := latestByKey(ctx, tx, out)
+	if err != nil {
+		return nil, err
+	}
+	const ids = `SELECT nextval(pg_get_serial_sequence('leads', 'id')) AS id FROM generate_series(1, $1) ORDER BY 1`
+	var newIDs []int64
+	if err := tx.SelectContext(ctx, &newIDs, ids, len(out)); err != nil {
+		return nil, fmt.Errorf("allocate lead ids: %w", err)
+	}
+	for i := range out {
+		out[i].ID = newIDs[i]
+	}
+	next := Link(out, latest)
+
+	var q strings.Builder
+	q.WriteString("INSERT INTO leads (" + strings.Join(insertColumns, ", ") + ") VALUES ")
+	args := make([]any, 0, len(out)*len(insertColumns))
+	for i, l := range out {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteByte('(')
+		for j := range insertColumns {
+			if j > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("$" + strconv.Itoa(len(args)+j+1))
+		}
+		q.WriteByte(')')
+		args = append(args, insertArgs(l)...)
+	}
+	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+		return nil, fmt.Errorf("insert leads: %w", err)
+	}
+	if len(next) > 0 {
+		prev, nxt := make([]int64, 0, len(next)), make([]int64, 0, len(next))
+		for p, n := range next {
+			prev, nxt = append(prev, p), append(nxt, n)
+		}
+		const link = `
+UPDATE leads SET next_lead_id = v.next
+FROM unnest($1::bigint[], $2::bigint[]) AS v(id, next)
+WHERE leads.id = v.id`
+		if _, err := tx.ExecContext(ctx, link, pq.Int64Array(prev), pq.Int64Array(nxt)); err != nil {
+			return nil, fmt.Errorf("link previous leads: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// latestByKey finds, per key of leads, the newest stored lead.
+func latestByKey(ctx context.Context, tx *sqlx.Tx, leads []Lead) (map[PhoneKey]int64, error) {
+	orders, phones := make([]int64, 0, len(leads)), make([]string, 0, len(leads))
+	seen := map[PhoneKey]bool{}
+	for _, l := range leads {
+		if k := KeyOf(l); !seen[k] {
+			seen[k] = true
+			orders, phones = append(orders, k.OrderID), append(phones, k.Phone)
+		}
+	}
+	const q = `
+SELECT DISTINCT ON (l.order_id, l.phone) l.order_id, l.phone, l.id
+FROM leads l
+JOIN unnest($1::bigint[], $2::text[]) AS k(order_id, phone) ON l.order_id = k.order_id AND l.phone = k.phone
+ORDER BY l.order_id, l.phone, l.id DESC`
+	var rows []struct {
+		OrderID int64  `db:"order_id"`
+		Phone   string `db:"phone"`
+		ID      int64  `db:"id"`
+	}
+	if err := tx.SelectContext(ctx, &rows, q, pq.Int64Array(orders), pq.StringArray(phones)); err != nil {
+		return nil, fmt.Errorf("find previous leads: %w", err)
+	}
+	out := make(map[PhoneKey]int64, len(rows))
+	for _, r := range rows {
+		out[PhoneKey{OrderID: r.OrderID, Phone: r.Phone}] = r.ID
+	}
+	return out, nil
+}
+
+// Get reads one lead; a lead that does not exist is NotFound.
+func (s *Store) Get(ctx context.Context, id int64) (Lead, error) {
+	var l Lead
+	err := s.conn.GetContext(ctx, &l, `SELECT `+columns+` FROM leads WHERE id = $1`, id)
+	if db.IsNoRows(err) {
+		return Lead{}, apperr.NotFoundf("lead %d does not exist", id)
+	}
+	if err != nil {
+		return Lead{}, fmt.Errorf("get lead %d: %w", id, err)
+	}
+	return l, nil
+}
+
+// Update changes a lead under a row lock, so concurrent partial updates of different fields all
+// survive: change gets the stored lead and edits it.
+func (s *Store) Update(ctx context.Context, id int64, change func(*Lead) error) error {
+	return db.InTx(ctx, s.conn, func(tx *sqlx.Tx) error {
+		var l Lead
+		err := tx.GetContext(ctx, &l, `SELECT `+columns+` FROM leads WHERE id = $1 FOR UPDATE`, id)
+		if db.IsNoRows(err) {
+			return apperr.NotFoundf("lead %d does not exist", id)
+		}
+		if err != nil {
+			return fmt.Errorf("lock lead %d: %w", id, err)
+		}
+		if err := change(&l); err != nil {
+			return err
+		}
+		const q = `
+UPDATE leads SET phone = $2, name = $3, source_comment = $4, external_id_crm_a = $5, external_id_crm_b = $6,
+    external_id_crm_c = $7, external_id_crm_d = $8, status_id = $9, source = $10, ad_campaign_id = $11,
+    planning_call_at = $12, priority = $13, utc_offset = $14, social_network_id = $15, social_login = $16,
+    messenger_user_name = $17, messenger_phone = $18, messenger_id = $19, custom_values = $20, updated_at = now()
+WHERE id = $1`
+		_, err = tx.ExecContext(ctx, q, l.ID, l.Phone, l.Name, l.SourceComment, l.ExternalIDCrmA, l.ExternalIDCrmB,
+			l.ExternalIDCrmC, l.ExternalIDCrmD, l.StatusID, l.Source, l.AdCampaignID, l.PlanningCallAt, l.Priority,
+			l.UTCOffset, l.SocialNetworkID, l.SocialLogin, l.MessengerUserName, l.MessengerPhone, l.MessengerID,
+			l.CustomValues)
+		if err != nil {
+			return fmt.Errorf("update lead %d: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// Filter selects leads for the list.
+type Filter struct {
+	OrderIDs  []int64
+	StatusIDs []int64
+	Period    listquery.Period
+}
+
+// where builds the filter's condition and arguments. One order is compared with = rather than
+// ANY, so that the (order_id, created_at) index also gives the page its order without a sort.
+func (f Filter) where() (string, []any) {
+	var conds []string
+	var args []any
+	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	switch len(f.OrderIDs) {
+	case 0:
+	case 1:
+		conds = append(conds, "order_id = "+arg(f.OrderIDs[0]))
+	default:
+		conds = append(conds, "order_id = ANY("+arg(pq.Int64Array(f.OrderIDs))+")")
+	}
+	switch len(f.StatusIDs) {
+	case 0:
+	case 1:
+		conds = append(conds, "status_id = "+arg(f.StatusIDs[0]))
+	default:
+		conds = append(conds, "status_id = ANY("+arg(pq.Int64Array(f.StatusIDs))+")")
+	}
+	if f.Period.From != nil {
+		conds = append(conds, "created_at >= "+arg(*f.Period.From))
+	}
+	if f.Period.To != nil {
+		// PostgreSQL keeps microseconds: an upper bound a nanosecond past an instant (an
+		// inclusive bound) must be rounded up, not down, to keep that instant in.
+		to := f.Period.To.Add(time.Microsecond - 1).Truncate(time.Microsecond)
+		conds = append(conds, "created_at < "+arg(to))
+	}
+	if len(conds) == 0 {
+		return "", args
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// List is a page of the leads that pass f, newest first (created_at, then id, both descending:
+// a stable order, since ids never repeat), and how many pass f in all. The count is a query of
+// its own: an index-only count is many times cheaper than count(*) OVER () on every row.
+func (s *Store) List(ctx context.Context, f Filter, page listquery.Page) ([]Lead, int, error) {
+	where, args := f.where()
+	var total int
+	if err := s.conn.GetContext(ctx, &total, `SELECT count(*) FROM leads`+where, args...); err != nil {
+		return nil, 0, fmt.Errorf("count leads: %w", err)
+	}
+	list := []Lead{}
+	if total == 0 || page.Offset >= total {
+		return list, total, nil
+	}
+	n := len(args)
+	q := `SELECT ` + columns + ` FROM leads` + where +
+		` ORDER BY created_at DESC, id DESC LIMIT $` + strconv.Itoa(n+1) + ` OFFSET $` + strconv.Itoa(n+2)
+	if err := s.conn.SelectContext(ctx, &list, q, append(args, page.Limit, page.Offset)...); err != nil {
+		return nil, 0, fmt.Errorf("list leads: %w", err)
+	}
+	return list, total, nil
+}
+
+// Brief is a lead as other services need it to make up call events.
+type Brief struct {
+	ID      int64  `json:"id" db:"id"`
+	Phone   string `json:"phone" db:"phone"`
+	OrderID int64  `json:"orderId" db:"order_id"`
+}
+
+// Briefs are up to limit leads, oldest first, of one order (orderID > 0) or of all.
+func (s *Store) Briefs(ctx context.Context, orderID int64, limit int) ([]Brief, error) {
+	const q = `SELECT id, phone, order_id FROM leads WHERE ($1 = 0 OR order_id = $1) ORDER BY id LIMIT $2`
+	list := []Brief{}
+	if err := s.conn.SelectContext(ctx, &list, q, orderID, limit); err != nil {
+		return nil, fmt.Errorf("list lead briefs: %w", err)
+	}
+	return list, nil
+}

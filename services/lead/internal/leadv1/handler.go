@@ -1,0 +1,74 @@
+package leadv1
+
+import (
+	"ccplatform/pkg/web"
+	"ccplatform/services/lead/internal/job"
+	"ccplatform/services/lead/internal/lead"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Handler serves the v1 lead operations.
+type Handler struct {
+	svc    *lead.Service
+	accept *job.Accepter
+}
+
+// NewHandler serves svc; async creates are queued through accept.
+func NewHandler(svc *lead.Service, accept *job.Accepter) *Handler {
+	return &Handler{svc: svc, accept: accept}
+}
+
+// Routes registers the v1 routes on r, which must already require the internal token; idempotent
+// guards the create routes.
+func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
+	r.POST("/v1/lead/create", idempotent, web.Handle(h.create))
+	r.POST("/v1/lead/create-async", idempotent, web.Handle(h.createAsync))
+	r.POST("/v1/lead/update/:lead_id", web.Handle(h.update))
+}
+
+// create is operation 9: returns the id of the new lead.
+func (h *Handler) create(c *gin.Context) (any, error) {
+	var in Input
+	if err := web.DecodeJSON(c, &in); err != nil {
+		return nil, err
+	}
+	ch, err := Check(h.svc, in, lead.ForCreate)
+	if err != nil {
+		return nil, err
+	}
+	id, err := h.svc.Create(c.Request.Context(), ch, lead.MetaOf(c, lead.MethodAPIv1))
+	if err != nil {
+		return nil, lead.RenameFields(err, Names)
+	}
+	return web.ID{ID: id}, nil
+}
+
+// createAsync is operation 10: like operation 5, with the v1 body.
+func (h *Handler) createAsync(c *gin.Context) (any, error) {
+	var in Input
+	if err := web.DecodeJSON(c, &in); err != nil {
+		return nil, err
+	}
+	if _, err := Check(h.svc, in, lead.ForCreate); err != nil {
+		return nil, err
+	}
+	return lead.Enqueue(c, h.accept, "v1", lead.MethodAPIv1Async)
+}
+
+// update is operation 11; data is [] like operation 6.
+func (h *Handler) update(c *gin.Context) (any, error) {
+	id, err := web.PathID(c, "lead_id")
+	if err != nil {
+		return nil, err
+	}
+	var in Input
+	if err := web.DecodeJSON(c, &in); err != nil {
+		return nil, err
+	}
+	ch, err := Check(h.svc, in, lead.ForUpdate)
+	if err != nil {
+		return nil, err
+	}
+	return nil, lead.RenameFields(h.svc.Update(c.Request.Context(), id, ch), Names)
+}

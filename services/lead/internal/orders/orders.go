@@ -1,0 +1,152 @@
+// Package orders answers which orders exist and what their codes are, by asking the order service
+// (GET /internal/orders/:id). Answers are cached in the process: a lead create must not cost a
+// network hop per lead. An entry lives at most TTL and is dropped as soon as an order.updated
+// event names its order; the whole cache is dropped whenever the event subscription (re)connects,
+// since events may have been missed while it was down.
+package orders
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/svcclient"
+)
+
+// Order is what leads need of an order.
+type Order struct {
+	ID                 int64  `json:"id"`
+	Code               string `json:"code"`
+	IgnoreLeadTimezone bool   `json:"ignoreLeadTimezone"`
+}
+
+// DefaultTTL bounds how stale a cached order can be if an event is lost.
+const DefaultTTL = 60 * time.Second
+
+// Directory looks orders up through the order service, with a cache in front.
+type Directory struct {
+	client *svcclient.Client
+	ttl    time.Duration
+	now    func() time.Time
+
+	mu      sync.Mutex
+	entries map[int64]entry
+	// gen counts invalidations: a fetch that started before one must not store what it read.
+	gen uint64
+}
+
+type entry struct {
+	order   Order
+	expires time.Time
+}
+
+// NewDirectory asks the order service through client and caches answers for ttl.
+func NewDirectory(client *svcclient.Client, ttl time.Duration) *Directory {
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	return &Directory{client: client, ttl: ttl, now: time.Now, entries: map[int64]entry{}}
+}
+
+// errUnknown is what fetch returns for an order the order service does not know.
+var errUnknown = apperr.New(apperr.NotFound, "order does not exist")
+
+// Get returns the order with id. An order that does not exist is an apperr NotFound error; the
+// order service unreachable or failing is Unavailable.
+func (d *Directory) Get(ctx context.Context, id int64) (Order, error) {
+	if o, ok := d.cached(id); ok {
+		return o, nil
+	}
+	return d.fetch(ctx, id)
+}
+
+// Check is the rule a lead's order reference follows: orderId names an existing order and
+// orderCode is its code. A failed rule comes back as field errors named orderId / orderCode; an
+// order service that cannot answer is Unavailable.
+func (d *Directory) Check(ctx context.Context, id int64, code string) (Order, error) {
+	o, err := d.Get(ctx, id)
+	if err == nil && o.Code != code {
+		// The cached code may be older than a change whose event has not arrived yet: ask again
+		// before refusing the caller.
+		o, err = d.fetch(ctx, id)
+	}
+	switch {
+	case apperr.KindOf(err) == apperr.NotFound:
+		return Order{}, apperr.Field("orderId", "no order has id "+strconv.FormatInt(id, 10))
+	case err != nil:
+		return Order{}, err
+	case o.Code != code:
+		return Order{}, apperr.Field("orderCode", fmt.Sprintf("does not match the code of order %d", id))
+	}
+	return o, nil
+}
+
+func (d *Directory) cached(id int64) (Order, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e, ok := d.entries[id]
+	if !ok || d.now().After(e.expires) {
+		return Order{}, false
+	}
+	return e.order, true
+}
+
+func (d *Directory) fetch(ctx context.Context, id int64) (Order, error) {
+	d.mu.Lock()
+	gen := d.gen
+	d.mu.Unlock()
+	var o Order
+	err := d.client.Do(ctx, http.MethodGet, "/internal/orders/"+strconv.FormatInt(id, 10), nil, &o)
+	switch kind := apperr.KindOf(err); {
+	case err == nil:
+	case kind == apperr.NotFound:
+		// Unknown orders are not cached: the order may be created a moment later.
+		return Order{}, errUnknown
+	case kind == apperr.Unavailable:
+		return Order{}, apperr.Wrap(apperr.Unavailable, err, "orderId: cannot be checked now, the order service is unavailable")
+	default:
+		// Any other refusal (a wrong internal token, say) is this deployment's fault, not the caller's.
+		return Order{}, apperr.Wrap(apperr.Internal, err, "look up order %d", id)
+	}
+	d.mu.Lock()
+	if d.gen == gen {
+		d.entries[id] = entry{order: o, expires: d.now().Add(d.ttl)}
+	}
+	d.mu.Unlock()
+	return o, nil
+}
+
+// Remember stores o as if the order service had just answered with it (to warm the cache, and in
+// tests that need an order without the order service).
+func (d *Directory) Remember(o Order) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.entries[o.ID] = entry{order: o, expires: d.now().Add(d.ttl)}
+}
+
+// Drop forgets the order with id (an order.updated event named it).
+func (d *Directory) Drop(id int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.gen++
+	delete(d.entries, id)
+}
+
+// Clear forgets every order (the event subscription (re)connected and may have missed events).
+func (d *Directory) Clear() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.gen++
+	clear(d.entries)
+}
+
+// Len is the number of cached orders, for tests and diagnostics.
+func (d *Directory) Len() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.entries)
+}

@@ -1,0 +1,169 @@
+// Package servicetest runs lead-api's real HTTP handler on a PostgreSQL database of the test
+// package's own (made by pkg/dbtest, migrated, dropped after) and a RabbitMQ vhost of its own
+// (pkg/mqtest), and sends requests to it the way the gateway does. The order service is not
+// started: tests that need real order checks are end-to-end tests (gateway/e2e); here orders are
+// put into the order cache with Env.Order. It is imported by tests only.
+package servicetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"ccplatform/pkg/dbtest"
+	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/mqtest"
+	"ccplatform/pkg/web"
+	"ccplatform/services/lead/internal/catalog"
+	"ccplatform/services/lead/internal/job"
+	"ccplatform/services/lead/internal/lead"
+	"ccplatform/services/lead/internal/orders"
+	"ccplatform/services/lead/internal/server"
+	"ccplatform/services/lead/internal/setup"
+
+	"github.com/jmoiron/sqlx"
+	"go.uber.org/zap"
+)
+
+// Token is the internal token the test handler expects.
+const Token = "test-internal-token"
+
+// UserID is the verified caller that requests carry unless a test says otherwise.
+const UserID = "7"
+
+// UnreachableOrderURL is where the order service is said to be: nothing listens there.
+const UnreachableOrderURL = "http://127.0.0.1:1"
+
+// Env is a migrated database, a broker vhost and the handler serving them.
+type Env struct {
+	DB       *sqlx.DB
+	DBURL    string
+	AMQPURL  string
+	Broker   *mq.Conn
+	Settings setup.Settings
+	Leads    *lead.Service
+	Orders   *orders.Directory
+	Catalog  *catalog.Store
+	JobIDs   *job.IDs
+	Handler  http.Handler
+}
+
+// Main runs the test package with an Env of its own, given to setup before the tests run.
+func Main(m *testing.M, label string, ready func(*Env)) {
+	dbtest.Main(m, label, func(dbURL string) int {
+		amqpURL, dropVhost, err := mqtest.CreateVhost(label)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "servicetest:", err)
+			return 1
+		}
+		defer func() { _ = dropVhost() }()
+		ctx := context.Background()
+		s := setup.Settings{OrderURL: UnreachableOrderURL, OrderCacheTTL: time.Hour}
+		s.InternalToken, s.Database.URL, s.MaxConns, s.Broker.URL = Token, dbURL, 16, amqpURL
+		conn, err := setup.OpenDB(ctx, s)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "servicetest:", err)
+			return 1
+		}
+		defer conn.Close()
+		log := zap.NewNop()
+		leads, dir, cat := setup.Leads(s, conn)
+		broker := mq.Dial(amqpURL, label, log, mq.WorkQueue(job.Queue))
+		defer broker.Close()
+		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		if err := broker.Wait(wctx); err != nil {
+			fmt.Fprintln(os.Stderr, "servicetest:", err)
+			return 1
+		}
+		pub := mq.NewPublisher(broker)
+		defer pub.Close()
+		ids := job.NewIDs("test-job-secret")
+		env := &Env{DB: conn, DBURL: dbURL, AMQPURL: amqpURL, Broker: broker, Settings: s, Leads: leads,
+			Orders: dir, Catalog: cat, JobIDs: ids}
+		env.Handler = server.New(server.Deps{
+			DB: conn, Log: log, InternalToken: Token, Leads: leads, Catalog: cat,
+			Accepter: job.NewAccepter(pub, ids, 5*time.Second), JobIDs: ids, Broker: broker,
+			Idempotency: idempotency.New(conn, log),
+		})
+		ready(env)
+		return m.Run()
+	})
+}
+
+// Order puts an order into the order cache, as if the order service had answered with it.
+func (e *Env) Order(id int64, code string) {
+	e.Orders.Remember(orders.Order{ID: id, Code: code})
+}
+
+// Response is a decoded envelope with its status and headers.
+type Response struct {
+	Status  int
+	Header  http.Header
+	Success bool            `json:"success"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// Errors is data.errors of a validation failure.
+func (r Response) Errors() map[string]string {
+	var v struct {
+		Errors map[string]string `json:"errors"`
+	}
+	_ = json.Unmarshal(r.Data, &v)
+	return v.Errors
+}
+
+// ID is data.id of an operation that returns an id.
+func (r Response) ID() int64 {
+	var v struct {
+		ID int64 `json:"id"`
+	}
+	_ = json.Unmarshal(r.Data, &v)
+	return v.ID
+}
+
+// Do sends a request as the gateway would: internal token, verified user id, JSON content type.
+// body is sent as is when it is a string, else encoded as JSON. headers are name/value pairs that
+// override the defaults; an empty value removes the header.
+func (e *Env) Do(t testing.TB, method, path string, body any, headers ...string) Response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewBufferString(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Fatalf("encode body: %v", err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	req := httptest.NewRequest(method, path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(web.HeaderInternalToken, Token)
+	req.Header.Set(web.HeaderUserID, UserID)
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i+1] == "" {
+			req.Header.Del(headers[i])
+		} else {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+	}
+	rec := httptest.NewRecorder()
+	e.Handler.ServeHTTP(rec, req)
+	res := Response{Status: rec.Code, Header: rec.Header()}
+	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
+		t.Fatalf("%s %s: answer is not an envelope: %v: %s", method, path, err, rec.Body.String())
+	}
+	return res
+}

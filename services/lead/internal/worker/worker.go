@@ -1,0 +1,226 @@
+// Package worker turns queued lead jobs into leads. One handler call takes a batch of deliveries:
+// each is decoded and fully checked (a job that can never succeed is recorded as failed), and the
+// leads of the valid ones are written in ONE transaction with their job outcomes. The broker acks
+// only after that transaction committed, and the lead's job_id is unique, so a redelivered job
+// creates nothing twice.
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/web"
+	"ccplatform/services/lead/internal/job"
+	"ccplatform/services/lead/internal/lead"
+	"ccplatform/services/lead/internal/leadv1"
+
+	"github.com/jmoiron/sqlx"
+	"go.uber.org/zap"
+)
+
+// Worker handles batches of lead.jobs deliveries.
+type Worker struct {
+	svc *lead.Service
+	log *zap.Logger
+}
+
+// New is a worker that checks and stores leads through svc.
+func New(svc *lead.Service, log *zap.Logger) *Worker { return &Worker{svc: svc, log: log} }
+
+// item is one delivery on its way through a batch.
+type item struct {
+	msg     job.Message
+	pending lead.Pending
+	// ready is the lead to store; failed the reason the job can never succeed.
+	ready  *lead.Lead
+	failed string
+	// dupOf is the index of an earlier delivery of the same job in the batch, or -1.
+	dupOf int
+}
+
+// Handle is the mq.BatchHandler of lead.jobs.
+func (w *Worker) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
+	results := make([]mq.Result, len(batch))
+	items := make([]*item, len(batch))
+	first := map[string]int{}
+	var pending []int
+	for i, d := range batch {
+		it, err := w.decode(d.Body)
+		if err != nil {
+			results[i] = mq.Result{Outcome: mq.DeadLetter, Reason: err.Error()}
+			continue
+		}
+		items[i] = it
+		if j, seen := first[it.msg.JobID]; seen {
+			it.dupOf = j
+			continue
+		}
+		first[it.msg.JobID] = i
+		if it.failed == "" {
+			pending = append(pending, i)
+		}
+	}
+
+	if len(pending) > 0 {
+		ps := make([]lead.Pending, len(pending))
+		for n, i := range pending {
+			ps[n] = items[i].pending
+		}
+		prepared, err := w.svc.Prepare(ctx, ps)
+		if err != nil {
+			w.log.Warn("lead jobs: catalogs unreachable, retrying the batch", zap.Error(err))
+			return retryAll(results)
+		}
+		for n, i := range pending {
+			switch p := prepared[n]; {
+			case p.Err == nil:
+				l := p.Lead
+				items[i].ready = &l
+			case apperr.KindOf(p.Err) == apperr.Invalid:
+				items[i].failed = reason(items[i].msg, p.Err)
+			default:
+				// The order service is unavailable: the job is fine, the check must wait.
+				results[i] = mq.Result{Outcome: mq.Retry, Reason: p.Err.Error()}
+			}
+		}
+	}
+
+	var store []int
+	for i, it := range items {
+		if it != nil && it.dupOf < 0 && results[i].Outcome == mq.Ack {
+			store = append(store, i)
+		}
+	}
+	w.commit(ctx, items, store, results)
+	for i, it := range items {
+		if it != nil && it.dupOf >= 0 {
+			// A second delivery of a job in the same batch is settled like the first.
+			results[i] = results[it.dupOf]
+		}
+	}
+	return results
+}
+
+// decode reads a delivery into an item; an error means the message can never be read.
+func (w *Worker) decode(body []byte) (*item, error) {
+	var m job.Message
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("undecodable job: %w", err)
+	}
+	id, err := job.Parse(m.JobID)
+	if err != nil {
+		return nil, fmt.Errorf("job without a valid jobId: %w", err)
+	}
+	m.JobID = id.String()
+	it := &item{msg: m, dupOf: -1}
+	var ch lead.Changes
+	switch m.Version {
+	case "v2":
+		var in lead.Input
+		if err = web.Unmarshal(m.Body, &in); err == nil {
+			ch, err = w.svc.CheckBody(in, lead.ForCreate)
+		}
+	case "v1":
+		ch, err = leadv1.Decode(w.svc, m.Body)
+	default:
+		return nil, fmt.Errorf("job %s: unknown version %q", m.JobID, m.Version)
+	}
+	if err != nil {
+		it.failed = reason(m, err)
+		return it, nil
+	}
+	method := m.CreateMethod
+	if !slices.Contains([]string{lead.MethodAPIv1Async, lead.MethodAPIv2Async}, method) {
+		method = map[string]string{"v1": lead.MethodAPIv1Async, "v2": lead.MethodAPIv2Async}[m.Version]
+	}
+	jobID := m.JobID
+	it.pending = lead.Pending{Changes: ch, Meta: lead.Meta{CreateMethod: method, IP: m.IP, CreatedBy: m.CallerUserID, JobID: &jobID}}
+	return it, nil
+}
+
+// reason is the text a failed job reports, with the field names of the job's version.
+func reason(m job.Message, err error) string {
+	if m.Version == "v1" {
+		err = lead.RenameFields(err, leadv1.Names)
+	}
+	if e, ok := apperr.As(err); ok {
+		return e.Message
+	}
+	return err.Error()
+}
+
+// commit writes the outcomes of items[idx] in one transaction and settles them in results. A
+// transient fault retries them all; any other fault of a multi-job batch is narrowed down by
+// writing each job alone, so one bad job cannot hold the others back.
+func (w *Worker) commit(ctx context.Context, items []*item, idx []int, results []mq.Result) {
+	if len(idx) == 0 {
+		return
+	}
+	err := db.InTx(ctx, w.svc.Store().DB(), func(tx *sqlx.Tx) error { return write(ctx, tx, items, idx) })
+	switch {
+	case err == nil:
+		return
+	case Transient(err):
+		w.log.Warn("lead jobs: transient database fault, retrying", zap.Int("jobs", len(idx)), zap.Error(err))
+		for _, i := range idx {
+			results[i] = mq.Result{Outcome: mq.Retry, Reason: err.Error()}
+		}
+	case len(idx) > 1:
+		w.log.Warn("lead jobs: batch refused, writing each job alone", zap.Int("jobs", len(idx)), zap.Error(err))
+		for _, i := range idx {
+			w.commit(ctx, items, []int{i}, results)
+		}
+	default:
+		w.log.Error("lead jobs: job refused by the database", zap.String("job_id", items[idx[0]].msg.JobID), zap.Error(err))
+		results[idx[0]] = mq.Result{Outcome: mq.Fail, Reason: err.Error()}
+	}
+}
+
+// write stores, inside tx, the leads of the jobs that have no outcome yet and every outcome.
+func write(ctx context.Context, tx *sqlx.Tx, items []*item, idx []int) error {
+	ids := make([]string, len(idx))
+	for n, i := range idx {
+		ids[n] = items[i].msg.JobID
+	}
+	finished, err := job.Finished(ctx, tx, ids)
+	if err != nil {
+		return err
+	}
+	var leads []lead.Lead
+	var outcomes []job.Outcome
+	for _, i := range idx {
+		it := items[i]
+		switch {
+		case finished[it.msg.JobID]:
+			// Done before this delivery (a redelivery after a lost ack): nothing to write.
+		case it.ready != nil:
+			leads = append(leads, *it.ready)
+		default:
+			r := it.failed
+			outcomes = append(outcomes, job.Outcome{JobID: it.msg.JobID, Status: job.StatusFailed, Reason: &r})
+		}
+	}
+	stored, err := lead.InsertBatch(ctx, tx, leads)
+	if err != nil {
+		return err
+	}
+	for _, l := range stored {
+		id := l.ID
+		outcomes = append(outcomes, job.Outcome{JobID: *l.JobID, Status: job.StatusDone, LeadID: &id})
+	}
+	return job.RecordOutcomes(ctx, tx, outcomes)
+}
+
+func retryAll(results []mq.Result) []mq.Result {
+	for i := range results {
+		if results[i].Outcome == mq.Ack {
+			results[i] = mq.Result{Outcome: mq.Retry, Reason: "catalogs unreachable"}
+		}
+	}
+	return results
+}

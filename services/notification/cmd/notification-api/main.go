@@ -1,0 +1,123 @@
+// Command notification-api serves the notification operations: sending (queued for the worker),
+// each user's inbox, and the live stream of a user's notifications.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"ccplatform/pkg/config"
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/logging"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/svcclient"
+	"ccplatform/pkg/web"
+	"ccplatform/services/notification/internal/command"
+	"ccplatform/services/notification/internal/live"
+	"ccplatform/services/notification/internal/migrations"
+	"ccplatform/services/notification/internal/recipient"
+	"ccplatform/services/notification/internal/server"
+
+	"go.uber.org/zap"
+)
+
+// Config is read from the environment (docs/architecture.md).
+type Config struct {
+	config.Common
+	config.Database
+	config.Broker
+	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8085"`
+	UserURL  string `env:"USER_URL" envDefault:"http://127.0.0.1:8081"`
+}
+
+// userTimeout bounds a call to the user service; a private send waits for it.
+const userTimeout = 3 * time.Second
+
+func main() {
+	cfg, err := config.Load[Config]()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "notification-api:", err)
+		os.Exit(1)
+	}
+	log, err := logging.New("notification-api", cfg.LogLevel)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "notification-api:", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, log); err != nil {
+		log.Error("notification-api stopped", zap.Error(err))
+		_ = log.Sync()
+		os.Exit(1)
+	}
+	_ = log.Sync()
+}
+
+// run serves until ctx is done, then ends the live streams, drains in-flight requests, and closes
+// the broker and the database last.
+func run(ctx context.Context, cfg Config, log *zap.Logger) error {
+	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := migrations.Up(ctx, conn); err != nil {
+		return err
+	}
+	liveQueue := live.OwnQueue()
+	broker := mq.Dial(cfg.Broker.URL, "notification-api", log, mq.WorkQueue(command.Queue), live.QueueTopology(liveQueue))
+	defer broker.Close()
+	publisher := mq.NewPublisher(broker)
+	defer publisher.Close()
+
+	hub := live.NewHub()
+	// Streams never end by themselves: they must be closed for the server to drain.
+	stopStreams := context.AfterFunc(ctx, hub.Close)
+	defer stopStreams()
+	var listening sync.WaitGroup
+	defer listening.Wait()
+	listening.Go(func() {
+		if err := live.Listen(ctx, broker, liveQueue, hub, log); err != nil {
+			log.Error("live listener stopped", zap.Error(err))
+		}
+	})
+
+	keys := idempotency.New(conn, log)
+	go purgeIdempotencyKeys(ctx, keys, log)
+	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, userTimeout)
+	defer users.CloseIdleConnections()
+	h := server.New(server.Deps{
+		DB:            conn,
+		Conn:          broker,
+		Log:           log,
+		InternalToken: cfg.InternalToken,
+		Users:         recipient.NewDirectory(users),
+		Publisher:     publisher,
+		Idempotency:   keys,
+		Hub:           hub,
+	})
+	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+}
+
+// purgeIdempotencyKeys drops expired keys hourly so the table stays small.
+func purgeIdempotencyKeys(ctx context.Context, keys *idempotency.Store, log *zap.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := keys.Purge(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("purge idempotency keys", zap.Error(err))
+			}
+		}
+	}
+}

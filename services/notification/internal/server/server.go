@@ -1,0 +1,74 @@
+// Package server assembles the notification API's HTTP handler: the engine, its middleware and
+// every area's routes. main serves it; the HTTP tests drive exactly the same handler.
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/web"
+	"ccplatform/services/notification/internal/command"
+	"ccplatform/services/notification/internal/live"
+	"ccplatform/services/notification/internal/notification"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jmoiron/sqlx"
+	"go.uber.org/zap"
+)
+
+// Deps is what the handler needs from the outside.
+type Deps struct {
+	DB            *sqlx.DB
+	Conn          *mq.Conn
+	Log           *zap.Logger
+	InternalToken string
+	// Users checks that the target of a private notification exists (the user service).
+	Users       command.Users
+	Publisher   *mq.Publisher
+	Idempotency *idempotency.Store
+	Hub         *live.Hub
+	// ConfirmTimeout bounds the wait for the broker's confirm of a command (command.ConfirmTimeout
+	// when zero); Heartbeat is the idle interval of the live stream (15 s when zero).
+	ConfirmTimeout time.Duration
+	Heartbeat      time.Duration
+}
+
+// New is the API's HTTP handler. Routes are registered without a trailing slash and answer with
+// one too. Everything but the health check requires the internal token.
+func New(d Deps) http.Handler {
+	if d.ConfirmTimeout <= 0 {
+		d.ConfirmTimeout = command.ConfirmTimeout
+	}
+	if d.Heartbeat <= 0 {
+		d.Heartbeat = 15 * time.Second
+	}
+	e := web.NewEngine(d.Log, web.DefaultBodyLimit)
+	e.GET("/internal/health", health(d.DB, d.Conn))
+
+	r := e.Group("", web.RequireInternalToken(d.InternalToken))
+	command.NewHandler(d.Users, d.Publisher, d.ConfirmTimeout).Routes(r, d.Idempotency.Middleware())
+	notification.NewHandler(notification.NewStore(d.DB)).Routes(r)
+	live.NewHandler(d.Hub, d.Heartbeat).Routes(r)
+	return web.TrimTrailingSlash(e)
+}
+
+// health answers whether the API can reach its database and the broker (used by the gateway's
+// health check and the dev scripts, so it needs no token).
+func health(conn *sqlx.DB, broker *mq.Conn) gin.HandlerFunc {
+	return web.Handle(func(c *gin.Context) (any, error) {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+		defer cancel()
+		start := time.Now()
+		if err := conn.PingContext(ctx); err != nil {
+			return nil, apperr.Wrap(apperr.Unavailable, err, "database: unreachable")
+		}
+		if !broker.Connected() {
+			return nil, apperr.Unavailablef("broker: not connected")
+		}
+		return gin.H{"database": "ok", "broker": "ok", "executionTime": time.Since(start).Seconds()}, nil
+	})
+}

@@ -1,0 +1,142 @@
+package agentgroup
+
+import (
+	"context"
+	"fmt"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/listquery"
+	"ccplatform/pkg/web"
+	"ccplatform/services/user/internal/user"
+
+	"github.com/gin-gonic/gin"
+)
+
+// maxCheckIDs bounds one check request; an order names far fewer groups than this.
+const maxCheckIDs = 10000
+
+// Handler serves the agent group routes.
+type Handler struct {
+	groups *Store
+	users  *user.Store
+}
+
+// NewHandler is a handler over groups, checking agents with users.
+func NewHandler(groups *Store, users *user.Store) *Handler {
+	return &Handler{groups: groups, users: users}
+}
+
+// RegisterPublic adds operations 16, 17 and 18; idempotent guards the create route.
+func (h *Handler) RegisterPublic(r gin.IRoutes, idempotent gin.HandlerFunc) {
+	r.POST("/v2/agent-group/create", idempotent, web.Handle(h.create))
+	r.POST("/v2/agent-group/update/:id", web.Handle(h.update))
+	r.GET("/v2/agent-group", web.Handle(h.list))
+}
+
+// RegisterInternal adds the routes other services call; r must already demand the internal token.
+func (h *Handler) RegisterInternal(r gin.IRoutes) {
+	r.POST("/internal/agent-groups/check", web.Handle(h.check))
+}
+
+// create is operation 16: returns the new group's id.
+func (h *Handler) create(c *gin.Context) (any, error) {
+	var in Input
+	if err := web.DecodeJSON(c, &in); err != nil {
+		return nil, err
+	}
+	ch, err := in.CheckCreate()
+	if err != nil {
+		return nil, err
+	}
+	ctx := c.Request.Context()
+	if err := h.checkAgents(ctx, ch); err != nil {
+		return nil, err
+	}
+	id, err := h.groups.Create(ctx, ch)
+	if err != nil {
+		return nil, err
+	}
+	return web.ID{ID: id}, nil
+}
+
+// update is operation 17: data `[]`.
+func (h *Handler) update(c *gin.Context) (any, error) {
+	id, err := web.PathID(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	var in Input
+	if err := web.DecodeJSON(c, &in); err != nil {
+		return nil, err
+	}
+	ch, err := in.CheckUpdate()
+	if err != nil {
+		return nil, err
+	}
+	ctx := c.Request.Context()
+	if err := h.checkAgents(ctx, ch); err != nil {
+		return nil, err
+	}
+	return nil, h.groups.Update(ctx, id, ch)
+}
+
+// list is operation 18.
+func (h *Handler) list(c *gin.Context) (any, error) {
+	f, page, err := ParseListQuery(c.Request.URL.Query())
+	if err != nil {
+		return nil, err
+	}
+	ctx := c.Request.Context()
+	groups, err := h.groups.List(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	total, err := h.groups.Count(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	views := make([]View, len(groups))
+	for i, g := range groups {
+		views[i] = ViewOf(g)
+	}
+	return listquery.NewResult(views, page, total), nil
+}
+
+// checkAgents refuses agents that are not users, naming them.
+func (h *Handler) checkAgents(ctx context.Context, ch Changes) error {
+	if ch.AgentIDs == nil || len(*ch.AgentIDs) == 0 {
+		return nil
+	}
+	missing, err := h.users.Missing(ctx, *ch.AgentIDs)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return apperr.Field("agentIds", "unknown user ids: "+joinIDs(missing))
+	}
+	return nil
+}
+
+type checkRequest struct {
+	IDs []int64 `json:"ids"`
+}
+
+type checkResponse struct {
+	Missing []int64 `json:"missing"`
+}
+
+// check answers which of the given ids are not agent groups; ids <= 0 never are, so they are missing.
+func (h *Handler) check(c *gin.Context) (any, error) {
+	var req checkRequest
+	if err := web.DecodeJSON(c, &req); err != nil {
+		return nil, err
+	}
+	if len(req.IDs) > maxCheckIDs {
+		return nil, apperr.Field("ids", fmt.Sprintf("must have at most %d elements", maxCheckIDs))
+	}
+	missing, err := h.groups.Missing(c.Request.Context(), req.IDs)
+	if err != nil {
+		return nil, err
+	}
+	return checkResponse{Missing: missing}, nil
+}
