@@ -17,7 +17,7 @@ export AMQP_URL=${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/}
 out=$(mktemp); trap 'rm -f "$out"' EXIT
 echo "== fault test: async lead creates across a broker restart and a lead-worker SIGKILL"
 rc=0
-CC_FAULT_TEST=1 go test -count=1 -v -timeout "${FAULT_TIMEOUT:-10m}" -run '^TestAsyncLeadsSurviveFaults$' ./e2e/ >"$out" 2>&1 || rc=$?
+go test -tags fault -count=1 -v -timeout "${FAULT_TIMEOUT:-10m}" -run '^TestAsyncLeadsSurviveFaults$' ./e2e/ >"$out" 2>&1 || rc=$?
 summary=$(grep -E '^accepted=[0-9]+ created=[0-9]+ lost=[0-9]+ duplicated=[0-9]+$' "$out" || true)
 if [ $rc != 0 ] || [ "$(grep -c . <<<"$summary")" != 2 ] || grep -qvE 'lost=0 duplicated=0$' <<<"$summary"; then
   cat "$out"

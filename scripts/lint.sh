@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Static checks over every module listed in go.work: gofmt (no file may need formatting), go vet and
+# Static checks over every module listed in go.work (with the "fault" build tag, so the fault test
+# is checked too): gofmt (no file may need formatting), go vet and
 # staticcheck. Installs staticcheck into $(go env GOPATH)/bin when it is missing.
 set -euo pipefail
 
@@ -29,9 +30,9 @@ if [ -n "$unformatted" ]; then
 fi
 for m in $mods; do
   echo "== go vet $m/..."
-  (cd "$m" && go vet ./...) || failed+=("vet:$m")
+  (cd "$m" && go vet -tags fault ./...) || failed+=("vet:$m")
   echo "== staticcheck $m/..."
-  (cd "$m" && staticcheck ./...) || failed+=("staticcheck:$m")
+  (cd "$m" && staticcheck -tags fault ./...) || failed+=("staticcheck:$m")
 done
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -1,15 +1,11 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -242,77 +238,32 @@ func TestCallsFromThePlatformAreReadThroughTheGateway(t *testing.T) {
 	})
 }
 
-// adminWith runs ccadmin with the stack's environment plus extra variables (later ones win).
-func adminWith(extra []string, args ...string) (string, error) {
-	cmd := exec.Command(filepath.Join(stack.binDir, "ccadmin"), args...)
-	cmd.Env = append(append([]string{}, stack.baseEnv...), extra...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("ccadmin %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return strings.TrimSpace(stdout.String()), nil
-}
-
-// leadsOfOrder makes leads for an order. With the lead service in the stack they are real leads
-// made through the public API; without it, a stand-in answers the lead service's internal list
-// (GET /internal/leads?orderId=&limit= → {"list":[{"id","phone","orderId"}]}, docs/architecture.md)
-// and extra holds the LEAD_URL that points ccadmin at it.
-func leadsOfOrder(t *testing.T, orderID int64, phones []string) (leads map[int64]string, extra []string) {
+// leadsOfOrder makes real leads for an order through the public API.
+func leadsOfOrder(t *testing.T, orderID int64, phones []string) map[int64]string {
 	t.Helper()
-	leads = map[int64]string{}
-	if _, ok := stack.addrs["lead-api"]; ok {
-		code := orderDetail(t, orderID)["code"]
-		for i, phone := range phones {
-			r := stack.Call(t, http.MethodPost, "/v2/lead/create/", map[string]any{
-				"leadType": "straight", "phone": phone, "orderId": orderID, "orderCode": code,
-				"name": fmt.Sprintf("Client %d", i+1)})
-			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-			leads[int64(r.Data(t)["id"].(float64))] = phone
-		}
-		return leads, nil
-	}
-	t.Log("no lead-api in the stack: a stand-in serves GET /internal/leads by the documented contract")
-	type lead struct {
-		ID      int64  `json:"id"`
-		Phone   string `json:"phone"`
-		OrderID int64  `json:"orderId"`
-	}
-	var list []lead
+	leads := map[int64]string{}
+	code := orderDetail(t, orderID)["code"]
 	for i, phone := range phones {
-		l := lead{ID: 930001 + int64(i), Phone: phone, OrderID: orderID}
-		list = append(list, l)
-		leads[l.ID] = phone
+		r := stack.Call(t, http.MethodPost, "/v2/lead/create/", map[string]any{
+			"leadType": "straight", "phone": phone, "orderId": orderID, "orderCode": code,
+			"name": fmt.Sprintf("Client %d", i+1)})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		leads[int64(r.Data(t)["id"].(float64))] = phone
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/internal/leads" || r.Header.Get("X-Internal-Token") != internalToken ||
-			r.URL.Query().Get("orderId") != strconv.FormatInt(orderID, 10) {
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"success":false,"message":"not found","data":[]}`))
-			return
-		}
-		limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-		out := list
-		if limit > 0 && limit < len(out) {
-			out = out[:limit]
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"success": true, "message": "", "data": map[string]any{"list": out}})
-	}))
-	t.Cleanup(srv.Close)
-	return leads, []string{"LEAD_URL=" + srv.URL}
+	return leads
 }
 
 func TestSimulateCallsEndToEnd(t *testing.T) {
 	body := minimalOrder("Simulated calls")
 	body["sipEndpointIds"] = []int{4, 5}
 	orderID := createOrder(t, body)
-	leads, extra := leadsOfOrder(t, orderID, []string{"+79991110001", "+79991110002", "+447911123456"})
+	leads := leadsOfOrder(t, orderID, []string{"+79991110001", "+79991110002", "+447911123456"})
 	users := map[float64]bool{}
 	for _, id := range userIDs(t) {
 		users[float64(id)] = true
 	}
 
-	out, err := adminWith(extra, "simulate-calls", "--order", strconv.FormatInt(orderID, 10), "--count", "7")
+	out, err := stack.Admin("simulate-calls", "--order", strconv.FormatInt(orderID, 10), "--count", "7")
 	require.NoError(t, err)
 	assert.Len(t, strings.Fields(out), 7, "one platform call id per event")
 

@@ -1,3 +1,9 @@
+//go:build fault
+
+// The fault test is built only with the "fault" tag: scripts/fault-test.sh (called by make test)
+// runs it on its own, verbosely, so that its summary lines show in the log and it does not run a
+// second time inside the ordinary e2e run.
+
 package e2e
 
 import (
@@ -30,11 +36,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// FaultEnv turns the fault test on. scripts/fault-test.sh (called by make test) sets it and runs
-// the test verbosely, so that its summary lines show in the log; the ordinary run of this package
-// leaves it to that script instead of running it twice.
-const FaultEnv = "CC_FAULT_TEST"
-
 // Fault test parameters: enough jobs and clients that the fault lands mid-stream, few enough that
 // both scenarios stay well under three minutes on two cores.
 const (
@@ -54,9 +55,6 @@ const (
 // checks that every accepted job made exactly one lead: 0 lost, 0 duplicated. A request answered
 // 503 was not accepted; its client retries it with the same Idempotency-Key.
 func TestAsyncLeadsSurviveFaults(t *testing.T) {
-	if os.Getenv(FaultEnv) == "" {
-		t.Skip("run by scripts/fault-test.sh (part of make test) with " + FaultEnv + "=1")
-	}
 	t.Run("broker restart", func(t *testing.T) {
 		node := startBrokerNode(t)
 		dbURL, drop, err := dbtest.Create("e2e_fault")

@@ -53,11 +53,6 @@ var tools = map[string]string{"ccadmin": "./services/user/cmd/ccadmin"}
 type Stack struct {
 	*stacktest.Stack
 	client *http.Client
-	// binDir, baseEnv and addrs are the stack's binaries folder, process environment and HTTP
-	// addresses, for tests that run a tool with extra variables or ask which processes run.
-	binDir  string
-	baseEnv []string
-	addrs   map[string]string
 }
 
 const internalToken = "e2e-internal-token"
@@ -72,6 +67,19 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer func() { _ = dropVhost() }()
+		// The third parties notification-worker delivers to run in this process, before the stack.
+		p, err := startDeliveryPeers()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			return 1
+		}
+		defer p.close()
+		peers = p
+		for i := range processes {
+			if processes[i].name == "notification-worker" {
+				processes[i].env = append(processes[i].env, p.workerEnv()...)
+			}
+		}
 		s, err := startStack(dbURL, amqpURL)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: start stack:", err)
@@ -105,8 +113,7 @@ func startStack(dbURL, amqpURL string) (*Stack, error) {
 	if s == nil {
 		return nil, err
 	}
-	return &Stack{Stack: s, client: &http.Client{Timeout: 30 * time.Second},
-		binDir: s.BinDir(), baseEnv: s.Env(), addrs: s.Addrs()}, err
+	return &Stack{Stack: s, client: &http.Client{Timeout: 30 * time.Second}}, err
 }
 
 // Response is what a client got back.

@@ -91,6 +91,11 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	defer func() { _ = dropVhost() }()
 
 	fmt.Fprintf(out, "bench: building and starting the stack (database %s)\n", dbName(dbURL))
+	// The stack has no call service: an empty CALL_URL tells the demo seed (ccadmin) to skip its
+	// demo calls instead of failing on the call service's default address.
+	if err := os.Setenv("CALL_URL", ""); err != nil {
+		return fmt.Errorf("environment: %w", err)
+	}
 	st, err := stacktest.Start(stacktest.Config{
 		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken, LogLevel: "error",
 		Processes: []stacktest.Process{

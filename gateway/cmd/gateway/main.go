@@ -5,9 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"ccplatform/gateway/internal/auth"
@@ -17,8 +14,8 @@ import (
 	"ccplatform/gateway/internal/route"
 	"ccplatform/gateway/internal/server"
 
+	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
-	"ccplatform/pkg/logging"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
@@ -56,26 +53,7 @@ const negativeAuthTTL = time.Second
 // authTimeout bounds one verify call: a hung user service costs a request seconds, not minutes.
 const authTimeout = 3 * time.Second
 
-func main() {
-	cfg, err := config.Load[gatewayConfig]()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	log, err := logging.New("gateway", cfg.LogLevel)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, cfg, log); err != nil {
-		log.Error("gateway stopped", zap.Error(err))
-		_ = log.Sync()
-		os.Exit(1)
-	}
-	_ = log.Sync()
-}
+func main() { app.Main("gateway", run) }
 
 func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger) error {
 	ups, err := route.ParseUpstreams(map[route.Service]string{

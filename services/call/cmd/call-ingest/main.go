@@ -4,15 +4,11 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
+	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/db"
-	"ccplatform/pkg/logging"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/telephony"
 	"ccplatform/services/call/internal/ingest"
@@ -35,26 +31,7 @@ type Config struct {
 	Workers   int           `env:"INGEST_WORKERS" envDefault:"2"`
 }
 
-func main() {
-	cfg, err := config.Load[Config]()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "call-ingest:", err)
-		os.Exit(1)
-	}
-	log, err := logging.New("call-ingest", cfg.LogLevel)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "call-ingest:", err)
-		os.Exit(1)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, cfg, log); err != nil {
-		log.Error("call-ingest stopped", zap.Error(err))
-		_ = log.Sync()
-		os.Exit(1)
-	}
-	_ = log.Sync()
-}
+func main() { app.Main("call-ingest", run) }
 
 // run consumes until ctx is done: the batches in hand finish (commit, confirm, ack), the rest
 // goes back to the broker; then the broker connection and the database close, the database last.

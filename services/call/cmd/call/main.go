@@ -4,14 +4,10 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
+	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/db"
-	"ccplatform/pkg/logging"
 	"ccplatform/pkg/web"
 	"ccplatform/services/call/internal/migrations"
 	"ccplatform/services/call/internal/server"
@@ -26,26 +22,7 @@ type Config struct {
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8084"`
 }
 
-func main() {
-	cfg, err := config.Load[Config]()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "call:", err)
-		os.Exit(1)
-	}
-	log, err := logging.New("call", cfg.LogLevel)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "call:", err)
-		os.Exit(1)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, cfg, log); err != nil {
-		log.Error("call stopped", zap.Error(err))
-		_ = log.Sync()
-		os.Exit(1)
-	}
-	_ = log.Sync()
-}
+func main() { app.Main("call", run) }
 
 // run serves until ctx is done, then drains in-flight requests and closes the database last.
 func run(ctx context.Context, cfg Config, log *zap.Logger) error {

@@ -5,21 +5,18 @@
 package calltest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
 
+	"ccplatform/pkg/webtest"
+
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/mqtest"
-	"ccplatform/pkg/web"
 	"ccplatform/services/call/internal/migrations"
 	"ccplatform/services/call/internal/server"
 
@@ -35,7 +32,8 @@ type Env struct {
 	DB      *sqlx.DB
 	DBURL   string
 	AMQPURL string
-	Handler http.Handler
+	// Client sends requests to the service's handler as the gateway would.
+	webtest.Client
 }
 
 // Main runs the test package with an Env of its own, given to setup before the tests run.
@@ -62,51 +60,20 @@ func Main(m *testing.M, label string, setup func(*Env)) {
 			fmt.Fprintln(os.Stderr, "calltest:", err)
 			return 1
 		}
-		setup(&Env{DB: conn, DBURL: url, AMQPURL: amqpURL,
-			Handler: server.New(server.Deps{DB: conn, Log: zap.NewNop(), InternalToken: Token})})
+		setup(&Env{DB: conn, DBURL: url, AMQPURL: amqpURL, Client: webtest.Client{Token: Token,
+			Handler: server.New(server.Deps{DB: conn, Log: zap.NewNop(), InternalToken: Token})}})
 		return m.Run()
 	})
 }
 
-// Response is a decoded envelope with its status.
-type Response struct {
-	Status  int
-	Success bool            `json:"success"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
+// Response is a decoded envelope with its status and headers.
+type Response = webtest.Response
 
-// Errors is data.errors of a validation failure.
-func (r Response) Errors() map[string]string {
-	var v struct {
-		Errors map[string]string `json:"errors"`
-	}
-	_ = json.Unmarshal(r.Data, &v)
-	return v.Errors
-}
-
-// Get sends a GET as the gateway would (internal token, JSON content type); headers are name/value
-// pairs that override the defaults, an empty value removing the header.
+// Get sends a GET as the gateway would; headers are name/value pairs that override the defaults,
+// an empty value removing the header.
 func (e *Env) Get(t testing.TB, path string, headers ...string) Response {
 	t.Helper()
-	req := httptest.NewRequest(http.MethodGet, path, nil)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(web.HeaderInternalToken, Token)
-	for i := 0; i+1 < len(headers); i += 2 {
-		if headers[i+1] == "" {
-			req.Header.Del(headers[i])
-		} else {
-			req.Header.Set(headers[i], headers[i+1])
-		}
-	}
-	rec := httptest.NewRecorder()
-	e.Handler.ServeHTTP(rec, req)
-	res := Response{Status: rec.Code}
-	body, _ := io.ReadAll(rec.Body)
-	if err := json.Unmarshal(bytes.TrimSpace(body), &res); err != nil {
-		t.Fatalf("GET %s: answer is not an envelope: %v: %s", path, err, body)
-	}
-	return res
+	return e.Do(t, http.MethodGet, path, nil, headers...)
 }
 
 // Eventually polls cond every 50 ms until it holds or the wait is over.

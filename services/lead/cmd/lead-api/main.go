@@ -6,18 +6,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
-	"ccplatform/pkg/config"
+	"ccplatform/pkg/app"
 	"ccplatform/pkg/idempotency"
-	"ccplatform/pkg/logging"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/web"
+	"ccplatform/services/lead/internal/diag"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/orders"
 	"ccplatform/services/lead/internal/server"
@@ -37,26 +33,7 @@ type Config struct {
 	ConfirmTimeout time.Duration `env:"JOB_CONFIRM_TIMEOUT" envDefault:"10s"`
 }
 
-func main() {
-	cfg, err := config.Load[Config]()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "lead-api:", err)
-		os.Exit(1)
-	}
-	log, err := logging.New("lead-api", cfg.LogLevel)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "lead-api:", err)
-		os.Exit(1)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, cfg, log); err != nil {
-		log.Error("lead-api stopped", zap.Error(err))
-		_ = log.Sync()
-		os.Exit(1)
-	}
-	_ = log.Sync()
-}
+func main() { app.Main("lead-api", run) }
 
 // run serves until ctx is done, then drains in-flight requests, stops the event consumer, and
 // closes the broker and the database last.
@@ -84,8 +61,9 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		_ = inval.Run(ctx, broker)
 	}()
 
+	diag.Pprof(ctx, cfg.PprofAddr, log)
 	keys := idempotency.New(conn, log)
-	go purgeIdempotencyKeys(ctx, keys, log)
+	go keys.PurgeEvery(ctx, time.Hour)
 	ids := job.NewIDs(jobSecret(cfg))
 	h := server.New(server.Deps{
 		DB: conn, Log: log, InternalToken: cfg.InternalToken, Leads: leads, Catalog: cat,
@@ -100,20 +78,4 @@ func jobSecret(cfg Config) string {
 	}
 	sum := sha256.Sum256([]byte("lead.job-id:" + cfg.InternalToken))
 	return hex.EncodeToString(sum[:])
-}
-
-// purgeIdempotencyKeys drops expired keys hourly so the table stays small.
-func purgeIdempotencyKeys(ctx context.Context, keys *idempotency.Store, log *zap.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := keys.Purge(ctx); err != nil && ctx.Err() == nil {
-				log.Warn("purge idempotency keys", zap.Error(err))
-			}
-		}
-	}
 }

@@ -4,16 +4,12 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
-	"ccplatform/pkg/config"
-	"ccplatform/pkg/logging"
+	"ccplatform/pkg/app"
 	"ccplatform/pkg/mq"
+	"ccplatform/services/lead/internal/diag"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/orders"
 	"ccplatform/services/lead/internal/setup"
@@ -36,26 +32,7 @@ type Config struct {
 	MaxAttempts int `env:"WORKER_MAX_ATTEMPTS" envDefault:"5"`
 }
 
-func main() {
-	cfg, err := config.Load[Config]()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "lead-worker:", err)
-		os.Exit(1)
-	}
-	log, err := logging.New("lead-worker", cfg.LogLevel)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "lead-worker:", err)
-		os.Exit(1)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, cfg, log); err != nil {
-		log.Error("lead-worker stopped", zap.Error(err))
-		_ = log.Sync()
-		os.Exit(1)
-	}
-	_ = log.Sync()
-}
+func main() { app.Main("lead-worker", run) }
 
 // run consumes until ctx is done: the batches in hand finish (and are acked), the rest goes back
 // to the broker; then the broker and the database are closed.
@@ -81,6 +58,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		_ = inval.Run(ctx, broker)
 	}()
 
+	diag.Pprof(ctx, cfg.PprofAddr, log)
 	log.Info("consuming", zap.String("queue", job.Queue), zap.Int("workers", cfg.Concurrency),
 		zap.Int("prefetch", cfg.Prefetch), zap.Int("batch", cfg.BatchSize))
 	return broker.Consume(ctx, mq.ConsumerConfig{

@@ -1,14 +1,17 @@
 // Package catalog holds the lead service's catalogs: lead statuses with their categories (seeded by
-// migration) and the lead custom fields with the rules a value must follow to match its field's
-// type. Both are small tables read whole or by id.
+// migration) and the lead custom fields (pkg/customfield, in the leads schema). Both are small
+// tables read whole or by id.
 package catalog
 
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
+
+	"ccplatform/pkg/customfield"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 )
 
 // Status categories. Only in_progress statuses may be given when a lead is created.
@@ -63,16 +66,38 @@ func (s Statuses) CheckForUpdate(id int64) (rule string) {
 	return ""
 }
 
-// Store reads and writes the catalogs.
+// StatusCacheTTL bounds how long the status catalog is reused before it is read again. The
+// catalog is seeded by migration and has no write route, so a short TTL only bounds how long a
+// status added by hand takes to be seen; it saves a database round trip on every write.
+const StatusCacheTTL = 30 * time.Second
+
+// Store reads and writes the catalogs; the custom-field methods (ByIDs, List, Upsert) come from
+// the shared catalog mechanics.
 type Store struct {
 	conn sqlx.QueryerContext
+	*customfield.Store
+	now func() time.Time
+
+	mu       sync.Mutex
+	statuses Statuses
+	expires  time.Time
 }
 
 // NewStore is a store on the service's schema.
-func NewStore(conn *sqlx.DB) *Store { return &Store{conn: conn} }
+func NewStore(conn *sqlx.DB) *Store {
+	return &Store{conn: conn, Store: customfield.NewStore(conn), now: time.Now}
+}
 
-// Statuses reads the whole status catalog (a handful of rows).
+// Statuses is the whole status catalog (a handful of rows), read at most once per StatusCacheTTL.
+// The map is shared between callers: they only read it.
 func (s *Store) Statuses(ctx context.Context) (Statuses, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.statuses != nil && s.now().Before(s.expires) {
+		return s.statuses, nil
+	}
+	// Read under the lock: callers that find the cache stale at once wait for one read instead of
+	// each sending their own.
 	const q = `SELECT id, code, name, category FROM lead_statuses ORDER BY id`
 	var list []Status
 	if err := sqlx.SelectContext(ctx, s.conn, &list, q); err != nil {
@@ -82,6 +107,7 @@ func (s *Store) Statuses(ctx context.Context) (Statuses, error) {
 	for _, st := range list {
 		out[st.ID] = st
 	}
+	s.statuses, s.expires = out, s.now().Add(StatusCacheTTL)
 	return out, nil
 }
 
@@ -93,51 +119,4 @@ func (s *Store) StatusList(ctx context.Context) ([]Status, error) {
 		return nil, fmt.Errorf("lead statuses: %w", err)
 	}
 	return list, nil
-}
-
-// UpsertField creates the field with f.Code or, when one exists, replaces its name, type and
-// options, so that seeding the catalog can run again without duplicates.
-func (s *Store) UpsertField(ctx context.Context, f Field) (int64, error) {
-	const q = `
-INSERT INTO custom_fields (code, name, type, options)
-VALUES ($1, $2, $3, $4)
-ON CONFLICT (code) DO UPDATE
-SET name = EXCLUDED.name, type = EXCLUDED.type, options = EXCLUDED.options, updated_at = now()
-RETURNING id`
-	options := f.Options
-	if options == nil {
-		options = pq.StringArray{}
-	}
-	var id int64
-	if err := sqlx.GetContext(ctx, s.conn, &id, q, f.Code, f.Name, f.Type, options); err != nil {
-		return 0, fmt.Errorf("upsert custom field %s: %w", f.Code, err)
-	}
-	return id, nil
-}
-
-// Fields is the whole custom-field catalog by id.
-func (s *Store) Fields(ctx context.Context) ([]Field, error) {
-	const q = `SELECT id, code, name, type, options FROM custom_fields ORDER BY id`
-	list := []Field{}
-	if err := sqlx.SelectContext(ctx, s.conn, &list, q); err != nil {
-		return nil, fmt.Errorf("list custom fields: %w", err)
-	}
-	return list, nil
-}
-
-// FieldsByID returns the fields among ids that exist, keyed by id.
-func (s *Store) FieldsByID(ctx context.Context, ids []int64) (map[int64]Field, error) {
-	out := make(map[int64]Field, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	const q = `SELECT id, code, name, type, options FROM custom_fields WHERE id = ANY($1)`
-	var list []Field
-	if err := sqlx.SelectContext(ctx, s.conn, &list, q, pq.Int64Array(ids)); err != nil {
-		return nil, fmt.Errorf("custom fields by id: %w", err)
-	}
-	for _, f := range list {
-		out[f.ID] = f
-	}
-	return out, nil
 }

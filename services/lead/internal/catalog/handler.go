@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"ccplatform/pkg/customfield"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
@@ -16,33 +17,8 @@ func NewHandler(store *Store) *Handler { return &Handler{store: store} }
 
 // Routes registers the internal routes on r, which must already require the internal token.
 func (h *Handler) Routes(r gin.IRouter) {
-	r.POST("/internal/custom-fields", web.Handle(h.upsertField))
-	r.GET("/internal/custom-fields", web.Handle(h.fields))
+	customfield.NewHandler(h.store.Store).Routes(r)
 	r.GET("/internal/lead-statuses", web.Handle(h.statuses))
-}
-
-func (h *Handler) upsertField(c *gin.Context) (any, error) {
-	var def Definition
-	if err := web.DecodeJSON(c, &def); err != nil {
-		return nil, err
-	}
-	f, err := def.Validate()
-	if err != nil {
-		return nil, err
-	}
-	id, err := h.store.UpsertField(c.Request.Context(), f)
-	if err != nil {
-		return nil, err
-	}
-	return web.ID{ID: id}, nil
-}
-
-func (h *Handler) fields(c *gin.Context) (any, error) {
-	list, err := h.store.Fields(c.Request.Context())
-	if err != nil {
-		return nil, err
-	}
-	return gin.H{"list": list}, nil
 }
 
 func (h *Handler) statuses(c *gin.Context) (any, error) {

@@ -142,9 +142,9 @@ func (in Input) Check(mode Mode, rules Rules, now time.Time, fe apperr.FieldErro
 		}
 	}
 	if v, ok := f.value("phone", in.Phone, false); ok {
-		if e164, valid := NormalizePhone(v); valid {
+		if num, e164, valid := parsePhone(v); valid {
 			c.Phone = optional.Of(e164)
-			c.PhoneUTCOffset = InferUTCOffset(e164, now)
+			c.PhoneUTCOffset = utcOffsetOf(num, now)
 		} else {
 			fe.Add("phone", rulePhone)
 		}

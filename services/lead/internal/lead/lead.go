@@ -71,16 +71,18 @@ type Lead struct {
 // CustomValues maps a custom-field id (as text) to its checked value; stored as jsonb.
 type CustomValues map[string]json.RawMessage
 
-// Value stores the map as JSON ({} when empty).
+// Value stores the map as JSON ({} when empty). It is text, not []byte: the connections send
+// parameters in one round trip (setup.OpenDB), which passes []byte in binary format, and jsonb's
+// binary format is not plain JSON.
 func (cv CustomValues) Value() (driver.Value, error) {
 	if len(cv) == 0 {
-		return []byte("{}"), nil
+		return "{}", nil
 	}
 	b, err := json.Marshal(map[string]json.RawMessage(cv))
 	if err != nil {
 		return nil, fmt.Errorf("encode custom values: %w", err)
 	}
-	return b, nil
+	return string(b), nil
 }
 
 // Scan reads the jsonb column.

@@ -19,21 +19,29 @@ var phoneSeparators = strings.NewReplacer(" ", "", "-", "", "(", "", ")", "", ".
 // number. The contract sends E.164 with or without the +, so a number without one is read as
 // international too (never as a national number of some default region).
 func NormalizePhone(raw string) (e164 string, ok bool) {
+	_, e164, ok = parsePhone(raw)
+	return e164, ok
+}
+
+// parsePhone is NormalizePhone that also returns the parsed number, so that a create infers the
+// time zone from it instead of parsing the number a second time (parsing is the costliest step of
+// a create's body check).
+func parsePhone(raw string) (num *phonenumbers.PhoneNumber, e164 string, ok bool) {
 	s := phoneSeparators.Replace(strings.TrimSpace(raw))
 	s = strings.TrimPrefix(s, "+")
 	if s == "" || len(s) > 15 {
-		return "", false
+		return nil, "", false
 	}
 	for _, r := range s {
 		if r < '0' || r > '9' {
-			return "", false
+			return nil, "", false
 		}
 	}
 	num, err := phonenumbers.Parse("+"+s, "")
 	if err != nil || !phonenumbers.IsValidNumber(num) {
-		return "", false
+		return nil, "", false
 	}
-	return phonenumbers.Format(num, phonenumbers.E164), true
+	return num, phonenumbers.Format(num, phonenumbers.E164), true
 }
 
 // InferUTCOffset is the client's offset from UTC in whole hours, read from the time zones the
@@ -44,6 +52,11 @@ func InferUTCOffset(e164 string, now time.Time) *int64 {
 	if err != nil {
 		return nil
 	}
+	return utcOffsetOf(num, now)
+}
+
+// utcOffsetOf is InferUTCOffset of a parsed number.
+func utcOffsetOf(num *phonenumbers.PhoneNumber, now time.Time) *int64 {
 	zones, err := phonenumbers.GetTimezonesForNumber(num)
 	if err != nil || len(zones) == 0 {
 		return nil

@@ -1,6 +1,7 @@
 package lead
 
 import (
+	"ccplatform/pkg/customfield"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -101,7 +102,7 @@ func setPtr[T any](dst **T, v optional.Value[T]) {
 // custom fields the body names.
 type References struct {
 	Statuses catalog.Statuses
-	Fields   map[int64]catalog.Field
+	Fields   map[int64]customfield.Field
 }
 
 // FieldIDs lists the custom-field ids that changes name, for loading References.

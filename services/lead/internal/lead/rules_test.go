@@ -1,6 +1,7 @@
 package lead
 
 import (
+	"ccplatform/pkg/customfield"
 	"encoding/json"
 	"testing"
 	"time"
@@ -52,6 +53,10 @@ func TestInferUTCOffset(t *testing.T) {
 		{"+18002752273", winter, nil},            // toll-free: zones of many offsets
 	} {
 		assert.Equal(t, tc.want, InferUTCOffset(tc.phone, tc.at), tc.phone)
+		// A create infers the offset from the number it parsed while normalising: the same answer.
+		num, _, ok := parsePhone(tc.phone)
+		require.True(t, ok, tc.phone)
+		assert.Equal(t, tc.want, utcOffsetOf(num, tc.at), tc.phone)
 	}
 }
 
@@ -198,9 +203,9 @@ func TestCheckReferences(t *testing.T) {
 			2: {ID: 2, Code: "callback", Category: catalog.CategoryInProgress},
 			4: {ID: 4, Code: "qualified", Category: catalog.CategorySuccess},
 		},
-		Fields: map[int64]catalog.Field{
-			10: {ID: 10, Type: catalog.TypeInteger},
-			11: {ID: 11, Type: catalog.TypeMultiselect, Options: []string{"a", "b"}},
+		Fields: map[int64]customfield.Field{
+			10: {ID: 10, Type: customfield.TypeInteger},
+			11: {ID: 11, Type: customfield.TypeMultiselect, Options: []string{"a", "b"}},
 		},
 	}
 	// The default status fills a create without one.

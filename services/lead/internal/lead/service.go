@@ -96,7 +96,7 @@ func (s *Service) references(ctx context.Context, chs ...Changes) (References, e
 	if err != nil {
 		return References{}, err
 	}
-	fields, err := s.catalog.FieldsByID(ctx, FieldIDs(chs...))
+	fields, err := s.catalog.ByIDs(ctx, FieldIDs(chs...))
 	if err != nil {
 		return References{}, err
 	}

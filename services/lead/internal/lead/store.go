@@ -44,18 +44,34 @@ func insertArgs(l Lead) []any {
 		l.JobID, l.CreatedBy}
 }
 
-// Create stores one lead in a transaction of its own and returns it with its id and links.
+// createLead is Create's single statement: claim_lead_id (migration 00003) takes the key's lock,
+// draws the id and links the previous lead, and the insert stores the lead with its links. One
+// statement outside an explicit transaction is one round trip and one implicit transaction, where
+// BEGIN, lock, lookup, id draw, insert, link update and COMMIT were seven.
+const createLead = `
+WITH c AS MATERIALIZED (SELECT new_id, previous_id FROM claim_lead_id($1, $2, $3))
+INSERT INTO leads (id, is_secondary, previous_lead_id, order_id, phone, order_code, name, source_comment, ip,
+    external_id_crm_a, external_id_crm_b, external_id_crm_c, external_id_crm_d, status_id, lead_type,
+    create_method, source, ad_campaign_id, planning_call_at, priority, utc_offset, social_network_id,
+    social_login, messenger_user_name, messenger_phone, messenger_id, custom_values, job_id, created_by)
+VALUES ((SELECT new_id FROM c), (SELECT previous_id IS NOT NULL FROM c), (SELECT previous_id FROM c),
+    $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
+    $25, $26, $27)
+RETURNING id, is_secondary, previous_lead_id`
+
+// Create stores one lead and returns it with its id and links, under the same per-key lock and
+// with the same links as InsertBatch.
 func (s *Store) Create(ctx context.Context, l Lead) (Lead, error) {
-	var out []Lead
-	err := db.InTx(ctx, s.conn, func(tx *sqlx.Tx) error {
-		var err error
-		out, err = InsertBatch(ctx, tx, []Lead{l})
-		return err
-	})
-	if err != nil {
-		return Lead{}, err
+	row := s.conn.QueryRowxContext(ctx, createLead, KeyOf(l).LockID(), l.OrderID, l.Phone, l.OrderCode, l.Name,
+		l.SourceComment, l.IP, l.ExternalIDCrmA, l.ExternalIDCrmB, l.ExternalIDCrmC, l.ExternalIDCrmD, l.StatusID,
+		l.LeadType, l.CreateMethod, l.Source, l.AdCampaignID, l.PlanningCallAt, l.Priority, l.UTCOffset,
+		l.SocialNetworkID, l.SocialLogin, l.MessengerUserName, l.MessengerPhone, l.MessengerID, l.CustomValues,
+		l.JobID, l.CreatedBy)
+	if err := row.Scan(&l.ID, &l.IsSecondary, &l.PreviousLeadID); err != nil {
+		return Lead{}, fmt.Errorf("insert lead: %w", err)
 	}
-	return out[0], nil
+	l.NextLeadID = nil
+	return l, nil
 }
 
 // InsertBatch stores leads (in the given order) inside tx and returns them with their ids and the

@@ -19,18 +19,6 @@ INSERT INTO lead_statuses (id, code, name, category) VALUES
     (8, 'busy',           'Line busy',          'in_progress'),
     (9, 'not_interested', 'Not interested',     'failure');
 
--- Catalog of the custom fields a lead can carry values for (the order service keeps its own).
-CREATE TABLE custom_fields (
-    id          bigserial PRIMARY KEY,
-    code        text        NOT NULL,
-    name        text        NOT NULL,
-    type        text        NOT NULL CHECK (type IN ('string', 'integer', 'number', 'boolean', 'date', 'select', 'multiselect')),
-    options     text[]      NOT NULL DEFAULT '{}',
-    created_at  timestamptz NOT NULL DEFAULT now(),
-    updated_at  timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT custom_fields_code_key UNIQUE (code)
-);
 
 -- +goose Down
-DROP TABLE custom_fields;
 DROP TABLE lead_statuses;

@@ -3,6 +3,7 @@
 package migrations
 
 import (
+	"ccplatform/pkg/customfield"
 	"context"
 	"embed"
 
@@ -27,5 +28,5 @@ func Leads() db.Migrations {
 // lead-api and lead-worker both call it; db.Migrate's advisory lock makes that safe from any number
 // of replicas starting at once.
 func Up(ctx context.Context, conn *sqlx.DB) error {
-	return db.Migrate(ctx, conn, Schema, Leads(), idempotency.Migrations())
+	return db.Migrate(ctx, conn, Schema, Leads(), customfield.Migrations(), idempotency.Migrations())
 }

@@ -6,22 +6,18 @@
 package servicetest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
+
+	"ccplatform/pkg/webtest"
 
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/mqtest"
-	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
@@ -53,7 +49,8 @@ type Env struct {
 	Orders   *orders.Directory
 	Catalog  *catalog.Store
 	JobIDs   *job.IDs
-	Handler  http.Handler
+	// Client sends requests to the service's handler as the gateway would (Do).
+	webtest.Client
 }
 
 // Main runs the test package with an Env of its own, given to setup before the tests run.
@@ -89,11 +86,11 @@ func Main(m *testing.M, label string, ready func(*Env)) {
 		ids := job.NewIDs("test-job-secret")
 		env := &Env{DB: conn, DBURL: dbURL, AMQPURL: amqpURL, Broker: broker, Settings: s, Leads: leads,
 			Orders: dir, Catalog: cat, JobIDs: ids}
-		env.Handler = server.New(server.Deps{
+		env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{
 			DB: conn, Log: log, InternalToken: Token, Leads: leads, Catalog: cat,
 			Accepter: job.NewAccepter(pub, ids, 5*time.Second), JobIDs: ids, Broker: broker,
 			Idempotency: idempotency.New(conn, log),
-		})
+		})}
 		ready(env)
 		return m.Run()
 	})
@@ -105,65 +102,4 @@ func (e *Env) Order(id int64, code string) {
 }
 
 // Response is a decoded envelope with its status and headers.
-type Response struct {
-	Status  int
-	Header  http.Header
-	Success bool            `json:"success"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
-
-// Errors is data.errors of a validation failure.
-func (r Response) Errors() map[string]string {
-	var v struct {
-		Errors map[string]string `json:"errors"`
-	}
-	_ = json.Unmarshal(r.Data, &v)
-	return v.Errors
-}
-
-// ID is data.id of an operation that returns an id.
-func (r Response) ID() int64 {
-	var v struct {
-		ID int64 `json:"id"`
-	}
-	_ = json.Unmarshal(r.Data, &v)
-	return v.ID
-}
-
-// Do sends a request as the gateway would: internal token, verified user id, JSON content type.
-// body is sent as is when it is a string, else encoded as JSON. headers are name/value pairs that
-// override the defaults; an empty value removes the header.
-func (e *Env) Do(t testing.TB, method, path string, body any, headers ...string) Response {
-	t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewBufferString(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			t.Fatalf("encode body: %v", err)
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(web.HeaderInternalToken, Token)
-	req.Header.Set(web.HeaderUserID, UserID)
-	for i := 0; i+1 < len(headers); i += 2 {
-		if headers[i+1] == "" {
-			req.Header.Del(headers[i])
-		} else {
-			req.Header.Set(headers[i], headers[i+1])
-		}
-	}
-	rec := httptest.NewRecorder()
-	e.Handler.ServeHTTP(rec, req)
-	res := Response{Status: rec.Code, Header: rec.Header()}
-	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
-		t.Fatalf("%s %s: answer is not an envelope: %v: %s", method, path, err, rec.Body.String())
-	}
-	return res
-}
+type Response = webtest.Response

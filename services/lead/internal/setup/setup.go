@@ -5,6 +5,9 @@ package setup
 
 import (
 	"context"
+	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"ccplatform/pkg/config"
@@ -28,6 +31,8 @@ type Settings struct {
 	OrderCacheTTL time.Duration `env:"ORDER_CACHE_TTL" envDefault:"60s"`
 	// AdSystems are the codes a source may name as <code>.ads or <code>.direct.
 	AdSystems []string `env:"AD_SYSTEMS" envSeparator:","`
+	// PprofAddr serves runtime profiles (internal/diag) when set; off by default.
+	PprofAddr string `env:"PPROF_ADDR"`
 }
 
 // orderTimeout bounds one question to the order service; a sync create waits for it.
@@ -44,7 +49,11 @@ func (s Settings) Rules() lead.Rules {
 
 // OpenDB opens the leads schema and migrates it.
 func OpenDB(ctx context.Context, s Settings) (*sqlx.DB, error) {
-	conn, err := db.Open(ctx, s.Database.URL, migrations.Schema, s.MaxConns)
+	dsn, err := oneRoundTrip(s.Database.URL)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := db.Open(ctx, dsn, migrations.Schema, s.MaxConns)
 	if err != nil {
 		return nil, err
 	}
@@ -61,4 +70,22 @@ func Leads(s Settings, conn *sqlx.DB) (*lead.Service, *orders.Directory, *catalo
 	dir := orders.NewDirectory(svcclient.New("order", s.OrderURL, s.InternalToken, orderTimeout), s.OrderCacheTTL)
 	cat := catalog.NewStore(conn)
 	return lead.NewService(lead.NewStore(conn), dir, cat, s.Rules()), dir, cat
+}
+
+// oneRoundTrip turns on the driver's binary_parameters mode: a statement with parameters is then
+// sent as Parse, Bind and Execute at once (one round trip) instead of a Parse answered before the
+// Bind (two). Only []byte parameters change encoding (they go as binary, which for bytea is the
+// same bytes); the service passes no []byte to any other column type.
+func oneRoundTrip(raw string) (string, error) {
+	if !strings.Contains(raw, "://") {
+		return strings.TrimSpace(raw + " binary_parameters=yes"), nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("database url: %w", err)
+	}
+	q := u.Query()
+	q.Set("binary_parameters", "yes")
+	u.RawQuery = q.Encode()
+	return u.String(), nil
 }

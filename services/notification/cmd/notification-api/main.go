@@ -4,17 +4,13 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
+	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/idempotency"
-	"ccplatform/pkg/logging"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
@@ -39,26 +35,7 @@ type Config struct {
 // userTimeout bounds a call to the user service; a private send waits for it.
 const userTimeout = 3 * time.Second
 
-func main() {
-	cfg, err := config.Load[Config]()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "notification-api:", err)
-		os.Exit(1)
-	}
-	log, err := logging.New("notification-api", cfg.LogLevel)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "notification-api:", err)
-		os.Exit(1)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, cfg, log); err != nil {
-		log.Error("notification-api stopped", zap.Error(err))
-		_ = log.Sync()
-		os.Exit(1)
-	}
-	_ = log.Sync()
-}
+func main() { app.Main("notification-api", run) }
 
 // run serves until ctx is done, then ends the live streams, drains in-flight requests, and closes
 // the broker and the database last.
@@ -90,7 +67,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	})
 
 	keys := idempotency.New(conn, log)
-	go purgeIdempotencyKeys(ctx, keys, log)
+	go keys.PurgeEvery(ctx, time.Hour)
 	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, userTimeout)
 	defer users.CloseIdleConnections()
 	h := server.New(server.Deps{
@@ -104,20 +81,4 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		Hub:           hub,
 	})
 	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
-}
-
-// purgeIdempotencyKeys drops expired keys hourly so the table stays small.
-func purgeIdempotencyKeys(ctx context.Context, keys *idempotency.Store, log *zap.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := keys.Purge(ctx); err != nil && ctx.Err() == nil {
-				log.Warn("purge idempotency keys", zap.Error(err))
-			}
-		}
-	}
 }

@@ -6,14 +6,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
+	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/db"
-	"ccplatform/pkg/logging"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/services/notification/internal/command"
@@ -48,26 +45,7 @@ type Config struct {
 // userTimeout bounds a recipients call; a group or "all" may list many users.
 const userTimeout = 10 * time.Second
 
-func main() {
-	cfg, err := config.Load[Config]()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "notification-worker:", err)
-		os.Exit(1)
-	}
-	log, err := logging.New("notification-worker", cfg.LogLevel)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "notification-worker:", err)
-		os.Exit(1)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, cfg, log); err != nil {
-		log.Error("notification-worker stopped", zap.Error(err))
-		_ = log.Sync()
-		os.Exit(1)
-	}
-	_ = log.Sync()
-}
+func main() { app.Main("notification-worker", run) }
 
 // run consumes and delivers until ctx is done, then lets in-flight work finish and closes the
 // broker and the database last.

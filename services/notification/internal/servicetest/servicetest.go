@@ -1,7 +1,10 @@
 // Package servicetest runs the notification service's real parts against a PostgreSQL database and
 // a RabbitMQ vhost of the test package's own (made by pkg/dbtest and pkg/mqtest, dropped after),
-// with stand-ins for what lies outside the service: the user service's recipients route, an SMTP
-// server and a messenger bot API, each a real server on a local port. It is imported by tests only.
+// with the third parties the platform does not run, each a real server on a local port: an SMTP
+// server and a messenger bot API. No user service runs here: the API and the worker are pointed at
+// an address where nothing listens, so these tests cover what needs no recipients, and everything
+// that does (private notifications, groups, channel preferences) is tested end to end with the
+// real user service in gateway/e2e/notification_delivery_test.go. It is imported by tests only.
 package servicetest
 
 import (
@@ -41,11 +44,10 @@ const Token = "test-internal-token"
 // BotToken is the messenger bot's token in tests.
 const BotToken = "123:test-bot"
 
-// Env is the package's database and vhost and the stand-in servers.
+// Env is the package's database and vhost and the bot API.
 type Env struct {
 	DB      *sqlx.DB
 	AMQPURL string
-	Users   *Users
 	Bot     *Bot
 	Log     *zap.Logger
 }
@@ -70,15 +72,13 @@ func Main(m *testing.M, label string, setup func(*Env)) {
 			fmt.Fprintln(os.Stderr, "servicetest:", err)
 			return 1
 		}
-		users := NewUsers()
-		defer users.Close()
 		bot := NewBot()
 		defer bot.Close()
 		log := zap.NewNop()
 		if os.Getenv("TEST_LOG") != "" {
 			log, _ = zap.NewDevelopment()
 		}
-		setup(&Env{DB: conn, AMQPURL: amqpURL, Users: users, Bot: bot, Log: log})
+		setup(&Env{DB: conn, AMQPURL: amqpURL, Bot: bot, Log: log})
 		return m.Run()
 	})
 }
@@ -98,9 +98,10 @@ func (e *Env) Dial(t testing.TB, name string, topology ...mq.Topology) *mq.Conn 
 	return conn
 }
 
-// Directory is a recipients directory on the stand-in user service.
-func (e *Env) Directory() *recipient.Directory {
-	return recipient.NewDirectory(svcclient.New("user", e.Users.URL(), Token, 3*time.Second))
+// noUserService is a recipients directory at an address where nothing listens: the user service
+// is not running in these tests, so asking it is Unavailable.
+func noUserService(t testing.TB) *recipient.Directory {
+	return recipient.NewDirectory(svcclient.New("user", "http://"+ClosedAddr(t), Token, time.Second))
 }
 
 // API is a running notification API.
@@ -115,8 +116,6 @@ type APIOptions struct {
 	// wait for a confirm.
 	AMQPURL        string
 	ConfirmTimeout time.Duration
-	// UserURL replaces the stand-in user service (an unreachable address to see it down).
-	UserURL string
 }
 
 // StartAPI serves the real handler and its live listener until the test ends.
@@ -136,10 +135,7 @@ func (e *Env) StartAPI(t testing.TB, o APIOptions) *API {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = live.Listen(ctx, conn, queue, hub, e.Log) })
-	users := e.Directory()
-	if o.UserURL != "" {
-		users = recipient.NewDirectory(svcclient.New("user", o.UserURL, Token, time.Second))
-	}
+	users := noUserService(t)
 	srv := httptest.NewServer(server.New(server.Deps{
 		DB: e.DB, Conn: conn, Log: e.Log, InternalToken: Token, Users: users, Publisher: publisher,
 		Idempotency: idempotency.New(e.DB, e.Log), Hub: hub, ConfirmTimeout: o.ConfirmTimeout, Heartbeat: time.Second,
@@ -153,26 +149,26 @@ func (e *Env) StartAPI(t testing.TB, o APIOptions) *API {
 	return &API{URL: srv.URL, Hub: hub}
 }
 
-// WorkerOptions choose the worker's channels and retries.
+// WorkerOptions choose the channels and retries of a worker or a delivery loop.
 type WorkerOptions struct {
 	// SMTPAddr is the SMTP server (host:port); "" leaves e-mail not configured.
 	SMTPAddr string
-	// Messenger configures the messenger channel on the stand-in bot.
+	// Messenger configures the messenger channel on the bot API (Env.Bot).
 	Messenger bool
 	Retry     delivery.RetryPolicy
 }
 
-// StartWorker runs a worker until the test ends. Only one runs at a time in a package: workers of
-// the same vhost share the queue.
-func (e *Env) StartWorker(t testing.TB, o WorkerOptions) {
+// Senders are the channels o asks for: live on the vhost, e-mail through the SMTP server at
+// o.SMTPAddr, the messenger on the bot API.
+func (e *Env) Senders(t testing.TB, o WorkerOptions) map[delivery.Channel]delivery.Sender {
 	t.Helper()
-	conn := e.Dial(t, "notification-worker-test")
+	conn := e.Dial(t, "notification-delivery-test")
 	publisher := mq.NewPublisher(conn)
 	t.Cleanup(publisher.Close)
 	senders := map[delivery.Channel]delivery.Sender{delivery.Live: live.NewSender(publisher)}
 	if o.SMTPAddr != "" {
 		host, port := splitAddr(t, o.SMTPAddr)
-		s, err := email.New(email.Config{Host: host, Port: port, From: "noreply@callcenter.local", TLS: "opportunistic"})
+		s, err := email.New(email.Config{Host: host, Port: port, From: MailFrom, TLS: "opportunistic"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,21 +177,51 @@ func (e *Env) StartWorker(t testing.TB, o WorkerOptions) {
 	if o.Messenger {
 		senders[delivery.Messenger] = messenger.New(messenger.Config{APIURL: e.Bot.URL(), BotToken: BotToken})
 	}
+	return senders
+}
+
+// MailFrom is the sender address of the service's e-mail in tests.
+const MailFrom = "noreply@callcenter.local"
+
+// NewLoop is a delivery loop over the package's database on the channels o asks for, with fast
+// retries unless o.Retry says otherwise.
+func (e *Env) NewLoop(t testing.TB, o WorkerOptions) *delivery.Loop {
+	t.Helper()
 	if o.Retry.MaxAttempts == 0 {
 		o.Retry = delivery.RetryPolicy{Base: 100 * time.Millisecond, Max: 400 * time.Millisecond, MaxAttempts: 50}
 	}
-	loop := delivery.NewLoop(delivery.NewStore(e.DB), senders, delivery.LoopConfig{
+	return delivery.NewLoop(delivery.NewStore(e.DB), e.Senders(t, o), delivery.LoopConfig{
 		Retry: o.Retry, Poll: 50 * time.Millisecond, SendTimeout: 2 * time.Second,
 	}, e.Log)
-	w := worker.New(worker.Deps{DB: e.DB, Conn: conn, Recipients: e.Directory(), Loop: loop, Log: e.Log})
+}
+
+// StartLoop runs a delivery loop until the test ends (StartWorker runs one of its own).
+func (e *Env) StartLoop(t testing.TB, o WorkerOptions) *delivery.Loop {
+	t.Helper()
+	loop := e.NewLoop(t, o)
+	e.run(t, loop.Run)
+	return loop
+}
+
+// StartWorker runs a worker until the test ends. Only one runs at a time in a package: workers of
+// the same vhost share the queue. No user service runs: any command that needs recipients is
+// retried (the user service unavailable), never stored.
+func (e *Env) StartWorker(t testing.TB, o WorkerOptions) {
+	t.Helper()
+	conn := e.Dial(t, "notification-worker-test")
+	w := worker.New(worker.Deps{DB: e.DB, Conn: conn, Recipients: noUserService(t), Loop: e.NewLoop(t, o), Log: e.Log})
+	e.run(t, func(ctx context.Context) { _ = w.Run(ctx) })
+}
+
+// run runs f until the test ends, then fails the deliveries left pending: they belong to this
+// test's channels, and the next test's loop must not send them elsewhere.
+func (e *Env) run(t testing.TB, f func(context.Context)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = w.Run(ctx) }()
+	go func() { defer close(done); f(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done
-		// Deliveries left pending belong to this test's channels; the next test's worker must not
-		// send them elsewhere.
 		_, _ = e.DB.Exec(`UPDATE deliveries SET status = 'failed', last_error = 'test ended' WHERE status = 'pending'`)
 	})
 }

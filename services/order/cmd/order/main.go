@@ -3,16 +3,12 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
+	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/idempotency"
-	"ccplatform/pkg/logging"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/outbox"
 	"ccplatform/pkg/svcclient"
@@ -36,26 +32,7 @@ type Config struct {
 // userTimeout bounds a call to the user service; an order create waits for it.
 const userTimeout = 3 * time.Second
 
-func main() {
-	cfg, err := config.Load[Config]()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "order:", err)
-		os.Exit(1)
-	}
-	log, err := logging.New("order", cfg.LogLevel)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "order:", err)
-		os.Exit(1)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, cfg, log); err != nil {
-		log.Error("order stopped", zap.Error(err))
-		_ = log.Sync()
-		os.Exit(1)
-	}
-	_ = log.Sync()
-}
+func main() { app.Main("order", run) }
 
 // run serves until ctx is done, then drains in-flight requests, stops the event relay, and closes
 // the broker and the database last.
@@ -85,7 +62,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	// then waits in the outbox for the next start or another replica.
 	defer func() { stopRelay(); <-relayDone }()
 	keys := idempotency.New(conn, log)
-	go purgeIdempotencyKeys(ctx, keys, log)
+	go keys.PurgeEvery(ctx, time.Hour)
 	h := server.New(server.Deps{
 		DB:            conn,
 		Log:           log,
@@ -94,20 +71,4 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		Idempotency:   keys,
 	})
 	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
-}
-
-// purgeIdempotencyKeys drops expired keys hourly so the table stays small.
-func purgeIdempotencyKeys(ctx context.Context, keys *idempotency.Store, log *zap.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := keys.Purge(ctx); err != nil && ctx.Err() == nil {
-				log.Warn("purge idempotency keys", zap.Error(err))
-			}
-		}
-	}
 }

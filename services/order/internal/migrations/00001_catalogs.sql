@@ -20,19 +20,7 @@ CREATE TABLE call_attempt_groups (
 );
 CREATE UNIQUE INDEX call_attempt_groups_one_default ON call_attempt_groups (is_default) WHERE is_default;
 
--- Catalog of the custom fields an order can carry values for.
-CREATE TABLE custom_fields (
-    id          bigserial PRIMARY KEY,
-    code        text        NOT NULL,
-    name        text        NOT NULL,
-    type        text        NOT NULL CHECK (type IN ('string', 'integer', 'number', 'boolean', 'date', 'select', 'multiselect')),
-    options     text[]      NOT NULL DEFAULT '{}',
-    created_at  timestamptz NOT NULL DEFAULT now(),
-    updated_at  timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT custom_fields_code_key UNIQUE (code)
-);
 
 -- +goose Down
-DROP TABLE custom_fields;
 DROP TABLE call_attempt_groups;
 DROP TABLE languages;

@@ -6,6 +6,7 @@ import (
 	"context"
 	"embed"
 
+	"ccplatform/pkg/customfield"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/outbox"
@@ -24,9 +25,9 @@ func Orders() db.Migrations {
 	return db.Migrations{Table: "goose_db_version", FS: files}
 }
 
-// Up migrates the schema: the service's tables, the idempotency table of its create routes and
-// the outbox of its events. It is safe to run from many replicas at once (db.Migrate holds an
+// Up migrates the schema: the service's tables, its custom-field catalog, the idempotency table of
+// its create routes and the outbox of its events. It is safe to run from many replicas at once (db.Migrate holds an
 // advisory lock).
 func Up(ctx context.Context, conn *sqlx.DB) error {
-	return db.Migrate(ctx, conn, Schema, Orders(), idempotency.Migrations(), outbox.Migrations())
+	return db.Migrate(ctx, conn, Schema, Orders(), customfield.Migrations(), idempotency.Migrations(), outbox.Migrations())
 }

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/customfield"
 	"ccplatform/pkg/web"
 	"ccplatform/services/order/internal/callattempt"
-	"ccplatform/services/order/internal/customfield"
 
 	"github.com/gin-gonic/gin"
 )
@@ -37,6 +37,7 @@ func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
 	r.GET("/v2/order/detail/:orderId", web.Handle(h.detail))
 	// The same view for other services (the lead service reads an order's code and dialing rules).
 	r.GET("/internal/orders/:id", web.Handle(h.internalDetail))
+	r.GET("/internal/orders", web.Handle(h.internalByCode)) // ?code=…
 }
 
 // create is operation 1: returns the id of the new order.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/pkg/customfield"
 	"ccplatform/services/order/internal/callattempt"
-	"ccplatform/services/order/internal/customfield"
 	"ccplatform/services/order/internal/order"
 	"ccplatform/services/order/internal/servicetest"
 

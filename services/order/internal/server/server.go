@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/customfield"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
 	"ccplatform/services/order/internal/callattempt"
-	"ccplatform/services/order/internal/customfield"
 	"ccplatform/services/order/internal/order"
 
 	"github.com/gin-gonic/gin"

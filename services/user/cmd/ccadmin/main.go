@@ -22,6 +22,9 @@ import (
 // defaultOrderURL is where the order service listens on a developer machine.
 const defaultOrderURL = "http://127.0.0.1:8082"
 
+// defaultAMQPURL is the broker on a developer machine.
+const defaultAMQPURL = "amqp://guest:guest@127.0.0.1:5672/"
+
 // settings is everything ccadmin reads from the environment.
 type settings struct {
 	config.Common
@@ -30,6 +33,10 @@ type settings struct {
 	OrderURL string `env:"ORDER_URL"`
 	// LeadURL is lead-api; empty means it is not deployed and its catalogs are skipped.
 	LeadURL string `env:"LEAD_URL"`
+	// CallURL is the call service and AMQPURL the broker call-ingest reads; either empty means the
+	// demo calls are skipped.
+	CallURL string `env:"CALL_URL"`
+	AMQPURL string `env:"AMQP_URL"`
 }
 
 const usage = `usage:
@@ -37,11 +44,15 @@ const usage = `usage:
   ccadmin apikey create (--user ID | --email E) [--name LABEL]
   ccadmin apikey revoke (--id ID | --key KEY)
   ccadmin apikey list [--user ID]
+  ccadmin user create --email E [--name N] [--last-name L] [--access-group G] [--active=true|false]
+      [--email-notifications=true|false] [--email-priority=urgent|none]
+      [--messenger-notifications=true|false] [--messenger-chat-id C] [--messenger-priority=urgent|none]
   ccadmin user set-active --id ID --active=true|false
   ccadmin user list
 
-environment: DATABASE_URL, ORDER_URL (empty: skip order catalogs), LEAD_URL (empty: skip lead
-catalogs), INTERNAL_TOKEN
+environment: DATABASE_URL, ORDER_URL (empty: skip order catalogs and demo orders), LEAD_URL
+(empty: skip lead catalogs and demo leads), CALL_URL and AMQP_URL (either empty: skip demo calls),
+INTERNAL_TOKEN
 `
 
 func main() {
@@ -57,6 +68,12 @@ func main() {
 	}
 	if _, set := os.LookupEnv("LEAD_URL"); !set {
 		cfg.LeadURL = defaultLeadURL
+	}
+	if _, set := os.LookupEnv("CALL_URL"); !set {
+		cfg.CallURL = defaultCallURL
+	}
+	if _, set := os.LookupEnv("AMQP_URL"); !set {
+		cfg.AMQPURL = defaultAMQPURL
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err = run(ctx, cfg, os.Args[1:], os.Stdout, os.Stderr)

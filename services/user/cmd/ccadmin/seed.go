@@ -12,10 +12,11 @@ import (
 	"ccplatform/services/user/internal/user"
 )
 
-// seedCommand loads the demo data: users here, then the catalogs of every deployed service.
+// seedCommand loads the demo data: users here, then the catalogs of every deployed service, then
+// the demo orders with their leads and calls (seed_demo.go).
 func seedCommand(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("seed")
-	demo := fs.Bool("demo", false, "load the demo users and catalogs")
+	demo := fs.Bool("demo", false, "load the demo users, catalogs, orders, leads and calls")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -31,6 +32,7 @@ func seedCommand(ctx context.Context, e *env, args []string) error {
 		steps = append(steps, seed.OrderCustomFields(order))
 	}
 	steps = append(steps, leadCatalogs(e.cfg))
+	steps = append(steps, demoActivity(e)...)
 	if err := seed.Run(ctx, e.stdout, steps...); err != nil {
 		if apperr.KindOf(err) == apperr.Unavailable {
 			return fmt.Errorf("%w (start that service, or set its URL variable to empty to skip its part)", err)

@@ -6,13 +6,10 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
-	"os/signal"
-	"syscall"
 
+	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/db"
-	"ccplatform/pkg/logging"
 	"ccplatform/pkg/web"
 	"ccplatform/services/user/internal/migrations"
 	"ccplatform/services/user/internal/server"
@@ -29,31 +26,7 @@ type settings struct {
 	AvatarPlaceholder string `env:"AVATAR_PLACEHOLDER_URL"`
 }
 
-func main() {
-	cfg, err := config.Load[settings]()
-	if err == nil {
-		err = checkPlaceholder(cfg.AvatarPlaceholder)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "user:", err)
-		os.Exit(2)
-	}
-	log, err := logging.New("user", cfg.LogLevel)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "user:", err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err = run(ctx, cfg, log)
-	stop()
-	if err != nil {
-		log.Error("user service stopped", zap.Error(err))
-		_ = log.Sync()
-		os.Exit(1)
-	}
-	log.Info("user service stopped")
-	_ = log.Sync()
-}
+func main() { app.Main("user", run) }
 
 // run serves until ctx is done, then drains requests and closes the database last.
 func run(ctx context.Context, cfg settings, log *zap.Logger) error {

@@ -1,22 +1,15 @@
-package customfield_test
+package server_test
 
 import (
 	"encoding/json"
 	"net/http"
 	"testing"
 
-	"ccplatform/services/order/internal/customfield"
-	"ccplatform/services/order/internal/servicetest"
+	"ccplatform/pkg/customfield"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var env *servicetest.Env
-
-func TestMain(m *testing.M) {
-	servicetest.Main(m, "order_customfield", func(e *servicetest.Env) { env = e })
-}
 
 func TestUpsertByCode(t *testing.T) {
 	res := env.Do(t, http.MethodPost, "/internal/custom-fields", map[string]any{

@@ -14,95 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"ccplatform/services/notification/internal/recipient"
-
 	"github.com/emersion/go-smtp"
 )
-
-// Users stands in for the user service's recipients route, with the contract of
-// docs/architecture.md: one user (404 when unknown), every active user, or the active users of a
-// group.
-type Users struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	users map[int64]recipient.User
-	calls int
-}
-
-// NewUsers serves an empty directory.
-func NewUsers() *Users {
-	u := &Users{users: map[int64]recipient.User{}}
-	u.srv = httptest.NewServer(http.HandlerFunc(u.serve))
-	return u
-}
-
-// URL is the stand-in's base URL.
-func (u *Users) URL() string { return u.srv.URL }
-
-// Close stops the stand-in.
-func (u *Users) Close() { u.srv.Close() }
-
-// Put adds or replaces users.
-func (u *Users) Put(users ...recipient.User) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, x := range users {
-		u.users[x.ID] = x
-	}
-}
-
-// Remove forgets users, so that the directory deals with a smaller, known set.
-func (u *Users) Remove(ids ...int64) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for _, id := range ids {
-		delete(u.users, id)
-	}
-}
-
-// Calls is how many recipients requests were answered.
-func (u *Users) Calls() int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.calls
-}
-
-func (u *Users) serve(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	if r.URL.Path != "/internal/users/recipients" || r.Method != http.MethodPost || r.Header.Get("X-Internal-Token") != Token {
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = io.WriteString(w, `{"success":false,"message":"no route","data":[]}`)
-		return
-	}
-	var t recipient.Target
-	if err := json.NewDecoder(r.Body).Decode(&t); err != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = io.WriteString(w, `{"success":false,"message":"body: malformed","data":[]}`)
-		return
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.calls++
-	list := []recipient.User{}
-	switch {
-	case t.UserID > 0:
-		x, ok := u.users[t.UserID]
-		if !ok {
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = io.WriteString(w, `{"success":false,"message":"user not found","data":[]}`)
-			return
-		}
-		list = append(list, x)
-	default:
-		for _, x := range u.users {
-			if x.IsActive && (t.All || x.AccessGroup == t.Group) {
-				list = append(list, x)
-			}
-		}
-	}
-	b, _ := json.Marshal(map[string]any{"list": list})
-	_, _ = io.WriteString(w, `{"success":true,"message":"","data":`+string(b)+`}`)
-}
 
 // BotMessage is what the bot API received.
 type BotMessage struct {
@@ -110,7 +23,7 @@ type BotMessage struct {
 	Text   string `json:"text"`
 }
 
-// Bot stands in for a messenger's bot HTTP API: POST /bot{token}/sendMessage.
+// Bot is a messenger's bot HTTP API: POST /bot{token}/sendMessage.
 type Bot struct {
 	srv *httptest.Server
 	mu  sync.Mutex
@@ -144,7 +57,7 @@ func NewBot() *Bot {
 // URL is the bot API's base URL.
 func (b *Bot) URL() string { return b.srv.URL }
 
-// Close stops the stand-in.
+// Close stops the bot API.
 func (b *Bot) Close() { b.srv.Close() }
 
 // To is every message received for chat.

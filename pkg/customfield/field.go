@@ -1,5 +1,6 @@
-// Package customfield is the catalog of custom fields an order can carry values for, and the rules
-// a value must follow to match its field's type.
+// Package customfield is a catalog of custom fields that a service's records can carry values for
+// (each service keeps its own, in its own schema), and the rules a value must follow to match its
+// field's type.
 package customfield
 
 import (

@@ -1,0 +1,40 @@
+package order
+
+import (
+	"context"
+	"fmt"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/db"
+
+	"github.com/gin-gonic/gin"
+)
+
+// internalByCode is GET /internal/orders?code=…: the order with that code, the same view as
+// operation 3, so that tools loading fixed data (the demo seed) find their orders again instead of
+// making them twice. An unknown code is a 404; no code is a 400.
+func (h *Handler) internalByCode(c *gin.Context) (any, error) {
+	code := c.Query("code")
+	if code == "" {
+		return nil, apperr.Field("code", "is required")
+	}
+	o, err := h.orders.GetByCode(c.Request.Context(), code)
+	if err != nil {
+		return nil, err
+	}
+	return ViewOf(o), nil
+}
+
+// GetByCode reads the order with a code; an unknown code is NotFound.
+func (s *Store) GetByCode(ctx context.Context, code string) (Order, error) {
+	const q = `SELECT ` + columns + ` FROM orders WHERE code = $1`
+	var r row
+	err := s.conn.GetContext(ctx, &r, q, code)
+	if db.IsNoRows(err) {
+		return Order{}, apperr.NotFoundf("no order has code %q", code)
+	}
+	if err != nil {
+		return Order{}, fmt.Errorf("get order by code %q: %w", code, err)
+	}
+	return r.order()
+}
