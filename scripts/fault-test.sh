@@ -15,15 +15,18 @@ export DATABASE_URL=${DATABASE_URL:-postgres://cc:cc@127.0.0.1:5432/cc?sslmode=d
 export AMQP_URL=${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/}
 
 out=$(mktemp); trap 'rm -f "$out"' EXIT
-echo "== fault test: async lead creates across a broker restart and a lead-worker SIGKILL"
+echo "== fault test: async lead creates and call events across a broker restart, lead creates across a lead-worker SIGKILL"
 rc=0
 go test -tags fault -count=1 -v -timeout "${FAULT_TIMEOUT:-10m}" -run '^TestAsyncLeadsSurviveFaults$' ./e2e/ >"$out" 2>&1 || rc=$?
 summary=$(grep -E '^accepted=[0-9]+ created=[0-9]+ lost=[0-9]+ duplicated=[0-9]+$' "$out" || true)
-if [ $rc != 0 ] || [ "$(grep -c . <<<"$summary")" != 2 ] || grep -qvE 'lost=0 duplicated=0$' <<<"$summary"; then
+calls=$(grep -E '^calls: published=[0-9]+ stored=[0-9]+ lost=[0-9]+ duplicated=[0-9]+$' "$out" || true)
+if [ $rc != 0 ] || [ "$(grep -c . <<<"$summary")" != 2 ] || grep -qvE 'lost=0 duplicated=0$' <<<"$summary" \
+  || [ "$(grep -c . <<<"$calls")" != 1 ] || grep -qvE 'lost=0 duplicated=0$' <<<"$calls"; then
   cat "$out"
   echo "fault test: FAIL (go test exit $rc)"
   exit 1
 fi
 grep -E '^(=== RUN|--- |    --- |ok |PASS)|fault_test' "$out" || true
 echo "$summary"
+echo "$calls"
 echo "fault test: PASS"

@@ -31,9 +31,13 @@ import (
 	"ccplatform/gateway/stacktest"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/telephony"
 
 	"github.com/lib/pq"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 )
 
 // Fault test parameters: enough jobs and clients that the fault lands mid-stream, few enough that
@@ -62,6 +66,8 @@ func TestAsyncLeadsSurviveFaults(t *testing.T) {
 		t.Cleanup(func() { _ = drop() })
 		s := startFaultStack(t, dbURL, node.URL())
 		runFaultScenario(t, s, "broker", fault{inject: node.Stop, heal: node.Start})
+		runCallIngestScenario(t, s, fault{inject: node.Stop, heal: node.Start})
+		healthWithTheBrokerStopped(t, s, node)
 	})
 	t.Run("worker SIGKILL", func(t *testing.T) {
 		runFaultScenario(t, stack, "worker", fault{
@@ -72,6 +78,103 @@ func TestAsyncLeadsSurviveFaults(t *testing.T) {
 			},
 		})
 	})
+}
+
+// faultCalls is how many telephony call events the call-ingest scenario publishes.
+const faultCalls = 600
+
+// runCallIngestScenario publishes faultCalls call events, as the telephony platform does, with
+// confirms, through faultClients publishers; once a third are confirmed it injects f (the broker
+// restart) while the publishers go on, then checks that call-ingest stored every confirmed event
+// exactly once.
+func runCallIngestScenario(t *testing.T, s *Stack, f fault) {
+	conn := mq.Dial(s.AMQPURL, "fault-telephony-platform", zap.NewNop(), mq.WorkQueue(telephony.Queue))
+	defer conn.Close()
+	pub := mq.NewPublisher(conn)
+	defer pub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	platformIDs := make([]string, faultCalls)
+	var confirmed atomic.Int64
+	faultDone := make(chan error, 1)
+	var wg sync.WaitGroup
+	errs := make(chan error, faultClients)
+	for c := range faultClients {
+		wg.Go(func() {
+			for i := c; i < faultCalls; i += faultClients {
+				ev := platformCall(int64(i+1), 1, 1, telephony.StatusAnswered, telephony.DirectionOutgoing,
+					time.Now().Add(-time.Hour), 30*time.Second)
+				body, err := json.Marshal(ev)
+				if err == nil {
+					err = pub.Publish(ctx, "", telephony.Queue, mq.Message{ID: ev.EventID, Type: telephony.EventType, Body: body})
+				}
+				if err != nil {
+					errs <- fmt.Errorf("call event %d: %w", i, err)
+					return
+				}
+				platformIDs[i] = ev.PlatformCallID
+				if confirmed.Add(1) == faultCalls/faultAt {
+					go func() {
+						err := f.inject()
+						if err == nil {
+							err = f.heal()
+						}
+						faultDone <- err
+					}()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	select {
+	case err := <-faultDone:
+		require.NoError(t, err, "restart the broker")
+	case <-time.After(time.Minute):
+		t.Fatal("the broker restart did not finish")
+	}
+
+	calls, err := db.Open(context.Background(), s.DatabaseURL, "calls", 2)
+	require.NoError(t, err)
+	defer calls.Close()
+	var stored, rows int
+	deadline := time.Now().Add(faultDrain)
+	for {
+		require.NoError(t, calls.QueryRowContext(ctx,
+			`SELECT count(DISTINCT platform_call_id), count(*) FROM calls WHERE platform_call_id = ANY($1)`,
+			pq.StringArray(platformIDs)).Scan(&stored, &rows))
+		if stored >= faultCalls || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	line := fmt.Sprintf("calls: published=%d stored=%d lost=%d duplicated=%d", faultCalls, stored, faultCalls-stored, rows-stored)
+	fmt.Println(line)
+	if stored != faultCalls || rows != stored {
+		t.Fatal(line)
+	}
+}
+
+// healthWithTheBrokerStopped stops the stack's broker and checks that the health check says so
+// at once: 503, serviceMicroRabbit false, the whole answer well under a second.
+func healthWithTheBrokerStopped(t *testing.T, s *Stack, node *brokerNode) {
+	require.NoError(t, node.Stop())
+	t.Cleanup(func() { _ = node.Start() })
+	start := time.Now()
+	r := s.Call(t, http.MethodGet, "/v1/health/check/", nil)
+	took := time.Since(start)
+	assert.Equal(t, http.StatusServiceUnavailable, r.Status, "%s", r.Body)
+	assert.False(t, r.Env.Success)
+	assert.Contains(t, r.Env.Message, "serviceMicroRabbit")
+	rabbit, ok := r.Data(t)["serviceMicroRabbit"].(map[string]any)
+	require.True(t, ok, "%s", r.Body)
+	assert.Equal(t, false, rabbit["success"])
+	assert.Less(t, took, time.Second, "the health check answers in under a second with the broker down")
+	t.Logf("health with the broker stopped: %d in %s", r.Status, took)
 }
 
 // fault is injected mid-stream: inject returns once the fault is in effect, and no new request

@@ -6,22 +6,18 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
-	"mime"
-	"mime/quotedprintable"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/mail"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"ccplatform/pkg/bottest"
+	"ccplatform/pkg/smtptest"
+
 	"ccplatform/pkg/mq"
 
-	"github.com/emersion/go-smtp"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,202 +39,39 @@ const (
 )
 
 type deliveryPeers struct {
-	mail *mailServer
-	bot  *botAPI
+	mail *smtptest.Server
+	bot  *bottest.API
 }
 
 func startDeliveryPeers() (*deliveryPeers, error) {
-	m, err := startMailServer()
+	m, err := smtptest.Start("127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	return &deliveryPeers{mail: m, bot: startBotAPI()}, nil
+	return &deliveryPeers{mail: m, bot: bottest.New(botToken)}, nil
 }
 
 // workerEnv configures notification-worker's e-mail and messenger channels on the peers, with
 // retries fast enough for a test to see several.
 func (p *deliveryPeers) workerEnv() []string {
-	host, port, _ := net.SplitHostPort(p.mail.addr)
+	host, port, _ := net.SplitHostPort(p.mail.Addr())
 	return []string{
 		"SMTP_HOST=" + host, "SMTP_PORT=" + port, "SMTP_TLS=none", "SMTP_FROM=" + mailFrom,
-		"MESSENGER_API_URL=" + p.bot.srv.URL, "MESSENGER_BOT_TOKEN=" + botToken,
+		"MESSENGER_API_URL=" + p.bot.URL(), "MESSENGER_BOT_TOKEN=" + botToken,
 		"DELIVERY_RETRY_BASE=100ms", "DELIVERY_RETRY_MAX=400ms", "DELIVERY_MAX_ATTEMPTS=100",
 		"DELIVERY_POLL_INTERVAL=100ms",
 	}
 }
 
 func (p *deliveryPeers) close() {
-	p.mail.stop()
-	p.bot.srv.Close()
-}
-
-// receivedMail is a message the SMTP server accepted, its subject decoded.
-type receivedMail struct {
-	From    string
-	To      []string
-	Subject string
-	Body    string
-	Header  mail.Header
-}
-
-// mailServer is a real SMTP server on a local port that keeps what it receives. It can be stopped
-// (connections refused) and started again on the same address, as a mail provider's outage.
-type mailServer struct {
-	addr string
-	mu   sync.Mutex
-	srv  *smtp.Server
-	got  []receivedMail
-}
-
-func startMailServer() (*mailServer, error) {
-	m := &mailServer{addr: "127.0.0.1:0"}
-	if err := m.start(); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// start serves on the server's address (a free port the first time).
-func (m *mailServer) start() error {
-	ln, err := net.Listen("tcp", m.addr)
-	if err != nil {
-		return fmt.Errorf("smtp listen: %w", err)
-	}
-	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &mailSession{m: m}, nil }))
-	srv.Domain = "localhost"
-	srv.ReadTimeout, srv.WriteTimeout = 10*time.Second, 10*time.Second
-	m.mu.Lock()
-	m.addr, m.srv = ln.Addr().String(), srv
-	m.mu.Unlock()
-	go func() { _ = srv.Serve(ln) }()
-	return nil
-}
-
-// stop closes the listener and every connection: the worker's next attempt is refused.
-func (m *mailServer) stop() {
-	m.mu.Lock()
-	srv := m.srv
-	m.srv = nil
-	m.mu.Unlock()
-	if srv != nil {
-		_ = srv.Close()
-	}
-}
-
-func (m *mailServer) running() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.srv != nil
-}
-
-// to is every message received for address.
-func (m *mailServer) to(address string) []receivedMail {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []receivedMail
-	for _, x := range m.got {
-		for _, r := range x.To {
-			if strings.EqualFold(r, address) {
-				out = append(out, x)
-			}
-		}
-	}
-	return out
-}
-
-type mailSession struct {
-	m    *mailServer
-	from string
-	to   []string
-}
-
-func (s *mailSession) Reset()        { s.from, s.to = "", nil }
-func (s *mailSession) Logout() error { return nil }
-func (s *mailSession) Mail(from string, _ *smtp.MailOptions) error {
-	s.from = from
-	return nil
-}
-func (s *mailSession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	s.to = append(s.to, to)
-	return nil
-}
-
-func (s *mailSession) Data(r io.Reader) error {
-	msg, err := mail.ReadMessage(r)
-	if err != nil {
-		return err
-	}
-	subject, err := new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
-	if err != nil {
-		return err
-	}
-	var body io.Reader = msg.Body
-	if strings.EqualFold(msg.Header.Get("Content-Transfer-Encoding"), "quoted-printable") {
-		body = quotedprintable.NewReader(msg.Body)
-	}
-	raw, err := io.ReadAll(body)
-	if err != nil {
-		return err
-	}
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
-	s.m.got = append(s.m.got, receivedMail{From: s.from, To: s.to, Subject: subject, Body: string(raw), Header: msg.Header})
-	return nil
-}
-
-// botMessage is what the bot API received.
-type botMessage struct {
-	ChatID string `json:"chat_id"`
-	Text   string `json:"text"`
-}
-
-// botAPI is a messenger's bot HTTP API: POST /bot{token}/sendMessage.
-type botAPI struct {
-	srv *httptest.Server
-	mu  sync.Mutex
-	got []botMessage
-}
-
-func startBotAPI() *botAPI {
-	b := &botAPI{}
-	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		if r.Method != http.MethodPost || r.URL.Path != "/bot"+botToken+"/sendMessage" {
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = io.WriteString(w, `{"ok":false,"error_code":404,"description":"Not Found"}`)
-			return
-		}
-		var m botMessage
-		if err := json.NewDecoder(r.Body).Decode(&m); err != nil || m.ChatID == "" {
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"ok":false,"error_code":400,"description":"Bad Request: chat not found"}`)
-			return
-		}
-		b.mu.Lock()
-		b.got = append(b.got, m)
-		b.mu.Unlock()
-		_, _ = io.WriteString(w, `{"ok":true,"result":{"message_id":1}}`)
-	}))
-	return b
-}
-
-// to is every message received for chat.
-func (b *botAPI) to(chat string) []botMessage {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []botMessage
-	for _, m := range b.got {
-		if m.ChatID == chat {
-			out = append(out, m)
-		}
-	}
-	return out
+	p.mail.Stop()
+	p.bot.Close()
 }
 
 // subjects are the subjects of the mail received for address.
 func subjects(address string) []string {
 	out := []string{}
-	for _, m := range peers.mail.to(address) {
+	for _, m := range peers.mail.To(address) {
 		out = append(out, m.Subject)
 	}
 	return out
@@ -247,7 +80,7 @@ func subjects(address string) []string {
 // chatTitles are the titles (the first line, the urgent mark dropped) of the messages for chat.
 func chatTitles(chat string) []string {
 	out := []string{}
-	for _, m := range peers.bot.to(chat) {
+	for _, m := range peers.bot.To(chat) {
 		out = append(out, strings.TrimPrefix(strings.SplitN(m.Text, "\n", 2)[0], "❗ "))
 	}
 	return out
@@ -358,9 +191,9 @@ func TestPrivateNotificationIsMailedWithItsCyrillicSubject(t *testing.T) {
 	title := "Срочно: перезвоните клиенту №42"
 	notify(t, "/v2/notification/private/", map[string]any{
 		"userId": id, "title": title, "text": "Клиент ждёт звонка до 18:00.", "priority": "default", "level": "danger"})
-	require.Eventually(t, func() bool { return len(peers.mail.to(address)) > 0 }, 5*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return len(peers.mail.To(address)) > 0 }, 5*time.Second, 20*time.Millisecond,
 		"the SMTP server receives the e-mail")
-	m := peers.mail.to(address)[0]
+	m := peers.mail.To(address)[0]
 	assert.Equal(t, title, m.Subject, "the MIME-encoded subject decodes to the title")
 	assert.NotEqual(t, title, m.Header.Get("Subject"), "non-ASCII is encoded on the wire")
 	assert.Contains(t, m.Body, "Клиент ждёт звонка до 18:00.")
@@ -368,7 +201,7 @@ func TestPrivateNotificationIsMailedWithItsCyrillicSubject(t *testing.T) {
 	assert.Empty(t, m.Header.Get("Importance"), "a default notification is not marked")
 
 	time.Sleep(mailQuiet)
-	assert.Len(t, peers.mail.to(address), 1, "mailed once")
+	assert.Len(t, peers.mail.To(address), 1, "mailed once")
 }
 
 func TestPrivateNotificationReachesTheUsersMessengerChat(t *testing.T) {
@@ -377,13 +210,13 @@ func TestPrivateNotificationReachesTheUsersMessengerChat(t *testing.T) {
 	id := createUser(t, address, "--email-notifications=false", "--messenger-notifications=true", "--messenger-chat-id", chat)
 
 	notify(t, "/v2/notification/private", map[string]any{"userId": id, "title": "Новый лид", "text": "Заказ 7", "priority": "urgent", "level": "success"})
-	require.Eventually(t, func() bool { return len(peers.bot.to(chat)) > 0 }, 5*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return len(peers.bot.To(chat)) > 0 }, 5*time.Second, 20*time.Millisecond,
 		"the bot API receives the message")
-	assert.Equal(t, "❗ Новый лид\n\nЗаказ 7", peers.bot.to(chat)[0].Text, "title, blank line, text; urgent ones marked")
+	assert.Equal(t, "❗ Новый лид\n\nЗаказ 7", peers.bot.To(chat)[0].Text, "title, blank line, text; urgent ones marked")
 
 	time.Sleep(mailQuiet)
-	assert.Len(t, peers.bot.to(chat), 1, "sent once")
-	assert.Empty(t, peers.mail.to(address), "e-mail is off for this user")
+	assert.Len(t, peers.bot.To(chat), 1, "sent once")
+	assert.Empty(t, peers.mail.To(address), "e-mail is off for this user")
 }
 
 func TestPrivateNotificationReachesTheUsersStreamWithinASecond(t *testing.T) {
@@ -471,7 +304,7 @@ func TestEveryPreferenceCombinationIsHonoured(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			assert.ElementsMatch(t, want(u.email), subjects(u.address), "e-mail")
 			assert.ElementsMatch(t, want(u.messenger), chatTitles(u.chat), "messenger")
-			for _, m := range peers.mail.to(u.address) {
+			for _, m := range peers.mail.To(u.address) {
 				if m.Subject == title("urgent") {
 					assert.Equal(t, "urgent", m.Header.Get("Importance"), "urgent mail is marked")
 				}
@@ -496,12 +329,12 @@ func TestGroupNotificationReachesExactlyTheActiveUsersOfTheGroup(t *testing.T) {
 	require.Contains(t, want, idA2)
 	assert.Equal(t, want, recipientsOf(t, conn, title), "one record for each active user of the group, no one else")
 
-	require.Eventually(t, func() bool { return len(peers.mail.to(a1)) > 0 && len(peers.mail.to(a2)) > 0 }, 5*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(peers.mail.To(a1)) > 0 && len(peers.mail.To(a2)) > 0 }, 5*time.Second, 20*time.Millisecond)
 	time.Sleep(mailQuiet)
 	assert.Equal(t, []string{title}, subjects(a1))
 	assert.Equal(t, []string{title}, subjects(a2))
-	assert.Empty(t, peers.mail.to(gone), "an inactive user of the group is not notified")
-	assert.Empty(t, peers.mail.to(other), "a user of another group is not notified")
+	assert.Empty(t, peers.mail.To(gone), "an inactive user of the group is not notified")
+	assert.Empty(t, peers.mail.To(other), "a user of another group is not notified")
 
 	// The member finds it in the inbox through the gateway.
 	r := stack.Call(t, http.MethodGet, "/v2/notification/?unread=1", nil, WithKey(keyFor(t, idA1)))
@@ -525,10 +358,10 @@ func TestFailingMailServerIsRetriedWithoutHoldingBackTheOthers(t *testing.T) {
 	id := createUser(t, address, "--email-notifications=true", "--messenger-notifications=true", "--messenger-chat-id", chat)
 	stream := openStreamAs(t, keyFor(t, id))
 
-	peers.mail.stop()
+	peers.mail.Stop()
 	t.Cleanup(func() {
-		if !peers.mail.running() {
-			assert.NoError(t, peers.mail.start())
+		if !peers.mail.Running() {
+			assert.NoError(t, peers.mail.Restart())
 		}
 	})
 	start := time.Now()
@@ -536,7 +369,7 @@ func TestFailingMailServerIsRetriedWithoutHoldingBackTheOthers(t *testing.T) {
 
 	_, ok := nextEvent(stream, "notification", time.Second)
 	assert.True(t, ok, "the live stream does not wait for e-mail")
-	require.Eventually(t, func() bool { return len(peers.bot.to(chat)) == 1 }, 3*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return len(peers.bot.To(chat)) == 1 }, 3*time.Second, 10*time.Millisecond)
 	assert.Less(t, time.Since(start), 2*time.Second, "the messenger does not wait for e-mail")
 	assert.Equal(t, []int64{id}, recipientsOf(t, conn, title), "the record is stored whatever the channels do")
 
@@ -551,16 +384,16 @@ func TestFailingMailServerIsRetriedWithoutHoldingBackTheOthers(t *testing.T) {
 	require.Eventually(t, func() bool { emailDelivery(); return attempts >= 3 }, 5*time.Second, 50*time.Millisecond, "e-mail is retried")
 	assert.Equal(t, "pending", status)
 	assert.True(t, lastError.Valid && lastError.String != "", "the last error is kept")
-	assert.Empty(t, peers.mail.to(address))
+	assert.Empty(t, peers.mail.To(address))
 
 	// The mail server comes back: the next retry goes through, with no new request.
-	require.NoError(t, peers.mail.start())
-	require.Eventually(t, func() bool { return len(peers.mail.to(address)) == 1 }, 5*time.Second, 20*time.Millisecond)
-	assert.Equal(t, title, peers.mail.to(address)[0].Subject)
+	require.NoError(t, peers.mail.Restart())
+	require.Eventually(t, func() bool { return len(peers.mail.To(address)) == 1 }, 5*time.Second, 20*time.Millisecond)
+	assert.Equal(t, title, peers.mail.To(address)[0].Subject)
 	require.Eventually(t, func() bool { emailDelivery(); return status == "sent" }, 5*time.Second, 50*time.Millisecond)
 	time.Sleep(mailQuiet)
-	assert.Len(t, peers.mail.to(address), 1, "mailed once")
-	assert.Len(t, peers.bot.to(chat), 1, "the messenger got it once")
+	assert.Len(t, peers.mail.To(address), 1, "mailed once")
+	assert.Len(t, peers.bot.To(chat), 1, "the messenger got it once")
 
 	r := stack.Call(t, http.MethodGet, "/v2/notification/", nil, WithKey(keyFor(t, id)))
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -594,7 +427,7 @@ func TestRedeliveredCommandsAreStoredAndSentOnce(t *testing.T) {
 	publish(uuid.NewString(), map[string]any{"userId": 987654321}, "nobody "+run)
 	publish(uuid.NewString(), map[string]any{"userId": id}, "after "+run)
 
-	require.Eventually(t, func() bool { return len(peers.bot.to(chat)) >= 2 }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return len(peers.bot.To(chat)) >= 2 }, 10*time.Second, 20*time.Millisecond)
 	time.Sleep(mailQuiet)
 	assert.ElementsMatch(t, []string{"twice " + run, "after " + run}, chatTitles(chat), "each command sent once")
 	assert.Equal(t, []int64{id}, recipientsOf(t, conn, "twice "+run), "one record however often the command came")

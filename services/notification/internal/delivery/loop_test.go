@@ -72,7 +72,7 @@ func recordExists(t *testing.T, n notification.Notification) bool {
 
 func TestEmailKeepsACyrillicSubject(t *testing.T) {
 	smtp := servicetest.StartSMTP(t, "127.0.0.1:0")
-	loop := env.StartLoop(t, servicetest.WorkerOptions{SMTPAddr: smtp.Addr})
+	loop := env.StartLoop(t, servicetest.WorkerOptions{SMTPAddr: smtp.Addr()})
 
 	to := unique("operator") + "@example.com"
 	c := notification.Content{Title: "Срочно: перезвоните клиенту №42", Text: "Клиент ждёт звонка до 18:00.", Priority: "urgent", Level: "danger"}
