@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -115,42 +114,6 @@ func notify(t *testing.T, path string, body map[string]any) {
 
 func private(userID int64, title, priority string) map[string]any {
 	return map[string]any{"userId": userID, "title": title, "text": "Текст: " + title, "priority": priority, "level": "warning"}
-}
-
-// openStreamAs opens a user's notification stream through the gateway and waits for its ready
-// event; it is closed when the test ends.
-func openStreamAs(t *testing.T, key string) <-chan sseEvent {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, stack.BaseURL+"/v2/notification/stream", nil)
-	require.NoError(t, err)
-	req.Header.Set("X-Api-Key", key)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	events := make(chan sseEvent, 64)
-	go func() {
-		defer close(events)
-		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		var ev sseEvent
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "" && (ev.name != "" || ev.data != ""):
-				events <- ev
-				ev = sseEvent{}
-			case strings.HasPrefix(line, "event:"):
-				ev.name = strings.TrimSpace(line[len("event:"):])
-			case strings.HasPrefix(line, "data:"):
-				ev.data += strings.TrimPrefix(line[len("data:"):], " ")
-			}
-		}
-	}()
-	_, ok := nextEvent(events, "ready", 10*time.Second)
-	require.True(t, ok, "the stream says it is ready")
-	return events
 }
 
 // notificationsDB reads the notification service's schema, to see what it stored for users who

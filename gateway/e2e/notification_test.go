@@ -34,15 +34,21 @@ func demoAdminID(t *testing.T) int64 {
 
 type sseEvent struct{ name, data string }
 
-// openStream opens the caller's notification stream through the gateway and waits for its ready
-// event; it is closed when the test ends.
+// openStream opens the stack key's user's notification stream (see openStreamAs).
 func openStream(t *testing.T) <-chan sseEvent {
+	t.Helper()
+	return openStreamAs(t, stack.APIKey)
+}
+
+// openStreamAs opens a user's notification stream through the gateway and waits for its ready
+// event; it is closed when the test ends.
+func openStreamAs(t *testing.T, key string) <-chan sseEvent {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, stack.BaseURL+"/v2/notification/stream/", nil)
 	require.NoError(t, err)
-	req.Header.Set("X-Api-Key", stack.APIKey)
+	req.Header.Set("X-Api-Key", key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
