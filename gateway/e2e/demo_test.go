@@ -101,6 +101,11 @@ func TestDemoDataAnswersEveryRead(t *testing.T) {
 			assert.IsType(t, map[string]any{}, o["customValues"], "custom values are set")
 			assert.NotEmpty(t, o["customValues"])
 			assert.Len(t, o["callSchedule"], 7)
+			// The seed makes the demo orders as the demo administrator.
+			if assert.IsType(t, float64(0), o["createdBy"], "the order has an author") {
+				author := getData(t, fmt.Sprintf("/v2/user/detail/%d/", int64(o["createdBy"].(float64))))
+				assert.Equal(t, "admin", author["accessGroup"])
+			}
 
 			// Operation 7: the order's leads, a secondary one linked to the lead it repeats.
 			leads := getPage(t, fmt.Sprintf("/v2/lead/?orderIds[]=%d&limit=100", id))

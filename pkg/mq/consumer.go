@@ -194,6 +194,10 @@ func (w *worker) process(ctx context.Context, batch []Delivery) {
 				results[i] = Result{Outcome: Fail, Reason: "handler returned no result"}
 			}
 		}
+		if allAcked(results) {
+			ackAll(pending, w.log)
+			return
+		}
 		var retry []Delivery
 		for i, d := range pending {
 			w.settle(ctx, d, results[i], &retry)
@@ -212,6 +216,26 @@ func (w *worker) process(ctx context.Context, batch []Delivery) {
 			}
 			return
 		}
+	}
+}
+
+func allAcked(results []Result) bool {
+	for _, r := range results {
+		if r.Outcome != Ack {
+			return false
+		}
+	}
+	return true
+}
+
+// ackAll acks a whole batch with one frame: its deliveries came in order on one channel, and
+// every earlier delivery of that channel was settled with an earlier batch, so acking "up to the
+// last" acks exactly this batch.
+func ackAll(batch []Delivery, log *zap.Logger) {
+	last := batch[len(batch)-1]
+	if err := last.Ack(true); err != nil {
+		// The channel died: the messages come back and the handler must see them as done.
+		log.Warn("mq: ack failed", zap.Int("messages", len(batch)), zap.String("last_message_id", last.MessageId), zap.Error(err))
 	}
 }
 

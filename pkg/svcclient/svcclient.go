@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,21 @@ import (
 	"ccplatform/pkg/requestid"
 	"ccplatform/pkg/web"
 )
+
+// callerKey holds, in a context, the user on whose behalf requests are sent.
+type callerKey struct{}
+
+type caller struct {
+	userID      int64
+	accessGroup string
+}
+
+// WithCaller makes every request sent with the returned context act for the user userID of
+// accessGroup, as the gateway's forwarded requests do: services record that user as the author
+// (createdBy). Without it a request is the platform's own, with no author.
+func WithCaller(ctx context.Context, userID int64, accessGroup string) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller{userID: userID, accessGroup: accessGroup})
+}
 
 // Client talks to one service.
 type Client struct {
@@ -56,6 +72,10 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	req.Header.Set(web.HeaderInternalToken, c.token)
 	if id := requestid.From(ctx); id != "" {
 		req.Header.Set(requestid.Header, id)
+	}
+	if who, ok := ctx.Value(callerKey{}).(caller); ok {
+		req.Header.Set(web.HeaderUserID, strconv.FormatInt(who.userID, 10))
+		req.Header.Set(web.HeaderAccessGroup, who.accessGroup)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

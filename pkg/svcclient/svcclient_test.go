@@ -28,6 +28,7 @@ const token = "s3cret"
 
 type seen struct {
 	token, requestID, contentType string
+	userID, accessGroup           string
 	body                          map[string]any
 }
 
@@ -42,6 +43,8 @@ func userService(t *testing.T) (*httptest.Server, chan seen) {
 			token:       c.GetHeader(web.HeaderInternalToken),
 			requestID:   requestid.From(c.Request.Context()),
 			contentType: c.GetHeader("Content-Type"),
+			userID:      c.GetHeader(web.HeaderUserID),
+			accessGroup: c.GetHeader(web.HeaderAccessGroup),
 			body:        body,
 		}
 	}
@@ -129,6 +132,18 @@ func TestSendsTokenAndRequestIDAndDecodesData(t *testing.T) {
 	require.NoError(t, c.Do(context.Background(), http.MethodPost, "/internal/nothing", nil, nil))
 	s = <-got
 	assert.Len(t, s.requestID, 36)
+	assert.Empty(t, s.userID, "no caller: the platform's own request")
+	assert.Empty(t, s.accessGroup)
+}
+
+func TestWithCallerActsForTheUser(t *testing.T) {
+	srv, got := userService(t)
+	c := client(t, srv.URL, token, 5*time.Second)
+	ctx := WithCaller(context.Background(), 7, "admin")
+	require.NoError(t, c.Do(ctx, http.MethodPost, "/internal/nothing", nil, nil))
+	s := <-got
+	assert.Equal(t, "7", s.userID)
+	assert.Equal(t, "admin", s.accessGroup)
 }
 
 func TestValidationErrorKeepsFields(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -135,6 +136,9 @@ func (b *bench) asyncAndDrain(ctx context.Context) error {
 	}
 	b.warm(publish)
 	baseline := Load(b.cfg.Concurrency, b.cfg.Duration, 0, publish)
+	if err := b.httpPublishCeiling(ctx, pub, baseline); err != nil {
+		return err
+	}
 	b.add(fmt.Sprintf("(2) async accepted/s c=%d", b.cfg.Concurrency), platform, baseline, platform.Rate()/baseline.Rate(), "≥ 0.70", 0.70)
 
 	fmt.Fprintln(b.out, "(3) drain: lead-worker vs single-row INSERT transactions")
@@ -173,6 +177,46 @@ VALUES ($1, $2, $3, 'Bench client', 'bench', 1, 'straight', 'api_v2_async', $4)`
 		ratio:    ratio, target: "≥ 2.00", pass: ratio >= 2,
 	})
 	fmt.Fprintf(b.out, "    drained %d jobs at %.0f/s; single-row INSERT %s\n", drained.OK, drained.Rate(), inserts.Summary())
+	return nil
+}
+
+// httpPublishCeiling is a reference for figure (2), printed only: the same confirmed publishes,
+// each behind one request to a bare net/http server (no gateway, no body check). It is what any
+// HTTP accept can reach on this machine, so it tells how much of the gap to the bare publish loop
+// is HTTP itself and how much is the platform.
+func (b *bench) httpPublishCeiling(ctx context.Context, pub *mq.Publisher, loop Result) error {
+	addr, err := stacktest.FreeAddr()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("bare publish server: %w", err)
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lead, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		id := uuid.NewString()
+		body := fmt.Appendf(nil, `{"jobId":%q,"version":"v2","createMethod":"api_v2_async","body":%s,"callerUserId":1}`, id, lead)
+		if err := pub.Publish(r.Context(), "", "bench.bare", mq.Message{ID: id, Type: "lead.create", Body: body}); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"success":true,"message":"","data":{"jobId":%q}}`, id)
+	})
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Close() }()
+	client := NewClient("http://"+addr, b.cfg.Concurrency, nil)
+	op := func(int) error { return client.Do(ctx, "POST", "/", b.leadBody(), nil) }
+	b.warm(op)
+	res := Load(b.cfg.Concurrency, b.cfg.Duration, 0, op)
+	fmt.Fprintf(b.out, "    reference: bare HTTP server + confirmed publish %s (%.2f of the bare publish loop)\n",
+		res.Summary(), res.Rate()/loop.Rate())
 	return nil
 }
 

@@ -26,12 +26,14 @@ func demoActivity(e *env) []seed.Step {
 		return []seed.Step{seed.Skipped("demo orders, leads and calls", "ORDER_URL is empty")}
 	}
 	order := svcclient.New("order", cfg.OrderURL, cfg.InternalToken, 10*time.Second)
-	steps := []seed.Step{seed.Orders(order, user.NewStore(e.db), agentgroup.NewStore(e.db), time.Now)}
+	users := user.NewStore(e.db)
+	// The demo orders and leads are the demo administrator's, as if made with its API key.
+	steps := []seed.Step{seed.AsUser(users, seed.AdminEmail, seed.Orders(order, users, agentgroup.NewStore(e.db), time.Now))}
 	if cfg.LeadURL == "" {
 		return append(steps, seed.Skipped("demo leads and calls", "LEAD_URL is empty"))
 	}
 	lead := svcclient.New("lead", cfg.LeadURL, cfg.InternalToken, 10*time.Second)
-	steps = append(steps, seed.OrderLeads(order, lead, time.Now))
+	steps = append(steps, seed.AsUser(users, seed.AdminEmail, seed.OrderLeads(order, lead, time.Now)))
 	switch {
 	case cfg.CallURL == "":
 		return append(steps, seed.Skipped("demo calls", "CALL_URL is empty"))

@@ -6,10 +6,12 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"time"
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/db"
+	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/web"
 	"ccplatform/services/user/internal/migrations"
 	"ccplatform/services/user/internal/server"
@@ -30,6 +32,9 @@ func main() { app.Main("user", run) }
 
 // run serves until ctx is done, then drains requests and closes the database last.
 func run(ctx context.Context, cfg settings, log *zap.Logger) error {
+	if err := checkPlaceholder(cfg.AvatarPlaceholder); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
 	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
 	if err != nil {
 		return err
@@ -38,7 +43,10 @@ func run(ctx context.Context, cfg settings, log *zap.Logger) error {
 	if err := migrations.Apply(ctx, conn); err != nil {
 		return err
 	}
-	h := server.New(server.Deps{Log: log, DB: conn, InternalToken: cfg.InternalToken, AvatarPlaceholder: cfg.AvatarPlaceholder})
+	keys := idempotency.New(conn, log)
+	go keys.PurgeEvery(ctx, time.Hour)
+	h := server.New(server.Deps{Log: log, DB: conn, InternalToken: cfg.InternalToken,
+		AvatarPlaceholder: cfg.AvatarPlaceholder, Idempotency: keys})
 	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
 }
 

@@ -8,6 +8,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"ccplatform/pkg/svcclient"
+	"ccplatform/services/user/internal/user"
 )
 
 // Step is one part of the demo data. Steps run in order, and each can run any number of times
@@ -34,4 +37,17 @@ func Run(ctx context.Context, out io.Writer, steps ...Step) error {
 // Skipped is a step that loads nothing and says why, for a part whose service is not deployed.
 func Skipped(name, reason string) Step {
 	return Step{Name: name, Run: func(context.Context) (string, error) { return "skipped: " + reason, nil }}
+}
+
+// AsUser runs step on behalf of the user with email (looked up when the step runs, after the
+// users step made it), so that what the step creates through other services names that user as
+// its author instead of none.
+func AsUser(users *user.Store, email string, step Step) Step {
+	return Step{Name: step.Name, Run: func(ctx context.Context) (string, error) {
+		u, err := users.GetByEmail(ctx, email)
+		if err != nil {
+			return "", fmt.Errorf("author %s: %w", email, err)
+		}
+		return step.Run(svcclient.WithCaller(ctx, u.ID, string(u.AccessGroup)))
+	}}
 }

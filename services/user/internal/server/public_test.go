@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/pkg/idempotency"
 	"ccplatform/services/user/internal/server"
 	"ccplatform/services/user/internal/user"
 
@@ -206,7 +207,8 @@ func TestAvatarPlaceholderIsConfigurable(t *testing.T) {
 	f := setup(t)
 	f.reset(t)
 	id := f.create(t, user.User{Email: "noavatar@example.com", IsActive: true})
-	h := server.New(server.Deps{Log: zap.NewNop(), DB: f.db, InternalToken: token, AvatarPlaceholder: "https://img.example.org/none.svg"})
+	h := server.New(server.Deps{Log: zap.NewNop(), DB: f.db, InternalToken: token, AvatarPlaceholder: "https://img.example.org/none.svg",
+		Idempotency: idempotency.New(f.db, zap.NewNop())})
 	g := fixture{h: h, db: f.db}
 	code, env := g.do(t, http.MethodGet, "/v2/user/detail/"+itoa(id), "", authed())
 	require.Equal(t, http.StatusOK, code)

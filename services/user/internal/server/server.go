@@ -27,6 +27,8 @@ type Deps struct {
 	// AvatarPlaceholder is the link shown for users without an avatar; empty means
 	// user.DefaultAvatarPlaceholder.
 	AvatarPlaceholder string
+	// Idempotency stores the answers of keyed creates; main purges its expired keys.
+	Idempotency *idempotency.Store
 }
 
 // New is the service's whole HTTP handler; paths answer with and without a trailing slash.
@@ -40,7 +42,7 @@ func New(d Deps) http.Handler {
 	}
 	users := user.NewStore(d.DB)
 	groups := agentgroup.NewStore(d.DB)
-	idempotent := idempotency.New(d.DB, d.Log).Middleware()
+	idempotent := d.Idempotency.Middleware()
 
 	// Public routes come through the gateway, which sends the token too: every route but the
 	// health check demands it.

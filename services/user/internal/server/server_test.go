@@ -10,6 +10,7 @@ import (
 
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
+	"ccplatform/pkg/idempotency"
 	"ccplatform/services/user/internal/apikey"
 	"ccplatform/services/user/internal/migrations"
 	"ccplatform/services/user/internal/server"
@@ -47,7 +48,7 @@ func setup(t *testing.T) fixture {
 	t.Cleanup(func() { _ = conn.Close() })
 	require.NoError(t, migrations.Apply(ctx, conn))
 	return fixture{
-		h:    server.New(server.Deps{Log: zap.NewNop(), DB: conn, InternalToken: token}),
+		h:    server.New(server.Deps{Log: zap.NewNop(), DB: conn, InternalToken: token, Idempotency: idempotency.New(conn, zap.NewNop())}),
 		db:   conn,
 		keys: apikey.NewStore(conn),
 		user: user.NewStore(conn),
