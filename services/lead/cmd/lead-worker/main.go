@@ -1,5 +1,7 @@
 // Command lead-worker consumes the lead.jobs queue: it checks each queued create and stores the
-// leads of a batch in one transaction, recording every job's outcome for the status route.
+// leads of a batch in one transaction, recording every job's outcome for the status route. It also
+// consumes lead.call-finished: each finished call updates its lead's attempts, status and next
+// call time.
 package main
 
 import (
@@ -9,6 +11,7 @@ import (
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/mq"
+	"ccplatform/services/lead/internal/callresult"
 	"ccplatform/services/lead/internal/diag"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/orders"
@@ -30,6 +33,16 @@ type Config struct {
 	// MaxAttempts is how often a job the database refuses for no known reason is tried before it
 	// goes to lead.jobs.dead.
 	MaxAttempts int `env:"WORKER_MAX_ATTEMPTS" envDefault:"5"`
+
+	// The call.finished consumer: events are few next to lead creates, and each batch locks the
+	// leads it names, so it has settings of its own.
+	CallFinishedConcurrency int           `env:"CALL_FINISHED_CONCURRENCY" envDefault:"2"`
+	CallFinishedPrefetch    int           `env:"CALL_FINISHED_PREFETCH" envDefault:"200"`
+	CallFinishedBatchSize   int           `env:"CALL_FINISHED_BATCH_SIZE" envDefault:"100"`
+	CallFinishedBatchWait   time.Duration `env:"CALL_FINISHED_BATCH_WAIT" envDefault:"20ms"`
+	// CallFinishedMaxAttempts is how often an event the database refuses for no known reason is
+	// tried before it goes to lead.call-finished.dead.
+	CallFinishedMaxAttempts int `env:"CALL_FINISHED_MAX_ATTEMPTS" envDefault:"5"`
 }
 
 func main() { app.Main("lead-worker", run) }
@@ -42,21 +55,27 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		return err
 	}
 	defer conn.Close()
-	leads, dir, _ := setup.Leads(cfg.Settings, conn)
+	leads, dir, cat := setup.Leads(cfg.Settings, conn)
 	inval := orders.NewInvalidation(dir, "lead-worker", log)
-	broker := mq.Dial(cfg.Broker.URL, "lead-worker", log, mq.WorkQueue(job.Queue), inval.Topology())
+	broker := mq.Dial(cfg.Broker.URL, "lead-worker", log, mq.WorkQueue(job.Queue),
+		mq.Subscription(callresult.Exchange, callresult.Queue, callresult.FinishedKey), inval.Topology())
 	defer broker.Close()
+	calls := callresult.NewConsumer(callresult.NewStore(conn, cat), dir, log)
 
-	// Whatever ends run stops the event consumer before the broker closes.
+	// Whatever ends run stops the other consumers before the broker closes.
 	ctx, cancel := context.WithCancel(ctx)
 	var consumers sync.WaitGroup
 	defer consumers.Wait()
 	defer cancel()
-	consumers.Add(1)
-	go func() {
-		defer consumers.Done()
-		_ = inval.Run(ctx, broker)
-	}()
+	consumers.Go(func() { _ = inval.Run(ctx, broker) })
+	consumers.Go(func() {
+		log.Info("consuming", zap.String("queue", callresult.Queue), zap.Int("workers", cfg.CallFinishedConcurrency))
+		_ = broker.Consume(ctx, mq.ConsumerConfig{
+			Queue: callresult.Queue, Prefetch: cfg.CallFinishedPrefetch, BatchSize: cfg.CallFinishedBatchSize,
+			BatchWait: cfg.CallFinishedBatchWait, Workers: cfg.CallFinishedConcurrency,
+			MaxAttempts: cfg.CallFinishedMaxAttempts, Tag: "lead-worker-calls",
+		}, calls.Handle)
+	})
 
 	diag.Pprof(ctx, cfg.PprofAddr, log)
 	log.Info("consuming", zap.String("queue", job.Queue), zap.Int("workers", cfg.Concurrency),

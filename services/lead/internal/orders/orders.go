@@ -17,11 +17,26 @@ import (
 	"ccplatform/pkg/svcclient"
 )
 
-// Order is what leads need of an order.
+// Order is what leads need of an order: its code for lead references, and its dialing rules for
+// planning the next call after each call (internal/callresult).
 type Order struct {
 	ID                 int64  `json:"id"`
 	Code               string `json:"code"`
 	IgnoreLeadTimezone bool   `json:"ignoreLeadTimezone"`
+	// CallSchedule is Monday first, each day ["HH:MM","HH:MM"] or [] for a day off.
+	CallSchedule [][]string `json:"callSchedule"`
+	// CallHolidayOverrides are dates as dd.mm.yyyy.
+	CallHolidayOverrides []string      `json:"callHolidayOverrides"`
+	CallAttemptGroupID   *int64        `json:"callAttemptGroupId"`
+	CallAttemptGroup     *AttemptGroup `json:"callAttemptGroup"`
+}
+
+// AttemptGroup is the call-attempt interval group an order names (only the internal order read
+// carries it).
+type AttemptGroup struct {
+	ID                   int64   `json:"id"`
+	Intervals            []int64 `json:"intervals"` // minutes
+	ResetAttemptsEnabled bool    `json:"resetAttemptsEnabled"`
 }
 
 // DefaultTTL bounds how stale a cached order can be if an event is lost.

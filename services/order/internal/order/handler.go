@@ -35,7 +35,8 @@ func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
 	r.POST("/v2/order/create", idempotent, web.Handle(h.create))
 	r.POST("/v2/order/update/:orderId", web.Handle(h.update))
 	r.GET("/v2/order/detail/:orderId", web.Handle(h.detail))
-	// The same view for other services (the lead service reads an order's code and dialing rules).
+	// The same view for other services, with the call-attempt group (the lead service reads an
+	// order's code and dialing rules).
 	r.GET("/internal/orders/:id", web.Handle(h.internalDetail))
 	r.GET("/internal/orders", web.Handle(h.internalByCode)) // ?code=…
 }
@@ -119,7 +120,7 @@ func (h *Handler) internalDetail(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ViewOf(o), nil
+	return internalViewOf(c.Request.Context(), o, h.attempts)
 }
 
 // check runs every rule on a body: first those of the body alone, then the references against

@@ -174,12 +174,33 @@ func TestCreateFullRoundTrip(t *testing.T) {
 	assert.NotContains(t, v, "unknownField")
 	assert.NotEqual(t, "2000-01-01T00:00:00+00:00", v["createdAt"])
 
-	// The internal read gives the same view to other services.
-	res := env.Do(t, http.MethodGet, fmt.Sprintf("/internal/orders/%d", id), nil)
-	require.Equal(t, http.StatusOK, res.Status)
-	var internal map[string]any
-	require.NoError(t, json.Unmarshal(res.Data, &internal))
+	// The internal read gives the same view to other services, with the call-attempt group.
+	internal := internalDetail(t, id)
+	assert.Equal(t, map[string]any{"id": float64(g), "intervals": []any{5.0}, "resetAttemptsEnabled": false}, internal["callAttemptGroup"])
+	delete(internal, "callAttemptGroup")
 	assert.Equal(t, v, internal)
+	assert.NotContains(t, v, "callAttemptGroup", "the public detail keeps to the contract")
+}
+
+func internalDetail(t *testing.T, id int64) map[string]any {
+	t.Helper()
+	res := env.Do(t, http.MethodGet, fmt.Sprintf("/internal/orders/%d", id), nil)
+	require.Equal(t, http.StatusOK, res.Status, res.Message)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(res.Data, &v))
+	return v
+}
+
+func TestInternalReadCarriesTheCallAttemptGroup(t *testing.T) {
+	g, err := callattempt.NewStore(env.DB).Create(context.Background(),
+		callattempt.Group{Title: t.Name(), Intervals: []int64{10, 60, 1440}, ResetAttemptsEnabled: true}, nil)
+	require.NoError(t, err)
+	with := internalDetail(t, create(t, body(t, map[string]any{"callAttemptGroupId": g})))
+	assert.Equal(t, map[string]any{"id": float64(g), "intervals": []any{10.0, 60.0, 1440.0}, "resetAttemptsEnabled": true}, with["callAttemptGroup"])
+
+	without := internalDetail(t, create(t, body(t, map[string]any{"title": "No group " + t.Name(), "callAttemptGroupId": nil})))
+	assert.Contains(t, without, "callAttemptGroup")
+	assert.Nil(t, without["callAttemptGroup"], "an order without a group says so")
 }
 
 func TestGeneratedCodes(t *testing.T) {

@@ -1,0 +1,80 @@
+// Package callresult applies finished calls to their leads: it consumes call.finished (queue
+// lead.call-finished on the events exchange) and updates each lead's attempts, status and next
+// call time from the order's dialing rules. The rules are plain functions (rules.go); the store
+// applies a batch of events in one transaction, once per event (store.go); the consumer fetches
+// the orders' rules and settles each message (consumer.go).
+package callresult
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Where call.finished comes from (docs/events.md) and the lead worker's queue for it.
+const (
+	Exchange    = "events"
+	FinishedKey = "call.finished"
+	Queue       = "lead.call-finished"
+)
+
+// maxEventIDLen bounds the stored key; call-ingest sends UUIDs.
+const maxEventIDLen = 128
+
+// Finished is a call.finished event, checked.
+type Finished struct {
+	EventID string
+	CallID  int64
+	LeadID  int64
+	OrderID int64
+	// Outcome is the call's statusCode.
+	Outcome string
+	EndedAt time.Time
+}
+
+// message is the wire body (docs/events.md); members the rules do not need are not read.
+type message struct {
+	EventID    string `json:"eventId"`
+	CallID     int64  `json:"callId"`
+	LeadID     int64  `json:"leadId"`
+	OrderID    int64  `json:"orderId"`
+	StatusCode string `json:"statusCode"`
+	EndedAt    string `json:"endedAt"`
+}
+
+// Decode reads and checks one event. An error means the message can never be applied.
+func Decode(body []byte) (Finished, error) {
+	var m message
+	if err := json.Unmarshal(body, &m); err != nil {
+		return Finished{}, fmt.Errorf("undecodable event: %w", err)
+	}
+	var problems []string
+	switch {
+	case m.EventID == "":
+		problems = append(problems, "eventId: is required")
+	case len(m.EventID) > maxEventIDLen:
+		problems = append(problems, fmt.Sprintf("eventId: must be at most %d characters", maxEventIDLen))
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"callId", m.CallID}, {"leadId", m.LeadID}, {"orderId", m.OrderID}} {
+		if f.v <= 0 {
+			problems = append(problems, f.name+": must be an integer > 0")
+		}
+	}
+	if m.StatusCode == "" {
+		problems = append(problems, "statusCode: is required")
+	}
+	ended, err := time.Parse(time.RFC3339, m.EndedAt)
+	if err != nil {
+		problems = append(problems, "endedAt: must be an RFC 3339 time")
+	}
+	if len(problems) > 0 {
+		return Finished{}, errors.New("invalid event: " + strings.Join(problems, "; "))
+	}
+	return Finished{EventID: m.EventID, CallID: m.CallID, LeadID: m.LeadID, OrderID: m.OrderID,
+		Outcome: m.StatusCode, EndedAt: ended.UTC()}, nil
+}
