@@ -20,6 +20,7 @@ import (
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
 
+	"github.com/google/uuid"
 	"go.uber.org/zap"
 )
 
@@ -53,7 +54,13 @@ const negativeAuthTTL = time.Second
 // authTimeout bounds one verify call: a hung user service costs a request seconds, not minutes.
 const authTimeout = 3 * time.Second
 
-func main() { app.Main("gateway", run) }
+func main() {
+	// Every public request without an X-Request-Id gets a random (v4) id. Drawn from a pool
+	// refilled in batches, that costs no getrandom system call per request; the ids are for
+	// tracing, not secrets. It must be set before any id is made, hence here.
+	uuid.EnableRandPool()
+	app.Main("gateway", run)
+}
 
 func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger) error {
 	ups, err := route.ParseUpstreams(map[route.Service]string{
@@ -84,6 +91,8 @@ func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger) error {
 	defer broker.Close()
 
 	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, authTimeout)
+	fwd := proxy.New(proxy.Config{InternalToken: cfg.InternalToken, UpstreamTimeout: cfg.UpstreamTimeout}, log)
+	defer fwd.CloseIdleConnections()
 	handler, err := server.New(server.Deps{
 		Log:       log,
 		Routes:    route.Table(),
@@ -93,7 +102,7 @@ func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger) error {
 			NegativeTTL: min(negativeAuthTTL, cfg.AuthCacheTTL),
 		}),
 		Limiter:   ratelimit.New(ratelimit.Options{RPS: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}),
-		Proxy:     proxy.New(proxy.NewTransport(cfg.UpstreamTimeout), cfg.InternalToken, log),
+		Proxy:     fwd,
 		BodyLimit: cfg.BodyLimitBytes,
 		Health:    healthChecker(cfg, ups, broker, needs).Handler(),
 	})

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -79,9 +80,21 @@ type Cache struct {
 }
 
 type entry struct {
-	id      Identity
-	known   bool // false: the key was refused
+	v       *verified // nil: the key was refused
 	expires time.Time
+}
+
+// verified is a key's owner as one cache entry holds it, with what every request of that key
+// needs made once: the key's hash as a string (to key maps by) and the user id as header text.
+// It is shared by those requests and never changed.
+type verified struct {
+	id         Identity
+	keyHash    string
+	userIDText string
+}
+
+func newVerified(id Identity, h KeyHash) *verified {
+	return &verified{id: id, keyHash: string(h[:]), userIDText: strconv.FormatInt(id.UserID, 10)}
 }
 
 // NewCache wraps verify with a cache.
@@ -105,11 +118,19 @@ func (c *Cache) Verify(ctx context.Context, key string) (Identity, error) {
 }
 
 func (c *Cache) verifyHashed(ctx context.Context, h KeyHash, key string) (Identity, error) {
-	if id, known, ok := c.lookup(h); ok {
-		if !known {
-			return Identity{}, errUnknownKey
+	v, err := c.verified(ctx, h, key)
+	if err != nil {
+		return Identity{}, err
+	}
+	return v.id, nil
+}
+
+func (c *Cache) verified(ctx context.Context, h KeyHash, key string) (*verified, error) {
+	if e, ok := c.lookup(h); ok {
+		if e.v == nil {
+			return nil, errUnknownKey
 		}
-		return id, nil
+		return e.v, nil
 	}
 	v, err, _ := c.calls.Do(string(h[:]), func() (any, error) {
 		// The call is shared by every request waiting on this key, so one caller hanging up
@@ -117,8 +138,9 @@ func (c *Cache) verifyHashed(ctx context.Context, h KeyHash, key string) (Identi
 		id, err := c.verify(context.WithoutCancel(ctx), key)
 		switch {
 		case err == nil:
-			c.store(h, entry{id: id, known: true}, c.opts.TTL)
-			return id, nil
+			v := newVerified(id, h)
+			c.store(h, entry{v: v}, c.opts.TTL)
+			return v, nil
 		case apperr.KindOf(err) == apperr.Unauthorized:
 			c.store(h, entry{}, c.opts.NegativeTTL)
 			return nil, errUnknownKey
@@ -127,24 +149,24 @@ func (c *Cache) verifyHashed(ctx context.Context, h KeyHash, key string) (Identi
 		}
 	})
 	if err != nil {
-		return Identity{}, err
+		return nil, err
 	}
-	return v.(Identity), nil
+	return v.(*verified), nil
 }
 
-func (c *Cache) lookup(h KeyHash) (id Identity, known, ok bool) {
+func (c *Cache) lookup(h KeyHash) (entry, bool) {
 	now := c.opts.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, found := c.entries[h]
 	if !found {
-		return Identity{}, false, false
+		return entry{}, false
 	}
 	if !now.Before(e.expires) {
 		delete(c.entries, h)
-		return Identity{}, false, false
+		return entry{}, false
 	}
-	return e.id, e.known, true
+	return e, true
 }
 
 func (c *Cache) store(h KeyHash, e entry, ttl time.Duration) {

@@ -1,9 +1,12 @@
 // Package proxy forwards an authenticated request to its upstream service and streams the answer
-// back. It is built for throughput: one shared transport that keeps hundreds of idle connections
-// per upstream, pooled copy buffers, and every reverse proxy built once at start.
+// back. It is built for throughput: ordinary routes go through a forwarding loop of its own that
+// does all of a request's work on the request's goroutine over pooled keep-alive connections
+// (forward.go); the event stream and the rare requests that loop does not carry go through
+// httputil.ReverseProxy over one shared transport. Both behave alike: same headers, same errors.
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,17 +32,29 @@ import (
 // unavailable in seconds instead of after the kernel's minutes.
 const DialTimeout = 2 * time.Second
 
-// NewTransport is the upstream transport. responseHeaderTimeout bounds the wait for an upstream's
-// status line and headers only, so streamed bodies (server-sent events) can last.
+// dialKeepAlive is the TCP keep-alive period of upstream connections.
+const dialKeepAlive = 30 * time.Second
+
+// Idle upstream connections of the forwarding loop: enough for the full concurrency of a loaded
+// gateway, and dropped well before the services' own idle timeout (web.DefaultTimeouts, 120 s)
+// would close them under a request.
+const (
+	maxIdlePerUpstream = 512
+	idleConnTimeout    = 60 * time.Second
+)
+
+// NewTransport is the upstream transport of the reverse proxy. responseHeaderTimeout bounds the
+// wait for an upstream's status line and headers only, so streamed bodies (server-sent events)
+// can last.
 func NewTransport(responseHeaderTimeout time.Duration) *http.Transport {
 	return &http.Transport{
 		// Upstreams are addressed directly; an environment proxy would only add a hop.
 		Proxy:       nil,
-		DialContext: (&net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext: (&net.Dialer{Timeout: DialTimeout, KeepAlive: dialKeepAlive}).DialContext,
 		// Go's default of 2 idle connections per host makes a busy gateway reopen connections
 		// all the time; keep enough for the full concurrency of a loaded gateway.
 		MaxIdleConns:          1024,
-		MaxIdleConnsPerHost:   512,
+		MaxIdleConnsPerHost:   maxIdlePerUpstream,
 		IdleConnTimeout:       90 * time.Second,
 		ResponseHeaderTimeout: responseHeaderTimeout,
 		ExpectContinueTimeout: time.Second,
@@ -48,17 +63,84 @@ func NewTransport(responseHeaderTimeout time.Duration) *http.Transport {
 	}
 }
 
-// Proxy makes the handlers that forward routes to upstreams.
-type Proxy struct {
-	transport     http.RoundTripper
-	internalToken string
-	buffers       *bufferPool
-	log           *zap.Logger
+// Config is what a Proxy is built from.
+type Config struct {
+	// InternalToken proves to services that a request came through the gateway.
+	InternalToken string
+	// UpstreamTimeout bounds the wait for an upstream's status line and headers once the request
+	// is sent (0: no bound); the body may take longer.
+	UpstreamTimeout time.Duration
+	// Transport carries the reverse proxy's requests; nil means NewTransport(UpstreamTimeout).
+	Transport http.RoundTripper
 }
 
-// New is a Proxy sending through transport and proving itself to services with internalToken.
-func New(transport http.RoundTripper, internalToken string, log *zap.Logger) *Proxy {
-	return &Proxy{transport: transport, internalToken: internalToken, buffers: newBufferPool(32 << 10), log: log}
+// Proxy makes the handlers that forward routes to upstreams.
+type Proxy struct {
+	transport       http.RoundTripper
+	internalToken   string
+	upstreamTimeout time.Duration
+	dialer          *net.Dialer
+	log             *zap.Logger
+
+	// buffers serve the reverse proxy; the others the forwarding loop.
+	buffers     *bufferPool
+	copyBufs    *slicePool
+	requestBufs *slicePool
+	readers     sync.Pool
+
+	mu    sync.Mutex
+	pools map[string]*connPool
+}
+
+// New is a Proxy configured by cfg.
+func New(cfg Config, log *zap.Logger) *Proxy {
+	tr := cfg.Transport
+	if tr == nil {
+		tr = NewTransport(cfg.UpstreamTimeout)
+	}
+	p := &Proxy{
+		transport:       tr,
+		internalToken:   cfg.InternalToken,
+		upstreamTimeout: cfg.UpstreamTimeout,
+		dialer:          &net.Dialer{Timeout: DialTimeout, KeepAlive: dialKeepAlive},
+		log:             log,
+		buffers:         newBufferPool(32 << 10),
+		copyBufs:        newSlicePool(32<<10, 32<<10),
+		// Most requests are a few hundred bytes of headers and a small JSON body; a buffer grown
+		// by a large body is not kept.
+		requestBufs: newSlicePool(4<<10, 64<<10),
+		pools:       make(map[string]*connPool),
+	}
+	p.readers.New = func() any { return bufio.NewReaderSize(nil, 4<<10) }
+	return p
+}
+
+// poolFor is the connection pool of an upstream address, shared by every route to it.
+func (p *Proxy) poolFor(addr string) *connPool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cp, ok := p.pools[addr]
+	if !ok {
+		cp = newConnPool(addr, p.dialer, maxIdlePerUpstream, idleConnTimeout)
+		p.pools[addr] = cp
+	}
+	return cp
+}
+
+// CloseIdleConnections closes every kept-alive upstream connection, for a clean shutdown.
+func (p *Proxy) CloseIdleConnections() {
+	p.mu.Lock()
+	pools := make([]*connPool, 0, len(p.pools))
+	for _, cp := range p.pools {
+		pools = append(pools, cp)
+	}
+	p.mu.Unlock()
+	for _, cp := range pools {
+		cp.closeIdle()
+	}
+	if c, ok := p.transport.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 // Target is where one route is forwarded.
@@ -77,7 +159,26 @@ type Target struct {
 // Handler forwards every request it gets to t. The request's path must already be without its
 // trailing slash.
 func (p *Proxy) Handler(t Target) gin.HandlerFunc {
-	rp := &httputil.ReverseProxy{
+	rp := p.reverseProxy(t)
+	if t.Stream {
+		return func(c *gin.Context) {
+			rc := http.NewResponseController(c.Writer)
+			// Errors mean the writer cannot change deadlines (a test recorder); nothing to lift.
+			_ = rc.SetReadDeadline(time.Time{})
+			_ = rc.SetWriteDeadline(time.Time{})
+			rp.ServeHTTP(c.Writer, c.Request)
+		}
+	}
+	if f := p.newForwarder(t, rp); f != nil {
+		return func(c *gin.Context) { f.ServeHTTP(c.Writer, c.Request) }
+	}
+	return func(c *gin.Context) { rp.ServeHTTP(c.Writer, c.Request) }
+}
+
+// reverseProxy is the httputil.ReverseProxy of t: the stream route's way, and the fallback of the
+// forwarding loop.
+func (p *Proxy) reverseProxy(t Target) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			// Forward exactly the decoded path that was routed on, never a differently encoded one.
 			pr.Out.URL.RawPath = ""
@@ -103,15 +204,6 @@ func (p *Proxy) Handler(t Target) gin.HandlerFunc {
 			return nil
 		},
 		ErrorHandler: p.errorHandler(t.Service),
-	}
-	return func(c *gin.Context) {
-		if t.Stream {
-			rc := http.NewResponseController(c.Writer)
-			// Errors mean the writer cannot change deadlines (a test recorder); nothing to lift.
-			_ = rc.SetReadDeadline(time.Time{})
-			_ = rc.SetWriteDeadline(time.Time{})
-		}
-		rp.ServeHTTP(c.Writer, c.Request)
 	}
 }
 
@@ -218,4 +310,32 @@ func (bp *bufferPool) Put(b []byte) {
 	}
 	b = b[:bp.size]
 	bp.pool.Put(&b)
+}
+
+// slicePool recycles byte slices of at least size bytes; one grown beyond maxKeep is left to the
+// garbage collector rather than kept.
+type slicePool struct {
+	maxKeep int
+	pool    sync.Pool
+}
+
+func newSlicePool(size, maxKeep int) *slicePool {
+	sp := &slicePool{maxKeep: maxKeep}
+	sp.pool.New = func() any {
+		b := make([]byte, 0, size)
+		return &b
+	}
+	return sp
+}
+
+// get is an empty slice; its capacity is the room to use.
+func (sp *slicePool) get() *[]byte { return sp.pool.Get().(*[]byte) }
+
+// put gives back bp, now holding b (the same slice, perhaps grown).
+func (sp *slicePool) put(bp *[]byte, b []byte) {
+	if cap(b) > sp.maxKeep {
+		return
+	}
+	*bp = b[:0]
+	sp.pool.Put(bp)
 }

@@ -84,6 +84,11 @@ func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
 		l.buckets[key] = b
 	}
 	b.seen = now
+	// The common case takes its token without the Reservation that ReserveN allocates; AllowN
+	// leaves the bucket untouched when it says no, so the reservation below sees the same state.
+	if b.lim.AllowN(now, 1) {
+		return true, 0
+	}
 	r := b.lim.ReserveN(now, 1)
 	if !r.OK() {
 		return false, time.Second

@@ -131,7 +131,7 @@ func newHarness(t testing.TB, o options) *harness {
 		Upstreams: ups,
 		Auth:      auth.NewCache(auth.UserService(users), auth.Options{TTL: 5 * time.Second, NegativeTTL: time.Second}),
 		Limiter:   ratelimit.New(ratelimit.Options{RPS: o.rps, Burst: o.burst}),
-		Proxy:     proxy.New(proxy.NewTransport(o.upstreamTimeout), token, zap.NewNop()),
+		Proxy:     proxy.New(proxy.Config{InternalToken: token, UpstreamTimeout: o.upstreamTimeout}, zap.NewNop()),
 		BodyLimit: o.bodyLimit,
 		Health:    o.health,
 	})
