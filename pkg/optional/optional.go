@@ -5,6 +5,8 @@ package optional
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Value is a tri-state field: absent (Set false), null (Set and Null), or a value.
@@ -51,8 +53,68 @@ func (v *Value[T]) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	v.Null = false
+	if decodePlain(b, &v.V) {
+		return nil
+	}
 	return json.Unmarshal(b, &v.V)
 }
+
+// decodePlain decodes the commonest literals of request bodies without json.Unmarshal, which
+// validates b again and sets up a decoder for every field (a body's fields are mostly Values):
+// a string without escapes, a plain integer, raw JSON. It reports false for anything else, and
+// for every input whose decoding could fail, so that json.Unmarshal decodes those and returns
+// its own errors; where it reports true, the result is the one json.Unmarshal gives.
+func decodePlain(b []byte, dst any) bool {
+	switch p := dst.(type) {
+	case *string:
+		if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+			return false
+		}
+		in := b[1 : len(b)-1]
+		for _, c := range in {
+			// Escapes and control characters need unquoting or are errors; bytes of 0x80 and
+			// above are kept only as valid UTF-8 (checked below), as json.Unmarshal keeps them.
+			if c == '\\' || c == '"' || c < ' ' {
+				return false
+			}
+		}
+		if !utf8.Valid(in) {
+			return false
+		}
+		*p = string(in)
+		return true
+	case *int64:
+		digits := b
+		if len(digits) > 0 && digits[0] == '-' {
+			digits = digits[1:]
+		}
+		// JSON allows no leading zero; strconv would, so such input goes to json.Unmarshal.
+		if len(digits) == 0 || len(digits) > 19 || (digits[0] == '0' && len(digits) > 1) {
+			return false
+		}
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		n, err := strconv.ParseInt(string(b), 10, 64)
+		if err != nil {
+			return false
+		}
+		*p = n
+		return true
+	case *json.RawMessage:
+		// json.Unmarshal hands RawMessage the value without the whitespace around it.
+		if len(b) == 0 || isSpace(b[0]) || isSpace(b[len(b)-1]) || !json.Valid(b) {
+			return false
+		}
+		*p = append((*p)[0:0], b...)
+		return true
+	}
+	return false
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 // MarshalJSON writes null for absent and null values.
 func (v Value[T]) MarshalJSON() ([]byte, error) {

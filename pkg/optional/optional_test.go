@@ -119,3 +119,68 @@ func TestMarshalRoundTrip(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out, &back))
 	assert.Equal(t, in, back)
 }
+
+// TestPlainDecodingMatchesEncodingJSON checks the shortcut of UnmarshalJSON for strings, integers
+// and raw JSON against encoding/json over literals of every kind: whatever the shortcut decodes
+// must be what json.Unmarshal decodes, and the rest (escapes, invalid UTF-8, overflows, floats,
+// leading zeros, whitespace, invalid JSON) must be left to json.Unmarshal.
+func TestPlainDecodingMatchesEncodingJSON(t *testing.T) {
+	literals := []string{
+		`""`, `"a"`, `"Bench client"`, `"Иван Петров"`, `"日本語"`, `"emoji 🙂"`, `"tab\there"`,
+		`"quote\"inside"`, `"back\\slash"`, `"\u0041"`, `"\ud83d\ude42"`, "\"raw\ttab\"", "\"new\nline\"",
+		"\"bad \xff utf8\"", "\"cut \xd0\"", `"unterminated`, `"`, `"a"b"`, `" spaced "`, ` "lead"`, `"trail" `,
+		`"<html>&amp;"`, "\"\u2028\"", `"+79161234567"`, `"1"`,
+		`0`, `-0`, `1`, `-1`, `42`, `007`, `-007`, `00`, `9223372036854775807`, `9223372036854775808`,
+		`-9223372036854775808`, `-9223372036854775809`, `12345678901234567890`, `1.0`, `1e3`, `-`, `+1`,
+		`1 `, ` 1`, `0x10`, `--1`, `1-`,
+		`null`, ` null `, `true`, `false`, `{}`, `[]`, `{"a":1}`, `[1,"x",null]`, ` {"a": [1, 2]} `,
+		`{"a":}`, `[1,]`, `{`, `nul`, ``, ` `, `{"a":"\u00e9"}`, "{\"a\":\"\xff\"}",
+	}
+	for _, lit := range literals {
+		b := []byte(lit)
+
+		var wantS string
+		wantErr := json.Unmarshal(b, &wantS)
+		var gotS string
+		if decodePlain(b, &gotS) {
+			assert.NoError(t, wantErr, "string %q", lit)
+			assert.Equal(t, wantS, gotS, "string %q", lit)
+		}
+		var vs Value[string]
+		gotErr := vs.UnmarshalJSON(b)
+		assert.Equal(t, wantErr == nil, gotErr == nil, "string %q: %v / %v", lit, wantErr, gotErr)
+		if wantErr == nil && !vs.Null {
+			assert.Equal(t, wantS, vs.V, "string %q", lit)
+		}
+
+		var wantN int64
+		wantErr = json.Unmarshal(b, &wantN)
+		var gotN int64
+		if decodePlain(b, &gotN) {
+			assert.NoError(t, wantErr, "int64 %q", lit)
+			assert.Equal(t, wantN, gotN, "int64 %q", lit)
+		}
+		var vn Value[int64]
+		gotErr = vn.UnmarshalJSON(b)
+		assert.Equal(t, wantErr == nil, gotErr == nil, "int64 %q: %v / %v", lit, wantErr, gotErr)
+		if wantErr == nil && !vn.Null {
+			assert.Equal(t, wantN, vn.V, "int64 %q", lit)
+		}
+
+		var wantR json.RawMessage
+		wantErr = json.Unmarshal(b, &wantR)
+		var gotR json.RawMessage
+		if decodePlain(b, &gotR) {
+			assert.NoError(t, wantErr, "raw %q", lit)
+			assert.Equal(t, string(wantR), string(gotR), "raw %q", lit)
+		}
+	}
+}
+
+func TestPlainRawMessageIsACopy(t *testing.T) {
+	b := []byte(`{"a":1}`)
+	var v Value[json.RawMessage]
+	require.NoError(t, v.UnmarshalJSON(b))
+	b[2] = 'x'
+	assert.Equal(t, `{"a":1}`, string(v.V))
+}

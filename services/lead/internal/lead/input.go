@@ -142,9 +142,9 @@ func (in Input) Check(mode Mode, rules Rules, now time.Time, fe apperr.FieldErro
 		}
 	}
 	if v, ok := f.value("phone", in.Phone, false); ok {
-		if num, e164, valid := parsePhone(v); valid {
+		if e164, valid := rules.Phones.Normalize(v); valid {
 			c.Phone = optional.Of(e164)
-			c.PhoneUTCOffset = utcOffsetOf(num, now)
+			c.PhoneUTCOffset = utcOffsetOf(e164, now)
 		} else {
 			fe.Add("phone", rulePhone)
 		}
@@ -153,7 +153,7 @@ func (in Input) Check(mode Mode, rules Rules, now time.Time, fe apperr.FieldErro
 	// otherwise.
 	c.MessengerPhone = f.text("messengerPhone", in.MessengerPhone, maxTextLen, true)
 	if c.MessengerPhone.Present() {
-		if e164, ok := NormalizePhone(c.MessengerPhone.V); ok {
+		if e164, ok := rules.Phones.Normalize(c.MessengerPhone.V); ok {
 			c.MessengerPhone.V = e164
 		}
 	}

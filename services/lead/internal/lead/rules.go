@@ -20,6 +20,9 @@ var DefaultAdSystems = []string{"searchads", "socialads", "videoads", "mapads", 
 type Rules struct {
 	// AdSystems are the codes of advertising systems; a source is "<code>.ads" or "<code>.direct".
 	AdSystems []string
+	// Phones reads phone numbers; nil leaves every number to libphonenumber's Parse and
+	// IsValidNumber (the same answers, at many times the cost).
+	Phones *Phones
 }
 
 // ValidSource reports whether s is organic, non-organic or "<system>.ads|direct" of a known system.

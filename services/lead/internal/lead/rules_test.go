@@ -14,26 +14,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var testRules = Rules{AdSystems: DefaultAdSystems}
+var testRules = Rules{AdSystems: DefaultAdSystems, Phones: NewPhones()}
 
 // winter is an instant with no daylight saving in the northern zones used below.
 var winter = time.Date(2027, 1, 15, 12, 0, 0, 0, time.UTC)
 
 func TestNormalizePhone(t *testing.T) {
-	for raw, want := range map[string]string{
-		"+79161234567":        "+79161234567",
-		"79161234567":         "+79161234567",
-		" +7 (916) 123-45-67": "+79161234567",
-		"+1 202 555 0123":     "+12025550123",
-		"442079460958":        "+442079460958",
-	} {
-		got, ok := NormalizePhone(raw)
-		assert.True(t, ok, raw)
-		assert.Equal(t, want, got, raw)
-	}
-	for _, raw := range []string{"", "+", "abc", "+7abc1234567", "+7916", "89161234567", "+1234567890123456", "+999123456789"} {
-		_, ok := NormalizePhone(raw)
-		assert.False(t, ok, raw)
+	// A nil *Phones reads every number with the library's Parse: the same answers.
+	for _, phones := range []*Phones{NewPhones(), nil} {
+		for raw, want := range map[string]string{
+			"+79161234567":        "+79161234567",
+			"79161234567":         "+79161234567",
+			" +7 (916) 123-45-67": "+79161234567",
+			"+1 202 555 0123":     "+12025550123",
+			"442079460958":        "+442079460958",
+			"+7 8 916 123 45 67":  "+79161234567", // a national prefix after the calling code is dropped
+		} {
+			got, ok := phones.Normalize(raw)
+			assert.True(t, ok, raw)
+			assert.Equal(t, want, got, raw)
+		}
+		for _, raw := range []string{"", "+", "abc", "+7abc1234567", "+7916", "89161234567", "+1234567890123456", "+999123456789"} {
+			_, ok := phones.Normalize(raw)
+			assert.False(t, ok, raw)
+		}
 	}
 }
 
@@ -53,10 +57,10 @@ func TestInferUTCOffset(t *testing.T) {
 		{"+18002752273", winter, nil},            // toll-free: zones of many offsets
 	} {
 		assert.Equal(t, tc.want, InferUTCOffset(tc.phone, tc.at), tc.phone)
-		// A create infers the offset from the number it parsed while normalising: the same answer.
-		num, _, ok := parsePhone(tc.phone)
+		// A create infers the offset from the number it normalised: the same answer.
+		e164, ok := testRules.Phones.Normalize(tc.phone)
 		require.True(t, ok, tc.phone)
-		assert.Equal(t, tc.want, utcOffsetOf(num, tc.at), tc.phone)
+		assert.Equal(t, tc.want, utcOffsetOf(e164, tc.at), tc.phone)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/servicetest"
+	"ccplatform/services/lead/internal/setup"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -173,6 +175,53 @@ func TestConcurrentCreatesOfOnePhoneMakeOneChain(t *testing.T) {
 		require.NotNil(t, leads[i+1].NextLeadID)
 		assert.Equal(t, l.ID, *leads[i+1].NextLeadID)
 	}
+	assert.Nil(t, leads[0].NextLeadID)
+}
+
+// TestPreparedCreateChainsWithAGenericPlan runs the sync create's prepared statement the way
+// PostgreSQL runs it once a connection has executed it a few times (a generic plan, cached): the
+// chain must stay exact, since the function claims the id with snapshots of its own whatever the
+// calling statement's plan.
+func TestPreparedCreateChainsWithAGenericPlan(t *testing.T) {
+	s := env.Settings
+	u, err := url.Parse(env.DBURL)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("plan_cache_mode", "force_generic_plan")
+	u.RawQuery = q.Encode()
+	s.Database.URL = u.String()
+	conn, err := setup.OpenDB(context.Background(), s)
+	require.NoError(t, err)
+	defer conn.Close()
+	var mode string
+	require.NoError(t, conn.Get(&mode, `SHOW plan_cache_mode`))
+	require.Equal(t, "force_generic_plan", mode)
+
+	store := lead.NewStore(conn)
+	orderID, code := newOrder(t)
+	const n = 20
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			_, err := store.Create(context.Background(), lead.Lead{OrderID: orderID, OrderCode: code,
+				Phone: "+79161230021", StatusID: 1, LeadType: lead.TypeStraight, CreateMethod: lead.MethodAPIv2,
+				Source: lead.SourceOrganic, CustomValues: lead.CustomValues{}})
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	leads, total, err := store.List(context.Background(), lead.Filter{OrderIDs: []int64{orderID}}, listquery.Page{Limit: 100})
+	require.NoError(t, err)
+	require.Equal(t, n, total)
+	sort.Slice(leads, func(i, j int) bool { return leads[i].ID > leads[j].ID })
+	for i, l := range leads[:n-1] {
+		require.NotNil(t, l.PreviousLeadID, "lead %d", l.ID)
+		assert.Equal(t, leads[i+1].ID, *l.PreviousLeadID)
+		require.NotNil(t, leads[i+1].NextLeadID)
+		assert.Equal(t, l.ID, *leads[i+1].NextLeadID)
+	}
+	assert.Nil(t, leads[n-1].PreviousLeadID)
+	assert.False(t, leads[n-1].IsSecondary)
 	assert.Nil(t, leads[0].NextLeadID)
 }
 

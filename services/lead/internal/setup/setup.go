@@ -44,7 +44,7 @@ func (s Settings) Rules() lead.Rules {
 	if len(systems) == 0 {
 		systems = lead.DefaultAdSystems
 	}
-	return lead.Rules{AdSystems: systems}
+	return lead.Rules{AdSystems: systems, Phones: lead.NewPhones()}
 }
 
 // OpenDB opens the leads schema and migrates it.
