@@ -131,7 +131,9 @@ func InsertBatch(ctx context.Context, tx *sqlx.Tx, leads []Lead) ([]Lead, error)
 	if err != nil {
 		return nil, err
 	}
-	const ids = `SELECT nextval(pg_get_serial_sequence('leads', 'id')) AS id FROM generate_series(1, $1) ORDER BY 1`
+	// The id column's own sequence, named as claim_lead_id names it (migration 00005): looking it
+	// up with pg_get_serial_sequence would search the catalogs once per row.
+	const ids = `SELECT nextval('leads_id_seq') AS id FROM generate_series(1, $1) ORDER BY 1`
 	var newIDs []int64
 	if err := tx.SelectContext(ctx, &newIDs, ids, len(out)); err != nil {
 		return nil, fmt.Errorf("allocate lead ids: %w", err)
