@@ -31,6 +31,9 @@ const (
 type Result struct {
 	Outcome Outcome
 	Reason  string
+	// Keep, when set, is the body dead-lettered instead of the delivered one: a group message
+	// (JoinGroup) dead-letters only its items that failed, not those already done.
+	Keep []byte
 }
 
 // Delivery is a received message.
@@ -250,19 +253,19 @@ func (w *worker) settle(ctx context.Context, d Delivery, r Result, retry *[]Deli
 		*retry = append(*retry, d)
 	case Fail:
 		if attempts(d) >= w.cfg.MaxAttempts {
-			w.deadLetter(ctx, d, fmt.Sprintf("failed %d times: %s", attempts(d), r.Reason))
+			w.deadLetter(ctx, d, fmt.Sprintf("failed %d times: %s", attempts(d), r.Reason), r.Keep)
 			return
 		}
 		w.log.Warn("mq: message failed, redelivering", zap.String("message_id", d.MessageId), zap.String("reason", r.Reason))
 		_ = d.Nack(false, true)
 	case DeadLetter:
-		w.deadLetter(ctx, d, r.Reason)
+		w.deadLetter(ctx, d, r.Reason, r.Keep)
 	}
 }
 
-// deadLetter copies d to the dead-letter queue with the reason, and acks it only after the broker
-// confirmed the copy.
-func (w *worker) deadLetter(ctx context.Context, d Delivery, reason string) {
+// deadLetter copies d (with body keep, if set) to the dead-letter queue with the reason, and acks
+// it only after the broker confirmed the copy.
+func (w *worker) deadLetter(ctx context.Context, d Delivery, reason string, keep []byte) {
 	headers := amqp.Table{}
 	for k, v := range d.Headers {
 		headers[k] = v
@@ -271,7 +274,11 @@ func (w *worker) deadLetter(ctx context.Context, d Delivery, reason string) {
 	headers["x-original-queue"] = w.cfg.Queue
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	err := w.dlq.Publish(pctx, "", w.cfg.Queue+DeadLetterSuffix, Message{ID: d.MessageId, Type: d.Type, Body: d.Body, Headers: headers})
+	body := d.Body
+	if keep != nil {
+		body = keep
+	}
+	err := w.dlq.Publish(pctx, "", w.cfg.Queue+DeadLetterSuffix, Message{ID: d.MessageId, Type: d.Type, Body: body, Headers: headers})
 	if err != nil {
 		w.log.Error("mq: dead-letter failed, requeueing", zap.String("message_id", d.MessageId), zap.Error(err))
 		_ = d.Nack(false, true)
