@@ -31,6 +31,10 @@ type Config struct {
 	JobIDSecret string `env:"JOB_ID_SECRET"`
 	// ConfirmTimeout bounds the wait for the broker's confirm of an async create (then 503).
 	ConfirmTimeout time.Duration `env:"JOB_CONFIRM_TIMEOUT" envDefault:"10s"`
+	// PublishLanes is how many job messages may await their confirm at once; the jobs accepted
+	// meanwhile share the next message, up to GroupMaxJobs (1 publishes every job alone).
+	PublishLanes int `env:"JOB_PUBLISH_LANES" envDefault:"1"`
+	GroupMaxJobs int `env:"JOB_GROUP_MAX_JOBS" envDefault:"32"`
 }
 
 func main() { app.Main("lead-api", run) }
@@ -49,6 +53,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	defer broker.Close()
 	pub := mq.NewPublisher(broker)
 	defer pub.Close()
+	group := mq.NewGroup(pub, job.GroupConfig(cfg.PublishLanes, cfg.GroupMaxJobs, cfg.ConfirmTimeout))
+	defer group.Close()
 
 	// Whatever ends run stops the event consumer before the broker closes.
 	ctx, cancel := context.WithCancel(ctx)
@@ -67,7 +73,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	ids := job.NewIDs(jobSecret(cfg))
 	h := server.New(server.Deps{
 		DB: conn, Log: log, InternalToken: cfg.InternalToken, Leads: leads, Catalog: cat,
-		Accepter: job.NewAccepter(pub, ids, cfg.ConfirmTimeout), JobIDs: ids, Broker: broker, Idempotency: keys,
+		Accepter: job.NewAccepter(group, ids, cfg.ConfirmTimeout), JobIDs: ids, Broker: broker, Idempotency: keys,
 	})
 	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
 }

@@ -83,5 +83,5 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	return broker.Consume(ctx, mq.ConsumerConfig{
 		Queue: job.Queue, Prefetch: cfg.Prefetch, BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait,
 		Workers: cfg.Concurrency, MaxAttempts: cfg.MaxAttempts, Tag: "lead-worker",
-	}, worker.New(leads, log).Handle)
+	}, worker.New(leads, log, cfg.BatchSize).Handle)
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"strconv"
 	"time"
 
 	"ccplatform/pkg/apperr"
@@ -14,8 +14,19 @@ import (
 // Queue is the work queue of asynchronous creates (docs/architecture.md, "Messaging").
 const Queue = "lead.jobs"
 
-// MessageType is the AMQP type of a job message.
-const MessageType = "lead.create"
+// MessageType is the AMQP type of a message carrying one job; GroupType of one carrying a JSON
+// array of jobs (mq.JoinGroup), which is how lead-api publishes: the jobs accepted while earlier
+// confirms are outstanding share one message, so the broker stores and confirms it once.
+const (
+	MessageType = "lead.create"
+	GroupType   = "lead.create.group"
+)
+
+// GroupConfig is how lead-api groups jobs on lead.jobs: lanes is how many group messages await
+// their confirm at once, maxJobs how many jobs one message carries at most.
+func GroupConfig(lanes, maxJobs int, timeout time.Duration) mq.GroupConfig {
+	return mq.GroupConfig{Key: Queue, Type: GroupType, Lanes: lanes, MaxItems: maxJobs, Timeout: timeout}
+}
 
 // Message is the body of a job on the queue: the body as the caller sent it, with what is needed
 // to check and store it later.
@@ -29,24 +40,68 @@ type Message struct {
 	IP *string `json:"ip,omitempty"`
 }
 
+// AppendJSON appends m to dst as the JSON object json.Marshal makes of it, with Body copied as
+// it is (json.Marshal would reflect over m and rewrite Body compacted: ~5% of an accept's CPU).
+// Body must be one JSON value; Accept checks it, as one invalid job would make its whole group
+// unreadable.
+func (m Message) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"jobId":`...)
+	dst = appendString(dst, m.JobID)
+	dst = append(dst, `,"version":`...)
+	dst = appendString(dst, m.Version)
+	dst = append(dst, `,"createMethod":`...)
+	dst = appendString(dst, m.CreateMethod)
+	dst = append(dst, `,"body":`...)
+	if len(m.Body) == 0 {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, m.Body...)
+	}
+	dst = append(dst, `,"callerUserId":`...)
+	if m.CallerUserID == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = strconv.AppendInt(dst, *m.CallerUserID, 10)
+	}
+	if m.IP != nil {
+		dst = append(dst, `,"ip":`...)
+		dst = appendString(dst, *m.IP)
+	}
+	return append(dst, '}')
+}
+
+// appendString appends s as a JSON string: plain printable ASCII as it is, anything else through
+// encoding/json.
+func appendString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(dst, q...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
 // DefaultConfirmTimeout is how long an accept waits for the broker's confirm before it answers
 // 503: the job may or may not be queued, and the caller retries (with the same Idempotency-Key).
 const DefaultConfirmTimeout = 10 * time.Second
 
-// Accepter publishes jobs. It shares one confirm-mode publisher among all requests, so many
-// confirms are outstanding at once and each request waits only for its own.
+// Accepter publishes jobs through a group publisher (GroupConfig) shared by all requests; each
+// request waits only for the confirm of the message carrying its job.
 type Accepter struct {
-	pub     *mq.Publisher
+	group   *mq.Group
 	ids     *IDs
 	timeout time.Duration
 }
 
-// NewAccepter publishes with pub and names jobs with ids.
-func NewAccepter(pub *mq.Publisher, ids *IDs, timeout time.Duration) *Accepter {
+// NewAccepter publishes with group and names jobs with ids.
+func NewAccepter(group *mq.Group, ids *IDs, timeout time.Duration) *Accepter {
 	if timeout <= 0 {
 		timeout = DefaultConfirmTimeout
 	}
-	return &Accepter{pub: pub, ids: ids, timeout: timeout}
+	return &Accepter{group: group, ids: ids, timeout: timeout}
 }
 
 // Accepted is the data of an accepted job.
@@ -57,13 +112,13 @@ type Accepted struct {
 // Accept queues m (its JobID is set here) and returns once the broker has confirmed it.
 func (a *Accepter) Accept(ctx context.Context, m Message) (Accepted, error) {
 	m.JobID = a.ids.New().String()
-	body, err := json.Marshal(m)
-	if err != nil {
-		return Accepted{}, fmt.Errorf("encode job: %w", err)
+	if !json.Valid(m.Body) {
+		return Accepted{}, apperr.Field("body", "must be a JSON object")
 	}
+	body := m.AppendJSON(nil)
 	pctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	if err := a.pub.Publish(pctx, "", Queue, mq.Message{ID: m.JobID, Type: MessageType, Body: body}); err != nil {
+	if err := a.group.Send(pctx, m.JobID, body); err != nil {
 		if errors.Is(err, mq.ErrNotConfirmed) || errors.Is(err, context.DeadlineExceeded) {
 			return Accepted{}, apperr.Wrap(apperr.Unavailable, err, "the job queue did not confirm the job in time; send the request again")
 		}

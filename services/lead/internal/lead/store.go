@@ -72,6 +72,10 @@ messenger_user_name, messenger_phone, messenger_id, custom_values, job_id, creat
 var insertColumns = strings.Split(strings.NewReplacer("\n", "", " ", "").Replace(
 	strings.TrimSuffix(columns, ", created_at, updated_at")), ",")
 
+// MaxInsertBatch is the most leads InsertBatch takes: PostgreSQL binds at most 65535 parameters
+// in one statement.
+var MaxInsertBatch = 65535 / len(insertColumns)
+
 func insertArgs(l Lead) []any {
 	return []any{l.ID, l.OrderID, l.OrderCode, l.Phone, l.Name, l.SourceComment, l.IP, l.ExternalIDCrmA,
 		l.ExternalIDCrmB, l.ExternalIDCrmC, l.ExternalIDCrmD, l.StatusID, l.LeadType, l.CreateMethod, l.Source,
@@ -121,6 +125,9 @@ func (s *Store) Create(ctx context.Context, l Lead) (Lead, error) {
 func InsertBatch(ctx context.Context, tx *sqlx.Tx, leads []Lead) ([]Lead, error) {
 	if len(leads) == 0 {
 		return nil, nil
+	}
+	if len(leads) > MaxInsertBatch {
+		return nil, fmt.Errorf("insert %d leads at once: at most %d fit in one statement", len(leads), MaxInsertBatch)
 	}
 	out := append([]Lead(nil), leads...)
 	const lock = `SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k`

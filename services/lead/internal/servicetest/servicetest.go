@@ -83,12 +83,14 @@ func Main(m *testing.M, label string, ready func(*Env)) {
 		}
 		pub := mq.NewPublisher(broker)
 		defer pub.Close()
+		group := mq.NewGroup(pub, job.GroupConfig(2, 8, 5*time.Second))
+		defer group.Close()
 		ids := job.NewIDs("test-job-secret")
 		env := &Env{DB: conn, DBURL: dbURL, AMQPURL: amqpURL, Broker: broker, Settings: s, Leads: leads,
 			Orders: dir, Catalog: cat, JobIDs: ids}
 		env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{
 			DB: conn, Log: log, InternalToken: Token, Leads: leads, Catalog: cat,
-			Accepter: job.NewAccepter(pub, ids, 5*time.Second), JobIDs: ids, Broker: broker,
+			Accepter: job.NewAccepter(group, ids, 5*time.Second), JobIDs: ids, Broker: broker,
 			Idempotency: idempotency.New(conn, log),
 		})}
 		ready(env)

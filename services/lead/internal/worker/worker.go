@@ -1,5 +1,5 @@
-// Package worker turns queued lead jobs into leads. One handler call takes a batch of deliveries:
-// each is decoded and fully checked (a job that can never succeed is recorded as failed), and the
+// Package worker turns queued lead jobs into leads. One handler call takes a batch of deliveries,
+// each carrying one job or a group of them (job.GroupType): every job is decoded and fully checked (a job that can never succeed is recorded as failed), and the
 // leads of the valid ones are written in ONE transaction with their job outcomes. The broker acks
 // only after that transaction committed, and the lead's job_id is unique, so a redelivered job
 // creates nothing twice.
@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
@@ -27,35 +28,67 @@ import (
 type Worker struct {
 	svc *lead.Service
 	log *zap.Logger
+	// txJobs bounds the jobs written by one transaction: a batch of group messages carries many
+	// more jobs than messages.
+	txJobs int
 }
 
-// New is a worker that checks and stores leads through svc.
-func New(svc *lead.Service, log *zap.Logger) *Worker { return &Worker{svc: svc, log: log} }
+// New is a worker that checks and stores leads through svc, at most txJobs per transaction
+// (bounded by what one INSERT can carry).
+func New(svc *lead.Service, log *zap.Logger, txJobs int) *Worker {
+	txJobs = min(max(txJobs, 1), lead.MaxInsertBatch)
+	return &Worker{svc: svc, log: log, txJobs: txJobs}
+}
 
-// item is one delivery on its way through a batch.
+// item is one job on its way through a batch: a delivery carries one job, or several when it is a
+// group message (job.GroupType).
 type item struct {
-	msg     job.Message
-	pending lead.Pending
-	// ready is the lead to store; failed the reason the job can never succeed.
-	ready  *lead.Lead
-	failed string
-	// dupOf is the index of an earlier delivery of the same job in the batch, or -1.
+	// delivery is the index of the delivery that carried the job; raw is the job as carried.
+	delivery int
+	raw      []byte
+	msg      job.Message
+	pending  lead.Pending
+	// ready is the lead to store; failed the reason the job can never succeed; unreadable the
+	// reason the job cannot even be read (it is dead-lettered).
+	ready      *lead.Lead
+	failed     string
+	unreadable string
+	// dupOf is the index of an earlier item of the same job in the batch, or -1.
 	dupOf int
 }
 
 // Handle is the mq.BatchHandler of lead.jobs.
 func (w *Worker) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
-	results := make([]mq.Result, len(batch))
-	items := make([]*item, len(batch))
+	var items []*item
+	broken := make([]string, len(batch))
+	for i, d := range batch {
+		jobs := [][]byte{d.Body}
+		if d.Type == job.GroupType {
+			group, err := mq.SplitGroup(d.Body)
+			if err != nil {
+				broken[i] = "undecodable job group: " + err.Error()
+				continue
+			}
+			jobs = jobs[:0]
+			for _, j := range group {
+				jobs = append(jobs, j)
+			}
+		}
+		for _, raw := range jobs {
+			it := w.decode(raw)
+			it.delivery = i
+			items = append(items, it)
+		}
+	}
+
+	results := make([]mq.Result, len(items))
 	first := map[string]int{}
 	var pending []int
-	for i, d := range batch {
-		it, err := w.decode(d.Body)
-		if err != nil {
-			results[i] = mq.Result{Outcome: mq.DeadLetter, Reason: err.Error()}
+	for i, it := range items {
+		if it.unreadable != "" {
+			results[i] = mq.Result{Outcome: mq.DeadLetter, Reason: it.unreadable}
 			continue
 		}
-		items[i] = it
 		if j, seen := first[it.msg.JobID]; seen {
 			it.dupOf = j
 			continue
@@ -74,7 +107,7 @@ func (w *Worker) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 		prepared, err := w.svc.Prepare(ctx, ps)
 		if err != nil {
 			w.log.Warn("lead jobs: catalogs unreachable, retrying the batch", zap.Error(err))
-			return retryAll(results)
+			return settle(batch, broken, items, retryAll(results))
 		}
 		for n, i := range pending {
 			switch p := prepared[n]; {
@@ -92,32 +125,101 @@ func (w *Worker) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 
 	var store []int
 	for i, it := range items {
-		if it != nil && it.dupOf < 0 && results[i].Outcome == mq.Ack {
+		if it.unreadable == "" && it.dupOf < 0 && results[i].Outcome == mq.Ack {
 			store = append(store, i)
 		}
 	}
-	w.commit(ctx, items, store, results)
+	for len(store) > 0 {
+		n := min(len(store), w.txJobs)
+		w.commit(ctx, items, store[:n], results)
+		store = store[n:]
+	}
 	for i, it := range items {
-		if it != nil && it.dupOf >= 0 {
+		if it.dupOf >= 0 {
 			// A second delivery of a job in the same batch is settled like the first.
 			results[i] = results[it.dupOf]
 		}
 	}
-	return results
+	return settle(batch, broken, items, results)
 }
 
-// decode reads a delivery into an item; an error means the message can never be read.
-func (w *Worker) decode(body []byte) (*item, error) {
+// settle turns the jobs' results into one result per delivery. A delivery is retried if any of its
+// jobs must be retried (the others are done by then and will be skipped as finished), else it
+// fails or is dead-lettered if any of its jobs did, keeping only those jobs in the dead-lettered
+// copy of a group.
+func settle(batch []mq.Delivery, broken []string, items []*item, results []mq.Result) []mq.Result {
+	out := make([]mq.Result, len(batch))
+	bad := make([][]int, len(batch)) // per delivery, its items that did not succeed
+	for i, it := range items {
+		d, r := it.delivery, results[i]
+		if r.Outcome == mq.Ack {
+			continue
+		}
+		bad[d] = append(bad[d], i)
+		if rank(r.Outcome) > rank(out[d].Outcome) {
+			out[d].Outcome = r.Outcome
+		}
+	}
+	for d := range batch {
+		if broken[d] != "" {
+			out[d] = mq.Result{Outcome: mq.DeadLetter, Reason: broken[d]}
+			continue
+		}
+		if len(bad[d]) == 0 {
+			continue
+		}
+		if batch[d].Type != job.GroupType {
+			out[d] = results[bad[d][0]]
+			continue
+		}
+		var reasons []string
+		var keep [][]byte
+		for _, i := range bad[d] {
+			reasons = append(reasons, "job "+jobName(items[i])+": "+results[i].Reason)
+			keep = append(keep, items[i].raw)
+		}
+		out[d].Reason = strings.Join(reasons, "; ")
+		out[d].Keep = mq.JoinGroup(keep)
+	}
+	return out
+}
+
+// rank orders outcomes by what a delivery of several jobs must do: retrying wins over failing,
+// which wins over dead-lettering at once, which wins over acking.
+func rank(o mq.Outcome) int {
+	switch o {
+	case mq.Retry:
+		return 3
+	case mq.Fail:
+		return 2
+	case mq.DeadLetter:
+		return 1
+	}
+	return 0
+}
+
+func jobName(it *item) string {
+	if it.msg.JobID != "" {
+		return it.msg.JobID
+	}
+	return "(unreadable)"
+}
+
+// decode reads one job into an item, which is unreadable if the job can never be read.
+func (w *Worker) decode(raw []byte) *item {
+	it := &item{raw: raw, dupOf: -1}
 	var m job.Message
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, fmt.Errorf("undecodable job: %w", err)
+	if err := json.Unmarshal(raw, &m); err != nil {
+		it.unreadable = fmt.Sprintf("undecodable job: %v", err)
+		return it
 	}
 	id, err := job.Parse(m.JobID)
 	if err != nil {
-		return nil, fmt.Errorf("job without a valid jobId: %w", err)
+		it.unreadable = fmt.Sprintf("job without a valid jobId: %v", err)
+		return it
 	}
 	m.JobID = id.String()
-	it := &item{msg: m, dupOf: -1}
+	it.msg = m
 	var ch lead.Changes
 	switch m.Version {
 	case "v2":
@@ -128,11 +230,12 @@ func (w *Worker) decode(body []byte) (*item, error) {
 	case "v1":
 		ch, err = leadv1.Decode(w.svc, m.Body)
 	default:
-		return nil, fmt.Errorf("job %s: unknown version %q", m.JobID, m.Version)
+		it.unreadable = fmt.Sprintf("job %s: unknown version %q", m.JobID, m.Version)
+		return it
 	}
 	if err != nil {
 		it.failed = reason(m, err)
-		return it, nil
+		return it
 	}
 	method := m.CreateMethod
 	if !slices.Contains([]string{lead.MethodAPIv1Async, lead.MethodAPIv2Async}, method) {
@@ -140,7 +243,7 @@ func (w *Worker) decode(body []byte) (*item, error) {
 	}
 	jobID := m.JobID
 	it.pending = lead.Pending{Changes: ch, Meta: lead.Meta{CreateMethod: method, IP: m.IP, CreatedBy: m.CallerUserID, JobID: &jobID}}
-	return it, nil
+	return it
 }
 
 // reason is the text a failed job reports, with the field names of the job's version.

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -20,6 +21,7 @@ import (
 	"ccplatform/services/lead/internal/setup"
 	"ccplatform/services/lead/internal/worker"
 
+	"github.com/lib/pq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -86,7 +88,7 @@ func outcome(t *testing.T, jobID string) job.Outcome {
 
 func TestBatchWithDuplicatesMakesOneLeadPerJob(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.Leads, zap.NewNop())
+	w := worker.New(env.Leads, zap.NewNop(), 200)
 	a, bodyA := message(t, "v2", v2("+79161110001"))
 	b, bodyB := message(t, "v2", v2("79161110001"))
 	c, bodyC := message(t, "v1", map[string]any{"lead_type": "selection", "client_phone": "79161110002", "order_id": orderID,
@@ -116,7 +118,7 @@ func TestBatchWithDuplicatesMakesOneLeadPerJob(t *testing.T) {
 
 func TestRedeliveredJobCreatesNothingTwice(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.Leads, zap.NewNop())
+	w := worker.New(env.Leads, zap.NewNop(), 200)
 	id, body := message(t, "v2", v2("+79161110010"))
 	for range 3 {
 		assert.Equal(t, []mq.Outcome{mq.Ack}, outcomes(w.Handle(context.Background(), deliveries(body))))
@@ -129,7 +131,7 @@ func TestRedeliveredJobCreatesNothingTwice(t *testing.T) {
 
 func TestJobsThatCanNeverSucceedAreFailedAndAcked(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.Leads, zap.NewNop())
+	w := worker.New(env.Leads, zap.NewNop(), 200)
 	final := v2("+79161110020")
 	final["statusId"] = 4
 	a, bodyA := message(t, "v2", final)
@@ -161,7 +163,7 @@ func TestJobsThatCanNeverSucceedAreFailedAndAcked(t *testing.T) {
 
 func TestOrderServiceDownRetriesOnlyItsJobs(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.Leads, zap.NewNop())
+	w := worker.New(env.Leads, zap.NewNop(), 200)
 	unknown := v2("+79161110030")
 	unknown["orderId"] = 987654 // not cached, and the order service is unreachable in these tests
 	_, bodyU := message(t, "v2", unknown)
@@ -172,7 +174,7 @@ func TestOrderServiceDownRetriesOnlyItsJobs(t *testing.T) {
 }
 
 func TestUndecodableJobsAreDeadLettered(t *testing.T) {
-	w := worker.New(env.Leads, zap.NewNop())
+	w := worker.New(env.Leads, zap.NewNop(), 200)
 	results := w.Handle(context.Background(), deliveries([]byte(`{not json`), []byte(`{"jobId":"x","version":"v2"}`), []byte(`{"jobId":"`+env.JobIDs.New().String()+`","version":"v9","body":{}}`)))
 	assert.Equal(t, []mq.Outcome{mq.DeadLetter, mq.DeadLetter, mq.DeadLetter}, outcomes(results))
 	for _, r := range results {
@@ -278,7 +280,7 @@ func TestDatabaseOutageIsRetriedUntilItHeals(t *testing.T) {
 	settings := env.Settings
 	leads, dir, _ := setup.Leads(settings, conn)
 	dir.Remember(orderCached())
-	w := worker.New(leads, zap.NewNop())
+	w := worker.New(leads, zap.NewNop(), 200)
 
 	// Directly: a batch while the database is away is retried, not failed.
 	proxy.setUp(false)
@@ -317,3 +319,89 @@ func TestTransientClassification(t *testing.T) {
 }
 
 func orderCached() orders.Order { return orders.Order{ID: orderID, Code: orderCode} }
+
+// group is a delivery carrying several jobs, as lead-api publishes them.
+func group(jobs ...[]byte) mq.Delivery {
+	return mq.Delivery{Type: job.GroupType, Body: mq.JoinGroup(jobs)}
+}
+
+func TestGroupedJobsAreEachStoredOrFailedAndTheGroupAcked(t *testing.T) {
+	env.Order(orderID, orderCode)
+	w := worker.New(env.Leads, zap.NewNop(), 200)
+	a, bodyA := message(t, "v2", v2("+79161110040"))
+	bad, bodyBad := message(t, "v1", map[string]any{"lead_type": "straight", "client_phone": "12", "order_id": orderID, "order_code": orderCode})
+	b, bodyB := message(t, "v2", v2("+79161110041"))
+	single, bodySingle := message(t, "v2", v2("+79161110042"))
+	batch := []mq.Delivery{group(bodyA, bodyBad, bodyB), {Type: job.MessageType, Body: bodySingle}, group(bodyB)}
+	for range 2 {
+		// The second round is a redelivery of the same messages: nothing is written twice.
+		assert.Equal(t, []mq.Outcome{mq.Ack, mq.Ack, mq.Ack}, outcomes(w.Handle(context.Background(), batch)))
+	}
+	for _, id := range []string{a, b, single} {
+		leads := leadsOfJob(t, id)
+		require.Len(t, leads, 1, id)
+		assert.Equal(t, job.StatusDone, outcome(t, id).Status)
+		assert.Equal(t, leads[0].ID, *outcome(t, id).LeadID)
+	}
+	assert.Empty(t, leadsOfJob(t, bad))
+	assert.Equal(t, job.StatusFailed, outcome(t, bad).Status)
+}
+
+func TestGroupWithAJobThatMustWaitIsRetriedWhole(t *testing.T) {
+	env.Order(orderID, orderCode)
+	w := worker.New(env.Leads, zap.NewNop(), 200)
+	unknown := v2("+79161110050")
+	unknown["orderId"] = 987655 // not cached, and the order service is unreachable in these tests
+	u, bodyU := message(t, "v2", unknown)
+	ok, bodyOK := message(t, "v2", v2("+79161110051"))
+	garbage := []byte(`{"jobId":"x","version":"v2"}`)
+	results := w.Handle(context.Background(), []mq.Delivery{group(bodyOK, bodyU, garbage)})
+	assert.Equal(t, []mq.Outcome{mq.Retry}, outcomes(results), "retrying wins over dead-lettering")
+	assert.Len(t, leadsOfJob(t, ok), 1, "the job that could be stored is stored meanwhile")
+	assert.Empty(t, leadsOfJob(t, u))
+
+	// Once the order is known, the redelivered group stores the waiting job, not the done one
+	// again, and dead-letters only the unreadable job.
+	env.Order(987655, orderCode)
+	results = w.Handle(context.Background(), []mq.Delivery{group(bodyOK, bodyU, garbage)})
+	require.Equal(t, []mq.Outcome{mq.DeadLetter}, outcomes(results))
+	assert.Len(t, leadsOfJob(t, ok), 1)
+	assert.Len(t, leadsOfJob(t, u), 1)
+	assert.JSONEq(t, "["+string(garbage)+"]", string(results[0].Keep), "only the unreadable job is kept for the dead-letter queue")
+	assert.Contains(t, results[0].Reason, "job without a valid jobId")
+}
+
+func TestUndecodableGroupIsDeadLetteredWhole(t *testing.T) {
+	w := worker.New(env.Leads, zap.NewNop(), 200)
+	results := w.Handle(context.Background(), []mq.Delivery{{Type: job.GroupType, Body: []byte(`{"jobId":"not an array"}`)}})
+	require.Equal(t, []mq.Outcome{mq.DeadLetter}, outcomes(results))
+	assert.Contains(t, results[0].Reason, "undecodable job group")
+	assert.Nil(t, results[0].Keep, "the message is dead-lettered as it came")
+}
+
+func TestGroupsAreWrittenInTransactionsOfBoundedSize(t *testing.T) {
+	env.Order(orderID, orderCode)
+	w := worker.New(env.Leads, zap.NewNop(), 3)
+	var ids []string
+	var batch []mq.Delivery
+	for g := range 2 {
+		var jobs [][]byte
+		for j := range 4 {
+			id, body := message(t, "v2", v2(fmt.Sprintf("+7916111006%d", g*4+j)))
+			ids = append(ids, id)
+			jobs = append(jobs, body)
+		}
+		batch = append(batch, group(jobs...))
+	}
+	assert.Equal(t, []mq.Outcome{mq.Ack, mq.Ack}, outcomes(w.Handle(context.Background(), batch)))
+	for _, id := range ids {
+		require.Len(t, leadsOfJob(t, id), 1, id)
+	}
+	// created_at is the writing transaction's start: eight jobs, three per transaction.
+	var txs int
+	require.NoError(t, env.DB.Get(&txs, `SELECT count(DISTINCT created_at) FROM leads WHERE job_id = ANY($1)`, pq.Array(ids)))
+	assert.Equal(t, 3, txs)
+	assert.Greater(t, lead.MaxInsertBatch, 1000, "a default batch fits in one INSERT")
+	_, err := lead.InsertBatch(context.Background(), nil, make([]lead.Lead, lead.MaxInsertBatch+1))
+	assert.ErrorContains(t, err, "at most", "more leads than one statement can bind are refused before any SQL")
+}

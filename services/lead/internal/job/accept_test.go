@@ -1,0 +1,36 @@
+package job
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
+	uid := int64(42)
+	neg := int64(-7)
+	ips := []string{"203.0.113.9", "2001:db8::1", `a"b\c`, "tab\there", "ünïcode", "<&>", "\x01\x7f"}
+	var msgs []Message
+	for _, body := range []string{`{"phone":"+79161234567"}`, "{\n  \"a\": [1, 2, {\"b\": null}]\n}\n", `{}`, `{"s":"\u00e9\"<>"}`} {
+		for _, caller := range []*int64{nil, &uid, &neg} {
+			msgs = append(msgs, Message{JobID: "0f0e0d0c-0b0a-8908-8706-050403020100", Version: "v2", CreateMethod: "api_v2_async", Body: json.RawMessage(body), CallerUserID: caller})
+		}
+	}
+	for _, ip := range ips {
+		msgs = append(msgs, Message{JobID: "x", Version: "v1", CreateMethod: "api_v1_async", Body: json.RawMessage(`{}`), IP: &ip})
+	}
+	msgs = append(msgs, Message{Version: "v2"})
+
+	for _, m := range msgs {
+		got := m.AppendJSON(nil)
+		require.True(t, json.Valid(got), "%s", got)
+		want, err := json.Marshal(m)
+		require.NoError(t, err)
+		var a, b any
+		require.NoError(t, json.Unmarshal(got, &a))
+		require.NoError(t, json.Unmarshal(want, &b))
+		assert.Equal(t, b, a, "%s", got)
+	}
+}
