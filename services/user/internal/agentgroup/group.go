@@ -13,6 +13,7 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/optional"
+	"ccplatform/services/user/internal/idcheck"
 )
 
 // Bounds of a group's fields.
@@ -166,7 +167,7 @@ func agentIDs(fe apperr.FieldErrors, ids []int64) ([]int64, bool) {
 			return nil, false
 		}
 	}
-	return uniqueIDs(ids), true
+	return idcheck.Unique(ids), true
 }
 
 // Filter narrows a listing; a nil AgentID does not filter. Limit 0 means no limit.

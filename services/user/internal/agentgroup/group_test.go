@@ -168,10 +168,8 @@ func TestViewOf(t *testing.T) {
 		"createdAt": "2026-11-21T10:00:00+00:00", "updatedAt": "2026-11-22T00:00:01+00:00"}`, string(b))
 }
 
-func TestJoinAndUniqueIDs(t *testing.T) {
+func TestJoinIDs(t *testing.T) {
 	assert.Equal(t, "3, 7", joinIDs([]int64{3, 7}))
-	assert.Equal(t, []int64{3, 1, 2}, uniqueIDs([]int64{3, 1, 3, 2, 1}))
-	assert.Equal(t, []int64{}, uniqueIDs(nil))
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -2,18 +2,15 @@ package agentgroup
 
 import (
 	"context"
-	"fmt"
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/web"
+	"ccplatform/services/user/internal/idcheck"
 	"ccplatform/services/user/internal/user"
 
 	"github.com/gin-gonic/gin"
 )
-
-// maxCheckIDs bounds one check request; an order names far fewer groups than this.
-const maxCheckIDs = 10000
 
 // Handler serves the agent group routes.
 type Handler struct {
@@ -35,7 +32,7 @@ func (h *Handler) RegisterPublic(r gin.IRoutes, idempotent gin.HandlerFunc) {
 
 // RegisterInternal adds the routes other services call; r must already demand the internal token.
 func (h *Handler) RegisterInternal(r gin.IRoutes) {
-	r.POST("/internal/agent-groups/check", web.Handle(h.check))
+	r.POST("/internal/agent-groups/check", idcheck.Handle(h.groups.Missing))
 }
 
 // create is operation 16: returns the new group's id.
@@ -115,28 +112,4 @@ func (h *Handler) checkAgents(ctx context.Context, ch Changes) error {
 		return apperr.Field("agentIds", "unknown user ids: "+joinIDs(missing))
 	}
 	return nil
-}
-
-type checkRequest struct {
-	IDs []int64 `json:"ids"`
-}
-
-type checkResponse struct {
-	Missing []int64 `json:"missing"`
-}
-
-// check answers which of the given ids are not agent groups; ids <= 0 never are, so they are missing.
-func (h *Handler) check(c *gin.Context) (any, error) {
-	var req checkRequest
-	if err := web.DecodeJSON(c, &req); err != nil {
-		return nil, err
-	}
-	if len(req.IDs) > maxCheckIDs {
-		return nil, apperr.Field("ids", fmt.Sprintf("must have at most %d elements", maxCheckIDs))
-	}
-	missing, err := h.groups.Missing(c.Request.Context(), req.IDs)
-	if err != nil {
-		return nil, err
-	}
-	return checkResponse{Missing: missing}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
+	"ccplatform/services/user/internal/idcheck"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -166,14 +167,8 @@ func isForeignKeyViolation(err error) bool {
 // Missing returns the ids that name no group, each once, in the order they were asked for. Other
 // services use it to check references (an order's agent groups) without reading this schema.
 func (s *Store) Missing(ctx context.Context, ids []int64) ([]int64, error) {
-	const q = `SELECT x.id FROM unnest($1::bigint[]) WITH ORDINALITY AS x(id, n)
-		WHERE NOT EXISTS (SELECT 1 FROM agent_groups g WHERE g.id = x.id)
-		ORDER BY x.n`
-	missing := []int64{}
-	if len(ids) == 0 {
-		return missing, nil
-	}
-	if err := s.db.SelectContext(ctx, &missing, q, pq.Array(uniqueIDs(ids))); err != nil {
+	missing, err := idcheck.Missing(ctx, s.db, "agent_groups", ids)
+	if err != nil {
 		return nil, fmt.Errorf("check agent group ids: %w", err)
 	}
 	return missing, nil
@@ -206,7 +201,7 @@ func (s *Store) Ensure(ctx context.Context, names Names, agentIDs []int64) (int6
 				return fmt.Errorf("touch: %w", err)
 			}
 		}
-		return setAgents(ctx, tx, id, uniqueIDs(agentIDs))
+		return setAgents(ctx, tx, id, idcheck.Unique(agentIDs))
 	})
 	if err != nil {
 		return 0, fmt.Errorf("ensure agent group %q: %w", names.GB, err)
@@ -218,18 +213,4 @@ func namesLock(n Names) int64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte("ccplatform.agentgroup." + n.RU + "\x00" + n.GB))
 	return int64(h.Sum64())
-}
-
-// uniqueIDs drops repeated ids, keeping the first occurrence's order.
-func uniqueIDs(ids []int64) []int64 {
-	seen := make(map[int64]struct{}, len(ids))
-	out := make([]int64, 0, len(ids))
-	for _, id := range ids {
-		if _, ok := seen[id]; ok {
-			continue
-		}
-		seen[id] = struct{}{}
-		out = append(out, id)
-	}
-	return out
 }

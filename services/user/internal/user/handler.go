@@ -1,17 +1,12 @@
 package user
 
 import (
-	"fmt"
-
-	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/web"
+	"ccplatform/services/user/internal/idcheck"
 
 	"github.com/gin-gonic/gin"
 )
-
-// maxCheckIDs bounds one check request; an order names far fewer agents than this.
-const maxCheckIDs = 10000
 
 // Handler serves the user routes.
 type Handler struct {
@@ -35,7 +30,7 @@ func (h *Handler) RegisterPublic(r gin.IRoutes) {
 
 // RegisterInternal adds the routes other services call; r must already demand the internal token.
 func (h *Handler) RegisterInternal(r gin.IRoutes) {
-	r.POST("/internal/users/check", web.Handle(h.check))
+	r.POST("/internal/users/check", idcheck.Handle(h.store.Missing))
 	r.POST("/internal/users/recipients", web.Handle(h.recipients))
 }
 
@@ -68,30 +63,6 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	return ViewOf(u, h.avatarPlaceholder), nil
-}
-
-type checkRequest struct {
-	IDs []int64 `json:"ids"`
-}
-
-type checkResponse struct {
-	Missing []int64 `json:"missing"`
-}
-
-// check answers which of the given ids are not users; ids <= 0 are never users, so they are missing.
-func (h *Handler) check(c *gin.Context) (any, error) {
-	var req checkRequest
-	if err := web.DecodeJSON(c, &req); err != nil {
-		return nil, err
-	}
-	if len(req.IDs) > maxCheckIDs {
-		return nil, apperr.Field("ids", fmt.Sprintf("must have at most %d elements", maxCheckIDs))
-	}
-	missing, err := h.store.Missing(c.Request.Context(), req.IDs)
-	if err != nil {
-		return nil, err
-	}
-	return checkResponse{Missing: missing}, nil
 }
 
 type recipientsResponse struct {

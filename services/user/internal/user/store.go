@@ -6,6 +6,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
+	"ccplatform/services/user/internal/idcheck"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -61,7 +62,7 @@ func (s *Store) GetMany(ctx context.Context, ids []int64) ([]User, error) {
 	if len(ids) == 0 {
 		return users, nil
 	}
-	if err := s.db.SelectContext(ctx, &users, q, pq.Array(uniqueIDs(ids))); err != nil {
+	if err := s.db.SelectContext(ctx, &users, q, pq.Array(idcheck.Unique(ids))); err != nil {
 		return nil, fmt.Errorf("get users: %w", err)
 	}
 	return users, nil
@@ -70,14 +71,8 @@ func (s *Store) GetMany(ctx context.Context, ids []int64) ([]User, error) {
 // Missing returns the ids that name no user, each once, in the order they were asked for. Other
 // services use it to check references (an order's agents) without reading this schema.
 func (s *Store) Missing(ctx context.Context, ids []int64) ([]int64, error) {
-	const q = `SELECT x.id FROM unnest($1::bigint[]) WITH ORDINALITY AS x(id, n)
-		WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = x.id)
-		ORDER BY x.n`
-	missing := []int64{}
-	if len(ids) == 0 {
-		return missing, nil
-	}
-	if err := s.db.SelectContext(ctx, &missing, q, pq.Array(uniqueIDs(ids))); err != nil {
+	missing, err := idcheck.Missing(ctx, s.db, "users", ids)
+	if err != nil {
 		return nil, fmt.Errorf("check user ids: %w", err)
 	}
 	return missing, nil

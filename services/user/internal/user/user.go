@@ -174,17 +174,3 @@ func notFound(id int64) error {
 func emailNotFound(email string) error {
 	return apperr.NotFoundf("user with e-mail %s: not found", email)
 }
-
-// uniqueIDs drops repeated ids, keeping the first occurrence's order.
-func uniqueIDs(ids []int64) []int64 {
-	seen := make(map[int64]struct{}, len(ids))
-	out := make([]int64, 0, len(ids))
-	for _, id := range ids {
-		if _, ok := seen[id]; ok {
-			continue
-		}
-		seen[id] = struct{}{}
-		out = append(out, id)
-	}
-	return out
-}

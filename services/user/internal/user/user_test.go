@@ -102,8 +102,3 @@ func TestPrepareReportsEveryField(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "autoAnswer: must be from -1 to 10; email: is required; phoneMode: must be one of default, outgoing-only, incoming-only, predictive", e.Message)
 }
-
-func TestUniqueIDs(t *testing.T) {
-	assert.Equal(t, []int64{3, 1, 2}, uniqueIDs([]int64{3, 1, 3, 2, 1}))
-	assert.Equal(t, []int64{}, uniqueIDs(nil))
-}
