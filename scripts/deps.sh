@@ -93,7 +93,8 @@ ensure_rabbitmq() {
     log "starting RabbitMQ"
     # The management plugin gives tests their own vhosts over HTTP.
     rabbitmq-plugins --offline enable rabbitmq_management >/dev/null 2>&1 || true
-    (cd / && setsid rabbitmq-server >/var/log/rabbitmq/cc-foreground.log 2>&1 </dev/null &)
+    # exec: no shell stays behind holding the caller's output (a `deps.sh | tail` would never end).
+    (cd / && exec setsid rabbitmq-server >/var/log/rabbitmq/cc-foreground.log 2>&1 </dev/null) &
     wait_port "$MQ_HOST" "$MQ_PORT" 120 RabbitMQ
     rabbitmqctl await_startup >/dev/null 2>&1 || true
   fi
