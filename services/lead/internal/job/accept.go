@@ -38,6 +38,10 @@ type Message struct {
 	CallerUserID *int64          `json:"callerUserId"`
 	// IP is the client address the gateway forwarded, stored with the lead.
 	IP *string `json:"ip,omitempty"`
+	// RequestID is the accepting request's X-Request-Id. A group message carries the jobs of many
+	// requests, so the id travels with each job (not as the message's header) to tie the worker's
+	// lines, and a dead-lettered job, to the request that queued it.
+	RequestID string `json:"requestId,omitempty"`
 }
 
 // AppendJSON appends m to dst as the JSON object json.Marshal makes of it, with Body copied as
@@ -66,6 +70,10 @@ func (m Message) AppendJSON(dst []byte) []byte {
 	if m.IP != nil {
 		dst = append(dst, `,"ip":`...)
 		dst = appendString(dst, *m.IP)
+	}
+	if m.RequestID != "" {
+		dst = append(dst, `,"requestId":`...)
+		dst = appendString(dst, m.RequestID)
 	}
 	return append(dst, '}')
 }

@@ -20,6 +20,8 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 	}
 	for _, ip := range ips {
 		msgs = append(msgs, Message{JobID: "x", Version: "v1", CreateMethod: "api_v1_async", Body: json.RawMessage(`{}`), IP: &ip})
+		// Request ids come from clients too (the gateway keeps a well-formed one).
+		msgs = append(msgs, Message{JobID: "x", Version: "v2", Body: json.RawMessage(`{}`), RequestID: ip})
 	}
 	msgs = append(msgs, Message{Version: "v2"})
 

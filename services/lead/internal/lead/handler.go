@@ -5,6 +5,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
+	"ccplatform/pkg/requestid"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/job"
 
@@ -70,8 +71,10 @@ func Enqueue(c *gin.Context, accept *job.Accepter, version, method string) (any,
 		return nil, err
 	}
 	meta := MetaOf(c, method)
-	return accept.Accept(c.Request.Context(), job.Message{
+	ctx := c.Request.Context()
+	return accept.Accept(ctx, job.Message{
 		Version: version, CreateMethod: method, Body: body, CallerUserID: meta.CreatedBy, IP: meta.IP,
+		RequestID: requestid.From(ctx),
 	})
 }
 

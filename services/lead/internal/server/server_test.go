@@ -312,7 +312,7 @@ FROM generate_series(1, 40000) AS g`)
 func TestAsyncAcceptPublishesTheJob(t *testing.T) {
 	orderID, code := newOrder(t)
 	b := body(orderID, code, "79161230030")
-	res := env.Do(t, http.MethodPost, "/v2/lead/create-async/", b, "Idempotency-Key", "async-1")
+	res := env.Do(t, http.MethodPost, "/v2/lead/create-async/", b, "Idempotency-Key", "async-1", "X-Request-Id", "req-async-1")
 	require.Equal(t, http.StatusOK, res.Status, res.Message)
 	var acc job.Accepted
 	require.NoError(t, json.Unmarshal(res.Data, &acc))
@@ -350,6 +350,7 @@ func TestAsyncAcceptPublishesTheJob(t *testing.T) {
 		require.NotNil(t, m.CallerUserID)
 		assert.Equal(t, int64(7), *m.CallerUserID)
 		assert.JSONEq(t, mustJSON(t, b), string(m.Body))
+		assert.Equal(t, "req-async-1", m.RequestID, "the job names the request that queued it")
 	}
 	assert.True(t, found)
 

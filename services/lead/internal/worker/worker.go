@@ -279,7 +279,8 @@ func (w *Worker) commit(ctx context.Context, items []*item, idx []int, results [
 			w.commit(ctx, items, []int{i}, results)
 		}
 	default:
-		w.log.Error("lead jobs: job refused by the database", zap.String("job_id", items[idx[0]].msg.JobID), zap.Error(err))
+		m := items[idx[0]].msg
+		w.log.Error("lead jobs: job refused by the database", zap.String("job_id", m.JobID), zap.String("request_id", m.RequestID), zap.Error(err))
 		results[idx[0]] = mq.Result{Outcome: mq.Fail, Reason: err.Error()}
 	}
 }
