@@ -179,16 +179,14 @@ VALUES ($1, $2, $3, 'Bench client', 'bench', 1, 'straight', 'api_v2_async', $4)`
 	return nil
 }
 
-// httpPublishCeiling is a reference for figure (2), printed only: the same confirmed publishes,
-// each behind one request to a bare net/http server (no gateway, no body check). It is what any
-// HTTP accept can reach on this machine, so it tells how much of the gap to the bare publish loop
-// is HTTP itself and how much is the platform.
+// httpPublishCeiling is two references for figure (2), printed only: the same confirmed
+// publishes, each behind one request to a bare net/http server (no body check, one message per
+// request), called directly and through a second gateway whose lead upstream is that server. The
+// first is what any HTTP accept can reach on this machine; the second what the platform's async
+// route could reach if the lead service cost nothing. Together they tell how much of the gap to
+// the bare publish loop is HTTP, how much the gateway hop, and how much lead-api.
 func (b *bench) httpPublishCeiling(ctx context.Context, pub *mq.Publisher, loop Result) error {
-	addr, err := stacktest.FreeAddr()
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", b.refAddr)
 	if err != nil {
 		return fmt.Errorf("bare publish server: %w", err)
 	}
@@ -210,12 +208,24 @@ func (b *bench) httpPublishCeiling(ctx context.Context, pub *mq.Publisher, loop 
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer func() { _ = srv.Close() }()
-	client := NewClient("http://"+addr, b.cfg.Concurrency, nil)
-	op := func(int) error { return client.Do(ctx, "POST", "/", b.leadBody(), nil) }
-	b.warm(op)
-	res := Load(b.cfg.Concurrency, b.cfg.Duration, 0, op)
-	fmt.Fprintf(b.out, "    reference: bare HTTP server + confirmed publish %s (%.2f of the bare publish loop)\n",
-		res.Summary(), res.Rate()/loop.Rate())
+	refs := []struct {
+		name   string
+		client *Client
+		path   string
+	}{
+		{"bare HTTP server + confirmed publish", NewClient("http://"+b.refAddr, b.cfg.Concurrency, nil), "/"},
+		{"the same behind the gateway", NewClient(b.stack.URL("refgateway"), b.cfg.Concurrency,
+			map[string]string{"X-Api-Key": b.stack.APIKey}), "/v2/lead/create-async/"},
+	}
+	for _, ref := range refs {
+		op := func(int) error { return ref.client.Do(ctx, "POST", ref.path, b.leadBody(), nil) }
+		b.warm(op)
+		res := Load(b.cfg.Concurrency, b.cfg.Duration, 0, op)
+		if res.Errors > 0 {
+			return fmt.Errorf("reference %q: %w", ref.name, res.FirstErr)
+		}
+		fmt.Fprintf(b.out, "    reference: %s %s (%.2f of the bare publish loop)\n", ref.name, res.Summary(), res.Rate()/loop.Rate())
+	}
 	return nil
 }
 

@@ -56,12 +56,15 @@ func main() {
 
 // bench is the running stack and what the phases share.
 type bench struct {
-	cfg      Config
-	out      io.Writer
-	stack    *stacktest.Stack
-	leads    *sqlx.DB
-	api      *Client
-	amqpURL  string
+	cfg     Config
+	out     io.Writer
+	stack   *stacktest.Stack
+	leads   *sqlx.DB
+	api     *Client
+	amqpURL string
+	// refAddr is where the bare publish server of figure (2)'s references listens; the second
+	// gateway ("refgateway") forwards the lead routes there.
+	refAddr  string
 	order    int64
 	code     string
 	phoneSeq int64
@@ -96,6 +99,10 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err := os.Setenv("CALL_URL", ""); err != nil {
 		return fmt.Errorf("environment: %w", err)
 	}
+	refAddr, err := stacktest.FreeAddr()
+	if err != nil {
+		return err
+	}
 	st, err := stacktest.Start(stacktest.Config{
 		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken, LogLevel: "error",
 		Processes: []stacktest.Process{
@@ -106,6 +113,10 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 				Env: []string{fmt.Sprintf("WORKER_CONCURRENCY=%d", cfg.WorkerConcurrency)}},
 			{Name: "gateway", Pkg: "./gateway/cmd/gateway", Health: "/livez",
 				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"}},
+			// The same gateway in front of nothing but a bare publish server: what figure (2)
+			// could reach with a lead service that cost nothing.
+			{Name: "refgateway", Pkg: "./gateway/cmd/gateway", Health: "/livez",
+				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000", "LEAD_URL=http://" + refAddr}},
 		},
 		Tools: map[string]string{"ccadmin": "./services/user/cmd/ccadmin"},
 	})
@@ -124,7 +135,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	defer leads.Close()
 
-	b := &bench{cfg: cfg, out: out, stack: st, leads: leads, amqpURL: amqpURL,
+	b := &bench{cfg: cfg, out: out, stack: st, leads: leads, amqpURL: amqpURL, refAddr: refAddr,
 		api: NewClient(st.BaseURL, cfg.Concurrency, map[string]string{"X-Api-Key": st.APIKey})}
 	if err := b.machine(ctx); err != nil {
 		return err
