@@ -8,11 +8,10 @@ import (
 	"time"
 
 	"ccplatform/pkg/apperr"
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/services/user/internal/agentgroup"
-	"ccplatform/services/user/internal/migrations"
 	"ccplatform/services/user/internal/user"
+	"ccplatform/services/user/internal/usertest"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
@@ -31,14 +30,7 @@ func TestMain(m *testing.M) {
 // openDB gives a test empty users and agent-group tables in the package's database.
 func openDB(t *testing.T) *sqlx.DB {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := db.Open(ctx, testURL, migrations.Schema, 8)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close() })
-	require.NoError(t, migrations.Apply(ctx, conn))
-	_, err = conn.ExecContext(ctx, `TRUNCATE users, agent_groups RESTART IDENTITY CASCADE`)
-	require.NoError(t, err)
-	return conn
+	return usertest.DB(t, testURL, "users", "agent_groups")
 }
 
 // agents makes n users and returns their ids.

@@ -6,11 +6,10 @@ import (
 	"time"
 
 	"ccplatform/pkg/apperr"
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/services/user/internal/apikey"
-	"ccplatform/services/user/internal/migrations"
 	"ccplatform/services/user/internal/user"
+	"ccplatform/services/user/internal/usertest"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
@@ -28,12 +27,7 @@ func TestMain(m *testing.M) {
 
 func openDB(t *testing.T) *sqlx.DB {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := db.Open(ctx, testURL, migrations.Schema, 4)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close() })
-	require.NoError(t, migrations.Apply(ctx, conn))
-	return conn
+	return usertest.DB(t, testURL)
 }
 
 func newUser(t *testing.T, conn *sqlx.DB, email string, group user.AccessGroup) int64 {

@@ -11,6 +11,7 @@ import (
 	"ccplatform/services/user/internal/migrations"
 	"ccplatform/services/user/internal/seed"
 	"ccplatform/services/user/internal/user"
+	"ccplatform/services/user/internal/usertest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -69,13 +70,8 @@ func TestAgentGroupsStepIsIdempotent(t *testing.T) {
 
 func TestAgentGroupsStepNeedsTheUsers(t *testing.T) {
 	ctx := context.Background()
-	conn, err := db.Open(ctx, testURL, migrations.Schema, 4)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close() })
-	require.NoError(t, migrations.Apply(ctx, conn))
-	_, err = conn.ExecContext(ctx, `TRUNCATE users, agent_groups RESTART IDENTITY CASCADE`)
-	require.NoError(t, err)
-	err = seed.Run(ctx, &bytes.Buffer{}, seed.AgentGroups(agentgroup.NewStore(conn), user.NewStore(conn)))
+	conn := usertest.DB(t, testURL, "users", "agent_groups")
+	err := seed.Run(ctx, &bytes.Buffer{}, seed.AgentGroups(agentgroup.NewStore(conn), user.NewStore(conn)))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "seed agent groups")
 }

@@ -6,11 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
-	"ccplatform/services/user/internal/migrations"
 	"ccplatform/services/user/internal/seed"
 	"ccplatform/services/user/internal/user"
+	"ccplatform/services/user/internal/usertest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,12 +26,7 @@ func TestMain(m *testing.M) {
 
 func openStore(t *testing.T) *user.Store {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := db.Open(ctx, testURL, migrations.Schema, 4)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = conn.Close() })
-	require.NoError(t, migrations.Apply(ctx, conn))
-	return user.NewStore(conn)
+	return user.NewStore(usertest.DB(t, testURL))
 }
 
 func TestDemoUsersCoverEveryCase(t *testing.T) {
