@@ -3,6 +3,8 @@
 package listquery
 
 import (
+	"fmt"
+	"math"
 	"net/url"
 	"regexp"
 	"sort"
@@ -55,10 +57,21 @@ func single(q url.Values, name string) (string, bool) {
 	return strings.TrimSpace(vs[len(vs)-1]), true
 }
 
-// IDs reads a bracketed array of ids > 0 (`name[]=1&name[]=2`; a plain `name=1,2` and the indexed
-// `name[0]=1&name[1]=2` are accepted too, and any value may hold several ids separated by commas).
-// Duplicates are dropped; the order of first appearance is kept (indexed items in index order).
+// IDs reads a bracketed array of ids > 0 of a bigint column (`name[]=1&name[]=2`; a plain
+// `name=1,2` and the indexed `name[0]=1&name[1]=2` are accepted too, and any value may hold
+// several ids separated by commas). Duplicates are dropped; the order of first appearance is kept
+// (indexed items in index order).
 func IDs(q url.Values, name string, fe apperr.FieldErrors) []int64 {
+	return ids(q, name, math.MaxInt64, "must be integers > 0", fe)
+}
+
+// IntIDs is IDs for the ids of an integer (int4) column: an id the column cannot hold is a 400
+// here rather than an out-of-range error from the database.
+func IntIDs(q url.Values, name string, fe apperr.FieldErrors) []int64 {
+	return ids(q, name, math.MaxInt32, fmt.Sprintf("must be integers from 1 to %d", math.MaxInt32), fe)
+}
+
+func ids(q url.Values, name string, maxID int64, rule string, fe apperr.FieldErrors) []int64 {
 	var raws []string
 	raws = append(raws, q[name+"[]"]...)
 	type indexed struct {
@@ -73,7 +86,7 @@ func IDs(q url.Values, name string, fe apperr.FieldErrors) []int64 {
 		}
 		i, err := strconv.Atoi(k[len(name)+1 : len(k)-1])
 		if err != nil || i < 0 {
-			fe.Add(name+"[]", "must be integers > 0")
+			fe.Add(name+"[]", rule)
 			return nil
 		}
 		items = append(items, indexed{i, vs})
@@ -92,8 +105,8 @@ func IDs(q url.Values, name string, fe apperr.FieldErrors) []int64 {
 				continue
 			}
 			n, err := strconv.ParseInt(r, 10, 64)
-			if err != nil || n <= 0 {
-				fe.Add(name+"[]", "must be integers > 0")
+			if err != nil || n <= 0 || n > maxID {
+				fe.Add(name+"[]", rule)
 				return nil
 			}
 			if !seen[n] {

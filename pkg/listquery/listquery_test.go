@@ -105,6 +105,23 @@ func TestInvalidIDs(t *testing.T) {
 	}
 }
 
+func TestIntIDsStayInAnIntegerColumn(t *testing.T) {
+	fe := apperr.FieldErrors{}
+	assert.Equal(t, []int64{1, 2147483647}, IntIDs(query(t, "statusIds[]=1&statusIds[]=2147483647"), "statusIds", fe))
+	assert.Empty(t, fe)
+	for _, raw := range []string{"statusIds[]=2147483648", "statusIds[]=9223372036854775807", "statusIds[]=9223372036854775808", "statusIds[]=0"} {
+		t.Run(raw, func(t *testing.T) {
+			fe := apperr.FieldErrors{}
+			assert.Nil(t, IntIDs(query(t, raw), "statusIds", fe))
+			assert.Equal(t, "must be integers from 1 to 2147483647", fe["statusIds[]"])
+		})
+	}
+	// A bigint column takes 2^63-1.
+	fe = apperr.FieldErrors{}
+	assert.Equal(t, []int64{9223372036854775807}, IDs(query(t, "orderIds[]=9223372036854775807"), "orderIds", fe))
+	assert.Empty(t, fe)
+}
+
 func mustTime(t *testing.T, s string) time.Time {
 	t.Helper()
 	v, err := time.Parse(time.RFC3339Nano, s)

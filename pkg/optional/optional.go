@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // Value is a tri-state field: absent (Set false), null (Set and Null), or a value.
@@ -56,7 +58,9 @@ func (v *Value[T]) UnmarshalJSON(b []byte) error {
 	if decodePlain(b, &v.V) {
 		return nil
 	}
-	return json.Unmarshal(b, &v.V)
+	// The body's own decoder rules (exact member names, no duplicates, valid UTF-8) hold inside
+	// optional values too, so nested objects decode with JSON v2 like the body around them.
+	return jsonv2.Unmarshal(b, &v.V)
 }
 
 // decodePlain decodes the commonest literals of request bodies without json.Unmarshal, which

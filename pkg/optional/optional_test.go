@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,12 +29,13 @@ func TestAbsentNullAndValueAreDistinct(t *testing.T) {
 	assert.Equal(t, 5, b.Limit.Or(5))
 }
 
+// The bodies are decoded with JSON v2 (pkg/web); a type error inside a Value names its place.
 func TestTypeErrorNamesTheField(t *testing.T) {
 	var b body
-	err := json.Unmarshal([]byte(`{"limit":"ten"}`), &b)
-	var te *json.UnmarshalTypeError
-	require.True(t, errors.As(err, &te), "got %T %v", err, err)
-	assert.Equal(t, "limit", te.Field)
+	err := jsonv2.Unmarshal([]byte(`{"limit":"ten"}`), &b)
+	var se *jsonv2.SemanticError
+	require.True(t, errors.As(err, &se), "got %T %v", err, err)
+	assert.Equal(t, "/limit", string(se.JSONPointer))
 }
 
 func TestMarshal(t *testing.T) {
@@ -56,25 +58,33 @@ type nested struct {
 
 func TestTypeErrorNamesNestedFields(t *testing.T) {
 	var n nested
-	err := json.Unmarshal([]byte(`{"inner":{"count":true}}`), &n)
-	var te *json.UnmarshalTypeError
-	require.True(t, errors.As(err, &te), "got %T %v", err, err)
-	assert.Equal(t, "inner.count", te.Field)
-	assert.Equal(t, "int", te.Type.String())
+	err := jsonv2.Unmarshal([]byte(`{"inner":{"count":true}}`), &n)
+	var se *jsonv2.SemanticError
+	require.True(t, errors.As(err, &se), "got %T %v", err, err)
+	assert.Equal(t, "/inner/count", string(se.JSONPointer))
+	assert.Equal(t, "int", se.GoType.String())
 
 	n = nested{}
-	err = json.Unmarshal([]byte(`{"items":[{"price":"x"}]}`), &n)
-	require.True(t, errors.As(err, &te), "got %T %v", err, err)
-	assert.Equal(t, "items.price", te.Field)
+	err = jsonv2.Unmarshal([]byte(`{"items":[{"price":"x"}]}`), &n)
+	require.True(t, errors.As(err, &se), "got %T %v", err, err)
+	assert.Equal(t, "/items/0/price", string(se.JSONPointer))
 }
 
 func TestTypeErrorInsideValueOfArray(t *testing.T) {
 	var b body
-	err := json.Unmarshal([]byte(`{"tags":["a",2]}`), &b)
-	var te *json.UnmarshalTypeError
-	require.True(t, errors.As(err, &te), "got %T %v", err, err)
-	assert.Equal(t, "tags", te.Field)
-	assert.Equal(t, "string", te.Type.String())
+	err := jsonv2.Unmarshal([]byte(`{"tags":["a",2]}`), &b)
+	var se *jsonv2.SemanticError
+	require.True(t, errors.As(err, &se), "got %T %v", err, err)
+	assert.Equal(t, "/tags/1", string(se.JSONPointer))
+	assert.Equal(t, "string", se.GoType.String())
+}
+
+func TestMemberNamesInsideAValueMatchExactly(t *testing.T) {
+	var v Value[struct {
+		Count int `json:"count"`
+	}]
+	require.NoError(t, v.UnmarshalJSON([]byte(`{"COUNT":3}`)))
+	assert.Zero(t, v.V.Count, "a member in another case is an unknown member")
 }
 
 func TestValueStates(t *testing.T) {
@@ -120,9 +130,9 @@ func TestMarshalRoundTrip(t *testing.T) {
 	assert.Equal(t, in, back)
 }
 
-// TestPlainDecodingMatchesEncodingJSON checks the shortcut of UnmarshalJSON for strings, integers
-// and raw JSON against encoding/json over literals of every kind: whatever the shortcut decodes
-// must be what json.Unmarshal decodes, and the rest (escapes, invalid UTF-8, overflows, floats,
+// TestPlainDecodingMatchesEncodingJSON checks the shortcut of UnmarshalJSON for strings and integers
+// against JSON v2 (the bodies' decoder) and for raw JSON against encoding/json, over literals of every
+// kind: whatever the shortcut decodes must be what the decoder decodes, and the rest (escapes, invalid UTF-8, overflows, floats,
 // leading zeros, whitespace, invalid JSON) must be left to json.Unmarshal.
 func TestPlainDecodingMatchesEncodingJSON(t *testing.T) {
 	literals := []string{
@@ -140,7 +150,7 @@ func TestPlainDecodingMatchesEncodingJSON(t *testing.T) {
 		b := []byte(lit)
 
 		var wantS string
-		wantErr := json.Unmarshal(b, &wantS)
+		wantErr := jsonv2.Unmarshal(b, &wantS)
 		var gotS string
 		if decodePlain(b, &gotS) {
 			assert.NoError(t, wantErr, "string %q", lit)
@@ -154,7 +164,7 @@ func TestPlainDecodingMatchesEncodingJSON(t *testing.T) {
 		}
 
 		var wantN int64
-		wantErr = json.Unmarshal(b, &wantN)
+		wantErr = jsonv2.Unmarshal(b, &wantN)
 		var gotN int64
 		if decodePlain(b, &gotN) {
 			assert.NoError(t, wantErr, "int64 %q", lit)

@@ -8,10 +8,15 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"ccplatform/pkg/apperr"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gin-gonic/gin"
 )
 
@@ -43,14 +48,29 @@ func ReadBody(c *gin.Context) ([]byte, error) {
 
 const bodyKey = "web.body"
 
-// DecodeJSON decodes the body into dst with the contract's rules: a JSON content type (or none),
-// a JSON object, unknown fields ignored; a wrong type names the field.
-func DecodeJSON(c *gin.Context, dst any) error {
-	if ct := c.GetHeader("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return apperr.New(apperr.UnsupportedMediaType, "Content-Type: must be application/json")
+// errMediaType is the one answer for every content type but JSON in UTF-8.
+var errMediaType = apperr.New(apperr.UnsupportedMediaType, "Content-Type: must be application/json (charset utf-8, if any)")
+
+// CheckContentType accepts exactly `application/json`, with at most a `charset=utf-8` parameter
+// (DESIGN §3). A missing type is refused too: a body is only read as what it says it is, and
+// other `+json` types (JSON Patch, merge patch) mean operations this API does not have.
+func CheckContentType(c *gin.Context) error {
+	mt, params, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return errMediaType
+	}
+	for k, v := range params {
+		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+			return errMediaType
 		}
+	}
+	return nil
+}
+
+// DecodeJSON checks the content type and decodes the body into dst with Unmarshal's rules.
+func DecodeJSON(c *gin.Context, dst any) error {
+	if err := CheckContentType(c); err != nil {
+		return err
 	}
 	b, err := ReadBody(c)
 	if err != nil {
@@ -59,33 +79,126 @@ func DecodeJSON(c *gin.Context, dst any) error {
 	return Unmarshal(b, dst)
 }
 
-// Unmarshal decodes a JSON object body into dst, mapping decoding failures to field errors.
+// Unmarshal decodes a JSON object body into dst with the contract's rules, mapping every failure
+// to a field error: member names match exactly (a member in another case is an unknown member,
+// ignored like any other); a name may appear once; text must be valid UTF-8 (no lone surrogate
+// escapes) without U+0000, which PostgreSQL text cannot hold; a number must fit the Go type it is
+// decoded into, so wire types sized like their columns (int32 for integer) bound it there.
 func Unmarshal(b []byte, dst any) error {
 	trimmed := bytes.TrimSpace(b)
-	if len(trimmed) == 0 {
+	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return apperr.Field("body", "must be a JSON object")
 	}
-	if trimmed[0] != '{' {
-		return apperr.Field("body", "must be a JSON object")
+	if err := jsonv2.Unmarshal(trimmed, dst); err != nil {
+		return decodeError(trimmed, err)
 	}
-	if err := json.Unmarshal(trimmed, dst); err != nil {
-		return decodeError(err)
+	// A NUL can only be written as an escape; the walk that names its field runs only then.
+	if bytes.Contains(trimmed, nulEscape) {
+		if fe := nulFields(trimmed); len(fe) > 0 {
+			return fe.Err()
+		}
 	}
 	return nil
 }
 
-func decodeError(err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
+var nulEscape = []byte(`\u0000`)
+
+// ruleNUL is the rule a text with U+0000 breaks.
+const ruleNUL = "must not contain the NUL character (U+0000)"
+
+// nulFields names every member whose text (or name) holds U+0000.
+func nulFields(body []byte) apperr.FieldErrors {
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return nil
+	}
+	fe := apperr.FieldErrors{}
+	var walk func(v any, path string)
+	walk = func(v any, path string) {
+		switch x := v.(type) {
+		case string:
+			if strings.IndexByte(x, 0) >= 0 {
+				fe.Add(orBody(path), ruleNUL)
+			}
+		case map[string]any:
+			for k, e := range x {
+				if strings.IndexByte(k, 0) >= 0 {
+					fe.Add(orBody(path), "member names "+ruleNUL)
+					continue
+				}
+				walk(e, joinField(path, k))
+			}
+		case []any:
+			for i, e := range x {
+				walk(e, path+"["+strconv.Itoa(i)+"]")
+			}
+		}
+	}
+	walk(v, "")
+	return fe
+}
+
+func joinField(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+func orBody(path string) string {
+	if path == "" {
+		return "body"
+	}
+	return path
+}
+
+// fieldOf turns a JSON pointer into the field name errors use (`owner.id`, `tags[0]`): an array
+// element is written with brackets, an object member with a dot, which only the body can tell.
+func fieldOf(body []byte, ptr jsontext.Pointer) string {
+	var v any
+	_ = json.Unmarshal(body, &v)
+	path := ""
+	for tok := range ptr.Tokens() {
+		switch x := v.(type) {
+		case []any:
+			path += "[" + tok + "]"
+			if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(x) {
+				v = x[i]
+			} else {
+				v = nil
+			}
+		case map[string]any:
+			path = joinField(path, tok)
+			v = x[tok]
+		default:
+			path = joinField(path, tok)
+			v = nil
+		}
+	}
+	return orBody(path)
+}
+
+func decodeError(body []byte, err error) error {
+	var sem *jsonv2.SemanticError
+	var syn *jsontext.SyntacticError
 	switch {
 	case errors.As(err, &syn):
-		return apperr.Field("body", fmt.Sprintf("malformed JSON at offset %d", syn.Offset))
-	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
-			field = "body"
+		field := fieldOf(body, syn.JSONPointer)
+		switch {
+		case errors.Is(syn.Err, jsontext.ErrDuplicateName):
+			return apperr.Field(field, "must appear only once")
+		case strings.Contains(syn.Err.Error(), "invalid UTF-8"), strings.Contains(syn.Err.Error(), "surrogate"):
+			return apperr.Field(field, "must be valid UTF-8 text")
+		case errors.Is(syn.Err, io.ErrUnexpectedEOF):
+			return apperr.Field("body", "malformed JSON: unexpected end")
 		}
-		return apperr.Field(field, "must be "+jsonTypeName(typ.Type.Kind().String(), typ.Type.String()))
+		return apperr.Field("body", fmt.Sprintf("malformed JSON at offset %d", syn.ByteOffset))
+	case errors.As(err, &sem):
+		field := fieldOf(body, sem.JSONPointer)
+		if sem.GoType == nil {
+			return apperr.Field(field, "has an invalid value")
+		}
+		return apperr.Field(field, "must be "+jsonTypeName(sem.GoType))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return apperr.Field("body", "malformed JSON: unexpected end")
 	default:
@@ -93,20 +206,70 @@ func decodeError(err error) error {
 	}
 }
 
-func jsonTypeName(kind, full string) string {
-	switch kind {
-	case "string":
+// jsonTypeName says what a value of Go type t looks like in JSON, with the range of a sized integer.
+func jsonTypeName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	// Tri-state fields (pkg/optional) say what their value must be.
+	if t.Kind() == reflect.Struct {
+		if f, ok := t.FieldByName("V"); ok && t.NumField() == 3 {
+			return jsonTypeName(f.Type)
+		}
+	}
+	switch t.Kind() {
+	case reflect.String:
 		return "a string"
-	case "bool":
+	case reflect.Bool:
 		return "a boolean"
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+	case reflect.Int32:
+		return "an integer from -2147483648 to 2147483647"
+	case reflect.Int16:
+		return "an integer from -32768 to 32767"
+	case reflect.Int8:
+		return "an integer from -128 to 127"
+	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return "an integer"
-	case "float32", "float64":
+	case reflect.Float32, reflect.Float64:
 		return "a number"
-	case "slice", "array":
+	case reflect.Slice, reflect.Array:
 		return "an array"
-	case "map", "struct":
+	case reflect.Map, reflect.Struct:
 		return "an object"
 	}
-	return "of type " + full
+	return "of type " + t.String()
+}
+
+
+// MaxQueryParams bounds the parameters of a query string. A list takes a handful of filters and
+// at most a page of ids each; url.ParseQuery's own bound (10,000) is far above anything valid.
+const MaxQueryParams = 1000
+
+// ParseQuery parses a query string whole: a parameter it cannot parse (a `;` separator, a bad
+// percent escape) or one too many is a 400, never a query with the rest of its filters dropped,
+// which a partner's filtered export would take for everyone's rows.
+func ParseQuery(raw string) (url.Values, error) {
+	if raw == "" {
+		return url.Values{}, nil
+	}
+	if strings.Count(raw, "&") >= MaxQueryParams {
+		return nil, apperr.Field("query", fmt.Sprintf("must have at most %d parameters", MaxQueryParams))
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, apperr.Field("query", "must be name=value pairs joined by & and percent-encoded (no ';')")
+	}
+	return q, nil
+}
+
+// WholeQuery refuses a request whose query string ParseQuery refuses, before any handler reads it:
+// gin's c.Query and URL.Query() drop what they cannot parse without a word.
+func WholeQuery(c *gin.Context) {
+	if raw := c.Request.URL.RawQuery; raw != "" {
+		if _, err := ParseQuery(raw); err != nil {
+			Fail(c, err)
+			return
+		}
+	}
+	c.Next()
 }

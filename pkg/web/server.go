@@ -16,7 +16,8 @@ import (
 )
 
 // NewEngine is a gin engine with the middleware every service runs: request id and request logger,
-// access log, panic recovery, body limit, and envelopes for unknown routes and methods.
+// access log, panic recovery, body limit, a query string parsed whole, and envelopes for unknown
+// routes and methods.
 func NewEngine(log *zap.Logger, bodyLimit int64) *gin.Engine {
 	if gin.Mode() != gin.ReleaseMode {
 		gin.SetMode(gin.ReleaseMode)
@@ -26,7 +27,7 @@ func NewEngine(log *zap.Logger, bodyLimit int64) *gin.Engine {
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
-	e.Use(RequestContext(log), AccessLog(log), Recover(log), BodyLimit(bodyLimit))
+	e.Use(RequestContext(log), AccessLog(log), Recover(log), BodyLimit(bodyLimit), WholeQuery)
 	e.NoRoute(func(c *gin.Context) {
 		Fail(c, apperr.NotFoundf("no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})

@@ -181,6 +181,8 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 type createBody struct {
 	Title  string                  `json:"title"`
 	Limit  int                     `json:"limit"`
+	Small  int32                   `json:"small,omitempty"`
+	Smalls []int32                 `json:"smalls,omitempty"`
 	Tags   []string                `json:"tags"`
 	Phone  optional.Value[string]  `json:"phone"`
 	Amount optional.Value[float64] `json:"amount"`
@@ -213,10 +215,14 @@ func TestDecodeJSON(t *testing.T) {
 	}{
 		{name: "ok", contentType: "application/json", body: `{"title":"a","limit":3,"phone":null}`, status: 200},
 		{name: "charset", contentType: "application/json; charset=utf-8", body: `{"title":"a"}`, status: 200},
-		{name: "json suffix", contentType: "application/merge-patch+json", body: `{"title":"a"}`, status: 200},
-		{name: "no content type", contentType: "-", body: `{"title":"a"}`, status: 200},
+		{name: "charset upper case", contentType: "Application/JSON; Charset=UTF-8", body: `{"title":"a"}`, status: 200},
+		{name: "json suffix", contentType: "application/merge-patch+json", body: `{"title":"a"}`, status: 415},
+		{name: "json patch", contentType: "application/json-patch+json", body: `{"title":"a"}`, status: 415},
+		{name: "latin1", contentType: "application/json; charset=latin1", body: `{"title":"a"}`, status: 415},
+		{name: "other parameter", contentType: "application/json; version=2", body: `{"title":"a"}`, status: 415},
+		{name: "no content type", contentType: "-", body: `{"title":"a"}`, status: 415, message: "Content-Type: must be application/json (charset utf-8, if any)"},
 		{name: "unknown fields ignored", contentType: "application/json", body: `{"title":"a","whatever":{"x":[1,2]}}`, status: 200},
-		{name: "text", contentType: "text/plain", body: `{"title":"a"}`, status: 415, message: "Content-Type: must be application/json"},
+		{name: "text", contentType: "text/plain", body: `{"title":"a"}`, status: 415, message: "Content-Type: must be application/json (charset utf-8, if any)"},
 		{name: "form", contentType: "application/x-www-form-urlencoded", body: `title=a`, status: 415},
 		{name: "bad media type", contentType: ";;", body: `{}`, status: 415},
 		{name: "empty", contentType: "application/json", body: ``, status: 400, errors: map[string]string{"body": "must be a JSON object"}},
@@ -234,6 +240,19 @@ func TestDecodeJSON(t *testing.T) {
 		{name: "wrong type optional number", contentType: "application/json", body: `{"amount":"12"}`, status: 400, errors: map[string]string{"amount": "must be a number"}},
 		{name: "wrong type nested optional", contentType: "application/json", body: `{"owner":{"id":true}}`, status: 400, errors: map[string]string{"owner.id": "must be an integer"}},
 		{name: "fraction for integer", contentType: "application/json", body: `{"limit":1.5}`, status: 400, errors: map[string]string{"limit": "must be an integer"}},
+		{name: "NUL", contentType: "application/json", body: `{"title":"a\u0000b"}`, status: 400, message: "title: " + ruleNUL, errors: map[string]string{"title": ruleNUL}},
+		{name: "NUL nested", contentType: "application/json", body: `{"owner":{"id":1},"extra":{"x":["ok","\u0000"]}}`, status: 400, errors: map[string]string{"extra.x[1]": ruleNUL}},
+		{name: "NUL in a member name", contentType: "application/json", body: `{"a\u0000":1}`, status: 400, errors: map[string]string{"body": "member names " + ruleNUL}},
+		{name: "NUL in several fields", contentType: "application/json", body: `{"title":"\u0000","tags":["\u0000"]}`, status: 400, errors: map[string]string{"title": ruleNUL, "tags[0]": ruleNUL}},
+		{name: "escaped backslash before u0000 is text", contentType: "application/json", body: `{"title":"\\u0000"}`, status: 200},
+		{name: "invalid UTF-8", contentType: "application/json", body: "{\"title\":\"a\xffb\"}", status: 400, errors: map[string]string{"title": "must be valid UTF-8 text"}},
+		{name: "lone surrogate", contentType: "application/json", body: `{"title":"\ud800"}`, status: 400, errors: map[string]string{"title": "must be valid UTF-8 text"}},
+		{name: "surrogate pair", contentType: "application/json", body: `{"title":"\ud83d\ude00"}`, status: 200},
+		{name: "duplicate member", contentType: "application/json", body: `{"title":"a","title":"b"}`, status: 400, errors: map[string]string{"title": "must appear only once"}},
+		{name: "member names match exactly", contentType: "application/json", body: `{"TITLE":5,"Limit":"x","owner":{"ID":true}}`, status: 200},
+		{name: "int32 out of range", contentType: "application/json", body: `{"small":2147483648}`, status: 400, errors: map[string]string{"small": "must be an integer from -2147483648 to 2147483647"}},
+		{name: "int64 out of range", contentType: "application/json", body: `{"limit":9223372036854775808}`, status: 400, errors: map[string]string{"limit": "must be an integer"}},
+		{name: "array element out of range", contentType: "application/json", body: `{"smalls":[1,-2147483649]}`, status: 400, errors: map[string]string{"smalls[1]": "must be an integer from -2147483648 to 2147483647"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(http.MethodPost, "/decode", strings.NewReader(tc.body))
@@ -616,4 +635,37 @@ func TestErrorEnvelopeDirect(t *testing.T) {
 	out, err := json.Marshal(env)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"success":false,"message":"order 3: not yours","data":[]}`, string(out))
+}
+
+func TestWholeQuery(t *testing.T) {
+	e, _ := newTestEngine(t, DefaultBodyLimit)
+	e.GET("/list", Handle(func(c *gin.Context) (any, error) {
+		return map[string]string{"limit": c.Query("limit")}, nil
+	}))
+	var pad strings.Builder
+	for i := range MaxQueryParams {
+		fmt.Fprintf(&pad, "&x%d=1", i)
+	}
+	for _, tc := range []struct {
+		name, query string
+		status      int
+	}{
+		{"plain", "limit=1&orderIds[]=2", 200},
+		{"at the bound", "limit=1" + pad.String()[:strings.LastIndex(pad.String(), "&")], 200},
+		{"one too many", "limit=1" + pad.String(), 400},
+		{"semicolon", "limit=1;x=1", 400},
+		{"bad escape", "limit=1&x=%zz", 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, env := do(t, e, httptest.NewRequest(http.MethodGet, "/list?"+tc.query, nil))
+			require.Equal(t, tc.status, w.Code, w.Body.String())
+			if tc.status == 200 {
+				assert.JSONEq(t, `{"limit":"1"}`, string(env.Data))
+				return
+			}
+			var data ValidationData
+			require.NoError(t, json.Unmarshal(env.Data, &data))
+			assert.Contains(t, data.Errors, "query")
+		})
+	}
 }

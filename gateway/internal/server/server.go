@@ -53,6 +53,9 @@ func New(d Deps) (http.Handler, error) {
 		auth.Require(d.Auth),
 		ratelimit.Middleware(d.Limiter, auth.KeyOf),
 		web.BodyLimit(d.BodyLimit),
+		// The forwarder would pass such a query on as it is, and the reverse proxy would drop
+		// what it cannot parse: either way a filter could vanish on the way.
+		web.WholeQuery,
 		bufferUnknownLength,
 	)
 	for _, r := range d.Routes {

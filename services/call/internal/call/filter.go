@@ -26,7 +26,7 @@ func ParseFilter(q url.Values) (Filter, error) {
 		LeadIDs:   listquery.IDs(q, "leadIds", fe),
 		OrderIDs:  listquery.IDs(q, "orderIds", fe),
 		UserIDs:   listquery.IDs(q, "userIds", fe),
-		StatusIDs: listquery.IDs(q, "statusIds", fe),
+		StatusIDs: listquery.IntIDs(q, "statusIds", fe),
 		Period:    listquery.ParsePeriod(q, "createdAt", fe),
 		Page:      listquery.ParsePage(q, fe),
 	}

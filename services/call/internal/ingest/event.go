@@ -5,7 +5,6 @@ package ingest
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/telephony"
+	"ccplatform/pkg/web"
 )
 
 // NewCall is a call ready to be stored, made from a valid platform event.
@@ -58,7 +58,8 @@ func Decode(body []byte) (telephony.CallEvent, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return e, fmt.Errorf("undecodable event: not a JSON object")
 	}
-	if err := json.Unmarshal(trimmed, &e); err != nil {
+	// The bodies' decoder (pkg/web): exact member names, valid UTF-8, no U+0000, numbers that fit.
+	if err := web.Unmarshal(trimmed, &e); err != nil {
 		return e, fmt.Errorf("undecodable event: %w", err)
 	}
 	return e, nil

@@ -124,7 +124,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 	page := listquery.ParsePage(q, fe)
 	f := Filter{
 		OrderIDs:  listquery.IDs(q, "orderIds", fe),
-		StatusIDs: listquery.IDs(q, "statusIds", fe),
+		StatusIDs: listquery.IntIDs(q, "statusIds", fe),
 		Period:    listquery.ParsePeriod(q, "createdAt", fe),
 	}
 	if err := fe.Err(); err != nil {

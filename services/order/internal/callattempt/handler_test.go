@@ -47,7 +47,7 @@ func TestCreateRefusesBadBodies(t *testing.T) {
 	}{
 		"missing everything": {`{}`, []string{"title", "intervals"}},
 		"wrong types":        {`{"title": 5, "intervals": [1]}`, []string{"title"}},
-		"interval not int":   {`{"title": "t", "intervals": [1.5]}`, []string{"intervals"}},
+		"interval not int":   {`{"title": "t", "intervals": [1.5]}`, []string{"intervals[0]"}},
 		"bad interval":       {`{"title": "t", "intervals": [0]}`, []string{"intervals[0]"}},
 		"not an object":      {`[1]`, []string{"body"}},
 	}

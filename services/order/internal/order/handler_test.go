@@ -282,8 +282,8 @@ func TestCreateWrongJSON(t *testing.T) {
 	cases := map[string]struct{ body, message string }{
 		"wrong type":     {`{"title": 5}`, "title: must be a string"},
 		"int as float":   {`{"callAttemptGroupId": 1.5}`, "callAttemptGroupId: must be an integer"},
-		"id as string":   {`{"sipEndpointIds": ["1"]}`, "sipEndpointIds: must be an integer"},
-		"malformed":      {`{"title": `, "body: malformed JSON at offset 9"},
+		"id as string":   {`{"sipEndpointIds": ["1"]}`, "sipEndpointIds[0]: must be an integer"},
+		"malformed":      {`{"title": `, "body: malformed JSON: unexpected end"},
 		"not an object":  {`[]`, "body: must be a JSON object"},
 		"bool as string": {`{"autoDialingEnabled": "yes"}`, "autoDialingEnabled: must be a boolean"},
 	}

@@ -120,9 +120,9 @@ func TestDecodeNamesTheField(t *testing.T) {
 	for body, field := range map[string]string{
 		`{"names": {"ru": 5}}`: "names.ru",
 		`{"names": "Sales"}`:   "names",
-		`{"agentIds": ["1"]}`:  "agentIds",
+		`{"agentIds": ["1"]}`:  "agentIds[0]",
 		`{"agentIds": 1}`:      "agentIds",
-		`{"agentIds": [1.5]}`:  "agentIds",
+		`{"agentIds": [1.5]}`:  "agentIds[0]",
 	} {
 		var in Input
 		err := web.Unmarshal([]byte(body), &in)
