@@ -15,9 +15,9 @@ import (
 
 	"ccplatform/pkg/apperr"
 
+	"github.com/gin-gonic/gin"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/gin-gonic/gin"
 )
 
 // DefaultBodyLimit is the largest request body accepted (DESIGN §3).
@@ -239,7 +239,6 @@ func jsonTypeName(t reflect.Type) string {
 	}
 	return "of type " + t.String()
 }
-
 
 // MaxQueryParams bounds the parameters of a query string. A list takes a handful of filters and
 // at most a page of ids each; url.ParseQuery's own bound (10,000) is far above anything valid.
