@@ -57,6 +57,11 @@ type ConsumerConfig struct {
 	MaxAttempts int
 	// Tag prefixes the consumer tags shown by the broker.
 	Tag string
+	// OnDeadLetter, when set, runs before a message is dead-lettered, with the body the copy will
+	// carry and the reason: the owner of the work records that it ended (a job as failed), so
+	// nothing waits forever on a message that left its queue. An error keeps the message in its
+	// queue (redelivered, so the record is tried again) instead of dead-lettering it unrecorded.
+	OnDeadLetter func(ctx context.Context, d Delivery, body []byte, reason string) error
 }
 
 func (c *ConsumerConfig) defaults() {
@@ -185,7 +190,7 @@ func (w *worker) gather(ctx context.Context, deliveries <-chan amqp.Delivery) ([
 // process hands the batch to the handler and settles every message.
 func (w *worker) process(ctx context.Context, batch []Delivery) {
 	bo := newBackoff(200*time.Millisecond, 10*time.Second)
-	pending := batch
+	pending := w.overdue(ctx, batch)
 	for len(pending) > 0 {
 		// The handler runs to completion even while stopping: a half-done batch would only be
 		// redone after redelivery.
@@ -220,6 +225,22 @@ func (w *worker) process(ctx context.Context, batch []Delivery) {
 			return
 		}
 	}
+}
+
+// overdue dead-letters the messages delivered more than MaxAttempts times, which never got an
+// outcome (the consumer died while handling them, as a message that crashes it would), and returns
+// the others. Without it such a message would reach the broker's own delivery limit, which
+// dead-letters it past OnDeadLetter.
+func (w *worker) overdue(ctx context.Context, batch []Delivery) []Delivery {
+	keep := batch[:0:0]
+	for _, d := range batch {
+		if n := attempts(d); n > w.cfg.MaxAttempts {
+			w.deadLetter(ctx, d, fmt.Sprintf("delivered %d times without an outcome: the consumer stopped while handling it", n), nil)
+			continue
+		}
+		keep = append(keep, d)
+	}
+	return keep
 }
 
 func allAcked(results []Result) bool {
@@ -277,6 +298,13 @@ func (w *worker) deadLetter(ctx context.Context, d Delivery, reason string, keep
 	body := d.Body
 	if keep != nil {
 		body = keep
+	}
+	if w.cfg.OnDeadLetter != nil {
+		if err := w.cfg.OnDeadLetter(pctx, d, body, reason); err != nil {
+			w.log.Error("mq: recording a dead-lettered message failed, requeueing", zap.String("message_id", d.MessageId), zap.Error(err))
+			_ = d.Nack(false, true)
+			return
+		}
 	}
 	err := w.dlq.Publish(pctx, "", w.cfg.Queue+DeadLetterSuffix, Message{ID: d.MessageId, Type: d.Type, Body: body, Headers: headers})
 	if err != nil {

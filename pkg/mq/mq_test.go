@@ -200,3 +200,109 @@ func TestConnectionHealsAfterTheBrokerDropsIt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, messages)
 }
+
+func TestDeadLetteringIsRecordedFirstAndWaitsForTheRecord(t *testing.T) {
+	q := "t.record"
+	c := dial(t, WorkQueue(q))
+	p := NewPublisher(c)
+	defer p.Close()
+	require.NoError(t, p.Publish(context.Background(), "", q, Message{ID: "never", Body: []byte(`{"job":1}`)}))
+
+	type record struct{ body, reason string }
+	var (
+		mu       sync.Mutex
+		records  []record
+		refusals atomic.Int32
+	)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_ = c.Consume(ctx, ConsumerConfig{Queue: q, MaxAttempts: 2, Tag: "r",
+			OnDeadLetter: func(_ context.Context, d Delivery, body []byte, reason string) error {
+				// The owner's store is down the first time: the message must stay queued.
+				if refusals.Add(1) == 1 {
+					return fmt.Errorf("database down")
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				records = append(records, record{string(body), reason})
+				return nil
+			}}, func(_ context.Context, b []Delivery) []Result {
+			out := make([]Result, len(b))
+			for i := range b {
+				out[i] = Result{Outcome: DeadLetter, Reason: "cannot be stored", Keep: []byte(`{"kept":1}`)}
+			}
+			return out
+		})
+	}()
+	ch, err := c.Channel(context.Background())
+	require.NoError(t, err)
+	defer ch.Close()
+	var copyReason string
+	require.Eventually(t, func() bool {
+		d, ok, err := ch.Get(q+DeadLetterSuffix, true)
+		require.NoError(t, err)
+		if ok {
+			copyReason, _ = d.Headers["x-dead-letter-reason"].(string)
+			assert.Equal(t, `{"kept":1}`, string(d.Body))
+		}
+		return ok
+	}, 15*time.Second, 50*time.Millisecond)
+	assert.Equal(t, "cannot be stored", copyReason)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []record{{`{"kept":1}`, "cannot be stored"}}, records, "recorded once, with the copy's body and reason")
+	assert.Equal(t, int32(2), refusals.Load(), "the refused record was tried again")
+}
+
+func TestMessagesThatNeverGotAnOutcomeAreDeadLettered(t *testing.T) {
+	q := "t.overdue"
+	c := dial(t, WorkQueue(q))
+	p := NewPublisher(c)
+	defer p.Close()
+	require.NoError(t, p.Publish(context.Background(), "", q, Message{ID: "crashes-its-consumer", Body: []byte(`{}`)}))
+
+	// A consumer that dies on the message before deciding anything: the broker hands it back with a
+	// growing delivery count.
+	const maxAttempts = 3
+	ch, err := c.Channel(context.Background())
+	require.NoError(t, err)
+	defer ch.Close()
+	for range maxAttempts {
+		require.Eventually(t, func() bool {
+			d, ok, err := ch.Get(q, false)
+			require.NoError(t, err)
+			if ok {
+				require.NoError(t, d.Nack(false, true))
+			}
+			return ok
+		}, 10*time.Second, 20*time.Millisecond)
+	}
+
+	var handled atomic.Int32
+	recorded := make(chan string, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_ = c.Consume(ctx, ConsumerConfig{Queue: q, MaxAttempts: maxAttempts, Tag: "o",
+			OnDeadLetter: func(_ context.Context, d Delivery, _ []byte, reason string) error {
+				recorded <- reason
+				return nil
+			}}, func(_ context.Context, b []Delivery) []Result {
+			handled.Add(int32(len(b)))
+			return make([]Result, len(b))
+		})
+	}()
+	select {
+	case reason := <-recorded:
+		assert.Contains(t, reason, "delivered 4 times without an outcome")
+	case <-time.After(15 * time.Second):
+		t.Fatal("the overdue message was not dead-lettered")
+	}
+	require.Eventually(t, func() bool {
+		_, ok, err := ch.Get(q+DeadLetterSuffix, true)
+		require.NoError(t, err)
+		return ok
+	}, 10*time.Second, 50*time.Millisecond)
+	assert.Zero(t, handled.Load(), "the handler never saw it again")
+}

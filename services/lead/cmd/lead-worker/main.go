@@ -80,8 +80,10 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	diag.Pprof(ctx, cfg.PprofAddr, log)
 	log.Info("consuming", zap.String("queue", job.Queue), zap.Int("workers", cfg.Concurrency),
 		zap.Int("prefetch", cfg.Prefetch), zap.Int("batch", cfg.BatchSize))
+	jobs := worker.New(leads, log, cfg.BatchSize)
 	return broker.Consume(ctx, mq.ConsumerConfig{
 		Queue: job.Queue, Prefetch: cfg.Prefetch, BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait,
 		Workers: cfg.Concurrency, MaxAttempts: cfg.MaxAttempts, Tag: "lead-worker",
-	}, worker.New(leads, log, cfg.BatchSize).Handle)
+		OnDeadLetter: jobs.DeadLettered,
+	}, jobs.Handle)
 }

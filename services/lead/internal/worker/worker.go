@@ -328,3 +328,46 @@ func retryAll(results []mq.Result) []mq.Result {
 	}
 	return results
 }
+
+// maxReason bounds the reason a failed job keeps: enough for the field errors or the fault, and
+// never a whole dead-lettered body.
+const maxReason = 1000
+
+// DeadLettered is the mq.ConsumerConfig.OnDeadLetter of lead.jobs: every job the dead-lettered
+// copy carries (a single job, or the jobs of a group that did not succeed) that has no outcome yet
+// is recorded as failed with the reason, so its status route reports `failed`, never `queued`,
+// once it left the queue. A job too broken to name its id cannot be reported by anyone.
+func (w *Worker) DeadLettered(ctx context.Context, d mq.Delivery, body []byte, why string) error {
+	jobs := [][]byte{body}
+	if d.Type == job.GroupType {
+		group, err := mq.SplitGroup(body)
+		if err != nil {
+			return nil
+		}
+		jobs = jobs[:0]
+		for _, j := range group {
+			jobs = append(jobs, j)
+		}
+	}
+	var outcomes []job.Outcome
+	for _, raw := range jobs {
+		var m job.Message
+		if json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		id, err := job.Parse(m.JobID)
+		if err != nil {
+			continue
+		}
+		r := "not processed: " + why
+		if len(r) > maxReason {
+			r = r[:maxReason]
+		}
+		r = strings.ToValidUTF8(r, "")
+		outcomes = append(outcomes, job.Outcome{JobID: id.String(), Status: job.StatusFailed, Reason: &r})
+	}
+	if len(outcomes) == 0 {
+		return nil
+	}
+	return db.InTx(ctx, w.svc.Store().DB(), func(tx *sqlx.Tx) error { return job.RecordOutcomes(ctx, tx, outcomes) })
+}

@@ -405,3 +405,73 @@ func TestGroupsAreWrittenInTransactionsOfBoundedSize(t *testing.T) {
 	_, err := lead.InsertBatch(context.Background(), nil, make([]lead.Lead, lead.MaxInsertBatch+1))
 	assert.ErrorContains(t, err, "at most", "more leads than one statement can bind are refused before any SQL")
 }
+
+// A job the database refuses every time fails MaxAttempts times and is dead-lettered; the
+// dead-lettering records it failed, so its status never stays queued. The other job of its group
+// is stored as usual.
+func TestAJobTheDatabaseRefusesEndsFailedNeverQueued(t *testing.T) {
+	env.Order(orderID, orderCode)
+	// Something the checks accept and the database refuses, standing for any such fault.
+	_, err := env.DB.Exec(`ALTER TABLE leads ADD CONSTRAINT test_refused_name CHECK (name IS DISTINCT FROM 'refused by the database')`)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = env.DB.Exec(`ALTER TABLE leads DROP CONSTRAINT test_refused_name`) })
+	refused := func(phone string) map[string]any {
+		b := v2(phone)
+		b["name"] = "refused by the database"
+		return b
+	}
+	single, bodySingle := message(t, "v2", refused("+79161110060"))
+	good, bodyGood := message(t, "v2", v2("+79161110061"))
+	bad, bodyBad := message(t, "v2", refused("+79161110062"))
+
+	conn := mq.Dial(env.AMQPURL, "worker-test-refused", zap.NewNop(), mq.WorkQueue(job.Queue))
+	defer conn.Close()
+	pub := mq.NewPublisher(conn)
+	defer pub.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	require.NoError(t, pub.Publish(ctx, "", job.Queue, mq.Message{ID: single, Type: job.MessageType, Body: bodySingle}))
+	require.NoError(t, pub.Publish(ctx, "", job.Queue, mq.Message{ID: "group-1", Type: job.GroupType, Body: mq.JoinGroup([][]byte{bodyGood, bodyBad})}))
+
+	w := worker.New(env.Leads, zap.NewNop(), 200)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = conn.Consume(ctx, mq.ConsumerConfig{Queue: job.Queue, Workers: 1, MaxAttempts: 2, Tag: "worker-test-refused",
+			OnDeadLetter: w.DeadLettered}, w.Handle)
+	}()
+	finished := func(id string) bool {
+		var n int
+		require.NoError(t, env.DB.Get(&n, `SELECT count(*) FROM lead_jobs WHERE job_id = $1`, id))
+		return n == 1
+	}
+	require.Eventually(t, func() bool { return finished(single) && finished(bad) && finished(good) }, 20*time.Second, 50*time.Millisecond)
+	cancel()
+	<-done
+
+	for _, id := range []string{single, bad} {
+		o := outcome(t, id)
+		assert.Equal(t, job.StatusFailed, o.Status, id)
+		require.NotNil(t, o.Reason)
+		assert.Contains(t, *o.Reason, "failed 2 times", id)
+		assert.Empty(t, leadsOfJob(t, id))
+	}
+	assert.Equal(t, job.StatusDone, outcome(t, good).Status)
+	require.Len(t, leadsOfJob(t, good), 1)
+
+	// The copies are kept for operators, the group's with only its refused job.
+	ch, err := conn.Channel(context.Background())
+	require.NoError(t, err)
+	defer ch.Close()
+	copies := map[string]string{}
+	for {
+		d, ok, err := ch.Get(job.Queue+mq.DeadLetterSuffix, true)
+		require.NoError(t, err)
+		if !ok {
+			break
+		}
+		copies[d.MessageId] = string(d.Body)
+	}
+	assert.Equal(t, string(bodySingle), copies[single])
+	assert.Equal(t, string(mq.JoinGroup([][]byte{bodyBad})), copies["group-1"])
+}
