@@ -139,7 +139,10 @@ const (
 
 // exactDateLayouts are tried before the general date parser: they are the common forms and they
 // are unambiguous.
-var exactDateLayouts = []string{time.RFC3339, time.DateOnly, "02.01.2006", "2.1.2006"}
+var exactDateLayouts = []string{time.RFC3339, time.DateOnly, "02.01.2006", "2.1.2006", "20060102"}
+
+// holidayLanguages are the languages holiday dates are read in: the platform's own (ru, gb = English).
+var holidayLanguages = []string{"ru", "en"}
 
 // DateParser turns "any recognizable date" into a date. It is safe for concurrent use.
 type DateParser struct {
@@ -150,12 +153,19 @@ type DateParser struct {
 
 // NewDateParser builds the parser once; the general parser is costly to set up per call.
 func NewDateParser() *DateParser {
+	// A holiday is a calendar date written out: no Unix timestamps ("1e10"), no relative words
+	// ("yesterday" would turn today into a holiday), in the languages the platform speaks. Every
+	// part (day, month, year) must be there.
+	strict := func(order dps.DateOrder) *dps.Configuration {
+		return &dps.Configuration{DateOrder: order, StrictParsing: true, Languages: holidayLanguages,
+			RequiredParts: []string{"day", "month", "year"}}
+	}
 	return &DateParser{
-		parser: &dps.Parser{},
+		parser: &dps.Parser{ParserTypes: []dps.ParserType{dps.AbsoluteTime, dps.NoSpacesTime}},
 		// Day first, as dates are written where the platform is used (03.04.2027 is 3 April).
-		dayFirst: &dps.Configuration{DateOrder: dps.DMY, StrictParsing: true},
-		// Then each locale's own order, which reads year-first forms such as 2027/12/31.
-		natural: &dps.Configuration{StrictParsing: true},
+		dayFirst: strict(dps.DMY),
+		// Then year first, which reads forms such as 2027/12/31.
+		natural: strict(dps.YMD),
 	}
 }
 

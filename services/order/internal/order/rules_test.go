@@ -89,6 +89,8 @@ func TestDateParser(t *testing.T) {
 		"31 декабря 2027":           day(2027, 12, 31),
 		"January 5, 2027":           day(2027, 1, 5),
 		" 5 Jan 2027 ":              day(2027, 1, 5),
+		"20271231":                  day(2027, 12, 31),
+		"31.12.2027 10:00":          day(2027, 12, 31),
 	}
 	for in, want := range ok {
 		got, parsed := p.Parse(in)
@@ -96,7 +98,11 @@ func TestDateParser(t *testing.T) {
 			assert.Equal(t, want, got, in)
 		}
 	}
-	for _, bad := range []string{"", "garbage", "32.01.2027", "29.02.2027", "March", strings.Repeat("1", 100)} {
+	// Not dates: numbers that read as Unix times, impossible times, relative words (which would make
+	// today or yesterday a holiday), dates missing a part.
+	for _, bad := range []string{"", "garbage", "32.01.2027", "29.02.2027", "March", strings.Repeat("1", 100),
+		"1e10", "1700000000", "2026-01-01T25:61:61Z", "2027-12-31 25:00", "yesterday", "today", "tomorrow", "now",
+		"вчера", "завтра", "in 2 days", "2 days ago", "Dec 2027", "31.12"} {
 		_, parsed := p.Parse(bad)
 		assert.False(t, parsed, bad)
 	}
