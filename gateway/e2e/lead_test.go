@@ -522,7 +522,7 @@ func TestLeadV1UpdateMapsFields(t *testing.T) {
 	path := "/v1/lead/update/" + strconv.FormatInt(id, 10) + "/"
 	r := stack.Call(t, http.MethodPost, path, map[string]any{
 		"client_name": "Anna", "quiz_log": "q", "campaign_id": "c1", "external_id": "e1", "status": 7,
-		"call_timestamp": 1798794000, "utc_offset": 2, "socialNetworkId": "555", "messengerPhone": "not a phone",
+		"call_timestamp": 1798794000, "utc_offset": 2, "socialNetworkId": "555", "messengerPhone": "+7 916 765-43-21",
 	})
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	assert.JSONEq(t, `[]`, string(r.Env.Data))
@@ -535,7 +535,8 @@ func TestLeadV1UpdateMapsFields(t *testing.T) {
 	assert.Equal(t, "2027-01-01T09:00:00+00:00", d["planningCallDateTime"])
 	assert.Equal(t, float64(2), d["utcOffset"])
 	assert.Equal(t, "555", d["socialNetworkId"])
-	assert.Equal(t, "not a phone", d["messengerPhone"], "kept as sent when it is not a phone number")
+	assert.Equal(t, "+79167654321", d["messengerPhone"], "normalised like client_phone")
+	assertFieldError(t, stack.Call(t, http.MethodPost, path, map[string]any{"messengerPhone": "not a phone"}), "messengerPhone")
 
 	r = stack.Call(t, http.MethodPost, path, map[string]any{"call_timestamp": "2027-02-03T10:00:00+03:00"})
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)

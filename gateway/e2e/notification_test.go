@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -185,6 +186,14 @@ func TestNotificationBodiesAreCheckedAtOnce(t *testing.T) {
 	r := stack.Call(t, http.MethodPost, "/v2/notification/private/", map[string]any{"userId": 999999999, "title": "t", "text": "t", "priority": "default", "level": "default"})
 	assert.Equal(t, http.StatusBadRequest, r.Status)
 	assert.Equal(t, map[string]string{"userId": "user 999999999 does not exist"}, r.Errors(t))
+
+	out, err := stack.Admin("user", "create", "--email", "inactive-recipient@e2e.local", "--active=false")
+	require.NoError(t, err)
+	inactive, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+	require.NoError(t, err, out)
+	r = stack.Call(t, http.MethodPost, "/v2/notification/private/", map[string]any{"userId": inactive, "title": "t", "text": "t", "priority": "default", "level": "default"})
+	assert.Equal(t, http.StatusBadRequest, r.Status)
+	assert.Equal(t, map[string]string{"userId": fmt.Sprintf("user %d is not active", inactive)}, r.Errors(t))
 
 	r = stack.Call(t, http.MethodPost, "/v2/notification/group/", map[string]any{"group": "vip", "title": "", "priority": "high", "level": "default"})
 	assert.Equal(t, http.StatusBadRequest, r.Status)

@@ -29,6 +29,15 @@ func assertFieldError(t *testing.T, r Response, field string) {
 	assert.Contains(t, r.Env.Message, key+": "+errs[key])
 }
 
+// repeat is n copies of v, for arrays over a bound.
+func repeat(v any, n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
 func with(base map[string]any, kv ...any) map[string]any {
 	out := maps.Clone(base)
 	for i := 0; i < len(kv); i += 2 {
@@ -83,6 +92,17 @@ func TestOrderCreateRejectsEveryBrokenRuleAndChangesNothing(t *testing.T) {
 		{"callHolidayOverrides not a date", with(base, "callHolidayOverrides", []string{"2027-01-07", "someday soon-ish"}), "callHolidayOverrides"},
 		{"transferNumbers without number", with(base, "transferNumbers", []any{map[string]any{"names": map[string]string{"ru": "Отдел"}}}), "transferNumbers"},
 		{"transferNumbers number with spaces", with(base, "transferNumbers", []any{map[string]any{"number": "+7 999 000"}}), "transferNumbers"},
+		{"transferNumbers not a phone", with(base, "transferNumbers", []any{map[string]any{"number": "not-a-phone"}}), "transferNumbers"},
+		{"transferNumbers not a valid number", with(base, "transferNumbers", []any{map[string]any{"number": "+10000000000"}}), "transferNumbers"},
+		{"transferNumbers over 100", with(base, "transferNumbers", repeat(map[string]any{"number": "101"}, 101)), "transferNumbers"},
+		{"sipEndpointIds over 100", with(base, "sipEndpointIds", repeat(1, 101)), "sipEndpointIds"},
+		{"sipEndpointIds beyond 32 bits", with(base, "sipEndpointIds", []int64{2147483648}), "sipEndpointIds"},
+		{"agentUserIds over 100", with(base, "agentUserIds", repeat(1, 101)), "agentUserIds"},
+		{"agentGroupIds over 100", with(base, "agentGroupIds", repeat(1, 101)), "agentGroupIds"},
+		{"callHolidayOverrides a number", with(base, "callHolidayOverrides", []string{"1e10"}), "callHolidayOverrides"},
+		{"callHolidayOverrides impossible time", with(base, "callHolidayOverrides", []string{"2026-01-01T25:61:61Z"}), "callHolidayOverrides"},
+		{"callHolidayOverrides relative", with(base, "callHolidayOverrides", []string{"yesterday"}), "callHolidayOverrides"},
+		{"customValues multiselect empty items", with(base, "customValues", map[string]any{id("target_regions"): ",,"}), "customValues"},
 		{"customValues unknown field", with(base, "customValues", map[string]any{"987654321": "x"}), "customValues"},
 		{"customValues integer field given text", with(base, "customValues", map[string]any{id("monthly_lead_target"): "many"}), "customValues"},
 		{"customValues select outside options", with(base, "customValues", map[string]any{id("industry"): "piracy"}), "customValues"},

@@ -6,6 +6,7 @@ package customfield
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -115,8 +116,12 @@ func (f Field) CheckValue(raw json.RawMessage) (value json.RawMessage, rule stri
 	}
 	switch f.Type {
 	case TypeString:
-		if _, ok := asString(raw); !ok {
+		s, ok := asString(raw)
+		if !ok {
 			return nil, "must be a string"
+		}
+		if utf8.RuneCountInString(s) > MaxStringValue {
+			return nil, fmt.Sprintf("must be at most %d characters", MaxStringValue)
 		}
 	case TypeInteger:
 		var n json.Number
@@ -166,13 +171,21 @@ func (f Field) CheckValue(raw json.RawMessage) (value json.RawMessage, rule stri
 	return raw, ""
 }
 
-// multiselect splits s on commas; every part must be an option. An empty string chooses nothing.
+// MaxStringValue bounds a string custom value: a custom field holds a label or a short note, and
+// an unbounded one lets one request store megabytes per lead.
+const MaxStringValue = 1000
+
+// multiselect splits s on commas; every part must be an option. An empty string chooses nothing;
+// an empty part (",,", "a,") is a mistake, not an empty choice.
 func (f Field) multiselect(s string) (string, bool) {
+	if strings.TrimSpace(s) == "" {
+		return "", true
+	}
 	var chosen []string
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
-			continue
+			return "", false
 		}
 		if !slices.Contains(f.Options, part) {
 			return "", false

@@ -2,6 +2,7 @@ package customfield
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"ccplatform/pkg/apperr"
@@ -72,6 +73,11 @@ func TestCheckValue(t *testing.T) {
 		{TypeMultiselect, `""`, `""`},
 		{TypeMultiselect, `"red,pink"`, ``},
 		{TypeMultiselect, `["red"]`, ``},
+		{TypeMultiselect, `",,"`, ``},
+		{TypeMultiselect, `"red,"`, ``},
+		{TypeMultiselect, `"red, ,blue"`, ``},
+		{TypeString, `"` + strings.Repeat("я", MaxStringValue) + `"`, `"` + strings.Repeat("я", MaxStringValue) + `"`},
+		{TypeString, `"` + strings.Repeat("я", MaxStringValue+1) + `"`, ``},
 	}
 	for _, tc := range cases {
 		f := Field{ID: 1, Code: "f", Type: tc.typ, Options: options}

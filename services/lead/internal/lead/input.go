@@ -149,12 +149,15 @@ func (in Input) Check(mode Mode, rules Rules, now time.Time, fe apperr.FieldErro
 			fe.Add("phone", rulePhone)
 		}
 	}
-	// messengerPhone is "E.164 recommended": normalised when it is a phone number, kept as sent
-	// otherwise.
+	// messengerPhone is "E.164 recommended": the platform dials it like phone, so it is checked and
+	// normalised like phone (null or "" clears it); "x" would be a number nobody can call.
 	c.MessengerPhone = f.text("messengerPhone", in.MessengerPhone, maxTextLen, true)
-	if c.MessengerPhone.Present() {
+	if c.MessengerPhone.Present() && c.MessengerPhone.V != "" {
 		if e164, ok := rules.Phones.Normalize(c.MessengerPhone.V); ok {
 			c.MessengerPhone.V = e164
+		} else {
+			fe.Add("messengerPhone", rulePhone)
+			c.MessengerPhone = optional.Value[string]{}
 		}
 	}
 	if v, ok := f.value("source", in.Source, false); ok {

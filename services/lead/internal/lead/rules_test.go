@@ -85,10 +85,22 @@ func decode(t *testing.T, body string) Input {
 	return in
 }
 
+func TestMessengerPhoneIsCheckedLikePhone(t *testing.T) {
+	for _, bad := range []string{"x", "8 916 abc", "12"} {
+		fe := apperr.FieldErrors{}
+		decode(t, `{"leadType":"straight","phone":"79161234567","orderId":5,"orderCode":"o-5","messengerPhone":"`+bad+`"}`).Check(ForCreate, testRules, winter, fe)
+		assert.Equal(t, rulePhone, fe["messengerPhone"], bad)
+	}
+	fe := apperr.FieldErrors{}
+	ch := decode(t, `{"messengerPhone":""}`).Check(ForUpdate, testRules, winter, fe)
+	assert.Empty(t, fe, "an empty messengerPhone clears it")
+	assert.Equal(t, "", ch.MessengerPhone.V)
+}
+
 func TestCheckCreate(t *testing.T) {
 	fe := apperr.FieldErrors{}
 	ch := decode(t, `{"leadType":"straight","phone":"79161234567","orderId":5,"orderCode":" o-5 ","socialNetworkId":"123",
-		"messengerPhone":"8 916 abc","messengerId":77,"sourceComment":{"a":[1, 2]},"planningCallDateTime":"2027-01-02T03:04:05+03:00",
+		"messengerPhone":"+7 (916) 765-43-21","messengerId":77,"sourceComment":{"a":[1, 2]},"planningCallDateTime":"2027-01-02T03:04:05+03:00",
 		"customValues":{"12":"x"},"name":null,"source":"videoads.ads","adCampaignId":"c"}`).Check(ForCreate, testRules, winter, fe)
 	require.Empty(t, fe)
 	l := New(ch, Meta{CreateMethod: MethodAPIv2})
@@ -97,7 +109,7 @@ func TestCheckCreate(t *testing.T) {
 	assert.Equal(t, ptr[int64](3), l.UTCOffset, "inferred")
 	assert.Equal(t, ptr[int64](123), l.SocialNetworkID)
 	assert.Equal(t, ptr[int64](77), l.MessengerID)
-	assert.Equal(t, ptr("8 916 abc"), l.MessengerPhone, "kept as sent when not a phone")
+	assert.Equal(t, ptr("+79167654321"), l.MessengerPhone, "normalised like phone")
 	assert.Equal(t, ptr(`{"a":[1,2]}`), l.SourceComment, "JSON kept as its text")
 	assert.Equal(t, time.Date(2027, 1, 2, 0, 4, 5, 0, time.UTC), *l.PlanningCallAt)
 	assert.Nil(t, l.Name, "null on create is absent")

@@ -17,9 +17,9 @@ import (
 // ConfirmTimeout is how long a send operation waits for the broker's confirm before answering 503.
 const ConfirmTimeout = 10 * time.Second
 
-// Users answers whether a user exists (the user service).
+// Users answers whether a user exists and is active (the user service).
 type Users interface {
-	Exists(ctx context.Context, id int64) (bool, error)
+	Lookup(ctx context.Context, id int64) (found, active bool, err error)
 }
 
 // Handler serves the three send operations.
@@ -57,12 +57,16 @@ func (h *Handler) send(kind Kind) func(c *gin.Context) (any, error) {
 		}
 		ctx := c.Request.Context()
 		if target.UserID > 0 {
-			ok, err := h.users.Exists(ctx, target.UserID)
-			if err != nil {
+			found, active, err := h.users.Lookup(ctx, target.UserID)
+			switch {
+			case err != nil:
 				return nil, err
-			}
-			if !ok {
+			case !found:
 				return nil, apperr.Field("userId", fmt.Sprintf("user %d does not exist", target.UserID))
+			case !active:
+				// An inactive user is never notified (public and group sends skip them): storing a
+				// private one would be a notification nobody receives.
+				return nil, apperr.Field("userId", fmt.Sprintf("user %d is not active", target.UserID))
 			}
 		}
 		return nil, h.publish(ctx, Command{CommandID: uuid.NewString(), Target: target, Content: content})

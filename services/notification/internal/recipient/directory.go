@@ -29,19 +29,19 @@ func (d *Directory) Resolve(ctx context.Context, t Target) ([]User, error) {
 	return Filter(t, out.List), nil
 }
 
-// Exists reports whether user id exists. The user service down is Unavailable (503): the target
-// cannot be checked, which is not the caller's fault.
-func (d *Directory) Exists(ctx context.Context, id int64) (bool, error) {
-	_, err := d.Resolve(ctx, Target{UserID: id})
+// Lookup reports whether user id exists and whether it is active. The user service down is
+// Unavailable (503): the target cannot be checked, which is not the caller's fault.
+func (d *Directory) Lookup(ctx context.Context, id int64) (found, active bool, err error) {
+	users, err := d.Resolve(ctx, Target{UserID: id})
 	if err == nil {
-		return true, nil
+		return true, len(users) == 1 && users[0].IsActive, nil
 	}
 	switch apperr.KindOf(err) {
 	case apperr.NotFound:
-		return false, nil
+		return false, false, nil
 	case apperr.Unavailable:
-		return false, apperr.Wrap(apperr.Unavailable, err, "userId: cannot be checked now, the user service is unavailable")
+		return false, false, apperr.Wrap(apperr.Unavailable, err, "userId: cannot be checked now, the user service is unavailable")
 	}
 	// Any other refusal (a wrong internal token, say) is this deployment's fault, not the caller's.
-	return false, apperr.Wrap(apperr.Internal, err, "check user %d", id)
+	return false, false, apperr.Wrap(apperr.Internal, err, "check user %d", id)
 }

@@ -2,6 +2,7 @@ package order
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,6 +99,17 @@ const (
 // maxTitleLen bounds the two titles; longer ones are mistakes that break lists and reports.
 const maxTitleLen = 255
 
+// MaxListItems bounds every array of an order (agents, groups, virtual numbers, transfer numbers):
+// an order is worked by a team, not by thousands, and each id is checked with its owner.
+const MaxListItems = 100
+
+// maxSipEndpointID is the largest virtual-number id: the telephony platform numbers its SIP
+// endpoints with 32-bit integers, so a larger id names nothing it can dial through.
+const maxSipEndpointID = math.MaxInt32
+
+// maxBigintID is the largest id of a bigint column.
+const maxBigintID = math.MaxInt64
+
 // Check applies every rule that needs nothing but the body and returns the normalized changes,
 // adding each broken field to fe. References (languages, custom fields, groups, users) are checked
 // afterwards against their catalogs.
@@ -118,9 +130,9 @@ func (in Input) Check(mode Mode, dates *DateParser, fe apperr.FieldErrors) Chang
 		CallAttemptGroupID:         atLeastOne(fe, "callAttemptGroupId", in.CallAttemptGroupID),
 		QualifiedLeadsPerDayLimit:  atLeastOne(fe, "qualifiedLeadsPerDayLimit", in.QualifiedLeadsPerDayLimit),
 		CallScenarioID:             atLeastOne(fe, "callScenarioId", in.CallScenarioID),
-		AgentUserIDs:               ids(fe, "agentUserIds", in.AgentUserIDs, false),
-		AgentGroupIDs:              ids(fe, "agentGroupIds", in.AgentGroupIDs, false),
-		SipEndpointIDs:             ids(fe, "sipEndpointIds", in.SipEndpointIDs, true),
+		AgentUserIDs:               ids(fe, "agentUserIds", in.AgentUserIDs, false, maxBigintID),
+		AgentGroupIDs:              ids(fe, "agentGroupIds", in.AgentGroupIDs, false, maxBigintID),
+		SipEndpointIDs:             ids(fe, "sipEndpointIds", in.SipEndpointIDs, true, maxSipEndpointID),
 		ServiceTitle:               titleOf(fe, "serviceTitle", in.ServiceTitle),
 		Title:                      titleOf(fe, "title", in.Title),
 		Status:                     oneOf(fe, "status", in.Status, Statuses),
@@ -218,19 +230,27 @@ func atLeastOne(fe apperr.FieldErrors, field string, v optional.Value[int64]) op
 }
 
 // ids checks an array of ids > 0 and drops repeats, keeping the first appearance.
-func ids(fe apperr.FieldErrors, field string, v optional.Value[[]int64], nonEmpty bool) optional.Value[[]int64] {
+func ids(fe apperr.FieldErrors, field string, v optional.Value[[]int64], nonEmpty bool, maxID int64) optional.Value[[]int64] {
 	v = notNull(fe, field, v)
 	if !v.Present() {
 		return v
 	}
-	if nonEmpty && len(v.V) == 0 {
+	switch {
+	case nonEmpty && len(v.V) == 0:
 		fe.Add(field, "must not be empty")
+		return optional.Value[[]int64]{}
+	case len(v.V) > MaxListItems:
+		fe.Addf(field, "must have at most %d elements", MaxListItems)
 		return optional.Value[[]int64]{}
 	}
 	out := make([]int64, 0, len(v.V))
 	for _, id := range v.V {
-		if id <= 0 {
-			fe.Add(field, "must contain only integers > 0")
+		if id <= 0 || id > maxID {
+			if maxID == maxBigintID {
+				fe.Add(field, "must contain only integers > 0")
+			} else {
+				fe.Addf(field, "must contain only integers from 1 to %d", maxID)
+			}
 			return optional.Value[[]int64]{}
 		}
 		if !slices.Contains(out, id) {
@@ -258,6 +278,10 @@ func titleOf(fe apperr.FieldErrors, field string, v optional.Value[string]) opti
 }
 
 func transferNumbers(fe apperr.FieldErrors, in []TransferNumberInput) []TransferNumber {
+	if len(in) > MaxListItems {
+		fe.Addf("transferNumbers", "must have at most %d elements", MaxListItems)
+		return nil
+	}
 	out := make([]TransferNumber, 0, len(in))
 	for i, t := range in {
 		field := "transferNumbers[" + strconv.Itoa(i) + "]"
@@ -268,6 +292,8 @@ func transferNumbers(fe apperr.FieldErrors, in []TransferNumberInput) []Transfer
 			fe.Add(field+".number", "must not be empty")
 		case strings.ContainsFunc(t.Number.V, unicode.IsSpace):
 			fe.Add(field+".number", "must not contain spaces")
+		case !Dialable(t.Number.V):
+			fe.Add(field+".number", ruleDialable)
 		}
 		names := map[string]string{}
 		for lang, name := range t.Names.V {

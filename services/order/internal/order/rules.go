@@ -10,6 +10,7 @@ import (
 
 	"github.com/gosimple/slug"
 	dps "github.com/markusmobius/go-dateparser"
+	"github.com/nyaruka/phonenumbers"
 )
 
 // Code rules: the contract allows a-z, 0-9, '-' and '_'; the length bound keeps codes usable in
@@ -215,4 +216,26 @@ func (p *DateParser) ParseHolidays(field string, raw []string) ([]time.Time, map
 	}
 	slices.SortFunc(dates, func(a, b time.Time) int { return a.Compare(b) })
 	return slices.CompactFunc(dates, func(a, b time.Time) bool { return a.Equal(b) }), nil
+}
+
+// ruleDialable is the rule of a transfer number.
+const ruleDialable = "must be a phone number in E.164 format (+79991234567) or an internal extension of 2 to 6 digits"
+
+// extension is an internal number of the call center's PBX.
+var extension = regexp.MustCompile(`^[0-9]{2,6}$`)
+
+// e164 is a number in E.164 form, its + optional as for lead phones.
+var e164 = regexp.MustCompile(`^\+?[1-9][0-9]{7,14}$`)
+
+// Dialable reports whether a call can be transferred to number: an internal extension of 2 to 6
+// digits, or an E.164 number (with or without +) that the phone-number library knows as valid.
+func Dialable(number string) bool {
+	if extension.MatchString(number) {
+		return true
+	}
+	if !e164.MatchString(number) {
+		return false
+	}
+	n, err := phonenumbers.Parse("+"+strings.TrimPrefix(number, "+"), "")
+	return err == nil && phonenumbers.IsValidNumber(n)
 }

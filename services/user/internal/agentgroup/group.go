@@ -21,7 +21,7 @@ const (
 	MaxNameLength = 255
 	// MaxAgents bounds one group; a call-center team is far smaller, the bound only keeps one
 	// request from binding an unbounded number of rows.
-	MaxAgents = 10000
+	MaxAgents = 1000
 )
 
 // TimeLayout is RFC 3339 with an explicit +00:00, as every time of the API is written.

@@ -79,7 +79,7 @@ func TestCheckCreateTooManyAgents(t *testing.T) {
 	b, err := json.Marshal(map[string]any{"names": map[string]string{"ru": "a", "gb": "b"}, "agentIds": ids})
 	require.NoError(t, err)
 	_, err = input(t, string(b)).CheckCreate()
-	assert.Equal(t, apperr.FieldErrors{"agentIds": "must have at most 10000 elements"}, fields(t, err))
+	assert.Equal(t, apperr.FieldErrors{"agentIds": "must have at most 1000 elements"}, fields(t, err))
 }
 
 func TestCheckUpdateIsPartial(t *testing.T) {
