@@ -159,3 +159,12 @@ func TestRequestIDIsEchoed(t *testing.T) {
 	r := stack.Call(t, http.MethodGet, "/v2/order/detail/999999999/", nil, WithHeader("X-Request-Id", "e2e-req-1"))
 	assert.Equal(t, "e2e-req-1", r.Header.Get("X-Request-Id"))
 }
+
+func TestRequestIDsThatAreNotIDsAreReplaced(t *testing.T) {
+	for _, sent := range []string{"<script>x</script>", "../../etc", "a b", strings.Repeat("x", 129)} {
+		r := stack.Call(t, http.MethodGet, "/v2/order/detail/999999999/", nil, WithHeader("X-Request-Id", sent))
+		got := r.Header.Get("X-Request-Id")
+		assert.NotEqual(t, sent, got)
+		assert.Regexp(t, `^[0-9a-f-]{36}$`, got, "a fresh id instead of %q", sent)
+	}
+}

@@ -30,6 +30,9 @@ const (
 	BadGateway
 	MethodNotAllowed
 	GatewayTimeout
+	// RequestTimeout: the client did not send its request (its body) within the server's read
+	// timeout.
+	RequestTimeout
 )
 
 var statusByKind = map[Kind]int{
@@ -47,6 +50,7 @@ var statusByKind = map[Kind]int{
 	BadGateway:           http.StatusBadGateway,
 	MethodNotAllowed:     http.StatusMethodNotAllowed,
 	GatewayTimeout:       http.StatusGatewayTimeout,
+	RequestTimeout:       http.StatusRequestTimeout,
 }
 
 // Status is the HTTP status that a kind is answered with; 500 for a kind this package does not

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -39,6 +41,9 @@ func ReadBody(c *gin.Context) ([]byte, error) {
 		if errors.As(err, &tooLarge) {
 			return nil, apperr.New(apperr.TooLarge, "body: must be at most %d bytes", tooLarge.Limit)
 		}
+		if IsReadTimeout(err) {
+			return nil, ErrBodyTimeout
+		}
 		return nil, apperr.Wrap(apperr.Invalid, err, "body: could not be read")
 	}
 	c.Request.Body = io.NopCloser(bytes.NewReader(b))
@@ -47,6 +52,16 @@ func ReadBody(c *gin.Context) ([]byte, error) {
 }
 
 const bodyKey = "web.body"
+
+// ErrBodyTimeout answers a body that did not arrive within the server's read timeout (a client
+// sending a byte a second): 408 with the envelope, never a made-up status.
+var ErrBodyTimeout = apperr.New(apperr.RequestTimeout, "body: not received in time; send the whole body at once")
+
+// IsReadTimeout reports whether err is a read that ran into the connection's deadline.
+func IsReadTimeout(err error) bool {
+	var netErr net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout())
+}
 
 // errMediaType is the one answer for every content type but JSON in UTF-8.
 var errMediaType = apperr.New(apperr.UnsupportedMediaType, "Content-Type: must be application/json (charset utf-8, if any)")

@@ -25,12 +25,13 @@ const (
 	HeaderInternalToken = "X-Internal-Token"
 )
 
-// RequestContext takes the request id from the request (or makes one), echoes it on the response
-// and puts it, and a logger naming it, into the request's context.
+// RequestContext takes the request id from the request (or makes one when it is missing or not
+// requestid.Valid), echoes it on the response and puts it, and a logger naming it, into the
+// request's context.
 func RequestContext(log *zap.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id := c.GetHeader(requestid.Header)
-		if id == "" || len(id) > 128 {
+		if !requestid.Valid(id) {
 			id = uuid.NewString()
 			c.Request.Header.Set(requestid.Header, id)
 		}

@@ -10,12 +10,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"ccplatform/gateway/internal/auth"
@@ -170,9 +172,37 @@ func (p *Proxy) Handler(t Target) gin.HandlerFunc {
 		}
 	}
 	if f := p.newForwarder(t, rp); f != nil {
-		return func(c *gin.Context) { f.ServeHTTP(c.Writer, c.Request) }
+		return func(c *gin.Context) { f.ServeHTTP(c.Writer, watchBody(c.Request)) }
 	}
-	return func(c *gin.Context) { rp.ServeHTTP(c.Writer, c.Request) }
+	return func(c *gin.Context) { rp.ServeHTTP(c.Writer, watchBody(c.Request)) }
+}
+
+// bodyWatch records whether reading the client's body ran into the server's read timeout, so a
+// failed forward can tell a client too slow to send its body (408) from a failing upstream.
+type bodyWatch struct {
+	io.ReadCloser
+	timedOut atomic.Bool
+}
+
+func (b *bodyWatch) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && web.IsReadTimeout(err) {
+		b.timedOut.Store(true)
+	}
+	return n, err
+}
+
+// watchBody puts a bodyWatch around r's body, if it has one.
+func watchBody(r *http.Request) *http.Request {
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = &bodyWatch{ReadCloser: r.Body}
+	}
+	return r
+}
+
+func bodyTimedOut(r *http.Request) bool {
+	b, ok := r.Body.(*bodyWatch)
+	return ok && b.timedOut.Load()
 }
 
 // reverseProxy is the httputil.ReverseProxy of t: the stream route's way, and the fallback of the
@@ -259,16 +289,20 @@ func Classify(service string, err error) Failure {
 	}
 }
 
-// statusClientClosed records, in the access log only, that the client hung up before the answer.
-const statusClientClosed = 499
-
 func (p *Proxy) errorHandler(service string) func(http.ResponseWriter, *http.Request, error) {
 	return func(w http.ResponseWriter, r *http.Request, err error) {
 		log := logging.From(r.Context(), p.log)
-		if errors.Is(r.Context().Err(), context.Canceled) {
-			log.Debug("client went away before the upstream answered", zap.String("service", service), zap.Error(err))
-			w.WriteHeader(statusClientClosed)
+		if bodyTimedOut(r) {
+			// The connection cannot be read any further: answer and close it.
+			log.Info("client did not send its body in time", zap.String("service", service), zap.Error(err))
+			w.Header().Set("Connection", "close")
+			writeEnvelope(w, web.ErrBodyTimeout.Kind.Status(), web.ErrBodyTimeout.Message)
 			return
+		}
+		if errors.Is(r.Context().Err(), context.Canceled) {
+			// Nobody is left to answer: drop the connection rather than send a made-up status.
+			log.Debug("client went away before the upstream answered", zap.String("service", service), zap.Error(err))
+			panic(http.ErrAbortHandler)
 		}
 		f := Classify(service, err)
 		if f.Status >= 500 {
