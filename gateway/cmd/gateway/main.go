@@ -39,6 +39,11 @@ type gatewayConfig struct {
 	UpstreamTimeout time.Duration `env:"UPSTREAM_TIMEOUT" envDefault:"10s"`
 	RateLimitRPS    float64       `env:"RATE_LIMIT_RPS" envDefault:"200"`
 	RateLimitBurst  int           `env:"RATE_LIMIT_BURST" envDefault:"400"`
+	// AuthFailureRPS and AuthFailureBurst bound the 401 answers per client address.
+	AuthFailureRPS   float64 `env:"AUTH_FAILURE_RPS" envDefault:"0.5"`
+	AuthFailureBurst int     `env:"AUTH_FAILURE_BURST" envDefault:"20"`
+	// StreamsPerKey bounds the live notification streams one API key holds open.
+	StreamsPerKey int `env:"STREAMS_PER_KEY" envDefault:"5"`
 	// The health check: the broker (config.Broker), the consumers every queue needs, the external
 	// platforms (empty = not configured), and the timeout of each probe.
 	config.Broker
@@ -101,10 +106,12 @@ func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger) error {
 			TTL:         cfg.AuthCacheTTL,
 			NegativeTTL: min(negativeAuthTTL, cfg.AuthCacheTTL),
 		}),
-		Limiter:   ratelimit.New(ratelimit.Options{RPS: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}),
-		Proxy:     fwd,
-		BodyLimit: cfg.BodyLimitBytes,
-		Health:    healthChecker(cfg, ups, broker, needs).Handler(),
+		Limiter:      ratelimit.New(ratelimit.Options{RPS: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}),
+		AuthFailures: ratelimit.New(ratelimit.Options{RPS: cfg.AuthFailureRPS, Burst: cfg.AuthFailureBurst}),
+		Streams:      ratelimit.NewStreams(cfg.StreamsPerKey),
+		Proxy:        fwd,
+		BodyLimit:    cfg.BodyLimitBytes,
+		Health:       healthChecker(cfg, ups, broker, needs).Handler(),
 	})
 	if err != nil {
 		return fmt.Errorf("build handler: %w", err)

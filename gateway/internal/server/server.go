@@ -26,7 +26,11 @@ type Deps struct {
 	Upstreams route.Upstreams
 	Auth      *auth.Cache
 	Limiter   *ratelimit.Limiter
-	Proxy     *proxy.Proxy
+	// AuthFailures limits 401 answers per client address (nil: no limit).
+	AuthFailures *ratelimit.Limiter
+	// Streams bounds the live streams per key (nil: no bound).
+	Streams *ratelimit.Streams
+	Proxy   *proxy.Proxy
 	// BodyLimit is the largest request body accepted, in bytes.
 	BodyLimit int64
 	// Health answers the health check; nil leaves it answering 501.
@@ -49,7 +53,11 @@ func New(d Deps) (http.Handler, error) {
 
 	e.GET("/livez", func(c *gin.Context) { web.OK(c, gin.H{"status": "ok"}) })
 
-	api := e.Group("",
+	guards := []gin.HandlerFunc{}
+	if d.AuthFailures != nil {
+		guards = append(guards, ratelimit.FailedAuth(d.AuthFailures))
+	}
+	api := e.Group("", append(guards,
 		auth.Require(d.Auth),
 		ratelimit.Middleware(d.Limiter, auth.KeyOf),
 		web.BodyLimit(d.BodyLimit),
@@ -57,11 +65,15 @@ func New(d Deps) (http.Handler, error) {
 		// what it cannot parse: either way a filter could vanish on the way.
 		web.WholeQuery,
 		bufferUnknownLength,
-	)
+	)...)
 	for _, r := range d.Routes {
 		h, err := handlerFor(r, d)
 		if err != nil {
 			return nil, err
+		}
+		if r.Stream && d.Streams != nil {
+			api.Handle(r.Method, r.Path, d.Streams.Middleware(auth.KeyOf), h)
+			continue
 		}
 		api.Handle(r.Method, r.Path, h)
 	}

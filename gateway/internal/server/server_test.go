@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -93,6 +94,9 @@ type options struct {
 	urls map[route.Service]string
 	// health answers the health check (nil: the 501 placeholder).
 	health gin.HandlerFunc
+	// authFailures and streams are the 401 limiter per address and the stream bound (nil: none).
+	authFailures *ratelimit.Limiter
+	streams      *ratelimit.Streams
 }
 
 type harness struct {
@@ -126,14 +130,16 @@ func newHarness(t testing.TB, o options) *harness {
 	require.NoError(t, err)
 	users := svcclient.New("user", raw[route.User], token, time.Second)
 	h.handler, err = New(Deps{
-		Log:       testLogger(t),
-		Routes:    route.Table(),
-		Upstreams: ups,
-		Auth:      auth.NewCache(auth.UserService(users), auth.Options{TTL: 5 * time.Second, NegativeTTL: time.Second}),
-		Limiter:   ratelimit.New(ratelimit.Options{RPS: o.rps, Burst: o.burst}),
-		Proxy:     proxy.New(proxy.Config{InternalToken: token, UpstreamTimeout: o.upstreamTimeout}, zap.NewNop()),
-		BodyLimit: o.bodyLimit,
-		Health:    o.health,
+		Log:          testLogger(t),
+		Routes:       route.Table(),
+		Upstreams:    ups,
+		Auth:         auth.NewCache(auth.UserService(users), auth.Options{TTL: 5 * time.Second, NegativeTTL: time.Second}),
+		Limiter:      ratelimit.New(ratelimit.Options{RPS: o.rps, Burst: o.burst}),
+		Proxy:        proxy.New(proxy.Config{InternalToken: token, UpstreamTimeout: o.upstreamTimeout}, zap.NewNop()),
+		BodyLimit:    o.bodyLimit,
+		Health:       o.health,
+		AuthFailures: o.authFailures,
+		Streams:      o.streams,
 	})
 	require.NoError(t, err)
 	h.srv = h.server(t)
@@ -620,4 +626,72 @@ func TestSlowBodyIs408(t *testing.T) {
 			assert.Contains(t, env.Message, "body: not received in time")
 		})
 	}
+}
+
+func TestFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
+	h := newHarness(t, options{authFailures: ratelimit.New(ratelimit.Options{RPS: 0.001, Burst: 3})})
+	for i := range 3 {
+		w, _ := h.do(t, http.MethodGet, "/v2/order/detail/1", nil, http.Header{"X-Api-Key": {fmt.Sprintf("guess-%d", i)}})
+		assert.Equal(t, http.StatusUnauthorized, w.Code)
+	}
+	calls := h.upstreams[route.User].verifyCalls.Load()
+	assert.Equal(t, int32(3), calls)
+	for _, key := range []string{"guess-3", "guess-4", goodKey} {
+		w, env := h.do(t, http.MethodGet, "/v2/order/detail/1", nil, http.Header{"X-Api-Key": {key}})
+		assert.Equal(t, http.StatusTooManyRequests, w.Code, key)
+		assert.NotEmpty(t, w.Header().Get("Retry-After"))
+		assert.Contains(t, env.Message, "unknown X-Api-Key from this address")
+	}
+	assert.Equal(t, calls, h.upstreams[route.User].verifyCalls.Load(), "a blocked address costs the user service nothing")
+
+	// The same unknown key again within the negative cache's time is not asked about again.
+	h = newHarness(t, options{})
+	for range 5 {
+		w, _ := h.do(t, http.MethodGet, "/v2/order/detail/1", nil, http.Header{"X-Api-Key": {"same-guess"}})
+		assert.Equal(t, http.StatusUnauthorized, w.Code)
+	}
+	assert.Equal(t, int32(1), h.upstreams[route.User].verifyCalls.Load())
+}
+
+func TestLiveStreamsAreBoundedPerKey(t *testing.T) {
+	release := make(chan struct{})
+	notifications := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(notifications.Close)
+	t.Cleanup(func() { close(release) })
+	streams := ratelimit.NewStreams(2)
+	h := newHarness(t, options{streams: streams, urls: map[route.Service]string{route.Notification: notifications.URL}})
+
+	open := func() *http.Response {
+		req, err := http.NewRequest(http.MethodGet, h.srv.URL+"/v2/notification/stream/", nil)
+		require.NoError(t, err)
+		req.Header.Set("X-Api-Key", goodKey)
+		resp, err := h.srv.Client().Do(req)
+		require.NoError(t, err)
+		return resp
+	}
+	first, second := open(), open()
+	assert.Equal(t, http.StatusOK, first.StatusCode)
+	assert.Equal(t, http.StatusOK, second.StatusCode)
+	third := open()
+	body, _ := io.ReadAll(third.Body)
+	third.Body.Close()
+	assert.Equal(t, http.StatusTooManyRequests, third.StatusCode, "%s", body)
+	assert.Contains(t, string(body), "at most 2 at once")
+
+	// Closing one frees its slot.
+	first.Body.Close()
+	key := auth.HashKey(goodKey)
+	require.Eventually(t, func() bool { return streams.Open(string(key[:])) == 1 }, 5*time.Second, 10*time.Millisecond)
+	fourth := open()
+	assert.Equal(t, http.StatusOK, fourth.StatusCode)
+	fourth.Body.Close()
+	second.Body.Close()
 }
