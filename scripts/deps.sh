@@ -11,6 +11,7 @@ DATABASE_URL=${DATABASE_URL:-postgres://cc:cc@127.0.0.1:5432/cc?sslmode=disable}
 AMQP_URL=${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/}
 
 log() { printf 'deps: %s\n' "$*" >&2; }
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Parse host/port/user/password/dbname out of the URLs (simple postgres:// and amqp:// forms).
 pg_rest=${DATABASE_URL#*://}; pg_cred=${pg_rest%%@*}; pg_hostpart=${pg_rest#*@}
@@ -90,13 +91,25 @@ ensure_rabbitmq() {
       rm -f /usr/sbin/policy-rc.d; trap - EXIT
     fi
     is_root || { log "RabbitMQ is stopped and starting it needs root"; exit 1; }
-    log "starting RabbitMQ"
+    log "starting RabbitMQ (listening on 127.0.0.1 only)"
     # The management plugin gives tests their own vhosts over HTTP.
     rabbitmq-plugins --offline enable rabbitmq_management >/dev/null 2>&1 || true
+    # A development broker with the default guest account is for this machine only: AMQP (5672),
+    # management (15672), Erlang distribution (25672) and epmd (4369) all listen on 127.0.0.1.
+    # This is the project's own configuration; /etc/rabbitmq is left as the package made it.
+    # The node runs as the rabbitmq user, who may not read a checkout under /root: it gets a copy.
+    local conf
+    conf=$(mktemp --suffix=.conf /tmp/cc-rabbitmq.XXXXXX)
+    cp "$ROOT/scripts/rabbitmq/rabbitmq.conf" "$conf"; chmod 644 "$conf"
     # exec: no shell stays behind holding the caller's output (a `deps.sh | tail` would never end).
-    (cd / && exec setsid rabbitmq-server >/var/log/rabbitmq/cc-foreground.log 2>&1 </dev/null) &
+    (cd / && RABBITMQ_CONFIG_FILE="$conf" RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 RABBITMQ_NODE_PORT="$MQ_PORT" \
+      ERL_EPMD_ADDRESS=127.0.0.1 RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}" \
+      exec setsid rabbitmq-server >/var/log/rabbitmq/cc-foreground.log 2>&1 </dev/null) &
     wait_port "$MQ_HOST" "$MQ_PORT" 120 RabbitMQ
     rabbitmqctl await_startup >/dev/null 2>&1 || true
+  fi
+  if command -v ss >/dev/null && ss -ltnH "( sport = :$MQ_PORT )" 2>/dev/null | grep -qvE '127\.0\.0\.1:|\[::1\]:'; then
+    log "warning: the running broker listens on more than 127.0.0.1:$MQ_PORT (started by something else); using it as it is"
   fi
   log "RabbitMQ ready"
 }

@@ -428,6 +428,9 @@ func startBrokerNode(t *testing.T) *brokerNode {
 		"RABBITMQ_NODENAME="+n.name,
 		"RABBITMQ_NODE_IP_ADDRESS=127.0.0.1",
 		"RABBITMQ_NODE_PORT="+n.port,
+		// Loopback only, like the development broker (scripts/deps.sh): distribution and epmd too.
+		"ERL_EPMD_ADDRESS=127.0.0.1",
+		"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-kernel inet_dist_use_interface {127,0,0,1}",
 		"RABBITMQ_DIST_PORT="+distAddr[strings.LastIndex(distAddr, ":")+1:],
 		"RABBITMQ_MNESIA_BASE="+filepath.Join(dir, "mnesia"),
 		"RABBITMQ_LOG_BASE="+filepath.Join(dir, "log"),
