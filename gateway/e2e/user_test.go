@@ -338,7 +338,7 @@ func TestAgentGroupCreate(t *testing.T) {
 		"agentIds missing": {map[string]any{"names": names}, "agentIds", "is required"},
 		"agentIds null":    {map[string]any{"names": names, "agentIds": nil}, "agentIds", ""},
 		"agentIds zero":    {map[string]any{"names": names, "agentIds": []int{0}}, "agentIds", "must contain only integers > 0"},
-		"agentIds strings": {map[string]any{"names": names, "agentIds": []string{"1"}}, "agentIds", "must be an integer"},
+		"agentIds strings": {map[string]any{"names": names, "agentIds": []string{"1"}}, "agentIds[0]", "must be an integer"},
 		"unknown agents": {map[string]any{"names": names, "agentIds": []int64{agents[0], 987654321, 987654322}},
 			"agentIds", "unknown user ids: 987654321, 987654322"},
 	}
