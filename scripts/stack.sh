@@ -58,6 +58,10 @@ BIN=$RUN/bin
 LOGS=$RUN/logs
 PIDS=$RUN/pids
 KEY_FILE=$RUN/api-key
+# One ready key per other access group, as API_KEY_<GROUP>=... lines, to try the access rules with.
+GROUP_KEYS_FILE=$RUN/api-keys-by-group
+# The demo user whose key stands for each group (services/user/internal/seed/users.go).
+GROUP_USERS="MODERATOR=moderator@demo.callcenter.local CLIENT=client@demo.callcenter.local CALL_CENTER_SENIOR=senior@demo.callcenter.local CALL_CENTER=agent.petrov@demo.callcenter.local ARBITRATION=arbitration@demo.callcenter.local"
 WAIT_SECONDS=${STACK_WAIT_SECONDS:-60}
 
 export PATH=/usr/local/go/bin:$PATH
@@ -237,6 +241,15 @@ seed_and_key() {
     log "ccadmin apikey create printed something other than one key: $out"; return 1
   fi
   (umask 077; printf '%s\n' "$out" >"$KEY_FILE")
+  local pair group email lines=""
+  for pair in $GROUP_USERS; do
+    group=${pair%%=*}; email=${pair#*=}
+    if ! out=$("$BIN/ccadmin" apikey create --email "$email" --name "demo $group" 2>>"$LOGS/seed.log"); then
+      log "ccadmin apikey create --email $email failed"; tail_log seed; return 1
+    fi
+    lines+="API_KEY_$group=$(trim "$out")"$'\n'
+  done
+  (umask 077; printf '%s' "$lines" >"$GROUP_KEYS_FILE")
 }
 
 print_summary() {
@@ -247,6 +260,10 @@ print_summary() {
 The platform is up.
 BASE_URL=$url
 API_KEY=$key
+$(cat "$GROUP_KEYS_FILE" 2>/dev/null)
+
+The API_KEY is the demo admin's; each API_KEY_<GROUP> is a demo user of that access group, to try
+who may do what (gateway/README.md, "Who may do what").
 
 Create an order:
 curl -sS -X POST '$url/v2/order/create/' -H 'X-Api-Key: $key' -H 'Content-Type: application/json' -d '{"serviceTitle":"Демо-сервис","title":"Заказ 1","status":"success","sipEndpointIds":[1]}'
@@ -261,7 +278,7 @@ start_stack() {
   "$ROOT/scripts/deps.sh" || { log "PostgreSQL/RabbitMQ are not ready (scripts/deps.sh)"; return 1; }
   build || return 1
   mkdir -p "$LOGS" "$PIDS" || return 1
-  rm -f "$KEY_FILE"
+  rm -f "$KEY_FILE" "$GROUP_KEYS_FILE"
   export_service_urls
   for i in "${!NAMES[@]}"; do
     if [ "${NAMES[$i]}" = "$ENTRY" ]; then entry_index=$i; continue; fi
@@ -333,7 +350,7 @@ cmd_down() {
     return 0
   fi
   stop_all
-  rm -f "$KEY_FILE"
+  rm -f "$KEY_FILE" "$GROUP_KEYS_FILE"
   log "stopped; no process of .run/bin is left"
 }
 
@@ -356,6 +373,7 @@ cmd_status() {
   if [ $all = 0 ] && [ -f "$KEY_FILE" ]; then
     echo "BASE_URL=$(base_url)"
     echo "API_KEY=$(cat "$KEY_FILE")"
+    cat "$GROUP_KEYS_FILE" 2>/dev/null || true
   fi
   return $all
 }

@@ -6,8 +6,10 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
+	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/logging"
 	"ccplatform/pkg/requestid"
@@ -64,6 +66,7 @@ func AccessLog(log *zap.Logger) gin.HandlerFunc {
 			zap.Int("bytes", c.Writer.Size()),
 			zap.Duration("duration", time.Since(start)),
 			zap.String("user_id", c.GetHeader(HeaderUserID)),
+			zap.String("key_id", c.GetHeader(access.HeaderKeyID)),
 		)
 	}
 }
@@ -117,17 +120,25 @@ func RequireInternalToken(token string) gin.HandlerFunc {
 	}
 }
 
-// Caller is the identity the gateway verified for this request.
+// Caller is the identity the gateway verified for this request, with the API key it came with.
 type Caller struct {
 	UserID      int64
 	AccessGroup string
+	KeyID       int64
+	// Scopes narrow the key; none means the user's full rights.
+	Scopes []string
 }
 
 // CallerOf reads the verified identity the gateway forwarded; UserID is 0 when there is none
 // (internal calls between services).
 func CallerOf(c *gin.Context) Caller {
 	id, _ := strconv.ParseInt(c.GetHeader(HeaderUserID), 10, 64)
-	return Caller{UserID: id, AccessGroup: c.GetHeader(HeaderAccessGroup)}
+	key, _ := strconv.ParseInt(c.GetHeader(access.HeaderKeyID), 10, 64)
+	var scopes []string
+	if raw := c.GetHeader(access.HeaderKeyScopes); raw != "" {
+		scopes = strings.Split(raw, ",")
+	}
+	return Caller{UserID: id, AccessGroup: c.GetHeader(HeaderAccessGroup), KeyID: key, Scopes: scopes}
 }
 
 // PathID parses a path id that must be an integer > 0; anything else is a 400 naming the parameter.

@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,10 +21,27 @@ import (
 // HeaderAPIKey carries the caller's API key.
 const HeaderAPIKey = "X-Api-Key"
 
-// Identity is the verified owner of an API key, as the user service reports it.
+// Identity is the verified owner of an API key, as the user service reports it, with the key's
+// id and the scopes that narrow it (none: the owner's full rights).
 type Identity struct {
-	UserID      int64  `json:"userId"`
-	AccessGroup string `json:"accessGroup"`
+	UserID      int64    `json:"userId"`
+	AccessGroup string   `json:"accessGroup"`
+	KeyID       int64    `json:"keyId"`
+	Scopes      []string `json:"scopes"`
+}
+
+// HasScope reports whether the key may be used for what scope s covers: a key without scopes has
+// its owner's full rights.
+func (id Identity) HasScope(s string) bool {
+	if len(id.Scopes) == 0 {
+		return true
+	}
+	for _, have := range id.Scopes {
+		if have == s {
+			return true
+		}
+	}
+	return false
 }
 
 // VerifyFunc asks the owner of the keys who holds key. It returns an apperr.Unauthorized error
@@ -91,10 +109,13 @@ type verified struct {
 	id         Identity
 	keyHash    string
 	userIDText string
+	keyIDText  string
+	scopesText string
 }
 
 func newVerified(id Identity, h KeyHash) *verified {
-	return &verified{id: id, keyHash: string(h[:]), userIDText: strconv.FormatInt(id.UserID, 10)}
+	return &verified{id: id, keyHash: string(h[:]), userIDText: strconv.FormatInt(id.UserID, 10),
+		keyIDText: strconv.FormatInt(id.KeyID, 10), scopesText: strings.Join(id.Scopes, ",")}
 }
 
 // NewCache wraps verify with a cache.

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 
+	"ccplatform/pkg/access"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
@@ -44,6 +45,8 @@ func Require(cache *Cache) gin.HandlerFunc {
 		h := c.Request.Header
 		h.Del(web.HeaderUserID)
 		h.Del(web.HeaderAccessGroup)
+		h.Del(access.HeaderKeyID)
+		h.Del(access.HeaderKeyScopes)
 		key := h.Get(HeaderAPIKey)
 		if key == "" {
 			web.Fail(c, errMissingKey)
@@ -56,6 +59,7 @@ func Require(cache *Cache) gin.HandlerFunc {
 		}
 		h.Set(web.HeaderUserID, v.userIDText)
 		h.Set(web.HeaderAccessGroup, v.id.AccessGroup)
+		h.Set(access.HeaderKeyID, v.keyIDText)
 		c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), identityKey{}, v))
 		c.Next()
 	}

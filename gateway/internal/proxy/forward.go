@@ -17,6 +17,7 @@ import (
 
 	"ccplatform/gateway/internal/auth"
 
+	"ccplatform/pkg/access"
 	"ccplatform/pkg/logging"
 	"ccplatform/pkg/requestid"
 	"ccplatform/pkg/web"
@@ -220,6 +221,20 @@ func (f *forwarder) appendRequest(b []byte, r *http.Request) ([]byte, error) {
 			return b, fmt.Errorf("invalid header field value for %q", web.HeaderAccessGroup)
 		}
 		b = appendHeader(b, web.HeaderAccessGroup, id.AccessGroup)
+		b = append(b, access.HeaderKeyID+": "...)
+		b = strconv.AppendInt(b, id.KeyID, 10)
+		b = append(b, "\r\n"...)
+		b = append(b, access.HeaderKeyScopes+": "...)
+		for i, sc := range id.Scopes {
+			if !validHeaderValue(sc) {
+				return b, fmt.Errorf("invalid header field value for %q", access.HeaderKeyScopes)
+			}
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, sc...)
+		}
+		b = append(b, "\r\n"...)
 	}
 	if !validHeaderValue(f.p.internalToken) {
 		return b, fmt.Errorf("invalid header field value for %q", web.HeaderInternalToken)
@@ -302,7 +317,8 @@ func dropRequestHeader(k string) bool {
 		"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
 		"Te", "Trailer", "Transfer-Encoding", "Upgrade",
 		"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto",
-		auth.HeaderAPIKey, web.HeaderUserID, web.HeaderAccessGroup, web.HeaderInternalToken:
+		auth.HeaderAPIKey, web.HeaderUserID, web.HeaderAccessGroup, web.HeaderInternalToken,
+		access.HeaderKeyID, access.HeaderKeyScopes:
 		return true
 	}
 	return false

@@ -16,12 +16,14 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"ccplatform/gateway/internal/auth"
 
+	"ccplatform/pkg/access"
 	"ccplatform/pkg/logging"
 	"ccplatform/pkg/requestid"
 	"ccplatform/pkg/web"
@@ -251,9 +253,13 @@ func forwardHeaders(h http.Header, id auth.Identity, reqID, internalToken string
 	h.Del(web.HeaderUserID)
 	h.Del(web.HeaderAccessGroup)
 	h.Del(web.HeaderInternalToken)
+	h.Del(access.HeaderKeyID)
+	h.Del(access.HeaderKeyScopes)
 	if id.UserID != 0 {
 		h.Set(web.HeaderUserID, strconv.FormatInt(id.UserID, 10))
 		h.Set(web.HeaderAccessGroup, id.AccessGroup)
+		h.Set(access.HeaderKeyID, strconv.FormatInt(id.KeyID, 10))
+		h.Set(access.HeaderKeyScopes, strings.Join(id.Scopes, ","))
 	}
 	h.Set(web.HeaderInternalToken, internalToken)
 	if reqID != "" {

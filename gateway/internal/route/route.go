@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"ccplatform/pkg/access"
 )
 
 // Service names an upstream that answers a group of routes.
@@ -34,51 +36,90 @@ type Route struct {
 	// Stream marks a long-lived response (server-sent events) that must outlive the server's
 	// read and write timeouts.
 	Stream bool
+	// Policy is who may call the route; the gateway enforces it before forwarding (403).
+	Policy Policy
 }
 
+// Policy is the function-level rule of one route (gateway/README.md, "Who may do what"). What a
+// caller sees of the data (its own orders, its own calls) is each service's rule.
+type Policy struct {
+	// Groups may call the route; any other group is refused.
+	Groups []access.Group
+	// Scope is what a key narrowed by scopes must carry for the route; "" needs none.
+	Scope access.Scope
+	// FullKey refuses keys narrowed by scopes altogether: such a key cannot mint or revoke keys.
+	FullKey bool
+}
+
+// Allows reports whether the group may call the route.
+func (p Policy) Allows(g access.Group) bool {
+	for _, allowed := range p.Groups {
+		if allowed == g {
+			return true
+		}
+	}
+	return false
+}
+
+// The groups of the policy table, by what they share.
+var (
+	everyone    = []access.Group{access.Admin, access.Moderator, access.Client, access.CallCenterSenior, access.CallCenter, access.Arbitration, access.None}
+	anyGroup    = []access.Group{access.Admin, access.Moderator, access.Client, access.CallCenterSenior, access.CallCenter, access.Arbitration}
+	staff       = []access.Group{access.Admin, access.Moderator}
+	owners      = []access.Group{access.Admin, access.Moderator, access.Client}
+	leadMakers  = []access.Group{access.Admin, access.Moderator, access.Client, access.CallCenterSenior, access.CallCenter}
+	seniorStaff = []access.Group{access.Admin, access.Moderator, access.CallCenterSenior}
+	userReaders = []access.Group{access.Admin, access.Moderator, access.Client, access.CallCenterSenior, access.CallCenter}
+	teamReaders = []access.Group{access.Admin, access.Moderator, access.CallCenterSenior, access.CallCenter}
+)
+
 // Table is every public route: the 23 contract operations plus the documented extras (the user
-// list alias, the async lead job status, the notification inbox and its live stream).
+// list alias, the async lead job status, the notification inbox and its live stream, the API-key
+// self-service), each with its policy.
 func Table() []Route {
 	return []Route{
 		// order service
-		{Method: "POST", Path: "/v2/order/create", Service: Order},
-		{Method: "POST", Path: "/v2/order/update/:orderId", Service: Order},
-		{Method: "GET", Path: "/v2/order/detail/:orderId", Service: Order},
-		{Method: "POST", Path: "/v2/call-attempt/create", Service: Order},
+		{Method: "POST", Path: "/v2/order/create", Service: Order, Policy: Policy{Groups: owners, Scope: access.OrdersWrite}},
+		{Method: "POST", Path: "/v2/order/update/:orderId", Service: Order, Policy: Policy{Groups: owners, Scope: access.OrdersWrite}},
+		{Method: "GET", Path: "/v2/order/detail/:orderId", Service: Order, Policy: Policy{Groups: anyGroup, Scope: access.OrdersRead}},
+		{Method: "POST", Path: "/v2/call-attempt/create", Service: Order, Policy: Policy{Groups: seniorStaff, Scope: access.OrdersWrite}},
 
 		// lead service
-		{Method: "POST", Path: "/v2/lead/create", Service: Lead},
-		{Method: "POST", Path: "/v2/lead/create-async", Service: Lead},
-		{Method: "POST", Path: "/v2/lead/update/:leadId", Service: Lead},
-		{Method: "GET", Path: "/v2/lead", Service: Lead},
-		{Method: "GET", Path: "/v2/lead/detail/:leadId", Service: Lead},
-		{Method: "GET", Path: "/v2/lead/job/:jobId", Service: Lead},
-		{Method: "POST", Path: "/v1/lead/create", Service: Lead},
-		{Method: "POST", Path: "/v1/lead/create-async", Service: Lead},
-		{Method: "POST", Path: "/v1/lead/update/:lead_id", Service: Lead},
+		{Method: "POST", Path: "/v2/lead/create", Service: Lead, Policy: Policy{Groups: leadMakers, Scope: access.LeadsWrite}},
+		{Method: "POST", Path: "/v2/lead/create-async", Service: Lead, Policy: Policy{Groups: leadMakers, Scope: access.LeadsWrite}},
+		{Method: "POST", Path: "/v2/lead/update/:leadId", Service: Lead, Policy: Policy{Groups: anyGroup, Scope: access.LeadsWrite}},
+		{Method: "GET", Path: "/v2/lead", Service: Lead, Policy: Policy{Groups: anyGroup, Scope: access.LeadsRead}},
+		{Method: "GET", Path: "/v2/lead/detail/:leadId", Service: Lead, Policy: Policy{Groups: anyGroup, Scope: access.LeadsRead}},
+		{Method: "GET", Path: "/v2/lead/job/:jobId", Service: Lead, Policy: Policy{Groups: anyGroup, Scope: access.LeadsRead}},
+		{Method: "POST", Path: "/v1/lead/create", Service: Lead, Policy: Policy{Groups: leadMakers, Scope: access.LeadsWrite}},
+		{Method: "POST", Path: "/v1/lead/create-async", Service: Lead, Policy: Policy{Groups: leadMakers, Scope: access.LeadsWrite}},
+		{Method: "POST", Path: "/v1/lead/update/:lead_id", Service: Lead, Policy: Policy{Groups: anyGroup, Scope: access.LeadsWrite}},
 
 		// call service
-		{Method: "GET", Path: "/v2/call", Service: Call},
-		{Method: "GET", Path: "/v2/call/detail/:callId", Service: Call},
+		{Method: "GET", Path: "/v2/call", Service: Call, Policy: Policy{Groups: anyGroup, Scope: access.CallsRead}},
+		{Method: "GET", Path: "/v2/call/detail/:callId", Service: Call, Policy: Policy{Groups: anyGroup, Scope: access.CallsRead}},
 
 		// user service
-		{Method: "GET", Path: "/v2/user/list", Service: User},
-		{Method: "GET", Path: "/v2/user", Service: User, UpstreamPath: "/v2/user/list"},
-		{Method: "GET", Path: "/v2/user/detail/:userId", Service: User},
-		{Method: "POST", Path: "/v2/agent-group/create", Service: User},
-		{Method: "POST", Path: "/v2/agent-group/update/:id", Service: User},
-		{Method: "GET", Path: "/v2/agent-group", Service: User},
+		{Method: "GET", Path: "/v2/user/list", Service: User, Policy: Policy{Groups: userReaders, Scope: access.UsersRead}},
+		{Method: "GET", Path: "/v2/user", Service: User, UpstreamPath: "/v2/user/list", Policy: Policy{Groups: userReaders, Scope: access.UsersRead}},
+		{Method: "GET", Path: "/v2/user/detail/:userId", Service: User, Policy: Policy{Groups: userReaders, Scope: access.UsersRead}},
+		{Method: "POST", Path: "/v2/agent-group/create", Service: User, Policy: Policy{Groups: seniorStaff, Scope: access.AgentGroupsWrite}},
+		{Method: "POST", Path: "/v2/agent-group/update/:id", Service: User, Policy: Policy{Groups: seniorStaff, Scope: access.AgentGroupsWrite}},
+		{Method: "GET", Path: "/v2/agent-group", Service: User, Policy: Policy{Groups: teamReaders, Scope: access.UsersRead}},
+		{Method: "POST", Path: "/v2/api-key/create", Service: User, Policy: Policy{Groups: anyGroup, FullKey: true}},
+		{Method: "GET", Path: "/v2/api-key", Service: User, Policy: Policy{Groups: anyGroup, FullKey: true}},
+		{Method: "POST", Path: "/v2/api-key/revoke/:id", Service: User, Policy: Policy{Groups: anyGroup, FullKey: true}},
 
 		// notification service
-		{Method: "POST", Path: "/v2/notification/private", Service: Notification},
-		{Method: "POST", Path: "/v2/notification/public", Service: Notification},
-		{Method: "POST", Path: "/v2/notification/group", Service: Notification},
-		{Method: "GET", Path: "/v2/notification", Service: Notification},
-		{Method: "GET", Path: "/v2/notification/stream", Service: Notification, Stream: true},
-		{Method: "POST", Path: "/v2/notification/read/:id", Service: Notification},
+		{Method: "POST", Path: "/v2/notification/private", Service: Notification, Policy: Policy{Groups: seniorStaff, Scope: access.NotificationsSend}},
+		{Method: "POST", Path: "/v2/notification/public", Service: Notification, Policy: Policy{Groups: staff, Scope: access.NotificationsSend}},
+		{Method: "POST", Path: "/v2/notification/group", Service: Notification, Policy: Policy{Groups: seniorStaff, Scope: access.NotificationsSend}},
+		{Method: "GET", Path: "/v2/notification", Service: Notification, Policy: Policy{Groups: everyone}},
+		{Method: "GET", Path: "/v2/notification/stream", Service: Notification, Stream: true, Policy: Policy{Groups: everyone}},
+		{Method: "POST", Path: "/v2/notification/read/:id", Service: Notification, Policy: Policy{Groups: everyone}},
 
 		// answered by the gateway itself
-		{Method: "GET", Path: "/v1/health/check", Service: Gateway},
+		{Method: "GET", Path: "/v1/health/check", Service: Gateway, Policy: Policy{Groups: everyone}},
 	}
 }
 

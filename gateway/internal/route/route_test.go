@@ -65,12 +65,29 @@ func TestTableExtras(t *testing.T) {
 	for _, r := range Table() {
 		byKey[r.Method+" "+r.Path] = r
 	}
-	assert.Equal(t, Route{Method: "GET", Path: "/v2/user", Service: User, UpstreamPath: "/v2/user/list"}, byKey["GET /v2/user"])
+	alias := byKey["GET /v2/user"]
+	assert.Equal(t, User, alias.Service)
+	assert.Equal(t, "/v2/user/list", alias.UpstreamPath)
+	assert.Equal(t, byKey["GET /v2/user/list"].Policy, alias.Policy, "the alias has its route's policy")
 	assert.Equal(t, Lead, byKey["GET /v2/lead/job/:jobId"].Service)
 	assert.Equal(t, Notification, byKey["GET /v2/notification"].Service)
 	assert.True(t, byKey["GET /v2/notification/stream"].Stream)
 	assert.Equal(t, Notification, byKey["POST /v2/notification/read/:id"].Service)
-	assert.Len(t, Table(), 23+5)
+	for _, p := range []string{"POST /v2/api-key/create", "GET /v2/api-key", "POST /v2/api-key/revoke/:id"} {
+		assert.Equal(t, User, byKey[p].Service, p)
+		assert.True(t, byKey[p].Policy.FullKey, p)
+	}
+	assert.Len(t, Table(), 23+8)
+}
+
+// Every route names its groups; none is open to a group that does not exist.
+func TestEveryRouteHasAPolicy(t *testing.T) {
+	for _, r := range Table() {
+		assert.NotEmpty(t, r.Policy.Groups, "%s %s", r.Method, r.Path)
+		for _, g := range r.Policy.Groups {
+			assert.True(t, g.Valid(), "%s %s: %q", r.Method, r.Path, g)
+		}
+	}
 }
 
 func TestTableIsWellFormed(t *testing.T) {

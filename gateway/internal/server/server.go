@@ -12,6 +12,7 @@ import (
 	"ccplatform/gateway/internal/ratelimit"
 	"ccplatform/gateway/internal/route"
 
+	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/web"
 
@@ -71,11 +72,11 @@ func New(d Deps) (http.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
+		chain := []gin.HandlerFunc{authorize(r)}
 		if r.Stream && d.Streams != nil {
-			api.Handle(r.Method, r.Path, d.Streams.Middleware(auth.KeyOf), h)
-			continue
+			chain = append(chain, d.Streams.Middleware(auth.KeyOf))
 		}
-		api.Handle(r.Method, r.Path, h)
+		api.Handle(r.Method, r.Path, append(chain, h)...)
 	}
 	return web.TrimTrailingSlash(e), nil
 }
@@ -95,6 +96,36 @@ func handlerFor(r route.Route, d Deps) (gin.HandlerFunc, error) {
 		return notDeployed(r.Service), nil
 	}
 	return d.Proxy.Handler(proxy.Target{Service: string(r.Service), Base: base, Path: r.UpstreamPath, Stream: r.Stream}), nil
+}
+
+// authorize enforces the route's policy on the verified caller before anything is forwarded: a
+// group the route does not allow, or a key narrowed by scopes that lack the route's, is a 403.
+func authorize(r route.Route) gin.HandlerFunc {
+	p := r.Policy
+	op := r.Method + " " + r.Path + "/"
+	allowed := make(map[access.Group]bool, len(p.Groups))
+	for _, g := range p.Groups {
+		allowed[g] = true
+	}
+	narrowed := apperr.New(apperr.Forbidden, "X-Api-Key: a key narrowed by scopes cannot manage API keys")
+	noScope := apperr.New(apperr.Forbidden, "X-Api-Key: the key's scopes do not include %s, which %s needs", p.Scope, op)
+	return func(c *gin.Context) {
+		id, _ := auth.FromContext(c.Request.Context())
+		switch g := access.Group(id.AccessGroup); {
+		case !allowed[g]:
+			name := string(g)
+			if g == access.None {
+				name = "(none)"
+			}
+			web.Fail(c, apperr.New(apperr.Forbidden, "the %s access group may not call %s", name, op))
+		case p.FullKey && len(id.Scopes) > 0:
+			web.Fail(c, narrowed)
+		case p.Scope != "" && !id.HasScope(string(p.Scope)):
+			web.Fail(c, noScope)
+		default:
+			c.Next()
+		}
+	}
 }
 
 // notDeployed answers the routes of a service whose URL is not configured.

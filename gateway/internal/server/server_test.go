@@ -52,11 +52,22 @@ type envelope struct {
 	Data    json.RawMessage `json:"data"`
 }
 
+// testKeys are the keys the stand-in user service knows, with the identity it answers.
+var testKeys = map[string]string{
+	goodKey:        `{"userId":7,"accessGroup":"admin","keyId":70,"scopes":[]}`,
+	"client-key":   `{"userId":8,"accessGroup":"client","keyId":80,"scopes":[]}`,
+	"agent-key":    `{"userId":9,"accessGroup":"call-center","keyId":90,"scopes":[]}`,
+	"nogroup-key":  `{"userId":10,"accessGroup":"","keyId":100,"scopes":[]}`,
+	"readonly-key": `{"userId":8,"accessGroup":"client","keyId":81,"scopes":["leads:read","orders:read"]}`,
+}
+
 // upstream stands in for any HTTP service behind the gateway; the user one also answers the
 // verify route as its contract says (key goodKey is user 7 of group admin).
 type upstream struct {
 	srv         *httptest.Server
 	verifyCalls atomic.Int32
+	// calls counts every other request.
+	calls atomic.Int32
 }
 
 func newUpstream(t testing.TB, svc route.Service) *upstream {
@@ -69,14 +80,15 @@ func newUpstream(t testing.TB, svc route.Service) *upstream {
 			u.verifyCalls.Add(1)
 			var in struct{ Key string }
 			_ = json.NewDecoder(r.Body).Decode(&in)
-			if in.Key == goodKey && r.Header.Get("X-Internal-Token") == token {
-				_, _ = io.WriteString(w, `{"success":true,"message":"","data":{"userId":7,"accessGroup":"admin"}}`)
+			if id, ok := testKeys[in.Key]; ok && r.Header.Get("X-Internal-Token") == token {
+				_, _ = io.WriteString(w, `{"success":true,"message":"","data":`+id+`}`)
 				return
 			}
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = io.WriteString(w, `{"success":false,"message":"X-Api-Key: unknown","data":[]}`)
 			return
 		}
+		u.calls.Add(1)
 		body, _ := io.ReadAll(r.Body)
 		data, _ := json.Marshal(echo{Service: string(svc), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Body: string(body), Header: r.Header})
 		_, _ = io.WriteString(w, `{"success":true,"message":"","data":`+string(data)+`}`)
@@ -144,6 +156,15 @@ func newHarness(t testing.TB, o options) *harness {
 	require.NoError(t, err)
 	h.srv = h.server(t)
 	return h
+}
+
+// forwarded is how many requests the upstreams got, key verification aside.
+func (h *harness) forwarded() int32 {
+	var n int32
+	for _, u := range h.upstreams {
+		n += u.calls.Load()
+	}
+	return n
 }
 
 func (h *harness) server(t testing.TB) *httptest.Server {
@@ -694,4 +715,45 @@ func TestLiveStreamsAreBoundedPerKey(t *testing.T) {
 	assert.Equal(t, http.StatusOK, fourth.StatusCode)
 	fourth.Body.Close()
 	second.Body.Close()
+}
+
+// The route's policy is enforced before anything is forwarded; the forwarded request carries the
+// key's id and scopes, never the client's own.
+func TestPolicyIsEnforcedBeforeForwarding(t *testing.T) {
+	h := newHarness(t, options{})
+	for _, tc := range []struct {
+		key, method, path string
+		status            int
+		message           string
+	}{
+		{"client-key", http.MethodPost, "/v2/order/create", http.StatusOK, ""},
+		{"client-key", http.MethodGet, "/v2/agent-group", http.StatusForbidden, "the client access group may not call GET /v2/agent-group/"},
+		{"client-key", http.MethodPost, "/v2/notification/public", http.StatusForbidden, "the client access group may not call"},
+		{"agent-key", http.MethodPost, "/v2/order/update/5", http.StatusForbidden, "the call-center access group may not call POST /v2/order/update/:orderId/"},
+		{"agent-key", http.MethodGet, "/v2/lead", http.StatusOK, ""},
+		{"nogroup-key", http.MethodGet, "/v2/lead", http.StatusForbidden, "the (none) access group may not call"},
+		{"nogroup-key", http.MethodGet, "/v2/notification", http.StatusOK, ""},
+		{"readonly-key", http.MethodGet, "/v2/lead", http.StatusOK, ""},
+		{"readonly-key", http.MethodPost, "/v2/lead/create", http.StatusForbidden, "the key's scopes do not include leads:write"},
+		{"readonly-key", http.MethodGet, "/v2/call", http.StatusForbidden, "calls:read"},
+		{"readonly-key", http.MethodGet, "/v2/api-key", http.StatusForbidden, "a key narrowed by scopes cannot manage API keys"},
+		{"client-key", http.MethodGet, "/v2/api-key", http.StatusOK, ""},
+	} {
+		before := h.forwarded()
+		w, env := h.do(t, tc.method, tc.path, strings.NewReader(`{}`), http.Header{"X-Api-Key": {tc.key}})
+		assert.Equal(t, tc.status, w.Code, "%s %s %s: %s", tc.key, tc.method, tc.path, env.Message)
+		if tc.message != "" {
+			assert.Contains(t, env.Message, tc.message)
+			assert.False(t, env.Success)
+			assert.Equal(t, before, h.forwarded(), "a refused request reaches no upstream")
+		}
+	}
+
+	_, env := h.do(t, http.MethodGet, "/v2/lead", nil, http.Header{"X-Api-Key": {"readonly-key"},
+		"X-Key-Id": {"1"}, "X-Key-Scopes": {"orders:write"}})
+	var e echo
+	require.NoError(t, json.Unmarshal(env.Data, &e))
+	assert.Equal(t, []string{"81"}, e.Header["X-Key-Id"])
+	assert.Equal(t, []string{"leads:read,orders:read"}, e.Header["X-Key-Scopes"])
+	assert.Equal(t, []string{"8"}, e.Header["X-User-Id"])
 }

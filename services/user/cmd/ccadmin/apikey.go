@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"ccplatform/pkg/access"
 	"ccplatform/services/user/internal/apikey"
 	"ccplatform/services/user/internal/user"
 )
@@ -25,6 +27,8 @@ func apikeyCreate(ctx context.Context, e *env, keys *apikey.Store, args []string
 	userID := fs.Int64("user", 0, "id of the user the key speaks for")
 	email := fs.String("email", "", "e-mail of the user the key speaks for")
 	name := fs.String("name", "", "label that tells the key apart in listings")
+	scopes := fs.String("scopes", "", "comma-separated scopes that narrow the key (none: the user's full rights): "+strings.Join(access.ScopeNames(), ", "))
+	expires := fs.String("expires", "", "when the key ends: 90d, 2027-01-31 (through that day, UTC) or an RFC 3339 time; none: never")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -35,7 +39,16 @@ func apikeyCreate(ctx context.Context, e *env, keys *apikey.Store, args []string
 	if err != nil {
 		return err
 	}
-	k, plain, err := keys.Create(ctx, u.ID, *name)
+	n := apikey.New{Name: *name}
+	if *scopes != "" {
+		if n.Scopes, err = apikey.CheckScopes(strings.Split(*scopes, ","), u.AccessGroup); err != nil {
+			return usagef("apikey create: --scopes: %v", err)
+		}
+	}
+	if n.ExpiresAt, err = apikey.ParseExpiry(*expires, time.Now()); err != nil {
+		return usagef("apikey create: --expires: %v", err)
+	}
+	k, plain, err := keys.Create(ctx, u.ID, n)
 	if err != nil {
 		return err
 	}
@@ -80,22 +93,32 @@ func apikeyRevoke(ctx context.Context, e *env, keys *apikey.Store, args []string
 func apikeyList(ctx context.Context, e *env, keys *apikey.Store, args []string) error {
 	fs := e.flags("apikey list")
 	userID := fs.Int64("user", 0, "only the keys of this user")
+	email := fs.String("email", "", "only the keys of the user with this e-mail")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if isSet(fs, "user") && isSet(fs, "email") {
+		return usagef("apikey list: give at most one of --user and --email")
+	}
 	var ids []int64
-	if isSet(fs, "user") {
-		ids = []int64{*userID}
+	if isSet(fs, "user") || isSet(fs, "email") {
+		u, err := findUser(ctx, user.NewStore(e.db), *userID, *email)
+		if err != nil {
+			return err
+		}
+		ids = []int64{u.ID}
 	}
 	list, err := keys.List(ctx, ids)
 	if err != nil {
 		return err
 	}
+	// Never the secret: only its prefix, which tells keys apart.
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tUSER\tNAME\tPREFIX\tCREATED\tREVOKED\tLAST USED")
+	fmt.Fprintln(w, "ID\tUSER\tNAME\tPREFIX\tSCOPES\tCREATED\tLAST USED\tEXPIRES\tREVOKED")
 	for _, k := range list {
-		fmt.Fprintf(w, "%d\t%d\t%s\t%s...\t%s\t%s\t%s\n", k.ID, k.UserID, orDash(k.Name), k.Prefix,
-			k.CreatedAt.UTC().Format(time.DateTime), timeOrDash(k.RevokedAt), timeOrDash(k.LastUsedAt))
+		fmt.Fprintf(w, "%d\t%d\t%s\t%s...\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.UserID, orDash(k.Name), k.Prefix,
+			orDash(strings.Join(k.Scopes, ",")), k.CreatedAt.UTC().Format(time.DateTime), timeOrDash(k.LastUsedAt),
+			timeOrDash(k.ExpiresAt), timeOrDash(k.RevokedAt))
 	}
 	return w.Flush()
 }

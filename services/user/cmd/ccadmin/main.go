@@ -41,9 +41,9 @@ type settings struct {
 
 const usage = `usage:
   ccadmin seed --demo
-  ccadmin apikey create (--user ID | --email E) [--name LABEL]
+  ccadmin apikey create (--user ID | --email E) [--name LABEL] [--scopes a,b] [--expires 90d|2027-01-31]
   ccadmin apikey revoke (--id ID | --key KEY)
-  ccadmin apikey list [--user ID]
+  ccadmin apikey list [--user ID | --email E]
   ccadmin user create --email E [--name N] [--last-name L] [--access-group G] [--active=true|false]
       [--email-notifications=true|false] [--email-priority=urgent|none]
       [--messenger-notifications=true|false] [--messenger-chat-id C] [--messenger-priority=urgent|none]

@@ -96,7 +96,10 @@ func TestAPIKeyLifecycle(t *testing.T) {
 
 	id, err := keys.Verify(ctx, key)
 	require.NoError(t, err)
-	assert.Equal(t, apikey.Identity{UserID: admin.ID, AccessGroup: "admin"}, id)
+	assert.Equal(t, admin.ID, id.UserID)
+	assert.Equal(t, "admin", id.AccessGroup)
+	assert.Positive(t, id.KeyID)
+	assert.Empty(t, id.Scopes, "no scopes: the user's full rights")
 
 	// Deactivating the user stops the key; activating brings it back.
 	_, _, err = ccadmin(t, "user", "set-active", "--id", strconv.FormatInt(admin.ID, 10), "--active=false")
@@ -132,6 +135,36 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, key2[:12]+"...")
 	assert.NotContains(t, out, key2)
+}
+
+func TestAPIKeyScopesAndExpiry(t *testing.T) {
+	ctx := context.Background()
+	_, _, err := ccadmin(t, "seed", "--demo")
+	require.NoError(t, err)
+	keys := apikey.NewStore(openDB(t))
+
+	out, _, err := ccadmin(t, "apikey", "create", "--email", "client@demo.callcenter.local", "--name", "crm",
+		"--scopes", "leads:read,leads:write", "--expires", "90d")
+	require.NoError(t, err)
+	id, err := keys.Verify(ctx, strings.TrimSpace(out))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"leads:read", "leads:write"}, id.Scopes)
+
+	list, _, err := ccadmin(t, "apikey", "list", "--email", "client@demo.callcenter.local")
+	require.NoError(t, err)
+	assert.Contains(t, list, "SCOPES")
+	assert.Contains(t, list, "leads:read,leads:write")
+	assert.Contains(t, list, time.Now().AddDate(0, 0, 90).UTC().Format(time.DateOnly))
+
+	// A scope beyond the user's group, an unknown scope, an expiry in the past: refused.
+	for _, args := range [][]string{
+		{"--email", "client@demo.callcenter.local", "--scopes", "notifications:send"},
+		{"--email", "client@demo.callcenter.local", "--scopes", "leads:delete"},
+		{"--email", "client@demo.callcenter.local", "--expires", "2020-01-01"},
+	} {
+		_, _, err := ccadmin(t, append([]string{"apikey", "create"}, args...)...)
+		assert.ErrorContains(t, err, "apikey create: --", "%v", args)
+	}
 }
 
 func TestUserList(t *testing.T) {

@@ -3,6 +3,7 @@ package agentgroup
 import (
 	"context"
 
+	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/web"
@@ -77,11 +78,18 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	return nil, h.groups.Update(ctx, id, ch)
 }
 
-// list is operation 18.
+// list is operation 18. An agent (call-center) sees only the groups they are in: an agentId
+// naming someone else matches nothing for them.
 func (h *Handler) list(c *gin.Context) (any, error) {
 	f, page, err := ParseListQuery(c.Request.URL.Query())
 	if err != nil {
 		return nil, err
+	}
+	if caller := web.CallerOf(c); access.Group(caller.AccessGroup) == access.CallCenter {
+		if f.AgentID != nil && *f.AgentID != caller.UserID {
+			return listquery.NewResult([]View{}, page, 0), nil
+		}
+		f.AgentID = &caller.UserID
 	}
 	ctx := c.Request.Context()
 	groups, err := h.groups.List(ctx, f)

@@ -1,22 +1,51 @@
 package apikey
 
 import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"ccplatform/pkg/access"
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/listquery"
+	"ccplatform/pkg/optional"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
 )
 
-// Handler serves key verification to the gateway.
-type Handler struct {
-	store *Store
+// Owners tells the handler who a key would belong to: the user's group decides which scopes the
+// key may carry.
+type Owners interface {
+	// Owner is the access group and activity of user id; an unknown user is NotFound.
+	Owner(ctx context.Context, id int64) (group access.Group, active bool, err error)
 }
 
-// NewHandler is a handler over store.
-func NewHandler(store *Store) *Handler { return &Handler{store: store} }
+// Handler serves key verification to the gateway and the self-service key routes to integrators.
+type Handler struct {
+	store  *Store
+	owners Owners
+	now    func() time.Time
+}
+
+// NewHandler is a handler over store; owners answers who a new key's user is.
+func NewHandler(store *Store, owners Owners) *Handler {
+	return &Handler{store: store, owners: owners, now: time.Now}
+}
 
 // RegisterInternal adds the routes the gateway calls; r must already demand the internal token.
 func (h *Handler) RegisterInternal(r gin.IRoutes) {
 	r.POST("/internal/auth/verify", web.Handle(h.verify))
+}
+
+// RegisterPublic adds the self-service key routes (through the gateway, which allows them only
+// to keys without scopes: a narrowed key cannot mint keys).
+func (h *Handler) RegisterPublic(r gin.IRoutes, idempotent gin.HandlerFunc) {
+	r.POST("/v2/api-key/create", idempotent, web.Handle(h.create))
+	r.GET("/v2/api-key", web.Handle(h.list))
+	r.POST("/v2/api-key/revoke/:id", web.Handle(h.revoke))
 }
 
 type verifyRequest struct {
@@ -30,4 +59,153 @@ func (h *Handler) verify(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	return h.store.Verify(c.Request.Context(), req.Key)
+}
+
+// maxNameLen bounds a key's label.
+const maxNameLen = 100
+
+// CreateRequest is the body of POST /v2/api-key/create.
+type CreateRequest struct {
+	Name      optional.Value[string]    `json:"name"`
+	Scopes    optional.Value[[]string]  `json:"scopes"`
+	ExpiresAt optional.Value[time.Time] `json:"expiresAt"`
+	UserID    optional.Value[int64]     `json:"userId"`
+}
+
+// View is a key as the API shows it: never the secret, only its prefix (and the key itself once,
+// in the answer of its creation).
+type View struct {
+	ID         int64    `json:"id"`
+	Key        string   `json:"key,omitempty"`
+	Prefix     string   `json:"prefix"`
+	Name       string   `json:"name"`
+	Scopes     []string `json:"scopes"`
+	ExpiresAt  *string  `json:"expiresAt"`
+	UserID     int64    `json:"userId"`
+	CreatedAt  string   `json:"createdAt"`
+	LastUsedAt *string  `json:"lastUsedAt"`
+	RevokedAt  *string  `json:"revokedAt"`
+}
+
+// timeLayout is RFC 3339 with a numeric zone, so UTC reads +00:00 as every resource shows it.
+const timeLayout = "2006-01-02T15:04:05-07:00"
+
+func timeText(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := t.UTC().Format(timeLayout)
+	return &s
+}
+
+// ViewOf is k as the API shows it.
+func ViewOf(k Key) View {
+	scopes := []string(k.Scopes)
+	if scopes == nil {
+		scopes = []string{}
+	}
+	return View{ID: k.ID, Prefix: k.Prefix + "...", Name: k.Name, Scopes: scopes, ExpiresAt: timeText(k.ExpiresAt), UserID: k.UserID,
+		CreatedAt: *timeText(&k.CreatedAt), LastUsedAt: timeText(k.LastUsedAt), RevokedAt: timeText(k.RevokedAt)}
+}
+
+// create makes a key for the caller (admin: for any active user with userId) with scopes within
+// that user's rights.
+func (h *Handler) create(c *gin.Context) (any, error) {
+	var req CreateRequest
+	if err := web.DecodeJSON(c, &req); err != nil {
+		return nil, err
+	}
+	caller := web.CallerOf(c)
+	fe := apperr.FieldErrors{}
+	owner := caller.UserID
+	if req.UserID.Present() && req.UserID.V != caller.UserID {
+		if access.Group(caller.AccessGroup) != access.Admin {
+			return nil, apperr.New(apperr.Forbidden, "userId: only an admin may create keys for another user")
+		}
+		owner = req.UserID.V
+	}
+	n := New{}
+	if req.Name.Present() {
+		n.Name = strings.TrimSpace(req.Name.V)
+		if utf8.RuneCountInString(n.Name) > maxNameLen {
+			fe.Addf("name", "must be at most %d characters", maxNameLen)
+		}
+	}
+	if req.ExpiresAt.Present() {
+		if !req.ExpiresAt.V.After(h.now()) {
+			fe.Add("expiresAt", "must be in the future")
+		}
+		t := req.ExpiresAt.V.UTC()
+		n.ExpiresAt = &t
+	}
+	group, active, err := h.owners.Owner(c.Request.Context(), owner)
+	switch {
+	case apperr.KindOf(err) == apperr.NotFound || (err == nil && !active):
+		fe.Add("userId", "must be an active user")
+	case err != nil:
+		return nil, err
+	}
+	if req.Scopes.Present() && err == nil {
+		if n.Scopes, err = CheckScopes(req.Scopes.V, group); err != nil {
+			fe.Add("scopes", err.Error())
+		}
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	k, plain, err := h.store.Create(c.Request.Context(), owner, n)
+	if err != nil {
+		return nil, err
+	}
+	v := ViewOf(k)
+	v.Key = plain
+	return v, nil
+}
+
+// list is the caller's keys; an admin may name another user with ?userId=.
+func (h *Handler) list(c *gin.Context) (any, error) {
+	caller := web.CallerOf(c)
+	q := c.Request.URL.Query()
+	fe := apperr.FieldErrors{}
+	page := listquery.ParsePage(q, fe)
+	owner := caller.UserID
+	if raw := q.Get("userId"); raw != "" {
+		id, err := strconv.ParseInt(raw, 10, 64)
+		switch {
+		case err != nil || id <= 0:
+			fe.Add("userId", "must be an integer > 0")
+		case id != caller.UserID && access.Group(caller.AccessGroup) != access.Admin:
+			return nil, apperr.New(apperr.Forbidden, "userId: only an admin may list another user's keys")
+		default:
+			owner = id
+		}
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	keys, err := h.store.List(c.Request.Context(), []int64{owner})
+	if err != nil {
+		return nil, err
+	}
+	views := make([]View, 0, len(keys))
+	for _, k := range keys {
+		views = append(views, ViewOf(k))
+	}
+	from := min(page.Offset, len(views))
+	to := min(from+page.Limit, len(views))
+	return listquery.NewResult(views[from:to], page, len(views)), nil
+}
+
+// revoke stops one of the caller's keys (an admin: anyone's); another's key is a 404.
+func (h *Handler) revoke(c *gin.Context) (any, error) {
+	id, err := web.PathID(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	caller := web.CallerOf(c)
+	owner := caller.UserID
+	if access.Group(caller.AccessGroup) == access.Admin {
+		owner = 0
+	}
+	return nil, h.store.RevokeOwned(c.Request.Context(), id, owner)
 }

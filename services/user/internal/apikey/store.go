@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
 
@@ -14,19 +15,36 @@ import (
 
 // Key is a stored API key: everything but the secret.
 type Key struct {
-	ID         int64      `db:"id"`
-	UserID     int64      `db:"user_id"`
-	Name       string     `db:"name"`
-	Prefix     string     `db:"prefix"`
-	CreatedAt  time.Time  `db:"created_at"`
-	RevokedAt  *time.Time `db:"revoked_at"`
-	LastUsedAt *time.Time `db:"last_used_at"`
+	ID         int64          `db:"id"`
+	UserID     int64          `db:"user_id"`
+	Name       string         `db:"name"`
+	Prefix     string         `db:"prefix"`
+	Scopes     pq.StringArray `db:"scopes"`
+	ExpiresAt  *time.Time     `db:"expires_at"`
+	CreatedAt  time.Time      `db:"created_at"`
+	RevokedAt  *time.Time     `db:"revoked_at"`
+	LastUsedAt *time.Time     `db:"last_used_at"`
 }
 
-// Identity is who a verified key speaks for; the gateway forwards it to the services.
+// keyColumns are the columns of Key.
+const keyColumns = `id, user_id, name, prefix, scopes, expires_at, created_at, revoked_at, last_used_at`
+
+// New is what a key is made with besides its user.
+type New struct {
+	Name string
+	// Scopes narrow the key; none means the user's full rights.
+	Scopes []access.Scope
+	// ExpiresAt, when set, ends the key.
+	ExpiresAt *time.Time
+}
+
+// Identity is who a verified key speaks for, with the key's id and scopes; the gateway forwards
+// it to the services.
 type Identity struct {
-	UserID      int64  `json:"userId"`
-	AccessGroup string `json:"accessGroup"`
+	UserID      int64    `json:"userId"`
+	AccessGroup string   `json:"accessGroup"`
+	KeyID       int64    `json:"keyId"`
+	Scopes      []string `json:"scopes"`
 }
 
 // ErrUnauthorized is the answer for every key that does not verify. One message for every reason
@@ -50,16 +68,20 @@ func NewStore(conn *sqlx.DB) *Store { return &Store{db: conn, now: time.Now} }
 
 // Create makes a key for a user and returns it with the key itself, which is not stored and
 // cannot be shown again. An unknown user is NotFound.
-func (s *Store) Create(ctx context.Context, userID int64, name string) (Key, string, error) {
-	const q = `INSERT INTO api_keys (user_id, name, prefix, hash)
-		SELECT u.id, $2, $3, $4 FROM users u WHERE u.id = $1
-		RETURNING id, user_id, name, prefix, created_at, revoked_at, last_used_at`
+func (s *Store) Create(ctx context.Context, userID int64, n New) (Key, string, error) {
+	const q = `INSERT INTO api_keys (user_id, name, prefix, hash, scopes, expires_at)
+		SELECT u.id, $2, $3, $4, $5, $6 FROM users u WHERE u.id = $1
+		RETURNING ` + keyColumns
 	plain, err := Generate()
 	if err != nil {
 		return Key{}, "", err
 	}
+	scopes := make(pq.StringArray, 0, len(n.Scopes))
+	for _, sc := range n.Scopes {
+		scopes = append(scopes, string(sc))
+	}
 	var k Key
-	if err := s.db.GetContext(ctx, &k, q, userID, name, Prefix(plain), Hash(plain)); err != nil {
+	if err := s.db.GetContext(ctx, &k, q, userID, n.Name, Prefix(plain), Hash(plain), scopes, n.ExpiresAt); err != nil {
 		if db.IsNoRows(err) {
 			return Key{}, "", apperr.NotFoundf("user %d: not found", userID)
 		}
@@ -69,21 +91,22 @@ func (s *Store) Create(ctx context.Context, userID int64, name string) (Key, str
 }
 
 // Verify resolves a key to its user. It is one lookup by the unique hash index joined to the
-// user's row, so a revoked key or a deactivated user is refused on the very next call.
+// user's row, so a revoked or expired key or a deactivated user is refused on the very next call.
 func (s *Store) Verify(ctx context.Context, plain string) (Identity, error) {
-	const q = `SELECT k.id, k.last_used_at, u.id AS user_id, u.access_group
+	const q = `SELECT k.id, k.last_used_at, k.scopes, u.id AS user_id, u.access_group
 		FROM api_keys k JOIN users u ON u.id = k.user_id
-		WHERE k.hash = $1 AND k.revoked_at IS NULL AND u.is_active`
+		WHERE k.hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $2) AND u.is_active`
 	if !WellFormed(plain) {
 		return Identity{}, ErrUnauthorized()
 	}
 	var row struct {
-		ID          int64      `db:"id"`
-		LastUsedAt  *time.Time `db:"last_used_at"`
-		UserID      int64      `db:"user_id"`
-		AccessGroup string     `db:"access_group"`
+		ID          int64          `db:"id"`
+		LastUsedAt  *time.Time     `db:"last_used_at"`
+		Scopes      pq.StringArray `db:"scopes"`
+		UserID      int64          `db:"user_id"`
+		AccessGroup string         `db:"access_group"`
 	}
-	if err := s.db.GetContext(ctx, &row, q, Hash(plain)); err != nil {
+	if err := s.db.GetContext(ctx, &row, q, Hash(plain), s.now()); err != nil {
 		if db.IsNoRows(err) {
 			return Identity{}, ErrUnauthorized()
 		}
@@ -95,7 +118,11 @@ func (s *Store) Verify(ctx context.Context, plain string) (Identity, error) {
 			return Identity{}, err
 		}
 	}
-	return Identity{UserID: row.UserID, AccessGroup: row.AccessGroup}, nil
+	scopes := []string(row.Scopes)
+	if scopes == nil {
+		scopes = []string{}
+	}
+	return Identity{UserID: row.UserID, AccessGroup: row.AccessGroup, KeyID: row.ID, Scopes: scopes}, nil
 }
 
 func (s *Store) touch(ctx context.Context, id int64, now time.Time) error {
@@ -110,9 +137,13 @@ func (s *Store) touch(ctx context.Context, id int64, now time.Time) error {
 
 // Revoke stops a key from working. Revoking a revoked key keeps its first revocation time; an
 // unknown id is NotFound.
-func (s *Store) Revoke(ctx context.Context, id int64) error {
-	const q = `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1`
-	res, err := s.db.ExecContext(ctx, q, id)
+func (s *Store) Revoke(ctx context.Context, id int64) error { return s.RevokeOwned(ctx, id, 0) }
+
+// RevokeOwned is Revoke for a key of owner only (0: any owner); another's key is NotFound, as if it
+// did not exist.
+func (s *Store) RevokeOwned(ctx context.Context, id, owner int64) error {
+	const q = `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND ($2 = 0 OR user_id = $2)`
+	res, err := s.db.ExecContext(ctx, q, id, owner)
 	if err != nil {
 		return fmt.Errorf("revoke key %d: %w", id, err)
 	}
@@ -142,7 +173,7 @@ func (s *Store) RevokeKey(ctx context.Context, plain string) (int64, error) {
 
 // List reads the keys of the given users (every key when userIDs is empty), newest first.
 func (s *Store) List(ctx context.Context, userIDs []int64) ([]Key, error) {
-	const q = `SELECT id, user_id, name, prefix, created_at, revoked_at, last_used_at FROM api_keys
+	const q = `SELECT ` + keyColumns + ` FROM api_keys
 		WHERE cardinality($1::bigint[]) = 0 OR user_id = ANY($1::bigint[])
 		ORDER BY id DESC`
 	if userIDs == nil {

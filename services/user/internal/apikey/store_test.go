@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/services/user/internal/apikey"
@@ -52,7 +53,7 @@ func TestCreateAndVerify(t *testing.T) {
 	keys := apikey.NewStore(conn)
 	uid := newUser(t, conn, "verify@example.com", user.GroupAdmin)
 
-	k, plain, err := keys.Create(ctx, uid, "ci")
+	k, plain, err := keys.Create(ctx, uid, apikey.New{Name: "ci"})
 	require.NoError(t, err)
 	assert.True(t, apikey.WellFormed(plain))
 	assert.Equal(t, uid, k.UserID)
@@ -71,7 +72,7 @@ func TestCreateAndVerify(t *testing.T) {
 
 	id, err := keys.Verify(ctx, plain)
 	require.NoError(t, err)
-	assert.Equal(t, apikey.Identity{UserID: uid, AccessGroup: "admin"}, id)
+	assert.Equal(t, apikey.Identity{UserID: uid, AccessGroup: "admin", KeyID: k.ID, Scopes: []string{}}, id)
 
 	list, err := keys.List(ctx, []int64{uid})
 	require.NoError(t, err)
@@ -80,7 +81,7 @@ func TestCreateAndVerify(t *testing.T) {
 	assert.WithinDuration(t, time.Now(), *list[0].LastUsedAt, time.Minute)
 
 	// A second key of the same user is independent of the first.
-	_, plain2, err := keys.Create(ctx, uid, "")
+	_, plain2, err := keys.Create(ctx, uid, apikey.New{Name: ""})
 	require.NoError(t, err)
 	assert.NotEqual(t, plain, plain2)
 	_, err = keys.Verify(ctx, plain2)
@@ -103,7 +104,7 @@ func TestVerifyRefuses(t *testing.T) {
 }
 
 func TestCreateForUnknownUser(t *testing.T) {
-	_, _, err := apikey.NewStore(openDB(t)).Create(context.Background(), 999999, "x")
+	_, _, err := apikey.NewStore(openDB(t)).Create(context.Background(), 999999, apikey.New{Name: "x"})
 	require.Error(t, err)
 	assert.Equal(t, apperr.NotFound, apperr.KindOf(err))
 }
@@ -115,7 +116,7 @@ func TestRevoke(t *testing.T) {
 	uid := newUser(t, conn, "revoke@example.com", user.GroupCallCenter)
 
 	t.Run("by id", func(t *testing.T) {
-		k, plain, err := keys.Create(ctx, uid, "")
+		k, plain, err := keys.Create(ctx, uid, apikey.New{Name: ""})
 		require.NoError(t, err)
 		require.NoError(t, keys.Revoke(ctx, k.ID))
 		_, err = keys.Verify(ctx, plain)
@@ -130,7 +131,7 @@ func TestRevoke(t *testing.T) {
 		assert.True(t, first.Equal(again))
 	})
 	t.Run("by key", func(t *testing.T) {
-		k, plain, err := keys.Create(ctx, uid, "")
+		k, plain, err := keys.Create(ctx, uid, apikey.New{Name: ""})
 		require.NoError(t, err)
 		id, err := keys.RevokeKey(ctx, plain)
 		require.NoError(t, err)
@@ -146,9 +147,9 @@ func TestRevoke(t *testing.T) {
 		assert.Equal(t, apperr.NotFound, apperr.KindOf(err))
 	})
 	t.Run("other keys keep working", func(t *testing.T) {
-		a, _, err := keys.Create(ctx, uid, "a")
+		a, _, err := keys.Create(ctx, uid, apikey.New{Name: "a"})
 		require.NoError(t, err)
-		_, plainB, err := keys.Create(ctx, uid, "b")
+		_, plainB, err := keys.Create(ctx, uid, apikey.New{Name: "b"})
 		require.NoError(t, err)
 		require.NoError(t, keys.Revoke(ctx, a.ID))
 		_, err = keys.Verify(ctx, plainB)
@@ -162,7 +163,7 @@ func TestDeactivatedUser(t *testing.T) {
 	keys := apikey.NewStore(conn)
 	users := user.NewStore(conn)
 	uid := newUser(t, conn, "leaver@example.com", user.GroupCallCenter)
-	_, plain, err := keys.Create(ctx, uid, "")
+	_, plain, err := keys.Create(ctx, uid, apikey.New{Name: ""})
 	require.NoError(t, err)
 
 	require.NoError(t, users.SetActive(ctx, uid, false))
@@ -174,4 +175,64 @@ func TestDeactivatedUser(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uid, got.UserID)
 	assert.Equal(t, "call-center", got.AccessGroup)
+}
+
+func TestScopedAndExpiringKeys(t *testing.T) {
+	ctx := context.Background()
+	conn := openDB(t)
+	keys := apikey.NewStore(conn)
+	uid := newUser(t, conn, "scoped@example.com", user.GroupClient)
+
+	k, plain, err := keys.Create(ctx, uid, apikey.New{Name: "crm", Scopes: []access.Scope{access.LeadsRead, access.LeadsWrite}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"leads:read", "leads:write"}, []string(k.Scopes))
+	id, err := keys.Verify(ctx, plain)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"leads:read", "leads:write"}, id.Scopes)
+	assert.Equal(t, k.ID, id.KeyID)
+
+	soon := time.Now().Add(time.Hour)
+	_, expiring, err := keys.Create(ctx, uid, apikey.New{ExpiresAt: &soon})
+	require.NoError(t, err)
+	_, err = keys.Verify(ctx, expiring)
+	require.NoError(t, err, "works until it expires")
+	_, err = conn.ExecContext(ctx, `UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE user_id = $1 AND expires_at IS NOT NULL`, uid)
+	require.NoError(t, err)
+	_, err = keys.Verify(ctx, expiring)
+	assertUnauthorized(t, err)
+
+	// Revoking another user's key by id answers as if it did not exist.
+	other := newUser(t, conn, "other@example.com", user.GroupClient)
+	assert.Equal(t, apperr.NotFound, apperr.KindOf(keys.RevokeOwned(ctx, k.ID, other)))
+	require.NoError(t, keys.RevokeOwned(ctx, k.ID, uid))
+	_, err = keys.Verify(ctx, plain)
+	assertUnauthorized(t, err)
+}
+
+func TestParseExpiryAndCheckScopes(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	for raw, want := range map[string]time.Time{
+		"90d":                  now.AddDate(0, 0, 90),
+		"2027-01-31":           time.Date(2027, 2, 1, 0, 0, 0, 0, time.UTC),
+		"2027-01-31T10:00:00Z": time.Date(2027, 1, 31, 10, 0, 0, 0, time.UTC),
+	} {
+		got, err := apikey.ParseExpiry(raw, now)
+		require.NoError(t, err, raw)
+		assert.Equal(t, want, *got, raw)
+	}
+	never, err := apikey.ParseExpiry("", now)
+	require.NoError(t, err)
+	assert.Nil(t, never)
+	for _, bad := range []string{"0d", "-1d", "xd", "2020-01-01", "tomorrow", "2026-11-24T11:00:00Z"} {
+		_, err := apikey.ParseExpiry(bad, now)
+		assert.Error(t, err, bad)
+	}
+
+	scopes, err := apikey.CheckScopes([]string{"leads:read", "calls:read"}, access.CallCenter)
+	require.NoError(t, err)
+	assert.Equal(t, []access.Scope{access.LeadsRead, access.CallsRead}, scopes)
+	_, err = apikey.CheckScopes([]string{"orders:write"}, access.CallCenter)
+	assert.ErrorContains(t, err, "beyond the rights of the call-center group: orders:write")
+	_, err = apikey.CheckScopes([]string{"anything"}, access.Admin)
+	assert.ErrorContains(t, err, "unknown scope")
 }

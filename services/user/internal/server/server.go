@@ -47,7 +47,9 @@ func New(d Deps) http.Handler {
 	// Public routes come through the gateway, which sends the token too: every route but the
 	// health check demands it.
 	r := e.Group("", web.RequireInternalToken(d.InternalToken))
-	apikey.NewHandler(apikey.NewStore(d.DB)).RegisterInternal(r)
+	keyRoutes := apikey.NewHandler(apikey.NewStore(d.DB), users)
+	keyRoutes.RegisterInternal(r)
+	keyRoutes.RegisterPublic(r, idempotent)
 	userRoutes := user.NewHandler(users, placeholder)
 	userRoutes.RegisterPublic(r)
 	userRoutes.RegisterInternal(r)

@@ -124,7 +124,7 @@ func TestVerify(t *testing.T) {
 	ctx := context.Background()
 	f := setup(t)
 	uid := f.newUser(t, "verify@example.com", user.GroupModerator)
-	_, good, err := f.keys.Create(ctx, uid, "")
+	_, good, err := f.keys.Create(ctx, uid, apikey.New{Name: ""})
 	require.NoError(t, err)
 
 	t.Run("ok", func(t *testing.T) {
@@ -145,11 +145,11 @@ func TestVerify(t *testing.T) {
 
 	unknown, err := apikey.Generate()
 	require.NoError(t, err)
-	revokedKey, revoked, err := f.keys.Create(ctx, uid, "")
+	revokedKey, revoked, err := f.keys.Create(ctx, uid, apikey.New{Name: ""})
 	require.NoError(t, err)
 	require.NoError(t, f.keys.Revoke(ctx, revokedKey.ID))
 	inactiveID := f.newUser(t, "inactive@example.com", user.GroupCallCenter)
-	_, inactive, err := f.keys.Create(ctx, inactiveID, "")
+	_, inactive, err := f.keys.Create(ctx, inactiveID, apikey.New{Name: ""})
 	require.NoError(t, err)
 	require.NoError(t, f.user.SetActive(ctx, inactiveID, false))
 

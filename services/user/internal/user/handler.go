@@ -34,11 +34,18 @@ func (h *Handler) RegisterInternal(r gin.IRoutes) {
 	r.POST("/internal/users/recipients", web.Handle(h.recipients))
 }
 
+// SeesOnlySelf reports whether a caller of group g sees only their own user: partners and
+// agents do not browse the staff (gateway/README.md, "Who may do what").
+func SeesOnlySelf(g AccessGroup) bool { return g == GroupClient || g == GroupCallCenter }
+
 // list is operation 14.
 func (h *Handler) list(c *gin.Context) (any, error) {
 	f, page, err := ParseListQuery(c.Request.URL.Query())
 	if err != nil {
 		return nil, err
+	}
+	if caller := web.CallerOf(c); SeesOnlySelf(AccessGroup(caller.AccessGroup)) {
+		f.OnlyID = &caller.UserID
 	}
 	ctx := c.Request.Context()
 	users, err := h.store.List(ctx, f)
@@ -57,6 +64,10 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 	id, err := web.PathID(c, "userId")
 	if err != nil {
 		return nil, err
+	}
+	if caller := web.CallerOf(c); SeesOnlySelf(AccessGroup(caller.AccessGroup)) && id != caller.UserID {
+		// Exactly as if the user did not exist: nobody learns which ids are taken.
+		return nil, notFound(id)
 	}
 	u, err := h.store.Get(c.Request.Context(), id)
 	if err != nil {

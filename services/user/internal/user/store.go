@@ -84,15 +84,19 @@ type Filter struct {
 	IsActive    *bool
 	Offset      int
 	Limit       int
+	// OnlyID, when set, narrows the list to that one user: what a caller who may see only
+	// themselves is shown.
+	OnlyID *int64
 }
 
 // List reads the users that match f, ordered by id.
 func (s *Store) List(ctx context.Context, f Filter) ([]User, error) {
 	const q = `SELECT ` + columns + ` FROM users
 		WHERE ($1::text IS NULL OR access_group = $1) AND ($2::boolean IS NULL OR is_active = $2)
+			AND ($5::bigint IS NULL OR id = $5)
 		ORDER BY id OFFSET $3 LIMIT NULLIF($4::int, 0)`
 	users := []User{}
-	if err := s.db.SelectContext(ctx, &users, q, f.AccessGroup, f.IsActive, f.Offset, f.Limit); err != nil {
+	if err := s.db.SelectContext(ctx, &users, q, f.AccessGroup, f.IsActive, f.Offset, f.Limit, f.OnlyID); err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}
 	return users, nil
@@ -101,9 +105,10 @@ func (s *Store) List(ctx context.Context, f Filter) ([]User, error) {
 // Count is how many users match f's filters (Offset and Limit ignored), for a list's total.
 func (s *Store) Count(ctx context.Context, f Filter) (int, error) {
 	const q = `SELECT count(*) FROM users
-		WHERE ($1::text IS NULL OR access_group = $1) AND ($2::boolean IS NULL OR is_active = $2)`
+		WHERE ($1::text IS NULL OR access_group = $1) AND ($2::boolean IS NULL OR is_active = $2)
+			AND ($3::bigint IS NULL OR id = $3)`
 	var n int
-	if err := s.db.GetContext(ctx, &n, q, f.AccessGroup, f.IsActive); err != nil {
+	if err := s.db.GetContext(ctx, &n, q, f.AccessGroup, f.IsActive, f.OnlyID); err != nil {
 		return 0, fmt.Errorf("count users: %w", err)
 	}
 	return n, nil
@@ -205,4 +210,14 @@ func (s *Store) SetActive(ctx context.Context, id int64, active bool) error {
 		return notFound(id)
 	}
 	return nil
+}
+
+// Owner is the access group and activity of user id, as the API-key routes need them; an unknown
+// user is NotFound.
+func (s *Store) Owner(ctx context.Context, id int64) (AccessGroup, bool, error) {
+	u, err := s.Get(ctx, id)
+	if err != nil {
+		return "", false, err
+	}
+	return u.AccessGroup, u.IsActive, nil
 }

@@ -8,34 +8,29 @@ import (
 	"strings"
 	"time"
 
+	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 
 	"github.com/lib/pq"
 )
 
-// AccessGroup decides what a user may do; the empty group means none was assigned.
-type AccessGroup string
+// AccessGroup decides what a user may do; the empty group means none was assigned. The names are
+// the platform's (pkg/access), shared with the gateway that enforces them.
+type AccessGroup = access.Group
 
 // The access groups of the contract.
 const (
-	GroupNone             AccessGroup = ""
-	GroupClient           AccessGroup = "client"
-	GroupCallCenter       AccessGroup = "call-center"
-	GroupCallCenterSenior AccessGroup = "call-center-senior"
-	GroupArbitration      AccessGroup = "arbitration"
-	GroupModerator        AccessGroup = "moderator"
-	GroupAdmin            AccessGroup = "admin"
+	GroupNone             = access.None
+	GroupClient           = access.Client
+	GroupCallCenter       = access.CallCenter
+	GroupCallCenterSenior = access.CallCenterSenior
+	GroupArbitration      = access.Arbitration
+	GroupModerator        = access.Moderator
+	GroupAdmin            = access.Admin
 )
 
 // AccessGroups lists every named group (not GroupNone), in the contract's order.
-func AccessGroups() []AccessGroup {
-	return []AccessGroup{GroupClient, GroupCallCenter, GroupCallCenterSenior, GroupArbitration, GroupModerator, GroupAdmin}
-}
-
-// Valid reports whether g is a named group or GroupNone.
-func (g AccessGroup) Valid() bool {
-	return g == GroupNone || slices.Contains(AccessGroups(), g)
-}
+func AccessGroups() []AccessGroup { return access.Groups() }
 
 // PhoneMode is which calls the telephony sends to a user.
 type PhoneMode string
