@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/optional"
 	"ccplatform/pkg/requestid"
@@ -507,10 +508,12 @@ func TestCallerOf(t *testing.T) {
 	req := get("/me")
 	req.Header.Set(HeaderUserID, "42")
 	req.Header.Set(HeaderAccessGroup, "admin")
+	req.Header.Set(access.HeaderKeyID, "7")
+	req.Header.Set(access.HeaderKeyScopes, "leads:read,calls:read")
 	_, env := do(t, e, req)
-	assert.JSONEq(t, `{"UserID":42,"AccessGroup":"admin"}`, string(env.Data))
+	assert.JSONEq(t, `{"UserID":42,"AccessGroup":"admin","KeyID":7,"Scopes":["leads:read","calls:read"]}`, string(env.Data))
 	_, env = do(t, e, get("/me"))
-	assert.JSONEq(t, `{"UserID":0,"AccessGroup":""}`, string(env.Data))
+	assert.JSONEq(t, `{"UserID":0,"AccessGroup":"","KeyID":0,"Scopes":null}`, string(env.Data))
 }
 
 func TestServeDrainsInFlightRequests(t *testing.T) {
