@@ -41,11 +41,13 @@ func (r Response) ID() int64 {
 	return v.ID
 }
 
-// Client calls Handler as the gateway would, on behalf of UserID.
+// Client calls Handler as the gateway would, on behalf of UserID of AccessGroup (admin when
+// empty: the gateway always names the caller's group, and most tests act as staff).
 type Client struct {
-	Handler http.Handler
-	Token   string
-	UserID  string
+	Handler     http.Handler
+	Token       string
+	UserID      string
+	AccessGroup string
 }
 
 // Do sends a request. body is sent as is when it is a string, else encoded as JSON. headers are
@@ -68,6 +70,13 @@ func (c Client) Do(t testing.TB, method, path string, body any, headers ...strin
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(web.HeaderInternalToken, c.Token)
 	req.Header.Set(web.HeaderUserID, c.UserID)
+	if c.UserID != "" {
+		group := c.AccessGroup
+		if group == "" {
+			group = "admin"
+		}
+		req.Header.Set(web.HeaderAccessGroup, group)
+	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		if headers[i+1] == "" {
 			req.Header.Del(headers[i])

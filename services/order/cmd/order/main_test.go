@@ -80,6 +80,7 @@ func post(t *testing.T, addr, path, body string) json.RawMessage {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Internal-Token", "t")
 	req.Header.Set("X-User-Id", "1")
+	req.Header.Set("X-Access-Group", "admin")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 
+	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/customfield"
+	"ccplatform/pkg/optional"
 	"ccplatform/pkg/web"
 	"ccplatform/services/order/internal/callattempt"
 
@@ -48,7 +50,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err := web.DecodeJSON(c, &in); err != nil {
 		return nil, err
 	}
-	ch, err := h.check(ctx, in, ForCreate)
+	ch, err := h.check(ctx, in, ForCreate, callerOf(web.CallerOf(c)))
 	if err != nil {
 		return nil, err
 	}
@@ -80,12 +82,17 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	if err := web.DecodeJSON(c, &in); err != nil {
 		return nil, err
 	}
-	ch, err := h.check(ctx, in, ForUpdate)
+	caller := callerOf(web.CallerOf(c))
+	ch, err := h.check(ctx, in, ForUpdate, caller)
 	if err != nil {
 		return nil, err
 	}
 	updatedBy := callerID(c)
 	_, err = h.orders.Update(ctx, id, func(o *Order) error {
+		if !CanUpdate(caller, *o) {
+			// Exactly the answer for a missing order: nobody learns what exists elsewhere.
+			return notFound(id)
+		}
 		ch.ApplyTo(o)
 		o.UpdatedBy = updatedBy
 		return nil
@@ -104,11 +111,33 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := h.orders.Get(c.Request.Context(), id)
+	ctx := c.Request.Context()
+	o, err := h.orders.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	caller, err := h.withGroups(ctx, callerOf(web.CallerOf(c)))
+	if err != nil {
+		return nil, err
+	}
+	if !CanSee(caller, o) {
+		return nil, notFound(id)
+	}
 	return ViewOf(o), nil
+}
+
+// withGroups adds the agent groups of an agent caller: their orders are the ones they or their
+// groups work in.
+func (h *Handler) withGroups(ctx context.Context, c Caller) (Caller, error) {
+	if !c.isAgent() {
+		return c, nil
+	}
+	groups, err := h.users.AgentGroupsOf(ctx, c.UserID)
+	if err != nil {
+		return Caller{}, err
+	}
+	c.GroupIDs = groups
+	return c, nil
 }
 
 func (h *Handler) internalDetail(c *gin.Context) (any, error) {
@@ -124,11 +153,18 @@ func (h *Handler) internalDetail(c *gin.Context) (any, error) {
 }
 
 // check runs every rule on a body: first those of the body alone, then the references against
-// their catalogs, so that one answer names every broken field.
-func (h *Handler) check(ctx context.Context, in Input, mode Mode) (Changes, error) {
+// their catalogs, so that one answer names every broken field. A client's orders are its own
+// whatever it sends as clientUserId.
+func (h *Handler) check(ctx context.Context, in Input, mode Mode, caller Caller) (Changes, error) {
 	fe := apperr.FieldErrors{}
 	ch := in.Check(mode, h.dates, fe)
-	if err := h.checkReferences(ctx, &ch, fe); err != nil {
+	switch {
+	case caller.Group == access.Client && mode == ForCreate:
+		ch.ClientUserID = optional.Of(caller.UserID)
+	case !SetsOwner(caller):
+		ch.ClientUserID = optional.Value[int64]{}
+	}
+	if err := h.checkReferences(ctx, &ch, caller, fe); err != nil {
 		// The user service being down must not hide plain mistakes in the body: those come first.
 		if apperr.KindOf(err) == apperr.Unavailable && len(fe) > 0 {
 			return Changes{}, fe.Err()
@@ -140,7 +176,7 @@ func (h *Handler) check(ctx context.Context, in Input, mode Mode) (Changes, erro
 
 // checkReferences checks that what the body names exists: languages, custom fields (and their
 // values' types), the call-attempt group, agents and agent groups.
-func (h *Handler) checkReferences(ctx context.Context, ch *Changes, fe apperr.FieldErrors) error {
+func (h *Handler) checkReferences(ctx context.Context, ch *Changes, caller Caller, fe apperr.FieldErrors) error {
 	if err := h.checkLanguages(ctx, ch, fe); err != nil {
 		return err
 	}
@@ -154,6 +190,15 @@ func (h *Handler) checkReferences(ctx context.Context, ch *Changes, fe apperr.Fi
 		}
 		if !ok {
 			fe.Addf("callAttemptGroupId", "no call-attempt group has id %d", ch.CallAttemptGroupID.V)
+		}
+	}
+	if ch.ClientUserID.Present() && ch.ClientUserID.V != caller.UserID {
+		ok, err := h.users.IsActiveClient(ctx, ch.ClientUserID.V)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fe.Add("clientUserId", clientRule)
 		}
 	}
 	if ch.AgentGroupIDs.Present() {

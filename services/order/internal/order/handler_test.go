@@ -543,3 +543,38 @@ func TestUpdateRecordsOneEventOnlyWhenItCommits(t *testing.T) {
 	require.Len(t, evs, 2)
 	assert.NotEqual(t, evs[0].EventID, evs[1].EventID, "each update is an event of its own")
 }
+
+// A client's order is its own whatever it sends; another client gets exactly the answer for a
+// missing order, and nothing changes. (Agents' orders depend on their agent groups, which the user
+// service knows: e2e.)
+func TestClientsOwnTheirOrders(t *testing.T) {
+	as := func(user, group string) []string { return []string{"X-User-Id", user, "X-Access-Group", group} }
+	res := env.Do(t, http.MethodPost, "/v2/order/create/", body(t, map[string]any{"clientUserId": 999}), as("501", "client")...)
+	require.Equal(t, http.StatusOK, res.Status, res.Message)
+	id := res.ID()
+	assert.EqualValues(t, 501, detail(t, id)["clientUserId"], "set to the creating client")
+
+	path := fmt.Sprintf("/v2/order/detail/%d/", id)
+	mine := env.Do(t, http.MethodGet, path, nil, as("501", "client")...)
+	assert.Equal(t, http.StatusOK, mine.Status, mine.Message)
+	missing := env.Do(t, http.MethodGet, "/v2/order/detail/999999999/", nil, as("502", "client")...)
+	other := env.Do(t, http.MethodGet, path, nil, as("502", "client")...)
+	assert.Equal(t, missing.Status, other.Status)
+	assert.Equal(t, fmt.Sprintf("order %d does not exist", id), other.Message)
+
+	upd := env.Do(t, http.MethodPost, fmt.Sprintf("/v2/order/update/%d/", id), map[string]any{"title": "Taken over"}, as("502", "client")...)
+	assert.Equal(t, http.StatusNotFound, upd.Status)
+	assert.NotEqual(t, "Taken over", detail(t, id)["title"])
+
+	// The owner may rename it but not give it away.
+	upd = env.Do(t, http.MethodPost, fmt.Sprintf("/v2/order/update/%d/", id), map[string]any{"title": "Renamed", "clientUserId": 502}, as("501", "client")...)
+	require.Equal(t, http.StatusOK, upd.Status, upd.Message)
+	d := detail(t, id)
+	assert.Equal(t, "Renamed", d["title"])
+	assert.EqualValues(t, 501, d["clientUserId"])
+
+	// Staff may clear the owner (an owner to set is checked with the user service: e2e).
+	upd = update(t, id, map[string]any{"clientUserId": nil})
+	require.Equal(t, http.StatusOK, upd.Status, upd.Message)
+	assert.Nil(t, detail(t, id)["clientUserId"])
+}

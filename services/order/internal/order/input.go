@@ -46,6 +46,7 @@ type Input struct {
 	AgentLeadEditMode          optional.Value[string]                     `json:"agentLeadEditMode"`
 	AutoProcessCall            optional.Value[bool]                       `json:"autoProcessCall"`
 	TransferNumbers            optional.Value[[]TransferNumberInput]      `json:"transferNumbers"`
+	ClientUserID               optional.Value[int64]                      `json:"clientUserId"`
 }
 
 // TransferNumberInput is one sent transfer number.
@@ -73,6 +74,7 @@ type Changes struct {
 	AgentGroupIDs              optional.Value[[]int64]
 	ShowLeadContactsToAgent    optional.Value[bool]
 	CallAttemptGroupID         optional.Value[int64]
+	ClientUserID               optional.Value[int64]
 	QualifiedLeadsPerDayLimit  optional.Value[int64]
 	CallScenarioID             optional.Value[int64]
 	LeadTransformEnabled       optional.Value[bool]
@@ -128,6 +130,7 @@ func (in Input) Check(mode Mode, dates *DateParser, fe apperr.FieldErrors) Chang
 		SipEndpointUsageScheme:     oneOf(fe, "sipEndpointUsageScheme", in.SipEndpointUsageScheme, SipEndpointUsageSchemes),
 		AgentLeadEditMode:          oneOf(fe, "agentLeadEditMode", in.AgentLeadEditMode, AgentLeadEditModes),
 		CallAttemptGroupID:         atLeastOne(fe, "callAttemptGroupId", in.CallAttemptGroupID),
+		ClientUserID:               atLeastOne(fe, "clientUserId", in.ClientUserID),
 		QualifiedLeadsPerDayLimit:  atLeastOne(fe, "qualifiedLeadsPerDayLimit", in.QualifiedLeadsPerDayLimit),
 		CallScenarioID:             atLeastOne(fe, "callScenarioId", in.CallScenarioID),
 		AgentUserIDs:               ids(fe, "agentUserIds", in.AgentUserIDs, false, maxBigintID),
@@ -339,6 +342,7 @@ func (c Changes) ApplyTo(o *Order) {
 	set(&o.AgentGroupIDs, c.AgentGroupIDs)
 	set(&o.ShowLeadContactsToAgent, c.ShowLeadContactsToAgent)
 	setNullable(&o.CallAttemptGroupID, c.CallAttemptGroupID)
+	setNullable(&o.ClientUserID, c.ClientUserID)
 	setNullable(&o.QualifiedLeadsPerDayLimit, c.QualifiedLeadsPerDayLimit)
 	setNullable(&o.CallScenarioID, c.CallScenarioID)
 	set(&o.LeadTransformEnabled, c.LeadTransformEnabled)

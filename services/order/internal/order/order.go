@@ -58,6 +58,8 @@ type Order struct {
 	UpdatedAt                  time.Time
 	CreatedBy                  *int64
 	UpdatedBy                  *int64
+	// ClientUserID is the client the order belongs to (nil: none).
+	ClientUserID *int64
 }
 
 // TransferNumber is a number a call can be transferred to, with its display names by language.
@@ -123,6 +125,7 @@ type View struct {
 	UpdatedAt                  string           `json:"updatedAt"`
 	CreatedBy                  *int64           `json:"createdBy"`
 	UpdatedBy                  *int64           `json:"updatedBy"`
+	ClientUserID               *int64           `json:"clientUserId"`
 }
 
 // transferNumber is the wire form: names is an object, or [] when there are none (contract).
@@ -169,6 +172,7 @@ func ViewOf(o Order) View {
 		UpdatedAt:                  o.UpdatedAt.UTC().Format(TimeLayout),
 		CreatedBy:                  o.CreatedBy,
 		UpdatedBy:                  o.UpdatedBy,
+		ClientUserID:               o.ClientUserID,
 	}
 	for _, d := range o.CallHolidayOverrides {
 		v.CallHolidayOverrides = append(v.CallHolidayOverrides, d.Format(HolidayLayout))

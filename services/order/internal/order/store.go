@@ -56,6 +56,7 @@ type row struct {
 	UpdatedAt                  time.Time      `db:"updated_at"`
 	CreatedBy                  *int64         `db:"created_by"`
 	UpdatedBy                  *int64         `db:"updated_by"`
+	ClientUserID               *int64         `db:"client_user_id"`
 }
 
 const columns = `id, code, service_title, title, call_schedule, call_holiday_overrides, auto_dialing_enabled,
@@ -63,7 +64,7 @@ predictive_mode_enabled, ai_default_language, amd_detection_enabled, call_record
 agent_user_ids, agent_group_ids, show_lead_contacts_to_agent, call_attempt_group_id, qualified_leads_per_day_limit,
 call_scenario_id, lead_transform_enabled, status, speech_recognition_enabled, ignore_lead_timezone, sip_endpoint_ids,
 custom_values, agent_lead_creation_is_allowed, agent_lead_edit_mode, auto_process_call, transfer_numbers,
-created_at, updated_at, created_by, updated_by`
+created_at, updated_at, created_by, updated_by, client_user_id`
 
 func rowOf(o Order) (row, error) {
 	schedule, err := json.Marshal(o.CallSchedule.Padded())
@@ -96,7 +97,7 @@ func rowOf(o Order) (row, error) {
 		SipEndpointIDs: o.SipEndpointIDs, CustomValues: string(custom),
 		AgentLeadCreationIsAllowed: o.AgentLeadCreationIsAllowed, AgentLeadEditMode: o.AgentLeadEditMode,
 		AutoProcessCall: o.AutoProcessCall, TransferNumbers: string(transfer),
-		CreatedBy: o.CreatedBy, UpdatedBy: o.UpdatedBy,
+		CreatedBy: o.CreatedBy, UpdatedBy: o.UpdatedBy, ClientUserID: o.ClientUserID,
 	}, nil
 }
 
@@ -115,6 +116,7 @@ func (r row) order() (Order, error) {
 		AgentLeadCreationIsAllowed: r.AgentLeadCreationIsAllowed, AgentLeadEditMode: r.AgentLeadEditMode,
 		AutoProcessCall: r.AutoProcessCall,
 		CreatedAt:       r.CreatedAt, UpdatedAt: r.UpdatedAt, CreatedBy: r.CreatedBy, UpdatedBy: r.UpdatedBy,
+		ClientUserID: r.ClientUserID,
 	}
 	if err := json.Unmarshal([]byte(r.CallSchedule), &o.CallSchedule); err != nil {
 		return Order{}, fmt.Errorf("order %d: decode schedule: %w", r.ID, err)
@@ -156,13 +158,13 @@ INSERT INTO orders (code, service_title, title, call_schedule, call_holiday_over
     agent_user_ids, agent_group_ids, show_lead_contacts_to_agent, call_attempt_group_id, qualified_leads_per_day_limit,
     call_scenario_id, lead_transform_enabled, status, speech_recognition_enabled, ignore_lead_timezone, sip_endpoint_ids,
     custom_values, agent_lead_creation_is_allowed, agent_lead_edit_mode, auto_process_call, transfer_numbers,
-    created_by, updated_by)
+    created_by, updated_by, client_user_id)
 VALUES (:code, :service_title, :title, :call_schedule, :call_holiday_overrides, :auto_dialing_enabled,
     :predictive_mode_enabled, :ai_default_language, :amd_detection_enabled, :call_record_rule, :sip_endpoint_usage_scheme,
     :agent_user_ids, :agent_group_ids, :show_lead_contacts_to_agent, :call_attempt_group_id, :qualified_leads_per_day_limit,
     :call_scenario_id, :lead_transform_enabled, :status, :speech_recognition_enabled, :ignore_lead_timezone, :sip_endpoint_ids,
     :custom_values, :agent_lead_creation_is_allowed, :agent_lead_edit_mode, :auto_process_call, :transfer_numbers,
-    :created_by, :updated_by)
+    :created_by, :updated_by, :client_user_id)
 RETURNING id`
 	generate := o.Code == ""
 	base := CodeFromTitle(o.Title)
@@ -239,7 +241,7 @@ UPDATE orders SET
     sip_endpoint_ids = :sip_endpoint_ids, custom_values = :custom_values,
     agent_lead_creation_is_allowed = :agent_lead_creation_is_allowed, agent_lead_edit_mode = :agent_lead_edit_mode,
     auto_process_call = :auto_process_call, transfer_numbers = :transfer_numbers,
-    updated_at = now(), updated_by = :updated_by
+    updated_at = now(), updated_by = :updated_by, client_user_id = :client_user_id
 WHERE id = :id
 RETURNING ` + columns
 	)

@@ -3,6 +3,7 @@ package order
 import (
 	"context"
 	"net/http"
+	"strconv"
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/svcclient"
@@ -56,4 +57,49 @@ func (d *UserDirectory) MissingAgentGroups(ctx context.Context, ids []int64) ([]
 		return nil, apperr.Wrap(apperr.Internal, err, "check agent groups")
 	}
 	return out.Missing, nil
+}
+
+// clientRule is the rule an order's owner must meet.
+const clientRule = "must be an active user of the client access group"
+
+// IsActiveClient reports whether user id exists, is active and belongs to the client group. The
+// user service being down is Unavailable (503).
+func (d *UserDirectory) IsActiveClient(ctx context.Context, id int64) (bool, error) {
+	var out struct {
+		List []struct {
+			IsActive    bool   `json:"isActive"`
+			AccessGroup string `json:"accessGroup"`
+		} `json:"list"`
+	}
+	err := d.client.Do(ctx, http.MethodPost, "/internal/users/recipients", map[string]int64{"userId": id}, &out)
+	switch {
+	case apperr.KindOf(err) == apperr.NotFound:
+		return false, nil
+	case apperr.KindOf(err) == apperr.Unavailable:
+		return false, apperr.Wrap(apperr.Unavailable, err, "clientUserId: cannot be checked now, the user service is unavailable")
+	case err != nil:
+		return false, apperr.Wrap(apperr.Internal, err, "check client %d", id)
+	}
+	return len(out.List) == 1 && out.List[0].IsActive && out.List[0].AccessGroup == "client", nil
+}
+
+// AgentGroupsOf lists the agent groups user is in. The user service being down is Unavailable.
+func (d *UserDirectory) AgentGroupsOf(ctx context.Context, user int64) ([]int64, error) {
+	var out struct {
+		List []struct {
+			ID int64 `json:"id"`
+		} `json:"list"`
+	}
+	path := "/v2/agent-group?limit=100&agentId=" + strconv.FormatInt(user, 10)
+	if err := d.client.Do(ctx, http.MethodGet, path, nil, &out); err != nil {
+		if apperr.KindOf(err) == apperr.Unavailable {
+			return nil, apperr.Wrap(apperr.Unavailable, err, "the caller's agent groups cannot be read now, the user service is unavailable")
+		}
+		return nil, apperr.Wrap(apperr.Internal, err, "agent groups of user %d", user)
+	}
+	ids := make([]int64, len(out.List))
+	for i, g := range out.List {
+		ids[i] = g.ID
+	}
+	return ids, nil
 }
