@@ -3,9 +3,11 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,4 +73,97 @@ func TestOrdersBelongToTheirClient(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	assert.Equal(t, http.StatusOK, stack.Call(t, http.MethodGet, path, nil, WithKey(clientB.key)).Status)
 	assert.Equal(t, http.StatusNotFound, stack.Call(t, http.MethodGet, path, nil, WithKey(clientA.key)).Status)
+}
+
+// page reads a list answer as a caller.
+func page(t *testing.T, key, path string) (total int, ids []int64) {
+	t.Helper()
+	r := stack.Call(t, http.MethodGet, path, nil, WithKey(key))
+	require.Equal(t, http.StatusOK, r.Status, "%s: %s", path, r.Body)
+	d := r.Data(t)
+	for _, it := range d["list"].([]any) {
+		ids = append(ids, int64(it.(map[string]any)["id"].(float64)))
+	}
+	return int(d["total"].(float64)), ids
+}
+
+// Leads and calls follow their orders: each client's lists and totals hold only its own, the
+// other's leads and calls answer like missing ones, a create in the other's order like a missing
+// order, and nothing a refused call sends is written.
+func TestLeadsAndCallsFollowTheirOrders(t *testing.T) {
+	clientA := newMember(t, "client.a@leads.e2e", "client")
+	clientB := newMember(t, "client.b@leads.e2e", "client")
+	agentA := newMember(t, "agent.a@leads.e2e", "call-center")
+	agentOther := newMember(t, "agent.other@leads.e2e", "call-center")
+	arbiter := newMember(t, "arbiter@leads.e2e", "arbitration")
+
+	orderBody := minimalOrder("Leads of A")
+	orderBody["agentUserIds"] = []int64{agentA.id, agentOther.id}
+	orderA := createOrder(t, orderBody, WithKey(clientA.key))
+	orderB := createOrder(t, minimalOrder("Leads of B"), WithKey(clientB.key))
+	codeA, codeB := orderDetail(t, orderA)["code"].(string), orderDetail(t, orderB)["code"].(string)
+	leadA := createLead(t, "/v2/lead/create/", v2Lead(orderA, codeA, newPhone()), WithKey(clientA.key))
+	leadB := createLead(t, "/v2/lead/create/", v2Lead(orderB, codeB, newPhone()), WithKey(clientB.key))
+	a, b := strconv.FormatInt(orderA, 10), strconv.FormatInt(orderB, 10)
+
+	// Lists and totals: only one's own, whatever the filter names.
+	total, ids := page(t, clientA.key, "/v2/lead/?orderIds[]="+a+"&orderIds[]="+b)
+	assert.Equal(t, 1, total)
+	assert.Equal(t, []int64{leadA}, ids)
+	total, _ = page(t, clientA.key, "/v2/lead/?orderIds[]="+b)
+	assert.Zero(t, total, "a filter naming another's order matches nothing")
+	total, ids = page(t, clientA.key, "/v2/lead/?limit=100")
+	assert.Equal(t, 1, total)
+	assert.Equal(t, []int64{leadA}, ids)
+
+	before := rowCounts(t)
+	missing := stack.Call(t, http.MethodGet, "/v2/lead/detail/999999999/", nil, WithKey(clientA.key))
+	r := stack.Call(t, http.MethodGet, "/v2/lead/detail/"+strconv.FormatInt(leadB, 10)+"/", nil, WithKey(clientA.key))
+	assert.Equal(t, missing.Status, r.Status)
+	assert.Equal(t, fmt.Sprintf("lead %d does not exist", leadB), r.Env.Message)
+	r = stack.Call(t, http.MethodPost, "/v2/lead/update/"+strconv.FormatInt(leadB, 10)+"/", map[string]any{"name": "Taken"}, WithKey(clientA.key))
+	assert.Equal(t, http.StatusNotFound, r.Status, "%s", r.Body)
+	r = stack.Call(t, http.MethodPost, "/v1/lead/update/"+strconv.FormatInt(leadB, 10)+"/", map[string]any{"client_name": "Taken"}, WithKey(clientA.key))
+	assert.Equal(t, http.StatusNotFound, r.Status, "%s", r.Body)
+	for _, path := range []string{"/v2/lead/create/", "/v2/lead/create-async/"} {
+		r = stack.Call(t, http.MethodPost, path, v2Lead(orderB, codeB, newPhone()), WithKey(clientA.key))
+		assert.Equal(t, map[string]string{"orderId": "no order has id " + b}, r.Errors(t), path)
+	}
+	r = stack.Call(t, http.MethodPost, "/v1/lead/create/", v1Lead(orderB, codeB, newPhone()), WithKey(clientA.key))
+	assert.Equal(t, map[string]string{"order_id": "no order has id " + b}, r.Errors(t))
+
+	// An agent of order A reads its leads but may not create any: the order does not allow it.
+	total, ids = page(t, agentA.key, "/v2/lead/")
+	assert.Equal(t, 1, total)
+	assert.Equal(t, []int64{leadA}, ids)
+	r = stack.Call(t, http.MethodPost, "/v2/lead/create/", v2Lead(orderA, codeA, newPhone()), WithKey(agentA.key))
+	assert.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+
+	// Arbitration settles a status, nothing else.
+	r = stack.Call(t, http.MethodPost, "/v2/lead/update/"+strconv.FormatInt(leadA, 10)+"/", map[string]any{"name": "Arbitrated"}, WithKey(arbiter.key))
+	assert.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	assert.Equal(t, before, rowCounts(t), "refused calls wrote nothing")
+	status := leadDetail(t, leadA)["statusId"]
+	r = stack.Call(t, http.MethodPost, "/v2/lead/update/"+strconv.FormatInt(leadA, 10)+"/", map[string]any{"statusId": status}, WithKey(arbiter.key))
+	assert.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+
+	// Calls: a client sees those of its orders, an agent those they handled.
+	platform := newTelephonyPlatform(t)
+	started := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	platform.send(t, platformCall(leadA, orderA, agentA.id, "answered", "outgoing", started, time.Minute))
+	platform.send(t, platformCall(leadA, orderA, agentOther.id, "answered", "outgoing", started.Add(time.Minute), time.Minute))
+	platform.send(t, platformCall(leadB, orderB, agentOther.id, "answered", "outgoing", started, time.Minute))
+	both := "/v2/call/?orderIds[]=" + a + "&orderIds[]=" + b
+	all := waitForCalls(t, "orderIds[]="+a+"&orderIds[]="+b, 3)
+	total, ids = page(t, clientA.key, both)
+	assert.Equal(t, 2, total)
+	total, mine := page(t, agentA.key, both)
+	assert.Equal(t, 1, total, "an agent sees only the calls they handled")
+	for _, id := range callIDs(all) {
+		r := stack.Call(t, http.MethodGet, "/v2/call/detail/"+strconv.FormatInt(id, 10)+"/", nil, WithKey(clientB.key))
+		inB := !slices.Contains(ids, id)
+		assert.Equal(t, inB, r.Status == http.StatusOK, "call %d as client B: %d", id, r.Status)
+		r = stack.Call(t, http.MethodGet, "/v2/call/detail/"+strconv.FormatInt(id, 10)+"/", nil, WithKey(agentA.key))
+		assert.Equal(t, slices.Contains(mine, id), r.Status == http.StatusOK, "call %d as agent A: %d", id, r.Status)
+	}
 }

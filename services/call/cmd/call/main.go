@@ -4,10 +4,13 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/db"
+	"ccplatform/pkg/orderscope"
+	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
 	"ccplatform/services/call/internal/migrations"
 	"ccplatform/services/call/internal/server"
@@ -20,7 +23,12 @@ type Config struct {
 	config.Common
 	config.Database
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8084"`
+	// OrderURL is the order service, which tells which orders (and so which calls) a caller sees.
+	OrderURL string `env:"ORDER_URL" envDefault:"http://127.0.0.1:8082"`
 }
+
+// orderTimeout bounds a question to the order service.
+const orderTimeout = 3 * time.Second
 
 func main() { app.Main("call", run) }
 
@@ -34,6 +42,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	if err := migrations.Up(ctx, conn); err != nil {
 		return err
 	}
-	h := server.New(server.Deps{DB: conn, Log: log, InternalToken: cfg.InternalToken})
+	orders := svcclient.New("order", cfg.OrderURL, cfg.InternalToken, orderTimeout)
+	h := server.New(server.Deps{DB: conn, Log: log, InternalToken: cfg.InternalToken,
+		Scopes: orderscope.New(orders, orderscope.DefaultTTL)})
 	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
 }

@@ -1,7 +1,9 @@
 package call
 
 import (
+	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
+	"ccplatform/pkg/orderscope"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
@@ -9,11 +11,14 @@ import (
 
 // Handler serves the call operations.
 type Handler struct {
-	store *Store
+	store  *Store
+	scopes *orderscope.Resolver
 }
 
-// NewHandler serves store.
-func NewHandler(store *Store) *Handler { return &Handler{store: store} }
+// NewHandler serves store, narrowed to the orders each caller may see (scopes).
+func NewHandler(store *Store, scopes *orderscope.Resolver) *Handler {
+	return &Handler{store: store, scopes: scopes}
+}
 
 // Routes registers the call routes on r, which must already require the internal token.
 func (h *Handler) Routes(r gin.IRouter) {
@@ -27,6 +32,16 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 	f, err := ParseFilter(c.Request.URL.Query())
 	if err != nil {
 		return nil, err
+	}
+	caller := web.CallerOf(c)
+	scope, err := h.scopes.For(ctx, caller)
+	if err != nil {
+		return nil, err
+	}
+	// Narrowed in SQL, so totals and pages count only what the caller may see.
+	f, none := Narrow(f, caller, scope)
+	if none {
+		return listquery.NewResult([]Call{}, f.Page, 0), nil
 	}
 	records, err := h.store.List(ctx, f)
 	if err != nil {
@@ -49,9 +64,19 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := h.store.Get(c.Request.Context(), id)
+	ctx := c.Request.Context()
+	r, err := h.store.Get(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	caller := web.CallerOf(c)
+	scope, err := h.scopes.For(ctx, caller)
+	if err != nil {
+		return nil, err
+	}
+	if !Visible(r, caller, scope) {
+		// Exactly the answer for a missing call.
+		return nil, apperr.NotFoundf("call %d not found", id)
 	}
 	return ViewOf(r), nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/orderscope"
 	"ccplatform/pkg/web"
 	"ccplatform/services/call/internal/call"
 
@@ -21,6 +22,8 @@ type Deps struct {
 	DB            *sqlx.DB
 	Log           *zap.Logger
 	InternalToken string
+	// Scopes tells which orders a caller may see (the order service).
+	Scopes *orderscope.Resolver
 }
 
 // New is the service's HTTP handler. Routes are registered without a trailing slash and answer
@@ -30,7 +33,7 @@ func New(d Deps) http.Handler {
 	e.GET("/internal/health", health(d.DB))
 
 	r := e.Group("", web.RequireInternalToken(d.InternalToken))
-	call.NewHandler(call.NewStore(d.DB)).Routes(r)
+	call.NewHandler(call.NewStore(d.DB), d.Scopes).Routes(r)
 	return web.TrimTrailingSlash(e)
 }
 

@@ -44,6 +44,9 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := h.svc.CheckCreate(c.Request.Context(), web.CallerOf(c), ch); err != nil {
+		return nil, err
+	}
 	id, err := h.svc.Create(c.Request.Context(), ch, MetaOf(c, MethodAPIv2))
 	if err != nil {
 		return nil, err
@@ -58,7 +61,11 @@ func (h *Handler) createAsync(c *gin.Context) (any, error) {
 	if err := web.DecodeJSON(c, &in); err != nil {
 		return nil, err
 	}
-	if _, err := h.svc.CheckBody(in, ForCreate); err != nil {
+	ch, err := h.svc.CheckBody(in, ForCreate)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.svc.CheckCreate(c.Request.Context(), web.CallerOf(c), ch); err != nil {
 		return nil, err
 	}
 	return Enqueue(c, h.accept, "v2", MethodAPIv2Async)
@@ -101,6 +108,13 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	caller := web.CallerOf(c)
+	if err := CheckUpdateFields(caller, ch); err != nil {
+		return nil, err
+	}
+	if err := h.svc.CheckVisible(c.Request.Context(), caller, id); err != nil {
+		return nil, err
+	}
 	return nil, h.svc.Update(c.Request.Context(), id, ch)
 }
 
@@ -110,7 +124,11 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := h.svc.store.Get(c.Request.Context(), id)
+	ctx := c.Request.Context()
+	if err := h.svc.CheckVisible(ctx, web.CallerOf(c), id); err != nil {
+		return nil, err
+	}
+	l, err := h.svc.store.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +147,15 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 	}
 	if err := fe.Err(); err != nil {
 		return nil, err
+	}
+	// Narrowed in SQL to the caller's orders, so totals and pages count only what they may see.
+	scope, err := h.svc.Scope(c.Request.Context(), web.CallerOf(c))
+	if err != nil {
+		return nil, err
+	}
+	var none bool
+	if f.OrderIDs, none = scope.Narrow(f.OrderIDs); none {
+		return listquery.NewResult([]ListItem{}, page, 0), nil
 	}
 	leads, total, err := h.svc.store.List(c.Request.Context(), f, page)
 	if err != nil {

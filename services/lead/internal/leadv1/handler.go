@@ -37,6 +37,9 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := h.svc.CheckCreate(c.Request.Context(), web.CallerOf(c), ch); err != nil {
+		return nil, lead.RenameFields(err, Names)
+	}
 	id, err := h.svc.Create(c.Request.Context(), ch, lead.MetaOf(c, lead.MethodAPIv1))
 	if err != nil {
 		return nil, lead.RenameFields(err, Names)
@@ -50,8 +53,12 @@ func (h *Handler) createAsync(c *gin.Context) (any, error) {
 	if err := web.DecodeJSON(c, &in); err != nil {
 		return nil, err
 	}
-	if _, err := Check(h.svc, in, lead.ForCreate); err != nil {
+	ch, err := Check(h.svc, in, lead.ForCreate)
+	if err != nil {
 		return nil, err
+	}
+	if err := h.svc.CheckCreate(c.Request.Context(), web.CallerOf(c), ch); err != nil {
+		return nil, lead.RenameFields(err, Names)
 	}
 	return lead.Enqueue(c, h.accept, "v1", lead.MethodAPIv1Async)
 }
@@ -68,6 +75,13 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	}
 	ch, err := Check(h.svc, in, lead.ForUpdate)
 	if err != nil {
+		return nil, err
+	}
+	caller := web.CallerOf(c)
+	if err := lead.CheckUpdateFields(caller, ch); err != nil {
+		return nil, err
+	}
+	if err := h.svc.CheckVisible(c.Request.Context(), caller, id); err != nil {
 		return nil, err
 	}
 	return nil, lead.RenameFields(h.svc.Update(c.Request.Context(), id, ch), Names)

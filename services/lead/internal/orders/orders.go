@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/orderscope"
 	"ccplatform/pkg/svcclient"
+	"ccplatform/pkg/web"
 )
 
 // Order is what leads need of an order: its code for lead references, and its dialing rules for
@@ -29,6 +31,8 @@ type Order struct {
 	CallHolidayOverrides []string      `json:"callHolidayOverrides"`
 	CallAttemptGroupID   *int64        `json:"callAttemptGroupId"`
 	CallAttemptGroup     *AttemptGroup `json:"callAttemptGroup"`
+	// AgentLeadCreationIsAllowed lets agents who work in the order create its leads.
+	AgentLeadCreationIsAllowed bool `json:"agentLeadCreationIsAllowed"`
 }
 
 // AttemptGroup is the call-attempt interval group an order names (only the internal order read
@@ -47,6 +51,8 @@ type Directory struct {
 	client *svcclient.Client
 	ttl    time.Duration
 	now    func() time.Time
+	// scopes caches which orders each caller may see; dropped with the orders.
+	scopes *orderscope.Resolver
 
 	mu      sync.Mutex
 	entries map[int64]entry
@@ -64,7 +70,14 @@ func NewDirectory(client *svcclient.Client, ttl time.Duration) *Directory {
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	return &Directory{client: client, ttl: ttl, now: time.Now, entries: map[int64]entry{}}
+	return &Directory{client: client, ttl: ttl, now: time.Now, entries: map[int64]entry{},
+		scopes: orderscope.New(client, orderscope.DefaultTTL)}
+}
+
+// ScopeFor is the set of orders caller may see (the order service's rule, cached briefly and
+// dropped with any order.updated event).
+func (d *Directory) ScopeFor(ctx context.Context, caller web.Caller) (orderscope.Scope, error) {
+	return d.scopes.For(ctx, caller)
 }
 
 // errUnknown is what fetch returns for an order the order service does not know.
@@ -143,16 +156,20 @@ func (d *Directory) Remember(o Order) {
 	d.entries[o.ID] = entry{order: o, expires: d.now().Add(d.ttl)}
 }
 
-// Drop forgets the order with id (an order.updated event named it).
+// Drop forgets the order with id (an order.updated event named it), and every caller's scope: its
+// client or agents may have changed.
 func (d *Directory) Drop(id int64) {
+	d.scopes.Clear()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.gen++
 	delete(d.entries, id)
 }
 
-// Clear forgets every order (the event subscription (re)connected and may have missed events).
+// Clear forgets every order and scope (the event subscription (re)connected and may have missed
+// events).
 func (d *Directory) Clear() {
+	d.scopes.Clear()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.gen++

@@ -40,7 +40,9 @@ func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
 	// The same view for other services, with the call-attempt group (the lead service reads an
 	// order's code and dialing rules).
 	r.GET("/internal/orders/:id", web.Handle(h.internalDetail))
-	r.GET("/internal/orders", web.Handle(h.internalByCode)) // ?code=…
+	// Which orders a caller may see, for the lead and call services' lists and checks.
+	r.GET("/internal/order-scope", web.Handle(h.internalScope)) // ?userId=&accessGroup=
+	r.GET("/internal/orders", web.Handle(h.internalByCode))     // ?code=…
 }
 
 // create is operation 1: returns the id of the new order.
@@ -124,6 +126,34 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 		return nil, notFound(id)
 	}
 	return ViewOf(o), nil
+}
+
+// Scope is the set of orders one caller may see: every order, or those listed.
+type Scope struct {
+	All      bool    `json:"all"`
+	OrderIDs []int64 `json:"orderIds"`
+}
+
+// internalScope answers which orders a caller (userId, accessGroup) may see, by the rules of CanSee.
+func (h *Handler) internalScope(c *gin.Context) (any, error) {
+	q := c.Request.URL.Query()
+	user, err := strconv.ParseInt(q.Get("userId"), 10, 64)
+	if err != nil || user <= 0 {
+		return nil, apperr.Field("userId", "must be an integer > 0")
+	}
+	ctx := c.Request.Context()
+	caller, err := h.withGroups(ctx, Caller{UserID: user, Group: access.Group(q.Get("accessGroup"))})
+	if err != nil {
+		return nil, err
+	}
+	if SeesAll(caller) {
+		return Scope{All: true, OrderIDs: []int64{}}, nil
+	}
+	ids, err := h.orders.VisibleTo(ctx, caller)
+	if err != nil {
+		return nil, err
+	}
+	return Scope{OrderIDs: ids}, nil
 }
 
 // withGroups adds the agent groups of an agent caller: their orders are the ones they or their

@@ -578,3 +578,35 @@ func TestClientsOwnTheirOrders(t *testing.T) {
 	require.Equal(t, http.StatusOK, upd.Status, upd.Message)
 	assert.Nil(t, detail(t, id)["clientUserId"])
 }
+
+func TestOrderScopeForOtherServices(t *testing.T) {
+	as := func(user string) []string { return []string{"X-User-Id", user, "X-Access-Group", "client"} }
+	res := env.Do(t, http.MethodPost, "/v2/order/create/", body(t, nil), as("601")...)
+	require.Equal(t, http.StatusOK, res.Status, res.Message)
+	mine := res.ID()
+	create(t, body(t, map[string]any{"title": "Someone else's"}))
+
+	scope := func(query string) (bool, []int64) {
+		res := env.Do(t, http.MethodGet, "/internal/order-scope?"+query, nil, "X-User-Id", "", "X-Access-Group", "")
+		require.Equal(t, http.StatusOK, res.Status, res.Message)
+		var s struct {
+			All      bool    `json:"all"`
+			OrderIDs []int64 `json:"orderIds"`
+		}
+		require.NoError(t, json.Unmarshal(res.Data, &s))
+		return s.All, s.OrderIDs
+	}
+	all, ids := scope("userId=601&accessGroup=client")
+	assert.False(t, all)
+	assert.Equal(t, []int64{mine}, ids)
+	all, ids = scope("userId=602&accessGroup=client")
+	assert.False(t, all)
+	assert.Empty(t, ids)
+	all, _ = scope("userId=1&accessGroup=arbitration")
+	assert.True(t, all)
+	all, ids = scope("userId=3&accessGroup=")
+	assert.False(t, all)
+	assert.Empty(t, ids, "a user without a group sees no order")
+	res = env.Do(t, http.MethodGet, "/internal/order-scope?userId=x", nil)
+	assert.Equal(t, http.StatusBadRequest, res.Status)
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
 
@@ -321,4 +322,21 @@ func writeError(op, code string, err error) error {
 		}
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// VisibleTo lists, by id, the orders c may see when c does not see them all (SeesAll): a
+// client's own, or those an agent or the agent's groups work in. The same rule as CanSee, in SQL.
+func (s *Store) VisibleTo(ctx context.Context, c Caller) ([]int64, error) {
+	const q = `SELECT id FROM orders
+		WHERE ($1 AND client_user_id = $2) OR ($3 AND ($2 = ANY(agent_user_ids) OR agent_group_ids && $4::bigint[]))
+		ORDER BY id`
+	groups := c.GroupIDs
+	if groups == nil {
+		groups = []int64{}
+	}
+	ids := []int64{}
+	if err := s.conn.SelectContext(ctx, &ids, q, c.Group == access.Client, c.UserID, c.isAgent(), pq.Array(groups)); err != nil {
+		return nil, fmt.Errorf("orders visible to user %d: %w", c.UserID, err)
+	}
+	return ids, nil
 }

@@ -1,0 +1,109 @@
+package lead
+
+import (
+	"context"
+	"strconv"
+
+	"ccplatform/pkg/access"
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/orderscope"
+	"ccplatform/pkg/web"
+)
+
+// Leads belong to orders, and who sees which order is the order service's rule (pkg/orderscope):
+// a lead in an order outside the caller's scope is answered exactly as a missing lead, and an
+// orderId outside it as a missing order.
+
+// Scope is the orders caller may see.
+func (s *Service) Scope(ctx context.Context, caller web.Caller) (orderscope.Scope, error) {
+	return s.orders.ScopeFor(ctx, caller)
+}
+
+// CheckVisible refuses a lead that does not exist or lies outside caller's orders, with the same
+// answer for both.
+func (s *Service) CheckVisible(ctx context.Context, caller web.Caller, id int64) error {
+	scope, err := s.Scope(ctx, caller)
+	if err != nil || scope.All {
+		return err
+	}
+	l, err := s.store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !scope.Contains(l.OrderID) {
+		return apperr.NotFoundf("lead %d does not exist", id)
+	}
+	return nil
+}
+
+// CheckCreate refuses a create in an order outside caller's scope (the same field error as an
+// order that does not exist) and, for an agent, in an order that does not let agents create leads.
+func (s *Service) CheckCreate(ctx context.Context, caller web.Caller, ch Changes) error {
+	if !ch.OrderID.Present() {
+		return nil
+	}
+	id := ch.OrderID.V
+	scope, err := s.Scope(ctx, caller)
+	if err != nil || scope.All {
+		return err
+	}
+	if !scope.Contains(id) {
+		return apperr.Field("orderId", "no order has id "+strconv.FormatInt(id, 10))
+	}
+	g := access.Group(caller.AccessGroup)
+	if g != access.CallCenter && g != access.CallCenterSenior {
+		return nil
+	}
+	o, err := s.orders.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !o.AgentLeadCreationIsAllowed {
+		return apperr.New(apperr.Forbidden, "order %d does not let agents create leads (agentLeadCreationIsAllowed is false)", id)
+	}
+	return nil
+}
+
+// CheckUpdateFields refuses what caller's group may not change: arbitration settles a lead's
+// status and nothing else.
+func CheckUpdateFields(caller web.Caller, ch Changes) error {
+	if access.Group(caller.AccessGroup) != access.Arbitration {
+		return nil
+	}
+	if others := ch.setFields(); len(others) > 0 {
+		return apperr.New(apperr.Forbidden, "arbitration may change only statusId, not %s", others[0])
+	}
+	return nil
+}
+
+// setFields names the fields ch changes besides statusId, in the v2 names.
+func (ch Changes) setFields() []string {
+	var out []string
+	add := func(name string, set bool) {
+		if set {
+			out = append(out, name)
+		}
+	}
+	add("leadType", ch.LeadType.Set)
+	add("phone", ch.Phone.Set)
+	add("orderId", ch.OrderID.Set)
+	add("orderCode", ch.OrderCode.Set)
+	add("messengerUserName", ch.MessengerUserName.Set)
+	add("messengerPhone", ch.MessengerPhone.Set)
+	add("messengerId", ch.MessengerID.Set)
+	add("socialNetworkId", ch.SocialNetworkID.Set)
+	add("socialLogin", ch.SocialLogin.Set)
+	add("name", ch.Name.Set)
+	add("sourceComment", ch.SourceComment.Set)
+	add("externalIdCrmA", ch.ExternalIDCrmA.Set)
+	add("externalIdCrmB", ch.ExternalIDCrmB.Set)
+	add("externalIdCrmC", ch.ExternalIDCrmC.Set)
+	add("externalIdCrmD", ch.ExternalIDCrmD.Set)
+	add("priority", ch.Priority.Set)
+	add("utcOffset", ch.UTCOffset.Set)
+	add("source", ch.Source.Set)
+	add("adCampaignId", ch.AdCampaignID.Set)
+	add("customValues", ch.CustomValues.Set)
+	add("planningCallDateTime", ch.PlanningCallAt.Set)
+	return out
+}
