@@ -132,10 +132,21 @@ func TestLeadsAndCallsFollowTheirOrders(t *testing.T) {
 	r = stack.Call(t, http.MethodPost, "/v1/lead/create/", v1Lead(orderB, codeB, newPhone()), WithKey(clientA.key))
 	assert.Equal(t, map[string]string{"order_id": "no order has id " + b}, r.Errors(t))
 
-	// An agent of order A reads its leads but may not create any: the order does not allow it.
+	// An agent of order A reads its leads, with the phones masked (the order does not show lead
+	// contacts to agents), but may not create any: the order does not allow it.
 	total, ids = page(t, agentA.key, "/v2/lead/")
 	assert.Equal(t, 1, total)
 	assert.Equal(t, []int64{leadA}, ids)
+	phone := leadDetail(t, leadA)["phone"].(string)
+	masked := phone[:2] + strings.Repeat("*", len(phone)-4) + phone[len(phone)-2:]
+	r = stack.Call(t, http.MethodGet, "/v2/lead/detail/"+strconv.FormatInt(leadA, 10)+"/", nil, WithKey(agentA.key))
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	assert.Equal(t, masked, r.Data(t)["phone"], "an agent sees the country code and the last two digits")
+	r = stack.Call(t, http.MethodGet, "/v2/lead/?orderIds[]="+a, nil, WithKey(agentA.key))
+	assert.Contains(t, string(r.Body), masked)
+	assert.NotContains(t, string(r.Body), phone)
+	r = stack.Call(t, http.MethodGet, "/v2/lead/detail/"+strconv.FormatInt(leadA, 10)+"/", nil, WithKey(clientA.key))
+	assert.Equal(t, phone, r.Data(t)["phone"], "the order's client sees its leads' contacts")
 	r = stack.Call(t, http.MethodPost, "/v2/lead/create/", v2Lead(orderA, codeA, newPhone()), WithKey(agentA.key))
 	assert.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
 
@@ -159,6 +170,13 @@ func TestLeadsAndCallsFollowTheirOrders(t *testing.T) {
 	assert.Equal(t, 2, total)
 	total, mine := page(t, agentA.key, both)
 	assert.Equal(t, 1, total, "an agent sees only the calls they handled")
+	digits := fmt.Sprintf("7999%07d", leadA) // platformCall's client phone
+	r = stack.Call(t, http.MethodGet, both, nil, WithKey(agentA.key))
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	item := r.Data(t)["list"].([]any)[0].(map[string]any)
+	assert.Equal(t, "7"+strings.Repeat("*", 8)+digits[len(digits)-2:], item["clientPhone"], "masked for the agent")
+	r = stack.Call(t, http.MethodGet, both, nil, WithKey(clientA.key))
+	assert.Contains(t, string(r.Body), digits, "not for the order's client")
 	for _, id := range callIDs(all) {
 		r := stack.Call(t, http.MethodGet, "/v2/call/detail/"+strconv.FormatInt(id, 10)+"/", nil, WithKey(clientB.key))
 		inB := !slices.Contains(ids, id)

@@ -19,14 +19,24 @@ import (
 	"ccplatform/pkg/web"
 )
 
-// Scope is the orders one caller may see: all of them, or those listed.
+// Scope is the orders one caller may see: all of them, or those listed. HiddenContacts are those
+// of them in which the caller sees lead phones masked (an agent, where the order's
+// showLeadContactsToAgent is off).
 type Scope struct {
-	All      bool    `json:"all"`
-	OrderIDs []int64 `json:"orderIds"`
+	All            bool    `json:"all"`
+	OrderIDs       []int64 `json:"orderIds"`
+	HiddenContacts []int64 `json:"hiddenContacts"`
 }
 
 // Contains reports whether the caller may see order id.
 func (s Scope) Contains(id int64) bool { return s.All || slices.Contains(s.OrderIDs, id) }
+
+// ShowsContacts reports whether the caller sees the lead phones of order id unmasked: in every
+// order they may see but those with hidden contacts. Outside the scope (an agent's own call in an
+// order they no longer work in) they are masked.
+func (s Scope) ShowsContacts(id int64) bool {
+	return s.All || (slices.Contains(s.OrderIDs, id) && !slices.Contains(s.HiddenContacts, id))
+}
 
 // Narrow applies the scope to an order filter (empty: every order): the ids to filter by, and
 // none=true when the caller may see no order the filter names, so the answer is empty without a

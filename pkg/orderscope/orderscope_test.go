@@ -76,3 +76,11 @@ func TestResolverAsksOnceWithinTheTTL(t *testing.T) {
 	}
 	assert.Equal(t, int32(3), calls.Load())
 }
+
+func TestShowsContacts(t *testing.T) {
+	s := Scope{OrderIDs: []int64{1, 2}, HiddenContacts: []int64{2}}
+	assert.True(t, s.ShowsContacts(1))
+	assert.False(t, s.ShowsContacts(2), "the order hides contacts from agents")
+	assert.False(t, s.ShowsContacts(3), "outside the scope")
+	assert.True(t, Scope{All: true}.ShowsContacts(3))
+}

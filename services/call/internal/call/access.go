@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"ccplatform/pkg/access"
+	"ccplatform/pkg/contacts"
 	"ccplatform/pkg/orderscope"
 	"ccplatform/pkg/web"
 )
@@ -38,4 +39,13 @@ func Visible(r Record, caller web.Caller, scope orderscope.Scope) bool {
 		return r.UserID == caller.UserID
 	}
 	return scope.Contains(r.OrderID)
+}
+
+// Masked is v with its client phone masked when scope hides the lead contacts of its order (an
+// agent, where the order's showLeadContactsToAgent is off, or an order they no longer work in).
+func Masked(v Call, orderID int64, scope orderscope.Scope) Call {
+	if !scope.ShowsContacts(orderID) {
+		v.ClientPhone = contacts.Mask(v.ClientPhone)
+	}
+	return v
 }

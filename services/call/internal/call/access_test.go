@@ -33,3 +33,9 @@ func TestWhoSeesWhichCalls(t *testing.T) {
 	assert.True(t, Visible(Record{UserID: 6, OrderID: 1}, client, own))
 	assert.False(t, Visible(Record{UserID: 6, OrderID: 3}, client, own))
 }
+
+func TestMaskedClientPhone(t *testing.T) {
+	scope := orderscope.Scope{OrderIDs: []int64{1, 2}, HiddenContacts: []int64{2}}
+	assert.Equal(t, "7********67", Masked(Call{ClientPhone: "79161234567"}, 2, scope).ClientPhone)
+	assert.Equal(t, "79161234567", Masked(Call{ClientPhone: "79161234567"}, 1, scope).ClientPhone)
+}

@@ -53,7 +53,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 	}
 	calls := make([]Call, len(records))
 	for i, r := range records {
-		calls[i] = ViewOf(r)
+		calls[i] = Masked(ViewOf(r), r.OrderID, scope)
 	}
 	return listquery.NewResult(calls, f.Page, total), nil
 }
@@ -78,5 +78,5 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 		// Exactly the answer for a missing call.
 		return nil, apperr.NotFoundf("call %d not found", id)
 	}
-	return ViewOf(r), nil
+	return Masked(ViewOf(r), r.OrderID, scope), nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/contacts"
 	"ccplatform/pkg/orderscope"
 	"ccplatform/pkg/web"
 )
@@ -74,6 +75,17 @@ func CheckUpdateFields(caller web.Caller, ch Changes) error {
 		return apperr.New(apperr.Forbidden, "arbitration may change only statusId, not %s", others[0])
 	}
 	return nil
+}
+
+// Masked is v with its phones masked when scope hides the contacts of its order (an agent in an
+// order with showLeadContactsToAgent off).
+func Masked(v View, scope orderscope.Scope) View {
+	if scope.ShowsContacts(v.OrderID) {
+		return v
+	}
+	v.Phone = contacts.Mask(v.Phone)
+	v.MessengerPhone = contacts.MaskPtr(v.MessengerPhone)
+	return v
 }
 
 // setFields names the fields ch changes besides statusId, in the v2 names.

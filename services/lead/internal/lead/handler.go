@@ -125,14 +125,19 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	ctx := c.Request.Context()
-	if err := h.svc.CheckVisible(ctx, web.CallerOf(c), id); err != nil {
+	caller := web.CallerOf(c)
+	if err := h.svc.CheckVisible(ctx, caller, id); err != nil {
 		return nil, err
 	}
 	l, err := h.svc.store.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return ViewOf(l), nil
+	scope, err := h.svc.Scope(ctx, caller)
+	if err != nil {
+		return nil, err
+	}
+	return Masked(ViewOf(l), scope), nil
 }
 
 // list is operation 7.
@@ -164,6 +169,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 	items := make([]ListItem, len(leads))
 	for i, l := range leads {
 		items[i] = ListItemOf(l)
+		items[i].View = Masked(items[i].View, scope)
 	}
 	return listquery.NewResult(items, page, total), nil
 }

@@ -128,10 +128,12 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 	return ViewOf(o), nil
 }
 
-// Scope is the set of orders one caller may see: every order, or those listed.
+// Scope is the set of orders one caller may see: every order, or those listed; HiddenContacts
+// are those of them whose lead phones the caller sees masked.
 type Scope struct {
-	All      bool    `json:"all"`
-	OrderIDs []int64 `json:"orderIds"`
+	All            bool    `json:"all"`
+	OrderIDs       []int64 `json:"orderIds"`
+	HiddenContacts []int64 `json:"hiddenContacts"`
 }
 
 // internalScope answers which orders a caller (userId, accessGroup) may see, by the rules of CanSee.
@@ -147,13 +149,13 @@ func (h *Handler) internalScope(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	if SeesAll(caller) {
-		return Scope{All: true, OrderIDs: []int64{}}, nil
+		return Scope{All: true, OrderIDs: []int64{}, HiddenContacts: []int64{}}, nil
 	}
-	ids, err := h.orders.VisibleTo(ctx, caller)
+	ids, hidden, err := h.orders.VisibleTo(ctx, caller)
 	if err != nil {
 		return nil, err
 	}
-	return Scope{OrderIDs: ids}, nil
+	return Scope{OrderIDs: ids, HiddenContacts: hidden}, nil
 }
 
 // withGroups adds the agent groups of an agent caller: their orders are the ones they or their

@@ -325,18 +325,30 @@ func writeError(op, code string, err error) error {
 }
 
 // VisibleTo lists, by id, the orders c may see when c does not see them all (SeesAll): a
-// client's own, or those an agent or the agent's groups work in. The same rule as CanSee, in SQL.
-func (s *Store) VisibleTo(ctx context.Context, c Caller) ([]int64, error) {
-	const q = `SELECT id FROM orders
+// client's own, or those an agent or the agent's groups work in (the same rule as CanSee, in
+// SQL); hidden are those of them whose lead contacts c may not see (an agent, in an order with
+// showLeadContactsToAgent off).
+func (s *Store) VisibleTo(ctx context.Context, c Caller) (ids, hidden []int64, err error) {
+	const q = `SELECT id, show_lead_contacts_to_agent FROM orders
 		WHERE ($1 AND client_user_id = $2) OR ($3 AND ($2 = ANY(agent_user_ids) OR agent_group_ids && $4::bigint[]))
 		ORDER BY id`
 	groups := c.GroupIDs
 	if groups == nil {
 		groups = []int64{}
 	}
-	ids := []int64{}
-	if err := s.conn.SelectContext(ctx, &ids, q, c.Group == access.Client, c.UserID, c.isAgent(), pq.Array(groups)); err != nil {
-		return nil, fmt.Errorf("orders visible to user %d: %w", c.UserID, err)
+	var rows []struct {
+		ID   int64 `db:"id"`
+		Show bool  `db:"show_lead_contacts_to_agent"`
 	}
-	return ids, nil
+	if err := s.conn.SelectContext(ctx, &rows, q, c.Group == access.Client, c.UserID, c.isAgent(), pq.Array(groups)); err != nil {
+		return nil, nil, fmt.Errorf("orders visible to user %d: %w", c.UserID, err)
+	}
+	ids, hidden = []int64{}, []int64{}
+	for _, r := range rows {
+		ids = append(ids, r.ID)
+		if c.isAgent() && !r.Show {
+			hidden = append(hidden, r.ID)
+		}
+	}
+	return ids, hidden, nil
 }
