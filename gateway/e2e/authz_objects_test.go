@@ -117,9 +117,9 @@ func TestLeadsAndCallsFollowTheirOrders(t *testing.T) {
 	assert.Equal(t, []int64{leadA}, ids)
 
 	before := rowCounts(t)
-	missing := stack.Call(t, http.MethodGet, "/v2/lead/detail/999999999/", nil, WithKey(clientA.key))
+	missingLead := stack.Call(t, http.MethodGet, "/v2/lead/detail/999999999/", nil, WithKey(clientA.key))
 	r := stack.Call(t, http.MethodGet, "/v2/lead/detail/"+strconv.FormatInt(leadB, 10)+"/", nil, WithKey(clientA.key))
-	assert.Equal(t, missing.Status, r.Status)
+	assert.Equal(t, missingLead.Status, r.Status)
 	assert.Equal(t, fmt.Sprintf("lead %d does not exist", leadB), r.Env.Message)
 	r = stack.Call(t, http.MethodPost, "/v2/lead/update/"+strconv.FormatInt(leadB, 10)+"/", map[string]any{"name": "Taken"}, WithKey(clientA.key))
 	assert.Equal(t, http.StatusNotFound, r.Status, "%s", r.Body)
@@ -154,6 +154,18 @@ func TestLeadsAndCallsFollowTheirOrders(t *testing.T) {
 	r = stack.Call(t, http.MethodPost, "/v2/lead/update/"+strconv.FormatInt(leadA, 10)+"/", map[string]any{"name": "Arbitrated"}, WithKey(arbiter.key))
 	assert.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
 	assert.Equal(t, before, rowCounts(t), "refused calls wrote nothing")
+
+	// An async job is its creator's: to anyone else it does not exist.
+	jobID := acceptJob(t, "/v2/lead/create-async/", v2Lead(orderA, codeA, newPhone()), WithKey(clientA.key))
+	r = stack.Call(t, http.MethodGet, "/v2/lead/job/"+jobID+"/", nil, WithKey(clientA.key))
+	assert.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	for name, key := range map[string]string{"another client": clientB.key, "an agent of the order": agentA.key, "the admin": stack.APIKey} {
+		r = stack.Call(t, http.MethodGet, "/v2/lead/job/"+jobID+"/", nil, WithKey(key))
+		assert.Equal(t, http.StatusNotFound, r.Status, name)
+		assert.Equal(t, "job "+jobID+" does not exist", r.Env.Message, name)
+	}
+	waitJobAs(t, jobID, clientA.key)
+
 	status := leadDetail(t, leadA)["statusId"]
 	r = stack.Call(t, http.MethodPost, "/v2/lead/update/"+strconv.FormatInt(leadA, 10)+"/", map[string]any{"statusId": status}, WithKey(arbiter.key))
 	assert.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -183,5 +195,21 @@ func TestLeadsAndCallsFollowTheirOrders(t *testing.T) {
 		assert.Equal(t, inB, r.Status == http.StatusOK, "call %d as client B: %d", id, r.Status)
 		r = stack.Call(t, http.MethodGet, "/v2/call/detail/"+strconv.FormatInt(id, 10)+"/", nil, WithKey(agentA.key))
 		assert.Equal(t, slices.Contains(mine, id), r.Status == http.StatusOK, "call %d as agent A: %d", id, r.Status)
+	}
+}
+
+// waitJobAs polls a job as its creator until it is no longer queued.
+func waitJobAs(t *testing.T, jobID, key string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := stack.Call(t, http.MethodGet, "/v2/lead/job/"+jobID+"/", nil, WithKey(key))
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		if r.Data(t)["status"] != "queued" {
+			assert.Equal(t, "done", r.Data(t)["status"], "%s", r.Body)
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "job %s still queued", jobID)
+		time.Sleep(50 * time.Millisecond)
 	}
 }

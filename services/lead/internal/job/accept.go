@@ -119,7 +119,11 @@ type Accepted struct {
 
 // Accept queues m (its JobID is set here) and returns once the broker has confirmed it.
 func (a *Accepter) Accept(ctx context.Context, m Message) (Accepted, error) {
-	m.JobID = a.ids.New().String()
+	var owner int64
+	if m.CallerUserID != nil {
+		owner = *m.CallerUserID
+	}
+	m.JobID = a.ids.New(owner).String()
 	if !json.Valid(m.Body) {
 		return Accepted{}, apperr.Field("body", "must be a JSON object")
 	}

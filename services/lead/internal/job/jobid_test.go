@@ -13,27 +13,37 @@ func TestJobIDsSignAndVerify(t *testing.T) {
 	ids := NewIDs("secret")
 	seen := map[uuid.UUID]bool{}
 	for range 1000 {
-		id := ids.New()
+		id := ids.New(0)
 		require.False(t, seen[id], "ids repeat")
 		seen[id] = true
 		assert.Equal(t, uuid.Version(8), id.Version())
 		assert.Equal(t, uuid.RFC4122, id.Variant())
-		assert.True(t, ids.Verify(id))
+		assert.True(t, ids.Verify(id, 0))
 		parsed, err := Parse(id.String())
 		require.NoError(t, err)
 		assert.Equal(t, id, parsed)
 	}
-	id := ids.New()
-	assert.False(t, NewIDs("other secret").Verify(id), "another secret")
+	id := ids.New(0)
+	assert.False(t, NewIDs("other secret").Verify(id, 0), "another secret")
 	for i := range 16 {
 		tampered := id
 		tampered[i] ^= 0x01
-		assert.False(t, ids.Verify(tampered), "byte %d changed", i)
+		assert.False(t, ids.Verify(tampered, 0), "byte %d changed", i)
 	}
-	assert.False(t, ids.Verify(uuid.New()), "a random version 4 UUID")
+	assert.False(t, ids.Verify(uuid.New(), 0), "a random version 4 UUID")
 	v8 := uuid.New()
 	v8[6] = v8[6]&0x0f | 0x80
-	assert.False(t, ids.Verify(v8), "a random version 8 UUID")
+	assert.False(t, ids.Verify(v8, 0), "a random version 8 UUID")
+}
+
+// A job's id verifies for the user who created it only: another user cannot even learn it exists.
+func TestJobIDsBelongToTheirCreator(t *testing.T) {
+	ids := NewIDs("secret")
+	mine := ids.New(7)
+	assert.True(t, ids.Verify(mine, 7))
+	assert.False(t, ids.Verify(mine, 8), "another user")
+	assert.False(t, ids.Verify(mine, 0), "no user")
+	assert.False(t, ids.Verify(ids.New(0), 7), "a job without a user is not the user's")
 }
 
 func TestParseJobID(t *testing.T) {

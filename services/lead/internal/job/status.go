@@ -56,7 +56,8 @@ func (h *Handler) status(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, apperr.Field("jobId", "must be a UUID")
 	}
-	if !h.ids.Verify(id) {
+	// Only the user who created the job may follow it: another's job answers like none.
+	if !h.ids.Verify(id, web.CallerOf(c).UserID) {
 		return nil, apperr.NotFoundf("job %s does not exist", id)
 	}
 	const q = `SELECT job_id, status, lead_id, reason FROM lead_jobs WHERE job_id = $1`

@@ -357,8 +357,10 @@ func TestAsyncAcceptPublishesTheJob(t *testing.T) {
 	res = env.Do(t, http.MethodGet, "/v2/lead/job/"+acc.JobID, nil)
 	require.Equal(t, http.StatusOK, res.Status)
 	assert.JSONEq(t, `{"jobId":"`+acc.JobID+`","status":"queued"}`, string(res.Data))
-	res = env.Do(t, http.MethodGet, "/v2/lead/job/"+job.NewIDs("another secret").New().String(), nil)
+	res = env.Do(t, http.MethodGet, "/v2/lead/job/"+job.NewIDs("another secret").New(7).String(), nil)
 	assert.Equal(t, http.StatusNotFound, res.Status)
+	res = env.Do(t, http.MethodGet, "/v2/lead/job/"+acc.JobID, nil, "X-User-Id", "8")
+	assert.Equal(t, http.StatusNotFound, res.Status, "another user's job answers like none")
 	res = env.Do(t, http.MethodGet, "/v2/lead/job/123", nil)
 	assert.Equal(t, http.StatusBadRequest, res.Status)
 

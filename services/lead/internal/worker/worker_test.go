@@ -37,7 +37,7 @@ const orderID, orderCode = 41, "order-41"
 
 func message(t *testing.T, version string, body map[string]any) (string, []byte) {
 	t.Helper()
-	id := env.JobIDs.New().String()
+	id := env.JobIDs.New(9).String()
 	raw, err := json.Marshal(body)
 	require.NoError(t, err)
 	uid := int64(9)
@@ -175,7 +175,7 @@ func TestOrderServiceDownRetriesOnlyItsJobs(t *testing.T) {
 
 func TestUndecodableJobsAreDeadLettered(t *testing.T) {
 	w := worker.New(env.Leads, zap.NewNop(), 200)
-	results := w.Handle(context.Background(), deliveries([]byte(`{not json`), []byte(`{"jobId":"x","version":"v2"}`), []byte(`{"jobId":"`+env.JobIDs.New().String()+`","version":"v9","body":{}}`)))
+	results := w.Handle(context.Background(), deliveries([]byte(`{not json`), []byte(`{"jobId":"x","version":"v2"}`), []byte(`{"jobId":"`+env.JobIDs.New(9).String()+`","version":"v9","body":{}}`)))
 	assert.Equal(t, []mq.Outcome{mq.DeadLetter, mq.DeadLetter, mq.DeadLetter}, outcomes(results))
 	for _, r := range results {
 		assert.NotEmpty(t, r.Reason)
