@@ -196,6 +196,36 @@ func TestLeadsAndCallsFollowTheirOrders(t *testing.T) {
 		r = stack.Call(t, http.MethodGet, "/v2/call/detail/"+strconv.FormatInt(id, 10)+"/", nil, WithKey(agentA.key))
 		assert.Equal(t, slices.Contains(mine, id), r.Status == http.StatusOK, "call %d as agent A: %d", id, r.Status)
 	}
+
+	// agentLeadEditMode: never (the default) refuses agents' updates; during-call lets an agent edit
+	// within LEAD_EDIT_WINDOW (15 min) after their own call with the lead; always lets them.
+	leadPath := "/v2/lead/update/" + strconv.FormatInt(leadA, 10) + "/"
+	edit := func(m member) func() Response {
+		return func() Response {
+			return stack.Call(t, http.MethodPost, leadPath, map[string]any{"name": "Edited by an agent"}, WithKey(m.key))
+		}
+	}
+	r = edit(agentA)()
+	assert.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	assert.Contains(t, r.Env.Message, "agentLeadEditMode never")
+	setMode := func(mode string) {
+		r := stack.Call(t, http.MethodPost, "/v2/order/update/"+a+"/", map[string]any{"agentLeadEditMode": mode})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	}
+	setMode("during-call")
+	r = waitStatus(t, http.StatusForbidden, func() Response {
+		r := edit(agentA)()
+		if !strings.Contains(r.Env.Message, "during-call") {
+			r.Status = 0 // the order's change has not reached lead-api yet
+		}
+		return r
+	})
+	assert.Contains(t, r.Env.Message, "within 15m0s after their own call", "their calls ended an hour ago")
+	platform.send(t, platformCall(leadA, orderA, agentA.id, "answered", "outgoing", time.Now().Add(-2*time.Minute), 10*time.Second))
+	waitStatus(t, http.StatusOK, edit(agentA))
+	assert.Equal(t, http.StatusForbidden, edit(agentOther)().Status, "the other agent's call is an hour old")
+	setMode("always")
+	waitStatus(t, http.StatusOK, edit(agentOther))
 }
 
 // waitJobAs polls a job as its creator until it is no longer queued.

@@ -32,6 +32,8 @@ type Finished struct {
 	// Outcome is the call's statusCode.
 	Outcome string
 	EndedAt time.Time
+	// UserID is the agent who handled the call (0 when the event does not say).
+	UserID int64
 }
 
 // message is the wire body (docs/events.md); members the rules do not need are not read.
@@ -42,6 +44,7 @@ type message struct {
 	OrderID    int64  `json:"orderId"`
 	StatusCode string `json:"statusCode"`
 	EndedAt    string `json:"endedAt"`
+	UserID     int64  `json:"userId"`
 }
 
 // Decode reads and checks one event. An error means the message can never be applied.
@@ -76,5 +79,5 @@ func Decode(body []byte) (Finished, error) {
 		return Finished{}, errors.New("invalid event: " + strings.Join(problems, "; "))
 	}
 	return Finished{EventID: m.EventID, CallID: m.CallID, LeadID: m.LeadID, OrderID: m.OrderID,
-		Outcome: m.StatusCode, EndedAt: ended.UTC()}, nil
+		Outcome: m.StatusCode, EndedAt: ended.UTC(), UserID: max(m.UserID, 0)}, nil
 }

@@ -300,7 +300,7 @@ func TestDecode(t *testing.T) {
 		"statusCode":"answered","endedAt":"2026-11-21T13:01:47+03:00"}`))
 	require.NoError(t, err)
 	assert.Equal(t, Finished{EventID: "0b7c6d2e-8a51-4f3e-b1d4-3c2a9e7f6d10", CallID: 1234, LeadID: 42, OrderID: 7,
-		Outcome: "answered", EndedAt: time.Date(2026, 11, 21, 10, 1, 47, 0, time.UTC)}, ev)
+		Outcome: "answered", EndedAt: time.Date(2026, 11, 21, 10, 1, 47, 0, time.UTC), UserID: 5}, ev)
 
 	_, err = Decode([]byte(`not json`))
 	assert.ErrorContains(t, err, "undecodable event")

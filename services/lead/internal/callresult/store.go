@@ -69,12 +69,14 @@ type leadRow struct {
 
 // record is one row of lead_call_results.
 type record struct {
-	EventID string  `json:"event_id"`
-	CallID  int64   `json:"call_id"`
-	LeadID  int64   `json:"lead_id"`
-	OrderID int64   `json:"order_id"`
-	Outcome string  `json:"outcome"`
-	Reason  *string `json:"reason"`
+	EventID string     `json:"event_id"`
+	CallID  int64      `json:"call_id"`
+	LeadID  int64      `json:"lead_id"`
+	OrderID int64      `json:"order_id"`
+	Outcome string     `json:"outcome"`
+	Reason  *string    `json:"reason"`
+	UserID  *int64     `json:"user_id"`
+	EndedAt *time.Time `json:"ended_at"`
 }
 
 // leadUpdate is the new state of a lead, as one element of the update's JSON.
@@ -140,7 +142,11 @@ func (s *Store) Apply(ctx context.Context, items []Item) ([]Result, error) {
 				results[i] = Result{Kind: Applied, Change: ch}
 				changed[l.ID] = true
 			}
-			rec := record{EventID: ev.EventID, CallID: ev.CallID, LeadID: ev.LeadID, OrderID: ev.OrderID, Outcome: results[i].Kind}
+			rec := record{EventID: ev.EventID, CallID: ev.CallID, LeadID: ev.LeadID, OrderID: ev.OrderID, Outcome: results[i].Kind,
+				EndedAt: &ev.EndedAt}
+			if ev.UserID > 0 {
+				rec.UserID = &ev.UserID
+			}
 			if r := results[i].Reason; r != "" {
 				rec.Reason = &r
 			}
@@ -266,9 +272,10 @@ WHERE l.id = v.id`
 // recording overlapping events wait for each other instead of deadlocking.
 func recordResults(ctx context.Context, tx *sqlx.Tx, records []record) error {
 	const q = `
-INSERT INTO lead_call_results (event_id, call_id, lead_id, order_id, outcome, reason)
-SELECT event_id, call_id, lead_id, order_id, outcome, reason
-FROM jsonb_to_recordset($1::jsonb) AS v(event_id text, call_id bigint, lead_id bigint, order_id bigint, outcome text, reason text)
+INSERT INTO lead_call_results (event_id, call_id, lead_id, order_id, outcome, reason, user_id, ended_at)
+SELECT event_id, call_id, lead_id, order_id, outcome, reason, user_id, ended_at
+FROM jsonb_to_recordset($1::jsonb) AS v(event_id text, call_id bigint, lead_id bigint, order_id bigint, outcome text, reason text,
+    user_id bigint, ended_at timestamptz)
 ORDER BY event_id
 ON CONFLICT DO NOTHING
 RETURNING event_id`

@@ -37,6 +37,41 @@ func (s *Service) CheckVisible(ctx context.Context, caller web.Caller, id int64)
 	return nil
 }
 
+// CheckUpdate refuses an update of a lead caller may not see (as a missing lead) and, for an
+// agent (call-center), one the order's agentLeadEditMode does not allow now: never, or
+// during-call outside the edit window after the agent's own call with the lead.
+func (s *Service) CheckUpdate(ctx context.Context, caller web.Caller, id int64) error {
+	if err := s.CheckVisible(ctx, caller, id); err != nil {
+		return err
+	}
+	if access.Group(caller.AccessGroup) != access.CallCenter {
+		return nil
+	}
+	l, err := s.store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	o, err := s.orders.Get(ctx, l.OrderID)
+	if err != nil {
+		return err
+	}
+	window := s.rules.EditWindow
+	if window <= 0 {
+		window = DefaultEditWindow
+	}
+	switch o.AgentLeadEditMode {
+	case "always":
+		return nil
+	case "during-call":
+		recent, err := s.store.CalledRecently(ctx, id, caller.UserID, s.now().Add(-window))
+		if err != nil || recent {
+			return err
+		}
+		return apperr.New(apperr.Forbidden, "order %d lets agents edit a lead only within %s after their own call with it (agentLeadEditMode during-call)", o.ID, window)
+	}
+	return apperr.New(apperr.Forbidden, "order %d does not let agents edit its leads (agentLeadEditMode %s)", o.ID, o.AgentLeadEditMode)
+}
+
 // CheckCreate refuses a create in an order outside caller's scope (the same field error as an
 // order that does not exist) and, for an agent, in an order that does not let agents create leads.
 func (s *Service) CheckCreate(ctx context.Context, caller web.Caller, ch Changes) error {

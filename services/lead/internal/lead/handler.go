@@ -112,7 +112,7 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	if err := CheckUpdateFields(caller, ch); err != nil {
 		return nil, err
 	}
-	if err := h.svc.CheckVisible(c.Request.Context(), caller, id); err != nil {
+	if err := h.svc.CheckUpdate(c.Request.Context(), caller, id); err != nil {
 		return nil, err
 	}
 	return nil, h.svc.Update(c.Request.Context(), id, ch)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/optional"
@@ -23,7 +24,13 @@ type Rules struct {
 	// Phones reads phone numbers; nil leaves every number to libphonenumber's Parse and
 	// IsValidNumber (the same answers, at many times the cost).
 	Phones *Phones
+	// EditWindow is how long after their call with a lead an agent may edit it where the order's
+	// agentLeadEditMode is during-call (0: DefaultEditWindow).
+	EditWindow time.Duration
 }
+
+// DefaultEditWindow is the agent's wrap-up time after a call (LEAD_EDIT_WINDOW).
+const DefaultEditWindow = 15 * time.Minute
 
 // ValidSource reports whether s is organic, non-organic or "<system>.ads|direct" of a known system.
 func (r Rules) ValidSource(s string) bool {

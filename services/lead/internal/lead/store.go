@@ -341,3 +341,14 @@ func (s *Store) Briefs(ctx context.Context, orderID int64, limit int) ([]Brief, 
 	}
 	return list, nil
 }
+
+// CalledRecently reports whether user handled a call with lead that ended at or after since
+// (recorded by the call results of lead-worker).
+func (s *Store) CalledRecently(ctx context.Context, lead, user int64, since time.Time) (bool, error) {
+	const q = `SELECT EXISTS (SELECT 1 FROM lead_call_results WHERE lead_id = $1 AND user_id = $2 AND ended_at >= $3)`
+	var ok bool
+	if err := s.conn.GetContext(ctx, &ok, q, lead, user, since); err != nil {
+		return false, fmt.Errorf("recent calls of lead %d: %w", lead, err)
+	}
+	return ok, nil
+}

@@ -33,6 +33,9 @@ type Order struct {
 	CallAttemptGroup     *AttemptGroup `json:"callAttemptGroup"`
 	// AgentLeadCreationIsAllowed lets agents who work in the order create its leads.
 	AgentLeadCreationIsAllowed bool `json:"agentLeadCreationIsAllowed"`
+	// AgentLeadEditMode is when agents (call-center) may edit its leads: always, never, or
+	// during-call (within a while after their own call with the lead).
+	AgentLeadEditMode string `json:"agentLeadEditMode"`
 }
 
 // AttemptGroup is the call-attempt interval group an order names (only the internal order read

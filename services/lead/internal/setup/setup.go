@@ -33,6 +33,9 @@ type Settings struct {
 	AdSystems []string `env:"AD_SYSTEMS" envSeparator:","`
 	// PprofAddr serves runtime profiles (internal/diag) when set; off by default.
 	PprofAddr string `env:"PPROF_ADDR"`
+	// LeadEditWindow is how long after their call with a lead an agent may edit it, in orders whose
+	// agentLeadEditMode is during-call.
+	LeadEditWindow time.Duration `env:"LEAD_EDIT_WINDOW" envDefault:"15m"`
 }
 
 // orderTimeout bounds one question to the order service; a sync create waits for it.
@@ -44,7 +47,7 @@ func (s Settings) Rules() lead.Rules {
 	if len(systems) == 0 {
 		systems = lead.DefaultAdSystems
 	}
-	return lead.Rules{AdSystems: systems, Phones: lead.NewPhones()}
+	return lead.Rules{AdSystems: systems, Phones: lead.NewPhones(), EditWindow: s.LeadEditWindow}
 }
 
 // OpenDB opens the leads schema and migrates it.
