@@ -129,6 +129,16 @@ type Caller struct {
 	Scopes []string
 }
 
+// Ref is the caller's user id to record as an author (createdBy, updatedBy), nil for a call
+// without a user.
+func (c Caller) Ref() *int64 {
+	if c.UserID <= 0 {
+		return nil
+	}
+	id := c.UserID
+	return &id
+}
+
 // CallerOf reads the verified identity the gateway forwarded; UserID is 0 when there is none
 // (internal calls between services).
 func CallerOf(c *gin.Context) Caller {

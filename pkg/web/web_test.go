@@ -672,3 +672,10 @@ func TestWholeQuery(t *testing.T) {
 		})
 	}
 }
+
+func TestCallerRef(t *testing.T) {
+	assert.Nil(t, Caller{}.Ref())
+	ref := Caller{UserID: 9}.Ref()
+	require.NotNil(t, ref)
+	assert.Equal(t, int64(9), *ref)
+}

@@ -87,11 +87,7 @@ func Enqueue(c *gin.Context, accept *job.Accepter, version, method string) (any,
 
 // MetaOf is what a create records about its request.
 func MetaOf(c *gin.Context, method string) Meta {
-	m := Meta{CreateMethod: method, IP: ClientIP(c)}
-	if id := web.CallerOf(c).UserID; id > 0 {
-		m.CreatedBy = &id
-	}
-	return m
+	return Meta{CreateMethod: method, IP: ClientIP(c), CreatedBy: web.CallerOf(c).Ref()}
 }
 
 // update is operation 6; data is [].
@@ -115,7 +111,7 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	if err := h.svc.CheckUpdate(c.Request.Context(), caller, id); err != nil {
 		return nil, err
 	}
-	return nil, h.svc.Update(c.Request.Context(), id, ch)
+	return nil, h.svc.Update(c.Request.Context(), id, ch, caller.Ref())
 }
 
 // detail is operation 8.

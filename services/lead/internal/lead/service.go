@@ -122,7 +122,7 @@ func (s *Service) Create(ctx context.Context, ch Changes, meta Meta) (int64, err
 // Update is a partial update (operations 6 and 11) of a body that passed CheckBody. The
 // secondary-lead links stay as they were made at create, even when the phone changes: they record
 // which leads repeated which when they came in.
-func (s *Service) Update(ctx context.Context, id int64, ch Changes) error {
+func (s *Service) Update(ctx context.Context, id int64, ch Changes, by *int64) error {
 	refs, err := s.references(ctx, ch)
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func (s *Service) Update(ctx context.Context, id int64, ch Changes) error {
 		}
 		return err
 	}
-	return s.store.Update(ctx, id, func(l *Lead) error {
+	return s.store.Update(ctx, id, by, func(l *Lead) error {
 		ch.ApplyTo(l)
 		return nil
 	})

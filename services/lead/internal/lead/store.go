@@ -230,8 +230,8 @@ func (s *Store) Get(ctx context.Context, id int64) (Lead, error) {
 }
 
 // Update changes a lead under a row lock, so concurrent partial updates of different fields all
-// survive: change gets the stored lead and edits it.
-func (s *Store) Update(ctx context.Context, id int64, change func(*Lead) error) error {
+// survive: change gets the stored lead and edits it. by is who changes it (nil: no caller).
+func (s *Store) Update(ctx context.Context, id int64, by *int64, change func(*Lead) error) error {
 	return db.InTx(ctx, s.conn, func(tx *sqlx.Tx) error {
 		var l Lead
 		err := tx.GetContext(ctx, &l, `SELECT `+columns+` FROM leads WHERE id = $1 FOR UPDATE`, id)
@@ -248,12 +248,13 @@ func (s *Store) Update(ctx context.Context, id int64, change func(*Lead) error) 
 UPDATE leads SET phone = $2, name = $3, source_comment = $4, external_id_crm_a = $5, external_id_crm_b = $6,
     external_id_crm_c = $7, external_id_crm_d = $8, status_id = $9, source = $10, ad_campaign_id = $11,
     planning_call_at = $12, priority = $13, utc_offset = $14, social_network_id = $15, social_login = $16,
-    messenger_user_name = $17, messenger_phone = $18, messenger_id = $19, custom_values = $20, updated_at = now()
+    messenger_user_name = $17, messenger_phone = $18, messenger_id = $19, custom_values = $20, updated_at = now(),
+    updated_by = $21
 WHERE id = $1`
 		_, err = tx.ExecContext(ctx, q, l.ID, l.Phone, l.Name, l.SourceComment, l.ExternalIDCrmA, l.ExternalIDCrmB,
 			l.ExternalIDCrmC, l.ExternalIDCrmD, l.StatusID, l.Source, l.AdCampaignID, l.PlanningCallAt, l.Priority,
 			l.UTCOffset, l.SocialNetworkID, l.SocialLogin, l.MessengerUserName, l.MessengerPhone, l.MessengerID,
-			l.CustomValues)
+			l.CustomValues, by)
 		if err != nil {
 			return fmt.Errorf("update lead %d: %w", id, err)
 		}

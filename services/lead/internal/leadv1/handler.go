@@ -84,5 +84,5 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	if err := h.svc.CheckUpdate(c.Request.Context(), caller, id); err != nil {
 		return nil, err
 	}
-	return nil, lead.RenameFields(h.svc.Update(c.Request.Context(), id, ch), Names)
+	return nil, lead.RenameFields(h.svc.Update(c.Request.Context(), id, ch, caller.Ref()), Names)
 }

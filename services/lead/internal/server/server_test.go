@@ -133,6 +133,10 @@ func TestUpdate(t *testing.T) {
 	assert.Equal(t, int64(5), l.StatusID)
 	assert.Equal(t, "+12125551234", l.Phone)
 	assert.True(t, l.UpdatedAt.After(l.CreatedAt) || l.UpdatedAt.Equal(l.CreatedAt))
+	var by *int64
+	require.NoError(t, env.DB.Get(&by, `SELECT updated_by FROM leads WHERE id = $1`, id))
+	require.NotNil(t, by, "the update records who made it")
+	assert.Equal(t, servicetest.UserID, strconv.FormatInt(*by, 10))
 
 	res = env.Do(t, http.MethodPost, path, map[string]any{"statusId": 99})
 	assert.Equal(t, http.StatusBadRequest, res.Status)

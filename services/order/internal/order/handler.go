@@ -64,7 +64,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	}
 	o := New(defaultGroup)
 	ch.ApplyTo(&o)
-	o.CreatedBy, o.UpdatedBy = callerID(c), callerID(c)
+	o.CreatedBy, o.UpdatedBy = web.CallerOf(c).Ref(), web.CallerOf(c).Ref()
 	id, _, err := h.orders.Create(ctx, o)
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	updatedBy := callerID(c)
+	updatedBy := web.CallerOf(c).Ref()
 	_, err = h.orders.Update(ctx, id, func(o *Order) error {
 		if !CanUpdate(caller, *o) {
 			// Exactly the answer for a missing order: nobody learns what exists elsewhere.
@@ -316,12 +316,4 @@ func joinIDs(ids []int64) string {
 		parts[i] = strconv.FormatInt(id, 10)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// callerID is the verified user making the request, nil for calls without one.
-func callerID(c *gin.Context) *int64 {
-	if id := web.CallerOf(c).UserID; id > 0 {
-		return &id
-	}
-	return nil
 }

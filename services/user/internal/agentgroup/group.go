@@ -83,6 +83,8 @@ type Changes struct {
 	NameRU   *string
 	NameGB   *string
 	AgentIDs *[]int64
+	// By is who makes the change (the verified caller; nil for none). Not read from the body.
+	By *int64
 }
 
 // Empty reports a body that changes nothing.

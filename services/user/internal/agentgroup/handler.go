@@ -46,6 +46,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	ch.By = web.CallerOf(c).Ref()
 	ctx := c.Request.Context()
 	if err := h.checkAgents(ctx, ch); err != nil {
 		return nil, err
@@ -71,6 +72,7 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	ch.By = web.CallerOf(c).Ref()
 	ctx := c.Request.Context()
 	if err := h.checkAgents(ctx, ch); err != nil {
 		return nil, err

@@ -90,13 +90,13 @@ func (s *Store) Count(ctx context.Context, f Filter) (int, error) {
 // Create inserts a group with its agents; ch must come from CheckCreate and its agents must have
 // been checked to be users.
 func (s *Store) Create(ctx context.Context, ch Changes) (int64, error) {
-	const q = `INSERT INTO agent_groups (name_ru, name_gb) VALUES ($1, $2) RETURNING id`
+	const q = `INSERT INTO agent_groups (name_ru, name_gb, created_by, updated_by) VALUES ($1, $2, $3, $3) RETURNING id`
 	if ch.NameRU == nil || ch.NameGB == nil || ch.AgentIDs == nil {
 		return 0, errors.New("create agent group: names and agents are required")
 	}
 	var id int64
 	err := db.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
-		if err := tx.QueryRowxContext(ctx, q, *ch.NameRU, *ch.NameGB).Scan(&id); err != nil {
+		if err := tx.QueryRowxContext(ctx, q, *ch.NameRU, *ch.NameGB, ch.By).Scan(&id); err != nil {
 			return fmt.Errorf("insert: %w", err)
 		}
 		return setAgents(ctx, tx, id, *ch.AgentIDs)
@@ -114,10 +114,11 @@ func (s *Store) Update(ctx context.Context, id int64, ch Changes) error {
 	const q = `UPDATE agent_groups SET
 			name_ru = COALESCE($2, name_ru),
 			name_gb = COALESCE($3, name_gb),
-			updated_at = CASE WHEN $4 THEN now() ELSE updated_at END
+			updated_at = CASE WHEN $4 THEN now() ELSE updated_at END,
+			updated_by = CASE WHEN $4 THEN $5 ELSE updated_by END
 		WHERE id = $1`
 	return db.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, q, id, ch.NameRU, ch.NameGB, !ch.Empty())
+		res, err := tx.ExecContext(ctx, q, id, ch.NameRU, ch.NameGB, !ch.Empty(), ch.By)
 		if err != nil {
 			return fmt.Errorf("update agent group %d: %w", id, err)
 		}

@@ -253,3 +253,27 @@ func TestAgentGroupsCheck(t *testing.T) {
 	code, _ = f.do(t, http.MethodPost, "/internal/agent-groups/check", `{"ids":[1]}`, nil)
 	assert.Equal(t, http.StatusUnauthorized, code)
 }
+
+func TestAgentGroupsRecordTheirAuthors(t *testing.T) {
+	f := setup(t)
+	f.reset(t)
+	body := `{"names":{"ru":"Авторы","gb":"Authors"},"agentIds":[]}`
+	code, env := f.do(t, http.MethodPost, "/v2/agent-group/create", body, map[string]string{"X-Internal-Token": token, "X-User-Id": "41", "X-Access-Group": "admin"})
+	require.Equal(t, http.StatusOK, code, env.Message)
+	var created struct {
+		ID int64 `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal(env.Data, &created))
+	code, env = f.do(t, http.MethodPost, "/v2/agent-group/update/"+itoa(created.ID), `{"names":{"ru":"Авторы 2"}}`,
+		map[string]string{"X-Internal-Token": token, "X-User-Id": "42", "X-Access-Group": "moderator"})
+	require.Equal(t, http.StatusOK, code, env.Message)
+	var by struct {
+		Created *int64 `db:"created_by"`
+		Updated *int64 `db:"updated_by"`
+	}
+	require.NoError(t, f.db.Get(&by, `SELECT created_by, updated_by FROM agent_groups WHERE id = $1`, created.ID))
+	require.NotNil(t, by.Created)
+	require.NotNil(t, by.Updated)
+	assert.Equal(t, int64(41), *by.Created)
+	assert.Equal(t, int64(42), *by.Updated)
+}
