@@ -62,7 +62,7 @@ func (b *bench) syncCreates(ctx context.Context) error {
 // succeeded, warm-up included.
 func (b *bench) direct(ctx context.Context, path string) int {
 	api := NewClient(b.stack.URL("lead-api"), b.cfg.Concurrency,
-		map[string]string{"X-Internal-Token": internalToken, "X-User-Id": "1"})
+		map[string]string{"X-Internal-Token": internalToken, "X-User-Id": "1", "X-Access-Group": "admin"})
 	op := func(int) error { return api.Do(ctx, "POST", path, b.leadBody(), nil) }
 	warm := Load(b.cfg.Concurrency, time.Second, 100, op)
 	res := Load(b.cfg.Concurrency, b.cfg.Duration, 0, op)
