@@ -28,6 +28,9 @@ type Process struct {
 	Health string
 	// Env adds variables of this process only.
 	Env []string
+	// Tags, when set, builds this process's binary on its own with these build tags, under the
+	// process's name (a variant of a binary beside the ordinary one, for measurements).
+	Tags string
 }
 
 // Config is what a stack runs and against what.
@@ -135,7 +138,12 @@ func (s *Stack) LogDir() string { return s.logDir }
 // cache), into BinDir under each package's last path element.
 func (s *Stack) build() error {
 	pkgs := make([]string, 0, len(s.cfg.Processes)+len(s.cfg.Tools))
+	var tagged []Process
 	for _, p := range s.cfg.Processes {
+		if p.Tags != "" {
+			tagged = append(tagged, p)
+			continue
+		}
 		pkgs = append(pkgs, p.Pkg)
 	}
 	for _, pkg := range s.cfg.Tools {
@@ -149,10 +157,24 @@ func (s *Stack) build() error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("build %s: %w\n%s", strings.Join(pkgs, " "), err, out)
 	}
+	for _, p := range tagged {
+		cmd := exec.Command("go", "build", "-tags", p.Tags, "-o", s.binary(p), p.Pkg)
+		cmd.Dir = s.root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s -tags %s: %w\n%s", p.Pkg, p.Tags, err, out)
+		}
+	}
 	return nil
 }
 
-func (s *Stack) binary(pkg string) string { return filepath.Join(s.binDir, path.Base(pkg)) }
+// binary is where p's binary is built: named after its package, or after the process when it
+// is a tagged variant.
+func (s *Stack) binary(p Process) string {
+	if p.Tags != "" {
+		return filepath.Join(s.binDir, p.Name)
+	}
+	return filepath.Join(s.binDir, path.Base(p.Pkg))
+}
 
 func (s *Stack) start(p Process) error {
 	logf, err := os.OpenFile(filepath.Join(s.logDir, p.Name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -160,7 +182,7 @@ func (s *Stack) start(p Process) error {
 		return fmt.Errorf("log of %s: %w", p.Name, err)
 	}
 	defer logf.Close() // the child holds its own descriptor
-	cmd := exec.Command(s.binary(p.Pkg))
+	cmd := exec.Command(s.binary(p))
 	cmd.Env = append(append([]string{}, s.baseEnv...), p.Env...)
 	if addr := s.addrs[p.Name]; addr != "" {
 		cmd.Env = append(cmd.Env, "HTTP_ADDR="+addr)
@@ -216,7 +238,7 @@ func (s *Stack) Admin(args ...string) (string, error) { return s.AdminEnv(nil, a
 
 // AdminEnv runs ccadmin with the stack's environment plus extra variables (later ones win).
 func (s *Stack) AdminEnv(extra []string, args ...string) (string, error) {
-	cmd := exec.Command(s.binary(s.cfg.Tools["ccadmin"]), args...)
+	cmd := exec.Command(s.binary(Process{Pkg: s.cfg.Tools["ccadmin"]}), args...)
 	cmd.Env = append(s.Env(), extra...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

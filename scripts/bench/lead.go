@@ -45,6 +45,15 @@ func (b *bench) syncCreates(ctx context.Context) error {
 	platform := Load(b.cfg.Concurrency, b.cfg.Duration, 0, create)
 	b.direct(ctx, "/v2/lead/create")
 
+	// The same creates through the gateway built without the route policy, right after: what
+	// authorization costs the figure.
+	open := NewClient(b.stack.URL("gateway-nopolicy"), b.cfg.Concurrency, map[string]string{"X-Api-Key": b.stack.APIKey})
+	openCreate := func(int) error { return open.Do(ctx, "POST", "/v2/lead/create/", b.leadBody(), nil) }
+	b.warm(openCreate)
+	noPolicy := Load(b.cfg.Concurrency, b.cfg.Duration, 0, openCreate)
+	fmt.Fprintf(b.out, "    platform, policy off %s\n", noPolicy.Summary())
+	b.add(fmt.Sprintf("(1a) policy on/off c=%d", b.cfg.Concurrency), platform, noPolicy, platform.Rate()/noPolicy.Rate(), "≥ 0.95", 0.95)
+
 	bare, stop, err := b.bareServer()
 	if err != nil {
 		return err

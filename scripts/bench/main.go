@@ -115,6 +115,9 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"}},
 			// The same gateway in front of nothing but a bare publish server: what figure (2)
 			// could reach with a lead service that cost nothing.
+			// The same gateway without the route policy, to measure what authorization costs.
+			{Name: "gateway-nopolicy", Pkg: "./gateway/cmd/gateway", Health: "/livez", Tags: "benchnopolicy",
+				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"}},
 			{Name: "refgateway", Pkg: "./gateway/cmd/gateway", Health: "/livez",
 				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000", "LEAD_URL=http://" + refAddr}},
 		},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -273,4 +274,54 @@ func TestRecipients(t *testing.T) {
 	}
 	code, _ = f.do(t, http.MethodPost, "/internal/users/recipients", `{"all":true}`, nil)
 	assert.Equal(t, http.StatusUnauthorized, code)
+}
+
+// Partners and agents see only themselves among the users, and agents only their own agent
+// groups: anything else answers as if it did not exist.
+func TestClientsAndAgentsSeeOnlyThemselves(t *testing.T) {
+	f := setup(t)
+	f.reset(t)
+	client := f.create(t, user.User{Email: "client@example.com", IsActive: true, AccessGroup: user.GroupClient})
+	agent := f.create(t, user.User{Email: "agent@example.com", IsActive: true, AccessGroup: user.GroupCallCenter})
+	senior := f.create(t, user.User{Email: "senior@example.com", IsActive: true, AccessGroup: user.GroupCallCenterSenior})
+	as := func(id int64, group string) map[string]string {
+		return map[string]string{"X-Internal-Token": token, "X-User-Id": itoa(id), "X-Access-Group": group}
+	}
+	type page struct {
+		List []struct {
+			ID int64 `json:"id"`
+		} `json:"list"`
+		Total int `json:"total"`
+	}
+	list := func(h map[string]string, path string) page {
+		code, env := f.do(t, http.MethodGet, path, "", h)
+		require.Equal(t, http.StatusOK, code, env.Message)
+		var p page
+		require.NoError(t, json.Unmarshal(env.Data, &p))
+		return p
+	}
+	for name, tc := range map[string]struct {
+		id    int64
+		group string
+	}{"client": {client, "client"}, "agent": {agent, "call-center"}} {
+		p := list(as(tc.id, tc.group), "/v2/user/list")
+		require.Len(t, p.List, 1, name)
+		assert.Equal(t, tc.id, p.List[0].ID, name)
+		assert.Equal(t, 1, p.Total, name)
+		code, _ := f.do(t, http.MethodGet, "/v2/user/detail/"+itoa(tc.id), "", as(tc.id, tc.group))
+		assert.Equal(t, http.StatusOK, code, name)
+		_, missing := f.do(t, http.MethodGet, "/v2/user/detail/999999", "", as(tc.id, tc.group))
+		code, other := f.do(t, http.MethodGet, "/v2/user/detail/"+itoa(senior), "", as(tc.id, tc.group))
+		assert.Equal(t, http.StatusNotFound, code, name)
+		assert.Equal(t, strings.Replace(missing.Message, "999999", itoa(senior), 1), other.Message, name)
+	}
+	assert.Equal(t, 3, list(as(senior, "call-center-senior"), "/v2/user/list").Total, "a senior agent reads every user")
+
+	mine := f.createGroup(t, `{"names":{"ru":"Мои","gb":"Mine"},"agentIds":[`+itoa(agent)+`]}`)
+	f.createGroup(t, `{"names":{"ru":"Чужие","gb":"Others"},"agentIds":[`+itoa(senior)+`]}`)
+	p := list(as(agent, "call-center"), "/v2/agent-group")
+	require.Len(t, p.List, 1)
+	assert.Equal(t, mine, p.List[0].ID)
+	assert.Zero(t, list(as(agent, "call-center"), "/v2/agent-group?agentId="+itoa(senior)).Total, "another agent's groups match nothing")
+	assert.Equal(t, 2, list(as(senior, "call-center-senior"), "/v2/agent-group").Total)
 }
