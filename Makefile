@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 
 .DEFAULT_GOAL := help
-.PHONY: help run up down status test lint build fmt bench
+.PHONY: help run up down status test lint build fmt bench fuzz
 
 help: ## list the targets
 	@echo "Targets:"
@@ -35,3 +35,6 @@ fmt: ## format every Go file of the workspace
 
 bench: ## lead-scenario benchmarks, each beside a baseline of the same run (docs/performance.md)
 	@scripts/bench.sh
+
+fuzz: ## every fuzz target of the workspace for FUZZTIME each (default 10s; make fuzz FUZZTIME=5m)
+	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
