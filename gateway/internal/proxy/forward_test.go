@@ -46,7 +46,7 @@ type countingServer struct {
 	conns atomic.Int32
 }
 
-func newCountingServer(t *testing.T, h http.HandlerFunc) *countingServer {
+func newCountingServer(t testing.TB, h http.HandlerFunc) *countingServer {
 	s := &countingServer{}
 	s.Server = httptest.NewUnstartedServer(h)
 	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
@@ -73,7 +73,7 @@ type gateway struct {
 	proxy *Proxy
 }
 
-func newGateway(t *testing.T, timeout time.Duration, t0 Target) *gateway {
+func newGateway(t testing.TB, timeout time.Duration, t0 Target) *gateway {
 	t.Helper()
 	gin.SetMode(gin.ReleaseMode)
 	p := New(Config{InternalToken: testToken, UpstreamTimeout: timeout}, zap.NewNop())
@@ -97,7 +97,7 @@ func newGateway(t *testing.T, timeout time.Duration, t0 Target) *gateway {
 	return g
 }
 
-func target(t *testing.T, raw string) Target {
+func target(t testing.TB, raw string) Target {
 	u, err := url.Parse(raw)
 	require.NoError(t, err)
 	return Target{Service: "order", Base: u}

@@ -163,7 +163,7 @@ type Target struct {
 // Handler forwards every request it gets to t. The request's path must already be without its
 // trailing slash.
 func (p *Proxy) Handler(t Target) gin.HandlerFunc {
-	rp := p.reverseProxy(t)
+	rp := keepsRequestID{p.reverseProxy(t)}
 	if t.Stream {
 		return func(c *gin.Context) {
 			rc := http.NewResponseController(c.Writer)
@@ -178,6 +178,48 @@ func (p *Proxy) Handler(t Target) gin.HandlerFunc {
 	}
 	return func(c *gin.Context) { rp.ServeHTTP(c.Writer, watchBody(c.Request)) }
 }
+
+// keepsRequestID wraps the reverse proxy, which answers an upstream's interim response (100
+// Continue to a client's Expect) by writing it and then clearing the whole header map: the
+// X-Request-Id the gateway set for the final answer went with it. This puts it back before the
+// final status goes out. (The forwarding loop keeps it by itself; a fuzz test compares the two.)
+type keepsRequestID struct{ next http.Handler }
+
+func (k keepsRequestID) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := w.Header().Get(requestid.Header)
+	if id == "" {
+		k.next.ServeHTTP(w, r)
+		return
+	}
+	k.next.ServeHTTP(&idWriter{ResponseWriter: w, id: id}, r)
+}
+
+// idWriter restores the request id on the final answer's header.
+type idWriter struct {
+	http.ResponseWriter
+	id    string
+	final bool
+}
+
+func (w *idWriter) WriteHeader(code int) {
+	if code >= http.StatusOK && !w.final {
+		w.final = true
+		if w.Header().Get(requestid.Header) == "" {
+			w.Header().Set(requestid.Header, w.id)
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *idWriter) Write(b []byte) (int, error) {
+	if !w.final {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController flush, hijack and lift deadlines through the wrapper.
+func (w *idWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // bodyWatch records whether reading the client's body ran into the server's read timeout, so a
 // failed forward can tell a client too slow to send its body (408) from a failing upstream.
