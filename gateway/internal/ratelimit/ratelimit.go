@@ -66,8 +66,24 @@ func New(opts Options) *Limiter {
 
 // Allow takes a token for key. When none is left it reports how long until one will be.
 func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
+	d := l.Take(key)
+	return d.OK, d.RetryAfter
+}
+
+// Decision is what Take decided for one request, with what the rate-limit headers tell a client.
+type Decision struct {
+	OK         bool
+	RetryAfter time.Duration
+	// Remaining is the whole tokens left after this request; Reset is how long until the bucket
+	// is full again.
+	Remaining int
+	Reset     time.Duration
+}
+
+// Take is Allow with the state of key's bucket after it.
+func (l *Limiter) Take(key string) Decision {
 	if l.opts.RPS <= 0 {
-		return true, 0
+		return Decision{OK: true, Remaining: l.opts.Burst}
 	}
 	now := l.opts.Now()
 	l.mu.Lock()
@@ -84,20 +100,23 @@ func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
 		l.buckets[key] = b
 	}
 	b.seen = now
+	d := Decision{OK: true}
 	// The common case takes its token without the Reservation that ReserveN allocates; AllowN
 	// leaves the bucket untouched when it says no, so the reservation below sees the same state.
-	if b.lim.AllowN(now, 1) {
-		return true, 0
+	if !b.lim.AllowN(now, 1) {
+		r := b.lim.ReserveN(now, 1)
+		switch {
+		case !r.OK():
+			d = Decision{RetryAfter: time.Second}
+		case r.DelayFrom(now) > 0:
+			d = Decision{RetryAfter: r.DelayFrom(now)}
+			r.CancelAt(now)
+		}
 	}
-	r := b.lim.ReserveN(now, 1)
-	if !r.OK() {
-		return false, time.Second
-	}
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return false, d
-	}
-	return true, 0
+	tokens := max(b.lim.TokensAt(now), 0)
+	d.Remaining = int(tokens)
+	d.Reset = time.Duration((float64(l.opts.Burst) - tokens) / l.opts.RPS * float64(time.Second))
+	return d
 }
 
 // Len is the number of buckets held.
@@ -137,7 +156,16 @@ func Middleware(l *Limiter, keyOf func(*gin.Context) string) gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		ok, wait := l.Allow(key)
+		d := l.Take(key)
+		if l.opts.RPS > 0 {
+			// The IETF draft's names (draft-ietf-httpapi-ratelimit-headers): the bucket's size,
+			// the requests left in it, and the seconds until it is full again.
+			h := c.Writer.Header()
+			h.Set("RateLimit-Limit", strconv.Itoa(l.opts.Burst))
+			h.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
+			h.Set("RateLimit-Reset", strconv.Itoa(int(math.Ceil(d.Reset.Seconds()))))
+		}
+		ok, wait := d.OK, d.RetryAfter
 		if !ok {
 			c.Header("Retry-After", strconv.Itoa(RetryAfterSeconds(wait)))
 			web.Fail(c, apperr.New(apperr.RateLimited, "too many requests: the limit is %g per second per API key", l.opts.RPS))

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -756,4 +757,25 @@ func TestPolicyIsEnforcedBeforeForwarding(t *testing.T) {
 	assert.Equal(t, []string{"81"}, e.Header["X-Key-Id"])
 	assert.Equal(t, []string{"leads:read,orders:read"}, e.Header["X-Key-Scopes"])
 	assert.Equal(t, []string{"8"}, e.Header["X-User-Id"])
+}
+
+// Every answer of an authenticated route tells the client its rate: the bucket's size, what is
+// left, and when it is full again; a 429 adds Retry-After.
+func TestRateLimitHeaders(t *testing.T) {
+	h := newHarness(t, options{rps: 0.5, burst: 3})
+	for want := 2; want >= 0; want-- {
+		w, _ := h.do(t, http.MethodGet, "/v2/order/detail/1", nil, nil)
+		require.Equal(t, http.StatusOK, w.Code)
+		assert.Equal(t, "3", w.Header().Get("RateLimit-Limit"))
+		assert.Equal(t, strconv.Itoa(want), w.Header().Get("RateLimit-Remaining"))
+		reset, err := strconv.Atoi(w.Header().Get("RateLimit-Reset"))
+		require.NoError(t, err)
+		assert.InDelta(t, 2*(3-want), reset, 1, "seconds until the bucket is full again")
+		assert.Empty(t, w.Header().Get("Retry-After"))
+	}
+	w, env := h.do(t, http.MethodGet, "/v2/order/detail/1", nil, nil)
+	assert.Equal(t, http.StatusTooManyRequests, w.Code)
+	assert.False(t, env.Success)
+	assert.Equal(t, "0", w.Header().Get("RateLimit-Remaining"))
+	assert.NotEmpty(t, w.Header().Get("Retry-After"))
 }
