@@ -7,12 +7,14 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -333,10 +335,25 @@ func RepoRoot() (string, error) {
 
 // FreeAddr is a local address nothing listens on at the moment.
 func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("free port: %w", err)
+	// A port the kernel hands out for port 0 (httptest servers, outgoing connections of other test
+	// packages running at the same time) can be taken again between this check and the process's
+	// own bind, and a stranger answering the health route would pass for the process. Ports below
+	// the ephemeral range (32768-60999 on Linux) are never handed out that way.
+	for range 200 {
+		port := freePortLow + mrand.IntN(freePortHigh-freePortLow)
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue
+		}
+		addr := ln.Addr().String()
+		_ = ln.Close()
+		return addr, nil
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return "", fmt.Errorf("free port: none free between %d and %d", freePortLow, freePortHigh)
 }
+
+// The range FreeAddr draws from: below Linux's ephemeral ports, above the well-known services.
+const (
+	freePortLow  = 20000
+	freePortHigh = 32000
+)
