@@ -2,11 +2,13 @@
 package api_test
 
 import (
+	"encoding/json"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
+	"ccplatform/gateway/api"
 	"ccplatform/gateway/internal/route"
 
 	"github.com/stretchr/testify/assert"
@@ -45,4 +47,16 @@ func TestEveryRouteIsDescribed(t *testing.T) {
 		described++
 	}
 	assert.Len(t, methodsOf, described, "openapi.yaml describes only routes the gateway serves")
+}
+
+func TestJSONIsTheSameDescription(t *testing.T) {
+	b, err := api.JSON()
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(b, &doc))
+	assert.Equal(t, "3.0.3", doc["openapi"])
+	paths, ok := doc["paths"].(map[string]any)
+	require.True(t, ok)
+	assert.Equal(t, strings.Count(string(api.YAML), "\n  /"), len(paths), "every path of the YAML")
+	assert.Contains(t, paths, "/v2/lead/create/")
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -166,5 +167,16 @@ func TestRequestIDsThatAreNotIDsAreReplaced(t *testing.T) {
 		got := r.Header.Get("X-Request-Id")
 		assert.NotEqual(t, sent, got)
 		assert.Regexp(t, `^[0-9a-f-]{36}$`, got, "a fresh id instead of %q", sent)
+	}
+}
+
+func TestTheAPIDescriptionNeedsNoKey(t *testing.T) {
+	for _, path := range []string{"/openapi.yaml", "/openapi.json"} {
+		resp, err := http.Get(stack.BaseURL + path)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
+		assert.Contains(t, string(body), "createLead", path)
 	}
 }

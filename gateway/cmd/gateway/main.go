@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"ccplatform/gateway/api"
 	"ccplatform/gateway/internal/auth"
 	"ccplatform/gateway/internal/health"
 	"ccplatform/gateway/internal/proxy"
@@ -98,6 +99,10 @@ func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger) error {
 	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, authTimeout)
 	fwd := proxy.New(proxy.Config{InternalToken: cfg.InternalToken, UpstreamTimeout: cfg.UpstreamTimeout}, log)
 	defer fwd.CloseIdleConnections()
+	spec, err := api.JSON()
+	if err != nil {
+		return fmt.Errorf("api description: %w", err)
+	}
 	handler, err := server.New(server.Deps{
 		Log:       log,
 		Routes:    route.Table(),
@@ -110,6 +115,8 @@ func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger) error {
 		AuthFailures: ratelimit.New(ratelimit.Options{RPS: cfg.AuthFailureRPS, Burst: cfg.AuthFailureBurst}),
 		Streams:      ratelimit.NewStreams(cfg.StreamsPerKey),
 		Proxy:        fwd,
+		SpecYAML:     api.YAML,
+		SpecJSON:     spec,
 		BodyLimit:    cfg.BodyLimitBytes,
 		Health:       healthChecker(cfg, ups, broker, needs).Handler(),
 	})

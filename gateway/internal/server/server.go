@@ -34,6 +34,9 @@ type Deps struct {
 	Proxy   *proxy.Proxy
 	// BodyLimit is the largest request body accepted, in bytes.
 	BodyLimit int64
+	// SpecYAML and SpecJSON are the public API's description, served without a key at
+	// /openapi.yaml and /openapi.json (not served when empty).
+	SpecYAML, SpecJSON []byte
 	// Health answers the health check; nil leaves it answering 501.
 	Health gin.HandlerFunc
 }
@@ -53,6 +56,13 @@ func New(d Deps) (http.Handler, error) {
 	e.NoMethod(methodNotAllowed)
 
 	e.GET("/livez", func(c *gin.Context) { web.OK(c, gin.H{"status": "ok"}) })
+	// The description is public: an integrator reads it before having a key.
+	if len(d.SpecYAML) > 0 {
+		e.GET("/openapi.yaml", func(c *gin.Context) { c.Data(http.StatusOK, "application/yaml", d.SpecYAML) })
+	}
+	if len(d.SpecJSON) > 0 {
+		e.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", d.SpecJSON) })
+	}
 
 	guards := []gin.HandlerFunc{}
 	if d.AuthFailures != nil {

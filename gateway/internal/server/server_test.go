@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/gateway/api"
 	"ccplatform/gateway/internal/auth"
 	"ccplatform/gateway/internal/proxy"
 	"ccplatform/gateway/internal/ratelimit"
@@ -110,6 +111,8 @@ type options struct {
 	// authFailures and streams are the 401 limiter per address and the stream bound (nil: none).
 	authFailures *ratelimit.Limiter
 	streams      *ratelimit.Streams
+	// spec serves the API description.
+	spec bool
 }
 
 type harness struct {
@@ -142,7 +145,7 @@ func newHarness(t testing.TB, o options) *harness {
 	ups, err := route.ParseUpstreams(raw)
 	require.NoError(t, err)
 	users := svcclient.New("user", raw[route.User], token, time.Second)
-	h.handler, err = New(Deps{
+	deps := Deps{
 		Log:          testLogger(t),
 		Routes:       route.Table(),
 		Upstreams:    ups,
@@ -153,7 +156,13 @@ func newHarness(t testing.TB, o options) *harness {
 		Health:       o.health,
 		AuthFailures: o.authFailures,
 		Streams:      o.streams,
-	})
+	}
+	if o.spec {
+		deps.SpecYAML = api.YAML
+		deps.SpecJSON, err = api.JSON()
+		require.NoError(t, err)
+	}
+	h.handler, err = New(deps)
 	require.NoError(t, err)
 	h.srv = h.server(t)
 	return h
@@ -778,4 +787,24 @@ func TestRateLimitHeaders(t *testing.T) {
 	assert.False(t, env.Success)
 	assert.Equal(t, "0", w.Header().Get("RateLimit-Remaining"))
 	assert.NotEmpty(t, w.Header().Get("Retry-After"))
+}
+
+// The API description is served without a key, as written and as JSON.
+func TestDescriptionIsServedWithoutAKey(t *testing.T) {
+	h := newHarness(t, options{spec: true})
+	for path, ct := range map[string]string{"/openapi.yaml": "application/yaml", "/openapi.json": "application/json"} {
+		resp, err := h.srv.Client().Get(h.srv.URL + path)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
+		assert.Equal(t, ct, resp.Header.Get("Content-Type"), path)
+		assert.Contains(t, string(body), "/v2/lead/create/", path)
+	}
+	resp, err := h.srv.Client().Get(h.srv.URL + "/openapi.json")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var doc map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&doc))
+	assert.Equal(t, "3.0.3", doc["openapi"])
 }
