@@ -2,14 +2,10 @@ package order
 
 import (
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/gosimple/slug"
-	dps "github.com/markusmobius/go-dateparser"
 	"github.com/nyaruka/phonenumbers"
 )
 
@@ -129,93 +125,6 @@ func ParseSchedule(field string, days [][]string) (Schedule, map[string]string) 
 		return nil, problems
 	}
 	return Schedule(days).Padded(), nil
-}
-
-// Holidays bounds: a date is short, and a list of more than a few years of holidays is a mistake;
-// both keep a request from making the date parser work for long.
-const (
-	MaxHolidays       = 1000
-	maxHolidayTextLen = 64
-)
-
-// exactDateLayouts are tried before the general date parser: they are the common forms and they
-// are unambiguous.
-var exactDateLayouts = []string{time.RFC3339, time.DateOnly, "02.01.2006", "2.1.2006", "20060102"}
-
-// holidayLanguages are the languages holiday dates are read in: the platform's own (ru, gb = English).
-var holidayLanguages = []string{"ru", "en"}
-
-// DateParser turns "any recognizable date" into a date. It is safe for concurrent use.
-type DateParser struct {
-	parser   *dps.Parser
-	dayFirst *dps.Configuration
-	natural  *dps.Configuration
-}
-
-// NewDateParser builds the parser once; the general parser is costly to set up per call.
-func NewDateParser() *DateParser {
-	// A holiday is a calendar date written out: no Unix timestamps ("1e10"), no relative words
-	// ("yesterday" would turn today into a holiday), in the languages the platform speaks. Every
-	// part (day, month, year) must be there.
-	strict := func(order dps.DateOrder) *dps.Configuration {
-		return &dps.Configuration{DateOrder: order, StrictParsing: true, Languages: holidayLanguages,
-			RequiredParts: []string{"day", "month", "year"}}
-	}
-	return &DateParser{
-		parser: &dps.Parser{ParserTypes: []dps.ParserType{dps.AbsoluteTime, dps.NoSpacesTime}},
-		// Day first, as dates are written where the platform is used (03.04.2027 is 3 April).
-		dayFirst: strict(dps.DMY),
-		// Then year first, which reads forms such as 2027/12/31.
-		natural: strict(dps.YMD),
-	}
-}
-
-// Parse reads one date; ok is false when s is not a recognizable full date (day, month, year).
-func (p *DateParser) Parse(s string) (time.Time, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" || utf8.RuneCountInString(s) > maxHolidayTextLen {
-		return time.Time{}, false
-	}
-	for _, l := range exactDateLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return dateOf(t), true
-		}
-	}
-	for _, cfg := range []*dps.Configuration{p.dayFirst, p.natural} {
-		if d, err := p.parser.Parse(cfg, s); err == nil && !d.IsZero() {
-			return dateOf(d.Time), true
-		}
-	}
-	return time.Time{}, false
-}
-
-// dateOf keeps the calendar date as written, dropping time and zone.
-func dateOf(t time.Time) time.Time {
-	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-}
-
-// ParseHolidays reads every date; problems maps each unreadable element ("callHolidayOverrides[2]")
-// to its rule. The dates come back sorted without repeats: the order of holidays means nothing.
-func (p *DateParser) ParseHolidays(field string, raw []string) ([]time.Time, map[string]string) {
-	problems := map[string]string{}
-	if len(raw) > MaxHolidays {
-		problems[field] = "must have at most " + strconv.Itoa(MaxHolidays) + " dates"
-		return nil, problems
-	}
-	dates := make([]time.Time, 0, len(raw))
-	for i, s := range raw {
-		d, ok := p.Parse(s)
-		if !ok {
-			problems[field+"["+strconv.Itoa(i)+"]"] = "must be a recognizable date such as 31.12.2027 or 2027-12-31"
-			continue
-		}
-		dates = append(dates, d)
-	}
-	if len(problems) > 0 {
-		return nil, problems
-	}
-	slices.SortFunc(dates, func(a, b time.Time) int { return a.Compare(b) })
-	return slices.CompactFunc(dates, func(a, b time.Time) bool { return a.Equal(b) }), nil
 }
 
 // ruleDialable is the rule of a transfer number.

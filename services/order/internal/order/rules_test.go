@@ -3,7 +3,6 @@ package order
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -76,55 +75,13 @@ func TestParseSchedule(t *testing.T) {
 	})
 }
 
-func TestDateParser(t *testing.T) {
-	p := NewDateParser()
-	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
-	ok := map[string]time.Time{
-		"2027-12-31":                day(2027, 12, 31),
-		"31.12.2027":                day(2027, 12, 31),
-		"1.2.2027":                  day(2027, 2, 1),
-		"2027-12-31T23:30:00+03:00": day(2027, 12, 31),
-		"03/04/2027":                day(2027, 4, 3), // day first
-		"2027/12/31":                day(2027, 12, 31),
-		"31 декабря 2027":           day(2027, 12, 31),
-		"January 5, 2027":           day(2027, 1, 5),
-		" 5 Jan 2027 ":              day(2027, 1, 5),
-		"20271231":                  day(2027, 12, 31),
-		"31.12.2027 10:00":          day(2027, 12, 31),
+func TestDialable(t *testing.T) {
+	for _, ok := range []string{"101", "12", "123456", "+74951234567", "74951234567", "+79161234567", "+442079460958"} {
+		assert.True(t, Dialable(ok), ok)
 	}
-	for in, want := range ok {
-		got, parsed := p.Parse(in)
-		if assert.True(t, parsed, in) {
-			assert.Equal(t, want, got, in)
-		}
+	// Issue 18: "not-a-phone" was stored as a transfer number.
+	for _, bad := range []string{"not-a-phone", "", "1", "1234567", "+10000000000", "+7 495 123-45-67", "8(495)1234567",
+		"+0123456789", "+7495123456789012", "１０１", "101a", "+"} {
+		assert.False(t, Dialable(bad), bad)
 	}
-	// Not dates: numbers that read as Unix times, impossible times, relative words (which would make
-	// today or yesterday a holiday), dates missing a part.
-	for _, bad := range []string{"", "garbage", "32.01.2027", "29.02.2027", "March", strings.Repeat("1", 100),
-		"1e10", "1700000000", "2026-01-01T25:61:61Z", "2027-12-31 25:00", "yesterday", "today", "tomorrow", "now",
-		"вчера", "завтра", "in 2 days", "2 days ago", "Dec 2027", "31.12"} {
-		_, parsed := p.Parse(bad)
-		assert.False(t, parsed, bad)
-	}
-}
-
-func TestParseHolidays(t *testing.T) {
-	p := NewDateParser()
-	t.Run("sorted without repeats", func(t *testing.T) {
-		dates, problems := p.ParseHolidays("callHolidayOverrides", []string{"2027-01-07", "01.01.2027", "2027-01-01"})
-		require.Nil(t, problems)
-		require.Len(t, dates, 2)
-		assert.Equal(t, "01.01.2027", dates[0].Format(HolidayLayout))
-		assert.Equal(t, "07.01.2027", dates[1].Format(HolidayLayout))
-	})
-	t.Run("unreadable ones named by index", func(t *testing.T) {
-		_, problems := p.ParseHolidays("callHolidayOverrides", []string{"2027-01-07", "soon", "01.01.2027", "32.13.2027"})
-		assert.Len(t, problems, 2)
-		assert.Contains(t, problems, "callHolidayOverrides[1]")
-		assert.Contains(t, problems, "callHolidayOverrides[3]")
-	})
-	t.Run("too many", func(t *testing.T) {
-		_, problems := p.ParseHolidays("callHolidayOverrides", make([]string, MaxHolidays+1))
-		assert.Contains(t, problems, "callHolidayOverrides")
-	})
 }
