@@ -1,8 +1,14 @@
 package recipient
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
+
+	"ccplatform/pkg/svcclient"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,4 +64,29 @@ func TestFilterKeepsActiveUsersOfTheTarget(t *testing.T) {
 	assert.Equal(t, []int64{1}, ids(Filter(Target{Group: "admin"}, users)))
 	assert.Equal(t, []int64{1, 3}, ids(Filter(Target{All: true}, users)))
 	assert.Equal(t, []int64{2}, ids(Filter(Target{UserID: 2}, users[1:2])), "a named user is kept even when inactive")
+}
+
+// Lookup tells an inactive user from an unknown one, as the user service answers them.
+func TestLookupTellsUnknownAndInactiveUsers(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var target Target
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&target))
+		w.Header().Set("Content-Type", "application/json")
+		switch target.UserID {
+		case 1:
+			_, _ = w.Write([]byte(`{"success":true,"message":"","data":{"list":[{"id":1,"isActive":true,"accessGroup":"admin"}]}}`))
+		case 2:
+			_, _ = w.Write([]byte(`{"success":true,"message":"","data":{"list":[{"id":2,"isActive":false,"accessGroup":"admin"}]}}`))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"success":false,"message":"user 3 does not exist","data":[]}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	d := NewDirectory(svcclient.New("user", srv.URL, "token", time.Second))
+	for id, want := range map[int64][2]bool{1: {true, true}, 2: {true, false}, 3: {false, false}} {
+		found, active, err := d.Lookup(context.Background(), id)
+		require.NoError(t, err, id)
+		assert.Equal(t, want, [2]bool{found, active}, "user %d: found, active", id)
+	}
 }
