@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -42,10 +43,13 @@ type Field struct {
 	Options pq.StringArray `json:"options" db:"options"`
 }
 
-// Limits of a definition; they keep the catalog readable in admin tools.
+// Limits of a definition; they keep the catalog readable in admin tools. An option is a label
+// like a name; a select of more than maxOptions choices is a catalog of its own.
 const (
-	maxCodeLen = 100
-	maxNameLen = 255
+	maxCodeLen   = 100
+	maxNameLen   = 255
+	maxOptions   = 1000
+	maxOptionLen = 255
 )
 
 var codePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
@@ -84,11 +88,17 @@ func (d Definition) Validate() (Field, error) {
 		if len(d.Options) == 0 {
 			fe.Add("options", "must not be empty for a "+d.Type+" field")
 		}
+		if len(d.Options) > maxOptions {
+			fe.Addf("options", "must have at most %d values", maxOptions)
+			d.Options = nil
+		}
 		for _, o := range d.Options {
 			o = strings.TrimSpace(o)
 			switch {
 			case o == "":
 				fe.Add("options", "must not contain empty values")
+			case utf8.RuneCountInString(o) > maxOptionLen:
+				fe.Addf("options", "must hold values of at most %d characters", maxOptionLen)
 			case d.Type == TypeMultiselect && strings.Contains(o, ","):
 				// A multiselect value is a comma-separated string, so an option cannot hold a comma.
 				fe.Add("options", "must not contain commas in a multiselect field")
@@ -136,6 +146,14 @@ func (f Field) CheckValue(raw json.RawMessage) (value json.RawMessage, rule stri
 		if raw[0] == '"' || json.Unmarshal(raw, &n) != nil {
 			return nil, "must be a number"
 		}
+		// JSON numbers have no bound of their own: a 100,000-digit one, or 1e999, would be stored
+		// as sent and break every reader that takes it for a double.
+		if len(raw) > maxNumberLen {
+			return nil, fmt.Sprintf("must be a number of at most %d characters", maxNumberLen)
+		}
+		if x, err := n.Float64(); err != nil || math.IsInf(x, 0) {
+			return nil, "must be a number within the range of a double"
+		}
 	case TypeBoolean:
 		var b bool
 		if json.Unmarshal(raw, &b) != nil {
@@ -172,8 +190,24 @@ func (f Field) CheckValue(raw json.RawMessage) (value json.RawMessage, rule stri
 }
 
 // MaxStringValue bounds a string custom value: a custom field holds a label or a short note, and
-// an unbounded one lets one request store megabytes per lead.
+// an unbounded one lets one request store megabytes per lead. There is no long-text type.
 const MaxStringValue = 1000
+
+// maxNumberLen bounds the text of a number value; a double has 17 significant digits.
+const maxNumberLen = 64
+
+// MaxValues bounds the custom values one record carries: a catalog has a few dozen fields, and a
+// larger map is a mistake that would only make each key be looked up and refused.
+const MaxValues = 100
+
+// CountRule is the rule a customValues map of n entries breaks, or "" when it has at most
+// MaxValues.
+func CountRule(n int) string {
+	if n > MaxValues {
+		return fmt.Sprintf("must have at most %d fields", MaxValues)
+	}
+	return ""
+}
 
 // multiselect splits s on commas; every part must be an option. An empty string chooses nothing;
 // an empty part (",,", "a,") is a mistake, not an empty choice.

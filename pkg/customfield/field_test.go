@@ -2,6 +2,7 @@ package customfield
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -31,6 +32,8 @@ func TestDefinitionValidate(t *testing.T) {
 		"comma in multiselect":    {Definition{Code: "c", Name: "n", Type: TypeMultiselect, Options: []string{"a,b"}}, []string{"options"}},
 		"repeated option":         {Definition{Code: "c", Name: "n", Type: TypeSelect, Options: []string{"a", "a"}}, []string{"options"}},
 		"options on a plain type": {Definition{Code: "c", Name: "n", Type: TypeInteger, Options: []string{"a"}}, []string{"options"}},
+		"option too long":         {Definition{Code: "c", Name: "n", Type: TypeSelect, Options: []string{strings.Repeat("я", maxOptionLen+1)}}, []string{"options"}},
+		"too many options":        {Definition{Code: "c", Name: "n", Type: TypeSelect, Options: manyOptions(maxOptions + 1)}, []string{"options"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -44,6 +47,21 @@ func TestDefinitionValidate(t *testing.T) {
 			assert.Len(t, e.Fields, len(tc.fields))
 		})
 	}
+}
+
+func manyOptions(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = "o" + strconv.Itoa(i)
+	}
+	return out
+}
+
+func TestCountRule(t *testing.T) {
+	assert.Empty(t, CountRule(0))
+	assert.Empty(t, CountRule(MaxValues))
+	assert.Equal(t, "must have at most 100 fields", CountRule(MaxValues+1))
+	assert.Equal(t, "must have at most 100 fields", CountRule(10_000))
 }
 
 func TestCheckValue(t *testing.T) {
@@ -77,7 +95,15 @@ func TestCheckValue(t *testing.T) {
 		{TypeMultiselect, `"red,"`, ``},
 		{TypeMultiselect, `"red, ,blue"`, ``},
 		{TypeString, `"` + strings.Repeat("я", MaxStringValue) + `"`, `"` + strings.Repeat("я", MaxStringValue) + `"`},
+		// Issue 18: a 100,000-character string value was stored.
 		{TypeString, `"` + strings.Repeat("я", MaxStringValue+1) + `"`, ``},
+		{TypeString, `"` + strings.Repeat("x", 100_000) + `"`, ``},
+		{TypeNumber, `1e308`, `1e308`},
+		{TypeNumber, `-0.000001`, `-0.000001`},
+		{TypeNumber, `1e999`, ``},
+		{TypeNumber, strings.Repeat("9", 100_000), ``},
+		{TypeNumber, "0." + strings.Repeat("1", maxNumberLen), ``},
+		{TypeInteger, strings.Repeat("9", 100_000), ``},
 	}
 	for _, tc := range cases {
 		f := Field{ID: 1, Code: "f", Type: tc.typ, Options: options}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/customfield"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/optional"
 )
@@ -393,6 +394,10 @@ func ParseCallTime(raw json.RawMessage) (time.Time, bool) {
 func (f checker) customValues(v optional.Value[map[string]json.RawMessage]) optional.Value[map[int64]json.RawMessage] {
 	m, ok := nullable(f, "customValues", v, false)
 	if !ok {
+		return optional.Value[map[int64]json.RawMessage]{}
+	}
+	if rule := customfield.CountRule(len(m)); rule != "" {
+		f.fe.Add("customValues", rule)
 		return optional.Value[map[int64]json.RawMessage]{}
 	}
 	out := make(map[int64]json.RawMessage, len(m))

@@ -1,12 +1,14 @@
 package lead
 
 import (
-	"ccplatform/pkg/customfield"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/customfield"
 	"ccplatform/pkg/optional"
 	"ccplatform/services/lead/internal/catalog"
 
@@ -153,12 +155,22 @@ func TestCheckFieldRules(t *testing.T) {
 		`{"sourceComment":5}`:                                                                  "sourceComment",
 		`{"customValues":{"x":1}}`:                                                             "customValues",
 		`{"customValues":{"3":null}}`:                                                          "customValues.3",
+		`{"customValues":` + manyCustomValues(customfield.MaxValues+1) + `}`:                   "customValues",
 	} {
 		fe := apperr.FieldErrors{}
 		decode(t, body).Check(ForUpdate, testRules, winter, fe)
 		assert.Contains(t, fe, field, body)
 		assert.Len(t, fe, 1, body)
 	}
+}
+
+// manyCustomValues is a customValues object of n fields.
+func manyCustomValues(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = `"` + strconv.Itoa(i+1) + `":"x"`
+	}
+	return "{" + strings.Join(parts, ",") + "}"
 }
 
 func TestCheckUpdateNulls(t *testing.T) {
@@ -253,6 +265,17 @@ func TestCheckReferences(t *testing.T) {
 	assert.Equal(t, "must be an integer", fe["customValues.10"])
 	assert.Contains(t, fe["customValues.11"], "comma-separated values of: a, b")
 	assert.Equal(t, "no lead custom field has id 12", fe["customValues.12"])
+
+	// Issue 18: a multiselect ",," was stored as "" and a 100,000-character string was stored.
+	refs.Fields[13] = customfield.Field{ID: 13, Type: customfield.TypeString}
+	ch = Changes{CustomValues: optional.Of(map[int64]json.RawMessage{
+		11: json.RawMessage(`",,"`), 13: json.RawMessage(`"` + strings.Repeat("x", 100_000) + `"`)})}
+	fe = apperr.FieldErrors{}
+	ch.CheckReferences(ForUpdate, refs, fe)
+	assert.Equal(t, apperr.FieldErrors{
+		"customValues.11": "must be a string of comma-separated values of: a, b",
+		"customValues.13": "must be at most 1000 characters",
+	}, fe)
 }
 
 func TestLinkInABatch(t *testing.T) {

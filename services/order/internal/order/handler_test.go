@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -309,6 +310,29 @@ func TestCustomValueTypes(t *testing.T) {
 		"customValues." + color: "must be one of: red, green",
 		"customValues." + when:  "must be a date yyyy-mm-dd",
 	}, res.Errors())
+}
+
+// Issue 18: a multiselect ",," was stored as "" and a 100,000-character string value was stored.
+// Both are refused, naming the value, and no order is written.
+func TestCustomValuesRefusedWriteNothing(t *testing.T) {
+	regions := strconv.FormatInt(field(t, "cv_regions", customfield.TypeMultiselect, "msk", "spb"), 10)
+	note := strconv.FormatInt(field(t, "cv_note", customfield.TypeString), 10)
+	var before int
+	require.NoError(t, env.DB.Get(&before, "SELECT count(*) FROM orders"))
+	for value, want := range map[string]map[string]string{
+		",,":   {"customValues." + regions: "must be a string of comma-separated values of: msk, spb"},
+		"msk,": {"customValues." + regions: "must be a string of comma-separated values of: msk, spb"},
+	} {
+		res := env.Do(t, http.MethodPost, "/v2/order/create", body(t, map[string]any{"customValues": map[string]any{regions: value}}))
+		require.Equal(t, http.StatusBadRequest, res.Status, value)
+		assert.Equal(t, want, res.Errors(), value)
+	}
+	res := env.Do(t, http.MethodPost, "/v2/order/create", body(t, map[string]any{"customValues": map[string]any{note: strings.Repeat("x", 100_000)}}))
+	require.Equal(t, http.StatusBadRequest, res.Status)
+	assert.Equal(t, map[string]string{"customValues." + note: "must be at most 1000 characters"}, res.Errors())
+	var after int
+	require.NoError(t, env.DB.Get(&after, "SELECT count(*) FROM orders"))
+	assert.Equal(t, before, after, "nothing written")
 }
 
 func TestDefaultCallAttemptGroup(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/customfield"
 	"ccplatform/pkg/optional"
 )
 
@@ -300,10 +301,14 @@ func transferNumbers(fe apperr.FieldErrors, in []TransferNumberInput) []Transfer
 		}
 		names := map[string]string{}
 		for lang, name := range t.Names.V {
-			if strings.TrimSpace(name) == "" {
+			name = strings.TrimSpace(name)
+			switch {
+			case name == "":
 				fe.Add(field+".names."+lang, "must not be empty")
+			case utf8.RuneCountInString(name) > maxTitleLen:
+				fe.Addf(field+".names."+lang, "must be at most %d characters", maxTitleLen)
 			}
-			names[lang] = strings.TrimSpace(name)
+			names[lang] = name
 		}
 		out = append(out, TransferNumber{Number: t.Number.V, Names: names})
 	}
@@ -312,6 +317,10 @@ func transferNumbers(fe apperr.FieldErrors, in []TransferNumberInput) []Transfer
 
 // customValueIDs reads the keys of customValues as custom-field ids.
 func customValueIDs(fe apperr.FieldErrors, in map[string]json.RawMessage) map[int64]json.RawMessage {
+	if rule := customfield.CountRule(len(in)); rule != "" {
+		fe.Add("customValues", rule)
+		return nil
+	}
 	out := make(map[int64]json.RawMessage, len(in))
 	for key, v := range in {
 		id, err := strconv.ParseInt(key, 10, 64)

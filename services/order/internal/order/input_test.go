@@ -2,6 +2,8 @@ package order
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,4 +164,35 @@ func TestViewOf(t *testing.T) {
 	assert.Nil(t, v["aiDefaultLanguage"])
 	assert.Contains(t, v, "aiDefaultLanguage")
 	assert.Equal(t, []any{}, v["agentUserIds"])
+}
+
+// Issue 18, the order bodies a fuzzer got stored: each is now a 400 naming the field.
+func TestCheckRefusesTheFuzzedBodies(t *testing.T) {
+	list := func(n int, v string) string { return "[" + strings.TrimSuffix(strings.Repeat(v+",", n), ",") + "]" }
+	manyValues := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = `"` + strconv.Itoa(i+1) + `":"x"`
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	for body, field := range map[string]string{
+		`{"callHolidayOverrides":["1e10"]}`:                                                                  "callHolidayOverrides[0]",
+		`{"callHolidayOverrides":["2027-01-01","2026-01-01T25:61:61Z"]}`:                                     "callHolidayOverrides[1]",
+		`{"callHolidayOverrides":["yesterday"]}`:                                                             "callHolidayOverrides[0]",
+		`{"transferNumbers":[{"number":"101"},{"number":"not-a-phone"}]}`:                                    "transferNumbers[1].number",
+		`{"transferNumbers":[{"number":"101","names":{"ru":"` + strings.Repeat("я", maxTitleLen+1) + `"}}]}`: "transferNumbers[0].names.ru",
+		`{"sipEndpointIds":` + list(10_000, "1") + `}`:                                                       "sipEndpointIds",
+		`{"agentUserIds":` + list(10_000, "1") + `}`:                                                         "agentUserIds",
+		`{"agentGroupIds":` + list(MaxListItems+1, "1") + `}`:                                                "agentGroupIds",
+		`{"transferNumbers":` + list(10_000, `{"number":"101"}`) + `}`:                                       "transferNumbers",
+		`{"customValues":` + manyValues(10_000) + `}`:                                                        "customValues",
+	} {
+		_, fe := check(t, ForUpdate, body)
+		assert.Contains(t, fe, field, "%.80s", body)
+		assert.Len(t, fe, 1, "%.80s: %v", body, fe)
+	}
+	// At the bounds, the same fields pass.
+	_, fe := check(t, ForUpdate, `{"sipEndpointIds":`+list(MaxListItems, "1")+`,"customValues":`+manyValues(100)+`}`)
+	assert.Empty(t, fe)
 }

@@ -37,9 +37,16 @@ func ParseExpiry(raw string, now time.Time) (*time.Time, error) {
 	return &t, nil
 }
 
+// maxScopeNames bounds the scope list of a key: there are a dozen scopes, so a longer list can
+// only repeat them.
+const maxScopeNames = 100
+
 // CheckScopes reads scope names for a key of a user in group: unknown scopes, and scopes beyond the
 // group's rights (a scope narrows a key, it never widens it), are refused.
 func CheckScopes(names []string, group access.Group) ([]access.Scope, error) {
+	if len(names) > maxScopeNames {
+		return nil, fmt.Errorf("must have at most %d elements", maxScopeNames)
+	}
 	scopes, err := access.ParseScopes(names)
 	if err != nil {
 		return nil, err

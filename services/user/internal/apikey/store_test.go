@@ -235,4 +235,13 @@ func TestParseExpiryAndCheckScopes(t *testing.T) {
 	assert.ErrorContains(t, err, "beyond the rights of the call-center group: orders:write")
 	_, err = apikey.CheckScopes([]string{"anything"}, access.Admin)
 	assert.ErrorContains(t, err, "unknown scope")
+	many := make([]string, 101)
+	for i := range many {
+		many[i] = "leads:read"
+	}
+	_, err = apikey.CheckScopes(many, access.Admin)
+	assert.EqualError(t, err, "must have at most 100 elements")
+	scopes, err = apikey.CheckScopes(many[:100], access.Admin)
+	require.NoError(t, err)
+	assert.Equal(t, []access.Scope{access.LeadsRead}, scopes, "repeats dropped")
 }
