@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Makes sure PostgreSQL and RabbitMQ answer on 127.0.0.1, the way a newcomer's machine needs them:
-# use them where they already run, start the installed ones where stopped, install them from
-# Debian packages where missing (as root). Then creates the project's database role and database.
+# Makes sure PostgreSQL and RabbitMQ answer on 127.0.0.1 and Prometheus's tools are installed, the
+# way a newcomer's machine needs them: use them where they already run, start the installed ones
+# where stopped, install them from Debian packages where missing (as root). Then creates the
+# project's database role and database.
 #
 # Environment: DATABASE_URL (default postgres://cc:cc@127.0.0.1:5432/cc?sslmode=disable)
 #              AMQP_URL     (default amqp://guest:guest@127.0.0.1:5672/)
@@ -114,10 +115,26 @@ ensure_rabbitmq() {
   log "RabbitMQ ready"
 }
 
+# Debian's prometheus package: promtool lints every process's metrics and the alerting rules in
+# the tests, and the server scrapes a running stack (scripts/monitoring-check.sh). Nothing of it is
+# started here; the package's own service stays off (policy-rc.d, as for RabbitMQ).
+ensure_prometheus() {
+  if command -v promtool >/dev/null && command -v prometheus >/dev/null; then log "Prometheus tools present"; return; fi
+  is_root || { log "promtool is missing and installing it needs root (apt-get install prometheus)"; exit 1; }
+  log "installing Prometheus (promtool and the server)"
+  if [ ! -e /usr/sbin/policy-rc.d ]; then printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; trap 'rm -f /usr/sbin/policy-rc.d' EXIT; fi
+  apt_install --no-install-recommends prometheus
+  rm -f /usr/sbin/policy-rc.d; trap - EXIT
+  # Without systemd the package may still have started its daemon: it would hold :9090.
+  pkill -x prometheus 2>/dev/null || true
+  log "Prometheus tools ready ($(promtool --version 2>&1 | head -1))"
+}
+
 what=${1:-all}
 case "$what" in
   postgres) ensure_postgres ;;
   rabbitmq) ensure_rabbitmq ;;
-  all) ensure_postgres; ensure_rabbitmq ;;
-  *) echo "usage: $0 [all|postgres|rabbitmq]" >&2; exit 2 ;;
+  prometheus) ensure_prometheus ;;
+  all) ensure_postgres; ensure_rabbitmq; ensure_prometheus ;;
+  *) echo "usage: $0 [all|postgres|rabbitmq|prometheus]" >&2; exit 2 ;;
 esac

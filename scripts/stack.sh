@@ -23,32 +23,33 @@ set -euo pipefail
 #
 # name     binary name; must equal the last element of the package path
 # package  main package, relative to the repository root
-# port     HTTP port on 127.0.0.1 (the process gets HTTP_ADDR=127.0.0.1:PORT), or - for a worker
-#          without one (a worker counts as up when it is still running a few seconds after start)
+# port     HTTP port on 127.0.0.1 (the process gets HTTP_ADDR=127.0.0.1:PORT); a queue consumer
+#          serves only /livez, /readyz and /metrics there (docs/operations.md)
 # env      extra KEY=VALUE pairs for this process only, separated by spaces (may be empty)
 #
 # Every process also gets DATABASE_URL, AMQP_URL, INTERNAL_TOKEN, LOG_LEVEL and, for every line
 # with a port, its URL as <NAME>_URL: user -> USER_URL, lead-api -> LEAD_URL (an "-api" suffix is
 # dropped), notification-api -> NOTIFICATION_URL. A gateway upstream without a line stays unset,
 # and the gateway answers its routes with 501.
-# Health: /livez for the gateway, /internal/health for every other process with a port.
+# Health: every process is up once its /readyz answers 200.
 # The demo seed and the API key are made after every process above the gateway is healthy.
 PROCESSES=(
   "user    | ./services/user/cmd/user   | 8081 | "
   "order   | ./services/order/cmd/order | 8082 | "
   "lead-api    | ./services/lead/cmd/lead-api    | 8083 | "
-  "lead-worker | ./services/lead/cmd/lead-worker | -    | "
+  "lead-worker | ./services/lead/cmd/lead-worker | 8093 | "
   "call        | ./services/call/cmd/call        | 8084 | "
-  "call-ingest | ./services/call/cmd/call-ingest | -    | "
+  "call-ingest | ./services/call/cmd/call-ingest | 8094 | "
   "notification-api    | ./services/notification/cmd/notification-api    | 8085 | "
-  "notification-worker | ./services/notification/cmd/notification-worker | -    | "
-  "gateway | ./gateway/cmd/gateway      | 8080 | "
+  "notification-worker | ./services/notification/cmd/notification-worker | 8095 | "
+  "gateway | ./gateway/cmd/gateway      | 8080 | METRICS_ADDR=127.0.0.1:9080"
 )
 # Command-line tools built with the processes but not started.
 TOOLS=(
   "ccadmin | ./services/user/cmd/ccadmin"
 )
 ENTRY=gateway                      # the public entry point, started last
+CONSUMERS=" lead-worker call-ingest notification-worker "  # their ports serve probes and metrics only
 DEMO_ADMIN_EMAIL=admin@demo.callcenter.local
 # ---------------------------------------------------------------------------------------------
 
@@ -87,13 +88,13 @@ for line in "${TOOLS[@]}"; do
 done
 
 base_url() { local i; for i in "${!NAMES[@]}"; do [ "${NAMES[$i]}" = "$ENTRY" ] && { echo "http://127.0.0.1:${PORTS[$i]}"; return; }; done; }
-health_path() { if [ "$1" = "$ENTRY" ]; then echo /livez; else echo /internal/health; fi; }
+health_path() { echo /readyz; }
 
-# <NAME>_URL for every process with a port.
+# <NAME>_URL for every process with a port but the entry point and the consumers.
 export_service_urls() {
   local i n var
   for i in "${!NAMES[@]}"; do
-    [ "${PORTS[$i]}" = - ] || [ "${NAMES[$i]}" = "$ENTRY" ] && continue
+    [ "${PORTS[$i]}" = - ] || [ "${NAMES[$i]}" = "$ENTRY" ] || [[ $CONSUMERS == *" ${NAMES[$i]} "* ]] && continue
     n=${NAMES[$i]%-api}; var=$(printf '%s' "$n" | tr 'a-z-' 'A-Z_')_URL
     export "$var=http://127.0.0.1:${PORTS[$i]}"
   done
@@ -129,7 +130,10 @@ build() {
   for i in "${!TOOL_NAMES[@]}"; do pkgs+=("${TOOL_PKGS[$i]}"); done
   mkdir -p "$BIN"
   log "building ${NAMES[*]} ${TOOL_NAMES[*]} into .run/bin"
-  (cd "$ROOT" && go build -o "$BIN/" "${pkgs[@]}") || { log "build failed"; return 1; }
+  # The version every binary logs at start and shows at /livez.
+  local version
+  version=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo dev)
+  (cd "$ROOT" && go build -ldflags "-X ccplatform/pkg/buildinfo.Version=$version" -o "$BIN/" "${pkgs[@]}") || { log "build failed"; return 1; }
 }
 
 tail_log() { # name

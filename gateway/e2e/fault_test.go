@@ -190,7 +190,7 @@ func startFaultStack(t *testing.T, dbURL, amqpURL string) *Stack {
 	t.Helper()
 	procs := make([]stacktest.Process, len(processes))
 	for i, p := range processes {
-		procs[i] = stacktest.Process{Name: p.name, Pkg: p.pkg, Health: p.health, Env: p.env}
+		procs[i] = stacktest.Process{Name: p.name, Pkg: p.pkg, Health: p.health, Consumer: p.consumer, Env: p.env}
 		if p.name == "lead-api" {
 			procs[i].Env = append(append([]string{}, p.env...), "JOB_CONFIRM_TIMEOUT="+faultConfirm)
 		}

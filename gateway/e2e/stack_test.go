@@ -24,9 +24,10 @@ import (
 type process struct {
 	name string
 	pkg  string // package path relative to the repository root
-	// health is the path answered 200 once the process is ready; "" for queue consumers, which
-	// get no HTTP address.
+	// health is the path answered 200 once the process is ready.
 	health string
+	// consumer marks a queue consumer, whose address serves probes and metrics only.
+	consumer bool
 	// env adds variables of this process only.
 	env []string
 }
@@ -34,15 +35,15 @@ type process struct {
 // processes is the stack in start order. Every HTTP process's base URL is given to every process
 // as <NAME>_URL (a "-api" suffix dropped: lead-api → LEAD_URL), as scripts/stack.sh does.
 var processes = []process{
-	{name: "user", pkg: "./services/user/cmd/user", health: "/internal/health"},
-	{name: "order", pkg: "./services/order/cmd/order", health: "/internal/health"},
-	{name: "lead-api", pkg: "./services/lead/cmd/lead-api", health: "/internal/health"},
-	{name: "lead-worker", pkg: "./services/lead/cmd/lead-worker"},
-	{name: "call", pkg: "./services/call/cmd/call", health: "/internal/health"},
-	{name: "call-ingest", pkg: "./services/call/cmd/call-ingest"},
-	{name: "notification-api", pkg: "./services/notification/cmd/notification-api", health: "/internal/health"},
-	{name: "notification-worker", pkg: "./services/notification/cmd/notification-worker"},
-	{name: "gateway", pkg: "./gateway/cmd/gateway", health: "/livez",
+	{name: "user", pkg: "./services/user/cmd/user", health: "/readyz"},
+	{name: "order", pkg: "./services/order/cmd/order", health: "/readyz"},
+	{name: "lead-api", pkg: "./services/lead/cmd/lead-api", health: "/readyz"},
+	{name: "lead-worker", pkg: "./services/lead/cmd/lead-worker", health: "/readyz", consumer: true},
+	{name: "call", pkg: "./services/call/cmd/call", health: "/readyz"},
+	{name: "call-ingest", pkg: "./services/call/cmd/call-ingest", health: "/readyz", consumer: true},
+	{name: "notification-api", pkg: "./services/notification/cmd/notification-api", health: "/readyz"},
+	{name: "notification-worker", pkg: "./services/notification/cmd/notification-worker", health: "/readyz", consumer: true},
+	{name: "gateway", pkg: "./gateway/cmd/gateway", health: "/readyz",
 		// Every test client shares 127.0.0.1: the tests that send unknown keys on purpose must not
 		// lock the others out (the limit itself is tested in internal/server).
 		env: []string{"RATE_LIMIT_RPS=100000", "RATE_LIMIT_BURST=100000", "AUTH_CACHE_TTL=1s", "AUTH_FAILURE_BURST=100000"}},
@@ -106,7 +107,7 @@ func TestMain(m *testing.M) {
 func startStack(dbURL, amqpURL string) (*Stack, error) {
 	procs := make([]stacktest.Process, len(processes))
 	for i, p := range processes {
-		procs[i] = stacktest.Process{Name: p.name, Pkg: p.pkg, Health: p.health, Env: p.env}
+		procs[i] = stacktest.Process{Name: p.name, Pkg: p.pkg, Health: p.health, Consumer: p.consumer, Env: p.env}
 	}
 	s, err := stacktest.Start(stacktest.Config{
 		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken,

@@ -25,9 +25,12 @@ type Process struct {
 	Name string
 	// Pkg is the main package's path relative to the repository root.
 	Pkg string
-	// Health is the path answered 200 once the process is ready; "" for queue consumers, which
-	// get no HTTP address.
+	// Health is the path answered 200 once the process is ready (/readyz); "" when it is not
+	// waited for beyond surviving its start.
 	Health string
+	// Consumer marks a queue consumer: its HTTP address serves probes and metrics only, so no
+	// <NAME>_URL names it.
+	Consumer bool
 	// Env adds variables of this process only.
 	Env []string
 	// Tags, when set, builds this process's binary on its own with these build tags, under the
@@ -70,6 +73,10 @@ type Stack struct {
 	addrs   map[string]string
 	cmds    map[string]*exec.Cmd
 	baseEnv []string
+	// urlNames are the processes exported as <NAME>_URL; metricsAddrs the gateways' metrics
+	// listeners.
+	urlNames     []string
+	metricsAddrs map[string]string
 }
 
 // Start builds every binary and starts every process, each waited for until healthy. On error the
@@ -89,7 +96,7 @@ func Start(cfg Config) (*Stack, error) {
 	s := &Stack{
 		DatabaseURL: cfg.DatabaseURL, AMQPURL: cfg.AMQPURL, cfg: cfg, root: root,
 		binDir: cfg.BinDir, logDir: filepath.Join(tmp, "logs"),
-		addrs: map[string]string{}, cmds: map[string]*exec.Cmd{},
+		addrs: map[string]string{}, metricsAddrs: map[string]string{}, cmds: map[string]*exec.Cmd{},
 	}
 	if s.binDir == "" {
 		s.binDir, s.ownBin = filepath.Join(tmp, "bin"), true
@@ -100,19 +107,26 @@ func Start(cfg Config) (*Stack, error) {
 	if err := s.build(); err != nil {
 		return s, err
 	}
+	// Every process gets an address of its own, whether it is waited on or not: a binary's default
+	// one could be taken by a stack running beside this one.
 	for _, p := range cfg.Processes {
-		if p.Health == "" {
-			continue
-		}
 		addr, err := FreeAddr()
 		if err != nil {
 			return s, err
 		}
 		s.addrs[p.Name] = addr
+		if !p.Consumer && p.Health != "" {
+			s.urlNames = append(s.urlNames, p.Name)
+		}
+		// The gateway's metrics listener (other binaries ignore the variable): a port of its own
+		// per process, so that stacks side by side never share one.
+		if s.metricsAddrs[p.Name], err = FreeAddr(); err != nil {
+			return s, err
+		}
 	}
 	s.baseEnv = append(os.Environ(), "DATABASE_URL="+cfg.DatabaseURL, "AMQP_URL="+cfg.AMQPURL,
 		"INTERNAL_TOKEN="+cfg.InternalToken, "LOG_LEVEL="+cfg.LogLevel)
-	for name := range s.addrs {
+	for _, name := range s.urlNames {
 		s.baseEnv = append(s.baseEnv, strings.ToUpper(strings.TrimSuffix(name, "-api"))+"_URL="+s.URL(name))
 	}
 	for _, p := range cfg.Processes {
@@ -132,6 +146,9 @@ func Start(cfg Config) (*Stack, error) {
 
 // URL is the base URL of a process of the stack.
 func (s *Stack) URL(name string) string { return "http://" + s.addrs[name] }
+
+// MetricsURL is the base URL of a gateway process's private metrics listener.
+func (s *Stack) MetricsURL(name string) string { return "http://" + s.metricsAddrs[name] }
 
 // LogDir holds one log file per process.
 func (s *Stack) LogDir() string { return s.logDir }
@@ -187,7 +204,7 @@ func (s *Stack) start(p Process) error {
 	cmd := exec.Command(s.binary(p))
 	cmd.Env = append(append([]string{}, s.baseEnv...), p.Env...)
 	if addr := s.addrs[p.Name]; addr != "" {
-		cmd.Env = append(cmd.Env, "HTTP_ADDR="+addr)
+		cmd.Env = append(cmd.Env, "HTTP_ADDR="+addr, "METRICS_ADDR="+s.metricsAddrs[p.Name])
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

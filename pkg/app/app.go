@@ -1,16 +1,22 @@
 // Package app runs a binary the same way everywhere: configuration from the environment, a logger,
-// a context cancelled by SIGINT/SIGTERM, and a non-zero exit when run fails.
+// the operations surface (pkg/ops), a context cancelled by SIGINT/SIGTERM after the process has
+// announced it is draining, and a non-zero exit when run fails.
 package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
+	"time"
 
+	"ccplatform/pkg/buildinfo"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/logging"
+	"ccplatform/pkg/ops"
 
 	"go.uber.org/zap"
 )
@@ -20,14 +26,54 @@ type Leveled interface {
 	Level() string
 }
 
-// Main loads a T from the environment and calls run until a stop signal; run must return once ctx
-// is done, after draining its work. Main exits the process.
-func Main[T Leveled](name string, run func(ctx context.Context, cfg T, log *zap.Logger) error) {
+// RunFunc is a binary's body: it builds its parts from cfg, registers its readiness checks and
+// metrics on o, and serves until ctx is done, then drains its work and returns.
+type RunFunc[T Leveled] func(ctx context.Context, cfg T, log *zap.Logger, o *ops.Ops) error
+
+// Main loads a T from the environment and calls run until a stop signal. Main exits the process.
+func Main[T Leveled](name string, run RunFunc[T]) {
 	os.Exit(Run(name, run))
 }
 
+// Process is what every binary reads besides its own configuration (docs/operations.md).
+type Process struct {
+	// Env is "development" on a developer's machine; anything else is a deployment, which must
+	// not run with the development internal token.
+	Env string `env:"APP_ENV" envDefault:"development"`
+	// InternalToken is read raw here (no default) to tell an unset token from a set one.
+	InternalToken string `env:"INTERNAL_TOKEN"`
+	// DrainDelay is how long a process answers /readyz with 503 after SIGTERM before it stops
+	// taking work: the time a load balancer needs to notice.
+	DrainDelay time.Duration `env:"DRAIN_DELAY" envDefault:"0s"`
+}
+
+// Development is the APP_ENV of a developer's machine.
+const Development = "development"
+
+// ErrDevToken refuses a deployment that runs with the development internal token.
+var ErrDevToken = errors.New("INTERNAL_TOKEN must be set to a secret of its own when APP_ENV is not " + Development)
+
+// Check refuses settings no deployment may run with.
+func (p Process) Check() error {
+	if p.Env != Development && (p.InternalToken == "" || p.InternalToken == config.DevInternalToken) {
+		return ErrDevToken
+	}
+	if p.DrainDelay < 0 {
+		return fmt.Errorf("DRAIN_DELAY must not be negative")
+	}
+	return nil
+}
+
 // Run is Main without the exit, returning the process's exit code.
-func Run[T Leveled](name string, run func(ctx context.Context, cfg T, log *zap.Logger) error) int {
+func Run[T Leveled](name string, run RunFunc[T]) int {
+	proc, err := config.Load[Process]()
+	if err == nil {
+		err = proc.Check()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return 1
+	}
 	cfg, err := config.Load[T]()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
@@ -39,12 +85,38 @@ func Run[T Leveled](name string, run func(ctx context.Context, cfg T, log *zap.L
 		return 1
 	}
 	defer func() { _ = log.Sync() }()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	log.Info(name+" starting", zap.String("version", buildinfo.Version),
+		zap.String("revision", buildinfo.Revision()), zap.String("go", runtime.Version()), zap.String("env", proc.Env))
+
+	o := ops.New(name)
+	signals, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, cfg, log); err != nil {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go drainOnSignal(signals, ctx, cancel, o, proc.DrainDelay, log)
+	if err := run(ctx, cfg, log, o); err != nil {
 		log.Error(name+" stopped", zap.Error(err))
 		return 1
 	}
 	log.Info(name + " stopped")
 	return 0
+}
+
+// drainOnSignal turns a stop signal into "draining" on /readyz at once, and into the end of
+// run's context delay later.
+func drainOnSignal(signals, ctx context.Context, cancel context.CancelFunc, o *ops.Ops, delay time.Duration, log *zap.Logger) {
+	select {
+	case <-signals.Done():
+	case <-ctx.Done():
+		return
+	}
+	o.Drain()
+	log.Info("draining", zap.Duration("delay", delay))
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+		}
+	}
+	cancel()
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"ccplatform/pkg/config"
+	"ccplatform/pkg/ops"
 
 	"github.com/stretchr/testify/assert"
 	"go.uber.org/zap"
@@ -22,23 +23,26 @@ func TestRunPassesConfigAndReportsFailure(t *testing.T) {
 	t.Setenv("APP_TEST_NAME", "from-env")
 	t.Setenv("LOG_LEVEL", "error")
 	var got string
-	code := Run("t", func(_ context.Context, c cfg, _ *zap.Logger) error { got = c.Name; return nil })
+	code := Run("t", func(_ context.Context, c cfg, _ *zap.Logger, _ *ops.Ops) error { got = c.Name; return nil })
 	assert.Equal(t, 0, code)
 	assert.Equal(t, "from-env", got)
-	assert.Equal(t, 1, Run("t", func(context.Context, cfg, *zap.Logger) error { return errors.New("boom") }))
+	assert.Equal(t, 1, Run("t", func(context.Context, cfg, *zap.Logger, *ops.Ops) error { return errors.New("boom") }))
 }
 
 func TestRunRefusesBadConfig(t *testing.T) {
 	t.Setenv("LOG_LEVEL", "loud")
-	assert.Equal(t, 1, Run("t", func(context.Context, cfg, *zap.Logger) error { return nil }))
+	assert.Equal(t, 1, Run("t", func(context.Context, cfg, *zap.Logger, *ops.Ops) error { return nil }))
 }
 
 func TestRunStopsOnSIGTERM(t *testing.T) {
 	t.Setenv("LOG_LEVEL", "error")
 	done := make(chan int)
 	go func() {
-		done <- Run("t", func(ctx context.Context, _ cfg, _ *zap.Logger) error {
+		done <- Run("t", func(ctx context.Context, _ cfg, _ *zap.Logger, o *ops.Ops) error {
 			<-ctx.Done()
+			if !o.Draining() {
+				return errors.New("run's context ended before the process was marked draining")
+			}
 			return nil
 		})
 	}()
@@ -50,4 +54,58 @@ func TestRunStopsOnSIGTERM(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("run did not stop on SIGTERM")
 	}
+}
+
+func TestRunDrainsForTheDelayBeforeStopping(t *testing.T) {
+	t.Setenv("LOG_LEVEL", "error")
+	t.Setenv("DRAIN_DELAY", "300ms")
+	draining := make(chan time.Time, 1)
+	done := make(chan int)
+	var stopped time.Time
+	go func() {
+		done <- Run("t", func(ctx context.Context, _ cfg, _ *zap.Logger, o *ops.Ops) error {
+			go func() {
+				for !o.Draining() {
+					time.Sleep(5 * time.Millisecond)
+				}
+				draining <- time.Now()
+			}()
+			<-ctx.Done()
+			stopped = time.Now()
+			return nil
+		})
+	}()
+	time.Sleep(100 * time.Millisecond)
+	assert.NoError(t, syscall.Kill(syscall.Getpid(), syscall.SIGTERM))
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code)
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not stop on SIGTERM")
+	}
+	began := <-draining
+	assert.GreaterOrEqual(t, stopped.Sub(began), 250*time.Millisecond, "the context must end only after the drain delay")
+}
+
+func TestRunRefusesTheDevelopmentTokenOutsideDevelopment(t *testing.T) {
+	t.Setenv("LOG_LEVEL", "error")
+	ran := false
+	body := func(context.Context, cfg, *zap.Logger, *ops.Ops) error { ran = true; return nil }
+
+	t.Setenv("APP_ENV", "production")
+	for _, token := range []string{"", config.DevInternalToken} {
+		t.Setenv("INTERNAL_TOKEN", token)
+		assert.Equal(t, 1, Run("t", body), "token %q", token)
+	}
+	assert.False(t, ran)
+
+	t.Setenv("INTERNAL_TOKEN", "a-real-secret")
+	assert.Equal(t, 0, Run("t", body))
+	assert.True(t, ran)
+
+	ran = false
+	t.Setenv("APP_ENV", Development)
+	t.Setenv("INTERNAL_TOKEN", "")
+	assert.Equal(t, 0, Run("t", body), "development runs with the default token")
+	assert.True(t, ran)
 }

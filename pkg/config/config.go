@@ -24,6 +24,9 @@ type Common struct {
 	InternalToken string `env:"INTERNAL_TOKEN" envDefault:"dev-internal-token"`
 }
 
+// DevInternalToken is INTERNAL_TOKEN's development default; pkg/app refuses it outside development.
+const DevInternalToken = "dev-internal-token"
+
 // Level is the configured log level.
 func (c Common) Level() string { return c.LogLevel }
 

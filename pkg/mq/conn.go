@@ -38,6 +38,7 @@ type Conn struct {
 	closeOnce sync.Once
 	stopped   chan struct{}
 	connects  atomic.Int64
+	subs      subscriptions
 }
 
 // Dial starts supervising a connection to url and returns at once; use Wait or Channel to block

@@ -88,12 +88,15 @@ func (c *Conn) Consume(ctx context.Context, cfg ConsumerConfig, h BatchHandler) 
 	cfg.defaults()
 	dlq := NewPublisher(c)
 	defer dlq.Close()
+	sub := c.subs.of(cfg.Queue)
+	sub.wanted.Add(int64(cfg.Workers))
+	defer sub.wanted.Add(-int64(cfg.Workers))
 	var wg sync.WaitGroup
 	for i := range cfg.Workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &worker{conn: c, cfg: cfg, h: h, dlq: dlq, tag: fmt.Sprintf("%s-%d", cfg.Tag, i),
+			w := &worker{conn: c, cfg: cfg, h: h, dlq: dlq, sub: sub, tag: fmt.Sprintf("%s-%d", cfg.Tag, i),
 				log: c.log.With(zap.String("queue", cfg.Queue))}
 			w.run(ctx)
 		}()
@@ -107,6 +110,7 @@ type worker struct {
 	cfg  ConsumerConfig
 	h    BatchHandler
 	dlq  *Publisher
+	sub  *subscription
 	tag  string
 	log  *zap.Logger
 }
@@ -142,6 +146,8 @@ func (w *worker) session(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", w.cfg.Queue, err)
 	}
+	w.sub.active.Add(1)
+	defer w.sub.active.Add(-1)
 	for {
 		batch, ok := w.gather(ctx, deliveries)
 		if len(batch) > 0 {

@@ -16,9 +16,10 @@ import (
 )
 
 // NewEngine is a gin engine with the middleware every service runs: request id and request logger,
-// access log, panic recovery, body limit, a query string parsed whole, and envelopes for unknown
-// routes and methods.
-func NewEngine(log *zap.Logger, bodyLimit int64) *gin.Engine {
+// access log, the given middleware (metrics: they see the final status of every request, a
+// recovered panic's 500 included), panic recovery, body limit, a query string parsed whole, and
+// envelopes for unknown routes and methods.
+func NewEngine(log *zap.Logger, bodyLimit int64, outer ...gin.HandlerFunc) *gin.Engine {
 	if gin.Mode() != gin.ReleaseMode {
 		gin.SetMode(gin.ReleaseMode)
 	}
@@ -27,7 +28,9 @@ func NewEngine(log *zap.Logger, bodyLimit int64) *gin.Engine {
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
-	e.Use(RequestContext(log), AccessLog(log), Recover(log), BodyLimit(bodyLimit), WholeQuery)
+	e.Use(RequestContext(log), AccessLog(log))
+	e.Use(outer...)
+	e.Use(Recover(log), BodyLimit(bodyLimit), WholeQuery)
 	e.NoRoute(func(c *gin.Context) {
 		Fail(c, apperr.NotFoundf("no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})

@@ -106,19 +106,19 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	st, err := stacktest.Start(stacktest.Config{
 		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken, LogLevel: "error",
 		Processes: []stacktest.Process{
-			{Name: "user", Pkg: "./services/user/cmd/user", Health: "/internal/health"},
-			{Name: "order", Pkg: "./services/order/cmd/order", Health: "/internal/health"},
-			{Name: "lead-api", Pkg: "./services/lead/cmd/lead-api", Health: "/internal/health"},
-			{Name: "lead-worker", Pkg: "./services/lead/cmd/lead-worker",
+			{Name: "user", Pkg: "./services/user/cmd/user", Health: "/readyz"},
+			{Name: "order", Pkg: "./services/order/cmd/order", Health: "/readyz"},
+			{Name: "lead-api", Pkg: "./services/lead/cmd/lead-api", Health: "/readyz"},
+			{Name: "lead-worker", Pkg: "./services/lead/cmd/lead-worker", Health: "/readyz", Consumer: true,
 				Env: []string{fmt.Sprintf("WORKER_CONCURRENCY=%d", cfg.WorkerConcurrency)}},
-			{Name: "gateway", Pkg: "./gateway/cmd/gateway", Health: "/livez",
+			{Name: "gateway", Pkg: "./gateway/cmd/gateway", Health: "/readyz",
 				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"}},
 			// The same gateway in front of nothing but a bare publish server: what figure (2)
 			// could reach with a lead service that cost nothing.
 			// The same gateway without the route policy, to measure what authorization costs.
-			{Name: "gateway-nopolicy", Pkg: "./gateway/cmd/gateway", Health: "/livez", Tags: "benchnopolicy",
+			{Name: "gateway-nopolicy", Pkg: "./gateway/cmd/gateway", Health: "/readyz", Tags: "benchnopolicy",
 				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"}},
-			{Name: "refgateway", Pkg: "./gateway/cmd/gateway", Health: "/livez",
+			{Name: "refgateway", Pkg: "./gateway/cmd/gateway", Health: "/readyz",
 				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000", "LEAD_URL=http://" + refAddr}},
 		},
 		Tools: map[string]string{"ccadmin": "./services/user/cmd/ccadmin"},

@@ -18,6 +18,7 @@ import (
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/mq"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
 
@@ -28,7 +29,9 @@ import (
 // gatewayConfig is everything the gateway reads from the environment.
 type gatewayConfig struct {
 	config.Common
-	HTTPAddr        string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
+	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
+	// MetricsAddr serves /metrics (and the probes) apart from the public port; empty: not served.
+	MetricsAddr     string `env:"METRICS_ADDR" envDefault:"127.0.0.1:9080"`
 	UserURL         string `env:"USER_URL" envDefault:"http://127.0.0.1:8081"`
 	OrderURL        string `env:"ORDER_URL" envDefault:"http://127.0.0.1:8082"`
 	LeadURL         string `env:"LEAD_URL"`
@@ -68,7 +71,7 @@ func main() {
 	app.Main("gateway", run)
 }
 
-func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger) error {
+func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger, o *ops.Ops) error {
 	ups, err := route.ParseUpstreams(map[route.Service]string{
 		route.User:         cfg.UserURL,
 		route.Order:        cfg.OrderURL,
@@ -104,6 +107,7 @@ func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger) error {
 		return fmt.Errorf("api description: %w", err)
 	}
 	handler, err := server.New(server.Deps{
+		Ops:       o,
 		Log:       log,
 		Routes:    route.Table(),
 		Upstreams: ups,
@@ -126,7 +130,9 @@ func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger) error {
 	for svc, u := range ups {
 		log.Info("upstream", zap.String("service", string(svc)), zap.String("url", u.String()))
 	}
-	return web.ListenAndServe(ctx, cfg.HTTPAddr, handler, serverTimeouts(cfg.UpstreamTimeout), log)
+	return o.ServeWhile(ctx, cfg.MetricsAddr, log, func(ctx context.Context) error {
+		return web.ListenAndServe(ctx, cfg.HTTPAddr, handler, serverTimeouts(cfg.UpstreamTimeout), log)
+	})
 }
 
 // healthChecker probes the gateway, every deployed service, the broker, the queues' consumers and

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"testing"
 	"time"
 
 	"ccplatform/pkg/config"
+	"ccplatform/pkg/ops"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,21 +50,28 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := base
 			mutate(&cfg)
-			assert.Error(t, run(context.Background(), cfg, zap.NewNop()))
+			assert.Error(t, run(context.Background(), cfg, zap.NewNop(), ops.New("gateway")))
 		})
 	}
 }
 
-func TestRunServesAndStops(t *testing.T) {
+func freeAddr(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
+	return addr
+}
+
+func TestRunServesAndStops(t *testing.T) {
+	addr, metricsAddr := freeAddr(t), freeAddr(t)
+	var err error
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	cfg := gatewayConfig{HTTPAddr: addr, UserURL: "http://127.0.0.1:1", BodyLimitBytes: 1 << 20, UpstreamTimeout: time.Second, AuthCacheTTL: time.Second, RateLimitRPS: 10, RateLimitBurst: 10}
-	go func() { done <- run(ctx, cfg, zap.NewNop()) }()
+	cfg := gatewayConfig{HTTPAddr: addr, MetricsAddr: metricsAddr, UserURL: "http://127.0.0.1:1", BodyLimitBytes: 1 << 20, UpstreamTimeout: time.Second, AuthCacheTTL: time.Second, RateLimitRPS: 10, RateLimitBurst: 10}
+	go func() { done <- run(ctx, cfg, zap.NewNop(), ops.New("gateway")) }()
 
 	var resp *http.Response
 	require.Eventually(t, func() bool {
@@ -71,6 +80,19 @@ func TestRunServesAndStops(t *testing.T) {
 	}, 5*time.Second, 20*time.Millisecond)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	// The metrics are served on their own listener only, never on the public port.
+	resp, err = http.Get("http://" + metricsAddr + "/metrics")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(body), `http_requests_total{method="GET",route="/livez",status_class="2xx"} 1`)
+	resp, err = http.Get("http://" + addr + "/metrics")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
 
 	cancel()
 	select {

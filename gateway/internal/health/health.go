@@ -1,5 +1,5 @@
 // Package health answers the health check (/v1/health/check/): it probes the gateway itself, every
-// deployed service's /internal/health, the message broker, the consumers of every queue, and the
+// deployed service's /readyz, the message broker, the consumers of every queue, and the
 // external telephony and voice platforms, all in parallel with a short timeout each, so the answer
 // comes in well under a second even when a component hangs or is down.
 package health

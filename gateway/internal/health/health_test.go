@@ -57,11 +57,11 @@ func ask(t *testing.T, c *Checker) (int, answer, time.Duration) {
 	return rec.Code, a, took
 }
 
-// service stands in for a service's /internal/health answering status after delay.
+// service stands in for a service's /readyz answering status after delay.
 func service(t *testing.T, status int, delay time.Duration) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/internal/health" {
+		if r.URL.Path != "/readyz" {
 			http.NotFound(w, r)
 			return
 		}
@@ -126,7 +126,7 @@ func TestAllUp(t *testing.T) {
 	consume(t, conn, "health.jobs", 1)
 	consume(t, conn, "health.calls", 2)
 	client := NewHTTPClient()
-	platform := service(t, http.StatusOK, 0) + "/internal/health"
+	platform := service(t, http.StatusOK, 0) + "/readyz"
 	c := NewChecker(0,
 		Gateway(),
 		Service("serviceOrder", service(t, http.StatusOK, 0), client),

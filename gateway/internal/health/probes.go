@@ -50,9 +50,9 @@ func NewHTTPClient() *http.Client {
 	}
 }
 
-// Service probes a service's /internal/health at base.
+// Service probes a service's /readyz at base.
 func Service(key, base string, client *http.Client) Probe {
-	url := strings.TrimRight(base, "/") + "/internal/health"
+	url := strings.TrimRight(base, "/") + "/readyz"
 	return Probe{Key: key, Check: func(ctx context.Context) Status { return get(ctx, client, url) }}
 }
 

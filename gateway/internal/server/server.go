@@ -14,6 +14,7 @@ import (
 
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
@@ -22,6 +23,9 @@ import (
 
 // Deps is what the handler is built from; main wires them.
 type Deps struct {
+	// Ops answers /livez and /readyz and counts every request; its /metrics is served elsewhere
+	// (METRICS_ADDR), never on the public port.
+	Ops       *ops.Ops
 	Log       *zap.Logger
 	Routes    []route.Route
 	Upstreams route.Upstreams
@@ -49,13 +53,13 @@ func New(d Deps) (http.Handler, error) {
 	e.HandleMethodNotAllowed = true
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
-	e.Use(web.RequestContext(d.Log), web.AccessLog(d.Log), web.Recover(d.Log))
+	e.Use(web.RequestContext(d.Log), web.AccessLog(d.Log), d.Ops.HTTPMetrics(), web.Recover(d.Log))
 	e.NoRoute(func(c *gin.Context) {
 		web.Fail(c, apperr.NotFoundf("no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})
 	e.NoMethod(methodNotAllowed)
 
-	e.GET("/livez", func(c *gin.Context) { web.OK(c, gin.H{"status": "ok"}) })
+	d.Ops.Probes(e)
 	// The description is public: an integrator reads it before having a key.
 	if len(d.SpecYAML) > 0 {
 		e.GET("/openapi.yaml", func(c *gin.Context) { c.Data(http.StatusOK, "application/yaml", d.SpecYAML) })

@@ -23,6 +23,7 @@ import (
 	"ccplatform/gateway/internal/ratelimit"
 	"ccplatform/gateway/internal/route"
 
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
 
@@ -146,6 +147,7 @@ func newHarness(t testing.TB, o options) *harness {
 	require.NoError(t, err)
 	users := svcclient.New("user", raw[route.User], token, time.Second)
 	deps := Deps{
+		Ops:          ops.New("gateway"),
 		Log:          testLogger(t),
 		Routes:       route.Table(),
 		Upstreams:    ups,

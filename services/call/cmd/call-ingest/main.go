@@ -10,6 +10,7 @@ import (
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/mq"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/telephony"
 	"ccplatform/services/call/internal/ingest"
 	"ccplatform/services/call/internal/migrations"
@@ -22,6 +23,8 @@ type Config struct {
 	config.Common
 	config.Database
 	config.Broker
+	// HTTPAddr serves /livez, /readyz and /metrics (docs/operations.md).
+	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8094"`
 	// Queue is the platform's queue (telephony.Queue when empty); tests use one of their own.
 	Queue string `env:"INGEST_QUEUE"`
 	// Batching: one transaction and one multi-row INSERT per batch (DESIGN §8).
@@ -35,12 +38,13 @@ func main() { app.Main("call-ingest", run) }
 
 // run consumes until ctx is done: the batches in hand finish (commit, confirm, ack), the rest
 // goes back to the broker; then the broker connection and the database close, the database last.
-func run(ctx context.Context, cfg Config, log *zap.Logger) error {
+func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	o.Database(conn.DB)
 	if err := migrations.Up(ctx, conn); err != nil {
 		return err
 	}
@@ -49,16 +53,19 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	}
 	broker := mq.Dial(cfg.Broker.URL, "call-ingest", log, mq.WorkQueue(cfg.Queue), mq.EventExchange(ingest.Exchange))
 	defer broker.Close()
+	o.Broker(broker)
 	pub := mq.NewPublisher(broker)
 	defer pub.Close()
 	consumer := ingest.NewConsumer(ingest.NewStore(conn), pub, log)
 	log.Info("consuming", zap.String("queue", cfg.Queue))
-	return broker.Consume(ctx, mq.ConsumerConfig{
-		Queue:     cfg.Queue,
-		Prefetch:  cfg.Prefetch,
-		BatchSize: cfg.BatchSize,
-		BatchWait: cfg.BatchWait,
-		Workers:   cfg.Workers,
-		Tag:       "call-ingest",
-	}, consumer.Handle)
+	return o.ServeWhile(ctx, cfg.HTTPAddr, log, func(ctx context.Context) error {
+		return broker.Consume(ctx, mq.ConsumerConfig{
+			Queue:     cfg.Queue,
+			Prefetch:  cfg.Prefetch,
+			BatchSize: cfg.BatchSize,
+			BatchWait: cfg.BatchWait,
+			Workers:   cfg.Workers,
+			Tag:       "call-ingest",
+		}, consumer.Handle)
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/mqtest"
+	"ccplatform/pkg/ops"
 	"ccplatform/services/call/internal/calltest"
 	"ccplatform/services/call/internal/migrations"
 
@@ -45,7 +46,7 @@ func TestRunConsumesAndStops(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, cfg, zap.NewNop()) }()
+	go func() { done <- run(ctx, cfg, zap.NewNop(), ops.New("call-ingest")) }()
 
 	b := calltest.Dial(t, amqpURL, mq.WorkQueue("telephony.calls"))
 	ev := calltest.Event(calltest.LeadID(), time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))

@@ -9,6 +9,7 @@ import (
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/db"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/orderscope"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
@@ -33,17 +34,18 @@ const orderTimeout = 3 * time.Second
 func main() { app.Main("call", run) }
 
 // run serves until ctx is done, then drains in-flight requests and closes the database last.
-func run(ctx context.Context, cfg Config, log *zap.Logger) error {
+func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	o.Database(conn.DB)
 	if err := migrations.Up(ctx, conn); err != nil {
 		return err
 	}
 	orders := svcclient.New("order", cfg.OrderURL, cfg.InternalToken, orderTimeout)
-	h := server.New(server.Deps{DB: conn, Log: log, InternalToken: cfg.InternalToken,
+	h := server.New(server.Deps{Ops: o, DB: conn, Log: log, InternalToken: cfg.InternalToken,
 		Scopes: orderscope.New(orders, orderscope.DefaultTTL)})
 	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
 }

@@ -9,6 +9,7 @@ import (
 
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/dbtest"
+	"ccplatform/pkg/ops"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,11 +40,11 @@ func TestRunServesAndStops(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, cfg, zap.NewNop()) }()
+	go func() { done <- run(ctx, cfg, zap.NewNop(), ops.New("call")) }()
 
 	var status int
 	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + addr + "/internal/health/")
+		resp, err := http.Get("http://" + addr + "/readyz/")
 		if err != nil {
 			return false
 		}

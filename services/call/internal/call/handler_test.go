@@ -209,8 +209,8 @@ func TestRoutesNeedTheInternalToken(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, r.Status)
 	r = env.Get(t, "/v2/call/detail/1", "X-Internal-Token", "wrong")
 	assert.Equal(t, http.StatusUnauthorized, r.Status)
-	r = env.Get(t, "/internal/health", "X-Internal-Token", "")
-	assert.Equal(t, http.StatusOK, r.Status, "the health check needs no token")
+	r = env.Get(t, "/readyz", "X-Internal-Token", "")
+	assert.Equal(t, http.StatusOK, r.Status, "the readiness probe needs no token")
 	r = env.Get(t, "/v2/call/?orderIds[]=1")
 	assert.Equal(t, http.StatusOK, r.Status, "the trailing slash is accepted")
 }

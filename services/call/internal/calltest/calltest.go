@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/webtest"
 
 	"ccplatform/pkg/db"
@@ -61,7 +62,7 @@ func Main(m *testing.M, label string, setup func(*Env)) {
 			return 1
 		}
 		setup(&Env{DB: conn, DBURL: url, AMQPURL: amqpURL, Client: webtest.Client{Token: Token,
-			Handler: server.New(server.Deps{DB: conn, Log: zap.NewNop(), InternalToken: Token})}})
+			Handler: server.New(server.Deps{Ops: ops.New("test"), DB: conn, Log: zap.NewNop(), InternalToken: Token})}})
 		return m.Run()
 	})
 }

@@ -3,22 +3,21 @@
 package server
 
 import (
-	"context"
 	"net/http"
-	"time"
 
-	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/orderscope"
 	"ccplatform/pkg/web"
 	"ccplatform/services/call/internal/call"
 
-	"github.com/gin-gonic/gin"
 	"github.com/jmoiron/sqlx"
 	"go.uber.org/zap"
 )
 
 // Deps is what the handler needs from the outside.
 type Deps struct {
+	// Ops serves /livez, /readyz and /metrics and counts every request; main adds its checks.
+	Ops           *ops.Ops
 	DB            *sqlx.DB
 	Log           *zap.Logger
 	InternalToken string
@@ -27,26 +26,13 @@ type Deps struct {
 }
 
 // New is the service's HTTP handler. Routes are registered without a trailing slash and answer
-// with one too. Everything but the health check requires the internal token.
+// with one too. Everything but the ops endpoints requires the internal token.
 func New(d Deps) http.Handler {
-	e := web.NewEngine(d.Log, web.DefaultBodyLimit)
-	e.GET("/internal/health", health(d.DB))
+	e := web.NewEngine(d.Log, web.DefaultBodyLimit, d.Ops.HTTPMetrics())
+	// /livez, /readyz and /metrics need no token: orchestrators and Prometheus call them.
+	d.Ops.Routes(e)
 
 	r := e.Group("", web.RequireInternalToken(d.InternalToken))
 	call.NewHandler(call.NewStore(d.DB), d.Scopes).Routes(r)
 	return web.TrimTrailingSlash(e)
-}
-
-// health answers whether the service can reach its database (used by the gateway's health check
-// and the dev scripts, so it needs no token).
-func health(conn *sqlx.DB) gin.HandlerFunc {
-	return web.Handle(func(c *gin.Context) (any, error) {
-		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
-		defer cancel()
-		start := time.Now()
-		if err := conn.PingContext(ctx); err != nil {
-			return nil, apperr.Wrap(apperr.Unavailable, err, "database: unreachable")
-		}
-		return gin.H{"database": "ok", "executionTime": time.Since(start).Seconds()}, nil
-	})
 }

@@ -12,6 +12,7 @@ import (
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/diag"
 	"ccplatform/services/lead/internal/job"
@@ -41,16 +42,18 @@ func main() { app.Main("lead-api", run) }
 
 // run serves until ctx is done, then drains in-flight requests, stops the event consumer, and
 // closes the broker and the database last.
-func run(ctx context.Context, cfg Config, log *zap.Logger) error {
+func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	conn, err := setup.OpenDB(ctx, cfg.Settings)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	o.Database(conn.DB)
 	leads, dir, cat := setup.Leads(cfg.Settings, conn)
 	inval := orders.NewInvalidation(dir, "lead-api", log)
 	broker := mq.Dial(cfg.Broker.URL, "lead-api", log, mq.WorkQueue(job.Queue), inval.Topology())
 	defer broker.Close()
+	o.Broker(broker)
 	pub := mq.NewPublisher(broker)
 	defer pub.Close()
 	group := mq.NewGroup(pub, job.GroupConfig(cfg.PublishLanes, cfg.GroupMaxJobs, cfg.ConfirmTimeout))
@@ -72,8 +75,9 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	go keys.PurgeEvery(ctx, time.Hour)
 	ids := job.NewIDs(jobSecret(cfg))
 	h := server.New(server.Deps{
-		DB: conn, Log: log, InternalToken: cfg.InternalToken, Leads: leads, Catalog: cat,
-		Accepter: job.NewAccepter(group, ids, cfg.ConfirmTimeout), JobIDs: ids, Broker: broker, Idempotency: keys,
+		Ops: o,
+		DB:  conn, Log: log, InternalToken: cfg.InternalToken, Leads: leads, Catalog: cat,
+		Accepter: job.NewAccepter(group, ids, cfg.ConfirmTimeout), JobIDs: ids, Idempotency: keys,
 	})
 	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
 }

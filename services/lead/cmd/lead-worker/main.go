@@ -6,11 +6,11 @@ package main
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/mq"
+	"ccplatform/pkg/ops"
 	"ccplatform/services/lead/internal/callresult"
 	"ccplatform/services/lead/internal/diag"
 	"ccplatform/services/lead/internal/job"
@@ -19,11 +19,14 @@ import (
 	"ccplatform/services/lead/internal/worker"
 
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 )
 
 // Config is read from the environment (services/lead/README.md).
 type Config struct {
 	setup.Settings
+	// HTTPAddr serves /livez, /readyz and /metrics (docs/operations.md).
+	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8093"`
 	// Concurrency is the number of channels consuming in parallel, each handling its own batches.
 	Concurrency int `env:"WORKER_CONCURRENCY" envDefault:"4"`
 	// Prefetch bounds unacked jobs per channel; it must exceed BatchSize for batches to fill.
@@ -49,41 +52,45 @@ func main() { app.Main("lead-worker", run) }
 
 // run consumes until ctx is done: the batches in hand finish (and are acked), the rest goes back
 // to the broker; then the broker and the database are closed.
-func run(ctx context.Context, cfg Config, log *zap.Logger) error {
+func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	conn, err := setup.OpenDB(ctx, cfg.Settings)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	o.Database(conn.DB)
 	leads, dir, cat := setup.Leads(cfg.Settings, conn)
 	inval := orders.NewInvalidation(dir, "lead-worker", log)
 	broker := mq.Dial(cfg.Broker.URL, "lead-worker", log, mq.WorkQueue(job.Queue),
 		mq.Subscription(callresult.Exchange, callresult.Queue, callresult.FinishedKey), inval.Topology())
 	defer broker.Close()
+	o.Broker(broker)
 	calls := callresult.NewConsumer(callresult.NewStore(conn, cat), dir, log)
 
-	// Whatever ends run stops the other consumers before the broker closes.
-	ctx, cancel := context.WithCancel(ctx)
-	var consumers sync.WaitGroup
-	defer consumers.Wait()
-	defer cancel()
-	consumers.Go(func() { _ = inval.Run(ctx, broker) })
-	consumers.Go(func() {
-		log.Info("consuming", zap.String("queue", callresult.Queue), zap.Int("workers", cfg.CallFinishedConcurrency))
-		_ = broker.Consume(ctx, mq.ConsumerConfig{
-			Queue: callresult.Queue, Prefetch: cfg.CallFinishedPrefetch, BatchSize: cfg.CallFinishedBatchSize,
-			BatchWait: cfg.CallFinishedBatchWait, Workers: cfg.CallFinishedConcurrency,
-			MaxAttempts: cfg.CallFinishedMaxAttempts, Tag: "lead-worker-calls",
-		}, calls.Handle)
-	})
-
-	diag.Pprof(ctx, cfg.PprofAddr, log)
-	log.Info("consuming", zap.String("queue", job.Queue), zap.Int("workers", cfg.Concurrency),
-		zap.Int("prefetch", cfg.Prefetch), zap.Int("batch", cfg.BatchSize))
 	jobs := worker.New(leads, log, cfg.BatchSize)
-	return broker.Consume(ctx, mq.ConsumerConfig{
-		Queue: job.Queue, Prefetch: cfg.Prefetch, BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait,
-		Workers: cfg.Concurrency, MaxAttempts: cfg.MaxAttempts, Tag: "lead-worker",
-		OnDeadLetter: jobs.DeadLettered,
-	}, jobs.Handle)
+	diag.Pprof(ctx, cfg.PprofAddr, log)
+	return o.ServeWhile(ctx, cfg.HTTPAddr, log, func(ctx context.Context) error {
+		// Every consumer is joined here, before the deferred closes of the broker and database;
+		// one that fails stops the others.
+		g, ctx := errgroup.WithContext(ctx)
+		g.Go(func() error { return inval.Run(ctx, broker) })
+		g.Go(func() error {
+			log.Info("consuming", zap.String("queue", callresult.Queue), zap.Int("workers", cfg.CallFinishedConcurrency))
+			return broker.Consume(ctx, mq.ConsumerConfig{
+				Queue: callresult.Queue, Prefetch: cfg.CallFinishedPrefetch, BatchSize: cfg.CallFinishedBatchSize,
+				BatchWait: cfg.CallFinishedBatchWait, Workers: cfg.CallFinishedConcurrency,
+				MaxAttempts: cfg.CallFinishedMaxAttempts, Tag: "lead-worker-calls",
+			}, calls.Handle)
+		})
+		g.Go(func() error {
+			log.Info("consuming", zap.String("queue", job.Queue), zap.Int("workers", cfg.Concurrency),
+				zap.Int("prefetch", cfg.Prefetch), zap.Int("batch", cfg.BatchSize))
+			return broker.Consume(ctx, mq.ConsumerConfig{
+				Queue: job.Queue, Prefetch: cfg.Prefetch, BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait,
+				Workers: cfg.Concurrency, MaxAttempts: cfg.MaxAttempts, Tag: "lead-worker",
+				OnDeadLetter: jobs.DeadLettered,
+			}, jobs.Handle)
+		})
+		return g.Wait()
+	})
 }

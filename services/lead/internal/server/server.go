@@ -3,26 +3,24 @@
 package server
 
 import (
-	"context"
 	"net/http"
-	"time"
 
-	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/idempotency"
-	"ccplatform/pkg/mq"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/leadv1"
 
-	"github.com/gin-gonic/gin"
 	"github.com/jmoiron/sqlx"
 	"go.uber.org/zap"
 )
 
 // Deps is what the handler needs from the outside.
 type Deps struct {
+	// Ops serves /livez, /readyz and /metrics and counts every request; main adds its checks.
+	Ops           *ops.Ops
 	DB            *sqlx.DB
 	Log           *zap.Logger
 	InternalToken string
@@ -30,15 +28,15 @@ type Deps struct {
 	Catalog       *catalog.Store
 	Accepter      *job.Accepter
 	JobIDs        *job.IDs
-	Broker        *mq.Conn
 	Idempotency   *idempotency.Store
 }
 
 // New is lead-api's HTTP handler. Routes are registered without a trailing slash and answer with
-// one too. Everything but the health check requires the internal token.
+// one too. Everything but the ops endpoints requires the internal token.
 func New(d Deps) http.Handler {
-	e := web.NewEngine(d.Log, web.DefaultBodyLimit)
-	e.GET("/internal/health", health(d.DB, d.Broker))
+	e := web.NewEngine(d.Log, web.DefaultBodyLimit, d.Ops.HTTPMetrics())
+	// /livez, /readyz and /metrics need no token: orchestrators and Prometheus call them.
+	d.Ops.Routes(e)
 
 	r := e.Group("", web.RequireInternalToken(d.InternalToken))
 	idempotent := d.Idempotency.Middleware()
@@ -47,21 +45,4 @@ func New(d Deps) http.Handler {
 	job.NewHandler(d.DB, d.JobIDs).Routes(r)
 	catalog.NewHandler(d.Catalog).Routes(r)
 	return web.TrimTrailingSlash(e)
-}
-
-// health answers whether lead-api can reach its database and the broker (used by the gateway's
-// health check and the dev scripts, so it needs no token).
-func health(conn *sqlx.DB, broker *mq.Conn) gin.HandlerFunc {
-	return web.Handle(func(c *gin.Context) (any, error) {
-		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
-		defer cancel()
-		start := time.Now()
-		if err := conn.PingContext(ctx); err != nil {
-			return nil, apperr.Wrap(apperr.Unavailable, err, "database: unreachable")
-		}
-		if !broker.Connected() {
-			return nil, apperr.Unavailablef("broker: not connected")
-		}
-		return gin.H{"database": "ok", "broker": "ok", "executionTime": time.Since(start).Seconds()}, nil
-	})
 }

@@ -51,7 +51,7 @@ func create(t *testing.T, b any) int64 {
 }
 
 func TestHealthNeedsNoToken(t *testing.T) {
-	res := env.Do(t, http.MethodGet, "/internal/health", nil, "X-Internal-Token", "")
+	res := env.Do(t, http.MethodGet, "/readyz", nil, "X-Internal-Token", "")
 	assert.Equal(t, http.StatusOK, res.Status)
 	assert.Contains(t, string(res.Data), `"database":"ok"`)
 	assert.Contains(t, string(res.Data), `"broker":"ok"`)

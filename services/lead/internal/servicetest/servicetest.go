@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/webtest"
 
 	"ccplatform/pkg/dbtest"
@@ -88,9 +89,12 @@ func Main(m *testing.M, label string, ready func(*Env)) {
 		ids := job.NewIDs("test-job-secret")
 		env := &Env{DB: conn, DBURL: dbURL, AMQPURL: amqpURL, Broker: broker, Settings: s, Leads: leads,
 			Orders: dir, Catalog: cat, JobIDs: ids}
-		env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{
+		probes := ops.New("lead-api")
+		probes.Database(conn.DB)
+		probes.Broker(broker)
+		env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{Ops: probes,
 			DB: conn, Log: log, InternalToken: Token, Leads: leads, Catalog: cat,
-			Accepter: job.NewAccepter(group, ids, 5*time.Second), JobIDs: ids, Broker: broker,
+			Accepter: job.NewAccepter(group, ids, 5*time.Second), JobIDs: ids,
 			Idempotency: idempotency.New(conn, log),
 		})}
 		ready(env)

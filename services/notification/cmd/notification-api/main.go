@@ -12,6 +12,7 @@ import (
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
 	"ccplatform/services/notification/internal/command"
@@ -39,18 +40,20 @@ func main() { app.Main("notification-api", run) }
 
 // run serves until ctx is done, then ends the live streams, drains in-flight requests, and closes
 // the broker and the database last.
-func run(ctx context.Context, cfg Config, log *zap.Logger) error {
+func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	o.Database(conn.DB)
 	if err := migrations.Up(ctx, conn); err != nil {
 		return err
 	}
 	liveQueue := live.OwnQueue()
 	broker := mq.Dial(cfg.Broker.URL, "notification-api", log, mq.WorkQueue(command.Queue), live.QueueTopology(liveQueue))
 	defer broker.Close()
+	o.Broker(broker)
 	publisher := mq.NewPublisher(broker)
 	defer publisher.Close()
 
@@ -71,8 +74,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, userTimeout)
 	defer users.CloseIdleConnections()
 	h := server.New(server.Deps{
+		Ops:           o,
 		DB:            conn,
-		Conn:          broker,
 		Log:           log,
 		InternalToken: cfg.InternalToken,
 		Users:         recipient.NewDirectory(users),

@@ -12,6 +12,7 @@ import (
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/mq"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/services/notification/internal/command"
 	"ccplatform/services/notification/internal/delivery"
@@ -30,6 +31,8 @@ type Config struct {
 	config.Common
 	config.Database
 	config.Broker
+	// HTTPAddr serves /livez, /readyz and /metrics (docs/operations.md).
+	HTTPAddr  string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8095"`
 	UserURL   string `env:"USER_URL" envDefault:"http://127.0.0.1:8081"`
 	SMTP      email.Config
 	Messenger messenger.Config
@@ -49,7 +52,7 @@ func main() { app.Main("notification-worker", run) }
 
 // run consumes and delivers until ctx is done, then lets in-flight work finish and closes the
 // broker and the database last.
-func run(ctx context.Context, cfg Config, log *zap.Logger) error {
+func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	senders, err := channels(cfg, log)
 	if err != nil {
 		return err
@@ -59,11 +62,13 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		return err
 	}
 	defer conn.Close()
+	o.Database(conn.DB)
 	if err := migrations.Up(ctx, conn); err != nil {
 		return err
 	}
 	broker := mq.Dial(cfg.Broker.URL, "notification-worker", log, mq.WorkQueue(command.Queue), live.ExchangeTopology)
 	defer broker.Close()
+	o.Broker(broker)
 	publisher := mq.NewPublisher(broker)
 	defer publisher.Close()
 	senders[delivery.Live] = live.NewSender(publisher)
@@ -75,9 +80,10 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 		Poll:  cfg.Poll,
 	}, log)
 	log.Info("consuming", zap.String("queue", command.Queue))
-	return worker.New(worker.Deps{
+	w := worker.New(worker.Deps{
 		DB: conn, Conn: broker, Recipients: recipient.NewDirectory(users), Loop: loop, Log: log,
-	}).Run(ctx)
+	})
+	return o.ServeWhile(ctx, cfg.HTTPAddr, log, w.Run)
 }
 
 // channels builds the senders of the configured external channels; one that is not configured is

@@ -3,27 +3,26 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"time"
 
-	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/web"
 	"ccplatform/services/notification/internal/command"
 	"ccplatform/services/notification/internal/live"
 	"ccplatform/services/notification/internal/notification"
 
-	"github.com/gin-gonic/gin"
 	"github.com/jmoiron/sqlx"
 	"go.uber.org/zap"
 )
 
 // Deps is what the handler needs from the outside.
 type Deps struct {
+	// Ops serves /livez, /readyz and /metrics and counts every request; main adds its checks.
+	Ops           *ops.Ops
 	DB            *sqlx.DB
-	Conn          *mq.Conn
 	Log           *zap.Logger
 	InternalToken string
 	// Users checks that the target of a private notification exists (the user service).
@@ -38,7 +37,7 @@ type Deps struct {
 }
 
 // New is the API's HTTP handler. Routes are registered without a trailing slash and answer with
-// one too. Everything but the health check requires the internal token.
+// one too. Everything but the ops endpoints requires the internal token.
 func New(d Deps) http.Handler {
 	if d.ConfirmTimeout <= 0 {
 		d.ConfirmTimeout = command.ConfirmTimeout
@@ -46,29 +45,13 @@ func New(d Deps) http.Handler {
 	if d.Heartbeat <= 0 {
 		d.Heartbeat = 15 * time.Second
 	}
-	e := web.NewEngine(d.Log, web.DefaultBodyLimit)
-	e.GET("/internal/health", health(d.DB, d.Conn))
+	e := web.NewEngine(d.Log, web.DefaultBodyLimit, d.Ops.HTTPMetrics())
+	// /livez, /readyz and /metrics need no token: orchestrators and Prometheus call them.
+	d.Ops.Routes(e)
 
 	r := e.Group("", web.RequireInternalToken(d.InternalToken))
 	command.NewHandler(d.Users, d.Publisher, d.ConfirmTimeout).Routes(r, d.Idempotency.Middleware())
 	notification.NewHandler(notification.NewStore(d.DB)).Routes(r)
 	live.NewHandler(d.Hub, d.Heartbeat).Routes(r)
 	return web.TrimTrailingSlash(e)
-}
-
-// health answers whether the API can reach its database and the broker (used by the gateway's
-// health check and the dev scripts, so it needs no token).
-func health(conn *sqlx.DB, broker *mq.Conn) gin.HandlerFunc {
-	return web.Handle(func(c *gin.Context) (any, error) {
-		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
-		defer cancel()
-		start := time.Now()
-		if err := conn.PingContext(ctx); err != nil {
-			return nil, apperr.Wrap(apperr.Unavailable, err, "database: unreachable")
-		}
-		if !broker.Connected() {
-			return nil, apperr.Unavailablef("broker: not connected")
-		}
-		return gin.H{"database": "ok", "broker": "ok", "executionTime": time.Since(start).Seconds()}, nil
-	})
 }

@@ -23,6 +23,7 @@ import (
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/mqtest"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/services/notification/internal/command"
 	"ccplatform/services/notification/internal/delivery"
@@ -136,8 +137,11 @@ func (e *Env) StartAPI(t testing.TB, o APIOptions) *API {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = live.Listen(ctx, conn, queue, hub, e.Log) })
 	users := noUserService(t)
-	srv := httptest.NewServer(server.New(server.Deps{
-		DB: e.DB, Conn: conn, Log: e.Log, InternalToken: Token, Users: users, Publisher: publisher,
+	probes := ops.New("notification-api")
+	probes.Database(e.DB.DB)
+	probes.Broker(conn)
+	srv := httptest.NewServer(server.New(server.Deps{Ops: probes,
+		DB: e.DB, Log: e.Log, InternalToken: Token, Users: users, Publisher: publisher,
 		Idempotency: idempotency.New(e.DB, e.Log), Hub: hub, ConfirmTimeout: o.ConfirmTimeout, Heartbeat: time.Second,
 	}))
 	t.Cleanup(func() {

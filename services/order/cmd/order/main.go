@@ -10,6 +10,7 @@ import (
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/outbox"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
@@ -36,12 +37,13 @@ func main() { app.Main("order", run) }
 
 // run serves until ctx is done, then drains in-flight requests, stops the event relay, and closes
 // the broker and the database last.
-func run(ctx context.Context, cfg Config, log *zap.Logger) error {
+func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	o.Database(conn.DB)
 	if err := migrations.Up(ctx, conn); err != nil {
 		return err
 	}
@@ -64,6 +66,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger) error {
 	keys := idempotency.New(conn, log)
 	go keys.PurgeEvery(ctx, time.Hour)
 	h := server.New(server.Deps{
+		Ops:           o,
 		DB:            conn,
 		Log:           log,
 		InternalToken: cfg.InternalToken,

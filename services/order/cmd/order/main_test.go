@@ -15,6 +15,7 @@ import (
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/mqtest"
+	"ccplatform/pkg/ops"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/stretchr/testify/assert"
@@ -52,7 +53,7 @@ func serve(t *testing.T, cfg Config) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, cfg, zap.NewNop()) }()
+	go func() { done <- run(ctx, cfg, zap.NewNop(), ops.New("order")) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -63,7 +64,7 @@ func serve(t *testing.T, cfg Config) {
 		}
 	})
 	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + cfg.HTTPAddr + "/internal/health/")
+		resp, err := http.Get("http://" + cfg.HTTPAddr + "/readyz/")
 		if err != nil {
 			return false
 		}
@@ -174,11 +175,11 @@ func TestRunServesAndStops(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, cfg, zap.NewNop()) }()
+	go func() { done <- run(ctx, cfg, zap.NewNop(), ops.New("order")) }()
 
 	var status int
 	require.Eventually(t, func() bool {
-		resp, err := http.Get("http://" + addr + "/internal/health/")
+		resp, err := http.Get("http://" + addr + "/readyz/")
 		if err != nil {
 			return false
 		}

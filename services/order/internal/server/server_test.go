@@ -16,7 +16,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestHealthNeedsNoToken(t *testing.T) {
-	res := env.Do(t, http.MethodGet, "/internal/health", nil, "X-Internal-Token", "")
+	res := env.Do(t, http.MethodGet, "/readyz", nil, "X-Internal-Token", "")
 	assert.Equal(t, http.StatusOK, res.Status)
 	assert.True(t, res.Success)
 	assert.Contains(t, string(res.Data), `"database":"ok"`)
@@ -39,6 +39,6 @@ func TestPathsWithAndWithoutTrailingSlash(t *testing.T) {
 }
 
 func TestRequestIDIsKept(t *testing.T) {
-	res := env.Do(t, http.MethodGet, "/internal/health", nil, "X-Request-Id", "req-123")
+	res := env.Do(t, http.MethodGet, "/readyz", nil, "X-Request-Id", "req-123")
 	assert.Equal(t, "req-123", res.Header.Get("X-Request-Id"))
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/webtest"
 
 	"ccplatform/pkg/db"
@@ -56,7 +57,9 @@ func Main(m *testing.M, label string, setup func(*Env)) {
 		}
 		log := zap.NewNop()
 		env := &Env{DB: conn}
-		env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{
+		probes := ops.New("order")
+		probes.Database(conn.DB)
+		env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{Ops: probes,
 			DB:            conn,
 			Log:           log,
 			InternalToken: Token,

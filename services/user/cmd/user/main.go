@@ -12,6 +12,7 @@ import (
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/web"
 	"ccplatform/services/user/internal/migrations"
 	"ccplatform/services/user/internal/server"
@@ -31,7 +32,7 @@ type settings struct {
 func main() { app.Main("user", run) }
 
 // run serves until ctx is done, then drains requests and closes the database last.
-func run(ctx context.Context, cfg settings, log *zap.Logger) error {
+func run(ctx context.Context, cfg settings, log *zap.Logger, o *ops.Ops) error {
 	if err := checkPlaceholder(cfg.AvatarPlaceholder); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
@@ -40,12 +41,13 @@ func run(ctx context.Context, cfg settings, log *zap.Logger) error {
 		return err
 	}
 	defer conn.Close()
+	o.Database(conn.DB)
 	if err := migrations.Apply(ctx, conn); err != nil {
 		return err
 	}
 	keys := idempotency.New(conn, log)
 	go keys.PurgeEvery(ctx, time.Hour)
-	h := server.New(server.Deps{Log: log, DB: conn, InternalToken: cfg.InternalToken,
+	h := server.New(server.Deps{Ops: o, Log: log, DB: conn, InternalToken: cfg.InternalToken,
 		AvatarPlaceholder: cfg.AvatarPlaceholder, Idempotency: keys})
 	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
 }

@@ -3,24 +3,23 @@
 package server
 
 import (
-	"context"
 	"net/http"
-	"time"
 
-	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/web"
 	"ccplatform/services/user/internal/agentgroup"
 	"ccplatform/services/user/internal/apikey"
 	"ccplatform/services/user/internal/user"
 
-	"github.com/gin-gonic/gin"
 	"github.com/jmoiron/sqlx"
 	"go.uber.org/zap"
 )
 
 // Deps is what the routes need.
 type Deps struct {
+	// Ops serves /livez, /readyz and /metrics and counts every request; main adds its checks.
+	Ops           *ops.Ops
 	Log           *zap.Logger
 	DB            *sqlx.DB
 	InternalToken string
@@ -33,8 +32,9 @@ type Deps struct {
 
 // New is the service's whole HTTP handler; paths answer with and without a trailing slash.
 func New(d Deps) http.Handler {
-	e := web.NewEngine(d.Log, web.DefaultBodyLimit)
-	e.GET("/internal/health", web.Handle(health(d.DB)))
+	e := web.NewEngine(d.Log, web.DefaultBodyLimit, d.Ops.HTTPMetrics())
+	// /livez, /readyz and /metrics need no token: orchestrators and Prometheus call them.
+	d.Ops.Routes(e)
 
 	placeholder := d.AvatarPlaceholder
 	if placeholder == "" {
@@ -45,7 +45,7 @@ func New(d Deps) http.Handler {
 	idempotent := d.Idempotency.Middleware()
 
 	// Public routes come through the gateway, which sends the token too: every route but the
-	// health check demands it.
+	// ops endpoints demand it.
 	r := e.Group("", web.RequireInternalToken(d.InternalToken))
 	keyRoutes := apikey.NewHandler(apikey.NewStore(d.DB), users)
 	keyRoutes.RegisterInternal(r)
@@ -58,20 +58,4 @@ func New(d Deps) http.Handler {
 	groupRoutes.RegisterInternal(r)
 
 	return web.TrimTrailingSlash(e)
-}
-
-// healthTimeout keeps the health answer quick when the database hangs: the gateway's health
-// check waits on it.
-const healthTimeout = 2 * time.Second
-
-// health answers without a token, so scripts and the gateway's check can probe a starting service.
-func health(conn *sqlx.DB) func(c *gin.Context) (any, error) {
-	return func(c *gin.Context) (any, error) {
-		ctx, cancel := context.WithTimeout(c.Request.Context(), healthTimeout)
-		defer cancel()
-		if err := conn.PingContext(ctx); err != nil {
-			return nil, apperr.Wrap(apperr.Unavailable, err, "database: unreachable")
-		}
-		return gin.H{"database": "ok"}, nil
-	}
 }

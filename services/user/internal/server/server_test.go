@@ -11,6 +11,7 @@ import (
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/ops"
 	"ccplatform/services/user/internal/apikey"
 	"ccplatform/services/user/internal/migrations"
 	"ccplatform/services/user/internal/server"
@@ -47,8 +48,10 @@ func setup(t *testing.T) fixture {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	require.NoError(t, migrations.Apply(ctx, conn))
+	probes := ops.New("user")
+	probes.Database(conn.DB)
 	return fixture{
-		h:    server.New(server.Deps{Log: zap.NewNop(), DB: conn, InternalToken: token, Idempotency: idempotency.New(conn, zap.NewNop())}),
+		h:    server.New(server.Deps{Ops: probes, Log: zap.NewNop(), DB: conn, InternalToken: token, Idempotency: idempotency.New(conn, zap.NewNop())}),
 		db:   conn,
 		keys: apikey.NewStore(conn),
 		user: user.NewStore(conn),
@@ -94,11 +97,11 @@ func (f fixture) newUser(t *testing.T, email string, group user.AccessGroup) int
 
 func TestHealth(t *testing.T) {
 	f := setup(t)
-	for _, path := range []string{"/internal/health", "/internal/health/"} {
+	for _, path := range []string{"/readyz", "/readyz/"} {
 		code, env := f.do(t, http.MethodGet, path, "", nil)
 		assert.Equal(t, http.StatusOK, code, path)
 		assert.True(t, env.Success)
-		assert.JSONEq(t, `{"database":"ok"}`, string(env.Data))
+		assert.JSONEq(t, `{"status":"ready","checks":{"database":"ok"}}`, string(env.Data))
 	}
 }
 
@@ -231,8 +234,8 @@ func itoa(n int64) string {
 func TestHealthDatabaseDown(t *testing.T) {
 	f := setup(t)
 	require.NoError(t, f.db.Close())
-	code, env := f.do(t, http.MethodGet, "/internal/health", "", nil)
+	code, env := f.do(t, http.MethodGet, "/readyz", "", nil)
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.False(t, env.Success)
-	assert.Equal(t, "database: unreachable", env.Message)
+	assert.Equal(t, "not ready: database: unreachable: sql: database is closed", env.Message)
 }
