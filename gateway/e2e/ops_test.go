@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"ccplatform/gateway/internal/route"
 
@@ -163,4 +164,87 @@ func TestSeriesDoNotGrowWithIDs(t *testing.T) {
 	before := seriesPerProcess(t)
 	send(3, 1003)
 	assert.Equal(t, before, seriesPerProcess(t))
+}
+
+// sample reads one series of a process's metrics: the sum over the series of family name whose
+// labels include every label given (0 when there is none).
+func sample(t *testing.T, process, name string, labels map[string]string) float64 {
+	t.Helper()
+	_, body := fetch(t, opsURL(process)+"/metrics")
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	require.NoError(t, err)
+	var sum float64
+	mf, ok := families[name]
+	if !ok {
+		return 0
+	}
+next:
+	for _, m := range mf.GetMetric() {
+		have := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			have[lp.GetName()] = lp.GetValue()
+		}
+		for k, v := range labels {
+			if have[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			sum += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			sum += m.GetGauge().GetValue()
+		case m.Histogram != nil:
+			sum += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return sum
+}
+
+// TestMetricsCountWhatHappens follows one refused request, one forwarded create and one async
+// lead create through the counters of the processes that see them.
+func TestMetricsCountWhatHappens(t *testing.T) {
+	type series struct {
+		process, name string
+		labels        map[string]string
+	}
+	refused := series{"gateway", "gateway_auth_refusals_total", map[string]string{"reason": "missing_key"}}
+	forwarded := series{"gateway", "gateway_upstream_requests_total", map[string]string{"upstream": "order", "status_class": "2xx"}}
+	routed := series{"order", "http_requests_total", map[string]string{"route": "/v2/order/create", "method": "POST", "status_class": "2xx"}}
+	accepted := series{"lead-api", "lead_async_jobs_total", map[string]string{"state": "accepted"}}
+	published := series{"lead-api", "mq_publish_confirms_total", map[string]string{"routing_key": "lead.jobs", "result": "ack"}}
+	created := series{"lead-worker", "lead_async_jobs_total", map[string]string{"state": "created"}}
+	consumed := series{"lead-worker", "mq_deliveries_total", map[string]string{"queue": "lead.jobs"}}
+	all := []series{refused, forwarded, routed, accepted, published, created, consumed}
+	before := map[string]float64{}
+	for _, s := range all {
+		before[s.process+s.name] = sample(t, s.process, s.name, s.labels)
+	}
+	grew := func(s series) float64 { return sample(t, s.process, s.name, s.labels) - before[s.process+s.name] }
+
+	r := stack.Call(t, http.MethodGet, "/v2/order/detail/1/", nil, WithKey(""))
+	require.Equal(t, http.StatusUnauthorized, r.Status)
+	assert.Equal(t, 1.0, grew(refused))
+
+	orderID, code := leadOrder(t, "Metrics order")
+	assert.GreaterOrEqual(t, grew(forwarded), 1.0)
+	assert.GreaterOrEqual(t, grew(routed), 1.0)
+
+	r = stack.Call(t, http.MethodPost, "/v2/lead/create-async/",
+		fmt.Sprintf(`{"leadType":"straight","phone":%q,"orderId":%d,"orderCode":%q}`, newPhone(), orderID, code))
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	assert.Equal(t, 1.0, grew(accepted))
+	assert.GreaterOrEqual(t, grew(published), 1.0)
+	assert.Eventually(t, func() bool { return grew(created) >= 1 && grew(consumed) >= 1 }, 10*time.Second, 50*time.Millisecond)
+
+	// The broker's view of the queues, as the gateway exports it for the alerts.
+	assert.Equal(t, 1.0, sample(t, "gateway", "queue_consumers_required", map[string]string{"queue": "lead.jobs"}))
+	assert.GreaterOrEqual(t, sample(t, "gateway", "queue_consumers", map[string]string{"queue": "lead.jobs"}), 1.0)
+	_, exposition := fetch(t, opsURL("gateway")+"/metrics")
+	for _, q := range []string{"lead.jobs", "lead.jobs.dead", "lead.call-finished", "telephony.calls.dead", "notification.commands"} {
+		assert.Contains(t, exposition, fmt.Sprintf("queue_messages{queue=%q}", q))
+	}
+	assert.Equal(t, 1.0, sample(t, "lead-worker", "mq_connected", nil))
+	assert.GreaterOrEqual(t, sample(t, "lead-worker", "mq_consumers", map[string]string{"queue": "lead.jobs"}), 1.0)
 }

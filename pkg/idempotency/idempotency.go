@@ -20,6 +20,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/jmoiron/sqlx"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 )
 
@@ -43,7 +44,8 @@ func Migrations() db.Migrations {
 
 // Store keeps keys and responses in the service's own database.
 type Store struct {
-	conn *sqlx.DB
+	conn    *sqlx.DB
+	replays prometheus.Counter
 	// Retention is how long a key is remembered (24 h by DESIGN §3).
 	Retention time.Duration
 	// Abandoned is how long a claimed key may stay without a response before it is taken over: the
@@ -84,6 +86,9 @@ func (s *Store) Middleware() gin.HandlerFunc {
 			return
 		}
 		if replay != nil {
+			if s.replays != nil {
+				s.replays.Inc()
+			}
 			c.Header(ReplayedHeader, "true")
 			c.Data(replay.status, "application/json; charset=utf-8", replay.body)
 			c.Abort()
@@ -222,4 +227,14 @@ func (r *recorder) Write(b []byte) (int, error) {
 func (r *recorder) WriteString(s string) (int, error) {
 	r.buf.WriteString(s)
 	return r.ResponseWriter.WriteString(s)
+}
+
+// CountReplays registers idempotency_replays_total on reg and counts every replayed answer in it.
+func (s *Store) CountReplays(reg prometheus.Registerer) *Store {
+	s.replays = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "idempotency_replays_total",
+		Help: "Requests answered from a stored answer because their Idempotency-Key was used before.",
+	})
+	reg.MustRegister(s.replays)
+	return s
 }

@@ -39,12 +39,13 @@ type Conn struct {
 	stopped   chan struct{}
 	connects  atomic.Int64
 	subs      subscriptions
+	metrics   *metrics
 }
 
 // Dial starts supervising a connection to url and returns at once; use Wait or Channel to block
 // until the broker is reachable. name shows in the broker's connection list.
 func Dial(url, name string, log *zap.Logger, topology ...Topology) *Conn {
-	c := &Conn{url: url, name: name, log: log, topology: topology,
+	c := &Conn{url: url, name: name, log: log, topology: topology, metrics: newMetrics(),
 		ready: make(chan struct{}), done: make(chan struct{}), stopped: make(chan struct{})}
 	go c.supervise()
 	return c

@@ -200,7 +200,9 @@ func (w *worker) process(ctx context.Context, batch []Delivery) {
 	for len(pending) > 0 {
 		// The handler runs to completion even while stopping: a half-done batch would only be
 		// redone after redelivery.
+		start := time.Now()
 		results := w.h(context.WithoutCancel(ctx), pending)
+		w.conn.metrics.observeBatch(w.cfg.Queue, len(pending), time.Since(start))
 		if len(results) != len(pending) {
 			w.log.Error("mq: handler returned a wrong number of results", zap.Int("want", len(pending)), zap.Int("got", len(results)))
 			results = make([]Result, len(pending))
@@ -210,6 +212,7 @@ func (w *worker) process(ctx context.Context, batch []Delivery) {
 		}
 		if allAcked(results) {
 			ackAll(pending, w.log)
+			w.conn.metrics.acks.WithLabelValues(w.cfg.Queue).Add(float64(len(pending)))
 			return
 		}
 		var retry []Delivery
@@ -220,6 +223,7 @@ func (w *worker) process(ctx context.Context, batch []Delivery) {
 		if len(pending) == 0 {
 			return
 		}
+		w.conn.metrics.retries.WithLabelValues(w.cfg.Queue).Add(float64(len(pending)))
 		wait := bo.NextBackOff()
 		w.log.Warn("mq: transient failure, retrying batch", zap.Int("messages", len(pending)), zap.Duration("in", wait))
 		select {
@@ -241,7 +245,7 @@ func (w *worker) overdue(ctx context.Context, batch []Delivery) []Delivery {
 	keep := batch[:0:0]
 	for _, d := range batch {
 		if n := attempts(d); n > w.cfg.MaxAttempts {
-			w.deadLetter(ctx, d, fmt.Sprintf("delivered %d times without an outcome: the consumer stopped while handling it", n), nil)
+			w.deadLetter(ctx, d, "undelivered", fmt.Sprintf("delivered %d times without an outcome: the consumer stopped while handling it", n), nil)
 			continue
 		}
 		keep = append(keep, d)
@@ -276,23 +280,26 @@ func (w *worker) settle(ctx context.Context, d Delivery, r Result, retry *[]Deli
 			// The channel died: the message comes back and the handler must see it as done.
 			w.log.Warn("mq: ack failed", zap.String("message_id", d.MessageId), zap.Error(err))
 		}
+		w.conn.metrics.acks.WithLabelValues(w.cfg.Queue).Inc()
 	case Retry:
 		*retry = append(*retry, d)
 	case Fail:
 		if attempts(d) >= w.cfg.MaxAttempts {
-			w.deadLetter(ctx, d, fmt.Sprintf("failed %d times: %s", attempts(d), r.Reason), r.Keep)
+			w.deadLetter(ctx, d, "max_attempts", fmt.Sprintf("failed %d times: %s", attempts(d), r.Reason), r.Keep)
 			return
 		}
 		w.log.Warn("mq: message failed, redelivering", zap.String("message_id", d.MessageId), zap.String("reason", r.Reason))
+		w.conn.metrics.retries.WithLabelValues(w.cfg.Queue).Inc()
 		_ = d.Nack(false, true)
 	case DeadLetter:
-		w.deadLetter(ctx, d, r.Reason, r.Keep)
+		w.deadLetter(ctx, d, "refused", r.Reason, r.Keep)
 	}
 }
 
 // deadLetter copies d (with body keep, if set) to the dead-letter queue with the reason, and acks
-// it only after the broker confirmed the copy.
-func (w *worker) deadLetter(ctx context.Context, d Delivery, reason string, keep []byte) {
+// it only after the broker confirmed the copy. kind is the reason's metric label: refused,
+// max_attempts or undelivered.
+func (w *worker) deadLetter(ctx context.Context, d Delivery, kind, reason string, keep []byte) {
 	headers := amqp.Table{}
 	for k, v := range d.Headers {
 		headers[k] = v
@@ -319,6 +326,7 @@ func (w *worker) deadLetter(ctx context.Context, d Delivery, reason string, keep
 		return
 	}
 	w.log.Warn("mq: dead-lettered", zap.String("message_id", d.MessageId), zap.String("reason", reason))
+	w.conn.metrics.deadLetters.WithLabelValues(w.cfg.Queue, kind).Inc()
 	_ = d.Ack(false)
 }
 

@@ -10,6 +10,7 @@ import (
 	"ccplatform/pkg/requestid"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"go.uber.org/zap"
 )
 
 // Message is what services publish: a JSON body with its id and type.
@@ -56,17 +57,29 @@ func (p *Publisher) Publish(ctx context.Context, exchange, key string, msg Messa
 	if id := requestid.From(ctx); id != "" {
 		pub.Headers["request_id"] = id
 	}
+	m := p.conn.metrics
+	published := m.publishes.WithLabelValues(exchange, key)
 	bo := newBackoff(20*time.Millisecond, time.Second)
 	for {
 		ch, err := p.channel(ctx)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrNotConfirmed, err)
 		}
-		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, exchange, key, false, false, pub)
+		// Mandatory: a message no queue takes comes back (counted in mq_publish_returns_total)
+		// instead of vanishing unseen; it is still confirmed.
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, exchange, key, true, false, pub)
 		broken := err != nil
 		if err == nil {
+			published.Inc()
 			var acked bool
 			acked, err = dc.WaitContext(ctx)
+			if err == nil {
+				result := "ack"
+				if !acked {
+					result = "nack"
+				}
+				m.confirms.WithLabelValues(exchange, key, result).Inc()
+			}
 			if err == nil && acked {
 				return nil
 			}
@@ -104,6 +117,15 @@ func (p *Publisher) channel(ctx context.Context) (*amqp.Channel, error) {
 		_ = ch.Close()
 		return nil, fmt.Errorf("mq: confirm mode: %w", err)
 	}
+	// The channel closes this when it closes, which ends the goroutine.
+	returns := ch.NotifyReturn(make(chan amqp.Return, 16))
+	go func(m *metrics) {
+		for r := range returns {
+			m.returns.WithLabelValues(r.Exchange, r.RoutingKey).Inc()
+			p.conn.log.Warn("mq: message returned: no queue took it", zap.String("exchange", r.Exchange),
+				zap.String("routing_key", r.RoutingKey), zap.String("message_id", r.MessageId))
+		}
+	}(p.conn.metrics)
 	p.ch = ch
 	return ch, nil
 }

@@ -216,11 +216,14 @@ type Broker interface {
 	Connected() bool
 	// ConsumersReady is nil when every consumer the process started is subscribed.
 	ConsumersReady() error
+	// Collectors are its publish and consume metrics.
+	Collectors() []prometheus.Collector
 }
 
 // Broker adds the readiness checks of a broker connection ("broker": connected; "consumers":
-// every consumer subscribed) and the mq_connected gauge.
+// every consumer subscribed), the mq_connected gauge and the connection's own metrics.
 func (o *Ops) Broker(b Broker) {
+	o.Registry.MustRegister(b.Collectors()...)
 	o.AddCheck("broker", func(context.Context) error {
 		if !b.Connected() {
 			return errors.New("not connected")

@@ -14,6 +14,7 @@ import (
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,6 +75,8 @@ type broker struct {
 
 func (b broker) Connected() bool       { return b.up }
 func (b broker) ConsumersReady() error { return b.consumers }
+
+func (broker) Collectors() []prometheus.Collector { return nil }
 
 func TestBrokerChecks(t *testing.T) {
 	o := New("t")

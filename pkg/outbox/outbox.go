@@ -19,6 +19,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 )
 
@@ -83,6 +84,8 @@ type Relay struct {
 	PublishTimeout time.Duration
 	// Retention is how long published rows are kept (for inspection) before they are deleted.
 	Retention time.Duration
+	// Published counts the rows published (Collector.Published); nil counts nothing.
+	Published prometheus.Counter
 }
 
 // withDefaults is r with every unset field at its default; r itself is never written, so one
@@ -194,6 +197,9 @@ WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`
 		published = len(done)
 		return nil
 	})
+	if err == nil && published > 0 && r.Published != nil {
+		r.Published.Add(float64(published))
+	}
 	if err != nil {
 		// Whatever was confirmed is published again by the next scan: at least once.
 		return 0, err

@@ -9,6 +9,7 @@ import (
 
 	"ccplatform/gateway/api"
 	"ccplatform/gateway/internal/auth"
+	"ccplatform/gateway/internal/gwmetrics"
 	"ccplatform/gateway/internal/health"
 	"ccplatform/gateway/internal/proxy"
 	"ccplatform/gateway/internal/ratelimit"
@@ -55,6 +56,9 @@ type gatewayConfig struct {
 	TelephonyPlatformURL string        `env:"TELEPHONY_PLATFORM_URL"`
 	VoicePlatformURL     string        `env:"VOICE_PLATFORM_URL"`
 	HealthTimeout        time.Duration `env:"HEALTH_TIMEOUT" envDefault:"300ms"`
+	// MonitoredQueues are the queues whose depth and consumers /metrics reports (each with its
+	// dead-letter queue).
+	MonitoredQueues []string `env:"MONITORED_QUEUES" envDefault:"lead.jobs,lead.call-finished,telephony.calls,notification.commands"`
 }
 
 // negativeAuthTTL is how long a refused key stays refused without asking the user service again.
@@ -99,13 +103,18 @@ func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger, o *ops.Ops) er
 	broker := mq.Dial(cfg.Broker.URL, "gateway", log)
 	defer broker.Close()
 
+	m := gwmetrics.New(o.Registry)
+	o.Registry.MustRegister(health.NewQueueCollector(broker, cfg.MonitoredQueues, needs, time.Second))
 	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, authTimeout)
-	fwd := proxy.New(proxy.Config{InternalToken: cfg.InternalToken, UpstreamTimeout: cfg.UpstreamTimeout}, log)
+	fwd := proxy.New(proxy.Config{InternalToken: cfg.InternalToken, UpstreamTimeout: cfg.UpstreamTimeout,
+		Metrics: proxy.Metrics{Requests: m.UpstreamRequests, Duration: m.UpstreamDuration, Errors: m.UpstreamErrors}}, log)
 	defer fwd.CloseIdleConnections()
 	spec, err := api.JSON()
 	if err != nil {
 		return fmt.Errorf("api description: %w", err)
 	}
+	streams := ratelimit.NewStreams(cfg.StreamsPerKey)
+	streams.Rejections = m.RateLimited.WithLabelValues("streams")
 	handler, err := server.New(server.Deps{
 		Ops:       o,
 		Log:       log,
@@ -114,15 +123,19 @@ func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger, o *ops.Ops) er
 		Auth: auth.NewCache(auth.UserService(users), auth.Options{
 			TTL:         cfg.AuthCacheTTL,
 			NegativeTTL: min(negativeAuthTTL, cfg.AuthCacheTTL),
+			Hits:        m.AuthHits, Misses: m.AuthMisses, Refusals: m.AuthRefusals,
 		}),
-		Limiter:      ratelimit.New(ratelimit.Options{RPS: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst}),
-		AuthFailures: ratelimit.New(ratelimit.Options{RPS: cfg.AuthFailureRPS, Burst: cfg.AuthFailureBurst}),
-		Streams:      ratelimit.NewStreams(cfg.StreamsPerKey),
-		Proxy:        fwd,
-		SpecYAML:     api.YAML,
-		SpecJSON:     spec,
-		BodyLimit:    cfg.BodyLimitBytes,
-		Health:       healthChecker(cfg, ups, broker, needs).Handler(),
+		Limiter: ratelimit.New(ratelimit.Options{RPS: cfg.RateLimitRPS, Burst: cfg.RateLimitBurst,
+			Rejections: m.RateLimited.WithLabelValues("key")}),
+		AuthFailures: ratelimit.New(ratelimit.Options{RPS: cfg.AuthFailureRPS, Burst: cfg.AuthFailureBurst,
+			Rejections: m.RateLimited.WithLabelValues("auth_failure")}),
+		Streams:   streams,
+		Forbidden: m.AuthRefusals.WithLabelValues("forbidden"),
+		Proxy:     fwd,
+		SpecYAML:  api.YAML,
+		SpecJSON:  spec,
+		BodyLimit: cfg.BodyLimitBytes,
+		Health:    healthChecker(cfg, ups, broker, needs).Handler(),
 	})
 	if err != nil {
 		return fmt.Errorf("build handler: %w", err)

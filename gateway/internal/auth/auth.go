@@ -15,6 +15,7 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/svcclient"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -77,6 +78,10 @@ type Options struct {
 	MaxEntries int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Hits and Misses count the cache's answers, Refusals the requests Require refuses by reason
+	// (missing_key, unknown_key, user_unavailable); nil counts nothing.
+	Hits, Misses prometheus.Counter
+	Refusals     *prometheus.CounterVec
 }
 
 // KeyHash identifies an API key without holding it: the cache and the rate limiter key their
@@ -148,11 +153,13 @@ func (c *Cache) verifyHashed(ctx context.Context, h KeyHash, key string) (Identi
 
 func (c *Cache) verified(ctx context.Context, h KeyHash, key string) (*verified, error) {
 	if e, ok := c.lookup(h); ok {
+		count(c.opts.Hits)
 		if e.v == nil {
 			return nil, errUnknownKey
 		}
 		return e.v, nil
 	}
+	count(c.opts.Misses)
 	v, err, _ := c.calls.Do(string(h[:]), func() (any, error) {
 		// The call is shared by every request waiting on this key, so one caller hanging up
 		// must not fail the others; the client's own timeout still bounds it.
@@ -225,4 +232,25 @@ func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)
+}
+
+func count(c prometheus.Counter) {
+	if c != nil {
+		c.Inc()
+	}
+}
+
+// refused counts a refusal of Require by reason.
+func (c *Cache) refused(err error) {
+	if c.opts.Refusals == nil {
+		return
+	}
+	reason := "user_unavailable"
+	switch err {
+	case errMissingKey:
+		reason = "missing_key"
+	case errUnknownKey:
+		reason = "unknown_key"
+	}
+	c.opts.Refusals.WithLabelValues(reason).Inc()
 }

@@ -49,11 +49,13 @@ func Require(cache *Cache) gin.HandlerFunc {
 		h.Del(access.HeaderKeyScopes)
 		key := h.Get(HeaderAPIKey)
 		if key == "" {
+			cache.refused(errMissingKey)
 			web.Fail(c, errMissingKey)
 			return
 		}
 		v, err := cache.verified(c.Request.Context(), HashKey(key), key)
 		if err != nil {
+			cache.refused(err)
 			web.Fail(c, err)
 			return
 		}

@@ -19,16 +19,19 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"ccplatform/gateway/internal/auth"
 
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/logging"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/requestid"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 )
 
@@ -76,6 +79,15 @@ type Config struct {
 	UpstreamTimeout time.Duration
 	// Transport carries the reverse proxy's requests; nil means NewTransport(UpstreamTimeout).
 	Transport http.RoundTripper
+	// Metrics counts and times the forwards; nil fields count nothing.
+	Metrics Metrics
+}
+
+// Metrics are the forwarding metrics (gwmetrics declares them).
+type Metrics struct {
+	Requests *prometheus.CounterVec   // upstream, status_class
+	Duration *prometheus.HistogramVec // upstream
+	Errors   *prometheus.CounterVec   // upstream, kind
 }
 
 // Proxy makes the handlers that forward routes to upstreams.
@@ -85,6 +97,7 @@ type Proxy struct {
 	upstreamTimeout time.Duration
 	dialer          *net.Dialer
 	log             *zap.Logger
+	metrics         Metrics
 
 	// buffers serve the reverse proxy; the others the forwarding loop.
 	buffers     *bufferPool
@@ -108,6 +121,7 @@ func New(cfg Config, log *zap.Logger) *Proxy {
 		upstreamTimeout: cfg.UpstreamTimeout,
 		dialer:          &net.Dialer{Timeout: DialTimeout, KeepAlive: dialKeepAlive},
 		log:             log,
+		metrics:         cfg.Metrics,
 		buffers:         newBufferPool(32 << 10),
 		copyBufs:        newSlicePool(32<<10, 32<<10),
 		// Most requests are a few hundred bytes of headers and a small JSON body; a buffer grown
@@ -163,6 +177,29 @@ type Target struct {
 // Handler forwards every request it gets to t. The request's path must already be without its
 // trailing slash.
 func (p *Proxy) Handler(t Target) gin.HandlerFunc {
+	h := p.handler(t)
+	if p.metrics.Requests == nil || p.metrics.Duration == nil {
+		return h
+	}
+	// The series of this target, made once: a lookup by labels on every request costs more.
+	var byClass [6]prometheus.Counter
+	for i := range byClass {
+		byClass[i] = p.metrics.Requests.WithLabelValues(t.Service, ops.StatusClass(i*100))
+	}
+	duration := p.metrics.Duration.WithLabelValues(t.Service)
+	return func(c *gin.Context) {
+		start := time.Now()
+		h(c)
+		duration.Observe(time.Since(start).Seconds())
+		if class := c.Writer.Status() / 100; class >= 1 && class <= 5 {
+			byClass[class].Inc()
+		} else {
+			byClass[0].Inc()
+		}
+	}
+}
+
+func (p *Proxy) handler(t Target) gin.HandlerFunc {
 	rp := keepsRequestID{p.reverseProxy(t)}
 	if t.Stream {
 		return func(c *gin.Context) {
@@ -337,6 +374,22 @@ func Classify(service string, err error) Failure {
 	}
 }
 
+// ErrorKind names a forwarding error for the metrics: timeout, refused, reset, canceled or other.
+func ErrorKind(err error) string {
+	var netErr net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return "timeout"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.EPIPE):
+		return "reset"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return "other"
+}
+
 func (p *Proxy) errorHandler(service string) func(http.ResponseWriter, *http.Request, error) {
 	return func(w http.ResponseWriter, r *http.Request, err error) {
 		log := logging.From(r.Context(), p.log)
@@ -351,6 +404,9 @@ func (p *Proxy) errorHandler(service string) func(http.ResponseWriter, *http.Req
 			// Nobody is left to answer: drop the connection rather than send a made-up status.
 			log.Debug("client went away before the upstream answered", zap.String("service", service), zap.Error(err))
 			panic(http.ErrAbortHandler)
+		}
+		if p.metrics.Errors != nil {
+			p.metrics.Errors.WithLabelValues(service, ErrorKind(err)).Inc()
 		}
 		f := Classify(service, err)
 		if f.Status >= 500 {

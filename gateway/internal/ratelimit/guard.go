@@ -10,6 +10,7 @@ import (
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Peek reports whether key would be allowed now, without taking a token; retryAfter is how long
@@ -40,6 +41,7 @@ func FailedAuth(l *Limiter) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		ip := c.RemoteIP()
 		if ok, wait := l.Peek(ip); !ok {
+			l.rejected()
 			c.Header("Retry-After", strconv.Itoa(RetryAfterSeconds(wait)))
 			web.Fail(c, apperr.New(apperr.RateLimited, "too many requests with a missing or unknown X-Api-Key from this address"))
 			return
@@ -54,6 +56,9 @@ func FailedAuth(l *Limiter) gin.HandlerFunc {
 // Streams bounds the live streams (server-sent events) one API key holds open at once: each holds
 // a connection and a goroutine in the gateway and the service for as long as it lasts.
 type Streams struct {
+	// Rejections counts the streams refused; nil counts nothing.
+	Rejections prometheus.Counter
+
 	max  int
 	mu   sync.Mutex
 	open map[string]int
@@ -94,6 +99,9 @@ func (s *Streams) Middleware(keyOf func(*gin.Context) string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		key := keyOf(c)
 		if !s.acquire(key) {
+			if s.Rejections != nil {
+				s.Rejections.Inc()
+			}
 			c.Header("Retry-After", "5")
 			web.Fail(c, apperr.New(apperr.RateLimited, "too many live streams: at most %d at once per API key", s.max))
 			return

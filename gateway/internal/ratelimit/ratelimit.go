@@ -12,6 +12,7 @@ import (
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 )
 
@@ -25,6 +26,8 @@ type Options struct {
 	MaxKeys int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Rejections counts the 429 answers of Middleware and FailedAuth; nil counts nothing.
+	Rejections prometheus.Counter
 }
 
 // Limiter holds one token bucket per key.
@@ -167,6 +170,7 @@ func Middleware(l *Limiter, keyOf func(*gin.Context) string) gin.HandlerFunc {
 		}
 		ok, wait := d.OK, d.RetryAfter
 		if !ok {
+			l.rejected()
 			c.Header("Retry-After", strconv.Itoa(RetryAfterSeconds(wait)))
 			web.Fail(c, apperr.New(apperr.RateLimited, "too many requests: the limit is %g per second per API key", l.opts.RPS))
 			return
@@ -182,4 +186,10 @@ func RetryAfterSeconds(wait time.Duration) int {
 		return 1
 	}
 	return s
+}
+
+func (l *Limiter) rejected() {
+	if l.opts.Rejections != nil {
+		l.opts.Rejections.Inc()
+	}
 }

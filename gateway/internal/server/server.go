@@ -18,6 +18,7 @@ import (
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 )
 
@@ -43,6 +44,8 @@ type Deps struct {
 	SpecYAML, SpecJSON []byte
 	// Health answers the health check; nil leaves it answering 501.
 	Health gin.HandlerFunc
+	// Forbidden counts the 403s of the route policies; nil counts nothing.
+	Forbidden prometheus.Counter
 }
 
 // New is the gateway's handler. Every path answers with and without its trailing slash.
@@ -86,7 +89,7 @@ func New(d Deps) (http.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		chain := []gin.HandlerFunc{authorize(r)}
+		chain := []gin.HandlerFunc{authorize(r, d.Forbidden)}
 		if r.Stream && d.Streams != nil {
 			chain = append(chain, d.Streams.Middleware(auth.KeyOf))
 		}
@@ -114,7 +117,7 @@ func handlerFor(r route.Route, d Deps) (gin.HandlerFunc, error) {
 
 // authorize enforces the route's policy on the verified caller before anything is forwarded: a
 // group the route does not allow, or a key narrowed by scopes that lack the route's, is a 403.
-func authorize(r route.Route) gin.HandlerFunc {
+func authorize(r route.Route, forbidden prometheus.Counter) gin.HandlerFunc {
 	if !enforcePolicy {
 		return func(c *gin.Context) { c.Next() }
 	}
@@ -126,6 +129,12 @@ func authorize(r route.Route) gin.HandlerFunc {
 	}
 	narrowed := apperr.New(apperr.Forbidden, "X-Api-Key: a key narrowed by scopes cannot manage API keys")
 	noScope := apperr.New(apperr.Forbidden, "X-Api-Key: the key's scopes do not include %s, which %s needs", p.Scope, op)
+	refuse := func(c *gin.Context, err error) {
+		if forbidden != nil {
+			forbidden.Inc()
+		}
+		web.Fail(c, err)
+	}
 	return func(c *gin.Context) {
 		id, _ := auth.FromContext(c.Request.Context())
 		switch g := access.Group(id.AccessGroup); {
@@ -134,11 +143,11 @@ func authorize(r route.Route) gin.HandlerFunc {
 			if g == access.None {
 				name = "(none)"
 			}
-			web.Fail(c, apperr.New(apperr.Forbidden, "the %s access group may not call %s", name, op))
+			refuse(c, apperr.New(apperr.Forbidden, "the %s access group may not call %s", name, op))
 		case p.FullKey && len(id.Scopes) > 0:
-			web.Fail(c, narrowed)
+			refuse(c, narrowed)
 		case p.Scope != "" && !id.HasScope(string(p.Scope)):
-			web.Fail(c, noScope)
+			refuse(c, noScope)
 		default:
 			c.Next()
 		}

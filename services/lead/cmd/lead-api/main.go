@@ -71,13 +71,13 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	}()
 
 	diag.Pprof(ctx, cfg.PprofAddr, log)
-	keys := idempotency.New(conn, log)
+	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	go keys.PurgeEvery(ctx, time.Hour)
 	ids := job.NewIDs(jobSecret(cfg))
 	h := server.New(server.Deps{
 		Ops: o,
 		DB:  conn, Log: log, InternalToken: cfg.InternalToken, Leads: leads, Catalog: cat,
-		Accepter: job.NewAccepter(group, ids, cfg.ConfirmTimeout), JobIDs: ids, Idempotency: keys,
+		Accepter: job.NewAccepter(group, ids, cfg.ConfirmTimeout).Counting(job.NewStateCounter(o.Registry).WithLabelValues("accepted")), JobIDs: ids, Idempotency: keys,
 	})
 	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
 }

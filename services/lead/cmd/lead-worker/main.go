@@ -67,7 +67,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	o.Broker(broker)
 	calls := callresult.NewConsumer(callresult.NewStore(conn, cat), dir, log)
 
-	jobs := worker.New(leads, log, cfg.BatchSize)
+	jobs := worker.New(leads, log, cfg.BatchSize).Counting(job.NewStateCounter(o.Registry))
 	diag.Pprof(ctx, cfg.PprofAddr, log)
 	return o.ServeWhile(ctx, cfg.HTTPAddr, log, func(ctx context.Context) error {
 		// Every consumer is joined here, before the deferred closes of the broker and database;

@@ -9,6 +9,8 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/mq"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Queue is the work queue of asynchronous creates (docs/architecture.md, "Messaging").
@@ -99,9 +101,16 @@ const DefaultConfirmTimeout = 10 * time.Second
 // Accepter publishes jobs through a group publisher (GroupConfig) shared by all requests; each
 // request waits only for the confirm of the message carrying its job.
 type Accepter struct {
-	group   *mq.Group
-	ids     *IDs
-	timeout time.Duration
+	group    *mq.Group
+	ids      *IDs
+	timeout  time.Duration
+	accepted prometheus.Counter
+}
+
+// Counting makes a count every accepted job in c; it returns a.
+func (a *Accepter) Counting(c prometheus.Counter) *Accepter {
+	a.accepted = c
+	return a
 }
 
 // NewAccepter publishes with group and names jobs with ids.
@@ -135,6 +144,9 @@ func (a *Accepter) Accept(ctx context.Context, m Message) (Accepted, error) {
 			return Accepted{}, apperr.Wrap(apperr.Unavailable, err, "the job queue did not confirm the job in time; send the request again")
 		}
 		return Accepted{}, apperr.Wrap(apperr.Unavailable, err, "the job queue is unavailable")
+	}
+	if a.accepted != nil {
+		a.accepted.Inc()
 	}
 	return Accepted{JobID: m.JobID}, nil
 }

@@ -21,13 +21,15 @@ import (
 	"ccplatform/services/lead/internal/leadv1"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 )
 
 // Worker handles batches of lead.jobs deliveries.
 type Worker struct {
-	svc *lead.Service
-	log *zap.Logger
+	svc  *lead.Service
+	log  *zap.Logger
+	jobs *prometheus.CounterVec
 	// txJobs bounds the jobs written by one transaction: a batch of group messages carries many
 	// more jobs than messages.
 	txJobs int
@@ -38,6 +40,12 @@ type Worker struct {
 func New(svc *lead.Service, log *zap.Logger, txJobs int) *Worker {
 	txJobs = min(max(txJobs, 1), lead.MaxInsertBatch)
 	return &Worker{svc: svc, log: log, txJobs: txJobs}
+}
+
+// Counting makes w count the jobs it creates and fails in jobs (job.NewStateCounter); it returns w.
+func (w *Worker) Counting(jobs *prometheus.CounterVec) *Worker {
+	w.jobs = jobs
+	return w
 }
 
 // item is one job on its way through a batch: a delivery carries one job, or several when it is a
@@ -264,9 +272,19 @@ func (w *Worker) commit(ctx context.Context, items []*item, idx []int, results [
 	if len(idx) == 0 {
 		return
 	}
-	err := db.InTx(ctx, w.svc.Store().DB(), func(tx *sqlx.Tx) error { return write(ctx, tx, items, idx) })
+	var created, failed int
+	err := db.InTx(ctx, w.svc.Store().DB(), func(tx *sqlx.Tx) error {
+		var err error
+		created, failed, err = write(ctx, tx, items, idx)
+		return err
+	})
 	switch {
 	case err == nil:
+		// Counted once committed: a rolled-back try writes nothing and is not counted.
+		if w.jobs != nil {
+			w.jobs.WithLabelValues("created").Add(float64(created))
+			w.jobs.WithLabelValues(job.StatusFailed).Add(float64(failed))
+		}
 		return
 	case Transient(err):
 		w.log.Warn("lead jobs: transient database fault, retrying", zap.Int("jobs", len(idx)), zap.Error(err))
@@ -285,15 +303,16 @@ func (w *Worker) commit(ctx context.Context, items []*item, idx []int, results [
 	}
 }
 
-// write stores, inside tx, the leads of the jobs that have no outcome yet and every outcome.
-func write(ctx context.Context, tx *sqlx.Tx, items []*item, idx []int) error {
+// write stores, inside tx, the leads of the jobs that have no outcome yet and every outcome, and
+// says how many jobs it created leads for and how many it failed.
+func write(ctx context.Context, tx *sqlx.Tx, items []*item, idx []int) (created, failed int, err error) {
 	ids := make([]string, len(idx))
 	for n, i := range idx {
 		ids[n] = items[i].msg.JobID
 	}
 	finished, err := job.Finished(ctx, tx, ids)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	var leads []lead.Lead
 	var outcomes []job.Outcome
@@ -311,13 +330,14 @@ func write(ctx context.Context, tx *sqlx.Tx, items []*item, idx []int) error {
 	}
 	stored, err := lead.InsertBatch(ctx, tx, leads)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
+	failed = len(outcomes)
 	for _, l := range stored {
 		id := l.ID
 		outcomes = append(outcomes, job.Outcome{JobID: *l.JobID, Status: job.StatusDone, LeadID: &id})
 	}
-	return job.RecordOutcomes(ctx, tx, outcomes)
+	return len(stored), failed, job.RecordOutcomes(ctx, tx, outcomes)
 }
 
 func retryAll(results []mq.Result) []mq.Result {

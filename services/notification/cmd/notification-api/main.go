@@ -69,7 +69,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 		}
 	})
 
-	keys := idempotency.New(conn, log)
+	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	go keys.PurgeEvery(ctx, time.Hour)
 	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, userTimeout)
 	defer users.CloseIdleConnections()

@@ -76,8 +76,9 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, userTimeout)
 	defer users.CloseIdleConnections()
 	loop := delivery.NewLoop(delivery.NewStore(conn), senders, delivery.LoopConfig{
-		Retry: delivery.RetryPolicy{Base: cfg.RetryBase, Max: cfg.RetryMax, MaxAttempts: cfg.MaxAttempts},
-		Poll:  cfg.Poll,
+		Retry:    delivery.RetryPolicy{Base: cfg.RetryBase, Max: cfg.RetryMax, MaxAttempts: cfg.MaxAttempts},
+		Poll:     cfg.Poll,
+		Outcomes: delivery.NewOutcomeCounter(o.Registry),
 	}, log)
 	log.Info("consuming", zap.String("queue", command.Queue))
 	w := worker.New(worker.Deps{

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 )
 
@@ -27,6 +28,19 @@ type LoopConfig struct {
 	// channel.
 	Batch       int
 	Concurrency int
+	// Outcomes counts every attempt by channel and outcome (sent, retried, failed); nil counts
+	// nothing. NewOutcomeCounter makes it.
+	Outcomes *prometheus.CounterVec
+}
+
+// NewOutcomeCounter registers notification_deliveries_total.
+func NewOutcomeCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "notification_deliveries_total",
+		Help: "Delivery attempts by channel (live, email, messenger) and outcome (sent, retried, failed: given up).",
+	}, []string{"channel", "outcome"})
+	reg.MustRegister(c)
+	return c
 }
 
 func (c *LoopConfig) defaults() {
@@ -144,16 +158,22 @@ func (l *Loop) send(ctx context.Context, s Sender, d Delivery) {
 	defer rcancel()
 	log := l.log.With(zap.String("channel", string(d.Channel)), zap.Int64("notification_id", d.ID), zap.Int("attempt", d.Attempt))
 	var rerr error
+	outcome := "sent"
 	switch {
 	case err == nil:
 		rerr = l.store.MarkSent(rctx, d)
 	case l.cfg.Retry.GiveUp(d.Attempt, err):
+		outcome = "failed"
 		log.Error("delivery: failed for good", zap.Error(err))
 		rerr = l.store.MarkFailed(rctx, d, err)
 	default:
+		outcome = "retried"
 		wait := l.cfg.Retry.Delay(d.Attempt)
 		log.Warn("delivery: failed, retrying", zap.Duration("in", wait), zap.Error(err))
 		rerr = l.store.Retry(rctx, d, wait, err)
+	}
+	if l.cfg.Outcomes != nil {
+		l.cfg.Outcomes.WithLabelValues(string(d.Channel), outcome).Inc()
 	}
 	if rerr != nil {
 		// The claim's lease makes the delivery due again; at worst it is sent once more.

@@ -51,19 +51,22 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	// publishes them whenever the (self-healing) connection is up.
 	broker := mq.Dial(cfg.Broker.URL, "order", log, mq.EventExchange(order.EventsExchange))
 	defer broker.Close()
+	o.Registry.MustRegister(broker.Collectors()...)
 	pub := mq.NewPublisher(broker)
 	defer pub.Close()
+	backlog := outbox.NewCollector(conn)
+	o.Registry.MustRegister(backlog)
 	relayCtx, stopRelay := context.WithCancel(context.WithoutCancel(ctx))
 	relayDone := make(chan struct{})
 	go func() {
 		defer close(relayDone)
-		(&outbox.Relay{DB: conn, Publisher: pub, Log: log}).Run(relayCtx)
+		(&outbox.Relay{DB: conn, Publisher: pub, Log: log, Published: backlog.Published()}).Run(relayCtx)
 	}()
 	// Deferred calls run last-in first-out: the relay keeps publishing while the HTTP server drains
 	// and stops before the publisher and the connection close. Whatever it has not published by
 	// then waits in the outbox for the next start or another replica.
 	defer func() { stopRelay(); <-relayDone }()
-	keys := idempotency.New(conn, log)
+	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	go keys.PurgeEvery(ctx, time.Hour)
 	h := server.New(server.Deps{
 		Ops:           o,

@@ -45,7 +45,7 @@ func run(ctx context.Context, cfg settings, log *zap.Logger, o *ops.Ops) error {
 	if err := migrations.Apply(ctx, conn); err != nil {
 		return err
 	}
-	keys := idempotency.New(conn, log)
+	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	go keys.PurgeEvery(ctx, time.Hour)
 	h := server.New(server.Deps{Ops: o, Log: log, DB: conn, InternalToken: cfg.InternalToken,
 		AvatarPlaceholder: cfg.AvatarPlaceholder, Idempotency: keys})
