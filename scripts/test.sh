@@ -38,6 +38,12 @@ if ! scripts/fault-test.sh; then
   failed+=("fault-test")
 fi
 
+# The alerting rules' tests, and a real Prometheus scraping a `make up` stack.
+echo "== scripts/monitoring-check.sh"
+if ! scripts/monitoring-check.sh; then
+  failed+=("monitoring-check")
+fi
+
 n_ok=$(grep -c '^ok[[:space:]]' "$out" || true)
 n_fail=$(grep -c '^FAIL[[:space:]]' "$out" || true)
 n_none=$(grep -c '\[no test files\]' "$out" || true)
