@@ -37,8 +37,10 @@ type process struct {
 var processes = []process{
 	{name: "user", pkg: "./services/user/cmd/user", health: "/readyz"},
 	{name: "order", pkg: "./services/order/cmd/order", health: "/readyz"},
-	{name: "lead-api", pkg: "./services/lead/cmd/lead-api", health: "/readyz"},
-	{name: "lead-worker", pkg: "./services/lead/cmd/lead-worker", health: "/readyz", consumer: true},
+	// At info, lead-api and the gateway write their access lines (trace_test.go reads them).
+	{name: "lead-api", pkg: "./services/lead/cmd/lead-api", health: "/readyz", env: []string{"LOG_LEVEL=info"}},
+	// At debug, lead-worker writes a line per job done (trace_test.go follows a trace into it).
+	{name: "lead-worker", pkg: "./services/lead/cmd/lead-worker", health: "/readyz", consumer: true, env: []string{"LOG_LEVEL=debug"}},
 	{name: "call", pkg: "./services/call/cmd/call", health: "/readyz"},
 	{name: "call-ingest", pkg: "./services/call/cmd/call-ingest", health: "/readyz", consumer: true},
 	{name: "notification-api", pkg: "./services/notification/cmd/notification-api", health: "/readyz"},
@@ -46,7 +48,7 @@ var processes = []process{
 	{name: "gateway", pkg: "./gateway/cmd/gateway", health: "/readyz",
 		// Every test client shares 127.0.0.1: the tests that send unknown keys on purpose must not
 		// lock the others out (the limit itself is tested in internal/server).
-		env: []string{"RATE_LIMIT_RPS=100000", "RATE_LIMIT_BURST=100000", "AUTH_CACHE_TTL=1s", "AUTH_FAILURE_BURST=100000"}},
+		env: []string{"LOG_LEVEL=info", "RATE_LIMIT_RPS=100000", "RATE_LIMIT_BURST=100000", "AUTH_CACHE_TTL=1s", "AUTH_FAILURE_BURST=100000"}},
 }
 
 // tools are built but not started.

@@ -1,6 +1,6 @@
 // Package app runs a binary the same way everywhere: configuration from the environment, a logger,
-// the operations surface (pkg/ops), a context cancelled by SIGINT/SIGTERM after the process has
-// announced it is draining, and a non-zero exit when run fails.
+// tracing (pkg/tracing), the operations surface (pkg/ops), a context cancelled by SIGINT/SIGTERM
+// after the process has announced it is draining, and a non-zero exit when run fails.
 package app
 
 import (
@@ -17,6 +17,7 @@ import (
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/logging"
 	"ccplatform/pkg/ops"
+	"ccplatform/pkg/tracing"
 
 	"go.uber.org/zap"
 )
@@ -86,8 +87,22 @@ func Run[T Leveled](name string, run RunFunc[T]) int {
 	}
 	defer func() { _ = log.Sync() }()
 	log.Info(name+" starting", zap.String("version", buildinfo.Version),
-		zap.String("revision", buildinfo.Revision()), zap.String("go", runtime.Version()), zap.String("env", proc.Env))
+		zap.String("revision", buildinfo.Revision()), zap.String("go", runtime.Version()), zap.String("env", proc.Env),
+		zap.Bool("trace_export", tracing.Exporting()))
 
+	shutdownTracing, err := tracing.Setup(context.Background(), name, buildinfo.Version)
+	if err != nil {
+		log.Error(name+" cannot start", zap.Error(err))
+		return 1
+	}
+	defer func() {
+		// Spans still buffered for the exporter get a few seconds to leave.
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := shutdownTracing(sctx); err != nil {
+			log.Warn("tracing: spans not flushed", zap.Error(err))
+		}
+	}()
 	o := ops.New(name)
 	signals, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

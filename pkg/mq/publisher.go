@@ -57,6 +57,8 @@ func (p *Publisher) Publish(ctx context.Context, exchange, key string, msg Messa
 	if id := requestid.From(ctx); id != "" {
 		pub.Headers["request_id"] = id
 	}
+	ctx, span := startPublish(ctx, exchange, key, pub.Headers)
+	defer span.End()
 	m := p.conn.metrics
 	published := m.publishes.WithLabelValues(exchange, key)
 	bo := newBackoff(20*time.Millisecond, time.Second)

@@ -1,5 +1,6 @@
-// Package svcclient is how one service asks another over its internal HTTP API: the shared secret
-// and the request id go along, the envelope is unwrapped, and failures come back as apperr kinds.
+// Package svcclient is how one service asks another over its internal HTTP API: the shared
+// secret, the request id and the trace context go along, the envelope is unwrapped, and failures
+// come back as apperr kinds.
 package svcclient
 
 import (
@@ -16,7 +17,10 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/requestid"
+	"ccplatform/pkg/tracing"
 	"ccplatform/pkg/web"
+
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // callerKey holds, in a context, the user on whose behalf requests are sent.
@@ -70,6 +74,7 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(web.HeaderInternalToken, c.token)
+	tracing.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	if id := requestid.From(ctx); id != "" {
 		req.Header.Set(requestid.Header, id)
 	}

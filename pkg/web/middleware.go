@@ -13,6 +13,7 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/logging"
 	"ccplatform/pkg/requestid"
+	"ccplatform/pkg/tracing"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -28,8 +29,8 @@ const (
 )
 
 // RequestContext takes the request id from the request (or makes one when it is missing or not
-// requestid.Valid), echoes it on the response and puts it, and a logger naming it, into the
-// request's context.
+// requestid.Valid), echoes it on the response and puts it, and a logger naming it (and the trace
+// Trace started, when it runs first), into the request's context.
 func RequestContext(log *zap.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id := c.GetHeader(requestid.Header)
@@ -41,7 +42,8 @@ func RequestContext(log *zap.Logger) gin.HandlerFunc {
 		ctx := requestid.With(c.Request.Context(), id)
 		// WithLazy encodes the field only once the request logs something; With copied the
 		// logger's encoder (about a kilobyte) on every request, logged or not.
-		ctx = logging.With(ctx, log.WithLazy(zap.String("request_id", id)))
+		fields := append([]zap.Field{zap.String("request_id", id)}, tracing.LogFields(ctx)...)
+		ctx = logging.With(ctx, log.WithLazy(fields...))
 		c.Request = c.Request.WithContext(ctx)
 		c.Next()
 	}

@@ -15,9 +15,9 @@ import (
 	"go.uber.org/zap"
 )
 
-// NewEngine is a gin engine with the middleware every service runs: request id and request logger,
-// access log, the given middleware (metrics: they see the final status of every request, a
-// recovered panic's 500 included), panic recovery, body limit, a query string parsed whole, and
+// NewEngine is a gin engine with the middleware every service runs: trace, request id and request
+// logger, access log, the given middleware (metrics: they see the final status of every request,
+// a recovered panic's 500 included), panic recovery, body limit, a query string parsed whole, and
 // envelopes for unknown routes and methods.
 func NewEngine(log *zap.Logger, bodyLimit int64, outer ...gin.HandlerFunc) *gin.Engine {
 	if gin.Mode() != gin.ReleaseMode {
@@ -28,7 +28,7 @@ func NewEngine(log *zap.Logger, bodyLimit int64, outer ...gin.HandlerFunc) *gin.
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
-	e.Use(RequestContext(log), AccessLog(log))
+	e.Use(Trace(), RequestContext(log), AccessLog(log))
 	e.Use(outer...)
 	e.Use(Recover(log), BodyLimit(bodyLimit), WholeQuery)
 	e.NoRoute(func(c *gin.Context) {

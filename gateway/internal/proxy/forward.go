@@ -20,6 +20,7 @@ import (
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/logging"
 	"ccplatform/pkg/requestid"
+	"ccplatform/pkg/tracing"
 	"ccplatform/pkg/web"
 
 	"go.uber.org/zap"
@@ -240,6 +241,10 @@ func (f *forwarder) appendRequest(b []byte, r *http.Request) ([]byte, error) {
 		return b, fmt.Errorf("invalid header field value for %q", web.HeaderInternalToken)
 	}
 	b = appendHeader(b, web.HeaderInternalToken, f.p.internalToken)
+	// The gateway's own span is the parent upstream, not the client's.
+	tc := traceCarrier{b: b}
+	tracing.Inject(ctx, &tc)
+	b = tc.b
 	if reqID != "" {
 		if !validHeaderValue(reqID) {
 			return b, fmt.Errorf("invalid header field value for %q", requestid.Header)
@@ -310,7 +315,7 @@ func appendHeader(b []byte, k, v string) []byte {
 
 // dropRequestHeader reports the request headers never copied as they are: those written from
 // other fields (Host, User-Agent, Content-Length), the hop-by-hop ones, the client's forwarding
-// headers, and the identity headers the gateway replaces.
+// headers, and the identity and trace headers the gateway replaces.
 func dropRequestHeader(k string) bool {
 	switch k {
 	case "Host", "User-Agent", "Content-Length",
@@ -318,7 +323,8 @@ func dropRequestHeader(k string) bool {
 		"Te", "Trailer", "Transfer-Encoding", "Upgrade",
 		"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto",
 		auth.HeaderAPIKey, web.HeaderUserID, web.HeaderAccessGroup, web.HeaderInternalToken,
-		access.HeaderKeyID, access.HeaderKeyScopes:
+		access.HeaderKeyID, access.HeaderKeyScopes,
+		"Traceparent", "Tracestate":
 		return true
 	}
 	return false
@@ -604,3 +610,16 @@ func addHeader(dst, src http.Header) {
 		}
 	}
 }
+
+// traceCarrier lets the trace propagator append its headers to a request being written.
+type traceCarrier struct{ b []byte }
+
+func (c *traceCarrier) Get(string) string { return "" }
+
+func (c *traceCarrier) Set(k, v string) {
+	if validHeaderValue(v) {
+		c.b = appendHeader(c.b, http.CanonicalHeaderKey(k), v)
+	}
+}
+
+func (c *traceCarrier) Keys() []string { return nil }

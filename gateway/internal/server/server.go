@@ -56,7 +56,7 @@ func New(d Deps) (http.Handler, error) {
 	e.HandleMethodNotAllowed = true
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
-	e.Use(web.RequestContext(d.Log), web.AccessLog(d.Log), d.Ops.HTTPMetrics(), web.Recover(d.Log))
+	e.Use(web.Trace(), web.RequestContext(d.Log), web.AccessLog(d.Log), d.Ops.HTTPMetrics(), web.Recover(d.Log))
 	e.NoRoute(func(c *gin.Context) {
 		web.Fail(c, apperr.NotFoundf("no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})

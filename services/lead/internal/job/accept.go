@@ -44,6 +44,9 @@ type Message struct {
 	// requests, so the id travels with each job (not as the message's header) to tie the worker's
 	// lines, and a dead-lettered job, to the request that queued it.
 	RequestID string `json:"requestId,omitempty"`
+	// Traceparent is the accepting request's W3C trace context, carried with each job for the
+	// same reason: the worker's span and log lines of the job continue that request's trace.
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 // AppendJSON appends m to dst as the JSON object json.Marshal makes of it, with Body copied as
@@ -76,6 +79,10 @@ func (m Message) AppendJSON(dst []byte) []byte {
 	if m.RequestID != "" {
 		dst = append(dst, `,"requestId":`...)
 		dst = appendString(dst, m.RequestID)
+	}
+	if m.Traceparent != "" {
+		dst = append(dst, `,"traceparent":`...)
+		dst = appendString(dst, m.Traceparent)
 	}
 	return append(dst, '}')
 }

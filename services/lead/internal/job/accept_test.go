@@ -21,7 +21,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 	for _, ip := range ips {
 		msgs = append(msgs, Message{JobID: "x", Version: "v1", CreateMethod: "api_v1_async", Body: json.RawMessage(`{}`), IP: &ip})
 		// Request ids come from clients too (the gateway keeps a well-formed one).
-		msgs = append(msgs, Message{JobID: "x", Version: "v2", Body: json.RawMessage(`{}`), RequestID: ip})
+		msgs = append(msgs, Message{JobID: "x", Version: "v2", Body: json.RawMessage(`{}`), RequestID: ip, Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})
 	}
 	msgs = append(msgs, Message{Version: "v2"})
 

@@ -6,6 +6,7 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/requestid"
+	"ccplatform/pkg/tracing"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/job"
 
@@ -81,7 +82,7 @@ func Enqueue(c *gin.Context, accept *job.Accepter, version, method string) (any,
 	ctx := c.Request.Context()
 	return accept.Accept(ctx, job.Message{
 		Version: version, CreateMethod: method, Body: body, CallerUserID: meta.CreatedBy, IP: meta.IP,
-		RequestID: requestid.From(ctx),
+		RequestID: requestid.From(ctx), Traceparent: tracing.Traceparent(ctx),
 	})
 }
 

@@ -11,10 +11,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/mq"
+	"ccplatform/pkg/tracing"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
@@ -22,6 +24,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 )
 
@@ -272,10 +275,12 @@ func (w *Worker) commit(ctx context.Context, items []*item, idx []int, results [
 	if len(idx) == 0 {
 		return
 	}
+	start := time.Now()
 	var created, failed int
+	var outcomes []job.Outcome
 	err := db.InTx(ctx, w.svc.Store().DB(), func(tx *sqlx.Tx) error {
 		var err error
-		created, failed, err = write(ctx, tx, items, idx)
+		outcomes, created, failed, err = write(ctx, tx, items, idx)
 		return err
 	})
 	switch {
@@ -285,6 +290,7 @@ func (w *Worker) commit(ctx context.Context, items []*item, idx []int, results [
 			w.jobs.WithLabelValues("created").Add(float64(created))
 			w.jobs.WithLabelValues(job.StatusFailed).Add(float64(failed))
 		}
+		w.traceOutcomes(ctx, start, items, idx, outcomes)
 		return
 	case Transient(err):
 		w.log.Warn("lead jobs: transient database fault, retrying", zap.Int("jobs", len(idx)), zap.Error(err))
@@ -298,24 +304,51 @@ func (w *Worker) commit(ctx context.Context, items []*item, idx []int, results [
 		}
 	default:
 		m := items[idx[0]].msg
-		w.log.Error("lead jobs: job refused by the database", zap.String("job_id", m.JobID), zap.String("request_id", m.RequestID), zap.Error(err))
+		fields := append([]zap.Field{zap.String("job_id", m.JobID), zap.String("request_id", m.RequestID), zap.Error(err)},
+			tracing.LogFields(tracing.WithTraceparent(ctx, m.Traceparent))...)
+		w.log.Error("lead jobs: job refused by the database", fields...)
 		results[idx[0]] = mq.Result{Outcome: mq.Fail, Reason: err.Error()}
 	}
 }
 
+// traceOutcomes ends, for each job whose outcome a transaction committed, a span continuing the
+// trace of the request that queued it (from start, when the transaction began), and writes its
+// debug line naming that trace.
+func (w *Worker) traceOutcomes(ctx context.Context, start time.Time, items []*item, idx []int, outcomes []job.Outcome) {
+	debug := w.log.Core().Enabled(zap.DebugLevel)
+	if !debug && !tracing.Exporting() {
+		return
+	}
+	byJob := make(map[string]job.Message, len(idx))
+	for _, i := range idx {
+		byJob[items[i].msg.JobID] = items[i].msg
+	}
+	tracer := tracing.Tracer()
+	for _, o := range outcomes {
+		m := byJob[o.JobID]
+		jctx, span := tracer.Start(tracing.WithTraceparent(ctx, m.Traceparent), "lead job "+o.Status,
+			trace.WithSpanKind(trace.SpanKindConsumer), trace.WithTimestamp(start))
+		span.End()
+		if debug {
+			fields := append([]zap.Field{zap.String("job_id", o.JobID), zap.String("status", o.Status),
+				zap.Int64p("lead_id", o.LeadID), zap.String("request_id", m.RequestID)}, tracing.LogFields(jctx)...)
+			w.log.Debug("lead jobs: job done", fields...)
+		}
+	}
+}
+
 // write stores, inside tx, the leads of the jobs that have no outcome yet and every outcome, and
-// says how many jobs it created leads for and how many it failed.
-func write(ctx context.Context, tx *sqlx.Tx, items []*item, idx []int) (created, failed int, err error) {
+// returns those outcomes and how many jobs it created leads for and how many it failed.
+func write(ctx context.Context, tx *sqlx.Tx, items []*item, idx []int) (outcomes []job.Outcome, created, failed int, err error) {
 	ids := make([]string, len(idx))
 	for n, i := range idx {
 		ids[n] = items[i].msg.JobID
 	}
 	finished, err := job.Finished(ctx, tx, ids)
 	if err != nil {
-		return 0, 0, err
+		return nil, 0, 0, err
 	}
 	var leads []lead.Lead
-	var outcomes []job.Outcome
 	for _, i := range idx {
 		it := items[i]
 		switch {
@@ -330,14 +363,14 @@ func write(ctx context.Context, tx *sqlx.Tx, items []*item, idx []int) (created,
 	}
 	stored, err := lead.InsertBatch(ctx, tx, leads)
 	if err != nil {
-		return 0, 0, err
+		return nil, 0, 0, err
 	}
 	failed = len(outcomes)
 	for _, l := range stored {
 		id := l.ID
 		outcomes = append(outcomes, job.Outcome{JobID: *l.JobID, Status: job.StatusDone, LeadID: &id})
 	}
-	return len(stored), failed, job.RecordOutcomes(ctx, tx, outcomes)
+	return outcomes, len(stored), failed, job.RecordOutcomes(ctx, tx, outcomes)
 }
 
 func retryAll(results []mq.Result) []mq.Result {

@@ -12,6 +12,7 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/mq"
+	"ccplatform/pkg/tracing"
 	"ccplatform/services/notification/internal/command"
 	"ccplatform/services/notification/internal/delivery"
 	"ccplatform/services/notification/internal/notification"
@@ -82,10 +83,13 @@ func (w *Worker) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 }
 
 func (w *Worker) handleOne(ctx context.Context, m mq.Delivery) (int, mq.Result) {
+	ctx, span := mq.Traced(ctx, m)
+	defer span.End()
 	log := w.d.Log.With(zap.String("message_id", m.MessageId))
 	if rid, ok := m.Headers["request_id"].(string); ok {
 		log = log.With(zap.String("request_id", rid))
 	}
+	log = log.With(tracing.LogFields(ctx)...)
 	cmd, err := command.Decode(m.Body)
 	if err != nil {
 		log.Error("notification: undecodable command", zap.Error(err))
