@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -36,6 +37,10 @@ type Process struct {
 	// Tags, when set, builds this process's binary on its own with these build tags, under the
 	// process's name (a variant of a binary beside the ordinary one, for measurements).
 	Tags string
+	// Upstreams points variables of this process at other processes of the stack (variable →
+	// process name, whose base URL it gets), over the <NAME>_URL every process gets: a variant
+	// that must call another variant.
+	Upstreams map[string]string
 }
 
 // Config is what a stack runs and against what.
@@ -147,6 +152,14 @@ func Start(cfg Config) (*Stack, error) {
 // URL is the base URL of a process of the stack.
 func (s *Stack) URL(name string) string { return "http://" + s.addrs[name] }
 
+// PID is the process id of a running process of the stack, 0 when it is not running.
+func (s *Stack) PID(name string) int {
+	if cmd := s.cmds[name]; cmd != nil && cmd.Process != nil && cmd.ProcessState == nil {
+		return cmd.Process.Pid
+	}
+	return 0
+}
+
 // MetricsURL is the base URL of a gateway process's private metrics listener.
 func (s *Stack) MetricsURL(name string) string { return "http://" + s.metricsAddrs[name] }
 
@@ -203,6 +216,12 @@ func (s *Stack) start(p Process) error {
 	defer logf.Close() // the child holds its own descriptor
 	cmd := exec.Command(s.binary(p))
 	cmd.Env = append(append([]string{}, s.baseEnv...), p.Env...)
+	for k, name := range p.Upstreams {
+		if s.addrs[name] == "" {
+			return fmt.Errorf("%s: %s names %q, which is not a process of the stack", p.Name, k, name)
+		}
+		cmd.Env = append(cmd.Env, k+"="+s.URL(name))
+	}
 	if addr := s.addrs[p.Name]; addr != "" {
 		cmd.Env = append(cmd.Env, "HTTP_ADDR="+addr, "METRICS_ADDR="+s.metricsAddrs[p.Name])
 	}
@@ -350,20 +369,34 @@ func RepoRoot() (string, error) {
 	return filepath.Dir(w), nil
 }
 
+// handedOut are the ports FreeAddr returned in this process (process-wide, as ports are).
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
 // FreeAddr is a local address nothing listens on at the moment.
 func FreeAddr() (string, error) {
 	// A port the kernel hands out for port 0 (httptest servers, outgoing connections of other test
 	// packages running at the same time) can be taken again between this check and the process's
 	// own bind, and a stranger answering the health route would pass for the process. Ports below
 	// the ephemeral range (32768-60999 on Linux) are never handed out that way.
+	// A port already handed out is not handed out again by this process: its owner may not have
+	// bound it yet.
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	for range 200 {
 		port := freePortLow + mrand.IntN(freePortHigh-freePortLow)
+		if handedOut.ports[port] {
+			continue
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
 			continue
 		}
 		addr := ln.Addr().String()
 		_ = ln.Close()
+		handedOut.ports[port] = true
 		return addr, nil
 	}
 	return "", fmt.Errorf("free port: none free between %d and %d", freePortLow, freePortHigh)

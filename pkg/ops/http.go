@@ -54,6 +54,9 @@ func (o *Ops) HTTPMetrics() gin.HandlerFunc {
 		o.Registry.MustRegister(o.http.requests, o.http.duration)
 	})
 	m := o.http
+	if !RequestMetrics {
+		return func(c *gin.Context) { c.Next() }
+	}
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()

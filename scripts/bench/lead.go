@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -53,6 +56,9 @@ func (b *bench) syncCreates(ctx context.Context) error {
 	noPolicy := Load(b.cfg.Concurrency, b.cfg.Duration, 0, openCreate)
 	fmt.Fprintf(b.out, "    platform, policy off %s\n", noPolicy.Summary())
 	b.add(fmt.Sprintf("(1a) policy on/off c=%d", b.cfg.Concurrency), platform, noPolicy, platform.Rate()/noPolicy.Rate(), "≥ 0.95", 0.95)
+	if err := b.metricsCost(ctx, create); err != nil {
+		return err
+	}
 
 	bare, stop, err := b.bareServer()
 	if err != nil {
@@ -64,6 +70,83 @@ func (b *bench) syncCreates(ctx context.Context) error {
 	baseline := Load(b.cfg.Concurrency, b.cfg.Duration, 0, bareCreate)
 	b.add(fmt.Sprintf("(1) sync creates/s c=%d", b.cfg.Concurrency), platform, baseline, platform.Rate()/baseline.Rate(), "≥ 0.60", 0.60)
 	return nil
+}
+
+// metricsCost is figure (1b): sync creates through the real gateway and lead-api against the same
+// through their builds without request metrics (gateway-nometrics → lead-api-nometrics), in
+// alternating rounds so that the machine's drift falls on both alike.
+func (b *bench) metricsCost(ctx context.Context, create func(int) error) error {
+	bare := NewClient(b.stack.URL("gateway-nometrics"), b.cfg.Concurrency, map[string]string{"X-Api-Key": b.stack.APIKey})
+	bareCreate := func(int) error { return bare.Do(ctx, "POST", "/v2/lead/create/", b.leadBody(), nil) }
+	b.warm(bareCreate)
+	const rounds = 4
+	var on, off Result
+	var onCPU, offCPU time.Duration
+	for range rounds {
+		res, cpu, err := b.withCPU(func() Result { return Load(b.cfg.Concurrency, b.cfg.Duration/2, 0, create) }, "gateway", "lead-api")
+		if err != nil {
+			return err
+		}
+		on, onCPU = on.Merge(res), onCPU+cpu
+		res, cpu, err = b.withCPU(func() Result { return Load(b.cfg.Concurrency, b.cfg.Duration/2, 0, bareCreate) }, "gateway-nometrics", "lead-api-nometrics")
+		if err != nil {
+			return err
+		}
+		off, offCPU = off.Merge(res), offCPU+cpu
+	}
+	// CPU time per request of the two processes a create crosses: steadier than throughput on a
+	// shared machine, since it does not depend on what else runs meanwhile.
+	perOn, perOff := onCPU/time.Duration(max(on.OK, 1)), offCPU/time.Duration(max(off.OK, 1))
+	fmt.Fprintf(b.out, "    metrics on/off, %d alternating rounds of %s each; gateway+lead-api CPU per create: on %s, off %s (%.3f)\n",
+		rounds, b.cfg.Duration/2, perOn, perOff, float64(perOn)/float64(perOff))
+	b.add(fmt.Sprintf("(1b) metrics on/off c=%d", b.cfg.Concurrency), on, off, on.Rate()/off.Rate(), "≥ 0.95", 0.95)
+	return nil
+}
+
+// withCPU runs load and returns its result with the CPU time (user + system) the named processes
+// of the stack used meanwhile.
+func (b *bench) withCPU(load func() Result, processes ...string) (Result, time.Duration, error) {
+	cpu := func() (time.Duration, error) {
+		var total time.Duration
+		for _, p := range processes {
+			d, err := processCPU(b.stack.PID(p))
+			if err != nil {
+				return 0, fmt.Errorf("CPU time of %s: %w", p, err)
+			}
+			total += d
+		}
+		return total, nil
+	}
+	before, err := cpu()
+	if err != nil {
+		return Result{}, 0, err
+	}
+	res := load()
+	after, err := cpu()
+	return res, after - before, err
+}
+
+// processCPU is the CPU time a process used so far (utime + stime of /proc/<pid>/stat).
+func processCPU(pid int) (time.Duration, error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name (which may hold spaces, inside parentheses): state is the
+	// 3rd field of the line, utime the 14th and stime the 15th.
+	rest := raw[bytes.LastIndexByte(raw, ')')+2:]
+	f := strings.Fields(string(rest))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
+	}
+	// Clock ticks are 1/100 s on Linux (USER_HZ; sysconf(_SC_CLK_TCK) is 100 on every
+	// architecture Go supports there).
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
 
 // direct measures path on lead-api itself, as the gateway calls it, to tell the gateway's share

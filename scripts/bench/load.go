@@ -30,6 +30,18 @@ func (r Result) Rate() float64 {
 	return float64(r.OK) / r.Elapsed.Seconds()
 }
 
+// Merge is r and o as one run (their operations and time added up).
+func (r Result) Merge(o Result) Result {
+	r.OK += o.OK
+	r.Errors += o.Errors
+	if r.FirstErr == nil {
+		r.FirstErr = o.FirstErr
+	}
+	r.Elapsed += o.Elapsed
+	r.latencies = append(slices.Clone(r.latencies), o.latencies...)
+	return r
+}
+
 // Percentile is the q-quantile (0..1) of the latencies.
 func (r Result) Percentile(q float64) time.Duration {
 	if len(r.latencies) == 0 {

@@ -118,6 +118,12 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 			// The same gateway without the route policy, to measure what authorization costs.
 			{Name: "gateway-nopolicy", Pkg: "./gateway/cmd/gateway", Health: "/readyz", Tags: "benchnopolicy",
 				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"}},
+			// lead-api and the gateway built without request metrics, the gateway calling that
+			// lead-api: what the metrics cost figure (1).
+			{Name: "lead-api-nometrics", Pkg: "./services/lead/cmd/lead-api", Health: "/readyz", Tags: "benchnometrics"},
+			{Name: "gateway-nometrics", Pkg: "./gateway/cmd/gateway", Health: "/readyz", Tags: "benchnometrics",
+				Env:       []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"},
+				Upstreams: map[string]string{"LEAD_URL": "lead-api-nometrics"}},
 			{Name: "refgateway", Pkg: "./gateway/cmd/gateway", Health: "/readyz",
 				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000", "LEAD_URL=http://" + refAddr}},
 		},

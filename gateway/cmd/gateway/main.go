@@ -107,7 +107,7 @@ func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger, o *ops.Ops) er
 	o.Registry.MustRegister(health.NewQueueCollector(broker, cfg.MonitoredQueues, needs, time.Second))
 	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, authTimeout)
 	fwd := proxy.New(proxy.Config{InternalToken: cfg.InternalToken, UpstreamTimeout: cfg.UpstreamTimeout,
-		Metrics: proxy.Metrics{Requests: m.UpstreamRequests, Duration: m.UpstreamDuration, Errors: m.UpstreamErrors}}, log)
+		Metrics: upstreamMetrics(m)}, log)
 	defer fwd.CloseIdleConnections()
 	spec, err := api.JSON()
 	if err != nil {
@@ -175,4 +175,12 @@ func serverTimeouts(upstream time.Duration) web.ServerTimeouts {
 		t.Write = w
 	}
 	return t
+}
+
+// upstreamMetrics are the proxy's metrics, none in the benchmark's build without request metrics.
+func upstreamMetrics(m *gwmetrics.Set) proxy.Metrics {
+	if !ops.RequestMetrics {
+		return proxy.Metrics{}
+	}
+	return proxy.Metrics{Requests: m.UpstreamRequests, Duration: m.UpstreamDuration, Errors: m.UpstreamErrors}
 }
