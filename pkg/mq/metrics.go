@@ -6,10 +6,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// deadLetterReasons are the reason label values of mq_dead_letters_total (consumer.go's deadLetter
+// kinds).
+var deadLetterReasons = []string{"refused", "max_attempts", "undelivered"}
+
+// confirmResults are the result label values of mq_publish_confirms_total.
+var confirmResults = []string{"ack", "nack"}
+
 // metrics are a connection's publish and consume metrics (docs/operations.md). They are made with
 // the connection and count from the start; Collectors hands them to the process's registry.
+//
+// Every series whose labels are known in advance starts at 0 (Prometheus's advice for labelled
+// counters): rate() then sees the first dead letter, retry or returned message, and dashboards and
+// checks find the metric on a fresh process instead of no series at all. A consumed queue's series
+// exist from the first scrape after its consumer started (connCollector), an exchange and routing
+// key's confirm and return series from its first publish (publishVec).
 type metrics struct {
-	publishes, confirms, returns           *prometheus.CounterVec
+	publishes                              publishVec
+	confirms, returns                      *prometheus.CounterVec
 	deliveries, acks, retries, deadLetters *prometheus.CounterVec
 	handlerDuration, batchSize             *prometheus.HistogramVec
 	consumers                              *prometheus.Desc
@@ -19,8 +33,7 @@ func newMetrics() *metrics {
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 	}
-	return &metrics{
-		publishes:   counter("mq_publishes_total", "Messages published, by exchange and routing key.", "exchange", "routing_key"),
+	m := &metrics{
 		confirms:    counter("mq_publish_confirms_total", "Publisher confirms received, by exchange, routing key and result (ack, nack).", "exchange", "routing_key", "result"),
 		returns:     counter("mq_publish_returns_total", "Published messages the broker could not route to any queue, by exchange and routing key.", "exchange", "routing_key"),
 		deliveries:  counter("mq_deliveries_total", "Messages delivered to this process's consumers, by queue.", "queue"),
@@ -37,24 +50,72 @@ func newMetrics() *metrics {
 		}, []string{"queue"}),
 		consumers: prometheus.NewDesc("mq_consumers", "Consumers of this process subscribed to the queue now.", []string{"queue"}, nil),
 	}
+	m.publishes = publishVec{counter("mq_publishes_total", "Messages published, by exchange and routing key.", "exchange", "routing_key"), m}
+	return m
 }
 
-// connCollector adds the per-queue subscription gauge to the connection's vectors.
+// publishVec is mq_publishes_total. Taking an exchange and routing key's counter (once per
+// Publish) also makes that pair's confirm and return series, at 0.
+type publishVec struct {
+	*prometheus.CounterVec
+	m *metrics
+}
+
+// WithLabelValues is the counter of exchange and routing key (in that order).
+func (v publishVec) WithLabelValues(lvs ...string) prometheus.Counter {
+	c := v.CounterVec.WithLabelValues(lvs...)
+	for _, r := range confirmResults {
+		v.m.confirms.WithLabelValues(lvs[0], lvs[1], r)
+	}
+	v.m.returns.WithLabelValues(lvs...)
+	return c
+}
+
+// initQueue makes every series of a consumed queue exist, at 0.
+func (m *metrics) initQueue(queue string) {
+	m.deliveries.WithLabelValues(queue)
+	m.acks.WithLabelValues(queue)
+	m.retries.WithLabelValues(queue)
+	for _, r := range deadLetterReasons {
+		m.deadLetters.WithLabelValues(queue, r)
+	}
+	m.handlerDuration.WithLabelValues(queue)
+	m.batchSize.WithLabelValues(queue)
+}
+
+// connCollector is every metric of the connection in one collector, so that the queues its
+// consumers subscribe to get their zero series before the vectors are read, in the same scrape.
 type connCollector struct{ c *Conn }
 
-func (cc connCollector) Describe(ch chan<- *prometheus.Desc) { ch <- cc.c.metrics.consumers }
+func (cc connCollector) vectors() []prometheus.Collector {
+	m := cc.c.metrics
+	return []prometheus.Collector{m.publishes, m.confirms, m.returns, m.deliveries, m.acks, m.retries,
+		m.deadLetters, m.handlerDuration, m.batchSize}
+}
+
+func (cc connCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, v := range cc.vectors() {
+		v.Describe(ch)
+	}
+	ch <- cc.c.metrics.consumers
+}
 
 func (cc connCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, s := range cc.c.Subscriptions() {
+	subs := cc.c.Subscriptions()
+	for _, s := range subs {
+		cc.c.metrics.initQueue(s.Queue)
+	}
+	for _, v := range cc.vectors() {
+		v.Collect(ch)
+	}
+	for _, s := range subs {
 		ch <- prometheus.MustNewConstMetric(cc.c.metrics.consumers, prometheus.GaugeValue, float64(s.Active), s.Queue)
 	}
 }
 
 // Collectors are the connection's metrics, for the process's registry.
 func (c *Conn) Collectors() []prometheus.Collector {
-	m := c.metrics
-	return []prometheus.Collector{m.publishes, m.confirms, m.returns, m.deliveries, m.acks, m.retries,
-		m.deadLetters, m.handlerDuration, m.batchSize, connCollector{c}}
+	return []prometheus.Collector{connCollector{c}}
 }
 
 // observeBatch records one handler call.

@@ -178,6 +178,12 @@ type Target struct {
 // trailing slash.
 func (p *Proxy) Handler(t Target) gin.HandlerFunc {
 	h := p.handler(t)
+	if p.metrics.Errors != nil {
+		// Every error kind of this upstream starts at 0, so that rate() sees its first failure.
+		for _, k := range ErrorKinds {
+			p.metrics.Errors.WithLabelValues(t.Service, k)
+		}
+	}
 	if p.metrics.Requests == nil || p.metrics.Duration == nil {
 		return h
 	}
@@ -373,6 +379,9 @@ func Classify(service string, err error) Failure {
 		return Failure{http.StatusBadGateway, service + " service gave no valid answer"}
 	}
 }
+
+// ErrorKinds are the values ErrorKind returns (the kind label of gateway_upstream_errors_total).
+var ErrorKinds = []string{"timeout", "refused", "reset", "canceled", "other"}
 
 // ErrorKind names a forwarding error for the metrics: timeout, refused, reset, canceled or other.
 func ErrorKind(err error) string {

@@ -46,10 +46,16 @@ func New(svc *lead.Service, log *zap.Logger, txJobs int) *Worker {
 }
 
 // Counting makes w count the jobs it creates and fails in jobs (job.NewStateCounter); it returns w.
+// Both states start at 0, so that a fresh worker exports them and rate() sees the first failure.
 func (w *Worker) Counting(jobs *prometheus.CounterVec) *Worker {
 	w.jobs = jobs
+	jobs.WithLabelValues(stateCreated)
+	jobs.WithLabelValues(job.StatusFailed)
 	return w
 }
+
+// stateCreated is the state label of the jobs that created their lead.
+const stateCreated = "created"
 
 // item is one job on its way through a batch: a delivery carries one job, or several when it is a
 // group message (job.GroupType).
@@ -287,7 +293,7 @@ func (w *Worker) commit(ctx context.Context, items []*item, idx []int, results [
 	case err == nil:
 		// Counted once committed: a rolled-back try writes nothing and is not counted.
 		if w.jobs != nil {
-			w.jobs.WithLabelValues("created").Add(float64(created))
+			w.jobs.WithLabelValues(stateCreated).Add(float64(created))
 			w.jobs.WithLabelValues(job.StatusFailed).Add(float64(failed))
 		}
 		w.traceOutcomes(ctx, start, items, idx, outcomes)

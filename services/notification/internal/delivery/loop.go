@@ -33,6 +33,9 @@ type LoopConfig struct {
 	Outcomes *prometheus.CounterVec
 }
 
+// outcomes are the outcome label values of notification_deliveries_total.
+var outcomes = []string{"sent", "retried", "failed"}
+
 // NewOutcomeCounter registers notification_deliveries_total.
 func NewOutcomeCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -80,6 +83,13 @@ func NewLoop(store *Store, senders map[Channel]Sender, cfg LoopConfig, log *zap.
 	kicks := make(map[Channel]chan struct{}, len(senders))
 	for ch := range senders {
 		kicks[ch] = make(chan struct{}, 1)
+		// Every outcome of a channel this loop sends starts at 0, so that a fresh worker exports
+		// the metric and rate() sees the first failure.
+		if cfg.Outcomes != nil {
+			for _, o := range outcomes {
+				cfg.Outcomes.WithLabelValues(string(ch), o)
+			}
+		}
 	}
 	return &Loop{store: store, senders: senders, cfg: cfg, kicks: kicks, log: log}
 }
