@@ -30,6 +30,7 @@ for m in $mods; do
     failed+=("$m")
   fi
 done
+(cd deployments/k8s/test && GOWORK=off go test -count=1 ./... 2>&1) | tee -a "$out" || failed+=("deployments/k8s/test")
 
 # The fault test (async lead creates across a broker restart and a lead-worker SIGKILL) runs on
 # its own, verbosely, so that its accepted/created/lost/duplicated lines show in the log.

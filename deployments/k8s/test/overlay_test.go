@@ -1,0 +1,165 @@
+package k8stest
+
+import (
+	"strings"
+	"testing"
+
+	cnpgv1 "github.com/cloudnative-pg/cloudnative-pg/api/v1"
+	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	rabbitmqv1beta1 "github.com/rabbitmq/cluster-operator/v2/api/v1beta1"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+)
+
+// placeholderMarker marks the base's Secret values, which must never reach production.
+const placeholderMarker = "CHANGE-ME"
+
+func cnpgClusters(r *rendered) []*cnpgv1.Cluster { return all[cnpgv1.Cluster](r) }
+
+func rabbitmqClusters(r *rendered) []*rabbitmqv1beta1.RabbitmqCluster {
+	return all[rabbitmqv1beta1.RabbitmqCluster](r)
+}
+
+// appEnv is APP_ENV as the gateway gets it (every platform container takes it from the same
+// ConfigMap key; env-references checks those).
+func appEnv(r *rendered) string {
+	for _, w := range platformDeployments(r) {
+		if v, ok := envValue(r, w.spec.Containers[0], "APP_ENV"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// checkDev: the dev overlay runs one replica of everything (and no autoscaler may add one), in
+// development mode, with its own PostgreSQL and RabbitMQ.
+func checkDev(t *testing.T, s *suite, r *rendered) {
+	if r.flavor() != flavorDev {
+		t.Skip("dev overlay only")
+	}
+	for _, d := range all[appsv1.Deployment](r) {
+		if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
+			t.Errorf("Deployment %s: replicas %s, want 1", d.Name, show(d.Spec.Replicas))
+		}
+	}
+	for _, h := range all[autoscalingv2.HorizontalPodAutoscaler](r) {
+		if h.Spec.MaxReplicas != 1 {
+			t.Errorf("HorizontalPodAutoscaler %s: maxReplicas %d, want 1", h.Name, h.Spec.MaxReplicas)
+		}
+	}
+	for _, so := range all[kedav1alpha1.ScaledObject](r) {
+		if so.Spec.MaxReplicaCount == nil || *so.Spec.MaxReplicaCount != 1 {
+			t.Errorf("ScaledObject %s: maxReplicaCount %s, want 1", so.Name, show(so.Spec.MaxReplicaCount))
+		}
+	}
+	if env := appEnv(r); env != "development" {
+		t.Errorf("APP_ENV=%q, want development", env)
+	}
+	for _, image := range []string{"postgres", "rabbitmq"} {
+		found := false
+		for _, sts := range all[appsv1.StatefulSet](r) {
+			found = found || runsImage(pod{spec: &sts.Spec.Template.Spec}, image)
+			if runsImage(pod{spec: &sts.Spec.Template.Spec}, image) && len(sts.Spec.VolumeClaimTemplates) == 0 {
+				t.Errorf("StatefulSet %s: no volumeClaimTemplates: its data would die with the pod", sts.Name)
+			}
+		}
+		if !found {
+			t.Errorf("no StatefulSet runs %s", image)
+		}
+	}
+}
+
+// checkProduction: every HTTP service runs at least two replicas (and its HPA keeps two), every
+// Deployment spreads over nodes, RabbitMQ runs three nodes and PostgreSQL three instances with
+// synchronous replication, APP_ENV is production and no placeholder Secret is shipped.
+func checkProduction(t *testing.T, s *suite, r *rendered) {
+	if r.flavor() != flavorProduction {
+		t.Skip("production overlay only")
+	}
+	for _, w := range platformDeployments(r) {
+		bin := binaryOf(w.spec.Containers[0])
+		if !s.isWorker(bin) && (w.replicas == nil || *w.replicas < 2) {
+			t.Errorf("%s: replicas %s, want at least 2", w, show(w.replicas))
+		}
+	}
+	for _, w := range longRunning(r) {
+		if w.kind == "Deployment" && !spreadsOverNodes(w) {
+			t.Errorf("%s: no pod anti-affinity on kubernetes.io/hostname selecting its own pods", w)
+		}
+	}
+	for _, h := range all[autoscalingv2.HorizontalPodAutoscaler](r) {
+		if h.Spec.MinReplicas == nil || *h.Spec.MinReplicas < 2 {
+			t.Errorf("HorizontalPodAutoscaler %s: minReplicas %s, want at least 2", h.Name, show(h.Spec.MinReplicas))
+		}
+	}
+	rabbits := rabbitmqClusters(r)
+	if len(rabbits) != 1 {
+		t.Errorf("%d RabbitmqClusters, want 1", len(rabbits))
+	}
+	for _, c := range rabbits {
+		if c.Spec.Replicas == nil || *c.Spec.Replicas != 3 {
+			t.Errorf("RabbitmqCluster %s: replicas %s, want 3 (a quorum queue needs a majority)", c.Name, show(c.Spec.Replicas))
+		}
+		if _, tag, digest := splitImage(c.Spec.Image); digest == "" && (tag == "" || tag == "latest") {
+			t.Errorf("RabbitmqCluster %s: image %q is not pinned", c.Name, c.Spec.Image)
+		}
+	}
+	pgs := cnpgClusters(r)
+	if len(pgs) != 1 {
+		t.Errorf("%d CloudNativePG Clusters, want 1", len(pgs))
+	}
+	for _, c := range pgs {
+		if c.Spec.Instances != 3 {
+			t.Errorf("Cluster %s: instances %d, want 3", c.Name, c.Spec.Instances)
+		}
+		if !synchronous(c) {
+			t.Errorf("Cluster %s: no synchronous replication (spec.postgresql.synchronous with number ≥ 1, or minSyncReplicas ≥ 1)", c.Name)
+		}
+		if _, tag, digest := splitImage(c.Spec.ImageName); digest == "" && (tag == "" || tag == "latest") {
+			t.Errorf("Cluster %s: imageName %q is not pinned", c.Name, c.Spec.ImageName)
+		}
+	}
+	if env := appEnv(r); env != "production" {
+		t.Errorf("APP_ENV=%q, want production", env)
+	}
+	for _, sec := range all[corev1.Secret](r) {
+		for k, v := range sec.Data {
+			if strings.Contains(string(v), placeholderMarker) {
+				t.Errorf("Secret %s: key %s holds a placeholder value; production Secrets come from outside git", sec.Name, k)
+			}
+		}
+	}
+	for _, ing := range all[networkingv1.Ingress](r) {
+		if len(ing.Spec.TLS) == 0 {
+			t.Errorf("Ingress %s: no TLS", ing.Name)
+		}
+	}
+}
+
+// spreadsOverNodes reports whether a workload's pods repel each other per node.
+func spreadsOverNodes(w workload) bool {
+	a := w.spec.Affinity
+	if a == nil || a.PodAntiAffinity == nil {
+		return false
+	}
+	terms := a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	for _, wt := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+		terms = append(terms, wt.PodAffinityTerm)
+	}
+	for _, term := range terms {
+		if term.TopologyKey == "kubernetes.io/hostname" && selects(term.LabelSelector, w.labels) {
+			return true
+		}
+	}
+	return false
+}
+
+// synchronous reports whether a CloudNativePG Cluster commits on a standby too, with either API.
+func synchronous(c *cnpgv1.Cluster) bool {
+	if sc := c.Spec.PostgresConfiguration.Synchronous; sc != nil {
+		return sc.Number >= 1 && sc.Number < c.Spec.Instances
+	}
+	return c.Spec.MinSyncReplicas >= 1 && c.Spec.MaxSyncReplicas >= c.Spec.MinSyncReplicas
+}
