@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 
 .DEFAULT_GOAL := help
-.PHONY: help run up down status test lint build fmt bench fuzz
+.PHONY: help run up down status test lint build fmt bench fuzz client
 
 help: ## list the targets
 	@echo "Targets:"
@@ -24,7 +24,7 @@ status: ## show the stack's processes and their health
 test: ## every test of every module (starts or installs PostgreSQL and RabbitMQ as needed)
 	@scripts/test.sh
 
-lint: ## gofmt, go vet and staticcheck over every module
+lint: ## gofmt, go vet and staticcheck over every module; generated client up to date; spec lint
 	@scripts/lint.sh
 
 build: ## build every binary into .run/bin
@@ -38,3 +38,6 @@ bench: ## lead-scenario benchmarks, each beside a baseline of the same run (docs
 
 fuzz: ## every fuzz target of the workspace for FUZZTIME each (default 10s; make fuzz FUZZTIME=5m)
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
+client: ## regenerate the Go client (clients/go) from gateway/api/openapi.yaml
+	@scripts/client-gen.sh

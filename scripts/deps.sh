@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Makes sure PostgreSQL and RabbitMQ answer on 127.0.0.1 and Prometheus's tools are installed, the
-# way a newcomer's machine needs them: use them where they already run, start the installed ones
-# where stopped, install them from Debian packages where missing (as root). Then creates the
-# project's database role and database.
+# Makes sure PostgreSQL and RabbitMQ answer on 127.0.0.1 and Prometheus's tools and Chromium are
+# installed, the way a newcomer's machine needs them: use them where they already run, start the
+# installed ones where stopped, install them from Debian packages where missing (as root). Then
+# creates the project's database role and database.
 #
 # Environment: DATABASE_URL (default postgres://cc:cc@127.0.0.1:5432/cc?sslmode=disable)
 #              AMQP_URL     (default amqp://guest:guest@127.0.0.1:5672/)
@@ -130,11 +130,32 @@ ensure_prometheus() {
   log "Prometheus tools ready ($(promtool --version 2>&1 | head -1))"
 }
 
+# Debian's chromium: the gateway's API docs page (/docs/) is tested in a real headless browser,
+# driven over the DevTools protocol (gateway/internal/docs). Nothing of it is started here.
+ensure_chromium() {
+  if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then log "Chromium present"; return; fi
+  is_root || { log "chromium is missing and installing it needs root (apt-get install --no-install-recommends chromium)"; exit 1; }
+  log "installing Chromium (headless browser of the docs page's test)"
+  apt_install --no-install-recommends chromium
+  log "Chromium ready ($(chromium --version 2>/dev/null | head -1))"
+}
+
+# Debian's nodejs and npm: scripts/spec-lint.sh runs Redocly CLI with npx (bookworm's nodejs 18.20
+# meets the engines of the pinned @redocly/cli 1.34). Only on request (`deps.sh node`), not in all.
+ensure_node() {
+  if command -v node >/dev/null && command -v npx >/dev/null; then log "Node.js present ($(node --version))"; return; fi
+  log "installing Node.js and npm (Debian's nodejs, npm)"
+  apt_install --no-install-recommends nodejs npm
+  log "Node.js ready ($(node --version))"
+}
+
 what=${1:-all}
 case "$what" in
   postgres) ensure_postgres ;;
   rabbitmq) ensure_rabbitmq ;;
   prometheus) ensure_prometheus ;;
-  all) ensure_postgres; ensure_rabbitmq; ensure_prometheus ;;
-  *) echo "usage: $0 [all|postgres|rabbitmq|prometheus]" >&2; exit 2 ;;
+  chromium) ensure_chromium ;;
+  all) ensure_postgres; ensure_rabbitmq; ensure_prometheus; ensure_chromium ;;
+  node) ensure_node ;;
+  *) echo "usage: $0 [all|postgres|rabbitmq|prometheus|chromium|node]" >&2; exit 2 ;;
 esac

@@ -161,7 +161,7 @@ func matrixCall(t *testing.T, rt matrixRoute, key string, refuse bool) int {
 		req, err := http.NewRequestWithContext(ctx, rt.method, stack.BaseURL+rt.path, nil)
 		require.NoError(t, err)
 		req.Header.Set("X-Api-Key", key)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := stack.Do(t, req)
 		require.NoError(t, err)
 		resp.Body.Close()
 		return resp.StatusCode

@@ -208,7 +208,7 @@ func startFaultStack(t *testing.T, dbURL, amqpURL string) *Stack {
 		})
 	}
 	require.NoError(t, err)
-	return &Stack{Stack: st, client: &http.Client{Timeout: 30 * time.Second}}
+	return newStack(st)
 }
 
 // runFaultScenario sends faultJobs async creates to s through faultClients clients, injects f
@@ -220,7 +220,8 @@ func runFaultScenario(t *testing.T, s *Stack, label string, f fault) {
 	detail := s.Call(t, http.MethodGet, "/v2/order/detail/"+strconv.FormatInt(orderID, 10)+"/", nil)
 	code := detail.Data(t)["code"].(string)
 
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: faultClients * 2}}
+	// The public API's checked transport (openapi_test.go), over a pool sized for the clients.
+	client := &http.Client{Timeout: 30 * time.Second, Transport: openapiCheck.transport(&http.Transport{MaxIdleConnsPerHost: faultClients * 2})}
 	run := make([]byte, 4)
 	_, _ = rand.Read(run)
 	prefix := "fault-" + label + "-" + hex.EncodeToString(run) + "-"
@@ -230,7 +231,7 @@ func runFaultScenario(t *testing.T, s *Stack, label string, f fault) {
 	faultDone := make(chan error, 1)
 	injected := make(chan struct{})
 	var faultOnce sync.Once
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(forTest(context.Background(), t), 2*time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
 	errs := make(chan error, faultClients)

@@ -172,7 +172,9 @@ func TestRequestIDsThatAreNotIDsAreReplaced(t *testing.T) {
 
 func TestTheAPIDescriptionNeedsNoKey(t *testing.T) {
 	for _, path := range []string{"/openapi.yaml", "/openapi.json"} {
-		resp, err := http.Get(stack.BaseURL + path)
+		req, err := http.NewRequest(http.MethodGet, stack.BaseURL+path, nil)
+		require.NoError(t, err)
+		resp, err := stack.Do(t, req)
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()

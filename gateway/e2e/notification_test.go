@@ -51,7 +51,7 @@ func openStreamAs(t *testing.T, key string) <-chan sseEvent {
 	require.NoError(t, err)
 	req.Header.Set("X-Api-Key", key)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := stack.Do(t, req)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.True(t, strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"))

@@ -142,7 +142,7 @@ func TestSeriesDoNotGrowWithIDs(t *testing.T) {
 					}
 					r.Header.Set("X-Api-Key", stack.APIKey)
 					r.Header.Set("Content-Type", "application/json")
-					if resp, err := http.DefaultClient.Do(r); err == nil {
+					if resp, err := stack.Do(t, r); err == nil {
 						_, _ = io.Copy(io.Discard, resp.Body)
 						resp.Body.Close()
 					}

@@ -85,6 +85,10 @@ func TestMain(m *testing.M) {
 				processes[i].env = append(processes[i].env, p.workerEnv()...)
 			}
 		}
+		if openapiCheck, err = loadSpec(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			return 1
+		}
 		s, err := startStack(dbURL, amqpURL)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: start stack:", err)
@@ -96,6 +100,12 @@ func TestMain(m *testing.M) {
 		}
 		stack = s
 		code := m.Run()
+		summary, err := openapiCheck.summary()
+		fmt.Println(summary)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			code = 1
+		}
 		if code != 0 {
 			s.DumpLogs(os.Stderr)
 		}
@@ -118,7 +128,13 @@ func startStack(dbURL, amqpURL string) (*Stack, error) {
 	if s == nil {
 		return nil, err
 	}
-	return &Stack{Stack: s, client: &http.Client{Timeout: 30 * time.Second}}, err
+	return newStack(s), err
+}
+
+// newStack is s with the client of the public API: every request and answer it carries is checked
+// against api/openapi.yaml (openapi_test.go).
+func newStack(s *stacktest.Stack) *Stack {
+	return &Stack{Stack: s, client: &http.Client{Timeout: 30 * time.Second, Transport: openapiCheck.transport(http.DefaultTransport)}}
 }
 
 // Response is what a client got back.
@@ -190,7 +206,7 @@ func (s *Stack) Call(t testing.TB, method, path string, body any, opts ...Option
 		}
 		rd = bytes.NewReader(raw)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(forTest(context.Background(), t), 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, s.BaseURL+path, rd)
 	if err != nil {
@@ -215,4 +231,19 @@ func (s *Stack) Call(t testing.TB, method, path string, body any, opts ...Option
 		t.Fatalf("%s %s: answer is not an envelope (status %d): %s", method, path, resp.StatusCode, raw)
 	}
 	return r
+}
+
+// Do sends req (to the gateway) through the stack's checked client without its timeout (an event
+// stream lasts as long as req's context), on behalf of t: a request or answer the description does
+// not allow fails t. The caller closes the body.
+func (s *Stack) Do(t testing.TB, req *http.Request) (*http.Response, error) {
+	t.Helper()
+	c := &http.Client{Transport: s.client.Transport}
+	return c.Do(req.WithContext(forTest(req.Context(), t)))
+}
+
+// ClientFor is the stack's checked client on behalf of t, for code that takes an *http.Client (the
+// generated client, say): a request or answer the description does not allow fails t.
+func (s *Stack) ClientFor(t testing.TB) *http.Client {
+	return &http.Client{Timeout: s.client.Timeout, Transport: onBehalfOf{t: t, next: s.client.Transport}}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"ccplatform/gateway/internal/auth"
+	"ccplatform/gateway/internal/docs"
 	"ccplatform/gateway/internal/proxy"
 	"ccplatform/gateway/internal/ratelimit"
 	"ccplatform/gateway/internal/route"
@@ -40,7 +41,8 @@ type Deps struct {
 	// BodyLimit is the largest request body accepted, in bytes.
 	BodyLimit int64
 	// SpecYAML and SpecJSON are the public API's description, served without a key at
-	// /openapi.yaml and /openapi.json (not served when empty).
+	// /openapi.yaml and /openapi.json (not served when empty). With SpecJSON the reference page
+	// that renders it is served too, as public: GET /docs/ (package docs).
 	SpecYAML, SpecJSON []byte
 	// Health answers the health check; nil leaves it answering 501.
 	Health gin.HandlerFunc
@@ -69,6 +71,12 @@ func New(d Deps) (http.Handler, error) {
 	}
 	if len(d.SpecJSON) > 0 {
 		e.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", d.SpecJSON) })
+		// The reference page renders /openapi.json: as public, and served whenever that is.
+		page := gin.WrapH(docs.Handler())
+		for _, p := range docs.Paths {
+			e.GET(p, page)
+			e.HEAD(p, page)
+		}
 	}
 
 	guards := []gin.HandlerFunc{}

@@ -810,3 +810,26 @@ func TestDescriptionIsServedWithoutAKey(t *testing.T) {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&doc))
 	assert.Equal(t, "3.0.3", doc["openapi"])
 }
+
+// The API reference page (package docs) is as public as the description it renders: no key, no
+// key verification, none of the API's limits, nothing forwarded.
+func TestDocsPageNeedsNoKeyAndNoLimit(t *testing.T) {
+	h := newHarness(t, options{spec: true, rps: 1, burst: 1,
+		authFailures: ratelimit.New(ratelimit.Options{RPS: 0.001, Burst: 1})})
+	for i := 0; i < 5; i++ {
+		for _, path := range []string{"/docs/", "/docs/redoc.standalone.js"} {
+			resp, err := h.srv.Client().Get(h.srv.URL + path)
+			require.NoError(t, err)
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			assert.Equal(t, http.StatusOK, resp.StatusCode, path)
+			assert.Empty(t, resp.Header.Get("RateLimit-Limit"), path)
+		}
+	}
+	assert.Zero(t, h.upstreams[route.User].verifyCalls.Load(), "no key verified")
+	assert.Zero(t, h.forwarded())
+
+	// Without the description there is nothing to render: no page either.
+	w, _ := newHarness(t, options{}).do(t, http.MethodGet, "/docs/", nil, nil)
+	assert.Equal(t, http.StatusNotFound, w.Code)
+}
