@@ -8,8 +8,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	dps "github.com/markusmobius/go-dateparser"
 )
 
 // Holidays bounds: a date is short, and a list of more than a few years of holidays is a mistake;
@@ -24,10 +22,6 @@ const (
 
 // ruleHoliday is the rule of one holiday date.
 const ruleHoliday = "must be a recognizable date such as 31.12.2027 or 2027-12-31"
-
-// holidayLanguages are the languages month and weekday names are read in: the platform's own (ru,
-// gb = English).
-var holidayLanguages = []string{"ru", "en"}
 
 // A holiday is written as a date, optionally followed by a time of day and a zone, which are
 // checked and then dropped: the date is kept as written, whatever the zone.
@@ -55,40 +49,57 @@ var (
 		"saturday": time.Saturday, "sat": time.Saturday, "суббота": time.Saturday, "субботу": time.Saturday, "сб": time.Saturday,
 		"sunday": time.Sunday, "sun": time.Sunday, "воскресенье": time.Sunday, "вс": time.Sunday,
 	}
+	// monthNames: English and Russian month names, whole, in the genitive ("декабря") and
+	// abbreviated as they are written ("Dec", "сент.", "дек").
+	monthNames = map[string]time.Month{
+		"january": time.January, "jan": time.January, "январь": time.January, "января": time.January, "янв": time.January,
+		"february": time.February, "feb": time.February, "февраль": time.February, "февраля": time.February, "фев": time.February, "февр": time.February,
+		"march": time.March, "mar": time.March, "март": time.March, "марта": time.March, "мар": time.March,
+		"april": time.April, "apr": time.April, "апрель": time.April, "апреля": time.April, "апр": time.April,
+		"may": time.May, "май": time.May, "мая": time.May,
+		"june": time.June, "jun": time.June, "июнь": time.June, "июня": time.June, "июн": time.June,
+		"july": time.July, "jul": time.July, "июль": time.July, "июля": time.July, "июл": time.July,
+		"august": time.August, "aug": time.August, "август": time.August, "августа": time.August, "авг": time.August,
+		"september": time.September, "sep": time.September, "sept": time.September, "сентябрь": time.September, "сентября": time.September, "сен": time.September, "сент": time.September,
+		"october": time.October, "oct": time.October, "октябрь": time.October, "октября": time.October, "окт": time.October,
+		"november": time.November, "nov": time.November, "ноябрь": time.November, "ноября": time.November, "ноя": time.November, "нояб": time.November,
+		"december": time.December, "dec": time.December, "декабрь": time.December, "декабря": time.December, "дек": time.December,
+	}
+	// ordinalSuffixes may follow a day written in digits ("31st", "2nd", "5th").
+	ordinalSuffixes = map[string]bool{"st": true, "nd": true, "rd": true, "th": true}
+	// fillerWords join the parts of an English date ("the 5th of May 2027").
+	fillerWords = map[string]bool{"the": true, "of": true}
+	// zoneNames are the zone abbreviations a time of day may end with ("10:00 MSK", "11:30pm EST"):
+	// the time is dropped, so only whether the name exists matters.
+	zoneNames = map[string]bool{
+		"Z": true, "UT": true, "UTC": true, "GMT": true, "WET": true, "WEST": true, "BST": true, "IST": true,
+		"CET": true, "CEST": true, "EET": true, "EEST": true, "MSK": true, "MSD": true, "SAMT": true,
+		"YEKT": true, "OMST": true, "NOVT": true, "KRAT": true, "IRKT": true, "YAKT": true, "VLAT": true,
+		"MAGT": true, "PETT": true, "EST": true, "EDT": true, "CST": true, "CDT": true, "MST": true,
+		"MDT": true, "PST": true, "PDT": true, "AKST": true, "AKDT": true, "HST": true, "AST": true,
+		"ADT": true, "NST": true, "NDT": true, "JST": true, "KST": true, "HKT": true, "SGT": true,
+		"AEST": true, "AEDT": true, "ACST": true, "ACDT": true, "AWST": true, "NZST": true, "NZDT": true,
+		"GST": true, "PKT": true, "ICT": true, "WIB": true, "EAT": true, "CAT": true, "WAT": true, "SAST": true,
+	}
 )
 
 // DateParser turns "any recognizable date" into a date. It is safe for concurrent use.
 //
-// Dates written in digits are read by the rules below alone. Dates with a month written as a word
-// ("31 декабря 2027", "Dec 31st, 2027") go to the general date parser, which is told to read only
-// absolute dates in Russian or English, and its answer is kept only when it agrees with the day and
-// year written: the parser reads past what it does not understand ("31.12.2027 25h" came back as
-// 25 December), and a holiday read wrong silently turns some other day into a day without calls.
+// Dates written in digits are read day first (31.12.2027) or year first (2027-12-31). Dates with a
+// month written as a word ("31 декабря 2027", "Dec 31st, 2027", "the 5th of May 2027") are read in
+// Russian or English, the platform's languages: one month name, one day (1-2 digits, an English
+// ordinal suffix allowed), one year (4 digits), in any order, with weekday names (checked against the
+// date) and "the"/"of" between them; any other word refuses the date, so that "31 Dec 2027 BC" or
+// "1 Jan 2027 -1 day" is not read as some other day. A holiday read wrong silently turns some
+// other day into a day without calls.
 //
-// The parser's package builds the data of every language it knows when the program starts (about
-// 50 MiB of the order service's memory); Languages only narrows which of them a parse tries.
-type DateParser struct {
-	parser   *dps.Parser
-	dayFirst *dps.Configuration
-	natural  *dps.Configuration
-}
+// This replaces a general date parser (go-dateparser), which builds the data of all its 211
+// languages when the program starts (32 MiB of live heap, more than half of the order service's
+// memory) with no way to load only two, and which read past what it did not understand.
+type DateParser struct{}
 
-// NewDateParser builds the parser once; the general parser is costly to set up per call.
-func NewDateParser() *DateParser {
-	// No Unix timestamps ("1e10"), no relative words ("yesterday" would turn today into a holiday):
-	// only the absolute parsers, and every part (day, month, year) must be there.
-	strict := func(order dps.DateOrder) *dps.Configuration {
-		return &dps.Configuration{DateOrder: order, StrictParsing: true, Languages: holidayLanguages,
-			RequiredParts: []string{"day", "month", "year"}}
-	}
-	return &DateParser{
-		parser: &dps.Parser{ParserTypes: []dps.ParserType{dps.AbsoluteTime, dps.NoSpacesTime}},
-		// Day first, as dates are written where the platform is used.
-		dayFirst: strict(dps.DMY),
-		// Then year first ("2027 Jan 5").
-		natural: strict(dps.YMD),
-	}
-}
+// NewDateParser returns the parser; it holds no state.
+func NewDateParser() *DateParser { return &DateParser{} }
 
 // Parse reads one date; ok is false when s does not name exactly one calendar date (day, month
 // and year, a possible time of day, nothing else).
@@ -165,10 +176,9 @@ func (p *DateParser) validTimeOfDay(clock string) bool {
 		return false
 	case offH > 14 || offM > 59:
 		return false
-	case zone != "" && !strings.EqualFold(zone, "z"):
-		// "10:00 XYZ" is no time anywhere; the parser knows the zone names in use.
-		_, err := p.parser.Parse(p.dayFirst, "1 January 2027 "+clock)
-		return err == nil
+	case zone != "" && !zoneNames[strings.ToUpper(zone)]:
+		// "10:00 XYZ" is no time anywhere.
+		return false
 	}
 	return true
 }
@@ -202,25 +212,48 @@ func calendarDate(y, m, d int) (time.Time, bool) {
 	return t, true
 }
 
-// readWords reads a date whose month is a word: its digits must be one day (1-2 digits) and one
-// year (4 digits), and the general parser must read that same day and year.
+// readWords reads a date whose month is a word: exactly one month name, one day and one year, and
+// nothing else but weekday names, "the" and "of".
 func (p *DateParser) readWords(s string) (time.Time, bool) {
 	day, year, ok := dayAndYear(s)
 	if !ok {
 		return time.Time{}, false
 	}
-	for _, cfg := range []*dps.Configuration{p.dayFirst, p.natural} {
-		got, err := p.parser.Parse(cfg, s)
-		if err != nil || got.IsZero() {
-			continue
-		}
-		// A day or year other than the written one is a misreading, not a date.
-		if d := dateOf(got.Time); d.Day() == day && d.Year() == year {
-			return d, true
+	month := time.Month(0)
+	for _, tok := range strings.FieldsFunc(strings.ToLower(s), dateSeparator) {
+		word := strings.TrimLeftFunc(tok, isASCIIDigitRune)
+		switch {
+		case word == "":
+			// a number alone: dayAndYear has read it
+		case word != tok:
+			// A number with letters glued on: only a day's English ordinal ("31st").
+			if !ordinalSuffixes[word] || len(tok)-len(word) > 2 {
+				return time.Time{}, false
+			}
+		case monthNames[word] != 0:
+			if month != 0 {
+				return time.Time{}, false
+			}
+			month = monthNames[word]
+		case fillerWords[word]:
+		default:
+			if _, weekday := weekdayNames[word]; !weekday {
+				return time.Time{}, false
+			}
 		}
 	}
-	return time.Time{}, false
+	if month == 0 {
+		return time.Time{}, false
+	}
+	return calendarDate(year, int(month), day)
 }
+
+// dateSeparator splits a date with a month name into its words and numbers.
+func dateSeparator(r rune) bool {
+	return unicode.IsSpace(r) || r == ',' || r == '.' || r == '-' || r == '/'
+}
+
+func isASCIIDigitRune(r rune) bool { return r >= '0' && r <= '9' }
 
 // dayAndYear finds the two numbers of a date with a month name: one of 1-2 digits, one of 4.
 func dayAndYear(s string) (day, year int, ok bool) {
@@ -243,11 +276,6 @@ func weekdayAgrees(s string, wd time.Weekday) bool {
 		}
 	}
 	return true
-}
-
-// dateOf keeps the calendar date as written, dropping time and zone.
-func dateOf(t time.Time) time.Time {
-	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
 
 // ParseHolidays reads every date; problems maps each unreadable element ("callHolidayOverrides[2]")
