@@ -18,9 +18,14 @@ func (h *Handler) internalByCode(c *gin.Context) (any, error) {
 	if code == "" {
 		return nil, apperr.Field("code", "is required")
 	}
-	o, err := h.orders.GetByCode(c.Request.Context(), code)
+	return h.svc.ByCode(c.Request.Context(), code)
+}
+
+// ByCode is the order with code, as operation 3 shows it.
+func (s *Service) ByCode(ctx context.Context, code string) (View, error) {
+	o, err := s.orders.GetByCode(ctx, code)
 	if err != nil {
-		return nil, err
+		return View{}, err
 	}
 	return ViewOf(o), nil
 }

@@ -41,7 +41,7 @@ func New(d Deps) http.Handler {
 	fields := customfield.NewStore(d.DB)
 	attempts := callattempt.NewStore(d.DB)
 	orders := order.NewStore(d.DB)
-	order.NewHandler(orders, fields, attempts, order.NewUserDirectory(d.Users)).Routes(r, idempotent)
+	order.NewHandler(order.NewService(orders, fields, attempts, order.NewUserDirectory(d.Users))).Routes(r, idempotent)
 	callattempt.NewHandler(attempts).Routes(r, idempotent)
 	customfield.NewHandler(fields).Routes(r)
 	return web.TrimTrailingSlash(e)
