@@ -17,11 +17,9 @@ import (
 
 	"ccplatform/gateway/internal/auth"
 
-	"ccplatform/pkg/access"
 	"ccplatform/pkg/logging"
 	"ccplatform/pkg/requestid"
 	"ccplatform/pkg/tracing"
-	"ccplatform/pkg/web"
 
 	"go.uber.org/zap"
 )
@@ -212,35 +210,15 @@ func (f *forwarder) appendRequest(b []byte, r *http.Request) ([]byte, error) {
 	} else {
 		b = appendHeader(b, "X-Forwarded-Proto", "https")
 	}
-	// The identity headers as forwardHeaders sets them. These values do not come from the
-	// request parser, so they are checked as http.Transport checks every header.
-	if id.UserID != 0 {
-		b = append(b, web.HeaderUserID+": "...)
-		b = strconv.AppendInt(b, id.UserID, 10)
-		b = append(b, "\r\n"...)
-		if !validHeaderValue(id.AccessGroup) {
-			return b, fmt.Errorf("invalid header field value for %q", web.HeaderAccessGroup)
+	// The identity headers (identity.go). These values do not come from the request parser, so
+	// they are checked as http.Transport checks every header.
+	hs, n := identityHeaders(id, f.p.internalToken)
+	for _, hd := range hs[:n] {
+		if !validHeaderValue(hd.value) {
+			return b, fmt.Errorf("invalid header field value for %q", hd.key)
 		}
-		b = appendHeader(b, web.HeaderAccessGroup, id.AccessGroup)
-		b = append(b, access.HeaderKeyID+": "...)
-		b = strconv.AppendInt(b, id.KeyID, 10)
-		b = append(b, "\r\n"...)
-		b = append(b, access.HeaderKeyScopes+": "...)
-		for i, sc := range id.Scopes {
-			if !validHeaderValue(sc) {
-				return b, fmt.Errorf("invalid header field value for %q", access.HeaderKeyScopes)
-			}
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, sc...)
-		}
-		b = append(b, "\r\n"...)
+		b = appendHeader(b, hd.key, hd.value)
 	}
-	if !validHeaderValue(f.p.internalToken) {
-		return b, fmt.Errorf("invalid header field value for %q", web.HeaderInternalToken)
-	}
-	b = appendHeader(b, web.HeaderInternalToken, f.p.internalToken)
 	// The gateway's own span is the parent upstream, not the client's.
 	tc := traceCarrier{b: b}
 	tracing.Inject(ctx, &tc)
@@ -322,12 +300,10 @@ func dropRequestHeader(k string) bool {
 		"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
 		"Te", "Trailer", "Transfer-Encoding", "Upgrade",
 		"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto",
-		auth.HeaderAPIKey, web.HeaderUserID, web.HeaderAccessGroup, web.HeaderInternalToken,
-		access.HeaderKeyID, access.HeaderKeyScopes,
 		"Traceparent", "Tracestate":
 		return true
 	}
-	return false
+	return isIdentityHeader(k)
 }
 
 // dropResponseHeader reports the upstream answer's headers never passed on: the hop-by-hop ones,

@@ -8,15 +8,12 @@ package proxy
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -24,7 +21,7 @@ import (
 
 	"ccplatform/gateway/internal/auth"
 
-	"ccplatform/pkg/access"
+	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/logging"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/requestid"
@@ -331,52 +328,40 @@ func flushInterval(stream bool) time.Duration {
 	return 0
 }
 
-// forwardHeaders makes the upstream request's identity headers the gateway's own: whatever the
-// client sent under these names is dropped, and the raw API key does not travel further.
+// forwardHeaders makes the upstream request's identity headers the gateway's own (identity.go)
+// on the reverse-proxy path.
 func forwardHeaders(h http.Header, id auth.Identity, reqID, internalToken string) {
-	h.Del(auth.HeaderAPIKey)
-	h.Del(web.HeaderUserID)
-	h.Del(web.HeaderAccessGroup)
-	h.Del(web.HeaderInternalToken)
-	h.Del(access.HeaderKeyID)
-	h.Del(access.HeaderKeyScopes)
-	if id.UserID != 0 {
-		h.Set(web.HeaderUserID, strconv.FormatInt(id.UserID, 10))
-		h.Set(web.HeaderAccessGroup, id.AccessGroup)
-		h.Set(access.HeaderKeyID, strconv.FormatInt(id.KeyID, 10))
-		h.Set(access.HeaderKeyScopes, strings.Join(id.Scopes, ","))
+	for _, k := range identityHeaderNames {
+		h.Del(k)
 	}
-	h.Set(web.HeaderInternalToken, internalToken)
+	hs, n := identityHeaders(id, internalToken)
+	for _, hd := range hs[:n] {
+		h.Set(hd.key, hd.value)
+	}
 	if reqID != "" {
 		h.Set(requestid.Header, reqID)
 	}
 }
 
-// Failure is how a failed forward is answered.
-type Failure struct {
-	Status  int
-	Message string
-}
-
-// Classify maps a forwarding error to a status and a message naming the service; the error's
-// own text (addresses, Go wording) stays in the logs.
+// Classify maps a forwarding error to the error the caller is answered with, naming the service;
+// the error's own text (addresses, Go wording) is kept as the cause, for the logs only.
 //   - the upstream could not be reached (refused, no route, dial timeout): 503
 //   - it was reached but sent no headers within the timeout: 504
 //   - the request body went over the limit while streaming: 413
 //   - anything else (connection reset, malformed answer): 502
-func Classify(service string, err error) Failure {
+func Classify(service string, err error) *apperr.Error {
 	var tooLarge *http.MaxBytesError
 	var opErr *net.OpError
 	var netErr net.Error
 	switch {
 	case errors.As(err, &tooLarge):
-		return Failure{http.StatusRequestEntityTooLarge, "body: must be at most " + strconv.FormatInt(tooLarge.Limit, 10) + " bytes"}
+		return apperr.Wrap(apperr.TooLarge, err, "body: must be at most %d bytes", tooLarge.Limit)
 	case errors.As(err, &opErr) && opErr.Op == "dial":
-		return Failure{http.StatusServiceUnavailable, service + " service is unavailable"}
+		return apperr.Wrap(apperr.Unavailable, err, "%s service is unavailable", service)
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return Failure{http.StatusGatewayTimeout, service + " service did not answer in time"}
+		return apperr.Wrap(apperr.GatewayTimeout, err, "%s service did not answer in time", service)
 	default:
-		return Failure{http.StatusBadGateway, service + " service gave no valid answer"}
+		return apperr.Wrap(apperr.BadGateway, err, "%s service gave no valid answer", service)
 	}
 }
 
@@ -406,7 +391,7 @@ func (p *Proxy) errorHandler(service string) func(http.ResponseWriter, *http.Req
 			// The connection cannot be read any further: answer and close it.
 			log.Info("client did not send its body in time", zap.String("service", service), zap.Error(err))
 			w.Header().Set("Connection", "close")
-			writeEnvelope(w, web.ErrBodyTimeout.Kind.Status(), web.ErrBodyTimeout.Message)
+			web.WriteError(w, web.ErrBodyTimeout)
 			return
 		}
 		if errors.Is(r.Context().Err(), context.Canceled) {
@@ -417,21 +402,12 @@ func (p *Proxy) errorHandler(service string) func(http.ResponseWriter, *http.Req
 		if p.metrics.Errors != nil {
 			p.metrics.Errors.WithLabelValues(service, ErrorKind(err)).Inc()
 		}
-		f := Classify(service, err)
-		if f.Status >= 500 {
-			log.Error("upstream failed", zap.String("service", service), zap.Int("status", f.Status), zap.Error(err))
+		answer := Classify(service, err)
+		if status := answer.Kind.Status(); status >= 500 {
+			log.Error("upstream failed", zap.String("service", service), zap.Int("status", status), zap.Error(err))
 		}
-		writeEnvelope(w, f.Status, f.Message)
+		web.WriteError(w, answer)
 	}
-}
-
-// writeEnvelope answers outside gin (the reverse proxy only has the ResponseWriter).
-func writeEnvelope(w http.ResponseWriter, status int, message string) {
-	body, _ := json.Marshal(web.Envelope{Message: message, Data: web.EmptyData})
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
 }
 
 // bufferPool recycles the buffers the reverse proxy copies bodies through.

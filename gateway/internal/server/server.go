@@ -174,11 +174,7 @@ func healthNotReady(c *gin.Context) {
 }
 
 func methodNotAllowed(c *gin.Context) {
-	// apperr has no kind for this; it is a routing answer only the gateway gives.
-	c.AbortWithStatusJSON(http.StatusMethodNotAllowed, web.Envelope{
-		Message: fmt.Sprintf("method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path),
-		Data:    web.EmptyData,
-	})
+	web.Fail(c, apperr.New(apperr.MethodNotAllowed, "method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
 }
 
 // bufferUnknownLength reads a body of unknown length (chunked) here, under the body limit, so an
