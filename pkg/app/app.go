@@ -41,8 +41,9 @@ type Process struct {
 	// Env is "development" on a developer's machine; anything else is a deployment, which must
 	// not run with the development internal token.
 	Env string `env:"APP_ENV" envDefault:"development"`
-	// InternalToken is read raw here (no default) to tell an unset token from a set one.
-	InternalToken string `env:"INTERNAL_TOKEN"`
+	// InternalToken is unset (the development token) or set; set but empty is refused everywhere
+	// (config.Load: empty is empty), since every internal call would then be refused.
+	InternalToken string `env:"INTERNAL_TOKEN" envDefault:"dev-internal-token"`
 	// DrainDelay is how long a process answers /readyz with 503 after SIGTERM before it stops
 	// taking work: the time a load balancer needs to notice.
 	DrainDelay time.Duration `env:"DRAIN_DELAY" envDefault:"0s"`
@@ -54,9 +55,15 @@ const Development = "development"
 // ErrDevToken refuses a deployment that runs with the development internal token.
 var ErrDevToken = errors.New("INTERNAL_TOKEN must be set to a secret of its own when APP_ENV is not " + Development)
 
+// ErrEmptyToken refuses an INTERNAL_TOKEN set to the empty string.
+var ErrEmptyToken = errors.New("INTERNAL_TOKEN is set but empty: set a secret, or unset it in " + Development + " for the development token")
+
 // Check refuses settings no deployment may run with.
 func (p Process) Check() error {
-	if p.Env != Development && (p.InternalToken == "" || p.InternalToken == config.DevInternalToken) {
+	if p.InternalToken == "" {
+		return ErrEmptyToken
+	}
+	if p.Env != Development && p.InternalToken == config.DevInternalToken {
 		return ErrDevToken
 	}
 	if p.DrainDelay < 0 {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"ccplatform/pkg/ops"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 )
 
@@ -106,6 +108,8 @@ func TestRunRefusesTheDevelopmentTokenOutsideDevelopment(t *testing.T) {
 	ran = false
 	t.Setenv("APP_ENV", Development)
 	t.Setenv("INTERNAL_TOKEN", "")
+	assert.Equal(t, 1, Run("t", body), "an empty token would refuse every internal call")
+	require.NoError(t, os.Unsetenv("INTERNAL_TOKEN"))
 	assert.Equal(t, 0, Run("t", body), "development runs with the default token")
 	assert.True(t, ran)
 }

@@ -4,17 +4,53 @@ package config
 
 import (
 	"fmt"
+	"os"
+	"reflect"
+	"strings"
 
 	"github.com/caarlos0/env/v11"
 )
 
 // Load fills a config struct of type T from the environment (`env` and `envDefault` tags).
+//
+// A default applies only to a variable that is not set. One set to the empty string is empty: a
+// text setting gets "" (for a service URL that means "not deployed"), and any other setting
+// (numbers, durations, lists) refuses to load, naming the variable. The env package would give
+// both the default, so `ORDER_URL=""` would quietly point at 127.0.0.1.
 func Load[T any]() (T, error) {
 	cfg, err := env.ParseAs[T]()
 	if err != nil {
 		return cfg, fmt.Errorf("config: %w", err)
 	}
+	if err := emptyIsEmpty(reflect.ValueOf(&cfg).Elem()); err != nil {
+		return cfg, fmt.Errorf("config: %w", err)
+	}
 	return cfg, nil
+}
+
+// emptyIsEmpty undoes the defaults env applied to variables set to "" in the struct v (and the
+// structs it embeds).
+func emptyIsEmpty(v reflect.Value) error {
+	t := v.Type()
+	for i := range t.NumField() {
+		f, fv := t.Field(i), v.Field(i)
+		if f.Anonymous && fv.Kind() == reflect.Struct {
+			if err := emptyIsEmpty(fv); err != nil {
+				return err
+			}
+			continue
+		}
+		key, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		def, hasDefault := f.Tag.Lookup("envDefault")
+		if val, set := os.LookupEnv(key); key == "" || !hasDefault || !set || val != "" {
+			continue
+		}
+		if fv.Kind() != reflect.String {
+			return fmt.Errorf("%s is set but empty: give it a value, or unset it for the default %q", key, def)
+		}
+		fv.SetString("")
+	}
+	return nil
 }
 
 // Common is what every binary reads.

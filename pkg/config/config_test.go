@@ -82,3 +82,21 @@ func TestLoadRequired(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "k", cfg.Key)
 }
+
+// A variable set to "" is empty, not its default: text becomes "", anything else is refused.
+func TestLoadEmptyIsNotDefault(t *testing.T) {
+	unset(t, allVars...)
+	t.Setenv("DATABASE_URL", "")
+	t.Setenv("LOG_LEVEL", "")
+	cfg, err := Load[binaryConfig]()
+	require.NoError(t, err)
+	assert.Equal(t, "", cfg.Database.URL, "an embedded struct's text setting")
+	assert.Equal(t, "", cfg.LogLevel)
+	assert.Equal(t, "127.0.0.1:8082", cfg.HTTPAddr, "unset variables keep their defaults")
+
+	t.Setenv("UPSTREAM_TIMEOUT", "")
+	_, err = Load[binaryConfig]()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `UPSTREAM_TIMEOUT is set but empty`)
+	assert.Contains(t, err.Error(), `"3s"`)
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 
 func TestConfigDefaults(t *testing.T) {
 	for _, k := range []string{"HTTP_ADDR", "USER_URL", "ORDER_URL", "LEAD_URL", "CALL_URL", "NOTIFICATION_URL", "AUTH_CACHE_TTL", "BODY_LIMIT_BYTES", "UPSTREAM_TIMEOUT", "RATE_LIMIT_RPS", "RATE_LIMIT_BURST", "QUEUE_CONSUMERS", "TELEPHONY_PLATFORM_URL", "VOICE_PLATFORM_URL", "HEALTH_TIMEOUT"} {
-		t.Setenv(k, "")
+		t.Setenv(k, "") // restored after the test
+		require.NoError(t, os.Unsetenv(k))
 	}
 	cfg, err := config.Load[gatewayConfig]()
 	require.NoError(t, err)
@@ -35,6 +37,20 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, 300*time.Millisecond, cfg.HealthTimeout)
 	assert.Empty(t, cfg.TelephonyPlatformURL)
 	assert.Empty(t, cfg.VoicePlatformURL)
+}
+
+// ORDER_URL="" means the order service is not deployed, as the README says, not the default
+// address; USER_URL="" leaves the gateway without the key check, which it refuses.
+func TestEmptyServiceURLIsNotDeployed(t *testing.T) {
+	t.Setenv("ORDER_URL", "")
+	t.Setenv("USER_URL", "")
+	cfg, err := config.Load[gatewayConfig]()
+	require.NoError(t, err)
+	assert.Empty(t, cfg.OrderURL)
+	cfg.HTTPAddr = "127.0.0.1:0"
+	err = run(context.Background(), cfg, zap.NewNop(), ops.New("gateway"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "USER_URL is required")
 }
 
 func TestRunRefusesBadConfig(t *testing.T) {
