@@ -134,23 +134,6 @@ func NewCache(verify VerifyFunc, opts Options) *Cache {
 	return &Cache{verify: verify, opts: opts, entries: make(map[KeyHash]entry)}
 }
 
-// Verify returns the owner of key, an Unauthorized error for a refused key, or an Unavailable
-// error when the user service cannot answer (never cached, so recovery is immediate).
-func (c *Cache) Verify(ctx context.Context, key string) (Identity, error) {
-	if key == "" {
-		return Identity{}, errMissingKey
-	}
-	return c.verifyHashed(ctx, HashKey(key), key)
-}
-
-func (c *Cache) verifyHashed(ctx context.Context, h KeyHash, key string) (Identity, error) {
-	v, err := c.verified(ctx, h, key)
-	if err != nil {
-		return Identity{}, err
-	}
-	return v.id, nil
-}
-
 func (c *Cache) verified(ctx context.Context, h KeyHash, key string) (*verified, error) {
 	if e, ok := c.lookup(h); ok {
 		count(c.opts.Hits)
@@ -225,13 +208,6 @@ func (c *Cache) evict(now time.Time) {
 		}
 		delete(c.entries, k)
 	}
-}
-
-// Len is the number of remembered keys.
-func (c *Cache) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.entries)
 }
 
 func count(c prometheus.Counter) {

@@ -11,7 +11,9 @@ import (
 
 type identityKey struct{}
 
-// WithIdentity returns ctx carrying the verified identity.
+// WithIdentity returns ctx carrying id as if Require had verified it: the seam through which the
+// tests of what runs behind Require (proxy, server) get a caller, since the context key is this
+// package's own. Nothing in the gateway calls it.
 func WithIdentity(ctx context.Context, id Identity) context.Context {
 	return context.WithValue(ctx, identityKey{}, &verified{id: id})
 }
