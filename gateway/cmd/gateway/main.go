@@ -27,8 +27,8 @@ import (
 	"go.uber.org/zap"
 )
 
-// gatewayConfig is everything the gateway reads from the environment.
-type gatewayConfig struct {
+// Config is everything the gateway reads from the environment.
+type Config struct {
 	config.Common
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8080"`
 	// MetricsAddr serves /metrics (and the probes) apart from the public port; empty: not served.
@@ -75,7 +75,7 @@ func main() {
 	app.Main("gateway", run)
 }
 
-func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger, o *ops.Ops) error {
+func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	ups, err := route.ParseUpstreams(map[route.Service]string{
 		route.User:         cfg.UserURL,
 		route.Order:        cfg.OrderURL,
@@ -150,7 +150,7 @@ func run(ctx context.Context, cfg gatewayConfig, log *zap.Logger, o *ops.Ops) er
 
 // healthChecker probes the gateway, every deployed service, the broker, the queues' consumers and
 // the external platforms.
-func healthChecker(cfg gatewayConfig, ups route.Upstreams, broker *mq.Conn, needs []health.Need) *health.Checker {
+func healthChecker(cfg Config, ups route.Upstreams, broker *mq.Conn, needs []health.Need) *health.Checker {
 	client := health.NewHTTPClient()
 	probes := []health.Probe{health.Gateway()}
 	for _, svc := range []route.Service{route.Order, route.User, route.Lead, route.Call, route.Notification} {

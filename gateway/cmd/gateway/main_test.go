@@ -22,7 +22,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Setenv(k, "") // restored after the test
 		require.NoError(t, os.Unsetenv(k))
 	}
-	cfg, err := config.Load[gatewayConfig]()
+	cfg, err := config.Load[Config]()
 	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1:8080", cfg.HTTPAddr)
 	assert.Equal(t, "http://127.0.0.1:8081", cfg.UserURL)
@@ -44,7 +44,7 @@ func TestConfigDefaults(t *testing.T) {
 func TestEmptyServiceURLIsNotDeployed(t *testing.T) {
 	t.Setenv("ORDER_URL", "")
 	t.Setenv("USER_URL", "")
-	cfg, err := config.Load[gatewayConfig]()
+	cfg, err := config.Load[Config]()
 	require.NoError(t, err)
 	assert.Empty(t, cfg.OrderURL)
 	cfg.HTTPAddr = "127.0.0.1:0"
@@ -54,14 +54,14 @@ func TestEmptyServiceURLIsNotDeployed(t *testing.T) {
 }
 
 func TestRunRefusesBadConfig(t *testing.T) {
-	base := gatewayConfig{HTTPAddr: "127.0.0.1:0", UserURL: "http://127.0.0.1:1", BodyLimitBytes: 1, UpstreamTimeout: time.Second}
-	for name, mutate := range map[string]func(*gatewayConfig){
-		"no user":     func(c *gatewayConfig) { c.UserURL = "" },
-		"bad url":     func(c *gatewayConfig) { c.OrderURL = "127.0.0.1:8082" },
-		"no body":     func(c *gatewayConfig) { c.BodyLimitBytes = 0 },
-		"no timeout":  func(c *gatewayConfig) { c.UpstreamTimeout = 0 },
-		"bad address": func(c *gatewayConfig) { c.HTTPAddr = "nowhere:-1" },
-		"bad queues":  func(c *gatewayConfig) { c.QueueConsumers = "lead.jobs:none" },
+	base := Config{HTTPAddr: "127.0.0.1:0", UserURL: "http://127.0.0.1:1", BodyLimitBytes: 1, UpstreamTimeout: time.Second}
+	for name, mutate := range map[string]func(*Config){
+		"no user":     func(c *Config) { c.UserURL = "" },
+		"bad url":     func(c *Config) { c.OrderURL = "127.0.0.1:8082" },
+		"no body":     func(c *Config) { c.BodyLimitBytes = 0 },
+		"no timeout":  func(c *Config) { c.UpstreamTimeout = 0 },
+		"bad address": func(c *Config) { c.HTTPAddr = "nowhere:-1" },
+		"bad queues":  func(c *Config) { c.QueueConsumers = "lead.jobs:none" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := base
@@ -86,7 +86,7 @@ func TestRunServesAndStops(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	cfg := gatewayConfig{HTTPAddr: addr, MetricsAddr: metricsAddr, UserURL: "http://127.0.0.1:1", BodyLimitBytes: 1 << 20, UpstreamTimeout: time.Second, AuthCacheTTL: time.Second, RateLimitRPS: 10, RateLimitBurst: 10}
+	cfg := Config{HTTPAddr: addr, MetricsAddr: metricsAddr, UserURL: "http://127.0.0.1:1", BodyLimitBytes: 1 << 20, UpstreamTimeout: time.Second, AuthCacheTTL: time.Second, RateLimitRPS: 10, RateLimitBurst: 10}
 	go func() { done <- run(ctx, cfg, zap.NewNop(), ops.New("gateway")) }()
 
 	var resp *http.Response

@@ -20,8 +20,8 @@ import (
 	"go.uber.org/zap"
 )
 
-// settings is everything the service reads from the environment.
-type settings struct {
+// Config is everything the service reads from the environment.
+type Config struct {
 	config.Common
 	config.Database
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8081"`
@@ -32,7 +32,7 @@ type settings struct {
 func main() { app.Main("user", run) }
 
 // run serves until ctx is done, then drains requests and closes the database last.
-func run(ctx context.Context, cfg settings, log *zap.Logger, o *ops.Ops) error {
+func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	if err := checkPlaceholder(cfg.AvatarPlaceholder); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}

@@ -24,15 +24,12 @@ func NewHandler(groups *Store, users *user.Store) *Handler {
 	return &Handler{groups: groups, users: users}
 }
 
-// RegisterPublic adds operations 16, 17 and 18; idempotent guards the create route.
-func (h *Handler) RegisterPublic(r gin.IRoutes, idempotent gin.HandlerFunc) {
+// Routes registers operations 16, 17 and 18 and the check other services call on r, which must
+// already demand the internal token; idempotent guards the create route.
+func (h *Handler) Routes(r gin.IRoutes, idempotent gin.HandlerFunc) {
 	r.POST("/v2/agent-group/create", idempotent, web.Handle(h.create))
 	r.POST("/v2/agent-group/update/:id", web.Handle(h.update))
 	r.GET("/v2/agent-group", web.Handle(h.list))
-}
-
-// RegisterInternal adds the routes other services call; r must already demand the internal token.
-func (h *Handler) RegisterInternal(r gin.IRoutes) {
 	r.POST("/internal/agent-groups/check", idcheck.Handle(h.groups.Missing))
 }
 

@@ -35,14 +35,11 @@ func NewHandler(store *Store, owners Owners) *Handler {
 	return &Handler{store: store, owners: owners, now: time.Now}
 }
 
-// RegisterInternal adds the routes the gateway calls; r must already demand the internal token.
-func (h *Handler) RegisterInternal(r gin.IRoutes) {
+// Routes registers the key check the gateway calls and the self-service key routes (through the
+// gateway, which allows them only to keys without scopes: a narrowed key cannot mint keys) on r,
+// which must already demand the internal token; idempotent guards the create route.
+func (h *Handler) Routes(r gin.IRoutes, idempotent gin.HandlerFunc) {
 	r.POST("/internal/auth/verify", web.Handle(h.verify))
-}
-
-// RegisterPublic adds the self-service key routes (through the gateway, which allows them only
-// to keys without scopes: a narrowed key cannot mint keys).
-func (h *Handler) RegisterPublic(r gin.IRoutes, idempotent gin.HandlerFunc) {
 	r.POST("/v2/api-key/create", idempotent, web.Handle(h.create))
 	r.GET("/v2/api-key", web.Handle(h.list))
 	r.POST("/v2/api-key/revoke/:id", web.Handle(h.revoke))

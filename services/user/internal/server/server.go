@@ -47,15 +47,9 @@ func New(d Deps) http.Handler {
 	// Public routes come through the gateway, which sends the token too: every route but the
 	// ops endpoints demand it.
 	r := e.Group("", web.RequireInternalToken(d.InternalToken))
-	keyRoutes := apikey.NewHandler(apikey.NewStore(d.DB), users)
-	keyRoutes.RegisterInternal(r)
-	keyRoutes.RegisterPublic(r, idempotent)
-	userRoutes := user.NewHandler(users, placeholder)
-	userRoutes.RegisterPublic(r)
-	userRoutes.RegisterInternal(r)
-	groupRoutes := agentgroup.NewHandler(groups, users)
-	groupRoutes.RegisterPublic(r, idempotent)
-	groupRoutes.RegisterInternal(r)
+	apikey.NewHandler(apikey.NewStore(d.DB), users).Routes(r, idempotent)
+	user.NewHandler(users, placeholder).Routes(r)
+	agentgroup.NewHandler(groups, users).Routes(r, idempotent)
 
 	return web.TrimTrailingSlash(e)
 }

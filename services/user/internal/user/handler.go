@@ -20,16 +20,13 @@ func NewHandler(store *Store, avatarPlaceholder string) *Handler {
 	return &Handler{store: store, avatarPlaceholder: avatarPlaceholder}
 }
 
-// RegisterPublic adds operations 14 and 15. The list answers at /v2/user too, the path the
-// contract's sample call uses.
-func (h *Handler) RegisterPublic(r gin.IRoutes) {
+// Routes registers operations 14 and 15 and the routes other services call on r, which must
+// already demand the internal token. The list answers at /v2/user too, the path the contract's
+// sample call uses.
+func (h *Handler) Routes(r gin.IRoutes) {
 	r.GET("/v2/user/list", web.Handle(h.list))
 	r.GET("/v2/user", web.Handle(h.list))
 	r.GET("/v2/user/detail/:userId", web.Handle(h.detail))
-}
-
-// RegisterInternal adds the routes other services call; r must already demand the internal token.
-func (h *Handler) RegisterInternal(r gin.IRoutes) {
 	r.POST("/internal/users/check", idcheck.Handle(h.store.Missing))
 	r.POST("/internal/users/recipients", web.Handle(h.recipients))
 }
