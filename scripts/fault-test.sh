@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# Fault test of the asynchronous lead create: N async creates through the gateway while (a) the
-# broker is restarted (a RabbitMQ node of the test's own) and (b) lead-worker is killed with
-# SIGKILL and started again. Prints one line per scenario:
-#   accepted=N created=N lost=0 duplicated=0
-# and fails unless every accepted job made exactly one lead. Called by scripts/test.sh (make test).
+# Fault tests: load through the gateway while a fault is injected mid-stream, each scenario
+# printing its accounting line
+#   <scenario>: accepted=N created=N lost=0 duplicated=0
+# (calls: published=N stored=N lost=0 duplicated=0), and failing unless every line says lost=0
+# duplicated=0 and every scenario printed one. The scenarios (gateway/e2e/fault_*_test.go):
+#   - broker restart (a RabbitMQ node of the test's own): async lead creates, call events
+#   - lead-worker SIGKILL: async lead creates
+#   - postgres restart (a PostgreSQL cluster of the test's own, initdb'd on its own port): sync
+#     creates 503 while it is down, async creates, call events, the order outbox
+#   - lead-api SIGKILL, gateway SIGKILL (idempotent retries), notification-worker SIGKILL
+#   - consumer partition: lead-worker's broker connection closed with rabbitmqctl
+# Called by scripts/test.sh (make test), so it runs in CI.
 #
 # Environment: DATABASE_URL, AMQP_URL (see scripts/deps.sh), FAULT_TIMEOUT (default 10m).
 set -euo pipefail
@@ -14,19 +21,37 @@ export PATH=/usr/local/go/bin:$PATH
 export DATABASE_URL=${DATABASE_URL:-postgres://cc:cc@127.0.0.1:5432/cc?sslmode=disable}
 export AMQP_URL=${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/}
 
+# Every accounting line the run must print, one each.
+expected=(
+  "broker restart: accepted"
+  "broker restart calls: published"
+  "lead-worker SIGKILL: accepted"
+  "postgres restart sync: accepted"
+  "postgres restart async: accepted"
+  "postgres restart calls: published"
+  "lead-api SIGKILL: accepted"
+  "gateway SIGKILL: accepted"
+  "notification-worker SIGKILL: accepted"
+  "consumer partition: accepted"
+)
+
 out=$(mktemp); trap 'rm -f "$out"' EXIT
-echo "== fault test: async lead creates and call events across a broker restart, lead creates across a lead-worker SIGKILL"
+echo "== fault test: broker restart, lead-worker SIGKILL, PostgreSQL restart, lead-api, gateway and notification-worker SIGKILL, consumer partition"
 rc=0
-go test -tags fault -count=1 -v -timeout "${FAULT_TIMEOUT:-10m}" -run '^TestAsyncLeadsSurviveFaults$' ./e2e/ >"$out" 2>&1 || rc=$?
-summary=$(grep -E '^accepted=[0-9]+ created=[0-9]+ lost=[0-9]+ duplicated=[0-9]+$' "$out" || true)
-calls=$(grep -E '^calls: published=[0-9]+ stored=[0-9]+ lost=[0-9]+ duplicated=[0-9]+$' "$out" || true)
-if [ $rc != 0 ] || [ "$(grep -c . <<<"$summary")" != 2 ] || grep -qvE 'lost=0 duplicated=0$' <<<"$summary" \
-  || [ "$(grep -c . <<<"$calls")" != 1 ] || grep -qvE 'lost=0 duplicated=0$' <<<"$calls"; then
+go test -tags fault -count=1 -v -timeout "${FAULT_TIMEOUT:-10m}" \
+  -run '^(TestAsyncLeadsSurviveFaults|TestPostgresRestart|TestProcessKills)$' ./e2e/ >"$out" 2>&1 || rc=$?
+lines=$(grep -E '^[A-Za-z -]+: (accepted=[0-9]+ created|published=[0-9]+ stored)=[0-9]+ lost=[0-9]+ duplicated=[0-9]+$' "$out" || true)
+bad=0
+for e in "${expected[@]}"; do
+  [ "$(grep -cF "$e=" <<<"$lines")" = 1 ] || { echo "fault test: expected one line \"$e=...\""; bad=1; }
+done
+if grep -qvE 'lost=0 duplicated=0$' <<<"$lines"; then bad=1; fi
+if [ $rc != 0 ] || [ $bad != 0 ]; then
   cat "$out"
   echo "fault test: FAIL (go test exit $rc)"
   exit 1
 fi
-grep -E '^(=== RUN|--- |    --- |ok |PASS)|fault_test' "$out" || true
-echo "$summary"
-echo "$calls"
+grep -E '^(=== RUN|--- |    --- |ok |PASS)|fault_' "$out" || true
+grep -E '^(postgres restart|gateway SIGKILL|notification-worker SIGKILL|consumer partition)[^=]*: [a-z]' "$out" | grep -vE 'accepted=|published=' || true
+echo "$lines"
 echo "fault test: PASS"

@@ -65,12 +65,12 @@ func TestAsyncLeadsSurviveFaults(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = drop() })
 		s := startFaultStack(t, dbURL, node.URL())
-		runFaultScenario(t, s, "broker", fault{inject: node.Stop, heal: node.Start})
-		runCallIngestScenario(t, s, fault{inject: node.Stop, heal: node.Start})
+		runFaultScenario(t, s, "broker restart", fault{inject: node.Stop, heal: node.Start})
+		runCallIngestScenario(t, s, "broker restart", fault{inject: node.Stop, heal: node.Start})
 		healthWithTheBrokerStopped(t, s, node)
 	})
 	t.Run("worker SIGKILL", func(t *testing.T) {
-		runFaultScenario(t, stack, "worker", fault{
+		runFaultScenario(t, stack, "lead-worker SIGKILL", fault{
 			inject: func() error { stack.Stop("lead-worker", syscall.SIGKILL); return nil },
 			heal: func() error {
 				time.Sleep(time.Second)
@@ -86,8 +86,8 @@ const faultCalls = 600
 // runCallIngestScenario publishes faultCalls call events, as the telephony platform does, with
 // confirms, through faultClients publishers; once a third are confirmed it injects f (the broker
 // restart) while the publishers go on, then checks that call-ingest stored every confirmed event
-// exactly once.
-func runCallIngestScenario(t *testing.T, s *Stack, f fault) {
+// exactly once. label names the fault in its accounting line.
+func runCallIngestScenario(t *testing.T, s *Stack, label string, f fault) {
 	conn := mq.Dial(s.AMQPURL, "fault-telephony-platform", zap.NewNop(), mq.WorkQueue(telephony.Queue))
 	defer conn.Close()
 	pub := mq.NewPublisher(conn)
@@ -133,9 +133,9 @@ func runCallIngestScenario(t *testing.T, s *Stack, f fault) {
 	}
 	select {
 	case err := <-faultDone:
-		require.NoError(t, err, "restart the broker")
+		require.NoError(t, err, "inject the fault: "+label)
 	case <-time.After(time.Minute):
-		t.Fatal("the broker restart did not finish")
+		t.Fatal("the fault did not finish: " + label)
 	}
 
 	calls, err := db.Open(context.Background(), s.DatabaseURL, "calls", 2)
@@ -152,7 +152,7 @@ func runCallIngestScenario(t *testing.T, s *Stack, f fault) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	line := fmt.Sprintf("calls: published=%d stored=%d lost=%d duplicated=%d", faultCalls, stored, faultCalls-stored, rows-stored)
+	line := fmt.Sprintf("%s calls: published=%d stored=%d lost=%d duplicated=%d", label, faultCalls, stored, faultCalls-stored, rows-stored)
 	fmt.Println(line)
 	if stored != faultCalls || rows != stored {
 		t.Fatal(line)
@@ -188,27 +188,7 @@ type fault struct {
 // timeout in lead-api.
 func startFaultStack(t *testing.T, dbURL, amqpURL string) *Stack {
 	t.Helper()
-	procs := make([]stacktest.Process, len(processes))
-	for i, p := range processes {
-		procs[i] = stacktest.Process{Name: p.name, Pkg: p.pkg, Health: p.health, Consumer: p.consumer, Env: p.env}
-		if p.name == "lead-api" {
-			procs[i].Env = append(append([]string{}, p.env...), "JOB_CONFIRM_TIMEOUT="+faultConfirm)
-		}
-	}
-	st, err := stacktest.Start(stacktest.Config{
-		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken,
-		Processes: procs, Tools: tools, BinDir: stack.BinDir(),
-	})
-	if st != nil {
-		t.Cleanup(func() {
-			if t.Failed() {
-				st.DumpLogs(os.Stderr)
-			}
-			st.Close()
-		})
-	}
-	require.NoError(t, err)
-	return newStack(st)
+	return startFaultStackWith(t, dbURL, amqpURL, nil)
 }
 
 // runFaultScenario sends faultJobs async creates to s through faultClients clients, injects f
@@ -224,7 +204,7 @@ func runFaultScenario(t *testing.T, s *Stack, label string, f fault) {
 	client := &http.Client{Timeout: 30 * time.Second, Transport: openapiCheck.transport(&http.Transport{MaxIdleConnsPerHost: faultClients * 2})}
 	run := make([]byte, 4)
 	_, _ = rand.Read(run)
-	prefix := "fault-" + label + "-" + hex.EncodeToString(run) + "-"
+	prefix := "fault-" + strings.ReplaceAll(label, " ", "-") + "-" + hex.EncodeToString(run) + "-"
 
 	jobs := make([]string, faultJobs)
 	var next, accepted, refused atomic.Int64
@@ -294,7 +274,7 @@ func runFaultScenario(t *testing.T, s *Stack, label string, f fault) {
 	}
 	created, rows := waitLeads(t, s.DatabaseURL, jobs)
 	lost, duplicated := len(jobs)-created, rows-created
-	line := fmt.Sprintf("accepted=%d created=%d lost=%d duplicated=%d", len(jobs), created, lost, duplicated)
+	line := fmt.Sprintf("%s: accepted=%d created=%d lost=%d duplicated=%d", label, len(jobs), created, lost, duplicated)
 	fmt.Println(line)
 	if lost != 0 || duplicated != 0 || created != faultJobs {
 		t.Fatalf("%s: %s", label, line)
@@ -334,7 +314,9 @@ func acceptWithRetry(ctx context.Context, client *http.Client, s *Stack, path st
 	}
 }
 
-// post sends one request through the gateway and returns the status and the envelope's data.
+// post sends one request through the gateway (with key as its Idempotency-Key unless empty) and
+// returns the status and the envelope's data, or for a refusal the whole envelope (its message
+// tells a key still claimed from other conflicts).
 func post(ctx context.Context, client *http.Client, s *Stack, path string, body []byte, key string) (int, json.RawMessage, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.BaseURL+path, bytes.NewReader(body))
 	if err != nil {
@@ -342,7 +324,9 @@ func post(ctx context.Context, client *http.Client, s *Stack, path string, body 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Api-Key", s.APIKey)
-	req.Header.Set("Idempotency-Key", key)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
@@ -355,7 +339,7 @@ func post(ctx context.Context, client *http.Client, s *Stack, path string, body 
 	var env struct {
 		Data json.RawMessage `json:"data"`
 	}
-	if err := json.Unmarshal(raw, &env); err != nil {
+	if err := json.Unmarshal(raw, &env); err != nil || resp.StatusCode != http.StatusOK {
 		return resp.StatusCode, raw, nil
 	}
 	return resp.StatusCode, env.Data, nil
@@ -364,7 +348,7 @@ func post(ctx context.Context, client *http.Client, s *Stack, path string, body 
 // faultPhone is a distinct valid number per scenario and job.
 func faultPhone(label string, i int) string {
 	base := 3000000
-	if label == "worker" {
+	if label == "lead-worker SIGKILL" {
 		base = 6000000
 	}
 	return fmt.Sprintf("7917%07d", base+i)

@@ -59,6 +59,9 @@ func (p *deliveryPeers) workerEnv() []string {
 		"MESSENGER_API_URL=" + p.bot.URL(), "MESSENGER_BOT_TOKEN=" + botToken,
 		"DELIVERY_RETRY_BASE=100ms", "DELIVERY_RETRY_MAX=400ms", "DELIVERY_MAX_ATTEMPTS=100",
 		"DELIVERY_POLL_INTERVAL=100ms",
+		// A send to these local peers takes milliseconds; a short lease (2 × this) lets the fault
+		// test see the deliveries of a killed worker sent again within seconds.
+		"DELIVERY_SEND_TIMEOUT=3s",
 	}
 }
 

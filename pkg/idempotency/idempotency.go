@@ -109,7 +109,11 @@ func (s *Store) Middleware() gin.HandlerFunc {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
 			if err := s.finish(sctx, owner, key, status, rec.buf.Bytes()); err != nil {
-				logging.From(ctx, s.logger()).Error("idempotency: record outcome", zap.Error(err))
+				logging.From(ctx, s.logger()).Warn("idempotency: record outcome, retrying in the background", zap.Error(err))
+				// Left claimed, the key would refuse every retry as "still being processed" until
+				// Abandoned, and then a success would run a second time: keep trying while the
+				// claim holds (the database restarting is the usual cause).
+				go s.finishLater(context.WithoutCancel(ctx), owner, key, status, bytes.Clone(rec.buf.Bytes()))
 			}
 		}()
 		c.Next()
@@ -186,6 +190,24 @@ func (s *Store) finish(ctx context.Context, owner, key string, status int, body 
 	}
 	_, err := s.conn.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE owner = $1 AND key = $2`, owner, key)
 	return err
+}
+
+// finishLater retries finish until it succeeds or the claim would count as abandoned anyway.
+func (s *Store) finishLater(ctx context.Context, owner, key string, status int, body []byte) {
+	deadline := time.Now().Add(s.Abandoned)
+	wait := 100 * time.Millisecond
+	for time.Now().Before(deadline) {
+		time.Sleep(wait)
+		wait = min(2*wait, 2*time.Second)
+		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := s.finish(fctx, owner, key, status, body)
+		cancel()
+		if err == nil {
+			logging.From(ctx, s.logger()).Info("idempotency: outcome recorded after a retry")
+			return
+		}
+	}
+	logging.From(ctx, s.logger()).Error("idempotency: outcome never recorded; the key stays claimed until it is abandoned")
 }
 
 // Purge drops keys past retention; services call it now and then.

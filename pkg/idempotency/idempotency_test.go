@@ -25,10 +25,15 @@ import (
 
 const schema = "idem"
 
-var conn *sqlx.DB
+var (
+	conn *sqlx.DB
+	// dbURL is the test database, for connections with settings of their own.
+	dbURL string
+)
 
 func TestMain(m *testing.M) {
 	dbtest.Main(m, "pkg_idempotency", func(u string) int {
+		dbURL = u
 		ctx := context.Background()
 		var err error
 		conn, err = db.Open(ctx, u, schema, 16)
@@ -50,15 +55,23 @@ type app struct {
 	store   *Store
 	handler http.Handler
 	gate    chan struct{} // when set, each run waits for it
+	// hook, when set, runs first in every run.
+	hook func()
 }
 
-func newApp(t *testing.T) *app {
+func newApp(t *testing.T) *app { return newAppOn(t, conn) }
+
+// newAppOn is newApp with the key store on c.
+func newAppOn(t *testing.T, c *sqlx.DB) *app {
 	t.Helper()
 	_, err := conn.Exec(`TRUNCATE items, idempotency_keys`)
 	require.NoError(t, err)
-	a := &app{store: New(conn, zap.NewNop())}
+	a := &app{store: New(c, zap.NewNop())}
 	e := web.NewEngine(zap.NewNop(), web.DefaultBodyLimit)
 	e.POST("/v2/item/create", a.store.Middleware(), web.Handle(func(c *gin.Context) (any, error) {
+		if a.hook != nil {
+			a.hook()
+		}
 		var in struct {
 			Name string `json:"name"`
 		}
@@ -333,4 +346,54 @@ func TestBodyOverLimitIsRefusedBeforeClaiming(t *testing.T) {
 	e.ServeHTTP(w, req)
 	assert.Equal(t, http.StatusRequestEntityTooLarge, w.Code)
 	assert.Zero(t, keys(t))
+}
+
+// TestOutcomeIsRecordedOnceTheKeyTableIsBack makes recording the outcome fail, as it does while the
+// database restarts (here: the key table locked and the store's session giving up on locks at
+// once), and checks that the key does not stay claimed: a failure is released and a success
+// completed as soon as the table is back, so the retry runs again or gets the original answer.
+func TestOutcomeIsRecordedOnceTheKeyTableIsBack(t *testing.T) {
+	impatient, err := db.Open(context.Background(), dbURL+"&options=-c%20lock_timeout%3D50ms", schema, 4)
+	require.NoError(t, err)
+	defer impatient.Close()
+	for _, tc := range []struct {
+		name, body string
+		status     int
+	}{
+		{"failure", `{"name":"crash"}`, http.StatusServiceUnavailable},
+		{"success", `{"name":"kept"}`, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newAppOn(t, impatient)
+			a.store.Abandoned = time.Minute
+			var locker *sqlx.Tx
+			a.hook = func() {
+				// Taken after the claim, so that only the outcome meets it.
+				locker = conn.MustBegin()
+				locker.MustExec(`LOCK TABLE idempotency_keys IN ACCESS EXCLUSIVE MODE`)
+			}
+			w := a.post(t, call{key: "k-later", user: "7", body: tc.body})
+			require.Equal(t, tc.status, w.Code, w.Body.String())
+			a.hook = nil
+			require.NoError(t, locker.Rollback())
+
+			if tc.status != http.StatusOK {
+				require.Eventually(t, func() bool { return keys(t) == 0 }, 10*time.Second, 20*time.Millisecond, "the key is released")
+				w = a.post(t, call{key: "k-later", user: "7", body: tc.body})
+				assert.Equal(t, tc.status, w.Code, "the retry ran again")
+				assert.Empty(t, w.Header().Get(ReplayedHeader))
+				return
+			}
+			require.Eventually(t, func() bool {
+				var done int
+				require.NoError(t, conn.Get(&done, `SELECT count(*) FROM idempotency_keys WHERE key = 'k-later' AND completed_at IS NOT NULL`))
+				return done == 1
+			}, 10*time.Second, 20*time.Millisecond, "the outcome is recorded")
+			w2 := a.post(t, call{key: "k-later", user: "7", body: tc.body})
+			assert.Equal(t, http.StatusOK, w2.Code)
+			assert.Equal(t, "true", w2.Header().Get(ReplayedHeader))
+			assert.JSONEq(t, w.Body.String(), w2.Body.String(), "the original answer")
+			assert.Equal(t, 1, rows(t), "run once")
+		})
+	}
 }

@@ -59,9 +59,17 @@ func Fail(c *gin.Context, err error) {
 	c.AbortWithStatusJSON(status, env)
 }
 
-// ErrorEnvelope maps err to its status and envelope.
+// unreachableMessage answers an unclassified failure to reach a dependency (apperr.Unreachable).
+const unreachableMessage = "the service is unavailable now (its database cannot be reached); send the request again"
+
+// ErrorEnvelope maps err to its status and envelope. An error nobody classified that says a
+// dependency could not be reached (the database restarting) is a 503: the caller should retry,
+// and a 500 would tell it the request itself is at fault.
 func ErrorEnvelope(err error) (int, Envelope) {
 	e, ok := apperr.As(err)
+	if (!ok || e.Kind == apperr.Internal) && apperr.Unreachable(err) {
+		return http.StatusServiceUnavailable, Envelope{Message: unreachableMessage, Data: EmptyData}
+	}
 	if !ok || e.Kind.Status() == http.StatusInternalServerError {
 		return http.StatusInternalServerError, Envelope{Message: "internal error", Data: EmptyData}
 	}

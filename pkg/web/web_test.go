@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"ccplatform/pkg/requestid"
 
 	"github.com/gin-gonic/gin"
+	"github.com/lib/pq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -678,4 +680,19 @@ func TestCallerRef(t *testing.T) {
 	ref := Caller{UserID: 9}.Ref()
 	require.NotNil(t, ref)
 	assert.Equal(t, int64(9), *ref)
+}
+
+func TestErrorEnvelopeOfAnUnreachableDatabaseIs503(t *testing.T) {
+	for _, err := range []error{
+		fmt.Errorf("idempotency claim: %w", &pq.Error{Code: "57P01", Message: "terminating connection due to administrator command"}),
+		apperr.Wrap(apperr.Internal, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, "load order"),
+	} {
+		status, env := ErrorEnvelope(err)
+		assert.Equal(t, http.StatusServiceUnavailable, status, "%v", err)
+		assert.Equal(t, unreachableMessage, env.Message, "the cause stays in the logs")
+	}
+	status, _ := ErrorEnvelope(fmt.Errorf("insert: %w", &pq.Error{Code: "23502"}))
+	assert.Equal(t, http.StatusInternalServerError, status, "a database error about the data stays a 500")
+	status, _ = ErrorEnvelope(apperr.New(apperr.Conflict, "taken"))
+	assert.Equal(t, http.StatusConflict, status, "a classified error keeps its kind")
 }

@@ -43,6 +43,9 @@ type Config struct {
 	MaxAttempts int           `env:"DELIVERY_MAX_ATTEMPTS" envDefault:"10"`
 	// Poll is how often due retries are looked for.
 	Poll time.Duration `env:"DELIVERY_POLL_INTERVAL" envDefault:"1s"`
+	// SendTimeout bounds one send; a claimed delivery is leased for twice as long, which is how
+	// long the deliveries of a worker that died mid-send wait before another try.
+	SendTimeout time.Duration `env:"DELIVERY_SEND_TIMEOUT" envDefault:"30s"`
 }
 
 // userTimeout bounds a recipients call; a group or "all" may list many users.
@@ -76,9 +79,10 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, userTimeout)
 	defer users.CloseIdleConnections()
 	loop := delivery.NewLoop(delivery.NewStore(conn), senders, delivery.LoopConfig{
-		Retry:    delivery.RetryPolicy{Base: cfg.RetryBase, Max: cfg.RetryMax, MaxAttempts: cfg.MaxAttempts},
-		Poll:     cfg.Poll,
-		Outcomes: delivery.NewOutcomeCounter(o.Registry),
+		Retry:       delivery.RetryPolicy{Base: cfg.RetryBase, Max: cfg.RetryMax, MaxAttempts: cfg.MaxAttempts},
+		Poll:        cfg.Poll,
+		SendTimeout: cfg.SendTimeout,
+		Outcomes:    delivery.NewOutcomeCounter(o.Registry),
 	}, log)
 	log.Info("consuming", zap.String("queue", command.Queue))
 	w := worker.New(worker.Deps{

@@ -4,6 +4,7 @@ package email
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"ccplatform/services/notification/internal/delivery"
@@ -59,6 +60,16 @@ func New(cfg Config) (*Sender, error) {
 	return &Sender{cfg: cfg, opts: opts}, nil
 }
 
+// MessageID is the Message-ID (without its angle brackets) of a notification's e-mail: one per
+// notification, as a notification has one e-mail delivery, under the sender's domain.
+func MessageID(notificationID int64, from string) string {
+	domain := "localhost"
+	if at := strings.LastIndexByte(from, '@'); at >= 0 && at < len(from)-1 {
+		domain = strings.Trim(from[at+1:], "<> ")
+	}
+	return "notification-" + strconv.FormatInt(notificationID, 10) + "@" + domain
+}
+
 // Send mails the notification to the delivery's address: the title as the subject (UTF-8, encoded
 // for any script), the text as a plain-text body.
 func (s *Sender) Send(ctx context.Context, d delivery.Delivery) error {
@@ -71,7 +82,10 @@ func (s *Sender) Send(ctx context.Context, d delivery.Delivery) error {
 	}
 	msg.Subject(d.Title)
 	msg.SetDate()
-	msg.SetMessageID()
+	// The delivery key: every try of this delivery carries the same Message-ID, so a mail sent
+	// again after a worker died between the send and its "sent" stamp is recognised as the same
+	// message by mail clients (and by whoever counts them).
+	msg.SetMessageIDWithValue(MessageID(d.ID, s.cfg.From))
 	if d.Priority == notification.PriorityUrgent {
 		msg.SetImportance(mail.ImportanceUrgent)
 	}

@@ -1,0 +1,485 @@
+//go:build fault
+
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"ccplatform/gateway/stacktest"
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/mqtest"
+
+	"github.com/lib/pq"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// PostgreSQL restart parameters: the outage lasts pgOutage, long enough for every client to meet
+// it several times and for the health check to be asked while it lasts.
+const (
+	pgSyncCreates  = 600
+	pgAsyncCreates = 900
+	pgOutage       = 4 * time.Second
+)
+
+// TestPostgresRestart restarts a PostgreSQL cluster of the test's own (its own port and data
+// folder; the machine's cluster is never touched) while sync and async lead creates, order updates
+// and call events go on, and checks what the issue asks: sync creates answer 503 while it is down
+// (never 500, never a 200 without a lead) and succeed after; every async create accepted, during
+// the outage too, is created exactly once; the order outbox and call ingest resume; the health
+// check answers 503 naming the services whose database is down; no process was restarted.
+func TestPostgresRestart(t *testing.T) {
+	pg := startPGCluster(t)
+	amqpURL, dropVhost, err := mqtest.CreateVhost("e2e_pgfault")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dropVhost() })
+	// A verified key stays cached for the whole test, so that requests during the outage reach
+	// the services (the gateway's own refusal, auth unavailable, is a 503 already).
+	s := startFaultStackWith(t, pg.URL(), amqpURL, map[string][]string{"gateway": {"AUTH_CACHE_TTL=10m"}})
+	pids := map[string]int{}
+	for _, p := range processes {
+		pids[p.name] = s.PID(p.name)
+	}
+
+	restart := fault{inject: pg.Stop, heal: pg.Start}
+	runPostgresScenario(t, s, pg, restart)
+	runCallIngestScenario(t, s, "postgres restart", restart)
+	waitOutboxesDrained(t, s)
+
+	for _, p := range processes {
+		assert.Equal(t, pids[p.name], s.PID(p.name), "%s was not restarted", p.name)
+	}
+}
+
+// runPostgresScenario runs sync creates (with an Idempotency-Key, retried with it after a 503)
+// and async creates (without one: accepting them needs only the broker, so they go on being
+// accepted while the database is down) through several clients, stops the database once a third
+// of each are answered, checks the health check and an order update while it is down, starts it
+// again, and accounts for both.
+func runPostgresScenario(t *testing.T, s *Stack, pg *pgCluster, f fault) {
+	orderR := s.Call(t, http.MethodPost, "/v2/order/create/", minimalOrder("Fault postgres"))
+	require.Equal(t, http.StatusOK, orderR.Status, "%s", orderR.Body)
+	orderID := int64(orderR.Data(t)["id"].(float64))
+	code := s.Call(t, http.MethodGet, "/v2/order/detail/"+strconv.FormatInt(orderID, 10)+"/", nil).Data(t)["code"].(string)
+
+	client := &http.Client{Timeout: 30 * time.Second, Transport: openapiCheck.transport(&http.Transport{MaxIdleConnsPerHost: faultClients * 2})}
+	run := make([]byte, 4)
+	_, _ = rand.Read(run)
+	prefix := "fault-pg-" + hex.EncodeToString(run) + "-"
+	ctx, cancel := context.WithTimeout(forTest(context.Background(), t), 3*time.Minute)
+	defer cancel()
+
+	var down atomic.Bool // the database is stopped
+	var (
+		syncIDs             = make([]int64, pgSyncCreates)
+		jobs                = make([]string, pgAsyncCreates)
+		nextSync, nextAsync atomic.Int64
+		doneSync, doneAsync atomic.Int64
+		unavailable         atomic.Int64 // sync answers 503 while the database was down
+		acceptedDown        atomic.Int64 // async creates accepted while it was down
+		mu                  sync.Mutex
+		other               = map[string]int{} // any other answer: status and message
+	)
+	injected := make(chan struct{})
+	faultDone := make(chan error, 1)
+	var faultOnce sync.Once
+	trigger := func() {
+		if doneSync.Load() < pgSyncCreates/faultAt || doneAsync.Load() < pgAsyncCreates/faultAt {
+			return
+		}
+		faultOnce.Do(func() {
+			go func() {
+				// Order events written just before the outage: the relay may meet it mid-way.
+				for i := range 3 {
+					_ = s.Call(t, http.MethodPost, "/v2/order/update/"+strconv.FormatInt(orderID, 10)+"/", map[string]any{"title": "Fault postgres " + strconv.Itoa(i)})
+				}
+				err := f.inject()
+				down.Store(true)
+				close(injected)
+				if err == nil {
+					err = checksWhileDown(t, s, orderID)
+					time.Sleep(pgOutage)
+					down.Store(false)
+					err = errors.Join(err, f.heal())
+				}
+				faultDone <- err
+			}()
+		})
+	}
+	// wait holds a client once its share of the stream before the fault is sent, so that the rest
+	// meets the fault whatever the machine's speed.
+	wait := func(done *atomic.Int64, total int) {
+		if done.Load() >= int64(total/faultAt) {
+			select {
+			case <-injected:
+			case <-ctx.Done():
+			}
+		}
+	}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*faultClients)
+	for range faultClients / 2 {
+		wg.Go(func() {
+			for {
+				wait(&doneSync, pgSyncCreates)
+				i := int(nextSync.Add(1)) - 1
+				if i >= pgSyncCreates {
+					return
+				}
+				raw, _ := json.Marshal(v2Lead(orderID, code, pgPhone(i)))
+				key := prefix + "sync-" + strconv.Itoa(i)
+				for {
+					wasDown := down.Load()
+					status, data, err := post(ctx, client, s, "/v2/lead/create/", raw, key)
+					if ctx.Err() != nil {
+						errs <- fmt.Errorf("sync create %d: never created", i)
+						return
+					}
+					if err == nil && status == http.StatusOK {
+						var d struct {
+							ID int64 `json:"id"`
+						}
+						if err := json.Unmarshal(data, &d); err != nil || d.ID <= 0 {
+							errs <- fmt.Errorf("sync create %d: 200 without an id: %s", i, data)
+							return
+						}
+						syncIDs[i] = d.ID
+						break
+					}
+					switch {
+					case err != nil:
+						errs <- fmt.Errorf("sync create %d: %w", i, err)
+						return
+					case status == http.StatusServiceUnavailable:
+						if wasDown || down.Load() {
+							unavailable.Add(1)
+						}
+					case status == http.StatusConflict && strings.Contains(string(data), "still being processed"):
+						// An attempt cut by the outage left its key claimed; it is released as soon
+						// as the database is back.
+					default:
+						mu.Lock()
+						other[strconv.Itoa(status)+" "+string(data)]++
+						mu.Unlock()
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				doneSync.Add(1)
+				trigger()
+			}
+		})
+	}
+	for range faultClients / 2 {
+		wg.Go(func() {
+			for {
+				wait(&doneAsync, pgAsyncCreates)
+				i := int(nextAsync.Add(1)) - 1
+				if i >= pgAsyncCreates {
+					return
+				}
+				path, body := "/v2/lead/create-async/", any(v2Lead(orderID, code, pgPhone(pgSyncCreates+i)))
+				if i%2 == 1 {
+					path, body = "/v1/lead/create-async/", v1Lead(orderID, code, pgPhone(pgSyncCreates+i))
+				}
+				raw, _ := json.Marshal(body)
+				for {
+					wasDown := down.Load()
+					status, data, err := post(ctx, client, s, path, raw, "")
+					if err == nil && status == http.StatusOK {
+						var d struct {
+							JobID string `json:"jobId"`
+						}
+						if err := json.Unmarshal(data, &d); err != nil || len(d.JobID) != 36 {
+							errs <- fmt.Errorf("async create %d: accepted without a job id: %s", i, data)
+							return
+						}
+						jobs[i] = d.JobID
+						if wasDown && down.Load() {
+							acceptedDown.Add(1)
+						}
+						break
+					}
+					if err != nil || status != http.StatusServiceUnavailable {
+						errs <- fmt.Errorf("async create %d: status %d %s: %v", i, status, data, err)
+						return
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				doneAsync.Add(1)
+				trigger()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	select {
+	case err := <-faultDone:
+		require.NoError(t, err, "restart PostgreSQL")
+	case <-time.After(time.Minute):
+		t.Fatal("the PostgreSQL restart did not finish")
+	}
+	require.Empty(t, other, "sync creates got no answer but 200, 503 and a 409 for a key still claimed")
+	assert.Positive(t, unavailable.Load(), "sync creates met the outage")
+	assert.Positive(t, acceptedDown.Load(), "async creates were accepted while the database was down")
+	t.Logf("postgres: %d sync answers 503 during the outage, %d async creates accepted during it", unavailable.Load(), acceptedDown.Load())
+	fmt.Printf("postgres restart: sync answers during the outage: 503=%d 500=0 other=0\n", unavailable.Load())
+
+	// Sync: every 200 named a lead that exists with its phone; one lead per phone.
+	leads, err := db.Open(context.Background(), s.DatabaseURL, "leads", 2)
+	require.NoError(t, err)
+	defer leads.Close()
+	phones := make([]string, pgSyncCreates)
+	for i := range phones {
+		phones[i] = "+" + pgPhone(i)
+	}
+	var rows []struct {
+		ID    int64  `db:"id"`
+		Phone string `db:"phone"`
+	}
+	require.NoError(t, leads.Select(&rows, `SELECT id, phone FROM leads WHERE order_id = $1 AND phone = ANY($2)`, orderID, pq.StringArray(phones)))
+	byPhone := map[string][]int64{}
+	for _, r := range rows {
+		byPhone[r.Phone] = append(byPhone[r.Phone], r.ID)
+	}
+	created, duplicated := 0, 0
+	for i, id := range syncIDs {
+		got := byPhone["+"+pgPhone(i)]
+		if len(got) > 0 && got[0] == id {
+			created++
+		}
+		if len(got) > 1 {
+			duplicated += len(got) - 1
+		}
+	}
+	line := fmt.Sprintf("postgres restart sync: accepted=%d created=%d lost=%d duplicated=%d", pgSyncCreates, created, pgSyncCreates-created, duplicated)
+	fmt.Println(line)
+	if created != pgSyncCreates || duplicated != 0 {
+		t.Error(line)
+	}
+
+	created, all := waitLeads(t, s.DatabaseURL, jobs)
+	line = fmt.Sprintf("postgres restart async: accepted=%d created=%d lost=%d duplicated=%d", len(jobs), created, len(jobs)-created, all-created)
+	fmt.Println(line)
+	if created != len(jobs) || all != created {
+		t.Error(line)
+	}
+}
+
+// checksWhileDown runs right after the database stopped: the health check answers 503 with the
+// database-backed services failed, and an order update (a write of another service) is a 503.
+func checksWhileDown(t *testing.T, s *Stack, orderID int64) error {
+	var errs []error
+	r := s.Call(t, http.MethodGet, "/v1/health/check/", nil)
+	var m map[string]component
+	if err := json.Unmarshal(r.Env.Data, &m); err != nil {
+		return fmt.Errorf("health data: %w: %s", err, r.Body)
+	}
+	if r.Status != http.StatusServiceUnavailable {
+		errs = append(errs, fmt.Errorf("health check with the database down: %d, want 503: %s", r.Status, r.Body))
+	}
+	for _, name := range []string{"serviceLead", "serviceOrder", "serviceUser", "serviceCall", "serviceNotification"} {
+		if m[name].Success || !strings.Contains(r.Env.Message, name) {
+			errs = append(errs, fmt.Errorf("health check with the database down: %s not failed: %s", name, r.Body))
+		}
+	}
+	if !m["serviceMicroRabbit"].Success {
+		errs = append(errs, fmt.Errorf("health check with the database down: the broker failed too: %s", r.Body))
+	}
+	resp, err := http.Get(s.URL("lead-api") + "/readyz")
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			errs = append(errs, fmt.Errorf("lead-api /readyz with the database down: %d, want 503", resp.StatusCode))
+		}
+	}
+	u := s.Call(t, http.MethodPost, "/v2/order/update/"+strconv.FormatInt(orderID, 10)+"/", map[string]any{"title": "Fault postgres (down)"})
+	if u.Status != http.StatusServiceUnavailable {
+		errs = append(errs, fmt.Errorf("order update with the database down: %d, want 503: %s", u.Status, u.Body))
+	}
+	t.Logf("with the database down: health %d (%s), order update %d", r.Status, r.Env.Message, u.Status)
+	return errors.Join(errs...)
+}
+
+// waitOutboxesDrained updates an order a few times once the database is back and waits until the
+// order service's outbox relay has published every row, those written just before the outage
+// (runPostgresScenario) too. (call-ingest's finished_published_at is no outbox: it is stamped after
+// the confirm, and a stamp lost to the outage only means a copy of the event on a redelivery.)
+func waitOutboxesDrained(t *testing.T, s *Stack) {
+	orderID := createOrderOn(t, s, "Fault postgres outbox")
+	for i := range 5 {
+		r := s.Call(t, http.MethodPost, "/v2/order/update/"+strconv.FormatInt(orderID, 10)+"/", map[string]any{"title": "Fault postgres outbox " + strconv.Itoa(i)})
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	}
+	conn, err := db.Open(context.Background(), s.DatabaseURL, "public", 2)
+	require.NoError(t, err)
+	defer conn.Close()
+	var total, pending int
+	deadline := time.Now().Add(faultDrain)
+	for {
+		require.NoError(t, conn.QueryRow(`SELECT count(*), count(*) FILTER (WHERE published_at IS NULL) FROM orders.outbox`).Scan(&total, &pending))
+		if pending == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	line := fmt.Sprintf("postgres restart outbox: order events=%d published=%d unpublished=%d", total, total-pending, pending)
+	fmt.Println(line)
+	require.GreaterOrEqual(t, total, 8, line)
+	require.Zero(t, pending, line)
+}
+
+// createOrderOn creates a minimal order through s and returns its id.
+func createOrderOn(t *testing.T, s *Stack, title string) int64 {
+	t.Helper()
+	r := s.Call(t, http.MethodPost, "/v2/order/create/", minimalOrder(title))
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	return int64(r.Data(t)["id"].(float64))
+}
+
+// pgPhone is a distinct valid number per create of the PostgreSQL scenario.
+func pgPhone(i int) string { return fmt.Sprintf("7916%07d", 4000000+i) }
+
+// startFaultStackWith is startFaultStack with extra variables for some processes.
+func startFaultStackWith(t *testing.T, dbURL, amqpURL string, extra map[string][]string) *Stack {
+	t.Helper()
+	procs := make([]stacktest.Process, len(processes))
+	for i, p := range processes {
+		procs[i] = stacktest.Process{Name: p.name, Pkg: p.pkg, Health: p.health, Consumer: p.consumer,
+			Env: append(append([]string{}, p.env...), extra[p.name]...)}
+		if p.name == "lead-api" {
+			procs[i].Env = append(procs[i].Env, "JOB_CONFIRM_TIMEOUT="+faultConfirm)
+		}
+	}
+	st, err := stacktest.Start(stacktest.Config{
+		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken,
+		Processes: procs, Tools: tools, BinDir: stack.BinDir(),
+	})
+	if st != nil {
+		t.Cleanup(func() {
+			if t.Failed() {
+				st.DumpLogs(os.Stderr)
+			}
+			st.Close()
+		})
+	}
+	require.NoError(t, err)
+	return newStack(st)
+}
+
+// pgCluster is a PostgreSQL cluster of the test's own: initdb into a temporary folder, its own port,
+// started and stopped with pg_ctl, so that restarting it disturbs nothing else on the machine. As
+// root it runs as the postgres user (PostgreSQL refuses to run as root).
+type pgCluster struct {
+	bin, dir, port string
+	asPostgres     bool
+}
+
+// pgBinDir is where Debian's postgresql package puts the server's binaries, the newest version
+// first.
+func pgBinDir() (string, error) {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool {
+		vi, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[i])))
+		vj, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[j])))
+		return vi > vj
+	})
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "pg_ctl")); err == nil {
+			return d, nil
+		}
+	}
+	return "", errors.New("no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (scripts/deps.sh installs them)")
+}
+
+func startPGCluster(t *testing.T) *pgCluster {
+	t.Helper()
+	bin, err := pgBinDir()
+	require.NoError(t, err)
+	// Not t.TempDir: its parents are private to this user, and the server may run as another.
+	dir, err := os.MkdirTemp("", "ccfault-pg-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	addr, err := stacktest.FreeAddr()
+	require.NoError(t, err)
+	c := &pgCluster{bin: bin, dir: dir, port: addr[strings.LastIndex(addr, ":")+1:], asPostgres: os.Geteuid() == 0}
+	if c.asPostgres {
+		require.NoError(t, exec.Command("chown", "postgres:postgres", dir).Run())
+	}
+	t.Cleanup(func() {
+		_ = c.pgctl("stop", "-m", "immediate")
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+			if len(b) > 3000 {
+				b = b[len(b)-3000:]
+			}
+			fmt.Fprintf(os.Stderr, "---- postgres cluster (tail) ----\n%s\n", b)
+		}
+		_ = os.RemoveAll(dir)
+	})
+	// Trust on loopback: the cluster lives for the test only and listens on 127.0.0.1 only.
+	require.NoError(t, c.run("initdb", "-D", c.data(), "-U", "cc", "--auth=trust", "-E", "UTF8", "--no-sync"))
+	require.NoError(t, c.Start())
+	return c
+}
+
+func (c *pgCluster) data() string { return filepath.Join(c.dir, "data") }
+
+// URL is the cluster's postgres database as its superuser cc.
+func (c *pgCluster) URL() string {
+	return "postgres://cc@127.0.0.1:" + c.port + "/postgres?sslmode=disable"
+}
+
+// Start starts the server (on the same data after a Stop) and waits until it accepts connections.
+// Every service's pool fits under max_connections.
+func (c *pgCluster) Start() error {
+	opts := "-p " + c.port + " -k " + c.dir + " -c listen_addresses=127.0.0.1 -c max_connections=400"
+	if err := c.pgctl("start", "-w", "-t", "60", "-l", filepath.Join(c.dir, "server.log"), "-o", opts); err != nil {
+		return err
+	}
+	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+c.port, time.Second)
+	if err != nil {
+		return fmt.Errorf("postgres started but does not listen: %w", err)
+	}
+	return conn.Close()
+}
+
+// Stop shuts the server down as pg_ctlcluster restart does (fast: open sessions are ended).
+func (c *pgCluster) Stop() error { return c.pgctl("stop", "-w", "-t", "60", "-m", "fast") }
+
+func (c *pgCluster) pgctl(args ...string) error {
+	return c.run("pg_ctl", append([]string{"-D", c.data()}, args...)...)
+}
+
+func (c *pgCluster) run(tool string, args ...string) error {
+	name, argv := filepath.Join(c.bin, tool), args
+	if c.asPostgres {
+		name, argv = "runuser", append([]string{"-u", "postgres", "--", filepath.Join(c.bin, tool)}, args...)
+	}
+	cmd := exec.Command(name, argv...)
+	cmd.Dir = c.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %s: %w\n%s", tool, strings.Join(args, " "), err, out)
+	}
+	return nil
+}
