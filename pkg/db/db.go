@@ -51,6 +51,36 @@ type Migrations struct {
 	FS    fs.FS
 }
 
+// Embedded is a service's own migration set: the goose SQL files at the root of fsys (the
+// service's embed.FS), recorded in goose's default table inside the service's schema.
+func Embedded(fsys fs.FS) Migrations { return Migrations{Table: "goose_db_version", FS: fsys} }
+
+// Schema is what a service owns in the database: its schema's name and the migration sets that
+// build it, its own first, then the shared ones it uses (idempotency keys, outbox, custom fields).
+type Schema struct {
+	Name string
+	Sets []Migrations
+}
+
+// Up migrates the schema (Migrate): safe from any number of processes starting at once.
+func (s Schema) Up(ctx context.Context, conn *sqlx.DB) error {
+	return Migrate(ctx, conn, s.Name, s.Sets...)
+}
+
+// Open is the one way a service's process gets its database: a pool on the schema (Open), with
+// the schema migrated. The pool is closed again when the migration fails.
+func (s Schema) Open(ctx context.Context, rawURL string, maxConns int) (*sqlx.DB, error) {
+	conn, err := Open(ctx, rawURL, s.Name, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Up(ctx, conn); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
 // withSearchPath adds search_path to a connection string, in either of the forms the driver
 // accepts: a URL (postgres://...) or key=value pairs.
 func withSearchPath(raw, schema string) (string, error) {

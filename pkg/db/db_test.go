@@ -411,3 +411,21 @@ func TestIsNoRows(t *testing.T) {
 	assert.False(t, IsNoRows(errors.New("x")))
 	assert.False(t, IsNoRows(nil))
 }
+
+// Schema.Open hands out a pool only on a migrated schema, its own set first.
+func TestSchemaOpenMigrates(t *testing.T) {
+	ctx := ctxT(t)
+	s := Schema{Name: "svc_schema", Sets: []Migrations{Embedded(firstTwo)}}
+	conn, err := s.Open(ctx, testURL, 2)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	assert.Equal(t, map[int]int{1: 1, 2: 1}, countRuns(t, conn))
+	var n int
+	require.NoError(t, conn.Get(&n, `SELECT count(*) FROM goose_db_version WHERE version_id > 0`))
+	assert.Equal(t, 2, n, "recorded in goose's own table inside the schema")
+
+	broken := Schema{Name: "svc_broken", Sets: []Migrations{Embedded(fstest.MapFS{"00001_bad.sql": sqlFile("-- +goose Up\nCREATE TABLE;\n")})}}
+	_, err = broken.Open(ctx, testURL, 2)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "migrate svc_broken")
+}

@@ -8,7 +8,6 @@ import (
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/telephony"
@@ -39,15 +38,12 @@ func main() { app.Main("call-ingest", run) }
 // run consumes until ctx is done: the batches in hand finish (commit, confirm, ack), the rest
 // goes back to the broker; then the broker connection and the database close, the database last.
 func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
-	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
+	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	o.Database(conn.DB)
-	if err := migrations.Up(ctx, conn); err != nil {
-		return err
-	}
 	if cfg.Queue == "" {
 		cfg.Queue = telephony.Queue
 	}

@@ -52,7 +52,7 @@ func TestRunConsumesAndStops(t *testing.T) {
 	ev := calltest.Event(calltest.LeadID(), time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	b.PublishEvent(t, "telephony.calls", ev)
 
-	conn, err := db.Open(context.Background(), dbURL, migrations.Schema, 2)
+	conn, err := db.Open(context.Background(), dbURL, migrations.Schema.Name, 2)
 	require.NoError(t, err)
 	defer conn.Close()
 	calltest.Eventually(t, 20*time.Second, func() bool {

@@ -8,7 +8,6 @@ import (
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/orderscope"
 	"ccplatform/pkg/svcclient"
@@ -35,15 +34,12 @@ func main() { app.Main("call", run) }
 
 // run serves until ctx is done, then drains in-flight requests and closes the database last.
 func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
-	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
+	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	o.Database(conn.DB)
-	if err := migrations.Up(ctx, conn); err != nil {
-		return err
-	}
 	orders := svcclient.New("order", cfg.OrderURL, cfg.InternalToken, orderTimeout)
 	h := server.New(server.Deps{Ops: o, DB: conn, Log: log, InternalToken: cfg.InternalToken,
 		Scopes: orderscope.New(orders, orderscope.DefaultTTL)})

@@ -15,7 +15,6 @@ import (
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/webtest"
 
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/mqtest"
 	"ccplatform/services/call/internal/migrations"
@@ -51,16 +50,12 @@ func Main(m *testing.M, label string, setup func(*Env)) {
 			}
 		}()
 		ctx := context.Background()
-		conn, err := db.Open(ctx, url, migrations.Schema, 16)
+		conn, err := migrations.Schema.Open(ctx, url, 16)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "calltest:", err)
 			return 1
 		}
 		defer conn.Close()
-		if err := migrations.Up(ctx, conn); err != nil {
-			fmt.Fprintln(os.Stderr, "calltest:", err)
-			return 1
-		}
 		setup(&Env{DB: conn, DBURL: url, AMQPURL: amqpURL, Client: webtest.Client{Token: Token,
 			Handler: server.New(server.Deps{Ops: ops.New("test"), DB: conn, Log: zap.NewNop(), InternalToken: Token})}})
 		return m.Run()

@@ -266,7 +266,7 @@ func proxiedDB(t *testing.T) (*sqlx.DB, *calltest.Proxy) {
 	q := u.Query()
 	q.Set("connect_timeout", "2")
 	u.RawQuery = q.Encode()
-	conn, err := db.Open(context.Background(), u.String(), migrations.Schema, 4)
+	conn, err := db.Open(context.Background(), u.String(), migrations.Schema.Name, 4)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	return conn, proxy

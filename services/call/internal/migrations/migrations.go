@@ -3,27 +3,14 @@
 package migrations
 
 import (
-	"context"
 	"embed"
 
 	"ccplatform/pkg/db"
-
-	"github.com/jmoiron/sqlx"
 )
-
-// Schema is the PostgreSQL schema the call service owns.
-const Schema = "calls"
 
 //go:embed *.sql
 var files embed.FS
 
-// Calls is the service's migration set.
-func Calls() db.Migrations {
-	return db.Migrations{Table: "goose_db_version", FS: files}
-}
-
-// Up migrates the schema. It is safe to run from many replicas of either binary at once
-// (db.Migrate holds an advisory lock).
-func Up(ctx context.Context, conn *sqlx.DB) error {
-	return db.Migrate(ctx, conn, Schema, Calls())
-}
+// Schema is the PostgreSQL schema the call service owns and its migrations. Both binaries open
+// it with Schema.Open, which migrates it; that is safe from many replicas at once.
+var Schema = db.Schema{Name: "calls", Sets: []db.Migrations{db.Embedded(files)}}

@@ -25,17 +25,17 @@ func TestMain(m *testing.M) {
 
 func TestUpFromManyReplicasAndSeeded(t *testing.T) {
 	ctx := context.Background()
-	conn, err := db.Open(ctx, dbURL, migrations.Schema, 8)
+	conn, err := db.Open(ctx, dbURL, migrations.Schema.Name, 8)
 	require.NoError(t, err)
 	defer conn.Close()
 
 	// The API and the consumer, several replicas each, start together.
 	var g errgroup.Group
 	for range 4 {
-		g.Go(func() error { return migrations.Up(ctx, conn) })
+		g.Go(func() error { return migrations.Schema.Up(ctx, conn) })
 	}
 	require.NoError(t, g.Wait())
-	require.NoError(t, migrations.Up(ctx, conn))
+	require.NoError(t, migrations.Schema.Up(ctx, conn))
 
 	var codes []string
 	require.NoError(t, conn.Select(&codes, `SELECT code FROM call_statuses ORDER BY id`))

@@ -9,7 +9,6 @@ import (
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
@@ -41,15 +40,12 @@ func main() { app.Main("notification-api", run) }
 // run serves until ctx is done, then ends the live streams, drains in-flight requests, and closes
 // the broker and the database last.
 func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
-	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
+	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	o.Database(conn.DB)
-	if err := migrations.Up(ctx, conn); err != nil {
-		return err
-	}
 	liveQueue := live.OwnQueue()
 	broker := mq.Dial(cfg.Broker.URL, "notification-api", log, mq.WorkQueue(command.Queue), live.QueueTopology(liveQueue))
 	defer broker.Close()

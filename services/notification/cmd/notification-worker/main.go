@@ -10,7 +10,6 @@ import (
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/svcclient"
@@ -60,15 +59,12 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	if err != nil {
 		return err
 	}
-	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
+	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	o.Database(conn.DB)
-	if err := migrations.Up(ctx, conn); err != nil {
-		return err
-	}
 	broker := mq.Dial(cfg.Broker.URL, "notification-worker", log, mq.WorkQueue(command.Queue), live.ExchangeTopology)
 	defer broker.Close()
 	o.Broker(broker)

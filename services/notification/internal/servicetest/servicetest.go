@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
@@ -63,16 +62,12 @@ func Main(m *testing.M, label string, setup func(*Env)) {
 		}
 		defer func() { _ = dropVhost() }()
 		ctx := context.Background()
-		conn, err := db.Open(ctx, url, migrations.Schema, 16)
+		conn, err := migrations.Schema.Open(ctx, url, 16)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "servicetest:", err)
 			return 1
 		}
 		defer conn.Close()
-		if err := migrations.Up(ctx, conn); err != nil {
-			fmt.Fprintln(os.Stderr, "servicetest:", err)
-			return 1
-		}
 		bot := NewBot()
 		defer bot.Close()
 		log := zap.NewNop()

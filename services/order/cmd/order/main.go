@@ -7,7 +7,6 @@ import (
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
@@ -38,15 +37,12 @@ func main() { app.Main("order", run) }
 // run serves until ctx is done, then drains in-flight requests, stops the event relay, and closes
 // the broker and the database last.
 func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
-	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
+	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	o.Database(conn.DB)
-	if err := migrations.Up(ctx, conn); err != nil {
-		return err
-	}
 	// The broker is not needed to serve: updates write their events to the outbox, and the relay
 	// publishes them whenever the (self-healing) connection is up.
 	broker := mq.Dial(cfg.Broker.URL, "order", log, mq.EventExchange(order.EventsExchange))

@@ -23,13 +23,13 @@ func TestMain(m *testing.M) {
 
 func TestUpTwiceAndSeeded(t *testing.T) {
 	ctx := context.Background()
-	conn, err := db.Open(ctx, dbURL, migrations.Schema, 4)
+	conn, err := db.Open(ctx, dbURL, migrations.Schema.Name, 4)
 	require.NoError(t, err)
 	defer conn.Close()
 
 	// A second start (or a second replica) finds everything done.
-	require.NoError(t, migrations.Up(ctx, conn))
-	require.NoError(t, migrations.Up(ctx, conn))
+	require.NoError(t, migrations.Schema.Up(ctx, conn))
+	require.NoError(t, migrations.Schema.Up(ctx, conn))
 
 	var langs []string
 	require.NoError(t, conn.Select(&langs, `SELECT code FROM languages ORDER BY code`))

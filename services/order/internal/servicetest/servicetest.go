@@ -13,7 +13,6 @@ import (
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/webtest"
 
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/svcclient"
@@ -45,16 +44,12 @@ type Env struct {
 func Main(m *testing.M, label string, setup func(*Env)) {
 	dbtest.Main(m, label, func(url string) int {
 		ctx := context.Background()
-		conn, err := db.Open(ctx, url, migrations.Schema, 16)
+		conn, err := migrations.Schema.Open(ctx, url, 16)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "servicetest:", err)
 			return 1
 		}
 		defer conn.Close()
-		if err := migrations.Up(ctx, conn); err != nil {
-			fmt.Fprintln(os.Stderr, "servicetest:", err)
-			return 1
-		}
 		log := zap.NewNop()
 		env := &Env{DB: conn}
 		probes := ops.New("order")
