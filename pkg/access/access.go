@@ -36,7 +36,7 @@ func (g Group) Valid() bool { return g == None || slices.Contains(Groups(), g) }
 // Scope narrows what one API key may do; a key without scopes has its user's full rights.
 type Scope string
 
-// The scopes. dnc:write and webhooks:write are reserved for the do-not-call list and webhooks.
+// The scopes. dnc:write opens the do-not-call list; webhooks:write is reserved for webhooks.
 const (
 	OrdersRead        Scope = "orders:read"
 	OrdersWrite       Scope = "orders:write"

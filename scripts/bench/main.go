@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -35,6 +36,13 @@ type Config struct {
 	DrainJobs         int
 	Rows              int
 	ListRequests      int
+	// Phases selects the phases to run (sync, async, list, dialer).
+	Phases string
+	// DialRows and DialDue size the dialing queue's order; DialBigRows (more than DialRows) adds
+	// not-due leads afterwards to measure the lease's cost again (slow: off by default).
+	DialRows    int
+	DialDue     int
+	DialBigRows int
 }
 
 func main() {
@@ -45,6 +53,10 @@ func main() {
 	flag.IntVar(&cfg.DrainJobs, "drain-jobs", 20_000, "jobs queued (at least) for lead-worker to drain")
 	flag.IntVar(&cfg.Rows, "rows", 1_000_000, "leads bulk-loaded for the list phase")
 	flag.IntVar(&cfg.ListRequests, "list-requests", 500, "list requests measured (one client)")
+	flag.StringVar(&cfg.Phases, "phases", "sync,async,list,dialer", "phases to run, comma-separated")
+	flag.IntVar(&cfg.DialRows, "dial-rows", 1_000_000, "leads of the dialing queue's order")
+	flag.IntVar(&cfg.DialDue, "dial-due", 100_000, "of which due")
+	flag.IntVar(&cfg.DialBigRows, "dial-big-rows", 0, "then grow the order to this many leads (not due) and measure the lease again (e.g. 5000000; slow)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -152,10 +164,19 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err := b.createOrder(ctx); err != nil {
 		return err
 	}
-	for _, phase := range []func(context.Context) error{b.syncCreates, b.asyncAndDrain, b.list} {
+	phases := []struct {
+		name string
+		run  func(context.Context) error
+	}{{"sync", b.syncCreates}, {"async", b.asyncAndDrain}, {"list", b.list}, {"dialer", b.dialer}}
+	selected := strings.Split(cfg.Phases, ",")
+	for _, p := range phases {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if !slices.Contains(selected, p.name) {
+			continue
+		}
+		phase := p.run
 		if err := phase(ctx); err != nil {
 			return err
 		}

@@ -277,6 +277,126 @@ func (e CallResultSuccess) Valid() bool {
 	}
 }
 
+// Defines values for DncAddedResultMessage.
+const (
+	DncAddedResultMessageEmpty DncAddedResultMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the DncAddedResultMessage enum.
+func (e DncAddedResultMessage) Valid() bool {
+	switch e {
+	case DncAddedResultMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DncAddedResultSuccess.
+const (
+	DncAddedResultSuccessTrue DncAddedResultSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the DncAddedResultSuccess enum.
+func (e DncAddedResultSuccess) Valid() bool {
+	switch e {
+	case DncAddedResultSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DncCheckResultMessage.
+const (
+	DncCheckResultMessageEmpty DncCheckResultMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the DncCheckResultMessage enum.
+func (e DncCheckResultMessage) Valid() bool {
+	switch e {
+	case DncCheckResultMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DncCheckResultSuccess.
+const (
+	DncCheckResultSuccessTrue DncCheckResultSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the DncCheckResultSuccess enum.
+func (e DncCheckResultSuccess) Valid() bool {
+	switch e {
+	case DncCheckResultSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DncDeletedResultMessage.
+const (
+	DncDeletedResultMessageEmpty DncDeletedResultMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the DncDeletedResultMessage enum.
+func (e DncDeletedResultMessage) Valid() bool {
+	switch e {
+	case DncDeletedResultMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DncDeletedResultSuccess.
+const (
+	DncDeletedResultSuccessTrue DncDeletedResultSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the DncDeletedResultSuccess enum.
+func (e DncDeletedResultSuccess) Valid() bool {
+	switch e {
+	case DncDeletedResultSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DncPageMessage.
+const (
+	DncPageMessageEmpty DncPageMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the DncPageMessage enum.
+func (e DncPageMessage) Valid() bool {
+	switch e {
+	case DncPageMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DncPageSuccess.
+const (
+	DncPageSuccessTrue DncPageSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the DncPageSuccess enum.
+func (e DncPageSuccess) Valid() bool {
+	switch e {
+	case DncPageSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorEnvelopeSuccess.
 const (
 	ErrorEnvelopeSuccessFalse ErrorEnvelopeSuccess = false
@@ -286,6 +406,36 @@ const (
 func (e ErrorEnvelopeSuccess) Valid() bool {
 	switch e {
 	case ErrorEnvelopeSuccessFalse:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExtendResultMessage.
+const (
+	ExtendResultMessageEmpty ExtendResultMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the ExtendResultMessage enum.
+func (e ExtendResultMessage) Valid() bool {
+	switch e {
+	case ExtendResultMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExtendResultSuccess.
+const (
+	ExtendResultSuccessTrue ExtendResultSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ExtendResultSuccess enum.
+func (e ExtendResultSuccess) Valid() bool {
+	switch e {
+	case ExtendResultSuccessTrue:
 		return true
 	default:
 		return false
@@ -577,6 +727,36 @@ const (
 func (e LeadResultSuccess) Valid() bool {
 	switch e {
 	case LeadResultSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LeaseResultMessage.
+const (
+	LeaseResultMessageEmpty LeaseResultMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the LeaseResultMessage enum.
+func (e LeaseResultMessage) Valid() bool {
+	switch e {
+	case LeaseResultMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LeaseResultSuccess.
+const (
+	LeaseResultSuccessTrue LeaseResultSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the LeaseResultSuccess enum.
+func (e LeaseResultSuccess) Valid() bool {
+	switch e {
+	case LeaseResultSuccessTrue:
 		return true
 	default:
 		return false
@@ -1057,6 +1237,36 @@ func (e OrderWritableStatus) Valid() bool {
 	case OrderWritableStatusSecondary:
 		return true
 	case OrderWritableStatusSuccess:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReleaseResultMessage.
+const (
+	ReleaseResultMessageEmpty ReleaseResultMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the ReleaseResultMessage enum.
+func (e ReleaseResultMessage) Valid() bool {
+	switch e {
+	case ReleaseResultMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReleaseResultSuccess.
+const (
+	ReleaseResultSuccessTrue ReleaseResultSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ReleaseResultSuccess enum.
+func (e ReleaseResultSuccess) Valid() bool {
+	switch e {
+	case ReleaseResultSuccessTrue:
 		return true
 	default:
 		return false
@@ -1618,6 +1828,120 @@ type DigitsID0 = int
 // DigitsID1 defines model for DigitsID.1.
 type DigitsID1 = string
 
+// DncAddedResult defines model for DncAddedResult.
+type DncAddedResult struct {
+	Data struct {
+		Added int `json:"added"`
+
+		// Updated phones already listed for the order, given the new reason and expiry
+		Updated int `json:"updated"`
+	} `json:"data"`
+	Message DncAddedResultMessage `json:"message"`
+	Success DncAddedResultSuccess `json:"success"`
+}
+
+// DncAddedResultMessage defines model for DncAddedResult.Message.
+type DncAddedResultMessage string
+
+// DncAddedResultSuccess defines model for DncAddedResult.Success.
+type DncAddedResultSuccess bool
+
+// DncCheckResult defines model for DncCheckResult.
+type DncCheckResult struct {
+	Data struct {
+		DoNotCall bool `json:"doNotCall"`
+		OrderId   *int `json:"orderId"`
+
+		// Phone E.164 with +
+		Phone string `json:"phone"`
+	} `json:"data"`
+	Message DncCheckResultMessage `json:"message"`
+	Success DncCheckResultSuccess `json:"success"`
+}
+
+// DncCheckResultMessage defines model for DncCheckResult.Message.
+type DncCheckResultMessage string
+
+// DncCheckResultSuccess defines model for DncCheckResult.Success.
+type DncCheckResultSuccess bool
+
+// DncCreate defines model for DncCreate.
+type DncCreate struct {
+	// ExpiresAt RFC 3339, in the future; null: for good
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// OrderId null or absent: every order (staff only)
+	OrderId *int `json:"orderId,omitempty"`
+
+	// Phones phones in any format a lead's phone accepts
+	Phones []string `json:"phones"`
+	Reason *string  `json:"reason,omitempty"`
+}
+
+// DncDelete defines model for DncDelete.
+type DncDelete struct {
+	// OrderId null or absent: the every-order entries (staff only)
+	OrderId *int     `json:"orderId,omitempty"`
+	Phones  []string `json:"phones"`
+}
+
+// DncDeletedResult defines model for DncDeletedResult.
+type DncDeletedResult struct {
+	Data struct {
+		Deleted int `json:"deleted"`
+	} `json:"data"`
+	Message DncDeletedResultMessage `json:"message"`
+	Success DncDeletedResultSuccess `json:"success"`
+}
+
+// DncDeletedResultMessage defines model for DncDeletedResult.Message.
+type DncDeletedResultMessage string
+
+// DncDeletedResultSuccess defines model for DncDeletedResult.Success.
+type DncDeletedResultSuccess bool
+
+// DncEntry defines model for DncEntry.
+type DncEntry struct {
+	// Active false once expiresAt has passed
+	Active bool `json:"active"`
+
+	// CreatedAt RFC 3339 in UTC (2027-03-01T09:30:00+00:00)
+	CreatedAt Timestamp   `json:"createdAt"`
+	ExpiresAt *time.Time  `json:"expiresAt"`
+	Id        PositiveInt `json:"id"`
+
+	// OrderId null: every order
+	OrderId *int `json:"orderId"`
+
+	// Phone E.164 with +
+	Phone  string  `json:"phone"`
+	Reason *string `json:"reason"`
+
+	// UpdatedAt RFC 3339 in UTC (2027-03-01T09:30:00+00:00)
+	UpdatedAt Timestamp `json:"updatedAt"`
+}
+
+// DncPage defines model for DncPage.
+type DncPage struct {
+	Data struct {
+		List []DncEntry `json:"list"`
+
+		// Next the offset of the next page (offset + the items in this one)
+		Next int `json:"next"`
+
+		// Total every item that matches the filters
+		Total int `json:"total"`
+	} `json:"data"`
+	Message DncPageMessage `json:"message"`
+	Success DncPageSuccess `json:"success"`
+}
+
+// DncPageMessage defines model for DncPage.Message.
+type DncPageMessage string
+
+// DncPageSuccess defines model for DncPage.Success.
+type DncPageSuccess bool
+
 // EmptyData []: the operation returns nothing
 type EmptyData = []string
 
@@ -1643,6 +1967,34 @@ type ErrorEnvelope_Data struct {
 
 // ErrorEnvelopeSuccess defines model for ErrorEnvelope.Success.
 type ErrorEnvelopeSuccess bool
+
+// ExtendRequest defines model for ExtendRequest.
+type ExtendRequest struct {
+	LeaseId openapi_types.UUID `json:"leaseId"`
+
+	// LeaseSeconds held this long from now
+	LeaseSeconds *int `json:"leaseSeconds,omitempty"`
+}
+
+// ExtendResult defines model for ExtendResult.
+type ExtendResult struct {
+	Data struct {
+		// LeadIds the leads still held (empty once the lease expired)
+		LeadIds []PositiveInt `json:"leadIds"`
+
+		// LeaseExpiresAt RFC 3339 in UTC (2027-03-01T09:30:00+00:00)
+		LeaseExpiresAt Timestamp          `json:"leaseExpiresAt"`
+		LeaseId        openapi_types.UUID `json:"leaseId"`
+	} `json:"data"`
+	Message ExtendResultMessage `json:"message"`
+	Success ExtendResultSuccess `json:"success"`
+}
+
+// ExtendResultMessage defines model for ExtendResult.Message.
+type ExtendResultMessage string
+
+// ExtendResultSuccess defines model for ExtendResult.Success.
+type ExtendResultSuccess bool
 
 // HealthReport success is true and message "" when every component is up; else success false and message "unavailable: <keys>". data is keyed by component either way.
 type HealthReport struct {
@@ -1693,12 +2045,15 @@ type Lead struct {
 	CreatedAt Timestamp `json:"createdAt"`
 
 	// CustomValues custom-field id to value
-	CustomValues   map[string]interface{} `json:"customValues"`
-	ExternalIdCrmA *string                `json:"externalIdCrmA"`
-	ExternalIdCrmB *string                `json:"externalIdCrmB"`
-	ExternalIdCrmC *string                `json:"externalIdCrmC"`
-	ExternalIdCrmD *string                `json:"externalIdCrmD"`
-	Id             PositiveInt            `json:"id"`
+	CustomValues map[string]interface{} `json:"customValues"`
+
+	// DoNotCall the phone is on the do-not-call list (for this order or every order): kept, never leased to a dialer
+	DoNotCall      bool        `json:"doNotCall"`
+	ExternalIdCrmA *string     `json:"externalIdCrmA"`
+	ExternalIdCrmB *string     `json:"externalIdCrmB"`
+	ExternalIdCrmC *string     `json:"externalIdCrmC"`
+	ExternalIdCrmD *string     `json:"externalIdCrmD"`
+	Id             PositiveInt `json:"id"`
 
 	// Ip the address the lead was sent from
 	Ip *string `json:"ip"`
@@ -1828,12 +2183,15 @@ type LeadDetail struct {
 	CreatedAt Timestamp `json:"createdAt"`
 
 	// CustomValues custom-field id to value
-	CustomValues   map[string]interface{} `json:"customValues"`
-	ExternalIdCrmA *string                `json:"externalIdCrmA"`
-	ExternalIdCrmB *string                `json:"externalIdCrmB"`
-	ExternalIdCrmC *string                `json:"externalIdCrmC"`
-	ExternalIdCrmD *string                `json:"externalIdCrmD"`
-	Id             PositiveInt            `json:"id"`
+	CustomValues map[string]interface{} `json:"customValues"`
+
+	// DoNotCall the phone is on the do-not-call list (for this order or every order): kept, never leased to a dialer
+	DoNotCall      bool        `json:"doNotCall"`
+	ExternalIdCrmA *string     `json:"externalIdCrmA"`
+	ExternalIdCrmB *string     `json:"externalIdCrmB"`
+	ExternalIdCrmC *string     `json:"externalIdCrmC"`
+	ExternalIdCrmD *string     `json:"externalIdCrmD"`
+	Id             PositiveInt `json:"id"`
 
 	// Ip the address the lead was sent from
 	Ip *string `json:"ip"`
@@ -1995,6 +2353,60 @@ type LeadUpdateV1 struct {
 	SocialNetworkId *DigitsID `json:"socialNetworkId,omitempty"`
 	Status          *int      `json:"status,omitempty"`
 	UtcOffset       *int      `json:"utc_offset,omitempty"`
+}
+
+// LeaseRequest defines model for LeaseRequest.
+type LeaseRequest struct {
+	// DialerId who leases (recorded with the lease)
+	DialerId string `json:"dialerId"`
+
+	// LeaseSeconds how long the leads are held
+	LeaseSeconds *int `json:"leaseSeconds,omitempty"`
+
+	// Limit at most this many leads
+	Limit   int         `json:"limit"`
+	OrderId PositiveInt `json:"orderId"`
+}
+
+// LeaseResult defines model for LeaseResult.
+type LeaseResult struct {
+	Data struct {
+		LeaseExpiresAt *time.Time `json:"leaseExpiresAt"`
+
+		// LeaseId null when nothing was due
+		LeaseId *openapi_types.UUID `json:"leaseId"`
+		List    []LeasedLead        `json:"list"`
+	} `json:"data"`
+	Message LeaseResultMessage `json:"message"`
+	Success LeaseResultSuccess `json:"success"`
+}
+
+// LeaseResultMessage defines model for LeaseResult.Message.
+type LeaseResultMessage string
+
+// LeaseResultSuccess defines model for LeaseResult.Success.
+type LeaseResultSuccess bool
+
+// LeasedLead defines model for LeasedLead.
+type LeasedLead struct {
+	// Attempts calls counted so far
+	Attempts int `json:"attempts"`
+
+	// CustomValues custom-field id to value
+	CustomValues map[string]interface{} `json:"customValues"`
+	Id           PositiveInt            `json:"id"`
+
+	// LeaseExpiresAt RFC 3339 in UTC (2027-03-01T09:30:00+00:00)
+	LeaseExpiresAt Timestamp          `json:"leaseExpiresAt"`
+	LeaseId        openapi_types.UUID `json:"leaseId"`
+	Name           *string            `json:"name"`
+
+	// Phone E.164 with +
+	Phone                string     `json:"phone"`
+	PlanningCallDateTime *time.Time `json:"planningCallDateTime"`
+	Priority             int        `json:"priority"`
+	StatusId             int        `json:"statusId"`
+	UtcOffset            *int       `json:"utcOffset"`
 }
 
 // Notification defines model for Notification.
@@ -2327,6 +2739,30 @@ type Page struct {
 // PositiveInt defines model for PositiveInt.
 type PositiveInt = int
 
+// ReleaseRequest defines model for ReleaseRequest.
+type ReleaseRequest struct {
+	// LeadIds absent or null: every lead of the lease
+	LeadIds *[]PositiveInt     `json:"leadIds,omitempty"`
+	LeaseId openapi_types.UUID `json:"leaseId"`
+}
+
+// ReleaseResult defines model for ReleaseResult.
+type ReleaseResult struct {
+	Data struct {
+		// LeadIds the leads given back
+		LeadIds []PositiveInt      `json:"leadIds"`
+		LeaseId openapi_types.UUID `json:"leaseId"`
+	} `json:"data"`
+	Message ReleaseResultMessage `json:"message"`
+	Success ReleaseResultSuccess `json:"success"`
+}
+
+// ReleaseResultMessage defines model for ReleaseResult.Message.
+type ReleaseResultMessage string
+
+// ReleaseResultSuccess defines model for ReleaseResult.Success.
+type ReleaseResultSuccess bool
+
 // Result defines model for Result.
 type Result struct {
 	// Data []: the operation returns nothing
@@ -2627,6 +3063,44 @@ type ListCallsParams struct {
 	Limit     *Limit     `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// LeaseLeadsParams defines parameters for LeaseLeads.
+type LeaseLeadsParams struct {
+	// IdempotencyKey Makes the create safe to retry: the same key and body within 24 h replays the stored 200 answer (with Idempotent-Replayed: true); the same key with another body, or while the first request still runs, is a 409. Failed requests are not stored.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ReleaseLeadsParams defines parameters for ReleaseLeads.
+type ReleaseLeadsParams struct {
+	// IdempotencyKey Makes the create safe to retry: the same key and body within 24 h replays the stored 200 answer (with Idempotent-Replayed: true); the same key with another body, or while the first request still runs, is a 409. Failed requests are not stored.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListDncEntriesParams defines parameters for ListDncEntries.
+type ListDncEntriesParams struct {
+	// Phone only this phone (any accepted format)
+	Phone *string `form:"phone,omitempty" json:"phone,omitempty"`
+
+	// OrderId only the entries of this order
+	OrderId *PositiveInt `form:"orderId,omitempty" json:"orderId,omitempty"`
+	Offset  *Offset      `form:"offset,omitempty" json:"offset,omitempty"`
+	Limit   *Limit       `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// CheckDncParams defines parameters for CheckDnc.
+type CheckDncParams struct {
+	// Phone the phone (any accepted format)
+	Phone string `form:"phone" json:"phone"`
+
+	// OrderId the order (one the caller may see)
+	OrderId *PositiveInt `form:"orderId,omitempty" json:"orderId,omitempty"`
+}
+
+// CreateDncEntriesParams defines parameters for CreateDncEntries.
+type CreateDncEntriesParams struct {
+	// IdempotencyKey Makes the create safe to retry: the same key and body within 24 h replays the stored 200 answer (with Idempotent-Replayed: true); the same key with another body, or while the first request still runs, is a 409. Failed requests are not stored.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // ListLeadsParams defines parameters for ListLeads.
 type ListLeadsParams struct {
 	// CreatedAt0 start of the creation period, ISO 8601 (a date or a date-time)
@@ -2737,6 +3211,21 @@ type CreateApiKeyJSONRequestBody = ApiKeyCreate
 
 // CreateCallAttemptGroupJSONRequestBody defines body for CreateCallAttemptGroup for application/json ContentType.
 type CreateCallAttemptGroupJSONRequestBody = CallAttemptGroupCreate
+
+// ExtendLeaseJSONRequestBody defines body for ExtendLease for application/json ContentType.
+type ExtendLeaseJSONRequestBody = ExtendRequest
+
+// LeaseLeadsJSONRequestBody defines body for LeaseLeads for application/json ContentType.
+type LeaseLeadsJSONRequestBody = LeaseRequest
+
+// ReleaseLeadsJSONRequestBody defines body for ReleaseLeads for application/json ContentType.
+type ReleaseLeadsJSONRequestBody = ReleaseRequest
+
+// CreateDncEntriesJSONRequestBody defines body for CreateDncEntries for application/json ContentType.
+type CreateDncEntriesJSONRequestBody = DncCreate
+
+// DeleteDncEntriesJSONRequestBody defines body for DeleteDncEntries for application/json ContentType.
+type DeleteDncEntriesJSONRequestBody = DncDelete
 
 // CreateLeadAsyncJSONRequestBody defines body for CreateLeadAsync for application/json ContentType.
 type CreateLeadAsyncJSONRequestBody = LeadCreate
@@ -3488,6 +3977,110 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/call/detail/{callId}/ (the `GetCall` operationId).
 	GetCall(ctx context.Context, callId PositiveInt, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExtendLeaseWithBody Hold a lease's leads longer
+	//
+	// The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/dialer/extend/ (the `ExtendLease` operationId).
+	ExtendLeaseWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExtendLease Hold a lease's leads longer
+	//
+	// The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/dialer/extend/ (the `ExtendLease` operationId).
+	ExtendLease(ctx context.Context, body ExtendLeaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LeaseLeadsWithBody Lease the due leads of an order (the dialing queue)
+	//
+	// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
+	LeaseLeadsWithBody(ctx context.Context, params *LeaseLeadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LeaseLeads Lease the due leads of an order (the dialing queue)
+	//
+	// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
+	LeaseLeads(ctx context.Context, params *LeaseLeadsParams, body LeaseLeadsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReleaseLeadsWithBody Give leased leads back at once
+	//
+	// Gives back the leads of the lease that it still holds (those named in leadIds, or all), so that the next lease may hand them out when they are due. The answer names the leads given back: a lead whose lease expired and that another lease took since is not. A lease the caller may not see answers 404 like an unknown one.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/dialer/release/ (the `ReleaseLeads` operationId).
+	ReleaseLeadsWithBody(ctx context.Context, params *ReleaseLeadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReleaseLeads Give leased leads back at once
+	//
+	// Gives back the leads of the lease that it still holds (those named in leadIds, or all), so that the next lease may hand them out when they are due. The answer names the leads given back: a lead whose lease expired and that another lease took since is not. A lease the caller may not see answers 404 like an unknown one.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/dialer/release/ (the `ReleaseLeads` operationId).
+	ReleaseLeads(ctx context.Context, params *ReleaseLeadsParams, body ReleaseLeadsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDncEntries List the do-not-call list
+	//
+	// Newest first, expired entries included (active false). Staff see every entry; a client the entries of its own orders (not the every-order ones).
+	//
+	// Corresponds with GET /v2/dnc/ (the `ListDncEntries` operationId).
+	ListDncEntries(ctx context.Context, params *ListDncEntriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckDnc Whether a phone may be called in an order
+	//
+	// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count.
+	//
+	// Corresponds with GET /v2/dnc/check/ (the `CheckDnc` operationId).
+	CheckDnc(ctx context.Context, params *CheckDncParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateDncEntriesWithBody Put phones on the do-not-call list
+	//
+	// 1 to 1,000 phones in any format a lead's phone accepts, stored in E.164 (repeats count once), for one order or, with orderId null or absent, for every order (staff only: a client names an order of its own, else 403; an order it may not see is the 400 of a missing order). A phone already listed for that order takes the new reason and expiresAt (updated). Takes effect for the next lease at once, leads already queued included; the leads are kept and show doNotCall.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/dnc/create/ (the `CreateDncEntries` operationId).
+	CreateDncEntriesWithBody(ctx context.Context, params *CreateDncEntriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateDncEntries Put phones on the do-not-call list
+	//
+	// 1 to 1,000 phones in any format a lead's phone accepts, stored in E.164 (repeats count once), for one order or, with orderId null or absent, for every order (staff only: a client names an order of its own, else 403; an order it may not see is the 400 of a missing order). A phone already listed for that order takes the new reason and expiresAt (updated). Takes effect for the next lease at once, leads already queued included; the leads are kept and show doNotCall.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/dnc/create/ (the `CreateDncEntries` operationId).
+	CreateDncEntries(ctx context.Context, params *CreateDncEntriesParams, body CreateDncEntriesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteDncEntriesWithBody Take phones off the do-not-call list
+	//
+	// Removes the entries of the phones for exactly the named order (orderId null or absent: the every-order entries, staff only). An entry for every order still stops calls in each order.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/dnc/delete/ (the `DeleteDncEntries` operationId).
+	DeleteDncEntriesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteDncEntries Take phones off the do-not-call list
+	//
+	// Removes the entries of the phones for exactly the named order (orderId null or absent: the every-order entries, staff only). An entry for every order still stops calls in each order.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/dnc/delete/ (the `DeleteDncEntries` operationId).
+	DeleteDncEntries(ctx context.Context, body DeleteDncEntriesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListLeads List leads
 	//
 	// Only the leads of orders the caller may see, newest first.
@@ -4021,6 +4614,230 @@ func (c *Client) ListCalls(ctx context.Context, params *ListCallsParams, reqEdit
 // Corresponds with GET /v2/call/detail/{callId}/ (the `GetCall` operationId).
 func (c *Client) GetCall(ctx context.Context, callId PositiveInt, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCallRequest(c.Server, callId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExtendLeaseWithBody Hold a lease's leads longer
+//
+// The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/dialer/extend/ (the `ExtendLease` operationId).
+func (c *Client) ExtendLeaseWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExtendLeaseRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExtendLease Hold a lease's leads longer
+//
+// The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/dialer/extend/ (the `ExtendLease` operationId).
+func (c *Client) ExtendLease(ctx context.Context, body ExtendLeaseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExtendLeaseRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LeaseLeadsWithBody Lease the due leads of an order (the dialing queue)
+//
+// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
+func (c *Client) LeaseLeadsWithBody(ctx context.Context, params *LeaseLeadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLeaseLeadsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LeaseLeads Lease the due leads of an order (the dialing queue)
+//
+// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
+func (c *Client) LeaseLeads(ctx context.Context, params *LeaseLeadsParams, body LeaseLeadsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLeaseLeadsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReleaseLeadsWithBody Give leased leads back at once
+//
+// Gives back the leads of the lease that it still holds (those named in leadIds, or all), so that the next lease may hand them out when they are due. The answer names the leads given back: a lead whose lease expired and that another lease took since is not. A lease the caller may not see answers 404 like an unknown one.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/dialer/release/ (the `ReleaseLeads` operationId).
+func (c *Client) ReleaseLeadsWithBody(ctx context.Context, params *ReleaseLeadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReleaseLeadsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReleaseLeads Give leased leads back at once
+//
+// Gives back the leads of the lease that it still holds (those named in leadIds, or all), so that the next lease may hand them out when they are due. The answer names the leads given back: a lead whose lease expired and that another lease took since is not. A lease the caller may not see answers 404 like an unknown one.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/dialer/release/ (the `ReleaseLeads` operationId).
+func (c *Client) ReleaseLeads(ctx context.Context, params *ReleaseLeadsParams, body ReleaseLeadsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReleaseLeadsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDncEntries List the do-not-call list
+//
+// Newest first, expired entries included (active false). Staff see every entry; a client the entries of its own orders (not the every-order ones).
+//
+// Corresponds with GET /v2/dnc/ (the `ListDncEntries` operationId).
+func (c *Client) ListDncEntries(ctx context.Context, params *ListDncEntriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDncEntriesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckDnc Whether a phone may be called in an order
+//
+// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count.
+//
+// Corresponds with GET /v2/dnc/check/ (the `CheckDnc` operationId).
+func (c *Client) CheckDnc(ctx context.Context, params *CheckDncParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckDncRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateDncEntriesWithBody Put phones on the do-not-call list
+//
+// 1 to 1,000 phones in any format a lead's phone accepts, stored in E.164 (repeats count once), for one order or, with orderId null or absent, for every order (staff only: a client names an order of its own, else 403; an order it may not see is the 400 of a missing order). A phone already listed for that order takes the new reason and expiresAt (updated). Takes effect for the next lease at once, leads already queued included; the leads are kept and show doNotCall.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/dnc/create/ (the `CreateDncEntries` operationId).
+func (c *Client) CreateDncEntriesWithBody(ctx context.Context, params *CreateDncEntriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateDncEntriesRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateDncEntries Put phones on the do-not-call list
+//
+// 1 to 1,000 phones in any format a lead's phone accepts, stored in E.164 (repeats count once), for one order or, with orderId null or absent, for every order (staff only: a client names an order of its own, else 403; an order it may not see is the 400 of a missing order). A phone already listed for that order takes the new reason and expiresAt (updated). Takes effect for the next lease at once, leads already queued included; the leads are kept and show doNotCall.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/dnc/create/ (the `CreateDncEntries` operationId).
+func (c *Client) CreateDncEntries(ctx context.Context, params *CreateDncEntriesParams, body CreateDncEntriesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateDncEntriesRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteDncEntriesWithBody Take phones off the do-not-call list
+//
+// Removes the entries of the phones for exactly the named order (orderId null or absent: the every-order entries, staff only). An entry for every order still stops calls in each order.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/dnc/delete/ (the `DeleteDncEntries` operationId).
+func (c *Client) DeleteDncEntriesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteDncEntriesRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteDncEntries Take phones off the do-not-call list
+//
+// Removes the entries of the phones for exactly the named order (orderId null or absent: the every-order entries, staff only). An entry for every order still stops calls in each order.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/dnc/delete/ (the `DeleteDncEntries` operationId).
+func (c *Client) DeleteDncEntries(ctx context.Context, body DeleteDncEntriesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteDncEntriesRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5251,6 +6068,403 @@ func NewGetCallRequest(server string, callId PositiveInt) (*http.Request, error)
 	return req, nil
 }
 
+// NewExtendLeaseRequest calls the generic ExtendLease builder with application/json body
+func NewExtendLeaseRequest(server string, body ExtendLeaseJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewExtendLeaseRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewExtendLeaseRequestWithBody constructs an http.Request for the ExtendLease method, with any body, and a specified content type
+func NewExtendLeaseRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/dialer/extend/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewLeaseLeadsRequest calls the generic LeaseLeads builder with application/json body
+func NewLeaseLeadsRequest(server string, params *LeaseLeadsParams, body LeaseLeadsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewLeaseLeadsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewLeaseLeadsRequestWithBody constructs an http.Request for the LeaseLeads method, with any body, and a specified content type
+func NewLeaseLeadsRequestWithBody(server string, params *LeaseLeadsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/dialer/lease/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewReleaseLeadsRequest calls the generic ReleaseLeads builder with application/json body
+func NewReleaseLeadsRequest(server string, params *ReleaseLeadsParams, body ReleaseLeadsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReleaseLeadsRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewReleaseLeadsRequestWithBody constructs an http.Request for the ReleaseLeads method, with any body, and a specified content type
+func NewReleaseLeadsRequestWithBody(server string, params *ReleaseLeadsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/dialer/release/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListDncEntriesRequest constructs an http.Request for the ListDncEntries method
+func NewListDncEntriesRequest(server string, params *ListDncEntriesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/dnc/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Phone != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "phone", *params.Phone, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrderId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderId", *params.OrderId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCheckDncRequest constructs an http.Request for the CheckDnc method
+func NewCheckDncRequest(server string, params *CheckDncParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/dnc/check/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "phone", params.Phone, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.OrderId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderId", *params.OrderId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateDncEntriesRequest calls the generic CreateDncEntries builder with application/json body
+func NewCreateDncEntriesRequest(server string, params *CreateDncEntriesParams, body CreateDncEntriesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateDncEntriesRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateDncEntriesRequestWithBody constructs an http.Request for the CreateDncEntries method, with any body, and a specified content type
+func NewCreateDncEntriesRequestWithBody(server string, params *CreateDncEntriesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/dnc/create/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteDncEntriesRequest calls the generic DeleteDncEntries builder with application/json body
+func NewDeleteDncEntriesRequest(server string, body DeleteDncEntriesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDeleteDncEntriesRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewDeleteDncEntriesRequestWithBody constructs an http.Request for the DeleteDncEntries method, with any body, and a specified content type
+func NewDeleteDncEntriesRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/dnc/delete/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListLeadsRequest constructs an http.Request for the ListLeads method
 func NewListLeadsRequest(server string, params *ListLeadsParams) (*http.Request, error) {
 	var err error
@@ -6439,6 +7653,114 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/call/detail/{callId}/ (the `GetCall` operationId).
 	GetCallWithResponse(ctx context.Context, callId PositiveInt, reqEditors ...RequestEditorFn) (*GetCallResponse, error)
+
+	// ExtendLeaseWithBodyWithResponse Hold a lease's leads longer
+	//
+	// The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/dialer/extend/ (the `ExtendLease` operationId).
+	ExtendLeaseWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ExtendLeaseResponse, error)
+
+	// ExtendLeaseWithResponse Hold a lease's leads longer
+	//
+	// The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/dialer/extend/ (the `ExtendLease` operationId).
+	ExtendLeaseWithResponse(ctx context.Context, body ExtendLeaseJSONRequestBody, reqEditors ...RequestEditorFn) (*ExtendLeaseResponse, error)
+
+	// LeaseLeadsWithBodyWithResponse Lease the due leads of an order (the dialing queue)
+	//
+	// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
+	LeaseLeadsWithBodyWithResponse(ctx context.Context, params *LeaseLeadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LeaseLeadsResponse, error)
+
+	// LeaseLeadsWithResponse Lease the due leads of an order (the dialing queue)
+	//
+	// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
+	LeaseLeadsWithResponse(ctx context.Context, params *LeaseLeadsParams, body LeaseLeadsJSONRequestBody, reqEditors ...RequestEditorFn) (*LeaseLeadsResponse, error)
+
+	// ReleaseLeadsWithBodyWithResponse Give leased leads back at once
+	//
+	// Gives back the leads of the lease that it still holds (those named in leadIds, or all), so that the next lease may hand them out when they are due. The answer names the leads given back: a lead whose lease expired and that another lease took since is not. A lease the caller may not see answers 404 like an unknown one.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/dialer/release/ (the `ReleaseLeads` operationId).
+	ReleaseLeadsWithBodyWithResponse(ctx context.Context, params *ReleaseLeadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReleaseLeadsResponse, error)
+
+	// ReleaseLeadsWithResponse Give leased leads back at once
+	//
+	// Gives back the leads of the lease that it still holds (those named in leadIds, or all), so that the next lease may hand them out when they are due. The answer names the leads given back: a lead whose lease expired and that another lease took since is not. A lease the caller may not see answers 404 like an unknown one.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/dialer/release/ (the `ReleaseLeads` operationId).
+	ReleaseLeadsWithResponse(ctx context.Context, params *ReleaseLeadsParams, body ReleaseLeadsJSONRequestBody, reqEditors ...RequestEditorFn) (*ReleaseLeadsResponse, error)
+
+	// ListDncEntriesWithResponse List the do-not-call list
+	//
+	// Newest first, expired entries included (active false). Staff see every entry; a client the entries of its own orders (not the every-order ones).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/dnc/ (the `ListDncEntries` operationId).
+	ListDncEntriesWithResponse(ctx context.Context, params *ListDncEntriesParams, reqEditors ...RequestEditorFn) (*ListDncEntriesResponse, error)
+
+	// CheckDncWithResponse Whether a phone may be called in an order
+	//
+	// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/dnc/check/ (the `CheckDnc` operationId).
+	CheckDncWithResponse(ctx context.Context, params *CheckDncParams, reqEditors ...RequestEditorFn) (*CheckDncResponse, error)
+
+	// CreateDncEntriesWithBodyWithResponse Put phones on the do-not-call list
+	//
+	// 1 to 1,000 phones in any format a lead's phone accepts, stored in E.164 (repeats count once), for one order or, with orderId null or absent, for every order (staff only: a client names an order of its own, else 403; an order it may not see is the 400 of a missing order). A phone already listed for that order takes the new reason and expiresAt (updated). Takes effect for the next lease at once, leads already queued included; the leads are kept and show doNotCall.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/dnc/create/ (the `CreateDncEntries` operationId).
+	CreateDncEntriesWithBodyWithResponse(ctx context.Context, params *CreateDncEntriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateDncEntriesResponse, error)
+
+	// CreateDncEntriesWithResponse Put phones on the do-not-call list
+	//
+	// 1 to 1,000 phones in any format a lead's phone accepts, stored in E.164 (repeats count once), for one order or, with orderId null or absent, for every order (staff only: a client names an order of its own, else 403; an order it may not see is the 400 of a missing order). A phone already listed for that order takes the new reason and expiresAt (updated). Takes effect for the next lease at once, leads already queued included; the leads are kept and show doNotCall.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/dnc/create/ (the `CreateDncEntries` operationId).
+	CreateDncEntriesWithResponse(ctx context.Context, params *CreateDncEntriesParams, body CreateDncEntriesJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateDncEntriesResponse, error)
+
+	// DeleteDncEntriesWithBodyWithResponse Take phones off the do-not-call list
+	//
+	// Removes the entries of the phones for exactly the named order (orderId null or absent: the every-order entries, staff only). An entry for every order still stops calls in each order.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/dnc/delete/ (the `DeleteDncEntries` operationId).
+	DeleteDncEntriesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteDncEntriesResponse, error)
+
+	// DeleteDncEntriesWithResponse Take phones off the do-not-call list
+	//
+	// Removes the entries of the phones for exactly the named order (orderId null or absent: the every-order entries, staff only). An entry for every order still stops calls in each order.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/dnc/delete/ (the `DeleteDncEntries` operationId).
+	DeleteDncEntriesWithResponse(ctx context.Context, body DeleteDncEntriesJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteDncEntriesResponse, error)
 
 	// ListLeadsWithResponse List leads
 	//
@@ -9730,6 +11052,1763 @@ func (r GetCallResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCallResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExtendLeaseResponse200Headers the declared response headers of an HTTP 200 response for ExtendLease
+type ExtendLeaseResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExtendLeaseResponse400Headers the declared response headers of an HTTP 400 response for ExtendLease
+type ExtendLeaseResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExtendLeaseResponse401Headers the declared response headers of an HTTP 401 response for ExtendLease
+type ExtendLeaseResponse401Headers struct {
+	XRequestId string
+}
+
+// ExtendLeaseResponse403Headers the declared response headers of an HTTP 403 response for ExtendLease
+type ExtendLeaseResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExtendLeaseResponse404Headers the declared response headers of an HTTP 404 response for ExtendLease
+type ExtendLeaseResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExtendLeaseResponse408Headers the declared response headers of an HTTP 408 response for ExtendLease
+type ExtendLeaseResponse408Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExtendLeaseResponse413Headers the declared response headers of an HTTP 413 response for ExtendLease
+type ExtendLeaseResponse413Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExtendLeaseResponse415Headers the declared response headers of an HTTP 415 response for ExtendLease
+type ExtendLeaseResponse415Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExtendLeaseResponse429Headers the declared response headers of an HTTP 429 response for ExtendLease
+type ExtendLeaseResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// ExtendLeaseResponse500Headers the declared response headers of an HTTP 500 response for ExtendLease
+type ExtendLeaseResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExtendLeaseResponse501Headers the declared response headers of an HTTP 501 response for ExtendLease
+type ExtendLeaseResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExtendLeaseResponse502Headers the declared response headers of an HTTP 502 response for ExtendLease
+type ExtendLeaseResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExtendLeaseResponse503Headers the declared response headers of an HTTP 503 response for ExtendLease
+type ExtendLeaseResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExtendLeaseResponse504Headers the declared response headers of an HTTP 504 response for ExtendLease
+type ExtendLeaseResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type ExtendLeaseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ExtendResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExtendLeaseResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ExtendLeaseResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExtendLeaseResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ExtendLeaseResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ExtendLeaseResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *ExtendLeaseResponse408Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ExtendLeaseResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ExtendLeaseResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExtendLeaseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ExtendLeaseResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *ExtendLeaseResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ExtendLeaseResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExtendLeaseResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ExtendLeaseResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ExtendLeaseResponse) GetJSON200() *ExtendResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExtendLeaseResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExtendLeaseResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExtendLeaseResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExtendLeaseResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r ExtendLeaseResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ExtendLeaseResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ExtendLeaseResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExtendLeaseResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExtendLeaseResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ExtendLeaseResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ExtendLeaseResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExtendLeaseResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ExtendLeaseResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ExtendLeaseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExtendLeaseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExtendLeaseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExtendLeaseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LeaseLeadsResponse200Headers the declared response headers of an HTTP 200 response for LeaseLeads
+type LeaseLeadsResponse200Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// LeaseLeadsResponse400Headers the declared response headers of an HTTP 400 response for LeaseLeads
+type LeaseLeadsResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// LeaseLeadsResponse401Headers the declared response headers of an HTTP 401 response for LeaseLeads
+type LeaseLeadsResponse401Headers struct {
+	XRequestId string
+}
+
+// LeaseLeadsResponse403Headers the declared response headers of an HTTP 403 response for LeaseLeads
+type LeaseLeadsResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// LeaseLeadsResponse408Headers the declared response headers of an HTTP 408 response for LeaseLeads
+type LeaseLeadsResponse408Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// LeaseLeadsResponse409Headers the declared response headers of an HTTP 409 response for LeaseLeads
+type LeaseLeadsResponse409Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// LeaseLeadsResponse413Headers the declared response headers of an HTTP 413 response for LeaseLeads
+type LeaseLeadsResponse413Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// LeaseLeadsResponse415Headers the declared response headers of an HTTP 415 response for LeaseLeads
+type LeaseLeadsResponse415Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// LeaseLeadsResponse429Headers the declared response headers of an HTTP 429 response for LeaseLeads
+type LeaseLeadsResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// LeaseLeadsResponse500Headers the declared response headers of an HTTP 500 response for LeaseLeads
+type LeaseLeadsResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// LeaseLeadsResponse501Headers the declared response headers of an HTTP 501 response for LeaseLeads
+type LeaseLeadsResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// LeaseLeadsResponse502Headers the declared response headers of an HTTP 502 response for LeaseLeads
+type LeaseLeadsResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// LeaseLeadsResponse503Headers the declared response headers of an HTTP 503 response for LeaseLeads
+type LeaseLeadsResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// LeaseLeadsResponse504Headers the declared response headers of an HTTP 504 response for LeaseLeads
+type LeaseLeadsResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type LeaseLeadsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LeaseResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *LeaseLeadsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *LeaseLeadsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *LeaseLeadsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *LeaseLeadsResponse403Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *LeaseLeadsResponse408Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *LeaseLeadsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *LeaseLeadsResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *LeaseLeadsResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *LeaseLeadsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *LeaseLeadsResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *LeaseLeadsResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *LeaseLeadsResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *LeaseLeadsResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *LeaseLeadsResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LeaseLeadsResponse) GetJSON200() *LeaseResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r LeaseLeadsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r LeaseLeadsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r LeaseLeadsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r LeaseLeadsResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r LeaseLeadsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r LeaseLeadsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r LeaseLeadsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r LeaseLeadsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r LeaseLeadsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r LeaseLeadsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r LeaseLeadsResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r LeaseLeadsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r LeaseLeadsResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r LeaseLeadsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LeaseLeadsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LeaseLeadsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LeaseLeadsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReleaseLeadsResponse200Headers the declared response headers of an HTTP 200 response for ReleaseLeads
+type ReleaseLeadsResponse200Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReleaseLeadsResponse400Headers the declared response headers of an HTTP 400 response for ReleaseLeads
+type ReleaseLeadsResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReleaseLeadsResponse401Headers the declared response headers of an HTTP 401 response for ReleaseLeads
+type ReleaseLeadsResponse401Headers struct {
+	XRequestId string
+}
+
+// ReleaseLeadsResponse403Headers the declared response headers of an HTTP 403 response for ReleaseLeads
+type ReleaseLeadsResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReleaseLeadsResponse404Headers the declared response headers of an HTTP 404 response for ReleaseLeads
+type ReleaseLeadsResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReleaseLeadsResponse408Headers the declared response headers of an HTTP 408 response for ReleaseLeads
+type ReleaseLeadsResponse408Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReleaseLeadsResponse409Headers the declared response headers of an HTTP 409 response for ReleaseLeads
+type ReleaseLeadsResponse409Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReleaseLeadsResponse413Headers the declared response headers of an HTTP 413 response for ReleaseLeads
+type ReleaseLeadsResponse413Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReleaseLeadsResponse415Headers the declared response headers of an HTTP 415 response for ReleaseLeads
+type ReleaseLeadsResponse415Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReleaseLeadsResponse429Headers the declared response headers of an HTTP 429 response for ReleaseLeads
+type ReleaseLeadsResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// ReleaseLeadsResponse500Headers the declared response headers of an HTTP 500 response for ReleaseLeads
+type ReleaseLeadsResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReleaseLeadsResponse501Headers the declared response headers of an HTTP 501 response for ReleaseLeads
+type ReleaseLeadsResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReleaseLeadsResponse502Headers the declared response headers of an HTTP 502 response for ReleaseLeads
+type ReleaseLeadsResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReleaseLeadsResponse503Headers the declared response headers of an HTTP 503 response for ReleaseLeads
+type ReleaseLeadsResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReleaseLeadsResponse504Headers the declared response headers of an HTTP 504 response for ReleaseLeads
+type ReleaseLeadsResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type ReleaseLeadsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReleaseResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReleaseLeadsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ReleaseLeadsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReleaseLeadsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ReleaseLeadsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ReleaseLeadsResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *ReleaseLeadsResponse408Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ReleaseLeadsResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ReleaseLeadsResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ReleaseLeadsResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReleaseLeadsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ReleaseLeadsResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *ReleaseLeadsResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ReleaseLeadsResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReleaseLeadsResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ReleaseLeadsResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON200() *ReleaseResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ReleaseLeadsResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ReleaseLeadsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReleaseLeadsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReleaseLeadsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReleaseLeadsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListDncEntriesResponse200Headers the declared response headers of an HTTP 200 response for ListDncEntries
+type ListDncEntriesResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListDncEntriesResponse400Headers the declared response headers of an HTTP 400 response for ListDncEntries
+type ListDncEntriesResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListDncEntriesResponse401Headers the declared response headers of an HTTP 401 response for ListDncEntries
+type ListDncEntriesResponse401Headers struct {
+	XRequestId string
+}
+
+// ListDncEntriesResponse403Headers the declared response headers of an HTTP 403 response for ListDncEntries
+type ListDncEntriesResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListDncEntriesResponse429Headers the declared response headers of an HTTP 429 response for ListDncEntries
+type ListDncEntriesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// ListDncEntriesResponse500Headers the declared response headers of an HTTP 500 response for ListDncEntries
+type ListDncEntriesResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListDncEntriesResponse501Headers the declared response headers of an HTTP 501 response for ListDncEntries
+type ListDncEntriesResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListDncEntriesResponse502Headers the declared response headers of an HTTP 502 response for ListDncEntries
+type ListDncEntriesResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListDncEntriesResponse503Headers the declared response headers of an HTTP 503 response for ListDncEntries
+type ListDncEntriesResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListDncEntriesResponse504Headers the declared response headers of an HTTP 504 response for ListDncEntries
+type ListDncEntriesResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type ListDncEntriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DncPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListDncEntriesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListDncEntriesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListDncEntriesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListDncEntriesResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListDncEntriesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListDncEntriesResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *ListDncEntriesResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ListDncEntriesResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDncEntriesResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ListDncEntriesResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDncEntriesResponse) GetJSON200() *DncPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListDncEntriesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListDncEntriesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListDncEntriesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListDncEntriesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListDncEntriesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListDncEntriesResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ListDncEntriesResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListDncEntriesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListDncEntriesResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDncEntriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDncEntriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDncEntriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDncEntriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CheckDncResponse200Headers the declared response headers of an HTTP 200 response for CheckDnc
+type CheckDncResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CheckDncResponse400Headers the declared response headers of an HTTP 400 response for CheckDnc
+type CheckDncResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CheckDncResponse401Headers the declared response headers of an HTTP 401 response for CheckDnc
+type CheckDncResponse401Headers struct {
+	XRequestId string
+}
+
+// CheckDncResponse403Headers the declared response headers of an HTTP 403 response for CheckDnc
+type CheckDncResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CheckDncResponse429Headers the declared response headers of an HTTP 429 response for CheckDnc
+type CheckDncResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// CheckDncResponse500Headers the declared response headers of an HTTP 500 response for CheckDnc
+type CheckDncResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CheckDncResponse501Headers the declared response headers of an HTTP 501 response for CheckDnc
+type CheckDncResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CheckDncResponse502Headers the declared response headers of an HTTP 502 response for CheckDnc
+type CheckDncResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CheckDncResponse503Headers the declared response headers of an HTTP 503 response for CheckDnc
+type CheckDncResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CheckDncResponse504Headers the declared response headers of an HTTP 504 response for CheckDnc
+type CheckDncResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type CheckDncResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DncCheckResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CheckDncResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CheckDncResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CheckDncResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CheckDncResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CheckDncResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CheckDncResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *CheckDncResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *CheckDncResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CheckDncResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *CheckDncResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CheckDncResponse) GetJSON200() *DncCheckResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CheckDncResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CheckDncResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CheckDncResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CheckDncResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CheckDncResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r CheckDncResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r CheckDncResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CheckDncResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CheckDncResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r CheckDncResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CheckDncResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CheckDncResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CheckDncResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateDncEntriesResponse200Headers the declared response headers of an HTTP 200 response for CreateDncEntries
+type CreateDncEntriesResponse200Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateDncEntriesResponse400Headers the declared response headers of an HTTP 400 response for CreateDncEntries
+type CreateDncEntriesResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateDncEntriesResponse401Headers the declared response headers of an HTTP 401 response for CreateDncEntries
+type CreateDncEntriesResponse401Headers struct {
+	XRequestId string
+}
+
+// CreateDncEntriesResponse403Headers the declared response headers of an HTTP 403 response for CreateDncEntries
+type CreateDncEntriesResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateDncEntriesResponse408Headers the declared response headers of an HTTP 408 response for CreateDncEntries
+type CreateDncEntriesResponse408Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateDncEntriesResponse409Headers the declared response headers of an HTTP 409 response for CreateDncEntries
+type CreateDncEntriesResponse409Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateDncEntriesResponse413Headers the declared response headers of an HTTP 413 response for CreateDncEntries
+type CreateDncEntriesResponse413Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateDncEntriesResponse415Headers the declared response headers of an HTTP 415 response for CreateDncEntries
+type CreateDncEntriesResponse415Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateDncEntriesResponse429Headers the declared response headers of an HTTP 429 response for CreateDncEntries
+type CreateDncEntriesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// CreateDncEntriesResponse500Headers the declared response headers of an HTTP 500 response for CreateDncEntries
+type CreateDncEntriesResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateDncEntriesResponse501Headers the declared response headers of an HTTP 501 response for CreateDncEntries
+type CreateDncEntriesResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateDncEntriesResponse502Headers the declared response headers of an HTTP 502 response for CreateDncEntries
+type CreateDncEntriesResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateDncEntriesResponse503Headers the declared response headers of an HTTP 503 response for CreateDncEntries
+type CreateDncEntriesResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateDncEntriesResponse504Headers the declared response headers of an HTTP 504 response for CreateDncEntries
+type CreateDncEntriesResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type CreateDncEntriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DncAddedResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateDncEntriesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateDncEntriesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateDncEntriesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateDncEntriesResponse403Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *CreateDncEntriesResponse408Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateDncEntriesResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateDncEntriesResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateDncEntriesResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateDncEntriesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateDncEntriesResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *CreateDncEntriesResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *CreateDncEntriesResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateDncEntriesResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *CreateDncEntriesResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateDncEntriesResponse) GetJSON200() *DncAddedResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateDncEntriesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateDncEntriesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateDncEntriesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreateDncEntriesResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateDncEntriesResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateDncEntriesResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateDncEntriesResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateDncEntriesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateDncEntriesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r CreateDncEntriesResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r CreateDncEntriesResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateDncEntriesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateDncEntriesResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateDncEntriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateDncEntriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateDncEntriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateDncEntriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteDncEntriesResponse200Headers the declared response headers of an HTTP 200 response for DeleteDncEntries
+type DeleteDncEntriesResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteDncEntriesResponse400Headers the declared response headers of an HTTP 400 response for DeleteDncEntries
+type DeleteDncEntriesResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteDncEntriesResponse401Headers the declared response headers of an HTTP 401 response for DeleteDncEntries
+type DeleteDncEntriesResponse401Headers struct {
+	XRequestId string
+}
+
+// DeleteDncEntriesResponse403Headers the declared response headers of an HTTP 403 response for DeleteDncEntries
+type DeleteDncEntriesResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteDncEntriesResponse408Headers the declared response headers of an HTTP 408 response for DeleteDncEntries
+type DeleteDncEntriesResponse408Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteDncEntriesResponse413Headers the declared response headers of an HTTP 413 response for DeleteDncEntries
+type DeleteDncEntriesResponse413Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteDncEntriesResponse415Headers the declared response headers of an HTTP 415 response for DeleteDncEntries
+type DeleteDncEntriesResponse415Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteDncEntriesResponse429Headers the declared response headers of an HTTP 429 response for DeleteDncEntries
+type DeleteDncEntriesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// DeleteDncEntriesResponse500Headers the declared response headers of an HTTP 500 response for DeleteDncEntries
+type DeleteDncEntriesResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteDncEntriesResponse501Headers the declared response headers of an HTTP 501 response for DeleteDncEntries
+type DeleteDncEntriesResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteDncEntriesResponse502Headers the declared response headers of an HTTP 502 response for DeleteDncEntries
+type DeleteDncEntriesResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteDncEntriesResponse503Headers the declared response headers of an HTTP 503 response for DeleteDncEntries
+type DeleteDncEntriesResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteDncEntriesResponse504Headers the declared response headers of an HTTP 504 response for DeleteDncEntries
+type DeleteDncEntriesResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type DeleteDncEntriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DncDeletedResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteDncEntriesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteDncEntriesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteDncEntriesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteDncEntriesResponse403Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *DeleteDncEntriesResponse408Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeleteDncEntriesResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *DeleteDncEntriesResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteDncEntriesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteDncEntriesResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *DeleteDncEntriesResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *DeleteDncEntriesResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteDncEntriesResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *DeleteDncEntriesResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteDncEntriesResponse) GetJSON200() *DncDeletedResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteDncEntriesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteDncEntriesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteDncEntriesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r DeleteDncEntriesResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteDncEntriesResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DeleteDncEntriesResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteDncEntriesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteDncEntriesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r DeleteDncEntriesResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r DeleteDncEntriesResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteDncEntriesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r DeleteDncEntriesResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteDncEntriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteDncEntriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteDncEntriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteDncEntriesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14236,6 +17315,186 @@ func (c *ClientWithResponses) GetCallWithResponse(ctx context.Context, callId Po
 		return nil, err
 	}
 	return ParseGetCallResponse(rsp)
+}
+
+// ExtendLeaseWithBodyWithResponse Hold a lease's leads longer
+//
+// The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/dialer/extend/ (the `ExtendLease` operationId).
+func (c *ClientWithResponses) ExtendLeaseWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ExtendLeaseResponse, error) {
+	rsp, err := c.ExtendLeaseWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExtendLeaseResponse(rsp)
+}
+
+// ExtendLeaseWithResponse Hold a lease's leads longer
+//
+// The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/dialer/extend/ (the `ExtendLease` operationId).
+func (c *ClientWithResponses) ExtendLeaseWithResponse(ctx context.Context, body ExtendLeaseJSONRequestBody, reqEditors ...RequestEditorFn) (*ExtendLeaseResponse, error) {
+	rsp, err := c.ExtendLease(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExtendLeaseResponse(rsp)
+}
+
+// LeaseLeadsWithBodyWithResponse Lease the due leads of an order (the dialing queue)
+//
+// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
+func (c *ClientWithResponses) LeaseLeadsWithBodyWithResponse(ctx context.Context, params *LeaseLeadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LeaseLeadsResponse, error) {
+	rsp, err := c.LeaseLeadsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLeaseLeadsResponse(rsp)
+}
+
+// LeaseLeadsWithResponse Lease the due leads of an order (the dialing queue)
+//
+// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
+func (c *ClientWithResponses) LeaseLeadsWithResponse(ctx context.Context, params *LeaseLeadsParams, body LeaseLeadsJSONRequestBody, reqEditors ...RequestEditorFn) (*LeaseLeadsResponse, error) {
+	rsp, err := c.LeaseLeads(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLeaseLeadsResponse(rsp)
+}
+
+// ReleaseLeadsWithBodyWithResponse Give leased leads back at once
+//
+// Gives back the leads of the lease that it still holds (those named in leadIds, or all), so that the next lease may hand them out when they are due. The answer names the leads given back: a lead whose lease expired and that another lease took since is not. A lease the caller may not see answers 404 like an unknown one.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/dialer/release/ (the `ReleaseLeads` operationId).
+func (c *ClientWithResponses) ReleaseLeadsWithBodyWithResponse(ctx context.Context, params *ReleaseLeadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReleaseLeadsResponse, error) {
+	rsp, err := c.ReleaseLeadsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReleaseLeadsResponse(rsp)
+}
+
+// ReleaseLeadsWithResponse Give leased leads back at once
+//
+// Gives back the leads of the lease that it still holds (those named in leadIds, or all), so that the next lease may hand them out when they are due. The answer names the leads given back: a lead whose lease expired and that another lease took since is not. A lease the caller may not see answers 404 like an unknown one.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/dialer/release/ (the `ReleaseLeads` operationId).
+func (c *ClientWithResponses) ReleaseLeadsWithResponse(ctx context.Context, params *ReleaseLeadsParams, body ReleaseLeadsJSONRequestBody, reqEditors ...RequestEditorFn) (*ReleaseLeadsResponse, error) {
+	rsp, err := c.ReleaseLeads(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReleaseLeadsResponse(rsp)
+}
+
+// ListDncEntriesWithResponse List the do-not-call list
+//
+// Newest first, expired entries included (active false). Staff see every entry; a client the entries of its own orders (not the every-order ones).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/dnc/ (the `ListDncEntries` operationId).
+func (c *ClientWithResponses) ListDncEntriesWithResponse(ctx context.Context, params *ListDncEntriesParams, reqEditors ...RequestEditorFn) (*ListDncEntriesResponse, error) {
+	rsp, err := c.ListDncEntries(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDncEntriesResponse(rsp)
+}
+
+// CheckDncWithResponse Whether a phone may be called in an order
+//
+// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/dnc/check/ (the `CheckDnc` operationId).
+func (c *ClientWithResponses) CheckDncWithResponse(ctx context.Context, params *CheckDncParams, reqEditors ...RequestEditorFn) (*CheckDncResponse, error) {
+	rsp, err := c.CheckDnc(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckDncResponse(rsp)
+}
+
+// CreateDncEntriesWithBodyWithResponse Put phones on the do-not-call list
+//
+// 1 to 1,000 phones in any format a lead's phone accepts, stored in E.164 (repeats count once), for one order or, with orderId null or absent, for every order (staff only: a client names an order of its own, else 403; an order it may not see is the 400 of a missing order). A phone already listed for that order takes the new reason and expiresAt (updated). Takes effect for the next lease at once, leads already queued included; the leads are kept and show doNotCall.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/dnc/create/ (the `CreateDncEntries` operationId).
+func (c *ClientWithResponses) CreateDncEntriesWithBodyWithResponse(ctx context.Context, params *CreateDncEntriesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateDncEntriesResponse, error) {
+	rsp, err := c.CreateDncEntriesWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateDncEntriesResponse(rsp)
+}
+
+// CreateDncEntriesWithResponse Put phones on the do-not-call list
+//
+// 1 to 1,000 phones in any format a lead's phone accepts, stored in E.164 (repeats count once), for one order or, with orderId null or absent, for every order (staff only: a client names an order of its own, else 403; an order it may not see is the 400 of a missing order). A phone already listed for that order takes the new reason and expiresAt (updated). Takes effect for the next lease at once, leads already queued included; the leads are kept and show doNotCall.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/dnc/create/ (the `CreateDncEntries` operationId).
+func (c *ClientWithResponses) CreateDncEntriesWithResponse(ctx context.Context, params *CreateDncEntriesParams, body CreateDncEntriesJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateDncEntriesResponse, error) {
+	rsp, err := c.CreateDncEntries(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateDncEntriesResponse(rsp)
+}
+
+// DeleteDncEntriesWithBodyWithResponse Take phones off the do-not-call list
+//
+// Removes the entries of the phones for exactly the named order (orderId null or absent: the every-order entries, staff only). An entry for every order still stops calls in each order.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/dnc/delete/ (the `DeleteDncEntries` operationId).
+func (c *ClientWithResponses) DeleteDncEntriesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DeleteDncEntriesResponse, error) {
+	rsp, err := c.DeleteDncEntriesWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteDncEntriesResponse(rsp)
+}
+
+// DeleteDncEntriesWithResponse Take phones off the do-not-call list
+//
+// Removes the entries of the phones for exactly the named order (orderId null or absent: the every-order entries, staff only). An entry for every order still stops calls in each order.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/dnc/delete/ (the `DeleteDncEntries` operationId).
+func (c *ClientWithResponses) DeleteDncEntriesWithResponse(ctx context.Context, body DeleteDncEntriesJSONRequestBody, reqEditors ...RequestEditorFn) (*DeleteDncEntriesResponse, error) {
+	rsp, err := c.DeleteDncEntries(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteDncEntriesResponse(rsp)
 }
 
 // ListLeadsWithResponse List leads
@@ -20649,6 +23908,3503 @@ func ParseGetCallResponse(rsp *http.Response) (*GetCallResponse, error) {
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers GetCallResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExtendLeaseResponse parses an HTTP response from a ExtendLeaseWithResponse call
+func ParseExtendLeaseResponse(rsp *http.Response) (*ExtendLeaseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExtendLeaseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ExtendResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExtendLeaseResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ExtendLeaseResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExtendLeaseResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ExtendLeaseResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ExtendLeaseResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers ExtendLeaseResponse408Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 413:
+		var headers ExtendLeaseResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ExtendLeaseResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExtendLeaseResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ExtendLeaseResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers ExtendLeaseResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers ExtendLeaseResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExtendLeaseResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ExtendLeaseResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLeaseLeadsResponse parses an HTTP response from a LeaseLeadsWithResponse call
+func ParseLeaseLeadsResponse(rsp *http.Response) (*LeaseLeadsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LeaseLeadsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LeaseResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers LeaseLeadsResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers LeaseLeadsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers LeaseLeadsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers LeaseLeadsResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 408:
+		var headers LeaseLeadsResponse408Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 409:
+		var headers LeaseLeadsResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers LeaseLeadsResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers LeaseLeadsResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers LeaseLeadsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers LeaseLeadsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers LeaseLeadsResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers LeaseLeadsResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers LeaseLeadsResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers LeaseLeadsResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReleaseLeadsResponse parses an HTTP response from a ReleaseLeadsWithResponse call
+func ParseReleaseLeadsResponse(rsp *http.Response) (*ReleaseLeadsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReleaseLeadsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReleaseResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ReleaseLeadsResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ReleaseLeadsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ReleaseLeadsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ReleaseLeadsResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ReleaseLeadsResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers ReleaseLeadsResponse408Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 409:
+		var headers ReleaseLeadsResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers ReleaseLeadsResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ReleaseLeadsResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReleaseLeadsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ReleaseLeadsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers ReleaseLeadsResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers ReleaseLeadsResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReleaseLeadsResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ReleaseLeadsResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListDncEntriesResponse parses an HTTP response from a ListDncEntriesWithResponse call
+func ParseListDncEntriesResponse(rsp *http.Response) (*ListDncEntriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDncEntriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DncPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListDncEntriesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListDncEntriesResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListDncEntriesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListDncEntriesResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListDncEntriesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListDncEntriesResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers ListDncEntriesResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers ListDncEntriesResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListDncEntriesResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ListDncEntriesResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCheckDncResponse parses an HTTP response from a CheckDncWithResponse call
+func ParseCheckDncResponse(rsp *http.Response) (*CheckDncResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CheckDncResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DncCheckResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CheckDncResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CheckDncResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CheckDncResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CheckDncResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers CheckDncResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CheckDncResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers CheckDncResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers CheckDncResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers CheckDncResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers CheckDncResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateDncEntriesResponse parses an HTTP response from a CreateDncEntriesWithResponse call
+func ParseCreateDncEntriesResponse(rsp *http.Response) (*CreateDncEntriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateDncEntriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DncAddedResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateDncEntriesResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateDncEntriesResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateDncEntriesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateDncEntriesResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 408:
+		var headers CreateDncEntriesResponse408Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateDncEntriesResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateDncEntriesResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateDncEntriesResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateDncEntriesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateDncEntriesResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers CreateDncEntriesResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers CreateDncEntriesResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateDncEntriesResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers CreateDncEntriesResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteDncEntriesResponse parses an HTTP response from a DeleteDncEntriesWithResponse call
+func ParseDeleteDncEntriesResponse(rsp *http.Response) (*DeleteDncEntriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteDncEntriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DncDeletedResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteDncEntriesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteDncEntriesResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteDncEntriesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteDncEntriesResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 408:
+		var headers DeleteDncEntriesResponse408Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeleteDncEntriesResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers DeleteDncEntriesResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteDncEntriesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteDncEntriesResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers DeleteDncEntriesResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers DeleteDncEntriesResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteDncEntriesResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers DeleteDncEntriesResponse504Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -29037,245 +35793,292 @@ func ParseListUsersResponse(rsp *http.Response) (*ListUsersResponse, error) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1pbyRHmhj8V+LN3RdNjrKKVUWySRaxgKluakSpW03wmNnZJk1GZUZVhZgVUYqIZHWpQUAjfzEwBuwF",
-	"FrBh2F6vP/iLv2gHox15ZqUB9hcU/8L+EiOeiLyzLh6tY3IwULMyIyLjeOK5j7eOxwdDzghT0mm/dfoE",
-	"+0TAnwc+GQy5IkzVjsgwwGPi68c+kZ6gQ0U5c9rOmaNESM4cNOoThlSfSkQlUn2CpOKC+AgzOSIC8S7C",
-	"DBEsAkoEEuSzkEiFRlT1TWM8ICj+oDeufUzGCDMfdbg/RivCft9FjKs+ZT00whL5nBGEe5iy1V2EO5Iw",
-	"hThDGHWpkMp+ue64DnmDB8OAOG2YrOM60uuTAdarISwcOO3X5sW566jxULeTSlDWc25uXOcIK/KCDqiq",
-	"wX+LW3DSJ2jv8ABdkfETiRS/Igx1Qu+KKLRytHeyf/Hi4OXBycX7p0fHJ9HK5WodHdv5kmsixtl9wqHq",
-	"E6aohxXxER8SgfXHEGcegf26ImO9z9dE0C4lPlqRXG+NWf5Go6k3Sphfm411xIV+3NpBPXqtZ0e6XOiB",
-	"sFp1YZuZnkR0hgT1sCIjPEaBXrFEjCOBFcks5+jw+K8aq5nd3Wg00ls7oIwO9O42422lTJEeEbl9PSID",
-	"TJne78Le/rLPAxJvGgpIVyHKoi14IqONxl1FhAE/DRQrAAsAXbnjy854fWendMaNuTOWpAQSjonHmS9R",
-	"yBQNipOkEnXDIDAgu/Acm8vMkCgxru3pzZi2l9LOcQUrFBAsFWquIsXRCFMVAYYkzNeXDCaan4w+DCo0",
-	"LtB3ZokD/+vakTnH2kEJInmVvQht2D4voISpJxLxEUPp/gZUKexpU0+/2dpGXh8L7CkipL5Gr/dqf4Nr",
-	"nzdqO/WLdu3cRSSQBKBjgH2COuMMpK9gdHp68Hy1jvZhFgHvoYAyokfS7SKMxfCASERVFq00/I3ONt5s",
-	"1ba7W6S2gbc6tR28sV7b7LS6TfLU2/GbDWfW1g2xUkToffi3uXm/bbrN1vbNXzpF3HTjOkMs8IAoi7Gf",
-	"CaIRxgeCD4obLBUWKlqOp1tqjDIkgnLfRQfHr9D200ZTb4Sv7zqgDP1XTdEBWc0st9VobdUa67VG86TR",
-	"aMP/32ustxt6jVR/67OQiLHjOnq3nLbjmXntqdeN8wz2LWJbu4QTXlwAYf7c6buIMi8IJb0m8UpwAIdO",
-	"MDOEaQT3wMfj8kWtN+euojlvFSlK9jEZF5fyEl8RmaxE078u0WAs9AVuJyTxKk0GNa6gDLU2UB8Zipih",
-	"tK1GI6IiK4BWSgh4G2nIW93NfgFaY01aiYBPufr4R30aGGpj6Gl0BaSiQYBEyKSrr5+mNzt19AGmAfET",
-	"VI0FAYpkJpe9LlveDnn6dGuntrXR2qxtNHxS29nY6NRIY6vrNbs7DUy2okMwDElyCjkmIXMQA/zmBWE9",
-	"1Xfarc1NVyOk6HezjLS/INg3uCie25b97BCrfvLRwDScdYP/UpCu03b+Yi3hp9bMW7l2yCVV9JocMGW+",
-	"GzES8Wc3G+UwBwQ4s0afdHEYKNNlgN9YjKtJ7xz8+6rbtVQr/uyUr3LTsvSz6e+UE6FXwicit63N0m3l",
-	"tuVD7av9sixeOPgSokD3AskR9jwyVPo+2DnI143zv/rXL/63Gz8wvzw+GOCaJBrRKuJnUMbr5vmU/YvG",
-	"zOKJWUs5eP6CSrOKY4VVKEuXIeGVXkd2Hm5rykxkNFZuKlSRgbRXxpxlq7mxtbG9/nRjazYgxU+wEHhs",
-	"qJAgcsiZJDDi+9j/uSGq+pfHmUZA+k88HAaao6WcrX0q9XpSAPLW8bHCTvv1uesMiJS4F907JIm4pp4m",
-	"1dcapaBrHNBIrtCLCj2PSOm0uziQ5GbRDd8Xgot9dk0CPiRmGUW2Pvp0R/Argwo9zhjxDDMu7CSIjyQf",
-	"ECOYaKZao0WN+z48OTnUmC8lVJVIE2WztD3W8s2n882LjZJ0KednFx1FNy9h6WZ1z7SF/X4f+/bRXSDl",
-	"rUP0EcKuSjrcZ/6QU6bg3jiDUPNqXHO0iAyGSl8JRRVQHypRjG70NBJwyw7TRoVRdhEM0kbpMR4PBA+Y",
-	"gXXKhqFqI2zYAC5QzPahjiD4Cnh1JMKAoBW9OXWzM5ZZJdjroy4lga+FPTNGGkox+uj41SeIdz4lnnIN",
-	"4wdoBBlSaRp7mNmdGGIhiW/ZqJXL3UsYFfvo8v+/RER6eEhcxLU82XQbjUYyWblaXYapl+EZZ92Aeur+",
-	"SDPHIbURDgTB/hiFcGzA6yGfdrtEaAnUcmyPjEnzup0Rlun5pHhPDYBUyalM566B0GschEaFYa5ph6CQ",
-	"0c9CAvonfEUYWsHMUPMnEnncJy5cCH2dUOqWVEA5AyiNyHM39Ex9p72Vwa9pGNN83s3i3NERkZr9nAJd",
-	"NCsZEt9is+zJTlFoztqSsi7lOsE/WxjZ14TRHs+9cdedIWQ6fDznjOzChdeYAfjg6raXnuQHXHSo7xN2",
-	"/3PUVxGLDlVWcY3hTFFP8HCIBngMjIeHgwAdvjo+QWvXrTXA1Gvm/q49MjUyatnMpLhA0uNDIpFvVOk4",
-	"CPgIcEqif1+x6sK1o/295y/36wPfRWfOL/sc1uRzNOpjdeasWi7Kig9Wfwn8mSDdUIIGEcgT7hn9Jgg6",
-	"xKfKRRKPK5I0HUitbHlCB4SHD4BxjGYgEvR86pvDN3o0ypCiA/KOpEwwCDAefdyq+04Pj0+O9vdeXpwc",
-	"vNx/dXqCVkbAvCuYLJUoZFeMj9iuUR7OtqlVkDUdsg6YIoLhAM7s/oBF7XAI2MxHBKE9hkJG3gyJpxkf",
-	"UNMZ/a6HQwnscMB7vYjVThszqO9ay5/s8xGrYGMqbHzEO3tWZXg3ZvhT3tHfdTY7DbLd3fBqre46rm14",
-	"TVLb8Z+2auvdRrfpbeOdzhZxHoZpTs15Nvf8Ke+APBYpRdGKBhLQeQnUx5pYre4mNherNuiFWGCmCGhA",
-	"Ki77kQHwE64+4CHzH4rg7ezsIJ8Tc5TkDX1UBcAnHMnQ66dVTJxZfSoOAiJillASovkiq1Ulb7CngjHC",
-	"Ab0iFemaCR0H+swHhN0RQ2VhBDjziC2x990nw4CPH1XfmWaGQLNjIEHmuPDchNAKVRKdHr2IXnicdWkv",
-	"FMSvYGY6zBziccCxf8L5Cyx65P5A0+H+uB0r47BCAy4VajY2tje3nqLOWBH5yLAD6kMqjfL5/VfPfxW5",
-	"Xv3qZP8YrXTG6JlZYc2YhVNmbkGwcXlBXj9kV8SY3Cv4mQ4/9veDCWIGfPT9FcQj9NooarX4tQsOSSnf",
-	"DThnrMAd7l2AlGaOMhOzopmy+Ao0zBqCYLo8VIaDStkKqURewGWFkWZB1LEFnh+cClEDAuOKdu1UFuCW",
-	"p+kbK+74cSAHmIZThq8xDXAnIA/sewBqlmTwd8MCrVg+mSrECPGl8QsLZUpfBQ7AY2OkBbWmi1LQqCLT",
-	"8Ke8s5qy4AqCvT7xEeOj3YJHtZtg20hPEPuBVoirFPxOOH+J2dg+lg+gPuccDTAbx+505ujBG0zDYqvR",
-	"QEMAA48zH/60HuiPCJqvrsHFOtKeFzzCf7bqppx2EfZ9QaREcqh/aRYdNOqYeeBUu9Foxuz9yt7pyYcX",
-	"H+wdvDg92r/4mZs4qMee7gHnminDSrMIicM0soeim7LVWLIc6N4BvSZIKkHwQEsTDBk96vHF4f7Rxcf7",
-	"v0IrKXfpNtr8aZPmnGv4zN6ppve+G6cMh6rPBf38IQTTv67tDanxarBqb33kglwDdDwu/MffRgMqJWU9",
-	"N5qDG8+AC0TeDKkgvhv5MQC+pgx7il6THIjdd2tlOBxyoYj/kvgUn4Bj3n23OBKR9GgpcS43EFrx+lhI",
-	"olCourVtF9Euwgxcqt+FhGd0RRrLSHSZn9ul9X+ORNBLO9W/gqleViz4NJCKzwr2ZQ+O8eeCh8OyuK8z",
-	"xxyEsZ86bhxKZfC/44IWqeYRpsBPM/WrJgmjYBNJ2Ygd1xlwnwiszBt/QPWzkqAsNz21T8DR9e2jfL30",
-	"0z3CVLwp2Pep7o6DQ8GHRChKIsB3nWHq0VsHTL3Wqzd2v53nXesmUQfz7o8WxKXCg6HuRf2lfKeNv7Bc",
-	"ckW9Tkn0g+uIsDwoIvHxfq3buLp/ssPWYefGdcKhv/SKc8NT34mW5CYbn97M9GfKJpEcs/GBgq0Jgldd",
-	"p/169qySnr8UVIG4cOO+zW1dvN2LbUpueYWVFXucZ9ZwiHtLrODYIvDitCNr1mLjwFeLgwTUOPzGl2Cx",
-	"3SxxPS9Z9c2cnYjPpP12kfu5jCd86hLd654Uz74InUNq44pmXtecndhEExltuhYXZJ+PjCeKMQIbdZYn",
-	"iHIRZ8EY2JehIF36BmhmdlV3Q0yGO5KmV5eLAVZO24njzPS1DQMrwZtQkMK+LY3brspCsGLZQkkSdNt2",
-	"wUanl8Ti6h2IDJ9OyVwCLNWpjHbhbuthloIVXpitL4cdw2/e57PG22nhi3jsAVtWBHrN3x74y4bqFLC1",
-	"Xazdjnh6aYiJv5VF5KkzSG/M+dR7k2D0LERnYDMLLRYwuqEKBdlFenPBxcsEnZvrY7s77j3hIBXFBmFd",
-	"M04uO0nGGUl0RE9stLGgvb7Ss1rumAf4zYHpkJ7EPU995oH4iRPpu6VTFpvqYdJgqdHG+eIkBgb5YRPa",
-	"pbeDcZVnUmBXbmDJd6XGz3AQLMlqGq7+sM8ZKcL9fr35dAP5tKextZb8eKjQe7togKWWybv6omriDmHh",
-	"4P4g0ajPJQEK+IJgX8u82FPyhAOnADbEbhetbP3M/u/plpZs01HajdrOz87f+8syonA3yuhTYYxFaWmG",
-	"Mo8P9LCuw0PV4/rPMqmkSxmV/QNGFQUJJjUELF2jzEgwkmOpyMBxNUI6XwAv9bE8Ih4Xflpi6XAeEMzu",
-	"RI+pPBTEp6AQKR8yiANzi0wXT8JLiy8zEVxTmtiQyCniFw6u9LE8D41caFM6zMu94DqKKxws3StBo0Xu",
-	"BBRHoz5Hfcz8gPixv4xTNtIIU3WHiZeR4uwmFoErDatuEhsdE+ckrDfe6yn7M33a008iBz9uBjdkoDV9",
-	"E8u4AY2H9pQig2Fe0ssiH/DkvMZBCckdUBYqIlGHqBEhDGEzXIbcxiG2m63Np/PitOcSXiqfR6HYqahs",
-	"izSLN0kQSZRdpNxn+qL7ZT2zyxJkSLCKV5Mkhol0+/JKGrxqnPg72Ltyyj5vYy6Lofmz1QOmm5va+Wnn",
-	"9+OVbIEK3pOKPjzHNH/GU2YTNTfR60uS93j3l+AIOJPhwKpwi8jzs5CEBPXDzhNp/s5cyUeeWigEYeoi",
-	"nuKFx0Ojj59NDRghfkCW7Ze7O9O+PnX4sqsFW3YxVTKNVfwztt4qGuKvxWbsEkSRW0Lq68m3XHMUZbPN",
-	"40jyhnihnpGmHyVZFGwKJD29oeAdghTnGn+V7DILBx1zOIJgydlhX2BJ5is4s1Mom3RscSlkQvrY4Ntw",
-	"aHMWjWyw9khw4ASXO474IkOylpQLw5xDSPY9mumME3gOzPfBc7gpbGxRUZrQTWEzE+jPJEE6O5M/0yz2",
-	"+Xv6rxIu+zxPsjBDdix0FjYa6wQ1oigsE8VutTlWTFjR82kjBsGBnCGs91uL6y7yAoIBXFedKLzxuUUC",
-	"2U++Pm/nPFMFUaFgMvKpSKOcwqEldL6EymeNYcvp+UwCqy6mAegqEk8kxIULVBuyCpgZ22bSRW9t0oC3",
-	"kCoAotVubopqvwgfckYWIDjJ7ukDXgKHJrkdyjuVbGh2F8wqNA5BihtvljAAXxpImSDNdU8P2Zyndrdz",
-	"Kle2T73OmdsbqVp/zk1YEFLkjQIwNd4SRK46c/IWZa67FfJgC88f9kp/SHCg+kdkyIVaEgLtdyASX4QE",
-	"MljZLyIwHAJ+M+neMugpHO4alBeNAMPn+qccsdrmrntXZCzNrT9z6jHEX5Ex8VEn/Q1CIc/ACI+nQ/Y0",
-	"gJvJGuXYn5vZCH/WkT7kGdqsQouypDk5PY+U4ij8h+S3F0cJ9L5K5vMFbCvn2WCv73XBNmYspeAPQxDQ",
-	"Z7Meptuii31BsL+0IQl8Iy2Dp4We2JRUvFXYf4YHQ0x7zKxlrrrJyOwviepzP6PHGtKL65bj2j8usBwz",
-	"L/rZjP+wz88fTC/nhVLxwS9wEJbp3M3bmqE21Ne0BjKTOCW3kbwxEaEH/jMx2FtoMzJd3l++y7Pluzxf",
-	"qMvySr9hOXsauQkCKGmwGmFpXHu6gg8WsgdKoxrCosTMF2WWgaFtjhATARcJKBAmPexDLmHmI0//hNwz",
-	"pQoNPU7kZxVBplQC014fdKsksIqxMgDUGJuw3nSV33UTpdsswDUnY8bK8bkbFnc5lURE/jMLm6fmNyRv",
-	"VJJZsbhIOAoI7zJqJhnn7V1owXB6z7hfTkhT2uElgHM4y7AAvmQPYk54L2dPKFp8A8wYZb1nOAieY0Ui",
-	"+fVuBsWhINeUh3KBw7B5k6MDWUndqdWFTmUoKBdUjafo3LlHcfCC9yhbCIRM+0+IGnFxtSDdkDwU3hTu",
-	"Cl4944OBdYucP9hMI8FdPJRcJ1RekoJz3o5Oc2hyImDNrwowbIHGFChIgT4UsH9Gax+juxxdjrc7i36n",
-	"QHAKPNLbMM0fK21BSG57ESqycFWG1wroMYuD3Sx3kqP1hQuUQW1l7Dbc/SXdxXSfDzT3IH/RKlMp34fe",
-	"ZFBlmWbIJzEOQ8mez3VAuAuSzQF0CrAieC479POpPKvZ5180i+Yaz57oBfVLsYGxYUxXbtr3s2iCa4gC",
-	"F4m52ZnBV02bid6EC/VA3MSsk4jVc9HhXXgzCejF0uzdbPz/WUg/vwh4by6+JG/UK/HR8atPSqjGIlRi",
-	"0U0IlXfBY2Q8B/kmx5QDjtRuZfY1j2VmI65pmOQ5UZgGd5bNQNkJQ6Qc/SJwzWI2WwIiwm0uGvWp1zcu",
-	"cVkRb7US8CoBrxLw/rwFvEoCW1wCq6SiSir6SUlF07iVWIYprY913TIIGsioRDiqewI59K3lFZJAScL8",
-	"OtozHtY0hcCxhMJYxuF6QAYdYutbmZGyRlzN61gzLjbftJmi8TjO5Y5WwPZmZuSi+ABcVHZaq0A7bLmT",
-	"BqAgoDSa9sj5TFFKpHq6sQDiuDNPMsBvMjbNlPw2i0/Ju2fdgW+53xDP7j/E8zsNcUcpqkiVc0fUJx4E",
-	"rGvOWtOOgErio4BeWV5k11hCuTCgHjsdOO4d6fvSK2d37fgAkvE0Mjtr+08ZffNKHBy/gsY56jq7jkkt",
-	"frrtzifES2/IPQTRhD7nC9b0MKMeWrGOmqsuYpzVoscGb2K/Zpy5jSpnxRjDzSNjDq9jjdtKnhsP3lIW",
-	"qMAXLCGxpxiE3HpYjPK1VGkaEhmnbceK9LgYoyeUoaHgPS0yPHHm+cpmmIekGNJG+uibLXcRvqKUqH3E",
-	"Oz8KC3DaY34Jptu4tJW5rBi5/1PeAQch4qMVHP2lH0IFPcaBppfDUOwFmh0ZPPv8NlQbpKwHdHSFC0TZ",
-	"KsJIXx+I1o4EL9PccR3fsClmCuV1Oosm8Hgay9jCf7wOxWDJv4dDse7/bh2KU1quGXM6BZau4isrvrLi",
-	"Kyu+suIrK77yR89XGpJWbrwMggsVK8iWBd2c7XM+PcjaQhdtH9/UeSbPxVHOY2u334GB8lHvc8xQz4Xc",
-	"lGHzLvD5SSrRaRE+A3JNgrRtJAokTAfqjLBgJvzBx/qgSm0l6QMphHKEomeq40N0BZOoE2XqiHJ02BQH",
-	"ECHYxR5BtJukxwR3poCCzFCcqBm8dFKadSvmYCh1grhnaCN8KaMCNlt7PudIfrzySXoVv6BkdB9ZJT3W",
-	"CU/ScS20mAyEFxfVi0abmSQhl4Esf8xmkPMFJq+x2IPN/f7JWOwI82cOR7hkYOS7yWVG5ZF1ai8z7z4G",
-	"/loKxwiC75W4J8JR0zHSbAxkFEhz0FC8i/F850XTQ/Htu+TEg0u0fGI86Bt7glHODuReEPARmXLycft9",
-	"n6qX1nodH1yot6pmsyvgYITHEvz9rqecPox2KuNy48tMnNoI/heY9UKLzueeOh74z4kyvgepOP6SdYaK",
-	"P6c4oKw3t92h4Brko4QsxUZeLkXCTKtzas2634c8oD4ev7omQlA/l2oqE+vpv23dnJ3VM39s3JTmVimk",
-	"R4QoeI8L/ygMShJBXlB5YfPwgyIRzi37sNSTCAfBsUcYFpQvs+Zjr098O5EsU/OSMx+PkeLoONR/tdHr",
-	"M+fDD9svX545bvzXuZbAXp/b3Aq6A+9202Gk0zewbf4p3bUk1rRV3MLkpRFtkx+FzYYtPZ2Rs8Tmh0ic",
-	"cDok4KwnkeILObtMdUu8o2uX6fX+eE6GlahqbDzvxSZ7J2Xarj7fKKGGIAgLAmHIcc0IJbCnnkg0wuB7",
-	"f5dA27mRred3oqs9xgXRKFRv8udZETDvQiUwk5q+zcRBwziPi0bIM5t+FuKAdinx9fflIRHP8TjO15vL",
-	"g2Z1vIybjOkLHabNqH8yhYa6zhTXovLZ5gvSL0UgUp1PJe4RjVSySW4FZj4fXCTshn1gdWMXggyJojZB",
-	"D7km7CLg2AcEmPp14WMajEvxnxwS4vU1Yu0xOpfkJMJp7DEX81Iy5QZDWZeXi11Td10BHBHxCeRhyO7k",
-	"EoxGnJkzCymBpcBGz6U4xItPu6B3vIsLx68vdGltPoq5TJ5tF+UkXSRrxh39t0yv+Si2r1lpH1GFAiwX",
-	"uZNlbKt1r85c1oSZzVDgKUxIKYM0DROVMWvlrFiBE5l6jXO8o5tjgqcjmlJubBZiLLAxU1BzfIFn3PtS",
-	"7F/Ac4UImhlMehlHXuRKixhgun9cQu3TYJljW6aKLssG7kCnTIrnTJh+OYQmG53duHJxGz7xbk2yRoqb",
-	"onXJLrk8g/KC0tycLGc/GuFu3jp+9LJeCWuVtikuleJnqliYM/hhrw+U2ASlejggmoNA+ka34wQ+rUZr",
-	"q9Zs1dabLtJ/N1v6r/Vmvdmq69/677Vma03/vQuiFDj9o5AFUTjCRg0GQ2OCTQCBXDUpg45CKSmG2iL7",
-	"rBdQ2UcDzpSZFVpZb6LJ7yZfT/4w+Wryj7df3P5HZD74nHjGgSCa06qL+NAQ/2CMutyAMOqMEUZDLiXt",
-	"BARqxiHehSli5qPPoQiTCcHRvIcv+HBI/Do6IgHWFAqNuPCli04ZfQO9pYvoIB5Pb5PUU4dXMKQa8dRS",
-	"JQxrHA4YHkTVo4ipH4pWyk7pdet8Vc9AhYIRiC/y/fpgUB+Px5BKJZ3tMO2RMEMUbTbKbsw7E+gfHLCn",
-	"y/4aiqPdHWp+iJArAEjBB8goBqapA1ZaG+1GAxxMCPONTmB1YSXBPRQBDyr7oxVsXz+RyBTtgaANgEPA",
-	"xxCuBlXsofSGSfkTFeSwHjwKYTZGppCOHW51Ka1CPrA1nc8X1z5v1HYuatNy+j6q48yPWLJe7p7kpew5",
-	"trPHlLoTTVezEsEXN2fOFsmnSN3TZOC531pAXC8LxEyk5IJl2USUmQYooB1wZbA/rxgfSU3bIEEeWnkv",
-	"pt6r1jMGzM0MB4i8UYRJypmm3C09l6eWM5mbn8lOrjQn5CxussxYH1uDF1eF5G22ZXVMrIWpiOONa0Hk",
-	"XaPboaE+kBX74j14DkMbQ71JLLJanlwznz67+E2TI06PFzlaKq9PDPfWpYEyAuES2VEDU+meGbOX+WrZ",
-	"SaRVn3OdLt6tiJZSL5WLaaaGQwoVGGrbFsaeZ3+NBFXEqgTid+ZH9EpzNfGrUKbGAK6rBkbupHm6RK5s",
-	"S8LAc5t5cYMR6fQ5v4p6lKGh4yQR3hJR7yeafbXZMjVwGrCxGHAXES1QxFk6n0hkthJJzXhAfkabMnB6",
-	"UsDiVRC2XHAmsV+04+UYvZC3UZPJB07bmPJQyuRinSd0vi0MNQtFvC3kxy0SpWKKVpuK1eRlZWPj5Yz0",
-	"XA275KIrMlRR8gJwo16Jivg93XQ31zeR18cCe/remyosJoUrZGo9SXvNZb989MEztL6+vqNx0unJMys8",
-	"NtZrjeZJY6e93mg3Gu819H9Xp5VvKZxm1vdukb1O57qdm842ke70pG3KYrtz6OD4Fdp+2miieIaLJ7SN",
-	"/U2WMNNnKwEu6BcTKR72oJpS8VBqTUSZVJgpFzU0ZbHpjqP0zCFTNDD1mELFB1hRz1ZmMmy1RciNjFNm",
-	"GXrG11jhMm4ABZRdRelhTSvYYcW1fB5gj/R5oCUZOjC37oHMkmRgE3sU3Sf1m7SXjZzJ9RWbH5Z4pVhf",
-	"lIULfixvGIyc8CItV3nOIRHqze11nNIcD3uz6oHYcY+vaBDIaPTpYm6eoQmwVDA+VeOy8k7j8XhcGwxq",
-	"vo/6/fZg0AZsm9+onMl946ZmTO72H5Sxw88yx+vpgNfognOJUR3kDg54Dwwp7LGnuLBvbeyR+6yP1cGS",
-	"jr+LQ3t5l4eA+IX9n0FaKOiXYxkwqtFT4yww0pYp3xP9TqTyUgZhRDpHyjuYtQszMiDERxYhmNStcjM4",
-	"vPilaXe49Opl0Hp6T2JUO+94iyAz93Rn4caZiDB73Qq4YJ5bmyaXP16fWyD29/Cz1f3frXRjZjxlhpJ4",
-	"oT5Uo44xvElcCpNqtGdKG0eXIlW0O0FytgeUOwZ1SGlk4TDsBNRLpAaJJBHX4CMkeNjrA8/Qw4qM8LiO",
-	"TM79IVZ9hAPJIZI1qUVGlTxjSmAaUNZDMsCyH3URRA45k8SNU55zYVLDu1GYYiTYnLHLt7aRG6VDd0Fy",
-	"ubncRZf2yaXuZkLAWDRmHe2b3P4eFmKMLnWfNnp9fqm5nTNmf9sCAG1bAaBtSwBcTisZgFY2Go3V+hnL",
-	"rgQ+QolEl+ny0pfWvSlSAoN/BYXEPE3NbzVb2yneHvHuGXu9V/sbo5WtX7Rr55Y7hPL+2CeoM04fwWq0",
-	"oUntTsw049gnTGmcQPzkLM9YPMdcNe9LN/0oLs19Cfroy1y57Uu0YnnVVRcaYLTR2jljl6kC+pf1M3Zs",
-	"g5LaqNVoJFLpRqOBKDOqJsqGodKPmlFx+bWovv1lDMKXusE6spVLn0hkcPoZAzlcA46pDIl8DgXScRDw",
-	"Ua5CxYrdr7Wj/b3nL/frA99FZ84v+xx07D4HcfjMWdWf2jbl1hlXZ0wQj9BrYDtAKNk9YxuNjbgIv+Ch",
-	"ibqlvu65aasdDCAvjomnNQ31FdEtdpDHWTegnl51c918idsqtGcMtMv6zSaEp4GIqJvs6h1GAitiFNC2",
-	"0ntmx1d30WajiayqGXbCJ8OAj4m/e8Y2G61418OhVILggQUa3W897pcqM6BfbMQvfOqb7TWQZjekfsbO",
-	"2F+gvQTiANCi25GcANTA0cC5d3gAFWg1qGppQ2m508avmBiX1NEjg9jgKybs7v+r1dARec692gHTKDKq",
-	"hRDhyJpPutRojm1tBFSr2SIJLHZJaEMdKVsZPZmFxX57hweO61wTIQ1ibNUbkOJrSBgeUqftrNcb9XVT",
-	"GbEP6HjturnWh8oRaxCqugYRFaSEzzX8g7GGpi6yDfOpGyx1WV7HoR0dxs9NJzf6DR4K8S9NS+IfLwj2",
-	"4x960fGPNN+AVkBZFAFM1GQ1bvySeoIf4U6Hquyzl599GHYsPGYLH8UKqQFnVHG9ZkhssOoiRQKi+afx",
-	"YbTzGo9cc+qR+MnKmaPBTd8X2gsF8aMCGoyj06MXeockUZCZMYYyzYTbCh7P9DGAG7/Bz3BMrUbDFtFS",
-	"1pqCh8PA7sHapzYrBHmDB0Nr0LSkO7vv6Te5okuNekP/r5XWjzmvPk7FWQCPndiEkk1Mj5oq8/U69XRa",
-	"ha3m9CJazVxZK9B11j/lHVmY07lbtpr15nJrMUAyb4u2Fx40DrCYMVyzlS9UpYec/4kCHM76Tma4LGgW",
-	"hs60LVsbsH3zmMJMLRpg3MpKHuVKyTiu5QYB4nOEftoXbY+1fPMb1ynhCxYfJemSG8lGai46im5+4zpp",
-	"1mpe90xb2LwNc/vLOsVYYu197Nt+DnRpzu9yyjTDxQX9nEAmko3WzvxOJ5y/xGxsvwWlczYXmd+BNcUB",
-	"a2t6rf8gcdpieCCLXDQB6Qh+RQSyfi2aNlHN2o1Y+nugr83eskx9pJKJFHqnb2GixF78Prpz7FWZWmZa",
-	"kLspZi3O3F29yHZKojG+YGDzMzmIOLOOTQmTIBUNAlukPQjQAA/raE+LYlG3UKRsRHFBU2C3Is7Ow0yj",
-	"s2siaHcc8dn1Co+U4xGwaA0GkJXX0TIOiezCERv5RCbnCh57DS2TQGFDzWljpqVGo8wCuU6fO6SOwD1N",
-	"7x3DSDog+mvGUlPsNaOuqUEWaOAuh9woRLLMj3Hn1Uzfnm75iyZwqQIPiIq4ibLFJk3WDnwyGHJFmDcG",
-	"fcG5Ub0Rqd7n/ng5VJPJy+DIITikthqtLSeXg8GZ/JfJbydfTb5Fk7+ffH375e0Xk+8mv80nHm87WzvN",
-	"p83W+sbm0y0nk0g+naw4k4Nmc3NTo5lsAnjHw8KXtYG8Sicz12xUkhHB8QTxqdJyve8iCIdv5LKMth2w",
-	"5Fzo21SSkrTtmKk62fwE6wvT/0zC/5usEtRi3DL2djYBSZX5ct4lUTRkananD7joUN8nzPTYnt/DTktT",
-	"FB7a2S1AfZ9ZKRw6NBeY2SEeBxz7J5y/wAIUlM5Gc3ORbZDhUNML4r8kPsWQP/d74BEWOLFPuDrQF3eg",
-	"hWLfdGstBBsRC5FwI7O7HFs5NaHYpuvG/K72U/F5Z7CxuSsIR8UAxszrC854KIOxlnBFQIlAVq5PY1zw",
-	"/yhFuAuh2grLVlg2j2CMdaXCsBWG/eli2PshWOOns/YW8Av1b2agWpM4bBqqjVHhlmusYUOs+oktzI7v",
-	"5O/1ovghmzbmfog6m+Wsud3YaGyuP200FkXUkb9zaynsFuddeyjsBr6YR7En4A8Zw20sdC0/4CHz74MS",
-	"Kwz3E8Fw5q5EGG5hnNZaS/kGT7f+eCmrE3gWmyJTcckp41qs/xxDlBBlRfvGCyrVXhxzKov4MB+FlR+b",
-	"SlNHBlGJOhrwTZqSGFFtWjT6WUggeMLiJOhj8kvfAW+6c1lim3pygZZWp3T+UNYd41vy+m20RL2Nm+7T",
-	"84yjo2OcZ5u15uZJY7vdSJxnHeM72HSTyI9ex2k7x4TRuGaPJj+hxuz/cPvl5KvbL27//eSbyddo8t3k",
-	"T5Ovb7+YfHX75eS72y9uf5PLSWA/26o1mifNZruV+qzeABOz0IwjCZoPY3lI4Mu445TpLiECgnctLPUi",
-	"YKyUht+v8WF5GlmRkYcnIxpJ529GRDjSUSTl9GNB3UNyS79X/UMBaz4MGrwDsrLJLCohvhLiK9w0V4hn",
-	"aQS1FH6KRPdFpPZZSCpGIs1Syf0HIbRnsZu7fX4HvJTky6kE8EoAr7DTIgJ4BjuhlViMNTV0TeEbk11t",
-	"dT7uGtLaFRmn5fISmRoc5OfK0yZRh41smScz27TSP2GRuSghl4SXwk4NqSAyaretJWndrlEiSW+YcJVT",
-	"mR+3pSXv5ma6vd1oTwxq5A045kC8UZe+0U+9q4v1TrPbwDtevV4HanLNr8ywLAwCfTB8SBJ9ThTpnYoB",
-	"P3fj/OLNxxS5Afzmi9tXBkYrMbsSsyticQLFboIAimLYyALpIkZGRCqb+WwFSvtopD3AY5PKLKqeru/1",
-	"6q4NMDXExRNQjDimJ4ZylNCSEhk9e2U/sEXNzPySabRNBqskp5NJFkpVHxk8k02fxrAQkD5N8SjQRbfN",
-	"1gMRtNdXxjeQMJ+yHsIKxSi3jjRhS0bqjKORrOufniIMt3d4UIPgjCT+a2WjsV7iZW81ECao7PvUPswh",
-	"LH8zhUYsgPeXRN1LKx+Wp7qPRGyvyDhHLFv+FtnoPm10mrjlrfsbZLP7tLHV3G7trOONzqb31N8i292d",
-	"Bm52Mu+dLOU2JPYdk+gHpMZWARQJWkWyfALpgEYa7dhSbdZ9Nirbs2Jwi+zzkWZoMQUTUop4x1dBk8Bh",
-	"gMdkLtUr65IhvRUbUKnrKoH4p8LjvMRXJB04uWKQCWdeVvKdyqkYhDpPW3cEraYR9JgYbbwDTV2lDYu1",
-	"YdWFevgLZSDdVNnrplj0JxBzKxNO3dVcOmfkidyNRAbTJqpcvDH7AoK3Bza5pRe16T3LpaP+XnlryI5y",
-	"jQOr/G64zY2NxrnrUGnze8eZs4Sm23beSSIXm07GhlxP/tftF5Nv0ORPk+8mf7r9ze2Xkz9MvnEWZsny",
-	"O1MZ+yruoUJ2C3vsppERii52wfaXbpXDZNO92l5FunkQyTRStYmuU+oPk8ua7CaKfUkg032mKzi+9THz",
-	"A+KXe75pLCCXRor2cn8g+GARbbltfsKhcS4bL8E+or5EK3EQH7ULPvDl63OgDVBXfzVtIHi9dV5uItDj",
-	"QceFrQQHz/VGLGYgsNMqWYdxPxz1ebTfyTFk5r15Psu08UjzPraVr6XzI7GCgPf2YWn8zBSlTbPRbmQs",
-	"GaaGuHXatBnVHNfpUkZl/4BRRbHiwmnbjzmu08fS1AyQEamlvtNeb2oCfZjkXItotIE0cJO34ApmjEz6",
-	"cPMkrjve1JghuNKo5XlobuKxyf3jtLfXrQmk8GZnM9HHbLrOCFNVOkKz9Yj2FI0o5ltTInivzCmVOaVi",
-	"FsBr0VDilZguIS5y5C0ifKs5xiHPMPhEYRqsvdU/DqzyoTwpUmKBSLELjAOTYDNOSS1voYBeaWbGZgvT",
-	"MlyRTfg5UbaI1jQlxnq5v5GZ5+NqMu6g9K9oy91oy4ORkdn6f1tgq6IgPzpNfKWM+yEo47BvpdPp1ATi",
-	"ReeLn2AenCl+Zl0DyiVMqAf0biXMZaS4n5jkhP1nNn2BPgBj8DVU7SVk0TSZay+uW9OpXcH8na9a1XTa",
-	"zuS/Tb67/fXkD5PfTr6CHPJvzH078J+JwZ7mQWrNRqPp5N68H80p8/RZ6dPn0VNqCCEdwjzX6416s7le",
-	"34LM1MdxVaI06TyZnV7BDBs/srxA7umpJMLkLs+Y3aeFEmux64Wl2qYD3JpnU1I3WIodpYh4L8uHDAPM",
-	"NMXR1PI5VsRk+DLDDgW5pjyU2Y8N4/zljVy6B2v0z6d5iB6HwoMEyaKHGfWc6NEzPhgACDpvzyC/xJnT",
-	"Pktnl4ACc5A9Fd6YVBNnzo2T40mKsXflQBYq71Wca+LxxFi9a/PF2MDirIoJqcTYiqcAMTa6ElPCtWcn",
-	"VSty+SZTcxd5cdafOtLPbTpkqKlkldnYVIP8lHfQCJt01UNF/F1T7DFUHh8QI0Zj3zgN9Qig4o94pw4p",
-	"4gYEM5kZBDIv24HQiiQMSoqDQ1HK8UjiAUEpA2DtYzKe6rsXJ4n7fpMX3YtWl9POOZTvHnTuUchPhpIs",
-	"n7WoygxXWUErinCfzHAxYv2Ud1YXIhkziMWRvYhtFCEnFwE2cSMtKrhpx0jIVojQf4E3Clbm3Wod7UWm",
-	"Ui29mg9HMq6mNDQuKAwEYHrxeLQCNSRmOXK/MD61FR2o6EDlCVPRgD+z3HVzcH5kxzJGjpl2LBj74exY",
-	"d0LLVtHycMq6Skf3PenoHk0j91PSvT2Ymm22mc/kg4tqm2WVmsDRJQpVF4361Osnzm2Q5E32+UiuVkq6",
-	"ylJY0e97WAoDQxJn0etPeWft7ae8M5NWx1ZDE37b51bC8mO9m6bdoKOjatdGAkAxvicyTcqn0u2PeGde",
-	"Lgn7pQM/pVYElZz9gCnyGRFkZ7PTINvdDa/W6q7j2obXJLUd/2mrtt5tdJveNt7pbBGn1LMFPjLTsSWu",
-	"/h2GEMyTq9L6cMyEmcrCi0k5lkTJbx1fU7yHw/sf8c5s1P8pnGSFtiu0XaHtpdF2XCIHs4zizTBUntVV",
-	"oRXNpjOp/4yCsjhTAntqnkYunUf8IBfimBPPIAUh6vKkQqhmpJ/IRHe271P1kvvEFDYVHaps/UpQwUG6",
-	"IRSxrIa/S3Rru5FsOV/+KxKNJMX5/eS9O6rf5ggi5dJEOjFPM84tsG549ETIaDbSbP5dUpdXedOqvGkV",
-	"nl0qcfmC+dJyCJWlasLOzpb2cpypOz+P022iK0KGEoUMOOr0d2QhmZrTdKbEHDGb+yNBIISFA70QjXJ0",
-	"N40aHNcBvU2qsn3Mx/6kkqpB2vGW61CphaOUtuqaBHrRliVOI2MnFD3j4a23MkmyosB9yZn858lXkz9M",
-	"vpr8Hv3L/5n819svJl9Pfjf55vbLybe3v5l8jfS72y9uv7z9DfrXL/4OpTV2//JHNPmnye9u//b2S6R/",
-	"3/66nqq3PPnvmpTc/mbyf9Hk99E3HjOFeRo85ztQsRwwV8z+n1UJ1T+rZGmU9aK8YRmwzzpHW7ciQNea",
-	"eyMpqpG9LeXUI6mEUZ7uAO7n+PvPcWAioDOlOZwEhfo2z0EGhSYPI6z595M/arb59m9vv9CYDU1+i4Ah",
-	"zmDAXCPnTqjshJsteyiO+FjvUmXprVjhnxCiM6glVu7KSPsAbEQh5cEiyGwo6PVst589hgxnlcGpiA8J",
-	"k6gT54PLpm2ENAxd7BFEu4kumgJHTMtMwmZlp6YS4veHMxdjML8fljIVHnhHBAvbW+HXCr9W+HUmfuXM",
-	"IKxlcWnYCag3lzPcK4vg/h5w3AgLZqKlZ3KA/4BarXajgSa/m3yHWuvw5+8nv518N/l28ofJN2jyLaC9",
-	"725/ffvl7b+b/Ekjvwwy+5+Tryb/OPkO8ODkW81D/nHyzeTbyTfL5MhKI7IKhVUorEJhs1EYDgLDIi6J",
-	"w7RUPC+h5kssrtL38ajUtpOUwGlVmTUTDFBZbn8IiWfFVT5L5jTdkdETrWw0NqLs9om3zOqSl0sqQfBg",
-	"uufOGaiux2cOwgrS4Lp6egymepb5wpmDyLWWyYZEZOWyFYzSd/MXlIzQMAglCGx7oeIDrKhe8NhF+s7B",
-	"qqyAxxmRqy5YiD3j+Yi0tCYRlqhPsFAdgpWsoz2FBlwqdHxytL/38vjicP/o4uP9XyGzPgmTipP66skP",
-	"uCA2tWhrx6jfjogS49peVxHRRpsl4RvHMFjRGjPHIqHZljXYm5qZTob7ceBNG5l9Zj5WuI3enlnJ6kyL",
-	"VmfsjNlWmR1PGlPdsNlyzwyPA56fpSIbeIfqCZkmibiYl/2gYcSFQWNzIsa9VPNr8NBKpfDUWEbOItPI",
-	"mbV6nFmzx1liaoGuU40tMFgBNs4sV6U3I2OVyludCpaHfQBLu/WVuaEyN/wUo7CvSd7QWyQkaEUScU1E",
-	"DezUgFEWIRjguLNMMJ40qzzRqMhFyvxjvFKMrw9inNWI5ndQJmuV3EWXHvfJpcbMA+wT1BV8gC5hiEs0",
-	"AsozoEoRv45O2RXjI4YGZNAhQpoa3j3GBfF3UYxqXBQ7urvR0/fHMA374v1xVJqlQ5Akqo72TIhgVLkG",
-	"1o/6WEapqHemRfZB8pjvvz4sWC1MGcXmuWuenZoUojbJqJfL72xjAvTjD3lAfTx+dU2EoL6pBbLerDdb",
-	"dY2wHTdV5MSxIx17feKHkMH0tdPYMfby5rb+99y995Mt+0T/X3+wGKKRhjct3v/d5OvJP0++q93+Gurc",
-	"/nbyze2vnVyCtGhzYkfXRL8aqwmW0p+CPwRmskvEJyFAJJx9rj4vDkhSl/d/3H45+d3k68kf0eRP4P71",
-	"u8lXk3/SGIHBCBBpsrGzGUWa3CxeJgcgsYpVrNQTFe1cvEQvt+g7oocm4jtPCKMIRRsYNitE0Q75gEGK",
-	"d6MwNqnZQ4YpTqMzpUHxsbdUwffXaTt+qBn3ms1KV0KsMLUVEF5g1guNq5IIdduB/5wok2wzroMQfSlU",
-	"/DnFmvfJlUjQbw4F18geUpdGPe5DExvNeqOpf2xHNNEk9DwCqmgzfV5QeeFxxoinSFRU69gjDAvKU8Ge",
-	"75ygwuROrSFvvZTCLhxpGjFYZusycaevz60TnesYNk3Dgb6Sn0NQZTr6E+goF4P8oQ7jZKgadvJvPwtx",
-	"QLuU+JBV8JCI53hs5TobVLkgn9DnIwBjzhT2lDzh4MweKwRL2Yjk4anEPaJPEHSKAjOfDy4SI4YcEuL1",
-	"NXj0GC2D3B8XRzIlkLR10mzlCuDF7PaDuR0CWpsdThSh9ErorwKKKt7ojnGgi3JGUXRQhjMqVxbsXxMx",
-	"RiNbq9/4zIMzji3GuptTDLhG+JeEKRcNQgmuP1pgBy0CpO+5B6u1i/DyIr8JAngIhuyusv5UFmcGJdxs",
-	"3JWcoMk3aPLd5B8nf5x8BZb1/+Ash6l/aU+7ijB6tAijSor9cw9JivDgokFJeUweSiKmS7QnUeLLGBUi",
-	"LCHlhpYfZHmSb3i1F1AsZ5jkcz7hZRFJxqc08mJfsLZwqs9NsTBTc62BuACr45oJY1okNIrKPVOR4Scf",
-	"HJXe8vwRafKzB2QVctvga6ywFhD6Sg1le21NyzHUq9vh6x4frJk2cm0YYI/0eeATUR+Cv1dRwGzWmpsn",
-	"je2cEKGZ5yA7lX/jkwGv6wfmdz3gHg6ithlbbY5MFhsclrjWUlP9IvYfjrQQNlcQaCJiiLAjB7bN8RUN",
-	"AmlavjZNex0NDQGWCrpQNc5J1ai51d7YbDdbtsA3pAvKtwFh3myJbvOJDSn+h8k/T765/WLy7eQ7KwHG",
-	"6ZCe9bEqyZ1Uvj9WFC1vlWxSNrHSf5p8O/kWPgp5kiL1Tiz5jkjnSHkH2VN4xKg0jXfmR6NFLkmVhFil",
-	"867YCEjnbQI5IFfqENt011GGiCdSMwDDwEhZumnGhGxuU5abiBTmxqNlhr7caCKNs0+C3+104gxBEWMz",
-	"kCS4JlBCOHaASooFl2rPy4M5YgK4WeoVaEMcfmCVqirKXFHmR6bMD0aEZ6tobVhDRX8rDW1FsO+aqS8X",
-	"G1RGhrVQd0faKwnJk90Zon4l5VdSfsVLVLxEJeVXXEYl5f+wpfwynkE3JV5oLr8mD0P6MdF/nutrbFzI",
-	"DV0PRWBJQXttrdnaqjfqjXqzvd3YbgCdskMX0gGDzaGd8U/3bNZ7aauudEjAWQ8pXk8osrVVFAk8mDnt",
-	"eMDHSKQ4DB37fEfxS5oRwDJKURFVonGjZBHXLWCB9J8Ei4ASga6bCFxmUhMxmdyK83gG5bzBcV1xu5CV",
-	"WGmxWs+Wvy4b4TTKoQHKlwCrLheDKWOYAyuOAYTcJOIwSTih0M2Ii6ukjE1qGGhUg0wds0cD2niNA304",
-	"akQIMyogbHzmZG51teh5yZgZQmMMVIobgDSxXgR7/Sj2jY8YoqzD38CbgF4TG8uT+mA2cqH4wZPYK8AO",
-	"aGPBQHuEpqdDTW/TkNZ0j5LR47Sr6UN7IlFyMVPj9AkOVN+5Ob/5fwEAAP//",
+	"7L1rbyNJlij2V8J51yhqOimRlFSSKCxgdUk9rZl6QVLN7G5JVgUzg2S0khHsjEixOIUCetpfDIwB+wIX",
+	"sGHYvl5/8Bd/6R1M323P3O4B7i+g/sL+kos4J/LFTL70qOruycGgSyQjIyNOnDjvxzvHk4OhFExo5bTf",
+	"OX1GfRbCn8c+GwylZkLXT9gwoGPmm699pryQDzWXwmk7544OI3bukFGfCaL7XBGuiO4zorQMmU+oUCMW",
+	"EtklVBBGw4CzkITsy4gpTUZc93EwHTCSvNAb13/NxoQKn3SkPya10L7fJULqPhc9MqKK+FIwQnuUi7V9",
+	"QjuKCU2kIJR0eai0ffO64zrsLR0MA+a0YbGO6yivzwbU7IaJaOC0X+MPF66jx0MzTumQi57z/r3rnFDN",
+	"nvIB13X4bxEEZ31GDl4ekys2fqSIlldMkE7kXTFNaicHZ0eXT4+fHZ9dfvrq5PQs3rlaWyendr3smoXj",
+	"PJxopPtMaO5RzXwihyyk5mVECo8BvK7Y2MD5moW8y5lPakoa0OD2txpNA6gQP203NokMzdetPdLj12Z1",
+	"rCtDMxHVay6AWZhFxGfISI9qNqJjEpgdKyIkCalmue2cvDz9+8ZaDrpbjUYWtAMu+MBAt5mAlQvNeiyc",
+	"gusJG1AuDLwLsP1tXwYsARoJWFcTLmIQPFIxoGlXsxDRzyBFDXABsGvq+PIr3tzbK11xY+GKFSvBhFPm",
+	"SeErEgnNg+IiuSLdKAgQZZdeY3OVFTIdjusHBhizYKnsGmtUk4BRpUlzjWhJRpTrGDEUE765ZLDQ6cWY",
+	"w+ChoQXmzqxw4P9QP8FzrB+XEJIX+YvQBvB5AWdCP1JEjgTJPo+oygGmTbP8ZmuXeH0aUk+zUJlr9Pqg",
+	"/k+0/rtGfW/9sl2/cAkLFAPsGFCfkc44h+k1Sl69Oj5cWydHsIpA9kjABTMzmXExxRJ0wBThOk9WGv5W",
+	"Z5dut+q73R1W36I7nfoe3dqsb3da3SZ77O35zYYzD3RDqjULDRz++6l1v2u6zdbu+79zirTpvesMaUgH",
+	"TFuK/SRkhmB8FspBEcBK01DH2/HMSENRhizk0nfJ8ekLsvu40TSA8M1dB5Jh/qprPmBrue22Gq2demOz",
+	"3mieNRpt+P8njc12w+yRm3d9GbFw7LiOgZbTdjxc14F+3bjIUd8itbVbOJPFDTDhL1y+S7jwgkjxa5bs",
+	"hAZw6IwKZEwjuAc+HZdvarO5cBfNRbvIcLJfs3FxK8/oFVPpTgz/6zKDxqG5wO2UJV5l2aChFVyQ1hbp",
+	"E+SIOU7bajRiLlIDslLCwNvEYN7afv4NMJoa1spCeJVrjn/U5wFyG+Sn8RVQmgcBCSOhXHP9DL/ZWyef",
+	"UR4wPyXVNGTAkXBx+euy4+2xx4939uo7W63t+lbDZ/W9ra1OnTV2ul6zu9egbCc+BBRI0lOYEhJyBzGg",
+	"b58y0dN9p93a3nYNQYo/N8tY+1NGfaRFydp27GuHVPfTlwY4cN4N/ruQdZ228+82UnlqA39VGy+l4ppf",
+	"s2Oh8b2xIJG8drtRjnPAgHN79FmXRoHGRwb0raW4hvUuoL8vul3LtZLXznirxJGlr82+p5wJvQh9Fk6B",
+	"tVkKVmlH3hdc7ZtV8cLBmwgHvhcoSajnsaE298GuQb1uXPz9v331/7rJF/jJk4MBrStmCK1mfo5kvG5e",
+	"zIBfPGeeTszbyvHhU65wF6ea6kiVbkPBT2Yf+XW4rRkrUfFcU0vhmg2UvTJ4lq3m1s7W7ubjrZ35iJR8",
+	"Q8OQjpELhUwNpVAMZvyU+r9Epmo+eVIYAmT+pMNhYCRaLsXGF8rsJ4Mg7xyfauq0X1+4zoApRXvxvSOK",
+	"hdfcM6z62pAUck0DHusVZlOR5zGlnHaXBoq9XxbgR2EowyNxzQI5ZLiNolgfv7oTyiskhZ4UgnkojId2",
+	"EcwnSg4YKiZGqDZk0dC+z8/OXhrKl1GqSrSJslXaJzamh8+Wm5ebJX2kXJ5ddhYzvESkm/d4bizA+1Pq",
+	"269ugynvHGaOEKCq+PBI+EPJhYZ74wwiI6tJI9ESNhhqcyU018B9uCIJuTHLSNEtP02bFGbZJzBJm2Tn",
+	"eDgUPBaI61wMI90mFMUAGZJE7COdkNErkNVJGAWM1Axw1hEyVlhl1OuTLmeBb5Q9nCOLpZT86vTFcyI7",
+	"XzBPuyj4ARkhyCpxsEeFhcSQhor5Voyqvdl/A7NSn7z5b98Qpjw6ZC6RRp9suo1GI12sWqsuw8zL8ESK",
+	"bsA9fXeiOSUhtQkNQkb9MYng2EDWIz7vdlloNFArsT0wJZ227Yyoyq4nI3saBORazRQ69xFDr2kQoQkD",
+	"r2mHkUjwLyMG9id6xQSpUYHc/JEinvSZCxfCXCeSuSUVUs5BSlR5bkeeue+0d3L0NYtjRs57v7x0dMKU",
+	"ET9nYBfPa4bMt9Qsf7IzDJrzQFL2SLlN8G8WR44MY7THc2fadWsMmY0fh1KwfbjwhjKAHFzd9tKT/EyG",
+	"He77TNz9HM1VpGGHa2u4pnCmpBfKaEgGdAyCh0eDgLx8cXpGNq5bG0CpN/D+bjwwN0KzbG5RMiTKk0Om",
+	"iI+mdBoEcgQ0JbW/16y5cOPk6ODw2dH6wHfJufPbvoQ9+ZKM+lSfO2tWirLqg7VfgnwWsm6kwIII7In2",
+	"0L4Jig7zuXaJouOKJc1GUqtbnvEBk9E9UBy0DMSKns99PHy0o3FBNB+wD6RlgkNAyPjl1tz36uXp2cnR",
+	"wbPLs+NnRy9enZHaCIR3DYvlikTiSsiR2Efj4XyfWoVZszHrWGgWChrAmd0dsbidjoCY+YAodCBIJNjb",
+	"IfOM4ANmOrTvejRSIA4HsteLRe2sM4P7rvX8qb4ciQo3ZuLGr2TnwJoMbycMfyE75r3OdqfBdrtbXr3V",
+	"3aT1La/J6nv+41Z9s9voNr1dutfZYc79CM2ZNc+Xnr+QHdDHYqMoqRkkAZtXSPrUMKu1/dTnYs0GvYiG",
+	"VGgGFpBKyn5gBHwu9WcyEv59Mby9vT3iS4ZHyd7yBzUAPJdERV4/a2KSwtpTaRCwMBEJFWNGLrJWVfaW",
+	"ejoYExrwK1axrrnYcWzOfMDELSlUHkdAMo/FEnvffTYM5PhB7Z1ZYQgsO4gJakoKn1oQqXGtyKuTp/EP",
+	"nhRd3otC5lc4MxtnXtJxIKl/JuVTGvbY3ZGmI/1xOzHGUU0GUmnSbGztbu88Jp2xZuqBcQfMh1yh8fnT",
+	"F4f/GIde/ePZ0SmpdcbkCe6wjm7hjJs7ZBRDXojXj8QVQ5d7hT+z8cd+vjdFDNHH3N+QeYxfo6HWqF/7",
+	"EJCUid2Ac6YawuE+BEoZ4Si3MKuaaUuvwMJsMAiWKyONElTGV8gV8QKpKoo0D6NOLfL86EyIBhGE1Lxr",
+	"l7KEtDzL3lhJxw+DOSA0vBL0mvKAdgJ2z7EHYGZJJ/8wIlDNyslcE8GYrzAuLFIZexUEAI/RSQtmTZdk",
+	"sFHHruEvZGct48ENGfX6zCdCjvYLEdVuSm1jO0ESB1oRrlL0O5PyGRVj+7W6B/O5lGRAxTgJp8Ojh2gw",
+	"g4utRoMMAQ08KXz400agPyBqvriGEOvYel6ICP/FmpsJ2iXU90OmFFFD88mI6GBRp8KDoNqtRjMR72sH",
+	"r84+v/zs4Pjpq5Ojy1+4aYB6EukeSGmEMqqNiJAGTBN7KGaoWEs0y4F5OuDXjCgdMjow2oQgaEc9vXx5",
+	"dHL566N/JLVMuHSbbP+8WfNUaPjcpzND73w3Xgka6b4M+e/uQzH9h/rBkGNUgzV7myMP2TVgx8Pif/Ju",
+	"MuBKcdFz4zW4yQpkSNjbIQ+Z78ZxDECvuaCe5tdsCsXuCloVDYcy1Mx/xnxOzyAw764gjlUkM1tGnZua",
+	"iNS8Pg0V0yTS3fquS3iXUAEh1R9Cw0NbkaEyiryZXtsbG/8cq6Bv7FL/Hpb6phLBZ6FUclYAlwM4xl+G",
+	"MhqW5X2dO3gQ6D913CSVCum/44IVqe4xoSFOM/Oprpjg4BPJ+Igd1xlIn4VU4y/+gJvvSpKy3OzSnkOg",
+	"67sHeXvpq3tM6AQo1Pe5eZwGL0M5ZKHmLEZ81xlmvnrngKvXRvUm4beLomvdNOtg0f0xirjSdDA0T3F/",
+	"pdhpjBdWK+6o1ynJfnCdMCpPikhjvF+bMa55PoWwDdh57zrR0F95x1PTc9+Jt+SmgM8CM/uaskWkx4wx",
+	"UACaIHjRddqv568qffK3IdegLrx3302BLgH3ckCZ2l5hZ8UnLnJ7eEl7K+zg1BLw4rJjb9Zy88Bbi5ME",
+	"HAN+k0uwHDRLQs9Ldv1+ASSSM2m/W+Z+rhIJn7lEd7onxbMvYueQ27yiudd1yk+M2URoTTfqgurLEUai",
+	"oBMYzVleyLRLpAjGIL4MQ9blb4Fn5nd1O8KE0pHCp7oyHFDttJ0kz8xc2yiwGjymghTgtjJtuypLwUp0",
+	"C61Y0G3bDaNNL83FNRCIHZ9OyVoCqvQrFUPhdvsRloMVfkDQl+MOypt3eS1GOy19EU89EMuKSG/k22N/",
+	"1VSdArW2m7XgSJaXxZjkXXlCnjmDLGAuZt6blKLnMTqHm3lssYjRjXQUsn1igAshXph0jtfHPu64d8SD",
+	"TBYbpHXNObn8IoUULLURPbLZxiHv9bVZ1WrHPKBvj/GB7CLueOpzD8RPg0g/LJ+y1NRMk0VLQzYulmcx",
+	"MMmPm9GuDA4h9bSQAlB5D1u+LTd+QoNgRVETpfqXfSlYEe+P1puPt4jPe4ZaG81PRpp8sk8GVBmdvGsu",
+	"qmHukBYO4Q+KjPpSMeCATxn1jc5LPa3OJEgK4EPsdklt5xf2f493jGabzdJu1Pd+cfHJ35UxhdtxRp+H",
+	"6CzKajNceHJgpnUdGemeNH+WaSVdLrjqHwuuOWgwmSlg64ZkxoqRGivNBo5rCNLFEnSpT9UJ82ToZzWW",
+	"jpQBo+JW/JirlyHzORhEyqcMksTcotAl0/TS4o+5DK4ZQ2xK5Az1iwZX5lgOI9QLbUmHRbUXXEdLTYOV",
+	"n0rJaFE6AcPRqC9Jnwo/YH4SL+OUzTSiXN9i4WWsOA/EInJlcdVNc6MT5pym9SawngGf2cuefRJT+OPm",
+	"aEMOW7M3sUwaMHToQGs2GE5renniA5Gc1zQoYbkDLiLNFOkwPWJMEIrT5dhtkmK73dp+vChPeyHj5eow",
+	"TsXOZGVbolm8SSFTTNtNqiNhLrpf9mR+WyEbMqqT3aSFYWLbvrpSSFcxiL9DvSun7PU257KYmj/fPICP",
+	"uRnIzzq/n65mC1zwjlz0/iWmxSuesZp4OGavr8jeE+ivIBFIoaKBNeEWieeXEYsY6UedRwr/zl3JB15a",
+	"FIZM6MtkiZeejNAeP58bCMb8gK363NTdmfX2mdOXXS0A2eVMzTQx8c8BvTU0JG9L3NglhGJqC5m3p+9y",
+	"8SjKVjtNI9lb5kVmRYZ/lFRRsCWQzPKGoewwoqU09KsEyiIadPBwQkaVFC/7IVVssYEzv4SyRScel0Il",
+	"pF8jvY2GtmbRyCZrj0IJkuBqx5FcZCjWkglhWHAIKdzjlc45gUMQvo8P4aaIsSVFWUY3Q8xMsT9XBOn8",
+	"XP3CiNgXn5i/SqTsi2mWRQWxc5HzqNHYZKQRZ2FhFru15lg1oWbW0yYCkgOlINTA26jrLvECRgFd12Bn",
+	"wjvw/QdRTlfwHZgVLCFNokm7iAdDIxypJBHc8CmrGEFkrZHXXFsbznwh2IggukPxITBsjB13FSqEK06X",
+	"dLGEXfMCwf2kz7yrjwpuXz6XOtZSi0JNRgNZiNUI+lk6K7gpP3EWiUNDK9umgnW6wlUAu7rd6+SzJ2Rz",
+	"c3PPJSUWsDZgUE9K/9Y2rwwop2xZOQtb29aGw9yFmtK02wWL7ZrjrkZl7FWYeUW4Qfkxwd0QComZjxSB",
+	"X23IX06SKOwoJ76jsB9/LjIqvGRl8vECyJUhSLmQfCi8QxawsnNfGvjm4OEA6ngATOiQM3VfB3EvwLwF",
+	"RD4uTfdxDStKd/FTK1z7I6HD8aoMJzHO5DEDBmMZ0oRqgKg3pEoBwS+Sy5+Oo2juhcjRIMd9KNKfJQoL",
+	"d3hfrvIig7GLyLtfaGJyWdqPfii8n66KnlyeO6jpUB7j0C49jwivL9pTmU0h01EoVByTuySjKbES5YOp",
+	"VvMTYwHULuUBcPo0kp3I0AWWD1WpcMV2mHLJO1t06h2UmoJqB+/fF93G8SlKwZY4xRR65ihXIGBpbbDy",
+	"h0oAOkXpYBdGByVaYjR0FEAsNpTcUsjvslM2F4Vt2DWVB2vMVAdz2l/sqv+lxLRyotlbDawao22Zsox4",
+	"dt3LnLponQQAwov7VQmP3momsgXepi4io4ohrU2oexRxv9TLbsZmDNqJ8bLZakyfW98cGxSCDgy8uqEc",
+	"ECFHTqZY5uaUFbaxmJhPASJe/Lx9f0TRAk3yM+wB5kdl62kBsGpQ2i6tLQ6bi8NY15Z1HE+x0mmCBJMe",
+	"ZXn60pLA8pgy45QKb3cTCC0rRn3OaKD7J2woQ70iObWXBsqShREDjdpeHwJRlGDsQdkiZ6uJhvto/4ln",
+	"QOEr/3wmK6WNhg/vio0VmkDOnfWEfF+xMfNJJ/sOxqHo2oiOZ5PpWdRzrp14yhb8fr71ax59uk+CZEus",
+	"Lsv8FyB0UpLs41xxfteIm2Uxv1hF4uNs2BbQWJUG4GPLbvYpo/7KUXWQKGat3Ua8TOLqireK+k/oYEh5",
+	"T8w1H02HEjxjui/9nFN/yC+vW0Ykhz8uqRoLL/7YTP6w31/cW5CCFyktB7+hQVRmQ8Ff6yg6cd8ITlCm",
+	"0Sm5jTkbW5FLocEF2jkAYH1ZF1LXwdsIQK6h9dKMAJuEDLP62VqbXLGhjsvbAP2H9VDicxqAAlfUVNlb",
+	"LNlz7D8JBwdLHVDukU9Xf+TJ6o8cLvXI6lEZw/KTiPO4YtkBEgUh7M3IVkvp4QplNxqWxGHGpT9halvE",
+	"EU809iBBHStrgBM+8cxHKA5aeoZmnjgRJr4tSoeU9/oQ/MICG7lQdikMF2GiNzsm47pJsmOWsQIk45Po",
+	"pYUASx55pVgYJzgsHT+4eCB7q9PS9+USItbfwDgAlTRWWWrDcHpPpF/O3DM2lhWQcwlTyn3Ee30yFfBV",
+	"DMkNqBBc9AzhOqSaxQ7G2xmohiG75jJSSxyGbWwTH0gtc6fWljNGhVyGXI9nBEVJj9Pgqezx5QxPOP45",
+	"0yMZXi3Jy5SMQm+GxAc/PZGDgc1bWzzZ3Ciu29jFXCfSXtojYUWNMMk4yVjT8rsCClvgMQUOUuAPBeqf",
+	"C6tKyN2UrJCAO09+Z2BwBj2yYJhl6MsaCtPbXsSKPF6V0bUCeczTYDcvMU3JH1khonCZcmSuTB0AOrBi",
+	"bo955jMj3ajftMqMi3fhPTmyWebG91lCz0gK/4XR4rchuEVFOkayoqU4XffFTJka4fybZtEM5NnTveR+",
+	"KWXAgLPZkSj293n8wUUGIcM0NtiZI2PNWokBwqW+J8lirtU5jqWID+/Sm8tML1cW9ebzgi8j/rvLQPYW",
+	"0k72Vr8If3X64nkJB1mGYywLhEh7lzIhzItNc/aYppAjA60cXKcpznwiNouSHDJNeXBr3REiU2CKTFZW",
+	"jK55ymb79cW0zSWjPvf6mL+UV0HXKgW0UkArBbRSQH9sCmilIS6vIVZaW6W1/Wy1tlnSVKJjlTZbvm4h",
+	"sQY2rwiNm2hCQzYbxgsVhRUT/jo5wHRdniHmVEGXZczeHbBBh9lmyThTPiLYyGI2JpjiO23bITpOGoOR",
+	"GjjicUUuSQ7DJWUntwZ8xPbObKRxuIYPqcVCW0ble7y1BBG5tcw0oG9zAQ4Z/TI9r6LMsmIsY5kMc7cp",
+	"ntx9isNbTXFLLa/IoaeOqM88qH5mJH/DRwJupMmAX1m5ZB89yTJEVE8i2B33lrx+5Z2L2z54D5r7LJY7",
+	"D/yvBH/7Ijw+fQGDpzjt/KaY9eTbXXcxU14ZIHdQlFNePd39tEcF90jNBs6suURIUY+/RrpJ/TpmBqOp",
+	"qYbBBPgVhhOsU0PbSr7HdNBScaggI6xgUcgIC1P7EQnJN1ovDmQq6QFGNevJcEwecUGGoewZ9eGRsyjx",
+	"MidIpJ11t7JH32wtFStUytR+JTs/CQ96Nv16BQE8DVudjl9Du8QXsgPRgswnNRr/Zb6EduxCAk8vx6Ek",
+	"pTA/M6SJ+W1oXc9FD/hoTYaEizVCibk+oGbHShgOB/kDRBZcQokaVhpCkCxjlViCn27oK0RC3CHs1Tz/",
+	"YbNTM1a4OWt6BSJdJVdWcmUlV1ZyZSVXVnLlT16uRJZW7lwNgkudGMtWRd0p3+xifpD31S47Prmpi1yy",
+	"y5Och7Z0fwAH6oPe50SgXoi5GcfrLfFTsZk5IOgJK7uJo75En5kitRDK+WT7F8Iva/ngh8dbC/NeVkoj",
+	"kSNMIElTJmjIIGHijqkkrhPEZaanHFG2XDX4FKH6P7w3+7rm4vJB9xDukZqJcaVuelAXs8/44+a7TCWX",
+	"3M7bksk0KUmIhjyNXLcMEGantenFb1lRD1PMn6mNLZvuYl65guIav3LFpOG4+FVR0KRBoAiUm2E+UZJ0",
+	"abignsR9uvpXdkV/kGylFRymt8wk/qC+yPmuvTs46ebgdS552frxso6wjH8sU5kt44ib4VfLoV4ZzXue",
+	"6QZVltt4zYKs/z/mNNlqRiMaCszx9akRQErjAbIwL9S7iUJwTUsBKcRCkU5czjiu1mHrwEIZtS71GOHd",
+	"tIcQxLYEHGBXXChOXroozd7qYqHa0uDDO9Z/gzfljhFBu+hIfrp2t+wufsPZ6C42uOxcZzLtWbDUZnIY",
+	"XtxUL55tbiXZqTYN08eMk1wssXgjnd/b2u9esdrOsHjlcIQrVo/7MA0fuDqxHL4shOkh6NdKNCZk9E7V",
+	"zWMaNZsizadAyLAXkKEEisl6F5UcfQHFQ27ROAQu0erdQ+DZJAKbS3GsDoJAjtiMk0/GH/lcP7MRWsnB",
+	"RQZUdVuClgYjOlYQZ3894/RhtldwV1ZeOLdlTp9S0YssOV946nTgHzKN8XWZYqcl+4y0POQ04KK3cNzL",
+	"UBqUn10PzJuqI7tsaTDz3Ocy4D4dv7hmYcj9qXpIuYJ4/rvW+/Pz9dwfW+9LC1AXeshAqVCjRZ9EQUm3",
+	"nEuuLm2zUnCQwbnlvyyN4KVBcOoxQUMuV9nzqddnvl1IXqh5JoVPx0aWP43MX23y+tz5/PP2s2fnjpv8",
+	"dUFkSF5f2AK05gHZ7WbrFMwGYBv/KYVaWlClVQRh+uNOtgzVTgmwAaSv5hR2tkV000DTDguk6Cmi5VIB",
+	"nTPTAW4ZUo1PfTpeUIbajkvXvdxib6XF7ZvzjasOhwxsL8IIunFjXR1STz9SZEQh/+021WQWlm+5uBVf",
+	"7QkZMkNCDZB/lzdtTocJh1Qow9/m0qBhUuzaEOS5Q7+MaMC7HLV39ZKFh3T8tNzaFPsuhSSxlWfxYdq2",
+	"o2czeKjrzAifLV9trs74qgwi8/ArRXvMEJV8J7CQCl8OLlNxw35hfT6XIRsyzW0Vc3bNxGUgKVatzHy6",
+	"9CkPxqX0Tw0Z8/qGsPYEX8hyUqNrEhWeyFIqE+rJRVeWq10zoa4Bj1j4HIrV5iG5gqCRtC/KY0pgOTD6",
+	"b7SEokizLugt7+LSRZqWurS2aO9CIc+Oixs3LVNa+JYxyvjUYhLbN6K0T7gmAVXL3MkysdWmNeUuayrM",
+	"5jjwDCGkVECaRYnKhLVyUawgicy8xlOyozslBM8mNKXS2DzCWBBjZpDm5ALPufel1L9A5wrx0HOE9DKJ",
+	"vCiVFinA7BjwlNtn0XJKbJmpuqyaMAsP5frg5cr3lGNoCug84MrVbXjFhw01Qi1uhtUlv+XyNnNLanML",
+	"WkH8ZJS7Rfv4yet6JaJVNlZmtcK4s9TCKds/9frAibEwhEcDZiQIYm50O6ly3mq0durNVn2z6RLzd7Nl",
+	"/tpsrjdb6+az+Xuj2dowf++DKgWJbSQSQZxyt1WHyciYUUySU2tYV/0kUopTaMB8JHoBV30ykELjqkht",
+	"s0kmf5p8O/nz5JvJv9x8dfM/E3zhIfMwMC5e05pL5BCZfzAmXYkoTDpjQslQKsU7ASOaDyD93SyRCp/8",
+	"DjrVY+qrkT38UA6HzF8nJyyghkORkQx95ZJXgr+Fp5VL+CCZz4BJmaXDTzClHsnMVtHfi4F0gg7iFvss",
+	"YAOjvNXKTul162LNrEBHoWCQ1+v764PB+ng8hhJr2ZYwWb/1wrrHH02hv3fEnq37GyyOoTs08hBjV4CQ",
+	"oRwQNAzMMgfUWlvtRgMCJ5nw0SawtrSR4A6GgHvV/UmN2p8fKYKdzSExEfAQ6DGkicuR2CfQnxhLAcZd",
+	"i21kqob65Vip1063tpJVYbqgRLbpGa3/rlHfu6zPanz2oAGhP2HNerV7Mq1lL/CdPaTWPbd6/d+wCr7w",
+	"SOap5DO07lk68MJ3LaGul0VFpFpywbOMgQU4gAS8Ay52+/FKyJEyvA2qQJPaJwn3XrMRn+BuFjQg7K1m",
+	"QnEpDOdumbU8tpLJwrqNdnGljXPmSZNlQWiJN3iFiKIpn21Zs2frYSrSeAyZi6NGzTgyNAdSsz98At/D",
+	"1Oiox+JeawsjYqCHXvGdWHbCzBcnEGivz1B66/JAo0K4QpMB2L3dYfzWspPImj4XBhOesGBuMODMosU2",
+	"ncIGocdl+LPlGmDiWxYqnha1ZpDnfCHju1QjLgNkApsfd9Fo7BBkm/3dW1XoO5d2XqmS84e1FGSsnOXL",
+	"wX7LGY6EQl87RLey/TQKuWZ2s8lv+CH+CULs4p8ilZkDhP86xFqkw0UmSEG1FROQGCe8ZMCIdfpSXsVP",
+	"lHHD07RO8wpFj86MFmU7E5gLjNfZMuJ9woxem3REeKQIgpIoI/9CLXxb0Xp2zeoi+oZ46Pm60zHEywWL",
+	"Qo18Qw7uuUR+JgA81zdtke3jXWGqeZzqXaGXXVE2KrZTs23TsIeaGGMSGTFrRandhfpGce0qyFKrxRHM",
+	"j7fd7c1t4vVpSD3DfuJ+UQLYnNl5NimhvOWUYY2vzp5YG0Zjs95onjX22puNdqPxScP8d21W26nCaeZT",
+	"G5aBdbYv3cLWc6mRwSzathe0kCPHpy/I7uNGkyQrXL75XBL2tErnniTmaoXwrNj+dSDUqEwmrDcJF0pT",
+	"oV3SMAKObU0Yt1KMhOYB8GIzy4Bq7hGKc+XC13M5L2VSAr2mmpYJpSTg4ipuxYGjAMJQUmsYUI/1ZWAU",
+	"aj7AW3dP3nE2sHXditkp5pdssJeaq3wUh78sCY6yIVFLN+de3T8dx4LGxtbykpNhZIDb6zil5bQO5vXu",
+	"tvOeXvEgUPHss60tBZmAKg3zcz0ua0k3Ho/H9cGg7vuk328PBm2gttOAmor82Hpfx8gP+w/JhYPMiwox",
+	"y4GknCXXkpA6rPsme+DPEw+9xKVTl5KEpyd9qo9XzKtaHtvLH7kPjF8taL7g5khMEXE//boUASr92Go/",
+	"/pwah0oFhBHrnGjveB4U5hSbSo4sJjCZW+XmaHjxTbPucOnVy5H1LEwSUrvoeIsos/B059HGuYQwf90K",
+	"tGBRdKVhlz/d0G9g9ncI9zbPf1jtBlc8Y4WKeZE5VLQKomwy5L9mY2ypD62aqJ+EXzht5x/qB0NeNyNS",
+	"IOAT79+/t1a50sINw6gTcC/VGhRRLLyGULVQRj1MGuxRzUZ0vE6wv9mQ6j6hgZJQKEQlmeBcq3OhQ8oD",
+	"LnpEBVT140dCpoZSKOYmHXlkiG243LgKRKzYnIs37+wgN+7W44Lm8v7NPnljv3ljHsMMexHPuU6OsI+a",
+	"R8NwTN6YZ9rk9cUbI+2cC/vZNltr225rbdtu7c2s9mykttVorK2fi/xO4CWcKfLmH+rWMFM/9t/YKLvY",
+	"FwFhPhxqIDaNvNVs7WZkeyK75+L1Qf2f0DmwftmuX1jpUAqG1V064+wRrMUARQnRKIFUGMGxz4Q2NIH5",
+	"6Vmei2SNJ1QzsLnX4b9v3OxXJ4asCC56b8AtkvtFMf2G1KysuubCAEq2Wnvn4s0J0+G4ftDVLHyzfi5O",
+	"bc53m7QajVQr3Wo0CBdo8eRiGGnzVZMMuFJc9DYicSXkSBgwWhR+YwZswq6v2PiRIkjTzwXo4QZxlNH8",
+	"FfElEVITGgRyNNUNsGbhtXFydHD47Gh94Lvk3PltX4Krx5egDp87a+ZVu6Qj/bGZ6lyEzGP8GsQOUEr2",
+	"z8VWY4vEiwxlhEVNuG+e3Lad5QZQghDLleBAc0XMiD3iSdENuGd23dzEN0kj3ug+Oxfg5DC/bEP2P6iI",
+	"Zsi+gTAJqWboB8GCxiQH8bV9st1oEuvxAEj4bBjIMfP3z8V2o5VAPRoqHTI6sEhjnttMnst0wTI/bCU/",
+	"+NxH8CKmWYCsn4tz8e/IQYpxgGjx7UhPAPrVG+Q8eHlszhFQ1Wgb2uidNo0KU60yR0+QsMFbsKrBf1Ov",
+	"kxN2KL36sTAkMm7VFdPIus+6HB0YtnUXqddtDy+RRMa0nSc0COoeM+w/XYWlfgcvjx3XuWahQsLYWm9A",
+	"PvCQCTrkTtvZXG+sbzogd/aBHG9cNzf60NhsAyqBbEBiDyuRc1F+QKd85iLbbLN1pFJvytuMtePD+CU+",
+	"5MafX2DbcfvJ8JLkw1NG/eSD2XTyISs3kBoYi2KEiYesJYOfcS+UJ7TT4Tr/3bMvP486Fh9tQLGKBkjM",
+	"rEFqIAXX0uwZ6katuUSzgBn5afwyhryhI9eSeyz5pnbuGHQz94X3opD5cX83Icmrk6cGQoppKMydYJkR",
+	"wm2DOWh9DtkkSJ/hmFqNBuQFSaGtU48Oh4GFwcYXtugWe0sHQ+tXt6w7D/fsL+wt8yLIrAJ7SGO9Yf7X",
+	"ytrHnBe/zqT7gIyduiZTIGZnTaAIYkfybRSGTOjL5NdLyANGXyhjfsBKfgKPK4uYLSYBts71L2RHFdZ0",
+	"4ZbtZrO52l4QSRaBaHfpSZM8nznTNVtx0bSX/ZAqO+XiVxTwcN57ctPlUbMwdW5s2d5A7FskFOZaJYLg",
+	"VtZedqrToeNaaRAwforRz3qjfWJjevh71ymRC5afJX1kaiabv7zsLGb4e9fJilaLHs+NBeBt4e0veyih",
+	"Ehuf0qTRKjzSXPzIK2EELhny3zEoLbDV2lv80JmUz6gY23dBZ8ftZdZ3bD3CINriU5s/Spq2HB3IExfD",
+	"QDqhvGIhseFVhjdxI9qNRPZ9YK/N37Jc+86ShRSezt7C1Ii9/H10F/ircn2jjSL3vti0Ind3zSbbGY0G",
+	"QxLB9YwlHqWw8XWpkIDNZ2FMFARkQIfr5MCoYvFjUZjxEcVZBihuxZKdR4UhZ9cs5N1xLGevV3SknI6A",
+	"R2swgAYIjtFxWOw7j8XIRyo9VwgcbRidhERDFyRtKozWiMYs0OvMuUNlLtoz/N5BQdIB1d8IloZjb6C5",
+	"pg5NQEC6HEo0iOSFH4wqN0LfgRn5myZIqSEdMB1LE2WbTYdsHPtsMJSaCW8M9oILNL0xpT+V/ng1UpMr",
+	"e+WoIcRFtxqtHWeqxJUz+d8mf5x8M/meTP7j5Nubr2++mvww+eN035m2s7PXfNxsbW5tP95xcn2Esn0h",
+	"ciX+tre3DZnJ9/9xPBr6qj5QV9leNkaMSgtOOV7IfK6NXu+7BKoyNKYKurcd8ORcmttUUv297eBSnXz5",
+	"p82l+X+u39P7vBHUUtwy8XY+A8l0oXU+JFNENjX/oc9k2OG+zwQ+sbv4Cbssw1FkZFe3BPd9YrVweKC5",
+	"xMpe0nEgqX8m5VMagoHS2WpuLwMGFQ0Nv2D+M+ZzCq0KPoKMsMSJPZf62FzcgVGKfXystRRuxCJEKo3M",
+	"f+TU6qkpx8ZHtxY/al+VnHeOGuNdITTuBTUWXj+UQkYqGBsNNww4C4nV67MUF6uDlRHcpUhtRWUrKjtN",
+	"YNC7UlHYisL+fCns3QgsxulsvAP6wv33c0gt1mWdRWoTUrjjojdsSHU/9YXZ+Z3pe70sfchXL7oboc4X",
+	"kW3uNrYa21j4cjlCHYfdt1aibklZ2/uibhCLeZJEAv6YKdzWUtfyMxkJ/y4ksaJwPxMKh3clpnBL07TW",
+	"RiY2eLb3x8t4nSCyGBtgJh1HMbTY/DmGZDUuiv6Np1zpgyT1WRXp4XQy4PTcXGHLPsIV6RjEx2o5CaHa",
+	"tmT0y4hBDo+lSfAMtu+4Bd10F4rEttTkEiOtTenivrw7GFvy+l28RQPGbffxRS7Q0cHg2Wa9uX3W2G03",
+	"0uBZrJ4JTpg4AanXcdrOKRM8aY9o2E9kKPs/33w9+ebmq5v/cfLd5Fsy+WHy18m3N19Nvrn5evLDzVc3",
+	"f5gqjWFf26o3mmfNZruVea0BAKbONJOElub9eB5S/MJwnDLbJSTiyK7FpV6MjJXR8OM6H1bnkRUbuX82",
+	"Yoj09M2IGUc2i6Scfyxpe0hv6Ue1PxSo5v2QwVsQK1tTpVLiKyW+ok0LlXiRJVAr0adYdV9Ga59HpBIi",
+	"0izV3H8USnueurm7F7egS2nZpkoBrxTwijoto4DnqBOpJWosZLDbvoJY5G9tMe0a8voVG2f18hKdGgLk",
+	"F+rTWC/GZrYs0pltdfOfscpc1JBL0ksBUkkLEDNu12jSZlyjRJPewnSVV2p63pbRvJvb2fEW0F44qLO3",
+	"EJgD+UZd/tZ8611dbnaa3Qbd89bX14GbXMsrnFZEQWAORg5Zas+JM70zOeAXblLmvvmQKjeg32J1+wpx",
+	"tFKzKzW7YhZn0EswCKA3i80sUC4RbMSUtgX4atA50RDtAR1jRT0qMAff3Ou1fZtgiszFC6HdTcJPkHOU",
+	"8JISHT1/ZT+zPWNxfeky2lhILS0thjVrue4TpDP5Kn6ChiFU8dMyTnQxY/NtaULe62uMDWTC56JHqCYJ",
+	"yV0nhrGlM3XG8Uw29M8sEaY7eHlch+SMNP+rttXYLImytxYITCr7mNaHBYzln2bwiCXo/oqke2Xjw+pc",
+	"94GY7RUbTzHLlr/DtrqPG50mbXmb/hbb7j5u7DR3W3ubdKuz7T32d9hud69Bm53c706ecyOL/cAs+h65",
+	"sTUAxYpWkS2fQVWqkSE7btpU0dwg2z2qhrRF9eXICLSUgwspw7yTq2BY4DCgY7aQ65U9kmO9lRhQmesq",
+	"hfjnIuM8o1csmzhZQ2IihZfXfGdKKkhQF1nrTmDULIaeMKOtD2Cpq6xhiTWsulD3f6EQ07HZYzcjoj+C",
+	"nFuVSuqukdKlYI/Ufqwy4BjCFdSz3pp/ASHaw3bLXNan92SqKvpHla2hOso1Dazxu+E2t7YaF67D1WHc",
+	"8NlWzgoN37brTgu52HIyNuV68v/cfDX5jkz+Ovlh8tebP9x8Pfnz5DtnaZFsGjKVs6+SHipit3TEbpYY",
+	"kfhiF3x/2VFTlGx2VNuL2DaPzallN663njF/YEl1tp8a9hWDhgu5RyHwrU+FHzC/PPLNUAG1MlG0l/uz",
+	"UA6WsZbb4WcSBk8VhWbUJ9yHbvo2iY/bDR/76vUF8Aaos7uWdRC83rkodxHYqquvL5b2EhwfGkAs5yCw",
+	"yyrZB4Yfjvoyhnd6DLl1b1/Mc2080LpPbV9p5fxEvCAQvf2yNH9mhtGm2Wg3cp4Mn4eY8Oy0k4pqjut0",
+	"ueCqfyy45lTL0Gnblzmu06cKW1eomNVy32lvNg2DfpnWXIt5NGIahMlbdAU3Rq6KPX6TNCBvGsoQXBnS",
+	"chjhTTzF2j9Oe3fTukAKv+xtp/aYbdcZUa5LZ2i2HtCfYgjFYm9KjO+VO6Vyp1TCAkQtIieuJXyJyHCK",
+	"vcWMb21KcJgWGHymKQ823pkPx9b4UF4UKfVAZMQFIUFIsBWnlNG3SMCvjDBjq4UZHa4oJvySadvLbZYR",
+	"Y7M83gjX+bCWjFsY/Svecjvecm9sZL793/Z5qzjIT84SXxnjfgzGOOpb7XQ2N/E5DVi4AU1w/Dku97Ok",
+	"v0bSy8RWyOnLwKhsXCv7dZ8qYDDoKvXXIN2qzwIff7d0hNRslWPSbDXWsIGakKN9YrljWqNnsE6gn5XR",
+	"qFT8bhqEjPrj+CW2ta8mml7Z7h+kFsci4B6B8fXpNYM519bJgZ1qad4okuqUpczxCGD41LZ5ubVlMGk3",
+	"4mx2W3THa7L6bmfLr2+xx936Hm126olfmO50HNufJKHOm43G0hQYV5zQhwd0ryd9W0BZhxUf5T3pWY/7",
+	"4yyDXREe98ObYsgs8k4D+mGzx7QDDdd4KSrW9bfAuqqo6r9tNvu5DHxMalbskbIkIJCiBzVVYraLPKjA",
+	"d+GpOWz3c2pYJY1ZWDQkWpI3UKn4jX2VdbRho05orQatZiPDD0cutiqKhB+H4dEBUi7kfdgS5U2eIL/Z",
+	"J0LaXjo4rMc0smIyYFSM+jxgpKZH0q4LOb+NjUveMpDQJhXDdGy55/RXs/i1dXIYsXZm/UZ2KLZCBvoa",
+	"ixVJk0sys91lLKlIn45J7dXZE+i1up+QaGx8qQkXhJIuFzQgqDy50CdoGFBhKKVRUA6pZmfQM0dBzwzo",
+	"8CY1oV3NQoSwkCPzKxeK+yzdyyNFsr1kyYgLX45gK2YCKWI3qXllWaPeuGizWfEjBc2EUcyKtIeG2X3o",
+	"PZSUHkxBWOxCSmzIpO3ux1Usy6zZPRslOIaLxPl8WRdSQ7dtSKZ3E85m8CMSsewFOOLanaV448ebs3Nn",
+	"F+lLpkiNkqShJT5gdE4FQZzwXMjNHVtbJ2Bsb5svoAUDMZcEozFdM6koPzIaD0KTS1o+3ywHIljX7OPc",
+	"XyfPpe6bsb7BSCoIGwz1GIsIYCl2OH4rjayTA0Fy+4e+c9hnCl8GMmgnDlfbzx6lgeg6WgiYT9i1uSZM",
+	"+MnTihnp1Hbhhc+ADLaxbuwCAgdPIuQiXG2F/61GA6uAJ9Yc82tJrClIq3B9Pqo3HMkIrAj/rA/UVb1Z",
+	"EG6brYbrYL/a9nYjaxBZpWpL2t/xgUXeuUJu6w5CrpsprBB7FNvNYm/jptN2Jv/H5Ieb30/+PPnj5Ju4",
+	"GdOO+8DLW1BsJy6H9kne5lZ2iwsry8fZDpNmPY2sBWwTSpa9SCqWXdyPWvA00wBzhlZg1VPhZ0hBLU9O",
+	"bK11JDdcGYpTha5WoatV8EmldSzvT0pMV0bSTzQBaqUDbI7joxRtm0Ms1kZCtkgf+SUIOSDapPaObINj",
+	"1EC4zhsHNVjuDFOAfi/WGoTNJ4NgzSVQVtsqD9CLGidDkx0aVwbEiG6xsDuOtZx1YqiubZ2S1vWe7gXc",
+	"jutOZY2IifEQ3mA0J5HVerSUV0Rx4cWC8f3bDG1P5Y8vgZUY6FayuS3HP6faa39gi+OHNiLmG2bPlhem",
+	"m1ZXgkBlfnxo82MlOfytSg6GhSMX87OWCqoh72WekGDbI5TGmTzP5AW7CWNlQkNXPC68IPKZT2o2MRdi",
+	"G9bWyamm3S6wTmxoZR4Y7xMaGz+wXSFOYq1JGQtIDTx+fftwHSUfKZhaK49wPRTeEU62ZGlHHhuvaphU",
+	"jMX9CfbzzgWhTquyZXGdqPVmucdUw9ZiKGkSxJsBAiwL9ppdQLP8nbGF5OdcWtLGy2AszS0SeTEXlqPZ",
+	"IBtjM8NMgf2wnLZD1RVDa66WpGMlQgPrYpXJskU8YIjmofAWR2iy5C5UbsoqRrPijBCjWeb4yDJF4eU5",
+	"4oKmlL58LiFmEkzzYWQ7RVERl6gAjoecLAmYUVoOVZy3gQ2nij6Uds7VhFwR/BZ5XrhOfht7PZCyuWlm",
+	"SHZozGCguWFJUQqzzUPhLWKc6VrvlWXODhtdyEJTp1PNLKuYOLP24Gz03nhegk0xHBZyq3tjJ4AA81VZ",
+	"Gjdwr9hJxU4qdvLbPgNjIrUE0ZCbREiE2AORiPGz2cuiWkjY7NxtNBr4GoUzjy3FtWbPR7EigwRZuYbH",
+	"hLiMo/Xm4y1SC9mQUW0ZANZAcMEVj9EDwE5CW4rFkp0kIgKz8nA4KnKW4irQ7wzDaadKHVppE1N1qtfZ",
+	"juxbjc399GeucybWBR5uchBv1AaIGv6N/AdNvDZOhl5ZQ7FgI4ICPdZ4itUCUrNC/No6OYPRrNtlnrYz",
+	"5czUVnd2rT4dvxrM7n6i/O5nDNM0ZOSKDTG0QPXliCSkfVZBqHnK68cpCoV6U4EFASJP8fZdUttrPl4j",
+	"O4+361ub9VbTuVisR63Enh6+RBT1fYbbtJhxn9ragZl8Nnv9XI7IwNzqWEwbsZARWBEGR8W/x0urrMiV",
+	"O7kyCleyypKyystIx+LDjOC/eUKKzwI2V0g5YQN5bRluzpLJ4reC5PCWetqqpugrjvW2UnGjPUuHNcJN",
+	"LHasYaQeKNnT0gm6qLPKNhcYLwu/FxnxIewzx4hvzUeXYJsXqzAQXNuDMkA85ntle7jqlRlfCPjkV6rm",
+	"3w5vqljNz6WwML1KqL7sdldiNtDdcnGxnCQsaWaxnHwh43Jv4e2Ccu5UD2eVmjM/szov1H9imy2bA0DV",
+	"Eo0fz5juS3ModMgvr1vO8j6+ZcKhMyZVm3DP3uLFPPafhIMDp+0c1JuNRtOZ+uXTeJW5b5+UfnuYdTLu",
+	"uA4fwso31xvrzebmOli/1WmcC5FL/T+b3x4ap02+srUMpr59pVj4HAzZubLBs6KzBXsLyJ/OD/foyYzW",
+	"0/OdpeUx3TjtMGTXXEYq/7J8SHe2XbUtWjzdpjr+Ogo9tNX3qOCeE3/1RA4GgJTOu3Poj33utM+z3bHP",
+	"HfccswrgF2yVfe68d6ZqKizn1Z2OPH8wH6+B2mInb2CpWCUoVTb5SvgAF298JWa0mwUhA1lMnaqxjXqa",
+	"XRahI/0xFLyCR8ytzMUkKzpOivHZCOcvZIeMqEq8o/toAI+0JzHTMIRIZa77pMeAFP9KdtbJdmMT8i9V",
+	"bhLIRozdrDXFIPMEC6JnCqdDzmXGDlz/NRvP7D1g3nhgdv5RLc3LcO/ZvLqcdy7gfHfgcw/CfnKcZBW+",
+	"cM8VXH8lOwcWxaoqrpU6+rOs4grZIUDv+6EUMlKQXRsT1i9kZ20pljHXCooXsU1i4uSiIuwmDlUqrNHT",
+	"ECFM4vHMX2Asjb2XaNPEUq9Gn8UXx1qv4TQ8CZEFBgBDE7JgaL06CAJoWFOLPa5zmUHFByo+UFXyrnjA",
+	"3wQPyLGABTQ/rsOJ2WZz63DC3PdXh/NWZNkaWu7PfFdZ7X40VrsHs9H9nKxx92Z4W5zUSWpxuZm8mRPr",
+	"5CQmVpeM+tzrp0HZUCJC9eVIrVVmu6r2acXR71D7NEAmOY+DfyE7G+++kJ253DvxLGJD0b60OpefWOIM",
+	"NwerHdf7trcRBLM+UlnmPpOT/0p2lsmsgHVmDI1gpLMvgHCINLliu9Ngu90tr97qbtL6ltdk9T3/cau+",
+	"2W10m94u3evsMKe0Vje8ZG7OBYYWO20niqA92XQOxr2JF7iUpTeTKZWNrAIScARz7o/u/0p25pP+L+Ak",
+	"K7Jdke2KbK9Mtk+10cOwjk3WFIcClWetV6QG5aqV+TNuMyeFDqmnF9noUGjM62vlxrqDnlk46cogkKNc",
+	"ql1iTTvyuX4mfaz2RcMO10jY0SjXp6LHSCyy2mp9ibVtP9Y2F2uERabxCnZxdw3wlga5RcXdFlRxa0ET",
+	"BZTRN6eruDVzZdxaK9FmBMu9Gbt+xr0vqxi8v206izclJkG1RPdUTGjS5SzwlSVgcwiqkJp3YzKREZ2L",
+	"kXTPxs8zYxcW32iSK8aGikQCJOrse9C/kRN0mzNSh/HpXMYuE9HAbMSQHPOYIQ2O64Ddxrlwy3KJfwIN",
+	"0pY0q3HfaTdbrsOVUY4y1qprFphNW5E4S4ydKOxhzxoDyjTlS0NAkzP5XyffTP48+Wbyr+S//H+T//3m",
+	"q8m3kz9Nvrv5evL9zR8m3xLz281XN1/f/IH821f/gWRteP/lL2TynyZ/uvn3N18T8/nm94bLJe1M/0/D",
+	"Sm7+MPn/yeRf43c8ZLmMLHouDqkSU8hcCfsfV9ivOMQDRGlbsZSLHhg9Hqk82ucDqG2gEZBrI71ly0jl",
+	"b0s594BeqXMaOMP9HH/8rs3Y0xXbmdU9c7ihk5JQ29AmT0LTL2Oq+R8nfzFi882/v/nKUDYy+SMBgThH",
+	"AacGObciZWcSQXZfEvGpgVLl+61E4Z8RoUPSkhh34yq6FMSIQhPnZYjZMOTX8wOBDgRBySpHU4kcMqHS",
+	"lgFxtR9LfqGxdJd6jPBuaovmIBHzMicx7uyVAhr1MSvLLiNgfhyRMtPw8JYEFsBb0deKvlb0dS59lQIJ",
+	"1qq0NOoE3FsoGR6U9aT9CDRuREOB/V/nSoD/TFqtdqNBJn+a/EBam/Dnv07+OPlh8v3kz5PvyOR7IHs/",
+	"3Pz+5uub/2HyV0P8csTs/558M/mXyQ9AByffGxnyL5PvJt9Pvpt8dztJsSJhFQmrSNh8EkaDAEXEFWmY",
+	"0Yo33vEpb1OejD2j4VX2Pp6U+nbSKoWtUs89f+AO2z9Sf0nluf34d8QgcNzQTi+wHaGdqLbV2IKSLLlo",
+	"mbUVL5fSIaOD2ZE752C6Hp87aZE26Phm3niee8O5YzuxDaGxX0Yvq1GSvZu/4WxEhkGkQGE7iLQcUM3N",
+	"hsculng1u7IKHlQjx954HkY+EqOtKUIV6TMa6g6jWq2TA00GUmlyenZydPDs9PLl0cnlr4/+keD+FCzq",
+	"4OUxuWJjrGM6kCGkClKy1dpD89sJ0+G4ftDVLGyT7ZKEjlOYrOiNWeCRMGLLBsCmjsvJST8O/NImCGfh",
+	"U03b5N251azOjWp1Ls6FHZWDeDqYm4HNlnuOMg5EfpaqbBAdahaEQ1J1cVr3g4GxFAaD8UQwvNTIa/Cl",
+	"1UrhW/SMnMeukXPr9Ti3bo/z1NUCj850tsBkBdw4t1KVAcbcIvAFz8MRoKUFfeVuqNwNP8e87Gs27egt",
+	"MhJSUyy8ZmEd/NRAUZZhGBC4s0p6nsJdnhlS5BKN/2BUStwLVIo6dvRTfHgk/KHkQh/7ap+88aTP3hjK",
+	"PKA+w772b2CKN1j6Ww641sxfJ69sY6gBG3RYiDVBsXGrv08SUuOSJNDdjb/9FDuO2x8+HROPCiE16TCi",
+	"GHSp8jAsKdsaFPrCAr9o7M3K9Xthy9F+PE0agqvAa4HNm5oXLn73SmHpm/br7QsXHDAH2PnSDsb+lyVt",
+	"dA1ibDbXm611Q7Ad19Dt3XqjWW9AEdJsj16n/fq1Ay0mHddp7pp/L9w7f7NjvzH/Ny8spmhk8c2o9/9h",
+	"8u3kP09+qN/8fvLtzVeTP06+u/m9GZZDNQucJNA1ta8mZoKV7KcQD0GF6rLweQQYCWcPxXpBvOoYCYIG",
+	"WPYuMvP/XzdfT/40+XbyFzL5K4R//WnyzeQ/GYogYAbINNna206KkS9f0Q4wscperMwTFe9cNnuxWE0c",
+	"c8CnGWGcs2gTw+YlLYqkrfx9pS3ejsPYwmf3mbg4i8+Upskn0VKF2F+n7fiREdyheJ1TyqwoP0QT8FMq",
+	"ehGGKoWRGTvwD5lmnnmXbXWfvqnQBT826JhfXobSEPtcBuRdeGKjud5omg+7MU88YZ4M/RPgig4Wbr/k",
+	"6tKTQjAPK0wj62SChlxm0j8/OEOFxb2yjrzNUg67dO5pLGCVtNN+fWGD6Fyn2F8/n/0JfFSGg+lDHYbM",
+	"59D3xeDO9K9fRjTgXc58qDz4koWHdGz1OptUuaSc0JcjQGMpNPW0OpMQzJ4YBEvFiPTLV4r2mDlBsCmG",
+	"VPhycJk6MdSQMa9v0KMneBnm/rQkkhmJpK2zZmuq1Xgibt9b2CGQtfnpRDFJr5T+KqGoko1umQe6rGQU",
+	"ZwflJKNyY8ER1BEfhVybxWLMPATjwAAa7E8ZBlxU/rFNyiBSEPpjFHawIkBBnzuIWtAxc1WVH5MA7kMg",
+	"u62uP1PEmcMJtxu3ZSdk8h2Z/DD5l8lfJt+AZ/1/claj1L+1p11lGFVtiStK/UApSSJt1rdUUtI0JY8U",
+	"C2drtGdxKcyEFBKqoOSG0R9UeSFw+Okg4FTNcclPxYSXZSRhTGkcxb4c4TnIPFPS3LC50SAyBK/jBqYx",
+	"LZMaxdUB9sz92SdHZUE+fUSG/Rxgy8J2w3XoNdXUKAh9rYeqvbFh9Bjurdvp1z052MAxamMYUI/1ZeCz",
+	"cH0I8V5FBbNZb26fNXanlAgjPAf5pfx3PhvIdfMFfl4PpEeDeGzOVzvFJosDXpaE1hqdddsggo0fjq0Q",
+	"tlYQWCISjLAzB3bM6RUPAoUjX+PQXsdgQ0CVhke4Hk9p1aS5097abjdbDg6DckHTY0CZR5CYMc9tSvE/",
+	"T/7z5LubrybfT36wGmBSDulJn+qS2knl8LGqaPmoFEj5wkr/y+T7yffwUqiTFJt3Es13xDon2jvOn8ID",
+	"ZqUZurM4Gy0OSao0xKrAdyVGQIFvTOSA6qlDagtgxxUiHikjAAwD1LLM0JwLGW9TXpqIDeYY0TLHXm77",
+	"W0KwT0rf7XKSCkGxYDNQLLhmCholxwFQsbq2tVZqPS9P5kgY4HZpVKBNcXjQyMBbGOArzlxx5oflzPfG",
+	"hOebaG1aQ8V/KwttxbBvW6lvKjeojA0bpe6WvFcxNs1256j6lZZfafmVLFHJEpWWX0kZlZb/49byy2QG",
+	"M5R5EV5+wx6G/NfM/HlhrjGGkCNfj8LAsoL2xkaztbPeWG+sN9u7jd0G8Ck7daEcMPgc2rn4dM/WwVe2",
+	"D0uHBVL0iJbrKUe2vooigwc3p50P5BhFtISpk5jvOH8J+l+ruERF3JvGjYtFXLdABILO2DQMOAvJdRO6",
+	"aavMQrCSW3EdRp3x0SNLvoxYxNrw0YhQAaOKYbPWKNNhNfbXuKTHr+H3AelQ78os07BO/MaAAhtq2wXg",
+	"rLNWMNUNth23ixXsmoW4Et8AiNrVwe4h+QxcRzKERt5pp+/si4VX8tYn0P0bAva1tJurJcaatczz0Ce8",
+	"ZIZXce0QMDoFVHdlOJgxByJqcQ4QYBCqWHwUWv6MZHiVNvTJTAOD6lChZP5sIBNc08AgpR4xJtD0RTFW",
+	"UE3trh5/XzJnjsGiY05LvIiY4wbd023OnxwJwkVHvoVfAoMemMOUeWE+Y6McHTAawk5oc+DAakZml4HN",
+	"gmnI6+aJktmTcrPZQ3ukSEqQMvP0GQ1033l/8f6/BgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -24,6 +24,8 @@ func optionalEnv(binary, name string) string {
 		return "lead setup: empty = lead.DefaultAdSystems"
 	case "PPROF_ADDR":
 		return "lead setup: empty = no profiling listener (the default, wanted)"
+	case "CLOCK_FILE":
+		return "lead-api: empty = the real clock (a clock file is for development tests only, refused elsewhere)"
 	case "INGEST_QUEUE":
 		return "call-ingest: empty = telephony.Queue; set by tests only"
 	case "SMTP_HOST", "SMTP_FROM", "SMTP_USERNAME", "SMTP_PASSWORD":

@@ -74,8 +74,8 @@ var (
 )
 
 // Table is every public route: the 23 contract operations plus the documented extras (the user
-// list alias, the async lead job status, the notification inbox and its live stream, the API-key
-// self-service), each with its policy.
+// list alias, the async lead job status, the dialing queue and the do-not-call list, the
+// notification inbox and its live stream, the API-key self-service), each with its policy.
 func Table() []Route {
 	return []Route{
 		// order service
@@ -94,6 +94,15 @@ func Table() []Route {
 		{Method: "POST", Path: "/v1/lead/create", Service: Lead, Policy: Policy{Groups: leadMakers, Scope: access.LeadsWrite}},
 		{Method: "POST", Path: "/v1/lead/create-async", Service: Lead, Policy: Policy{Groups: leadMakers, Scope: access.LeadsWrite}},
 		{Method: "POST", Path: "/v1/lead/update/:lead_id", Service: Lead, Policy: Policy{Groups: anyGroup, Scope: access.LeadsWrite}},
+		// the dialing queue and the do-not-call list (lead service): staff, and clients for their
+		// own orders (the service narrows them)
+		{Method: "POST", Path: "/v2/dialer/lease", Service: Lead, Policy: Policy{Groups: owners, Scope: access.LeadsWrite}},
+		{Method: "POST", Path: "/v2/dialer/release", Service: Lead, Policy: Policy{Groups: owners, Scope: access.LeadsWrite}},
+		{Method: "POST", Path: "/v2/dialer/extend", Service: Lead, Policy: Policy{Groups: owners, Scope: access.LeadsWrite}},
+		{Method: "POST", Path: "/v2/dnc/create", Service: Lead, Policy: Policy{Groups: owners, Scope: access.DNCWrite}},
+		{Method: "POST", Path: "/v2/dnc/delete", Service: Lead, Policy: Policy{Groups: owners, Scope: access.DNCWrite}},
+		{Method: "GET", Path: "/v2/dnc", Service: Lead, Policy: Policy{Groups: owners, Scope: access.DNCWrite}},
+		{Method: "GET", Path: "/v2/dnc/check", Service: Lead, Policy: Policy{Groups: owners, Scope: access.DNCWrite}},
 
 		// call service
 		{Method: "GET", Path: "/v2/call", Service: Call, Policy: Policy{Groups: anyGroup, Scope: access.CallsRead}},

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/web"
+	"ccplatform/services/lead/internal/clock"
 	"ccplatform/services/lead/internal/diag"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/orders"
@@ -36,6 +38,10 @@ type Config struct {
 	// meanwhile share the next message, up to GroupMaxJobs (1 publishes every job alone).
 	PublishLanes int `env:"JOB_PUBLISH_LANES" envDefault:"1"`
 	GroupMaxJobs int `env:"JOB_GROUP_MAX_JOBS" envDefault:"32"`
+	// ClockFile, in development only, is where the dialing queue reads the time (internal/clock):
+	// the end-to-end tests set calling windows and lease expiry through it instead of waiting.
+	ClockFile string `env:"CLOCK_FILE"`
+	AppEnv    string `env:"APP_ENV" envDefault:"development"`
 }
 
 func main() { app.Main("lead-api", run) }
@@ -49,6 +55,10 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	}
 	defer conn.Close()
 	o.Database(conn.DB)
+	now, err := queueClock(cfg)
+	if err != nil {
+		return err
+	}
 	leads, dir, cat := setup.Leads(cfg.Settings, conn)
 	inval := orders.NewInvalidation(dir, "lead-api", log)
 	broker := mq.Dial(cfg.Broker.URL, "lead-api", log, mq.WorkQueue(job.Queue), inval.Topology())
@@ -74,12 +84,28 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	go keys.PurgeEvery(ctx, time.Hour)
 	ids := job.NewIDs(jobSecret(cfg))
+	queue, dncList := setup.Queue(conn, leads, dir, cat, now)
 	h := server.New(server.Deps{
 		Ops: o,
 		DB:  conn, Log: log, InternalToken: cfg.InternalToken, Leads: leads, Catalog: cat,
 		Accepter: job.NewAccepter(group, ids, cfg.ConfirmTimeout).Counting(job.NewStateCounter(o.Registry).WithLabelValues("accepted")), JobIDs: ids, Idempotency: keys,
+		Dialer: queue, DNC: dncList,
 	})
 	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+}
+
+// queueClock is time.Now, or in development the time of CLOCK_FILE when it is set.
+func queueClock(cfg Config) (func() time.Time, error) {
+	if cfg.ClockFile == "" {
+		return time.Now, nil
+	}
+	if cfg.AppEnv != app.Development {
+		return nil, fmt.Errorf("CLOCK_FILE is for development only (APP_ENV is %q)", cfg.AppEnv)
+	}
+	if err := clock.Check(cfg.ClockFile); err != nil {
+		return nil, err
+	}
+	return clock.FromFile(cfg.ClockFile), nil
 }
 
 func jobSecret(cfg Config) string {

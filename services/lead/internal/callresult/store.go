@@ -86,6 +86,9 @@ type leadUpdate struct {
 	StatusID        int64      `json:"status_id"`
 	PlanningCallAt  *time.Time `json:"planning_call_at"`
 	LastCallEndedAt *time.Time `json:"last_call_ended_at"`
+	// EndLease gives the lead back from the dialer that leased it (internal/dialer): its call is
+	// over, and the rules have set when it is due again.
+	EndLease bool `json:"end_lease"`
 }
 
 // Apply handles items in one transaction and returns one Result per item, in order. The leads
@@ -112,6 +115,8 @@ func (s *Store) Apply(ctx context.Context, items []Item) ([]Result, error) {
 			return err
 		}
 		var records []record
+		// changed maps each updated lead to whether a call of its ended its lease (a late call,
+		// older than one already applied, leaves the current lease alone).
 		changed := map[int64]bool{}
 		// Calls of one lead within the batch are applied in the order they ended.
 		order := make([]int, len(items))
@@ -140,7 +145,7 @@ func (s *Store) Apply(ctx context.Context, items []Item) ([]Result, error) {
 			default:
 				ch := applyTo(l, ev, it.Rules, statuses, byCode)
 				results[i] = Result{Kind: Applied, Change: ch}
-				changed[l.ID] = true
+				changed[l.ID] = changed[l.ID] || !ch.Late
 			}
 			rec := record{EventID: ev.EventID, CallID: ev.CallID, LeadID: ev.LeadID, OrderID: ev.OrderID, Outcome: results[i].Kind,
 				EndedAt: &ev.EndedAt}
@@ -153,10 +158,10 @@ func (s *Store) Apply(ctx context.Context, items []Item) ([]Result, error) {
 			records = append(records, rec)
 		}
 		var updates []leadUpdate
-		for id := range changed {
+		for id, endLease := range changed {
 			l := leads[id]
 			updates = append(updates, leadUpdate{ID: l.ID, Attempts: l.Attempts, StatusID: l.StatusID,
-				PlanningCallAt: l.PlanningCallAt, LastCallEndedAt: l.LastCallEndedAt})
+				PlanningCallAt: l.PlanningCallAt, LastCallEndedAt: l.LastCallEndedAt, EndLease: endLease})
 		}
 		if err := updateLeads(ctx, tx, updates); err != nil {
 			return err
@@ -252,8 +257,11 @@ func handled(ctx context.Context, tx *sqlx.Tx, items []Item) (seen, error) {
 func updateLeads(ctx context.Context, tx *sqlx.Tx, updates []leadUpdate) error {
 	const q = `
 UPDATE leads l SET attempts = v.attempts, status_id = v.status_id, planning_call_at = v.planning_call_at,
-    last_call_ended_at = v.last_call_ended_at, updated_at = now()
-FROM jsonb_to_recordset($1::jsonb) AS v(id bigint, attempts int, status_id int, planning_call_at timestamptz, last_call_ended_at timestamptz)
+    last_call_ended_at = v.last_call_ended_at, updated_at = now(),
+    lease_id = CASE WHEN v.end_lease THEN NULL ELSE l.lease_id END,
+    leased_until = CASE WHEN v.end_lease THEN NULL ELSE l.leased_until END
+FROM jsonb_to_recordset($1::jsonb) AS v(id bigint, attempts int, status_id int, planning_call_at timestamptz, last_call_ended_at timestamptz,
+    end_lease boolean)
 WHERE l.id = v.id`
 	if len(updates) == 0 {
 		return nil

@@ -66,6 +66,9 @@ type Lead struct {
 	CreatedBy         *int64       `db:"created_by"`
 	CreatedAt         time.Time    `db:"created_at"`
 	UpdatedAt         time.Time    `db:"updated_at"`
+	// DoNotCall is true when the phone is on the do-not-call list for the lead's order (read, not
+	// stored: internal/dnc).
+	DoNotCall bool `db:"do_not_call"`
 }
 
 // CustomValues maps a custom-field id (as text) to its checked value; stored as jsonb.
@@ -150,6 +153,9 @@ type View struct {
 	MessengerID          *int64       `json:"messengerId"`
 	AdCampaignID         *string      `json:"adCampaignId"`
 	CustomValues         CustomValues `json:"customValues"`
+	// DoNotCall: the phone is on the do-not-call list (for this order or every order); the lead is
+	// kept but never leased to a dialer.
+	DoNotCall bool `json:"doNotCall"`
 }
 
 // ListItem is the wire form of a lead in the list (operation 7): the detail plus the links
@@ -171,7 +177,7 @@ func ViewOf(l Lead) View {
 		CreatedAt: l.CreatedAt.UTC().Format(TimeLayout), UpdatedAt: l.UpdatedAt.UTC().Format(TimeLayout),
 		OrderID: l.OrderID, OrderCode: l.OrderCode, SocialLogin: l.SocialLogin,
 		MessengerUserName: l.MessengerUserName, MessengerPhone: l.MessengerPhone, MessengerID: l.MessengerID,
-		AdCampaignID: l.AdCampaignID, CustomValues: l.CustomValues,
+		AdCampaignID: l.AdCampaignID, CustomValues: l.CustomValues, DoNotCall: l.DoNotCall,
 	}
 	if v.CustomValues == nil {
 		v.CustomValues = CustomValues{}

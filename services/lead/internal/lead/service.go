@@ -28,6 +28,9 @@ func NewService(store *Store, dir *orders.Directory, cat *catalog.Store, rules R
 	return &Service{store: store, orders: dir, catalog: cat, rules: rules, now: time.Now}
 }
 
+// Phones reads phone numbers as the lead rules do (the do-not-call list shares them).
+func (s *Service) Phones() *Phones { return s.rules.Phones }
+
 // Store is the service's lead store.
 func (s *Service) Store() *Store { return s.store }
 

@@ -68,6 +68,11 @@ external_id_crm_c, external_id_crm_d, status_id, lead_type, create_method, sourc
 previous_lead_id, next_lead_id, planning_call_at, priority, utc_offset, social_network_id, social_login,
 messenger_user_name, messenger_phone, messenger_id, custom_values, job_id, created_by, created_at, updated_at`
 
+// doNotCall is the read-only do_not_call column of a lead: an active entry of the do-not-call list
+// for its phone, in its order or in every order (internal/dnc; the dnc_entries_key index).
+const doNotCall = `EXISTS (SELECT 1 FROM dnc_entries d WHERE d.phone = leads.phone
+    AND coalesce(d.order_id, leads.order_id) = leads.order_id AND (d.expires_at IS NULL OR d.expires_at > now())) AS do_not_call`
+
 // insertColumns are the columns an insert writes; created_at and updated_at take the default.
 var insertColumns = strings.Split(strings.NewReplacer("\n", "", " ", "").Replace(
 	strings.TrimSuffix(columns, ", created_at, updated_at")), ",")
@@ -219,7 +224,7 @@ ORDER BY l.order_id, l.phone, l.id DESC`
 // Get reads one lead; a lead that does not exist is NotFound.
 func (s *Store) Get(ctx context.Context, id int64) (Lead, error) {
 	var l Lead
-	err := s.conn.GetContext(ctx, &l, `SELECT `+columns+` FROM leads WHERE id = $1`, id)
+	err := s.conn.GetContext(ctx, &l, `SELECT `+columns+`, `+doNotCall+` FROM leads WHERE id = $1`, id)
 	if db.IsNoRows(err) {
 		return Lead{}, apperr.NotFoundf("lead %d does not exist", id)
 	}
@@ -249,7 +254,8 @@ UPDATE leads SET phone = $2, name = $3, source_comment = $4, external_id_crm_a =
     external_id_crm_c = $7, external_id_crm_d = $8, status_id = $9, source = $10, ad_campaign_id = $11,
     planning_call_at = $12, priority = $13, utc_offset = $14, social_network_id = $15, social_login = $16,
     messenger_user_name = $17, messenger_phone = $18, messenger_id = $19, custom_values = $20, updated_at = now(),
-    updated_by = $21
+    updated_by = $21,
+    status_changed_at = CASE WHEN status_id = $9 THEN status_changed_at ELSE now() END
 WHERE id = $1`
 		_, err = tx.ExecContext(ctx, q, l.ID, l.Phone, l.Name, l.SourceComment, l.ExternalIDCrmA, l.ExternalIDCrmB,
 			l.ExternalIDCrmC, l.ExternalIDCrmD, l.StatusID, l.Source, l.AdCampaignID, l.PlanningCallAt, l.Priority,
@@ -318,7 +324,7 @@ func (s *Store) List(ctx context.Context, f Filter, page listquery.Page) ([]Lead
 		return list, total, nil
 	}
 	n := len(args)
-	q := `SELECT ` + columns + ` FROM leads` + where +
+	q := `SELECT ` + columns + `, ` + doNotCall + ` FROM leads` + where +
 		` ORDER BY created_at DESC, id DESC LIMIT $` + strconv.Itoa(n+1) + ` OFFSET $` + strconv.Itoa(n+2)
 	if err := s.conn.SelectContext(ctx, &list, q, append(args, page.Limit, page.Offset)...); err != nil {
 		return nil, 0, fmt.Errorf("list leads: %w", err)

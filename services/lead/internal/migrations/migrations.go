@@ -4,29 +4,16 @@ package migrations
 
 import (
 	"ccplatform/pkg/customfield"
-	"context"
 	"embed"
 
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/idempotency"
-
-	"github.com/jmoiron/sqlx"
 )
-
-// Schema is the PostgreSQL schema the lead service owns.
-const Schema = "leads"
 
 //go:embed *.sql
 var files embed.FS
 
-// Leads is the service's own migration set.
-func Leads() db.Migrations {
-	return db.Migrations{Table: "goose_db_version", FS: files}
-}
-
-// Up migrates the schema: the service's tables and the idempotency table of its create routes.
-// lead-api and lead-worker both call it; db.Migrate's advisory lock makes that safe from any number
-// of replicas starting at once.
-func Up(ctx context.Context, conn *sqlx.DB) error {
-	return db.Migrate(ctx, conn, Schema, Leads(), customfield.Migrations(), idempotency.Migrations())
-}
+// Schema is the PostgreSQL schema the lead service owns: its tables, its custom-field catalog and
+// the idempotency table of its create routes. lead-api and lead-worker both migrate it at start
+// (Schema.Open), which is safe from any number of replicas at once.
+var Schema = db.Schema{Name: "leads", Sets: []db.Migrations{db.Embedded(files), customfield.Migrations(), idempotency.Migrations()}}

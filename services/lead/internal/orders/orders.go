@@ -36,6 +36,11 @@ type Order struct {
 	// AgentLeadEditMode is when agents (call-center) may edit its leads: always, never, or
 	// during-call (within a while after their own call with the lead).
 	AgentLeadEditMode string `json:"agentLeadEditMode"`
+	// AutoDialingEnabled lets dialers lease the order's leads (internal/dialer).
+	AutoDialingEnabled bool `json:"autoDialingEnabled"`
+	// QualifiedLeadsPerDayLimit stops the leases of a day once that many leads were qualified
+	// (nil: no limit).
+	QualifiedLeadsPerDayLimit *int64 `json:"qualifiedLeadsPerDayLimit"`
 }
 
 // AttemptGroup is the call-attempt interval group an order names (only the internal order read

@@ -9,6 +9,8 @@ import (
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/catalog"
+	"ccplatform/services/lead/internal/dialer"
+	"ccplatform/services/lead/internal/dnc"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/leadv1"
@@ -29,6 +31,8 @@ type Deps struct {
 	Accepter      *job.Accepter
 	JobIDs        *job.IDs
 	Idempotency   *idempotency.Store
+	Dialer        *dialer.Handler
+	DNC           *dnc.Handler
 }
 
 // New is lead-api's HTTP handler. Routes are registered without a trailing slash and answer with
@@ -44,5 +48,7 @@ func New(d Deps) http.Handler {
 	leadv1.NewHandler(d.Leads, d.Accepter).Routes(r, idempotent)
 	job.NewHandler(d.DB, d.JobIDs).Routes(r)
 	catalog.NewHandler(d.Catalog).Routes(r)
+	d.Dialer.Routes(r, idempotent)
+	d.DNC.Routes(r, idempotent)
 	return web.TrimTrailingSlash(e)
 }

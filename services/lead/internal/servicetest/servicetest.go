@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,6 +51,8 @@ type Env struct {
 	Orders   *orders.Directory
 	Catalog  *catalog.Store
 	JobIDs   *job.IDs
+	// clock is the dialing queue's time when set (SetNow), else time.Now.
+	clock atomic.Pointer[time.Time]
 	// Client sends requests to the service's handler as the gateway would (Do).
 	webtest.Client
 }
@@ -92,14 +95,32 @@ func Main(m *testing.M, label string, ready func(*Env)) {
 		probes := ops.New("lead-api")
 		probes.Database(conn.DB)
 		probes.Broker(broker)
+		queue, dncList := setup.Queue(conn, leads, dir, cat, env.Now)
 		env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{Ops: probes,
 			DB: conn, Log: log, InternalToken: Token, Leads: leads, Catalog: cat,
 			Accepter: job.NewAccepter(group, ids, 5*time.Second), JobIDs: ids,
-			Idempotency: idempotency.New(conn, log),
+			Idempotency: idempotency.New(conn, log), Dialer: queue, DNC: dncList,
 		})}
 		ready(env)
 		return m.Run()
 	})
+}
+
+// Now is the dialing queue's clock: the instant SetNow set, else time.Now.
+func (e *Env) Now() time.Time {
+	if t := e.clock.Load(); t != nil {
+		return *t
+	}
+	return time.Now()
+}
+
+// SetNow fixes the dialing queue's clock at t (the zero time: time.Now again).
+func (e *Env) SetNow(t time.Time) {
+	if t.IsZero() {
+		e.clock.Store(nil)
+		return
+	}
+	e.clock.Store(&t)
 }
 
 // Order puts an order into the order cache, as if the order service had answered with it.

@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"ccplatform/pkg/config"
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/services/lead/internal/catalog"
+	"ccplatform/services/lead/internal/dialer"
+	"ccplatform/services/lead/internal/dnc"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/migrations"
 	"ccplatform/services/lead/internal/orders"
@@ -56,15 +57,7 @@ func OpenDB(ctx context.Context, s Settings) (*sqlx.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := db.Open(ctx, dsn, migrations.Schema, s.MaxConns)
-	if err != nil {
-		return nil, err
-	}
-	if err := migrations.Up(ctx, conn); err != nil {
-		_ = conn.Close()
-		return nil, err
-	}
-	return conn, nil
+	return migrations.Schema.Open(ctx, dsn, s.MaxConns)
 }
 
 // Leads is the lead service over conn, with an order directory that the caller keeps current
@@ -73,6 +66,13 @@ func Leads(s Settings, conn *sqlx.DB) (*lead.Service, *orders.Directory, *catalo
 	dir := orders.NewDirectory(svcclient.New("order", s.OrderURL, s.InternalToken, orderTimeout), s.OrderCacheTTL)
 	cat := catalog.NewStore(conn)
 	return lead.NewService(lead.NewStore(conn), dir, cat, s.Rules()), dir, cat
+}
+
+// Queue is the dialing queue and the do-not-call list over conn, with the lead service's orders,
+// catalogs and phone rules; now is their clock.
+func Queue(conn *sqlx.DB, leads *lead.Service, dir *orders.Directory, cat *catalog.Store, now func() time.Time) (*dialer.Handler, *dnc.Handler) {
+	d := dialer.NewHandler(dialer.NewService(dialer.NewStore(conn), dir, cat, now))
+	return d, dnc.NewHandler(dnc.NewStore(conn), dir, leads.Phones(), now)
 }
 
 // oneRoundTrip turns on the driver's binary_parameters mode: a statement with parameters is then

@@ -274,7 +274,7 @@ func TestDatabaseOutageIsRetriedUntilItHeals(t *testing.T) {
 	u.Host = proxy.ln.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	conn, err := db.Open(ctx, u.String(), migrations.Schema, 4)
+	conn, err := db.Open(ctx, u.String(), migrations.Schema.Name, 4)
 	require.NoError(t, err)
 	defer conn.Close()
 	settings := env.Settings

@@ -13,7 +13,6 @@ import (
 	"syscall"
 
 	"ccplatform/pkg/config"
-	"ccplatform/pkg/db"
 	"ccplatform/services/user/internal/migrations"
 
 	"github.com/jmoiron/sqlx"
@@ -49,6 +48,7 @@ const usage = `usage:
       [--messenger-notifications=true|false] [--messenger-chat-id C] [--messenger-priority=urgent|none]
   ccadmin user set-active --id ID --active=true|false
   ccadmin user list
+  ccadmin dial --order ID [--dialers N] [--duration 30s]
 
 environment: DATABASE_URL, ORDER_URL (empty: skip order catalogs and demo orders), LEAD_URL
 (empty: skip lead catalogs and demo leads), CALL_URL and AMQP_URL (either empty: skip demo calls),
@@ -117,6 +117,7 @@ func run(ctx context.Context, cfg settings, args []string, stdout, stderr io.Wri
 		"user":   userCommand,
 
 		"simulate-calls": simulateCallsCommand, // plays the telephony platform (simulate.go)
+		"dial":           dialCommand,          // plays its dialers on the dialing queue (dial.go)
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
@@ -126,14 +127,11 @@ func run(ctx context.Context, cfg settings, args []string, stdout, stderr io.Wri
 		}
 		return usagef("unknown command %q", args[0])
 	}
-	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, 4)
+	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, 4)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if err := migrations.Apply(ctx, conn); err != nil {
-		return err
-	}
 	return cmd(ctx, &env{cfg: cfg, db: conn, stdout: stdout, stderr: stderr}, args[1:])
 }
 

@@ -52,7 +52,7 @@ func ccadmin(t *testing.T, args ...string) (string, string, error) {
 
 func openDB(t *testing.T) *sqlx.DB {
 	t.Helper()
-	conn, err := db.Open(context.Background(), testURL, migrations.Schema, 2)
+	conn, err := db.Open(context.Background(), testURL, migrations.Schema.Name, 2)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	return conn
@@ -199,6 +199,9 @@ func TestErrors(t *testing.T) {
 		"revoke with neither":      {args: []string{"apikey", "revoke"}, usage: true},
 		"set-active without flag":  {args: []string{"user", "set-active", "--id", "1"}, usage: true},
 		"set-active bad bool":      {args: []string{"user", "set-active", "--id", "1", "--active=maybe"}, usage: true},
+		"dial without order":       {args: []string{"dial"}, usage: true},
+		"dial too many dialers":    {args: []string{"dial", "--order", "1", "--dialers", "33"}, usage: true},
+		"dial no duration":         {args: []string{"dial", "--order", "1", "--duration", "0s"}, usage: true},
 		"create for unknown user":  {args: []string{"apikey", "create", "--user", "987654"}, kind: apperr.NotFound},
 		"create for unknown email": {args: []string{"apikey", "create", "--email", "nobody@x.io"}, kind: apperr.NotFound},
 		"revoke unknown id":        {args: []string{"apikey", "revoke", "--id", "987654"}, kind: apperr.NotFound},

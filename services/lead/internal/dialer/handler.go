@@ -1,0 +1,61 @@
+package dialer
+
+import (
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/web"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Handler serves the dialing queue's routes. Who may call them is the gateway's policy (staff and
+// clients); the service keeps a client to its own orders.
+type Handler struct {
+	svc *Service
+}
+
+// NewHandler serves svc.
+func NewHandler(svc *Service) *Handler { return &Handler{svc: svc} }
+
+// Routes registers the routes on r, which must already require the internal token; idempotent
+// guards lease and release (a retried lease with its key hands out nothing twice).
+func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
+	r.POST("/v2/dialer/lease", idempotent, web.Handle(h.lease))
+	r.POST("/v2/dialer/release", idempotent, web.Handle(h.release))
+	r.POST("/v2/dialer/extend", web.Handle(h.extend))
+}
+
+func (h *Handler) lease(c *gin.Context) (any, error) {
+	r, err := decode[LeaseRequest, LeaseInput](c)
+	if err != nil {
+		return nil, err
+	}
+	return h.svc.Lease(c.Request.Context(), web.CallerOf(c), r)
+}
+
+func (h *Handler) release(c *gin.Context) (any, error) {
+	r, err := decode[ReleaseRequest, ReleaseInput](c)
+	if err != nil {
+		return nil, err
+	}
+	return h.svc.Release(c.Request.Context(), web.CallerOf(c), r)
+}
+
+func (h *Handler) extend(c *gin.Context) (any, error) {
+	r, err := decode[ExtendRequest, ExtendInput](c)
+	if err != nil {
+		return nil, err
+	}
+	return h.svc.Extend(c.Request.Context(), web.CallerOf(c), r)
+}
+
+// decode reads the body as In and runs its rules: the request, or a 400 naming every broken field.
+func decode[R any, In interface{ Check(apperr.FieldErrors) R }](c *gin.Context) (R, error) {
+	var in In
+	if err := web.DecodeJSON(c, &in); err != nil {
+		var zero R
+		return zero, err
+	}
+	fe := apperr.FieldErrors{}
+	r := in.Check(fe)
+	return r, fe.Err()
+}

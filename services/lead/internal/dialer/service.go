@@ -1,0 +1,201 @@
+package dialer
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"time"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/web"
+	"ccplatform/services/lead/internal/callresult"
+	"ccplatform/services/lead/internal/catalog"
+	"ccplatform/services/lead/internal/lead"
+	"ccplatform/services/lead/internal/orders"
+
+	"github.com/google/uuid"
+)
+
+// Service checks a lease against its order and the caller, and runs it.
+type Service struct {
+	store    *Store
+	orders   *orders.Directory
+	statuses *catalog.Store
+	now      func() time.Time
+}
+
+// NewService leases through store, reads orders (with their rules and scopes) through dir and the
+// status categories from statuses; now is the queue's clock (time.Now but in tests).
+func NewService(store *Store, dir *orders.Directory, statuses *catalog.Store, now func() time.Time) *Service {
+	return &Service{store: store, orders: dir, statuses: statuses, now: now}
+}
+
+// Lease is what a lease call answers: the lease (empty when nothing was due) and its leads.
+type Lease struct {
+	ID        *string      `json:"leaseId"`
+	ExpiresAt *string      `json:"leaseExpiresAt"`
+	List      []LeasedView `json:"list"`
+}
+
+// LeasedView is a leased lead on the wire.
+type LeasedView struct {
+	LeaseID              string            `json:"leaseId"`
+	LeaseExpiresAt       string            `json:"leaseExpiresAt"`
+	ID                   int64             `json:"id"`
+	Phone                string            `json:"phone"`
+	Name                 *string           `json:"name"`
+	UTCOffset            *int64            `json:"utcOffset"`
+	Priority             int64             `json:"priority"`
+	Attempts             int64             `json:"attempts"`
+	StatusID             int64             `json:"statusId"`
+	PlanningCallDateTime *string           `json:"planningCallDateTime"`
+	CustomValues         lead.CustomValues `json:"customValues"`
+}
+
+// orderOf reads the order a caller names: outside the caller's scope or unknown, it is the field
+// error of a missing order (as a lead create answers).
+func (s *Service) orderOf(ctx context.Context, caller web.Caller, id int64) (orders.Order, error) {
+	missing := apperr.Field("orderId", "no order has id "+strconv.FormatInt(id, 10))
+	scope, err := s.orders.ScopeFor(ctx, caller)
+	if err != nil {
+		return orders.Order{}, err
+	}
+	if !scope.Contains(id) {
+		return orders.Order{}, missing
+	}
+	o, err := s.orders.Get(ctx, id)
+	if apperr.KindOf(err) == apperr.NotFound {
+		return orders.Order{}, missing
+	}
+	return o, err
+}
+
+// Lease hands the caller the due leads of r's order (services/lead/README.md, "The dialing queue").
+func (s *Service) Lease(ctx context.Context, caller web.Caller, r LeaseRequest) (Lease, error) {
+	empty := Lease{List: []LeasedView{}}
+	o, err := s.orderOf(ctx, caller, r.OrderID)
+	if err != nil {
+		return Lease{}, err
+	}
+	if !o.AutoDialingEnabled {
+		return empty, nil
+	}
+	rules, err := callresult.RulesOf(o)
+	if err != nil {
+		return Lease{}, apperr.Wrap(apperr.Internal, err, "read the dialing rules of order %d", o.ID)
+	}
+	now := s.now().UTC().Truncate(time.Second)
+	zones := CallableZones(rules, now)
+	if zones.None() {
+		return empty, nil
+	}
+	if o.QualifiedLeadsPerDayLimit != nil {
+		success, err := s.successStatuses(ctx)
+		if err != nil {
+			return Lease{}, err
+		}
+		from, to := Day(now)
+		n, err := s.store.QualifiedOn(ctx, o.ID, success, from, to)
+		if err != nil {
+			return Lease{}, err
+		}
+		if LimitReached(o.QualifiedLeadsPerDayLimit, n) {
+			return empty, nil
+		}
+	}
+	id := uuid.NewString()
+	until := now.Add(r.Lease)
+	leads, err := s.store.Lease(ctx, LeaseQuery{OrderID: o.ID, Now: now, Zones: zones, Limit: r.Limit, LeaseID: id,
+		Until: until, DialerID: r.DialerID, By: caller.Ref()})
+	if err != nil || len(leads) == 0 {
+		return empty, err
+	}
+	expires := until.Format(lead.TimeLayout)
+	out := Lease{ID: &id, ExpiresAt: &expires, List: make([]LeasedView, len(leads))}
+	for i, l := range leads {
+		out.List[i] = LeasedView{LeaseID: id, LeaseExpiresAt: expires, ID: l.ID, Phone: l.Phone, Name: l.Name,
+			UTCOffset: l.UTCOffset, Priority: l.Priority, Attempts: l.Attempts, StatusID: l.StatusID,
+			CustomValues: l.CustomValues}
+		if out.List[i].CustomValues == nil {
+			out.List[i].CustomValues = lead.CustomValues{}
+		}
+		if l.PlanningCallAt != nil {
+			p := l.PlanningCallAt.UTC().Format(lead.TimeLayout)
+			out.List[i].PlanningCallDateTime = &p
+		}
+	}
+	return out, nil
+}
+
+// successStatuses are the ids of the statuses that count as qualified (category success).
+func (s *Service) successStatuses(ctx context.Context) ([]int64, error) {
+	all, err := s.statuses.Statuses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for id, st := range all {
+		if st.Category == catalog.CategorySuccess {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// checkLease refuses a lease that does not exist or whose order the caller may not see, with the
+// same answer for both.
+func (s *Service) checkLease(ctx context.Context, caller web.Caller, id string) error {
+	order, err := s.store.LeaseOrder(ctx, id)
+	if err != nil {
+		return err
+	}
+	scope, err := s.orders.ScopeFor(ctx, caller)
+	if err != nil {
+		return err
+	}
+	if !scope.Contains(order) {
+		return apperr.NotFoundf("lease %s does not exist", id)
+	}
+	return nil
+}
+
+// Released is what a release answers.
+type Released struct {
+	LeaseID string  `json:"leaseId"`
+	LeadIDs []int64 `json:"leadIds"`
+}
+
+// Release gives back the leads of r's lease that it still holds (all, or those named).
+func (s *Service) Release(ctx context.Context, caller web.Caller, r ReleaseRequest) (Released, error) {
+	if err := s.checkLease(ctx, caller, r.LeaseID); err != nil {
+		return Released{}, err
+	}
+	ids, err := s.store.Release(ctx, r.LeaseID, r.LeadIDs)
+	if err != nil {
+		return Released{}, err
+	}
+	return Released{LeaseID: r.LeaseID, LeadIDs: ids}, nil
+}
+
+// Extended is what an extend answers.
+type Extended struct {
+	LeaseID        string  `json:"leaseId"`
+	LeaseExpiresAt string  `json:"leaseExpiresAt"`
+	LeadIDs        []int64 `json:"leadIds"`
+}
+
+// Extend holds the leads r's lease still holds for r.Lease from now. Leads whose lease has expired
+// are not taken back (another dialer may have them by now): they are missing from LeadIDs.
+func (s *Service) Extend(ctx context.Context, caller web.Caller, r ExtendRequest) (Extended, error) {
+	if err := s.checkLease(ctx, caller, r.LeaseID); err != nil {
+		return Extended{}, err
+	}
+	now := s.now().UTC().Truncate(time.Second)
+	until := now.Add(r.Lease)
+	ids, err := s.store.Extend(ctx, r.LeaseID, now, until)
+	if err != nil {
+		return Extended{}, err
+	}
+	return Extended{LeaseID: r.LeaseID, LeaseExpiresAt: until.Format(lead.TimeLayout), LeadIDs: ids}, nil
+}

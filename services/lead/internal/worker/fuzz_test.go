@@ -1,0 +1,163 @@
+package worker
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/web"
+	"ccplatform/services/lead/internal/job"
+	"ccplatform/services/lead/internal/lead"
+	"ccplatform/services/lead/internal/leadv1"
+
+	"go.uber.org/zap"
+)
+
+// fuzzWorker decodes jobs with the body rules alone (no store, orders or catalogs): decode needs
+// nothing else.
+var fuzzWorker = New(lead.NewService(nil, nil, nil, lead.Rules{AdSystems: lead.DefaultAdSystems, Phones: lead.NewPhones()}), zap.NewNop(), 1)
+
+// jobSeeds are lead.jobs job messages as lead-api writes them (job.Message.AppendJSON) and broken
+// ones.
+var jobSeeds = []string{
+	`{"jobId":"0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e11","version":"v2","createMethod":"api_v2_async","body":{"leadType":"straight","phone":"79161234567","orderId":41,"orderCode":"order-41","customValues":{"3":"x"}},"callerUserId":9,"ip":"10.0.0.1","requestId":"r1","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}`,
+	`{"jobId":"0B6F3C3E-6F55-8D8C-9C55-2F0F1F7C8E12","version":"v1","createMethod":"api_v1_async","body":{"lead_type":"selection","client_phone":"+7 916 123 45 67","order_id":3,"order_code":"c3","messengerId":"88","socialNetworkId":"123","socialLogin":"sl","call_timestamp":1798794000},"callerUserId":null}`,
+	`{"jobId":"0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e13","version":"v2","createMethod":"x","body":{"phone":"12"},"callerUserId":1}`,
+	`{"jobId":"0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e14","version":"v1","body":{"order_id":"7"}}`,
+	`{"jobId":"0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e15","version":"v2","body":null}`,
+	`{"jobId":"0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e16","version":"v9","body":{}}`,
+	`{"jobId":"x","version":"v2"}`, `{"jobId":"{0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e1}","version":"v2"}`,
+	`{"JOBID":"0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e17","Version":"v2","body":"{}","callerUserId":1.5}`, `{not json`, `null`, `[]`, ``,
+}
+
+// FuzzJobMessage: whatever one lead.jobs message holds, the worker's decode never panics and sorts
+// it one way: unreadable (dead-lettered at once), failed for good (its body is refused with a 400
+// naming fields, by their v1 names for a v1 job), or a lead to store. A readable job, encoded again
+// as lead-api encodes it, decodes to the same job with the same outcome.
+func FuzzJobMessage(f *testing.F) {
+	for _, seed := range jobSeeds {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		it := fuzzWorker.decode(raw)
+		checkJob(t, raw, it)
+		if it.unreadable != "" {
+			return
+		}
+		again := fuzzWorker.decode(it.msg.AppendJSON(nil))
+		sameJob(t, raw, it, again)
+	})
+}
+
+// FuzzJobGroup: whatever a group message (job.GroupType) holds, the worker splits and decodes it
+// without a panic: a body that is not a JSON array is dead-lettered whole; otherwise each job is
+// sorted as FuzzJobMessage says, the dead-lettered copy of the jobs that did not succeed splits
+// back into exactly those jobs, and the readable jobs, grouped again as lead-api groups them,
+// decode to the same jobs.
+func FuzzJobGroup(f *testing.F) {
+	f.Add([]byte(`[` + jobSeeds[0] + `,` + jobSeeds[1] + `]`))
+	f.Add([]byte(`[` + jobSeeds[2] + `, ` + jobSeeds[6] + ` ,null,1,"x",[]]`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`{"jobs":[]}`))
+	f.Add([]byte(`[` + jobSeeds[0]))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		group, err := mq.SplitGroup(body)
+		if err != nil {
+			return // broken: the whole delivery is dead-lettered with the error
+		}
+		var failed, readable [][]byte
+		var items []*item
+		for _, raw := range group {
+			it := fuzzWorker.decode(raw)
+			checkJob(t, raw, it)
+			if it.unreadable != "" || it.failed != "" {
+				failed = append(failed, it.raw)
+			}
+			if it.unreadable == "" {
+				readable = append(readable, it.msg.AppendJSON(nil))
+				items = append(items, it)
+			}
+		}
+		kept, err := mq.SplitGroup(mq.JoinGroup(failed))
+		if err != nil || len(kept) != len(failed) {
+			t.Fatalf("%q: the dead-lettered copy of %q splits into %q, %v", body, failed, kept, err)
+		}
+		for i := range kept {
+			if !bytes.Equal(kept[i], failed[i]) {
+				t.Fatalf("%q: job %q is dead-lettered as %q", body, failed[i], kept[i])
+			}
+		}
+		again, err := mq.SplitGroup(mq.JoinGroup(readable))
+		if err != nil || len(again) != len(items) {
+			t.Fatalf("%q: the readable jobs grouped again split into %q, %v", body, again, err)
+		}
+		for i, raw := range again {
+			sameJob(t, body, items[i], fuzzWorker.decode(raw))
+		}
+	})
+}
+
+// checkJob fails t unless it is sorted exactly one way, a failed job for a 400 of its body.
+func checkJob(t *testing.T, raw []byte, it *item) {
+	t.Helper()
+	if it.unreadable != "" {
+		if it.failed != "" || it.pending.Meta.JobID != nil {
+			t.Fatalf("%q: unreadable (%s) yet checked: %q %+v", raw, it.unreadable, it.failed, it.pending)
+		}
+		return
+	}
+	if _, err := job.Parse(it.msg.JobID); err != nil {
+		t.Fatalf("%q: read with job id %q: %v", raw, it.msg.JobID, err)
+	}
+	var err error
+	switch it.msg.Version {
+	case "v2":
+		var in lead.Input
+		if err = web.Unmarshal(it.msg.Body, &in); err == nil {
+			_, err = fuzzWorker.svc.CheckBody(in, lead.ForCreate)
+		}
+	case "v1":
+		_, err = leadv1.Decode(fuzzWorker.svc, it.msg.Body)
+	default:
+		t.Fatalf("%q: read with version %q", raw, it.msg.Version)
+	}
+	if (err != nil) != (it.failed != "") {
+		t.Fatalf("%q: body error %v, failed %q", raw, err, it.failed)
+	}
+	if err == nil {
+		if !it.pending.Changes.Phone.Present() || !it.pending.Changes.OrderID.Present() || it.pending.Meta.JobID == nil || *it.pending.Meta.JobID != it.msg.JobID {
+			t.Fatalf("%q: accepted without what a create needs: %+v", raw, it.pending)
+		}
+		return
+	}
+	e, ok := apperr.As(err)
+	if !ok || e.Kind != apperr.Invalid || len(e.Fields) == 0 {
+		t.Fatalf("%q: failed for good for a fault that is not a 400 with field errors: %v", raw, err)
+	}
+	if it.msg.Version == "v1" {
+		for field := range e.Fields {
+			if v1, renamed := leadv1.Names[field]; renamed {
+				t.Fatalf("%q: a v1 job fails naming the v2 field %s, not %s: %s", raw, field, v1, it.failed)
+			}
+		}
+	}
+}
+
+// sameJob fails t unless again, the job of it encoded and decoded again, is the same job with the
+// same outcome.
+func sameJob(t *testing.T, raw []byte, it, again *item) {
+	t.Helper()
+	switch {
+	case again.unreadable != "":
+		t.Fatalf("%q read as %+v, its encoding %s is unreadable: %s", raw, it.msg, it.msg.AppendJSON(nil), again.unreadable)
+	case !reflect.DeepEqual(again.msg, it.msg):
+		t.Fatalf("%q read as %+v, encoded again reads as %+v", raw, it.msg, again.msg)
+	case again.failed != it.failed:
+		t.Fatalf("%q failed with %q, encoded again with %q", raw, it.failed, again.failed)
+	case !reflect.DeepEqual(again.pending, it.pending):
+		t.Fatalf("%q makes %+v, encoded again %+v", raw, it.pending, again.pending)
+	}
+}
