@@ -10,7 +10,6 @@ import (
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/web"
@@ -36,15 +35,12 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	if err := checkPlaceholder(cfg.AvatarPlaceholder); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	conn, err := db.Open(ctx, cfg.Database.URL, migrations.Schema, cfg.MaxConns)
+	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	o.Database(conn.DB)
-	if err := migrations.Apply(ctx, conn); err != nil {
-		return err
-	}
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	go keys.PurgeEvery(ctx, time.Hour)
 	h := server.New(server.Deps{Ops: o, Log: log, DB: conn, InternalToken: cfg.InternalToken,

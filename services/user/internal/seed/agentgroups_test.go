@@ -37,10 +37,10 @@ func TestDemoAgentGroupsUseDemoAgents(t *testing.T) {
 
 func TestAgentGroupsStepIsIdempotent(t *testing.T) {
 	ctx := context.Background()
-	conn, err := db.Open(ctx, testURL, migrations.Schema, 4)
+	conn, err := db.Open(ctx, testURL, migrations.Schema.Name, 4)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
-	require.NoError(t, migrations.Apply(ctx, conn))
+	require.NoError(t, migrations.Schema.Up(ctx, conn))
 	users := user.NewStore(conn)
 	groups := agentgroup.NewStore(conn)
 	steps := []seed.Step{seed.Users(users, time.Now), seed.AgentGroups(groups, users)}

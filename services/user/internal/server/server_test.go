@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/ops"
@@ -44,10 +43,9 @@ type fixture struct {
 func setup(t *testing.T) fixture {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := db.Open(ctx, testURL, migrations.Schema, 4)
+	conn, err := migrations.Schema.Open(ctx, testURL, 4)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
-	require.NoError(t, migrations.Apply(ctx, conn))
 	probes := ops.New("user")
 	probes.Database(conn.DB)
 	return fixture{

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"ccplatform/pkg/db"
 	"ccplatform/services/user/internal/migrations"
 
 	"github.com/jmoiron/sqlx"
@@ -20,10 +19,9 @@ import (
 func DB(t *testing.T, url string, truncate ...string) *sqlx.DB {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := db.Open(ctx, url, migrations.Schema, 8)
+	conn, err := migrations.Schema.Open(ctx, url, 8)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
-	require.NoError(t, migrations.Apply(ctx, conn))
 	if len(truncate) > 0 {
 		_, err = conn.ExecContext(ctx, `TRUNCATE `+strings.Join(truncate, ", ")+` RESTART IDENTITY CASCADE`)
 		require.NoError(t, err)
