@@ -34,13 +34,15 @@ WITH due AS (
     SELECT l.id FROM leads l
     WHERE l.order_id = $1 AND lead_dialable(l.status_id)
       AND (l.planning_call_at IS NULL OR l.planning_call_at <= $2)
+      AND (l.planning_call_at IS NOT NULL OR l.last_call_ended_at IS NULL)
       AND (l.leased_until IS NULL OR l.leased_until <= $2)
       AND (l.utc_offset = ANY($3::int[]) OR (l.utc_offset IS NULL AND $4))
       AND NOT EXISTS (SELECT 1 FROM dnc_entries d WHERE d.phone = l.phone
           AND coalesce(d.order_id, l.order_id) = l.order_id AND (d.expires_at IS NULL OR d.expires_at > $2))
       AND (NOT (l.is_secondary OR l.next_lead_id IS NOT NULL)
-          OR NOT EXISTS (SELECT 1 FROM leads o WHERE o.order_id = l.order_id AND o.phone = l.phone AND o.id <> l.id
-              AND o.leased_until > $2))
+          OR (NOT EXISTS (SELECT 1 FROM leads o WHERE o.order_id = l.order_id AND o.phone = l.phone AND o.id <> l.id
+              AND o.leased_until > $2)
+            AND pg_try_advisory_xact_lock(1684627820, hashtext(l.order_id::text || l.phone))))
     ORDER BY l.priority DESC, l.planning_call_at ASC NULLS FIRST, l.id
     LIMIT $5
     FOR UPDATE OF l SKIP LOCKED
@@ -54,6 +56,7 @@ const (
 	bareSelect = `
 SELECT id FROM leads
 WHERE order_id = $1 AND lead_dialable(status_id) AND (planning_call_at IS NULL OR planning_call_at <= $2)
+  AND (planning_call_at IS NOT NULL OR last_call_ended_at IS NULL)
   AND (leased_until IS NULL OR leased_until <= $2)
 ORDER BY priority DESC, planning_call_at ASC NULLS FIRST, id
 LIMIT $3

@@ -65,6 +65,7 @@ type row struct {
 	offset    *int
 	planning  *time.Time
 	secondary bool
+	lastCall  *time.Time // the end of its latest call; nil: never called
 }
 
 func offset(h int) *int { return &h }
@@ -81,9 +82,9 @@ func insert(t *testing.T, o orders.Order, r row) int64 {
 	}
 	var id int64
 	require.NoError(t, env.DB.Get(&id, `
-INSERT INTO leads (order_id, order_code, phone, status_id, lead_type, create_method, priority, utc_offset, planning_call_at, is_secondary)
-VALUES ($1, $2, $3, $4, 'straight', 'api_v2', $5, $6, $7, $8) RETURNING id`,
-		o.ID, o.Code, r.phone, r.status, r.priority, r.offset, r.planning, r.secondary))
+INSERT INTO leads (order_id, order_code, phone, status_id, lead_type, create_method, priority, utc_offset, planning_call_at, is_secondary, last_call_ended_at)
+VALUES ($1, $2, $3, $4, 'straight', 'api_v2', $5, $6, $7, $8, $9) RETURNING id`,
+		o.ID, o.Code, r.phone, r.status, r.priority, r.offset, r.planning, r.secondary, r.lastCall))
 	return id
 }
 
@@ -131,6 +132,9 @@ func TestLeaseHandsOutTheDueLeadsInQueueOrder(t *testing.T) {
 	insert(t, o, row{status: statusRejected, planning: at(monday.Add(-time.Hour))}) // final
 	insert(t, o, row{offset: offset(9)})                                            // 21:00 there
 	unknownZone := insert(t, o, row{planning: at(monday.Add(-time.Minute))})        // read in UTC: 12:00
+	// Called, and no next call: attempts used up, or answered and waiting for a disposition.
+	insert(t, o, row{status: statusNew, offset: offset(3), lastCall: at(monday.Add(-time.Hour))})
+	calledAgain := insert(t, o, row{offset: offset(3), planning: at(monday.Add(-3 * time.Minute)), lastCall: at(monday.Add(-time.Hour))})
 	dncOrder, dncGlobal, dncExpired := newPhone(), newPhone(), newPhone()
 	insert(t, o, row{phone: dncOrder})
 	insert(t, o, row{phone: dncGlobal})
@@ -144,8 +148,8 @@ func TestLeaseHandsOutTheDueLeadsInQueueOrder(t *testing.T) {
 
 	got := lease(t, o, 100)
 	require.NotNil(t, got.LeaseID)
-	assert.Equal(t, []int64{earlier, planned, unplanned, expired, primary, unknownZone}, got.ids(),
-		"priority, unplanned first, planned time, id; one lead of a phone")
+	assert.Equal(t, []int64{earlier, planned, unplanned, expired, primary, calledAgain, unknownZone}, got.ids(),
+		"priority, unplanned (never called) first, planned time, id; one lead of a phone")
 	for _, l := range got.List {
 		assert.Equal(t, *got.LeaseID, l.LeaseID)
 	}
@@ -173,10 +177,10 @@ func TestLeaseHandsOutTheDueLeadsInQueueOrder(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.Status, res.Message)
 	var rel struct{ LeadIDs []int64 }
 	require.NoError(t, json.Unmarshal(res.Data, &rel))
-	assert.ElementsMatch(t, []int64{earlier, planned, unplanned, expired, unknownZone}, rel.LeadIDs, "the rest of the lease")
+	assert.ElementsMatch(t, []int64{earlier, planned, unplanned, expired, calledAgain, unknownZone}, rel.LeadIDs, "the rest of the lease")
 	_, err = env.DB.Exec(`INSERT INTO dnc_entries (phone, order_id) SELECT phone, NULL FROM leads WHERE id = $1`, earlier)
 	require.NoError(t, err)
-	assert.Equal(t, []int64{planned, unplanned, expired, unknownZone}, lease(t, o, 100).ids())
+	assert.Equal(t, []int64{planned, unplanned, expired, calledAgain, unknownZone}, lease(t, o, 100).ids())
 }
 
 func TestLeaseOutsideTheWindowOrWithoutAutoDialing(t *testing.T) {
@@ -343,6 +347,59 @@ FROM generate_series(1, $4) AS i`, o.ID, o.Code, monday, n)
 		}
 	}
 	assert.Zero(t, twice, "no lead handed out twice")
+}
+
+// Leases racing for the two leads of one phone (a primary and its secondary): while one of them
+// is leased the other is not, so each phone is handed out once while the leases last.
+func TestConcurrentLeasesNeverHandOutTwoLeadsOfOnePhone(t *testing.T) {
+	env.SetNow(monday)
+	defer env.SetNow(time.Time{})
+	o := newOrder(t, nil)
+	const phones = 2_000
+	// A primary and its secondary, linked as lead creation links them (next_lead_id).
+	_, err := env.DB.Exec(`
+INSERT INTO leads (order_id, order_code, phone, status_id, lead_type, create_method)
+SELECT $1, $2, '+7812' || lpad(i::text, 7, '0'), 1, 'straight', 'api_v2' FROM generate_series(1, $3) AS i`, o.ID, o.Code, phones)
+	require.NoError(t, err)
+	_, err = env.DB.Exec(`
+INSERT INTO leads (order_id, order_code, phone, status_id, lead_type, create_method, is_secondary)
+SELECT order_id, order_code, phone, 1, 'straight', 'api_v2', true FROM leads WHERE order_id = $1`, o.ID)
+	require.NoError(t, err)
+	_, err = env.DB.Exec(`
+UPDATE leads p SET next_lead_id = s.id FROM leads s
+WHERE p.order_id = $1 AND s.order_id = $1 AND s.phone = p.phone AND s.is_secondary AND NOT p.is_secondary`, o.ID)
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	perPhone := make(map[string]int, phones)
+	var wg sync.WaitGroup
+	for d := range 8 {
+		wg.Go(func() {
+			for {
+				res := env.Do(t, http.MethodPost, "/v2/dialer/lease", map[string]any{"orderId": o.ID, "limit": 50, "dialerId": "p" + strconv.Itoa(d)})
+				var got leased
+				if res.Status != http.StatusOK || json.Unmarshal(res.Data, &got) != nil {
+					t.Errorf("lease: %d %s", res.Status, res.Message)
+					return
+				}
+				if len(got.List) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, l := range got.List {
+					perPhone[l.Phone]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	assert.Len(t, perPhone, phones, "every phone handed out")
+	for phone, n := range perPhone {
+		if !assert.Equal(t, 1, n, "phone %s handed out in two leads at once", phone) {
+			break
+		}
+	}
 }
 
 func TestDialableStatusesAreTheInProgressOnes(t *testing.T) {

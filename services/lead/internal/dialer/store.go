@@ -33,7 +33,22 @@ type Leased struct {
 	StatusID       int64             `db:"status_id"`
 	PlanningCallAt *time.Time        `db:"planning_call_at"`
 	CustomValues   lead.CustomValues `db:"custom_values"`
+	// HasRepeats: other leads share the phone (a secondary lead, or a primary with a next one).
+	HasRepeats bool `db:"has_repeats"`
 }
+
+// takenElsewhere gives back the leads of this lease ($1) with repeats whose phone another lease
+// holds a lead of.
+const takenElsewhere = `
+UPDATE leads SET lease_id = NULL, leased_until = NULL
+WHERE lease_id = $1 AND (is_secondary OR next_lead_id IS NOT NULL)
+  AND EXISTS (SELECT 1 FROM leads o WHERE o.order_id = leads.order_id AND o.phone = leads.phone
+      AND o.id <> leads.id AND o.leased_until > $2 AND o.lease_id IS DISTINCT FROM $1)
+RETURNING id`
+
+// phoneLockSpace is the first key of the leases' advisory locks on a phone (ASCII "dial"): the
+// two-key form never meets the one-key locks that migrations take.
+const phoneLockSpace = "1684627820"
 
 // LeaseQuery is one lease: up to Limit due leads of OrderID at Now in Zones, held by LeaseID
 // until Until.
@@ -49,7 +64,9 @@ type LeaseQuery struct {
 }
 
 // leaseDue is the lease's one statement. The due leads are read from leads_dial_queue in lease
-// order (priority, planned time with unplanned leads first, id), and each is locked as it is read:
+// order (priority, planned time with unplanned leads first, id); a lead without a planned time is
+// due only if it was never called (after a call, no next call means "do not dial"), which is also
+// the index's predicate, repeated so the planner can use the index. Each is locked as it is read:
 // FOR UPDATE SKIP LOCKED passes over the leads another lease is taking at this moment, and a lead
 // another lease took and committed since this statement began is re-checked (READ COMMITTED) and
 // no longer qualifies, as its lease is not expired. So two leases never hand out the same lead.
@@ -58,25 +75,32 @@ type LeaseQuery struct {
 // lead with repeats (is_secondary, or a next_lead_id) looks for its phone's other leads: inside an
 // OR the check stays a probe of leads_order_phone per such lead, where as a plain NOT EXISTS the
 // planner may join the order's every leased lead by a scan of the table.
+//
+// The check of the phone's other leads cannot see a lease another statement is taking at this
+// moment (not committed yet), so a lead with repeats also takes a transaction-scoped advisory lock
+// on its order and phone: a concurrent lease that meets another lead of that phone fails to take it
+// and passes the lead over, and once the first lease commits, its lease is what the check sees.
 const leaseDue = `
 WITH due AS (
     SELECT l.id FROM leads l
     WHERE l.order_id = $1 AND lead_dialable(l.status_id)
       AND (l.planning_call_at IS NULL OR l.planning_call_at <= $2)
+      AND (l.planning_call_at IS NOT NULL OR l.last_call_ended_at IS NULL)
       AND (l.leased_until IS NULL OR l.leased_until <= $2)
       AND (l.utc_offset = ANY($3::int[]) OR (l.utc_offset IS NULL AND $4))
       AND NOT EXISTS (SELECT 1 FROM dnc_entries d WHERE d.phone = l.phone
           AND coalesce(d.order_id, l.order_id) = l.order_id AND (d.expires_at IS NULL OR d.expires_at > $2))
       AND (NOT (l.is_secondary OR l.next_lead_id IS NOT NULL)
-          OR NOT EXISTS (SELECT 1 FROM leads o WHERE o.order_id = l.order_id AND o.phone = l.phone AND o.id <> l.id
-              AND o.leased_until > $2))
+          OR (NOT EXISTS (SELECT 1 FROM leads o WHERE o.order_id = l.order_id AND o.phone = l.phone AND o.id <> l.id
+              AND o.leased_until > $2)
+            AND pg_try_advisory_xact_lock(` + phoneLockSpace + `, hashtext(l.order_id::text || l.phone))))
     ORDER BY l.priority DESC, l.planning_call_at ASC NULLS FIRST, l.id
     LIMIT $5
     FOR UPDATE OF l SKIP LOCKED
 )
 UPDATE leads SET lease_id = $6, leased_until = $7 FROM due WHERE leads.id = due.id
 RETURNING leads.id, leads.phone, leads.name, leads.utc_offset, leads.priority, leads.attempts, leads.status_id,
-    leads.planning_call_at, leads.custom_values`
+    leads.planning_call_at, leads.custom_values, (leads.is_secondary OR leads.next_lead_id IS NOT NULL) AS has_repeats`
 
 // Lease hands out the due leads of q in lease order, in one transaction with the lease's record.
 // Of several leads of one phone that the statement found together, only the first is kept.
@@ -100,6 +124,15 @@ func (s *Store) Lease(ctx context.Context, q LeaseQuery) ([]Leased, error) {
 			if _, err := tx.ExecContext(ctx, giveBack, pq.Int64Array(extra)); err != nil {
 				return fmt.Errorf("give back repeated phones: %w", err)
 			}
+		}
+		// The statement's check of a phone's other leads read its snapshot; the advisory lock made a
+		// concurrent lease of that phone commit first, so a fresh look now sees it.
+		if slices.ContainsFunc(kept, func(l Leased) bool { return l.HasRepeats }) {
+			var taken []int64
+			if err := tx.SelectContext(ctx, &taken, takenElsewhere, q.LeaseID, q.Now); err != nil {
+				return fmt.Errorf("give back phones leased elsewhere: %w", err)
+			}
+			kept = slices.DeleteFunc(kept, func(l Leased) bool { return slices.Contains(taken, l.ID) })
 		}
 		if len(kept) == 0 {
 			return nil
