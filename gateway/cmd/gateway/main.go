@@ -143,9 +143,11 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	for svc, u := range ups {
 		log.Info("upstream", zap.String("service", string(svc)), zap.String("url", u.String()))
 	}
-	return o.ServeWhile(ctx, cfg.MetricsAddr, log, func(ctx context.Context) error {
+	var tasks app.Tasks
+	tasks.Work("http", func(ctx context.Context) error {
 		return web.ListenAndServe(ctx, cfg.HTTPAddr, handler, serverTimeouts(cfg.UpstreamTimeout), log)
 	})
+	return o.ServeWhile(ctx, cfg.MetricsAddr, log, tasks.Run)
 }
 
 // healthChecker probes the gateway, every deployed service, the broker, the queues' consumers and

@@ -54,7 +54,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	defer pub.Close()
 	consumer := ingest.NewConsumer(ingest.NewStore(conn), pub, log)
 	log.Info("consuming", zap.String("queue", cfg.Queue))
-	return o.ServeWhile(ctx, cfg.HTTPAddr, log, func(ctx context.Context) error {
+	var tasks app.Tasks
+	tasks.Work("consumer "+cfg.Queue, func(ctx context.Context) error {
 		return broker.Consume(ctx, mq.ConsumerConfig{
 			Queue:     cfg.Queue,
 			Prefetch:  cfg.Prefetch,
@@ -64,4 +65,5 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 			Tag:       "call-ingest",
 		}, consumer.Handle)
 	})
+	return o.ServeWhile(ctx, cfg.HTTPAddr, log, tasks.Run)
 }

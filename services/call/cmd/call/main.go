@@ -43,5 +43,9 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	orders := svcclient.New("order", cfg.OrderURL, cfg.InternalToken, orderTimeout)
 	h := server.New(server.Deps{Ops: o, DB: conn, Log: log, InternalToken: cfg.InternalToken,
 		Scopes: orderscope.New(orders, orderscope.DefaultTTL)})
-	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+	var tasks app.Tasks
+	tasks.Work("http", func(ctx context.Context) error {
+		return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+	})
+	return tasks.Run(ctx)
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"sync"
 	"time"
 
 	"ccplatform/pkg/app"
@@ -69,20 +68,11 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	group := mq.NewGroup(pub, job.GroupConfig(cfg.PublishLanes, cfg.GroupMaxJobs, cfg.ConfirmTimeout))
 	defer group.Close()
 
-	// Whatever ends run stops the event consumer before the broker closes.
-	ctx, cancel := context.WithCancel(ctx)
-	var consumers sync.WaitGroup
-	defer consumers.Wait()
-	defer cancel()
-	consumers.Add(1)
-	go func() {
-		defer consumers.Done()
-		_ = inval.Run(ctx, broker)
-	}()
-
+	var tasks app.Tasks
+	tasks.Background("order events", func(ctx context.Context) error { return inval.Run(ctx, broker) })
 	diag.Pprof(ctx, cfg.PprofAddr, log)
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
-	go keys.PurgeEvery(ctx, time.Hour)
+	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))
 	ids := job.NewIDs(jobSecret(cfg))
 	queue, dncList := setup.Queue(conn, leads, dir, cat, now)
 	h := server.New(server.Deps{
@@ -91,7 +81,10 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 		Accepter: job.NewAccepter(group, ids, cfg.ConfirmTimeout).Counting(job.NewStateCounter(o.Registry).WithLabelValues("accepted")), JobIDs: ids, Idempotency: keys,
 		Dialer: queue, DNC: dncList,
 	})
-	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+	tasks.Work("http", func(ctx context.Context) error {
+		return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+	})
+	return tasks.Run(ctx)
 }
 
 // queueClock is time.Now, or in development the time of CLOCK_FILE when it is set.

@@ -19,7 +19,6 @@ import (
 	"ccplatform/services/lead/internal/worker"
 
 	"go.uber.org/zap"
-	"golang.org/x/sync/errgroup"
 )
 
 // Config is read from the environment (services/lead/README.md).
@@ -69,28 +68,24 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 
 	jobs := worker.New(leads, log, cfg.BatchSize).Counting(job.NewStateCounter(o.Registry))
 	diag.Pprof(ctx, cfg.PprofAddr, log)
-	return o.ServeWhile(ctx, cfg.HTTPAddr, log, func(ctx context.Context) error {
-		// Every consumer is joined here, before the deferred closes of the broker and database;
-		// one that fails stops the others.
-		g, ctx := errgroup.WithContext(ctx)
-		g.Go(func() error { return inval.Run(ctx, broker) })
-		g.Go(func() error {
-			log.Info("consuming", zap.String("queue", callresult.Queue), zap.Int("workers", cfg.CallFinishedConcurrency))
-			return broker.Consume(ctx, mq.ConsumerConfig{
-				Queue: callresult.Queue, Prefetch: cfg.CallFinishedPrefetch, BatchSize: cfg.CallFinishedBatchSize,
-				BatchWait: cfg.CallFinishedBatchWait, Workers: cfg.CallFinishedConcurrency,
-				MaxAttempts: cfg.CallFinishedMaxAttempts, Tag: "lead-worker-calls",
-			}, calls.Handle)
-		})
-		g.Go(func() error {
-			log.Info("consuming", zap.String("queue", job.Queue), zap.Int("workers", cfg.Concurrency),
-				zap.Int("prefetch", cfg.Prefetch), zap.Int("batch", cfg.BatchSize))
-			return broker.Consume(ctx, mq.ConsumerConfig{
-				Queue: job.Queue, Prefetch: cfg.Prefetch, BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait,
-				Workers: cfg.Concurrency, MaxAttempts: cfg.MaxAttempts, Tag: "lead-worker",
-				OnDeadLetter: jobs.DeadLettered,
-			}, jobs.Handle)
-		})
-		return g.Wait()
+	var tasks app.Tasks
+	tasks.Background("order events", func(ctx context.Context) error { return inval.Run(ctx, broker) })
+	tasks.Work("consumer "+callresult.Queue, func(ctx context.Context) error {
+		log.Info("consuming", zap.String("queue", callresult.Queue), zap.Int("workers", cfg.CallFinishedConcurrency))
+		return broker.Consume(ctx, mq.ConsumerConfig{
+			Queue: callresult.Queue, Prefetch: cfg.CallFinishedPrefetch, BatchSize: cfg.CallFinishedBatchSize,
+			BatchWait: cfg.CallFinishedBatchWait, Workers: cfg.CallFinishedConcurrency,
+			MaxAttempts: cfg.CallFinishedMaxAttempts, Tag: "lead-worker-calls",
+		}, calls.Handle)
 	})
+	tasks.Work("consumer "+job.Queue, func(ctx context.Context) error {
+		log.Info("consuming", zap.String("queue", job.Queue), zap.Int("workers", cfg.Concurrency),
+			zap.Int("prefetch", cfg.Prefetch), zap.Int("batch", cfg.BatchSize))
+		return broker.Consume(ctx, mq.ConsumerConfig{
+			Queue: job.Queue, Prefetch: cfg.Prefetch, BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait,
+			Workers: cfg.Concurrency, MaxAttempts: cfg.MaxAttempts, Tag: "lead-worker",
+			OnDeadLetter: jobs.DeadLettered,
+		}, jobs.Handle)
+	})
+	return o.ServeWhile(ctx, cfg.HTTPAddr, log, tasks.Run)
 }

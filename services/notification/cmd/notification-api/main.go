@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"ccplatform/pkg/app"
@@ -57,16 +56,10 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	// Streams never end by themselves: they must be closed for the server to drain.
 	stopStreams := context.AfterFunc(ctx, hub.Close)
 	defer stopStreams()
-	var listening sync.WaitGroup
-	defer listening.Wait()
-	listening.Go(func() {
-		if err := live.Listen(ctx, broker, liveQueue, hub, log); err != nil {
-			log.Error("live listener stopped", zap.Error(err))
-		}
-	})
-
+	var tasks app.Tasks
+	tasks.Background("live listener", func(ctx context.Context) error { return live.Listen(ctx, broker, liveQueue, hub, log) })
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
-	go keys.PurgeEvery(ctx, time.Hour)
+	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))
 	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, userTimeout)
 	defer users.CloseIdleConnections()
 	h := server.New(server.Deps{
@@ -79,5 +72,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 		Idempotency:   keys,
 		Hub:           hub,
 	})
-	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+	tasks.Work("http", func(ctx context.Context) error {
+		return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+	})
+	return tasks.Run(ctx)
 }

@@ -84,7 +84,9 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	w := worker.New(worker.Deps{
 		DB: conn, Conn: broker, Recipients: recipient.NewDirectory(users), Loop: loop, Log: log,
 	})
-	return o.ServeWhile(ctx, cfg.HTTPAddr, log, w.Run)
+	var tasks app.Tasks
+	tasks.Work("consumer "+command.Queue, w.Run)
+	return o.ServeWhile(ctx, cfg.HTTPAddr, log, tasks.Run)
 }
 
 // channels builds the senders of the configured external channels; one that is not configured is

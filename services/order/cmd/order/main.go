@@ -52,18 +52,14 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	defer pub.Close()
 	backlog := outbox.NewCollector(conn)
 	o.Registry.MustRegister(backlog)
-	relayCtx, stopRelay := context.WithCancel(context.WithoutCancel(ctx))
-	relayDone := make(chan struct{})
-	go func() {
-		defer close(relayDone)
-		(&outbox.Relay{DB: conn, Publisher: pub, Log: log, Published: backlog.Published()}).Run(relayCtx)
-	}()
-	// Deferred calls run last-in first-out: the relay keeps publishing while the HTTP server drains
-	// and stops before the publisher and the connection close. Whatever it has not published by
-	// then waits in the outbox for the next start or another replica.
-	defer func() { stopRelay(); <-relayDone }()
+	var tasks app.Tasks
+	// The relay keeps publishing while the HTTP server drains and stops before the publisher and
+	// the connection close; whatever it has not published by then waits in the outbox for the
+	// next start or another replica.
+	relay := &outbox.Relay{DB: conn, Publisher: pub, Log: log, Published: backlog.Published()}
+	tasks.Background("outbox relay", app.Every(relay.Run))
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
-	go keys.PurgeEvery(ctx, time.Hour)
+	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))
 	h := server.New(server.Deps{
 		Ops:           o,
 		DB:            conn,
@@ -72,5 +68,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 		Users:         svcclient.New("user", cfg.UserURL, cfg.InternalToken, userTimeout),
 		Idempotency:   keys,
 	})
-	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+	tasks.Work("http", func(ctx context.Context) error {
+		return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+	})
+	return tasks.Run(ctx)
 }

@@ -41,11 +41,15 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	}
 	defer conn.Close()
 	o.Database(conn.DB)
+	var tasks app.Tasks
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
-	go keys.PurgeEvery(ctx, time.Hour)
+	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))
 	h := server.New(server.Deps{Ops: o, Log: log, DB: conn, InternalToken: cfg.InternalToken,
 		AvatarPlaceholder: cfg.AvatarPlaceholder, Idempotency: keys})
-	return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+	tasks.Work("http", func(ctx context.Context) error {
+		return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+	})
+	return tasks.Run(ctx)
 }
 
 // checkPlaceholder refuses a placeholder that is not an absolute http(s) link at start, rather
