@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -27,6 +28,7 @@ var jobSeeds = []string{
 	`{"jobId":"0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e13","version":"v2","createMethod":"x","body":{"phone":"12"},"callerUserId":1}`,
 	`{"jobId":"0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e14","version":"v1","body":{"order_id":"7"}}`,
 	`{"jobId":"0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e15","version":"v2","body":null}`,
+	`{"jobId":"0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e15","version":"v1"}`,
 	`{"jobId":"0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e16","version":"v9","body":{}}`,
 	`{"jobId":"x","version":"v2"}`, `{"jobId":"{0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e1}","version":"v2"}`,
 	`{"JOBID":"0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e17","Version":"v2","body":"{}","callerUserId":1.5}`, `{not json`, `null`, `[]`, ``,
@@ -139,7 +141,7 @@ func checkJob(t *testing.T, raw []byte, it *item) {
 	}
 	if it.msg.Version == "v1" {
 		for field := range e.Fields {
-			if v1, renamed := leadv1.Names[field]; renamed {
+			if v1, renamed := leadv1.Names[field]; renamed && !sentMember(it.msg.Body, field) {
 				t.Fatalf("%q: a v1 job fails naming the v2 field %s, not %s: %s", raw, field, v1, it.failed)
 			}
 		}
@@ -153,11 +155,35 @@ func sameJob(t *testing.T, raw []byte, it, again *item) {
 	switch {
 	case again.unreadable != "":
 		t.Fatalf("%q read as %+v, its encoding %s is unreadable: %s", raw, it.msg, it.msg.AppendJSON(nil), again.unreadable)
-	case !reflect.DeepEqual(again.msg, it.msg):
+	case !reflect.DeepEqual(again.msg, sent(it.msg)):
 		t.Fatalf("%q read as %+v, encoded again reads as %+v", raw, it.msg, again.msg)
 	case again.failed != it.failed:
 		t.Fatalf("%q failed with %q, encoded again with %q", raw, it.failed, again.failed)
 	case !reflect.DeepEqual(again.pending, it.pending):
 		t.Fatalf("%q makes %+v, encoded again %+v", raw, it.pending, again.pending)
+	}
+}
+
+// sent is m as AppendJSON writes it: a job without a body carries null (both fail alike).
+func sent(m job.Message) job.Message {
+	if len(m.Body) == 0 {
+		m.Body = []byte("null")
+	}
+	return m
+}
+
+// sentMember reports whether body names a member name, read as far as it is JSON: a v1 body may
+// carry a member with a v2 name, ignored but still refused for what its value holds (a U+0000,
+// invalid UTF-8), and then named as sent.
+func sentMember(body []byte, name string) bool {
+	d := json.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return false
+		}
+		if s, ok := tok.(string); ok && s == name {
+			return true
+		}
 	}
 }

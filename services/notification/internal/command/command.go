@@ -13,6 +13,8 @@ import (
 	"ccplatform/pkg/optional"
 	"ccplatform/services/notification/internal/notification"
 	"ccplatform/services/notification/internal/recipient"
+
+	"github.com/google/uuid"
 )
 
 // Queue is the work queue commands travel on.
@@ -29,7 +31,8 @@ type Command struct {
 }
 
 // Decode reads a command message body; anything that is not a whole, valid command is an error,
-// since such a message can never be processed.
+// since such a message can never be processed: the command id is a UUID as the send operations
+// make it (the store's command_id column is a uuid), and title and text hold no U+0000.
 func Decode(body []byte) (Command, error) {
 	var c Command
 	if err := json.Unmarshal(body, &c); err != nil {
@@ -38,12 +41,23 @@ func Decode(body []byte) (Command, error) {
 	switch {
 	case c.CommandID == "":
 		return Command{}, fmt.Errorf("decode command: no commandId")
+	case !isUUID(c.CommandID):
+		return Command{}, fmt.Errorf("decode command: commandId %q is not a UUID", c.CommandID)
 	case !c.Target.Valid():
 		return Command{}, fmt.Errorf("decode command %s: target must name one user, all users or one access group", c.CommandID)
 	case !c.Priority.Valid() || !c.Level.Valid():
 		return Command{}, fmt.Errorf("decode command %s: unknown priority or level", c.CommandID)
+	case strings.ContainsRune(c.Title, 0) || strings.ContainsRune(c.Text, 0):
+		// The send operations refuse it (web.Unmarshal); PostgreSQL text cannot hold it.
+		return Command{}, fmt.Errorf("decode command %s: title or text holds U+0000", c.CommandID)
 	}
 	return c, nil
+}
+
+// isUUID reports whether s is a UUID in its 36-character form, as uuid.NewString writes it.
+func isUUID(s string) bool {
+	_, err := uuid.Parse(s)
+	return err == nil && len(s) == 36
 }
 
 // Bounds of a notification's content; a notification is a short message, not a document.

@@ -78,11 +78,12 @@ func TestValidateGroup(t *testing.T) {
 }
 
 func TestDecode(t *testing.T) {
-	cmd := Command{CommandID: "c-1", Target: recipient.Target{Group: "admin"},
+	const id = "0b6f3c3e-6f55-4d8c-9c55-2f0f1f7c8e11"
+	cmd := Command{CommandID: id, Target: recipient.Target{Group: "admin"},
 		Content: notification.Content{Title: "t", Text: "x", Priority: "urgent", Level: "default"}}
 	raw, err := json.Marshal(cmd)
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"commandId":"c-1","target":{"group":"admin"},"title":"t","text":"x","priority":"urgent","level":"default"}`, string(raw))
+	assert.JSONEq(t, `{"commandId":"`+id+`","target":{"group":"admin"},"title":"t","text":"x","priority":"urgent","level":"default"}`, string(raw))
 	got, err := Decode(raw)
 	require.NoError(t, err)
 	assert.Equal(t, cmd, got)
@@ -90,10 +91,16 @@ func TestDecode(t *testing.T) {
 	for _, bad := range []string{
 		`not json`,
 		`{"target":{"all":true},"title":"t","text":"x","priority":"urgent","level":"default"}`,
-		`{"commandId":"c","target":{},"title":"t","text":"x","priority":"urgent","level":"default"}`,
-		`{"commandId":"c","target":{"all":true,"userId":3},"title":"t","text":"x","priority":"urgent","level":"default"}`,
-		`{"commandId":"c","target":{"group":"nobody"},"title":"t","text":"x","priority":"urgent","level":"default"}`,
-		`{"commandId":"c","target":{"all":true},"title":"t","text":"x","priority":"loud","level":"default"}`,
+		`{"commandId":"` + id + `","target":{},"title":"t","text":"x","priority":"urgent","level":"default"}`,
+		`{"commandId":"` + id + `","target":{"all":true,"userId":3},"title":"t","text":"x","priority":"urgent","level":"default"}`,
+		`{"commandId":"` + id + `","target":{"group":"nobody"},"title":"t","text":"x","priority":"urgent","level":"default"}`,
+		`{"commandId":"` + id + `","target":{"all":true},"title":"t","text":"x","priority":"loud","level":"default"}`,
+		// Found by FuzzCommandMessage: commands the store or the user service can never take, which
+		// were retried up to MaxAttempts instead of dead-lettered at once.
+		`{"commandId":"c-1","target":{"all":true},"title":"t","text":"x","priority":"urgent","level":"default"}`,
+		`{"commandId":"` + id + `","target":{"all":true,"userId":-1},"title":"t","text":"x","priority":"urgent","level":"default"}`,
+		`{"commandId":"` + id + `","target":{"all":true},"title":"a\u0000b","text":"x","priority":"urgent","level":"default"}`,
+		`{"commandId":"` + id + `","target":{"all":true},"title":"t","text":"\u0000","priority":"urgent","level":"default"}`,
 	} {
 		_, err := Decode([]byte(bad))
 		assert.Error(t, err, bad)

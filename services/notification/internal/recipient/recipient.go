@@ -27,9 +27,13 @@ type Target struct {
 	Group  string `json:"group,omitempty"`
 }
 
-// Valid reports whether exactly one kind of target is set, and set to something valid.
+// Valid reports whether exactly one kind of target is set, and set to something valid (a
+// negative user id is an invalid user, not "no user": the user service refuses it).
 func (t Target) Valid() bool {
 	n := 0
+	if t.UserID < 0 {
+		return false
+	}
 	if t.UserID > 0 {
 		n++
 	}

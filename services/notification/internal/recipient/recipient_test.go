@@ -28,6 +28,10 @@ func TestTargetJSONIsTheRecipientsRequest(t *testing.T) {
 	assert.False(t, Target{}.Valid())
 	assert.False(t, Target{UserID: 1, All: true}.Valid())
 	assert.False(t, Target{Group: "nobody"}.Valid())
+	// A negative id names no user, and beside another target it would make two (FuzzCommandMessage).
+	assert.False(t, Target{UserID: -1}.Valid())
+	assert.False(t, Target{UserID: -1, All: true}.Valid())
+	assert.False(t, Target{UserID: -1, Group: "admin"}.Valid())
 }
 
 func TestUserDecodesTheContractFields(t *testing.T) {
