@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 
 .DEFAULT_GOAL := help
-.PHONY: help run up down status test lint build fmt bench fuzz client
+.PHONY: help run up down status test lint build fmt bench soak fuzz client
 
 help: ## list the targets
 	@echo "Targets:"
@@ -35,6 +35,9 @@ fmt: ## format every Go file of the workspace
 
 bench: ## lead-scenario benchmarks, each beside a baseline of the same run (docs/performance.md)
 	@scripts/bench.sh
+
+soak: ## steady mix of every operation at 300 req/s for SOAK_DURATION (10m); fails on 5xx or growth
+	@SOAK_DURATION=$(SOAK_DURATION) scripts/soak.sh
 
 fuzz: ## every fuzz target of the workspace for FUZZTIME each (default 10s; make fuzz FUZZTIME=5m)
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh

@@ -1,0 +1,355 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"ccplatform/gateway/stacktest"
+)
+
+// outcome is what a route answered; status 0 is no answer (a transport error), expected an
+// answer the request asked for (200, or the error a request of the mix provokes on purpose).
+type outcome struct {
+	route    string
+	status   int
+	expected bool
+}
+
+// tally counts requests by outcome.
+type tally map[outcome]int
+
+func (t tally) count(keep func(outcome) bool) int {
+	n := 0
+	for k, v := range t {
+		if keep(k) {
+			n += v
+		}
+	}
+	return n
+}
+
+// describe lists the kept outcomes by status, then by route, e.g. "502=3 (POST /v2/lead/create 3)".
+func (t tally) describe(keep func(outcome) bool) string {
+	byStatus := map[int]map[string]int{}
+	for k, v := range t {
+		if !keep(k) {
+			continue
+		}
+		if byStatus[k.status] == nil {
+			byStatus[k.status] = map[string]int{}
+		}
+		byStatus[k.status][k.route] += v
+	}
+	var parts []string
+	for _, status := range slices.Sorted(maps.Keys(byStatus)) {
+		routes := byStatus[status]
+		n := 0
+		var rs []string
+		for _, r := range slices.Sorted(maps.Keys(routes)) {
+			n += routes[r]
+			rs = append(rs, fmt.Sprintf("%s %d", r, routes[r]))
+		}
+		label := strconv.Itoa(status)
+		if status == 0 {
+			label = "no answer"
+		}
+		parts = append(parts, fmt.Sprintf("%s=%d (%s)", label, n, strings.Join(rs, ", ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// window is one minute of requests.
+type window struct {
+	start     time.Time
+	elapsed   time.Duration
+	latencies map[string][]time.Duration
+	outcomes  tally
+	late      int
+	// pause is how long the load stood still for the window's sample.
+	pause time.Duration
+}
+
+// recorder collects the requests of the current window and the totals of the run.
+type recorder struct {
+	mu    sync.Mutex
+	cur   *window
+	total tally
+	// said counts the failures printed as they happened (the first few only).
+	said int
+}
+
+func newRecorder() *recorder {
+	return &recorder{cur: newWindow(), total: tally{}}
+}
+
+func newWindow() *window {
+	return &window{start: time.Now(), latencies: map[string][]time.Duration{}, outcomes: tally{}}
+}
+
+// record counts one request; an unexpected answer or a transport error is printed too, the first
+// ten of the run, so a failure can be read without the logs.
+func (r *recorder) record(route string, status int, expected bool, took time.Duration, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := outcome{route, status, expected}
+	r.cur.outcomes[k]++
+	r.total[k]++
+	if status != 0 {
+		r.cur.latencies[route] = append(r.cur.latencies[route], took)
+	}
+	if !expected && r.said < 10 {
+		r.said++
+		fmt.Printf("soak: %s: %v\n", route, err)
+	}
+}
+
+// late counts a request that found every worker busy and was not sent.
+func (r *recorder) late() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cur.late++
+}
+
+// paused notes how long the load stood still in the current window.
+func (r *recorder) paused(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cur.pause += d
+}
+
+// swap ends the current window and starts the next.
+func (r *recorder) swap() *window {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.cur
+	w.elapsed = time.Since(w.start)
+	r.cur = newWindow()
+	return w
+}
+
+func (r *recorder) totals() tally {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.total)
+}
+
+// procStat is what one process's /metrics said.
+type procStat struct {
+	rss, goroutines, dbConns float64
+	hasDB, ok                bool
+}
+
+// sample is every process's figures at one moment of the run.
+type sample struct {
+	at    time.Duration
+	order []string
+	procs map[string]procStat
+}
+
+// sampler reads each process's /metrics (the gateway's on its private listener).
+type sampler struct {
+	client *http.Client
+	names  []string
+	urls   map[string]string
+}
+
+func newSampler(st *stacktest.Stack, procs []stacktest.Process) *sampler {
+	s := &sampler{client: &http.Client{Timeout: 5 * time.Second}, urls: map[string]string{}}
+	for _, p := range procs {
+		s.names = append(s.names, p.Name)
+		if p.Name == "gateway" {
+			s.urls[p.Name] = st.MetricsURL(p.Name) + "/metrics"
+		} else {
+			s.urls[p.Name] = st.URL(p.Name) + "/metrics"
+		}
+	}
+	return s
+}
+
+// take reads every process scrapes times, every so often, and keeps the lowest of each figure:
+// what a process holds for itself, above which a leak would show.
+func (s *sampler) take(ctx context.Context, at time.Duration, scrapes int, every time.Duration) sample {
+	out := sample{at: at, order: s.names, procs: map[string]procStat{}}
+	for i := range scrapes {
+		if i > 0 {
+			time.Sleep(every)
+		}
+		for _, name := range s.names {
+			st, err := s.scrape(ctx, s.urls[name])
+			if err != nil {
+				fmt.Printf("soak: metrics of %s: %v\n", name, err)
+				continue
+			}
+			if prev := out.procs[name]; prev.ok {
+				st.rss, st.goroutines, st.dbConns = min(st.rss, prev.rss), min(st.goroutines, prev.goroutines), min(st.dbConns, prev.dbConns)
+			}
+			out.procs[name] = st
+		}
+	}
+	return out
+}
+
+// settle waits d without load, printing every process's goroutines every 15 s on the way, and
+// samples its last 15 s once a second: a process's own background work (probes, pool reapers)
+// comes and goes in between.
+func (s *sampler) settle(ctx context.Context, out io.Writer, at, d time.Duration) *sample {
+	const tail = 15 * time.Second
+	fmt.Fprintf(out, "  settling %s without load for the growth check (goroutines: %s)\n", d, strings.Join(s.names, " "))
+	for waited := time.Duration(0); waited < d-tail; {
+		step := min(15*time.Second, d-tail-waited)
+		select {
+		case <-time.After(step):
+		case <-ctx.Done():
+			return nil
+		}
+		waited += step
+		cur := s.take(ctx, at, 1, 0)
+		var counts []string
+		for _, name := range s.names {
+			counts = append(counts, strconv.Itoa(int(cur.procs[name].goroutines)))
+		}
+		fmt.Fprintf(out, "    %4.0fs %s\n", waited.Seconds(), strings.Join(counts, " "))
+	}
+	sm := s.take(ctx, at, int(tail/time.Second)+1, time.Second)
+	fmt.Fprintf(out, "  settled: %s\n", sm.describe())
+	return &sm
+}
+
+// describe is the sample on one line: name RSS/goroutines/connections per process.
+func (sm sample) describe() string {
+	var parts []string
+	for _, name := range sm.order {
+		p := sm.procs[name]
+		parts = append(parts, fmt.Sprintf("%s %.1fMiB/%.0fg/%.0fc", name, p.rss/mib, p.goroutines, p.dbConns))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (s *sampler) scrape(ctx context.Context, url string) (procStat, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return procStat{}, fmt.Errorf("request: %w", err)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return procStat{}, fmt.Errorf("get %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return procStat{}, fmt.Errorf("get %s: status %d", url, resp.StatusCode)
+	}
+	return parseMetrics(resp.Body)
+}
+
+// parseMetrics reads the three figures from a Prometheus text exposition; open connections are
+// summed over the process's pools (one per db_name).
+func parseMetrics(r io.Reader) (procStat, error) {
+	var st procStat
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name := line[:strings.IndexAny(line+" ", "{ ")]
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "process_resident_memory_bytes":
+			st.rss = v
+		case "go_goroutines":
+			st.goroutines = v
+		case "go_sql_open_connections":
+			st.dbConns += v
+			st.hasDB = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return st, fmt.Errorf("read metrics: %w", err)
+	}
+	st.ok = st.rss > 0 && st.goroutines > 0
+	if !st.ok {
+		return st, fmt.Errorf("no process_resident_memory_bytes or go_goroutines")
+	}
+	return st, nil
+}
+
+const mib = 1 << 20
+
+// printMinute prints one window: throughput, answers by status, p99 per route, and each process.
+func printMinute(out io.Writer, minute int, w *window, s sample) {
+	n := w.outcomes.count(func(outcome) bool { return true })
+	fmt.Fprintf(out, "\n── minute %d (%s) ── %d requests, %.1f req/s (load paused %.1f s for the sample)",
+		minute, s.at.Round(time.Second), n, float64(n)/(w.elapsed-w.pause).Seconds(), w.pause.Seconds())
+	if w.late > 0 {
+		fmt.Fprintf(out, ", %d not sent (every worker busy)", w.late)
+	}
+	fmt.Fprintln(out)
+	byStatus := map[int]int{}
+	purposeful := map[int]bool{}
+	for k, v := range w.outcomes {
+		byStatus[k.status] += v
+		if k.expected && k.status != http.StatusOK {
+			purposeful[k.status] = true
+		}
+	}
+	var parts []string
+	for _, status := range slices.Sorted(maps.Keys(byStatus)) {
+		mark := ""
+		if purposeful[status] {
+			mark = " (on purpose)"
+		}
+		parts = append(parts, fmt.Sprintf("%d=%d%s", status, byStatus[status], mark))
+	}
+	fmt.Fprintf(out, "  status  %s\n", strings.Join(parts, "  "))
+	if bad := w.outcomes.count(func(k outcome) bool { return !k.expected }); bad > 0 {
+		fmt.Fprintf(out, "  UNEXPECTED  %s\n", w.outcomes.describe(func(k outcome) bool { return !k.expected }))
+	}
+	line := "  p99 ms "
+	for _, route := range slices.Sorted(maps.Keys(w.latencies)) {
+		item := fmt.Sprintf(" %s %.1f |", route, ms(percentile(w.latencies[route], 0.99)))
+		if len(line)+len(item) > 130 {
+			fmt.Fprintln(out, strings.TrimSuffix(line, " |"))
+			line = "        "
+		}
+		line += item
+	}
+	fmt.Fprintln(out, strings.TrimSuffix(line, " |"))
+	fmt.Fprintf(out, "  %-20s %8s %11s %9s\n", "process", "RSS MiB", "goroutines", "DB conns")
+	for _, name := range s.order {
+		p := s.procs[name]
+		if !p.ok {
+			fmt.Fprintf(out, "  %-20s %8s %11s %9s\n", name, "?", "?", "?")
+			continue
+		}
+		db := "-"
+		if p.hasDB {
+			db = strconv.Itoa(int(p.dbConns))
+		}
+		fmt.Fprintf(out, "  %-20s %8.1f %11.0f %9s\n", name, p.rss/mib, p.goroutines, db)
+	}
+}
+
+func percentile(lat []time.Duration, q float64) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
