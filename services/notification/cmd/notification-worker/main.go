@@ -45,6 +45,9 @@ type Config struct {
 	// SendTimeout bounds one send; a claimed delivery is leased for twice as long, which is how
 	// long the deliveries of a worker that died mid-send wait before another try.
 	SendTimeout time.Duration `env:"DELIVERY_SEND_TIMEOUT" envDefault:"30s"`
+	// Prefetch bounds the commands a worker holds unacked: each may fan out to every user, so a
+	// few at a time is plenty.
+	Prefetch int `env:"COMMAND_PREFETCH" envDefault:"32"`
 }
 
 // userTimeout bounds a recipients call; a group or "all" may list many users.
@@ -83,6 +86,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	log.Info("consuming", zap.String("queue", command.Queue))
 	w := worker.New(worker.Deps{
 		DB: conn, Conn: broker, Recipients: recipient.NewDirectory(users), Loop: loop, Log: log,
+		Consumer: mq.ConsumerConfig{Prefetch: cfg.Prefetch},
 	})
 	var tasks app.Tasks
 	tasks.Work("consumer "+command.Queue, w.Run)

@@ -38,6 +38,10 @@ type Deps struct {
 	Consumer mq.ConsumerConfig
 }
 
+// DefaultPrefetch is the consumer's prefetch when Deps does not set one (notification-worker's
+// COMMAND_PREFETCH): each command may fan out to every user, so a few at a time is plenty.
+const DefaultPrefetch = 32
+
 // Worker consumes commands and delivers notifications.
 type Worker struct {
 	d Deps
@@ -49,9 +53,8 @@ func New(d Deps) *Worker {
 	if d.Consumer.Tag == "" {
 		d.Consumer.Tag = "notification-worker"
 	}
-	if d.Consumer.Prefetch == 0 {
-		// Each command may fan out to every user: a few at a time is plenty.
-		d.Consumer.Prefetch = 32
+	if d.Consumer.Prefetch <= 0 {
+		d.Consumer.Prefetch = DefaultPrefetch
 	}
 	return &Worker{d: d}
 }
