@@ -83,7 +83,9 @@ func (c *ConsumerConfig) defaults() {
 }
 
 // Consume runs cfg.Workers consumers of cfg.Queue until ctx is done, re-opening channels after
-// any broker failure. On return every message it was given is acked or back with the broker.
+// any broker failure. On return every message it was given is acked or back with the broker. The
+// error is always nil, since broker failures are retried here and never handed up: it is there so
+// that Consume is an app.Tasks task as it stands.
 func (c *Conn) Consume(ctx context.Context, cfg ConsumerConfig, h BatchHandler) error {
 	cfg.defaults()
 	dlq := NewPublisher(c)
