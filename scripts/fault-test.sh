@@ -33,10 +33,12 @@ expected=(
   "gateway SIGKILL: accepted"
   "notification-worker SIGKILL: accepted"
   "consumer partition: accepted"
+  "import lead-worker SIGKILL: accepted"
+  "import lead-api SIGKILL: accepted"
 )
 
 out=$(mktemp); trap 'rm -f "$out"' EXIT
-echo "== fault test: broker restart, lead-worker SIGKILL, PostgreSQL restart, lead-api, gateway and notification-worker SIGKILL, consumer partition"
+echo "== fault test: broker restart, lead-worker SIGKILL, PostgreSQL restart, lead-api, gateway and notification-worker SIGKILL, consumer partition, bulk import under lead-worker and lead-api SIGKILL"
 rc=0
 go test -tags fault -count=1 -v -timeout "${FAULT_TIMEOUT:-10m}" \
   -run '^(TestAsyncLeadsSurviveFaults|TestPostgresRestart|TestProcessKills)$' ./e2e/ >"$out" 2>&1 || rc=$?

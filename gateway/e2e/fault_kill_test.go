@@ -35,13 +35,16 @@ const (
 )
 
 // TestProcessKills kills processes of the shared e2e stack with SIGKILL mid-stream (lead-api under
-// async creates, the gateway under sync creates, notification-worker under notifications) and
-// drops a consumer's broker connection, each with its accounting line.
+// async creates, the gateway under sync creates, notification-worker under notifications,
+// lead-worker mid-import, lead-api mid-upload) and drops a consumer's broker connection, each with
+// its accounting line.
 func TestProcessKills(t *testing.T) {
 	t.Run("lead-api SIGKILL", testLeadAPIKill)
 	t.Run("gateway SIGKILL", testGatewayKill)
 	t.Run("notification-worker SIGKILL", testNotificationWorkerKill)
 	t.Run("consumer partition", testConsumerPartition)
+	t.Run("import lead-worker SIGKILL", testImportWorkerKill)
+	t.Run("import lead-api SIGKILL", testImportAPIKill)
 }
 
 // killAndStart is the fault of a SIGKILL: the process is gone when inject returns, and heal

@@ -37,14 +37,7 @@ func ReadBody(c *gin.Context) ([]byte, error) {
 	}
 	b, err := io.ReadAll(c.Request.Body)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, apperr.New(apperr.TooLarge, "body: must be at most %d bytes", tooLarge.Limit)
-		}
-		if IsReadTimeout(err) {
-			return nil, ErrBodyTimeout
-		}
-		return nil, apperr.Wrap(apperr.Invalid, err, "body: could not be read")
+		return nil, BodyReadError(err)
 	}
 	c.Request.Body = io.NopCloser(bytes.NewReader(b))
 	c.Set(bodyKey, b)
@@ -52,6 +45,19 @@ func ReadBody(c *gin.Context) ([]byte, error) {
 }
 
 const bodyKey = "web.body"
+
+// BodyReadError is the answer to a request body that broke off while being read: 413 past the
+// BodyLimit, 408 past the read deadline, else 400. Handlers that stream a body use it too.
+func BodyReadError(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return apperr.New(apperr.TooLarge, "body: must be at most %d bytes", tooLarge.Limit)
+	}
+	if IsReadTimeout(err) {
+		return ErrBodyTimeout
+	}
+	return apperr.Wrap(apperr.Invalid, err, "body: could not be read")
+}
 
 // ErrBodyTimeout answers a body that did not arrive within the server's read timeout (a client
 // sending a byte a second): 408 with the envelope, never a made-up status.

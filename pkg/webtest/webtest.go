@@ -54,6 +54,18 @@ type Client struct {
 // name/value pairs that override the defaults; an empty value removes the header.
 func (c Client) Do(t testing.TB, method, path string, body any, headers ...string) Response {
 	t.Helper()
+	rec := c.Raw(t, method, path, body, headers...)
+	res := Response{Status: rec.Code, Header: rec.Header()}
+	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
+		t.Fatalf("%s %s: answer is not an envelope: %v: %s", method, path, err, rec.Body.String())
+	}
+	return res
+}
+
+// Raw sends a request like Do and returns the answer as it is, for answers that are no envelope
+// (a CSV download).
+func (c Client) Raw(t testing.TB, method, path string, body any, headers ...string) *httptest.ResponseRecorder {
+	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -86,9 +98,5 @@ func (c Client) Do(t testing.TB, method, path string, body any, headers ...strin
 	}
 	rec := httptest.NewRecorder()
 	c.Handler.ServeHTTP(rec, req)
-	res := Response{Status: rec.Code, Header: rec.Header()}
-	if err := json.Unmarshal(rec.Body.Bytes(), &res); err != nil {
-		t.Fatalf("%s %s: answer is not an envelope: %v: %s", method, path, err, rec.Body.String())
-	}
-	return res
+	return rec
 }

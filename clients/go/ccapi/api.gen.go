@@ -472,6 +472,129 @@ func (e IDResultSuccess) Valid() bool {
 	}
 }
 
+// Defines values for ImportResultMessage.
+const (
+	ImportResultMessageEmpty ImportResultMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the ImportResultMessage enum.
+func (e ImportResultMessage) Valid() bool {
+	switch e {
+	case ImportResultMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportResultSuccess.
+const (
+	ImportResultSuccessTrue ImportResultSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ImportResultSuccess enum.
+func (e ImportResultSuccess) Valid() bool {
+	switch e {
+	case ImportResultSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportRowPageMessage.
+const (
+	ImportRowPageMessageEmpty ImportRowPageMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the ImportRowPageMessage enum.
+func (e ImportRowPageMessage) Valid() bool {
+	switch e {
+	case ImportRowPageMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportRowPageSuccess.
+const (
+	ImportRowPageSuccessTrue ImportRowPageSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ImportRowPageSuccess enum.
+func (e ImportRowPageSuccess) Valid() bool {
+	switch e {
+	case ImportRowPageSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportRowStatus.
+const (
+	RowCreated ImportRowStatus = "created"
+	RowPending ImportRowStatus = "pending"
+	RowRefused ImportRowStatus = "refused"
+)
+
+// Valid indicates whether the value is a known member of the ImportRowStatus enum.
+func (e ImportRowStatus) Valid() bool {
+	switch e {
+	case RowCreated:
+		return true
+	case RowPending:
+		return true
+	case RowRefused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportViewFormat.
+const (
+	ImportCSV    ImportViewFormat = "csv"
+	ImportNDJSON ImportViewFormat = "ndjson"
+)
+
+// Valid indicates whether the value is a known member of the ImportViewFormat enum.
+func (e ImportViewFormat) Valid() bool {
+	switch e {
+	case ImportCSV:
+		return true
+	case ImportNDJSON:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ImportViewState.
+const (
+	ImportDone    ImportViewState = "done"
+	ImportFailed  ImportViewState = "failed"
+	ImportQueued  ImportViewState = "queued"
+	ImportRunning ImportViewState = "running"
+)
+
+// Valid indicates whether the value is a known member of the ImportViewState enum.
+func (e ImportViewState) Valid() bool {
+	switch e {
+	case ImportDone:
+		return true
+	case ImportFailed:
+		return true
+	case ImportQueued:
+		return true
+	case ImportRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for JobAcceptedResultMessage.
 const (
 	JobAcceptedResultMessageEmpty JobAcceptedResultMessage = ""
@@ -504,10 +627,11 @@ func (e JobAcceptedResultSuccess) Valid() bool {
 
 // Defines values for LeadCreateMethod.
 const (
-	LeadCreateMethodApiV1      LeadCreateMethod = "api_v1"
-	LeadCreateMethodApiV1Async LeadCreateMethod = "api_v1_async"
-	LeadCreateMethodApiV2      LeadCreateMethod = "api_v2"
-	LeadCreateMethodApiV2Async LeadCreateMethod = "api_v2_async"
+	LeadCreateMethodApiV1       LeadCreateMethod = "api_v1"
+	LeadCreateMethodApiV1Async  LeadCreateMethod = "api_v1_async"
+	LeadCreateMethodApiV2       LeadCreateMethod = "api_v2"
+	LeadCreateMethodApiV2Async  LeadCreateMethod = "api_v2_async"
+	LeadCreateMethodApiV2Import LeadCreateMethod = "api_v2_import"
 )
 
 // Valid indicates whether the value is a known member of the LeadCreateMethod enum.
@@ -520,6 +644,8 @@ func (e LeadCreateMethod) Valid() bool {
 	case LeadCreateMethodApiV2:
 		return true
 	case LeadCreateMethodApiV2Async:
+		return true
+	case LeadCreateMethodApiV2Import:
 		return true
 	default:
 		return false
@@ -582,10 +708,11 @@ func (e LeadCreateV1LeadType) Valid() bool {
 
 // Defines values for LeadDetailCreateMethod.
 const (
-	LeadDetailCreateMethodApiV1      LeadDetailCreateMethod = "api_v1"
-	LeadDetailCreateMethodApiV1Async LeadDetailCreateMethod = "api_v1_async"
-	LeadDetailCreateMethodApiV2      LeadDetailCreateMethod = "api_v2"
-	LeadDetailCreateMethodApiV2Async LeadDetailCreateMethod = "api_v2_async"
+	LeadDetailCreateMethodApiV1       LeadDetailCreateMethod = "api_v1"
+	LeadDetailCreateMethodApiV1Async  LeadDetailCreateMethod = "api_v1_async"
+	LeadDetailCreateMethodApiV2       LeadDetailCreateMethod = "api_v2"
+	LeadDetailCreateMethodApiV2Async  LeadDetailCreateMethod = "api_v2_async"
+	LeadDetailCreateMethodApiV2Import LeadDetailCreateMethod = "api_v2_import"
 )
 
 // Valid indicates whether the value is a known member of the LeadDetailCreateMethod enum.
@@ -598,6 +725,8 @@ func (e LeadDetailCreateMethod) Valid() bool {
 	case LeadDetailCreateMethodApiV2:
 		return true
 	case LeadDetailCreateMethodApiV2Async:
+		return true
+	case LeadDetailCreateMethodApiV2Import:
 		return true
 	default:
 		return false
@@ -2021,6 +2150,101 @@ type IDResultMessage string
 // IDResultSuccess defines model for IDResult.Success.
 type IDResultSuccess bool
 
+// ImportResult defines model for ImportResult.
+type ImportResult struct {
+	// Data A bulk import; every member is always present (null when it has no value yet).
+	Data    ImportView          `json:"data"`
+	Message ImportResultMessage `json:"message"`
+	Success ImportResultSuccess `json:"success"`
+}
+
+// ImportResultMessage defines model for ImportResult.Message.
+type ImportResultMessage string
+
+// ImportResultSuccess defines model for ImportResult.Success.
+type ImportResultSuccess bool
+
+// ImportRow defines model for ImportRow.
+type ImportRow struct {
+	// Errors why the row was refused: field name to the rule it breaks, as a create's 400 names them (`row` for a row that could not be read)
+	Errors *map[string]string `json:"errors"`
+
+	// LeadId the lead the row created
+	LeadId *int `json:"leadId"`
+
+	// Row the row's line in the file (a CSV's header is line 1)
+	Row int `json:"row"`
+
+	// Status pending: not settled yet; created: its lead exists (leadId); refused: see errors
+	Status ImportRowStatus `json:"status"`
+}
+
+// ImportRowPage defines model for ImportRowPage.
+type ImportRowPage struct {
+	Data struct {
+		List []ImportRow `json:"list"`
+
+		// Next the offset of the next page (offset + the items in this one)
+		Next int `json:"next"`
+
+		// Total every item that matches the filters
+		Total int `json:"total"`
+	} `json:"data"`
+	Message ImportRowPageMessage `json:"message"`
+	Success ImportRowPageSuccess `json:"success"`
+}
+
+// ImportRowPageMessage defines model for ImportRowPage.Message.
+type ImportRowPageMessage string
+
+// ImportRowPageSuccess defines model for ImportRowPage.Success.
+type ImportRowPageSuccess bool
+
+// ImportRowStatus pending: not settled yet; created: its lead exists (leadId); refused: see errors
+type ImportRowStatus string
+
+// ImportView A bulk import; every member is always present (null when it has no value yet).
+type ImportView struct {
+	// CreatedAt RFC 3339 in UTC (2027-03-01T09:30:00+00:00)
+	CreatedAt Timestamp `json:"createdAt"`
+
+	// Error why the import failed
+	Error *string `json:"error"`
+
+	// FinishedAt when it became done or failed
+	FinishedAt *time.Time         `json:"finishedAt"`
+	Format     ImportViewFormat   `json:"format"`
+	Id         openapi_types.UUID `json:"id"`
+
+	// OrderCode the orderCode query parameter
+	OrderCode *string `json:"orderCode"`
+
+	// OrderId the orderId query parameter (for the rows that name none)
+	OrderId     *int `json:"orderId"`
+	RowsCreated int  `json:"rowsCreated"`
+
+	// RowsDone rows created or refused so far
+	RowsDone int `json:"rowsDone"`
+
+	// RowsRefused rows refused, those the file's reading refused included
+	RowsRefused int `json:"rowsRefused"`
+
+	// RowsTotal the rows of the file
+	RowsTotal int `json:"rowsTotal"`
+
+	// StartedAt when lead-worker started on it
+	StartedAt *time.Time `json:"startedAt"`
+
+	// State queued: lead-worker has not started on it (rows refused as the file was read already count as done); running: lead-worker is settling the rows; done: every row is created or refused; failed: lead-worker could not even record a row's refusal (`error` says why; the rows not settled stay pending)
+	State ImportViewState `json:"state"`
+}
+
+// ImportViewFormat defines model for ImportView.Format.
+type ImportViewFormat string
+
+// ImportViewState queued: lead-worker has not started on it (rows refused as the file was read already count as done); running: lead-worker is settling the rows; done: every row is created or refused; failed: lead-worker could not even record a row's refusal (`error` says why; the rows not settled stay pending)
+type ImportViewState string
+
 // JobAcceptedResult defines model for JobAcceptedResult.
 type JobAcceptedResult struct {
 	Data struct {
@@ -2917,6 +3141,9 @@ type CreatedTo = string
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
+// ImportId defines model for ImportId.
+type ImportId = openapi_types.UUID
+
 // LeadId defines model for LeadId.
 type LeadId = PositiveInt
 
@@ -3128,6 +3355,23 @@ type CreateLeadAsyncParams struct {
 type CreateLeadParams struct {
 	// IdempotencyKey Makes the create safe to retry: the same key and body within 24 h replays the stored 200 answer (with Idempotent-Replayed: true); the same key with another body, or while the first request still runs, is a 409. Failed requests are not stored.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ImportLeadsParams defines parameters for ImportLeads.
+type ImportLeadsParams struct {
+	// OrderId the order of the rows that name none
+	OrderId *PositiveInt `form:"orderId,omitempty" json:"orderId,omitempty"`
+
+	// OrderCode the code of that order, for the rows that name none
+	OrderCode *string `form:"orderCode,omitempty" json:"orderCode,omitempty"`
+}
+
+// ListLeadImportRowsParams defines parameters for ListLeadImportRows.
+type ListLeadImportRowsParams struct {
+	// Status only the rows of this status
+	Status *ImportRowStatus `form:"status,omitempty" json:"status,omitempty"`
+	Offset *Offset          `form:"offset,omitempty" json:"offset,omitempty"`
+	Limit  *Limit           `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // ListMyNotificationsParams defines parameters for ListMyNotifications.
@@ -4131,6 +4375,29 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/lead/detail/{leadId}/ (the `GetLead` operationId).
 	GetLead(ctx context.Context, leadId LeadId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ImportLeadsWithBody Import leads in bulk from a CSV or NDJSON file (extension of the contract)
+	//
+	// The body is a file of up to 200,000 rows and 64 MiB (this operation's own body limit; every other keeps BODY_LIMIT_BYTES), one v2 create per row: `text/csv` with a header row of createLead field names and `customValues.<fieldId>` columns, or `application/x-ndjson` with one createLead body per line. `orderId` and `orderCode` fill the rows that do not name their own. Every row is stored before the answer (202, the import `queued`), so an accepted import is never lost; lead-worker then checks each row with exactly the rules of createLead by the caller and creates its lead (`createMethod` `api_v2_import`) or refuses it with the create's `{field: rule}` errors. Follow it with getLeadImport and listLeadImportRows. There is no Idempotency-Key: a file sent again is a second import. A file that cannot be read as a whole is a 400 and stores nothing: a header column that is not a field (`header column 2`), `orderId` or `orderCode` neither in the query nor a column of a CSV, no row, over 200,000 rows, a CSV broken in RFC 4180 terms (`body`, naming the line and column). A row that cannot be read alone (a CSV row with another number of cells than the header, an NDJSON line that is not a JSON object or is over 1 MiB) is refused as the file is stored.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/lead/import/ (the `ImportLeads` operationId).
+	ImportLeadsWithBody(ctx context.Context, params *ImportLeadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLeadImport State and counters of a bulk import (extension of the contract)
+	//
+	// Only the user who created the import may read it; anyone else's answers 404. `rowsDone` is `rowsCreated` + `rowsRefused`; the import is `done` once it equals `rowsTotal`.
+	//
+	// Corresponds with GET /v2/lead/import/{importId}/ (the `GetLeadImport` operationId).
+	GetLeadImport(ctx context.Context, importId ImportId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListLeadImportRows Outcome of each row of a bulk import (extension of the contract)
+	//
+	// In row order: a page as JSON, or, when the request's `Accept` prefers `text/csv`, every matching row as a CSV download (offset and limit do not apply) with the columns row, status, leadId and errors (the `{field: rule}` object as JSON text). Only the user who created the import may read it; anyone else's answers 404.
+	//
+	// Corresponds with GET /v2/lead/import/{importId}/rows/ (the `ListLeadImportRows` operationId).
+	ListLeadImportRows(ctx context.Context, importId ImportId, params *ListLeadImportRowsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetLeadJob State of an asynchronous lead creation (extension of the contract)
 	//
 	// Only the user who created the job may read it; anyone else's answers 404.
@@ -4948,6 +5215,59 @@ func (c *Client) CreateLead(ctx context.Context, params *CreateLeadParams, body 
 // Corresponds with GET /v2/lead/detail/{leadId}/ (the `GetLead` operationId).
 func (c *Client) GetLead(ctx context.Context, leadId LeadId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetLeadRequest(c.Server, leadId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportLeadsWithBody Import leads in bulk from a CSV or NDJSON file (extension of the contract)
+//
+// The body is a file of up to 200,000 rows and 64 MiB (this operation's own body limit; every other keeps BODY_LIMIT_BYTES), one v2 create per row: `text/csv` with a header row of createLead field names and `customValues.<fieldId>` columns, or `application/x-ndjson` with one createLead body per line. `orderId` and `orderCode` fill the rows that do not name their own. Every row is stored before the answer (202, the import `queued`), so an accepted import is never lost; lead-worker then checks each row with exactly the rules of createLead by the caller and creates its lead (`createMethod` `api_v2_import`) or refuses it with the create's `{field: rule}` errors. Follow it with getLeadImport and listLeadImportRows. There is no Idempotency-Key: a file sent again is a second import. A file that cannot be read as a whole is a 400 and stores nothing: a header column that is not a field (`header column 2`), `orderId` or `orderCode` neither in the query nor a column of a CSV, no row, over 200,000 rows, a CSV broken in RFC 4180 terms (`body`, naming the line and column). A row that cannot be read alone (a CSV row with another number of cells than the header, an NDJSON line that is not a JSON object or is over 1 MiB) is refused as the file is stored.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/lead/import/ (the `ImportLeads` operationId).
+func (c *Client) ImportLeadsWithBody(ctx context.Context, params *ImportLeadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportLeadsRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLeadImport State and counters of a bulk import (extension of the contract)
+//
+// Only the user who created the import may read it; anyone else's answers 404. `rowsDone` is `rowsCreated` + `rowsRefused`; the import is `done` once it equals `rowsTotal`.
+//
+// Corresponds with GET /v2/lead/import/{importId}/ (the `GetLeadImport` operationId).
+func (c *Client) GetLeadImport(ctx context.Context, importId ImportId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLeadImportRequest(c.Server, importId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListLeadImportRows Outcome of each row of a bulk import (extension of the contract)
+//
+// In row order: a page as JSON, or, when the request's `Accept` prefers `text/csv`, every matching row as a CSV download (offset and limit do not apply) with the columns row, status, leadId and errors (the `{field: rule}` object as JSON text). Only the user who created the import may read it; anyone else's answers 404.
+//
+// Corresponds with GET /v2/lead/import/{importId}/rows/ (the `ListLeadImportRows` operationId).
+func (c *Client) ListLeadImportRows(ctx context.Context, importId ImportId, params *ListLeadImportRowsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListLeadImportRowsRequest(c.Server, importId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6723,6 +7043,193 @@ func NewGetLeadRequest(server string, leadId LeadId) (*http.Request, error) {
 	return req, nil
 }
 
+// NewImportLeadsRequestWithBody constructs an http.Request for the ImportLeads method, with any body, and a specified content type
+func NewImportLeadsRequestWithBody(server string, params *ImportLeadsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/lead/import/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrderId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderId", *params.OrderId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrderCode != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderCode", *params.OrderCode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetLeadImportRequest constructs an http.Request for the GetLeadImport method
+func NewGetLeadImportRequest(server string, importId ImportId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "importId", importId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/lead/import/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListLeadImportRowsRequest constructs an http.Request for the ListLeadImportRows method
+func NewListLeadImportRowsRequest(server string, importId ImportId, params *ListLeadImportRowsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "importId", importId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/lead/import/%s/rows/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetLeadJobRequest constructs an http.Request for the GetLeadJob method
 func NewGetLeadJobRequest(server string, jobId openapi_types.UUID) (*http.Request, error) {
 	var err error
@@ -7815,6 +8322,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/lead/detail/{leadId}/ (the `GetLead` operationId).
 	GetLeadWithResponse(ctx context.Context, leadId LeadId, reqEditors ...RequestEditorFn) (*GetLeadResponse, error)
+
+	// ImportLeadsWithBodyWithResponse Import leads in bulk from a CSV or NDJSON file (extension of the contract)
+	//
+	// The body is a file of up to 200,000 rows and 64 MiB (this operation's own body limit; every other keeps BODY_LIMIT_BYTES), one v2 create per row: `text/csv` with a header row of createLead field names and `customValues.<fieldId>` columns, or `application/x-ndjson` with one createLead body per line. `orderId` and `orderCode` fill the rows that do not name their own. Every row is stored before the answer (202, the import `queued`), so an accepted import is never lost; lead-worker then checks each row with exactly the rules of createLead by the caller and creates its lead (`createMethod` `api_v2_import`) or refuses it with the create's `{field: rule}` errors. Follow it with getLeadImport and listLeadImportRows. There is no Idempotency-Key: a file sent again is a second import. A file that cannot be read as a whole is a 400 and stores nothing: a header column that is not a field (`header column 2`), `orderId` or `orderCode` neither in the query nor a column of a CSV, no row, over 200,000 rows, a CSV broken in RFC 4180 terms (`body`, naming the line and column). A row that cannot be read alone (a CSV row with another number of cells than the header, an NDJSON line that is not a JSON object or is over 1 MiB) is refused as the file is stored.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/lead/import/ (the `ImportLeads` operationId).
+	ImportLeadsWithBodyWithResponse(ctx context.Context, params *ImportLeadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportLeadsResponse, error)
+
+	// GetLeadImportWithResponse State and counters of a bulk import (extension of the contract)
+	//
+	// Only the user who created the import may read it; anyone else's answers 404. `rowsDone` is `rowsCreated` + `rowsRefused`; the import is `done` once it equals `rowsTotal`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/lead/import/{importId}/ (the `GetLeadImport` operationId).
+	GetLeadImportWithResponse(ctx context.Context, importId ImportId, reqEditors ...RequestEditorFn) (*GetLeadImportResponse, error)
+
+	// ListLeadImportRowsWithResponse Outcome of each row of a bulk import (extension of the contract)
+	//
+	// In row order: a page as JSON, or, when the request's `Accept` prefers `text/csv`, every matching row as a CSV download (offset and limit do not apply) with the columns row, status, leadId and errors (the `{field: rule}` object as JSON text). Only the user who created the import may read it; anyone else's answers 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/lead/import/{importId}/rows/ (the `ListLeadImportRows` operationId).
+	ListLeadImportRowsWithResponse(ctx context.Context, importId ImportId, params *ListLeadImportRowsParams, reqEditors ...RequestEditorFn) (*ListLeadImportRowsResponse, error)
 
 	// GetLeadJobWithResponse State of an asynchronous lead creation (extension of the contract)
 	//
@@ -13778,6 +14312,697 @@ func (r GetLeadResponse) ContentType() string {
 	return ""
 }
 
+// ImportLeadsResponse202Headers the declared response headers of an HTTP 202 response for ImportLeads
+type ImportLeadsResponse202Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ImportLeadsResponse400Headers the declared response headers of an HTTP 400 response for ImportLeads
+type ImportLeadsResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ImportLeadsResponse401Headers the declared response headers of an HTTP 401 response for ImportLeads
+type ImportLeadsResponse401Headers struct {
+	XRequestId string
+}
+
+// ImportLeadsResponse403Headers the declared response headers of an HTTP 403 response for ImportLeads
+type ImportLeadsResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ImportLeadsResponse408Headers the declared response headers of an HTTP 408 response for ImportLeads
+type ImportLeadsResponse408Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ImportLeadsResponse413Headers the declared response headers of an HTTP 413 response for ImportLeads
+type ImportLeadsResponse413Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ImportLeadsResponse415Headers the declared response headers of an HTTP 415 response for ImportLeads
+type ImportLeadsResponse415Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ImportLeadsResponse429Headers the declared response headers of an HTTP 429 response for ImportLeads
+type ImportLeadsResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// ImportLeadsResponse500Headers the declared response headers of an HTTP 500 response for ImportLeads
+type ImportLeadsResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ImportLeadsResponse501Headers the declared response headers of an HTTP 501 response for ImportLeads
+type ImportLeadsResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ImportLeadsResponse502Headers the declared response headers of an HTTP 502 response for ImportLeads
+type ImportLeadsResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ImportLeadsResponse503Headers the declared response headers of an HTTP 503 response for ImportLeads
+type ImportLeadsResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ImportLeadsResponse504Headers the declared response headers of an HTTP 504 response for ImportLeads
+type ImportLeadsResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type ImportLeadsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *ImportResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *ImportLeadsResponse202Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ImportLeadsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ImportLeadsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ImportLeadsResponse403Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *ImportLeadsResponse408Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ImportLeadsResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ImportLeadsResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ImportLeadsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ImportLeadsResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *ImportLeadsResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ImportLeadsResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ImportLeadsResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ImportLeadsResponse504Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r ImportLeadsResponse) GetJSON202() *ImportResult {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ImportLeadsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ImportLeadsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ImportLeadsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r ImportLeadsResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ImportLeadsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ImportLeadsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ImportLeadsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ImportLeadsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ImportLeadsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ImportLeadsResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ImportLeadsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ImportLeadsResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ImportLeadsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ImportLeadsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ImportLeadsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ImportLeadsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLeadImportResponse200Headers the declared response headers of an HTTP 200 response for GetLeadImport
+type GetLeadImportResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetLeadImportResponse400Headers the declared response headers of an HTTP 400 response for GetLeadImport
+type GetLeadImportResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetLeadImportResponse401Headers the declared response headers of an HTTP 401 response for GetLeadImport
+type GetLeadImportResponse401Headers struct {
+	XRequestId string
+}
+
+// GetLeadImportResponse403Headers the declared response headers of an HTTP 403 response for GetLeadImport
+type GetLeadImportResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetLeadImportResponse404Headers the declared response headers of an HTTP 404 response for GetLeadImport
+type GetLeadImportResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetLeadImportResponse429Headers the declared response headers of an HTTP 429 response for GetLeadImport
+type GetLeadImportResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// GetLeadImportResponse500Headers the declared response headers of an HTTP 500 response for GetLeadImport
+type GetLeadImportResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetLeadImportResponse501Headers the declared response headers of an HTTP 501 response for GetLeadImport
+type GetLeadImportResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetLeadImportResponse502Headers the declared response headers of an HTTP 502 response for GetLeadImport
+type GetLeadImportResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetLeadImportResponse503Headers the declared response headers of an HTTP 503 response for GetLeadImport
+type GetLeadImportResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetLeadImportResponse504Headers the declared response headers of an HTTP 504 response for GetLeadImport
+type GetLeadImportResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type GetLeadImportResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ImportResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLeadImportResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetLeadImportResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetLeadImportResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetLeadImportResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetLeadImportResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLeadImportResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetLeadImportResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *GetLeadImportResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *GetLeadImportResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLeadImportResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *GetLeadImportResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLeadImportResponse) GetJSON200() *ImportResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetLeadImportResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetLeadImportResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetLeadImportResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetLeadImportResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetLeadImportResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetLeadImportResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetLeadImportResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r GetLeadImportResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLeadImportResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetLeadImportResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLeadImportResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLeadImportResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLeadImportResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLeadImportResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListLeadImportRowsResponse200Headers the declared response headers of an HTTP 200 response for ListLeadImportRows
+type ListLeadImportRowsResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListLeadImportRowsResponse400Headers the declared response headers of an HTTP 400 response for ListLeadImportRows
+type ListLeadImportRowsResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListLeadImportRowsResponse401Headers the declared response headers of an HTTP 401 response for ListLeadImportRows
+type ListLeadImportRowsResponse401Headers struct {
+	XRequestId string
+}
+
+// ListLeadImportRowsResponse403Headers the declared response headers of an HTTP 403 response for ListLeadImportRows
+type ListLeadImportRowsResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListLeadImportRowsResponse404Headers the declared response headers of an HTTP 404 response for ListLeadImportRows
+type ListLeadImportRowsResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListLeadImportRowsResponse429Headers the declared response headers of an HTTP 429 response for ListLeadImportRows
+type ListLeadImportRowsResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// ListLeadImportRowsResponse500Headers the declared response headers of an HTTP 500 response for ListLeadImportRows
+type ListLeadImportRowsResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListLeadImportRowsResponse501Headers the declared response headers of an HTTP 501 response for ListLeadImportRows
+type ListLeadImportRowsResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListLeadImportRowsResponse502Headers the declared response headers of an HTTP 502 response for ListLeadImportRows
+type ListLeadImportRowsResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListLeadImportRowsResponse503Headers the declared response headers of an HTTP 503 response for ListLeadImportRows
+type ListLeadImportRowsResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListLeadImportRowsResponse504Headers the declared response headers of an HTTP 504 response for ListLeadImportRows
+type ListLeadImportRowsResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type ListLeadImportRowsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ImportRowPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListLeadImportRowsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListLeadImportRowsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListLeadImportRowsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListLeadImportRowsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListLeadImportRowsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListLeadImportRowsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListLeadImportRowsResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *ListLeadImportRowsResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ListLeadImportRowsResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListLeadImportRowsResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ListLeadImportRowsResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListLeadImportRowsResponse) GetJSON200() *ImportRowPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListLeadImportRowsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListLeadImportRowsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListLeadImportRowsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListLeadImportRowsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListLeadImportRowsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListLeadImportRowsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListLeadImportRowsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ListLeadImportRowsResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListLeadImportRowsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListLeadImportRowsResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ListLeadImportRowsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListLeadImportRowsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListLeadImportRowsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListLeadImportRowsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetLeadJobResponse200Headers the declared response headers of an HTTP 200 response for GetLeadJob
 type GetLeadJobResponse200Headers struct {
 	RateLimitLimit     *int
@@ -17585,6 +18810,51 @@ func (c *ClientWithResponses) GetLeadWithResponse(ctx context.Context, leadId Le
 		return nil, err
 	}
 	return ParseGetLeadResponse(rsp)
+}
+
+// ImportLeadsWithBodyWithResponse Import leads in bulk from a CSV or NDJSON file (extension of the contract)
+//
+// The body is a file of up to 200,000 rows and 64 MiB (this operation's own body limit; every other keeps BODY_LIMIT_BYTES), one v2 create per row: `text/csv` with a header row of createLead field names and `customValues.<fieldId>` columns, or `application/x-ndjson` with one createLead body per line. `orderId` and `orderCode` fill the rows that do not name their own. Every row is stored before the answer (202, the import `queued`), so an accepted import is never lost; lead-worker then checks each row with exactly the rules of createLead by the caller and creates its lead (`createMethod` `api_v2_import`) or refuses it with the create's `{field: rule}` errors. Follow it with getLeadImport and listLeadImportRows. There is no Idempotency-Key: a file sent again is a second import. A file that cannot be read as a whole is a 400 and stores nothing: a header column that is not a field (`header column 2`), `orderId` or `orderCode` neither in the query nor a column of a CSV, no row, over 200,000 rows, a CSV broken in RFC 4180 terms (`body`, naming the line and column). A row that cannot be read alone (a CSV row with another number of cells than the header, an NDJSON line that is not a JSON object or is over 1 MiB) is refused as the file is stored.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/lead/import/ (the `ImportLeads` operationId).
+func (c *ClientWithResponses) ImportLeadsWithBodyWithResponse(ctx context.Context, params *ImportLeadsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportLeadsResponse, error) {
+	rsp, err := c.ImportLeadsWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportLeadsResponse(rsp)
+}
+
+// GetLeadImportWithResponse State and counters of a bulk import (extension of the contract)
+//
+// Only the user who created the import may read it; anyone else's answers 404. `rowsDone` is `rowsCreated` + `rowsRefused`; the import is `done` once it equals `rowsTotal`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/lead/import/{importId}/ (the `GetLeadImport` operationId).
+func (c *ClientWithResponses) GetLeadImportWithResponse(ctx context.Context, importId ImportId, reqEditors ...RequestEditorFn) (*GetLeadImportResponse, error) {
+	rsp, err := c.GetLeadImport(ctx, importId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLeadImportResponse(rsp)
+}
+
+// ListLeadImportRowsWithResponse Outcome of each row of a bulk import (extension of the contract)
+//
+// In row order: a page as JSON, or, when the request's `Accept` prefers `text/csv`, every matching row as a CSV download (offset and limit do not apply) with the columns row, status, leadId and errors (the `{field: rule}` object as JSON text). Only the user who created the import may read it; anyone else's answers 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/lead/import/{importId}/rows/ (the `ListLeadImportRows` operationId).
+func (c *ClientWithResponses) ListLeadImportRowsWithResponse(ctx context.Context, importId ImportId, params *ListLeadImportRowsParams, reqEditors ...RequestEditorFn) (*ListLeadImportRowsResponse, error) {
+	rsp, err := c.ListLeadImportRows(ctx, importId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListLeadImportRowsResponse(rsp)
 }
 
 // GetLeadJobWithResponse State of an asynchronous lead creation (extension of the contract)
@@ -29347,6 +30617,1363 @@ func ParseGetLeadResponse(rsp *http.Response) (*GetLeadResponse, error) {
 	return response, nil
 }
 
+// ParseImportLeadsResponse parses an HTTP response from a ImportLeadsWithResponse call
+func ParseImportLeadsResponse(rsp *http.Response) (*ImportLeadsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ImportLeadsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest ImportResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers ImportLeadsResponse202Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 400:
+		var headers ImportLeadsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ImportLeadsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ImportLeadsResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 408:
+		var headers ImportLeadsResponse408Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 413:
+		var headers ImportLeadsResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ImportLeadsResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers ImportLeadsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ImportLeadsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers ImportLeadsResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers ImportLeadsResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ImportLeadsResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ImportLeadsResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLeadImportResponse parses an HTTP response from a GetLeadImportWithResponse call
+func ParseGetLeadImportResponse(rsp *http.Response) (*GetLeadImportResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLeadImportResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ImportResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLeadImportResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetLeadImportResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetLeadImportResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetLeadImportResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetLeadImportResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLeadImportResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetLeadImportResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers GetLeadImportResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers GetLeadImportResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLeadImportResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers GetLeadImportResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListLeadImportRowsResponse parses an HTTP response from a ListLeadImportRowsWithResponse call
+func ParseListLeadImportRowsResponse(rsp *http.Response) (*ListLeadImportRowsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListLeadImportRowsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ImportRowPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/csv) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListLeadImportRowsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListLeadImportRowsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListLeadImportRowsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListLeadImportRowsResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListLeadImportRowsResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListLeadImportRowsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListLeadImportRowsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers ListLeadImportRowsResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers ListLeadImportRowsResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListLeadImportRowsResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ListLeadImportRowsResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetLeadJobResponse parses an HTTP response from a GetLeadJobWithResponse call
 func ParseGetLeadJobResponse(rsp *http.Response) (*GetLeadJobResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -35793,292 +38420,333 @@ func ParseListUsersResponse(rsp *http.Response) (*ListUsersResponse, error) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1rbyNJlij2V8J51yhqOimRlFSSKCxgdUk9rZl6QVLN7G5JVgUzg2S0khHsjEixOIUCetpfDIwB+wIX",
-	"sGHYvl5/8Bd/6R1M323P3O4B7i+g/sL+kos4J/LFTL70qOruycGgSyQjIyNOnDjvxzvHk4OhFExo5bTf",
-	"OX1GfRbCn8c+GwylZkLXT9gwoGPmm699pryQDzWXwmk7544OI3bukFGfCaL7XBGuiO4zorQMmU+oUCMW",
-	"EtklVBBGw4CzkITsy4gpTUZc93EwHTCSvNAb13/NxoQKn3SkPya10L7fJULqPhc9MqKK+FIwQnuUi7V9",
-	"QjuKCU2kIJR0eai0ffO64zrsLR0MA+a0YbGO6yivzwbU7IaJaOC0X+MPF66jx0MzTumQi57z/r3rnFDN",
-	"nvIB13X4bxEEZ31GDl4ekys2fqSIlldMkE7kXTFNaicHZ0eXT4+fHZ9dfvrq5PQs3rlaWyendr3smoXj",
-	"PJxopPtMaO5RzXwihyyk5mVECo8BvK7Y2MD5moW8y5lPakoa0OD2txpNA6gQP203NokMzdetPdLj12Z1",
-	"rCtDMxHVay6AWZhFxGfISI9qNqJjEpgdKyIkCalmue2cvDz9+8ZaDrpbjUYWtAMu+MBAt5mAlQvNeiyc",
-	"gusJG1AuDLwLsP1tXwYsARoJWFcTLmIQPFIxoGlXsxDRzyBFDXABsGvq+PIr3tzbK11xY+GKFSvBhFPm",
-	"SeErEgnNg+IiuSLdKAgQZZdeY3OVFTIdjusHBhizYKnsGmtUk4BRpUlzjWhJRpTrGDEUE765ZLDQ6cWY",
-	"w+ChoQXmzqxw4P9QP8FzrB+XEJIX+YvQBvB5AWdCP1JEjgTJPo+oygGmTbP8ZmuXeH0aUk+zUJlr9Pqg",
-	"/k+0/rtGfW/9sl2/cAkLFAPsGFCfkc44h+k1Sl69Oj5cWydHsIpA9kjABTMzmXExxRJ0wBThOk9WGv5W",
-	"Z5dut+q73R1W36I7nfoe3dqsb3da3SZ77O35zYYzD3RDqjULDRz++6l1v2u6zdbu+79zirTpvesMaUgH",
-	"TFuK/SRkhmB8FspBEcBK01DH2/HMSENRhizk0nfJ8ekLsvu40TSA8M1dB5Jh/qprPmBrue22Gq2demOz",
-	"3mieNRpt+P8njc12w+yRm3d9GbFw7LiOgZbTdjxc14F+3bjIUd8itbVbOJPFDTDhL1y+S7jwgkjxa5bs",
-	"hAZw6IwKZEwjuAc+HZdvarO5cBfNRbvIcLJfs3FxK8/oFVPpTgz/6zKDxqG5wO2UJV5l2aChFVyQ1hbp",
-	"E+SIOU7bajRiLlIDslLCwNvEYN7afv4NMJoa1spCeJVrjn/U5wFyG+Sn8RVQmgcBCSOhXHP9DL/ZWyef",
-	"UR4wPyXVNGTAkXBx+euy4+2xx4939uo7W63t+lbDZ/W9ra1OnTV2ul6zu9egbCc+BBRI0lOYEhJyBzGg",
-	"b58y0dN9p93a3nYNQYo/N8tY+1NGfaRFydp27GuHVPfTlwY4cN4N/ruQdZ228+82UnlqA39VGy+l4ppf",
-	"s2Oh8b2xIJG8drtRjnPAgHN79FmXRoHGRwb0raW4hvUuoL8vul3LtZLXznirxJGlr82+p5wJvQh9Fk6B",
-	"tVkKVmlH3hdc7ZtV8cLBmwgHvhcoSajnsaE298GuQb1uXPz9v331/7rJF/jJk4MBrStmCK1mfo5kvG5e",
-	"zIBfPGeeTszbyvHhU65wF6ea6kiVbkPBT2Yf+XW4rRkrUfFcU0vhmg2UvTJ4lq3m1s7W7ubjrZ35iJR8",
-	"Q8OQjpELhUwNpVAMZvyU+r9Epmo+eVIYAmT+pMNhYCRaLsXGF8rsJ4Mg7xyfauq0X1+4zoApRXvxvSOK",
-	"hdfcM6z62pAUck0DHusVZlOR5zGlnHaXBoq9XxbgR2EowyNxzQI5ZLiNolgfv7oTyiskhZ4UgnkojId2",
-	"EcwnSg4YKiZGqDZk0dC+z8/OXhrKl1GqSrSJslXaJzamh8+Wm5ebJX2kXJ5ddhYzvESkm/d4bizA+1Pq",
-	"269ugynvHGaOEKCq+PBI+EPJhYZ74wwiI6tJI9ESNhhqcyU018B9uCIJuTHLSNEtP02bFGbZJzBJm2Tn",
-	"eDgUPBaI61wMI90mFMUAGZJE7COdkNErkNVJGAWM1Axw1hEyVlhl1OuTLmeBb5Q9nCOLpZT86vTFcyI7",
-	"XzBPuyj4ARkhyCpxsEeFhcSQhor5Voyqvdl/A7NSn7z5b98Qpjw6ZC6RRp9suo1GI12sWqsuw8zL8ESK",
-	"bsA9fXeiOSUhtQkNQkb9MYng2EDWIz7vdlloNFArsT0wJZ227Yyoyq4nI3saBORazRQ69xFDr2kQoQkD",
-	"r2mHkUjwLyMG9id6xQSpUYHc/JEinvSZCxfCXCeSuSUVUs5BSlR5bkeeue+0d3L0NYtjRs57v7x0dMKU",
-	"ET9nYBfPa4bMt9Qsf7IzDJrzQFL2SLlN8G8WR44MY7THc2fadWsMmY0fh1KwfbjwhjKAHFzd9tKT/EyG",
-	"He77TNz9HM1VpGGHa2u4pnCmpBfKaEgGdAyCh0eDgLx8cXpGNq5bG0CpN/D+bjwwN0KzbG5RMiTKk0Om",
-	"iI+mdBoEcgQ0JbW/16y5cOPk6ODw2dH6wHfJufPbvoQ9+ZKM+lSfO2tWirLqg7VfgnwWsm6kwIII7In2",
-	"0L4Jig7zuXaJouOKJc1GUqtbnvEBk9E9UBy0DMSKns99PHy0o3FBNB+wD6RlgkNAyPjl1tz36uXp2cnR",
-	"wbPLs+NnRy9enZHaCIR3DYvlikTiSsiR2Efj4XyfWoVZszHrWGgWChrAmd0dsbidjoCY+YAodCBIJNjb",
-	"IfOM4ANmOrTvejRSIA4HsteLRe2sM4P7rvX8qb4ciQo3ZuLGr2TnwJoMbycMfyE75r3OdqfBdrtbXr3V",
-	"3aT1La/J6nv+41Z9s9voNr1dutfZYc79CM2ZNc+Xnr+QHdDHYqMoqRkkAZtXSPrUMKu1/dTnYs0GvYiG",
-	"VGgGFpBKyn5gBHwu9WcyEv59Mby9vT3iS4ZHyd7yBzUAPJdERV4/a2KSwtpTaRCwMBEJFWNGLrJWVfaW",
-	"ejoYExrwK1axrrnYcWzOfMDELSlUHkdAMo/FEnvffTYM5PhB7Z1ZYQgsO4gJakoKn1oQqXGtyKuTp/EP",
-	"nhRd3otC5lc4MxtnXtJxIKl/JuVTGvbY3ZGmI/1xOzHGUU0GUmnSbGztbu88Jp2xZuqBcQfMh1yh8fnT",
-	"F4f/GIde/ePZ0SmpdcbkCe6wjm7hjJs7ZBRDXojXj8QVQ5d7hT+z8cd+vjdFDNHH3N+QeYxfo6HWqF/7",
-	"EJCUid2Ac6YawuE+BEoZ4Si3MKuaaUuvwMJsMAiWKyONElTGV8gV8QKpKoo0D6NOLfL86EyIBhGE1Lxr",
-	"l7KEtDzL3lhJxw+DOSA0vBL0mvKAdgJ2z7EHYGZJJ/8wIlDNyslcE8GYrzAuLFIZexUEAI/RSQtmTZdk",
-	"sFHHruEvZGct48ENGfX6zCdCjvYLEdVuSm1jO0ESB1oRrlL0O5PyGRVj+7W6B/O5lGRAxTgJp8Ojh2gw",
-	"g4utRoMMAQ08KXz400agPyBqvriGEOvYel6ICP/FmpsJ2iXU90OmFFFD88mI6GBRp8KDoNqtRjMR72sH",
-	"r84+v/zs4Pjpq5Ojy1+4aYB6EukeSGmEMqqNiJAGTBN7KGaoWEs0y4F5OuDXjCgdMjow2oQgaEc9vXx5",
-	"dHL566N/JLVMuHSbbP+8WfNUaPjcpzND73w3Xgka6b4M+e/uQzH9h/rBkGNUgzV7myMP2TVgx8Pif/Ju",
-	"MuBKcdFz4zW4yQpkSNjbIQ+Z78ZxDECvuaCe5tdsCsXuCloVDYcy1Mx/xnxOzyAw764gjlUkM1tGnZua",
-	"iNS8Pg0V0yTS3fquS3iXUAEh1R9Cw0NbkaEyiryZXtsbG/8cq6Bv7FL/Hpb6phLBZ6FUclYAlwM4xl+G",
-	"MhqW5X2dO3gQ6D913CSVCum/44IVqe4xoSFOM/Oprpjg4BPJ+Igd1xlIn4VU4y/+gJvvSpKy3OzSnkOg",
-	"67sHeXvpq3tM6AQo1Pe5eZwGL0M5ZKHmLEZ81xlmvnrngKvXRvUm4beLomvdNOtg0f0xirjSdDA0T3F/",
-	"pdhpjBdWK+6o1ynJfnCdMCpPikhjvF+bMa55PoWwDdh57zrR0F95x1PTc9+Jt+SmgM8CM/uaskWkx4wx",
-	"UACaIHjRddqv568qffK3IdegLrx3302BLgH3ckCZ2l5hZ8UnLnJ7eEl7K+zg1BLw4rJjb9Zy88Bbi5ME",
-	"HAN+k0uwHDRLQs9Ldv1+ASSSM2m/W+Z+rhIJn7lEd7onxbMvYueQ27yiudd1yk+M2URoTTfqgurLEUai",
-	"oBMYzVleyLRLpAjGIL4MQ9blb4Fn5nd1O8KE0pHCp7oyHFDttJ0kz8xc2yiwGjymghTgtjJtuypLwUp0",
-	"C61Y0G3bDaNNL83FNRCIHZ9OyVoCqvQrFUPhdvsRloMVfkDQl+MOypt3eS1GOy19EU89EMuKSG/k22N/",
-	"1VSdArW2m7XgSJaXxZjkXXlCnjmDLGAuZt6blKLnMTqHm3lssYjRjXQUsn1igAshXph0jtfHPu64d8SD",
-	"TBYbpHXNObn8IoUULLURPbLZxiHv9bVZ1WrHPKBvj/GB7CLueOpzD8RPg0g/LJ+y1NRMk0VLQzYulmcx",
-	"MMmPm9GuDA4h9bSQAlB5D1u+LTd+QoNgRVETpfqXfSlYEe+P1puPt4jPe4ZaG81PRpp8sk8GVBmdvGsu",
-	"qmHukBYO4Q+KjPpSMeCATxn1jc5LPa3OJEgK4EPsdklt5xf2f493jGabzdJu1Pd+cfHJ35UxhdtxRp+H",
-	"6CzKajNceHJgpnUdGemeNH+WaSVdLrjqHwuuOWgwmSlg64ZkxoqRGivNBo5rCNLFEnSpT9UJ82ToZzWW",
-	"jpQBo+JW/JirlyHzORhEyqcMksTcotAl0/TS4o+5DK4ZQ2xK5Az1iwZX5lgOI9QLbUmHRbUXXEdLTYOV",
-	"n0rJaFE6AcPRqC9Jnwo/YH4SL+OUzTSiXN9i4WWsOA/EInJlcdVNc6MT5pym9SawngGf2cuefRJT+OPm",
-	"aEMOW7M3sUwaMHToQGs2GE5renniA5Gc1zQoYbkDLiLNFOkwPWJMEIrT5dhtkmK73dp+vChPeyHj5eow",
-	"TsXOZGVbolm8SSFTTNtNqiNhLrpf9mR+WyEbMqqT3aSFYWLbvrpSSFcxiL9DvSun7PU257KYmj/fPICP",
-	"uRnIzzq/n65mC1zwjlz0/iWmxSuesZp4OGavr8jeE+ivIBFIoaKBNeEWieeXEYsY6UedRwr/zl3JB15a",
-	"FIZM6MtkiZeejNAeP58bCMb8gK363NTdmfX2mdOXXS0A2eVMzTQx8c8BvTU0JG9L3NglhGJqC5m3p+9y",
-	"8SjKVjtNI9lb5kVmRYZ/lFRRsCWQzPKGoewwoqU09KsEyiIadPBwQkaVFC/7IVVssYEzv4SyRScel0Il",
-	"pF8jvY2GtmbRyCZrj0IJkuBqx5FcZCjWkglhWHAIKdzjlc45gUMQvo8P4aaIsSVFWUY3Q8xMsT9XBOn8",
-	"XP3CiNgXn5i/SqTsi2mWRQWxc5HzqNHYZKQRZ2FhFru15lg1oWbW0yYCkgOlINTA26jrLvECRgFd12Bn",
-	"wjvw/QdRTlfwHZgVLCFNokm7iAdDIxypJBHc8CmrGEFkrZHXXFsbznwh2IggukPxITBsjB13FSqEK06X",
-	"dLGEXfMCwf2kz7yrjwpuXz6XOtZSi0JNRgNZiNUI+lk6K7gpP3EWiUNDK9umgnW6wlUAu7rd6+SzJ2Rz",
-	"c3PPJSUWsDZgUE9K/9Y2rwwop2xZOQtb29aGw9yFmtK02wWL7ZrjrkZl7FWYeUW4Qfkxwd0QComZjxSB",
-	"X23IX06SKOwoJ76jsB9/LjIqvGRl8vECyJUhSLmQfCi8QxawsnNfGvjm4OEA6ngATOiQM3VfB3EvwLwF",
-	"RD4uTfdxDStKd/FTK1z7I6HD8aoMJzHO5DEDBmMZ0oRqgKg3pEoBwS+Sy5+Oo2juhcjRIMd9KNKfJQoL",
-	"d3hfrvIig7GLyLtfaGJyWdqPfii8n66KnlyeO6jpUB7j0C49jwivL9pTmU0h01EoVByTuySjKbES5YOp",
-	"VvMTYwHULuUBcPo0kp3I0AWWD1WpcMV2mHLJO1t06h2UmoJqB+/fF93G8SlKwZY4xRR65ihXIGBpbbDy",
-	"h0oAOkXpYBdGByVaYjR0FEAsNpTcUsjvslM2F4Vt2DWVB2vMVAdz2l/sqv+lxLRyotlbDawao22Zsox4",
-	"dt3LnLponQQAwov7VQmP3momsgXepi4io4ohrU2oexRxv9TLbsZmDNqJ8bLZakyfW98cGxSCDgy8uqEc",
-	"ECFHTqZY5uaUFbaxmJhPASJe/Lx9f0TRAk3yM+wB5kdl62kBsGpQ2i6tLQ6bi8NY15Z1HE+x0mmCBJMe",
-	"ZXn60pLA8pgy45QKb3cTCC0rRn3OaKD7J2woQ70iObWXBsqShREDjdpeHwJRlGDsQdkiZ6uJhvto/4ln",
-	"QOEr/3wmK6WNhg/vio0VmkDOnfWEfF+xMfNJJ/sOxqHo2oiOZ5PpWdRzrp14yhb8fr71ax59uk+CZEus",
-	"Lsv8FyB0UpLs41xxfteIm2Uxv1hF4uNs2BbQWJUG4GPLbvYpo/7KUXWQKGat3Ua8TOLqireK+k/oYEh5",
-	"T8w1H02HEjxjui/9nFN/yC+vW0Ykhz8uqRoLL/7YTP6w31/cW5CCFyktB7+hQVRmQ8Ff6yg6cd8ITlCm",
-	"0Sm5jTkbW5FLocEF2jkAYH1ZF1LXwdsIQK6h9dKMAJuEDLP62VqbXLGhjsvbAP2H9VDicxqAAlfUVNlb",
-	"LNlz7D8JBwdLHVDukU9Xf+TJ6o8cLvXI6lEZw/KTiPO4YtkBEgUh7M3IVkvp4QplNxqWxGHGpT9halvE",
-	"EU809iBBHStrgBM+8cxHKA5aeoZmnjgRJr4tSoeU9/oQ/MICG7lQdikMF2GiNzsm47pJsmOWsQIk45Po",
-	"pYUASx55pVgYJzgsHT+4eCB7q9PS9+USItbfwDgAlTRWWWrDcHpPpF/O3DM2lhWQcwlTyn3Ee30yFfBV",
-	"DMkNqBBc9AzhOqSaxQ7G2xmohiG75jJSSxyGbWwTH0gtc6fWljNGhVyGXI9nBEVJj9Pgqezx5QxPOP45",
-	"0yMZXi3Jy5SMQm+GxAc/PZGDgc1bWzzZ3Ciu29jFXCfSXtojYUWNMMk4yVjT8rsCClvgMQUOUuAPBeqf",
-	"C6tKyN2UrJCAO09+Z2BwBj2yYJhl6MsaCtPbXsSKPF6V0bUCeczTYDcvMU3JH1khonCZcmSuTB0AOrBi",
-	"bo955jMj3ajftMqMi3fhPTmyWebG91lCz0gK/4XR4rchuEVFOkayoqU4XffFTJka4fybZtEM5NnTveR+",
-	"KWXAgLPZkSj293n8wUUGIcM0NtiZI2PNWokBwqW+J8lirtU5jqWID+/Sm8tML1cW9ebzgi8j/rvLQPYW",
-	"0k72Vr8If3X64nkJB1mGYywLhEh7lzIhzItNc/aYppAjA60cXKcpznwiNouSHDJNeXBr3REiU2CKTFZW",
-	"jK55ymb79cW0zSWjPvf6mL+UV0HXKgW0UkArBbRSQH9sCmilIS6vIVZaW6W1/Wy1tlnSVKJjlTZbvm4h",
-	"sQY2rwiNm2hCQzYbxgsVhRUT/jo5wHRdniHmVEGXZczeHbBBh9lmyThTPiLYyGI2JpjiO23bITpOGoOR",
-	"GjjicUUuSQ7DJWUntwZ8xPbObKRxuIYPqcVCW0ble7y1BBG5tcw0oG9zAQ4Z/TI9r6LMsmIsY5kMc7cp",
-	"ntx9isNbTXFLLa/IoaeOqM88qH5mJH/DRwJupMmAX1m5ZB89yTJEVE8i2B33lrx+5Z2L2z54D5r7LJY7",
-	"D/yvBH/7Ijw+fQGDpzjt/KaY9eTbXXcxU14ZIHdQlFNePd39tEcF90jNBs6suURIUY+/RrpJ/TpmBqOp",
-	"qYbBBPgVhhOsU0PbSr7HdNBScaggI6xgUcgIC1P7EQnJN1ovDmQq6QFGNevJcEwecUGGoewZ9eGRsyjx",
-	"MidIpJ11t7JH32wtFStUytR+JTs/CQ96Nv16BQE8DVudjl9Du8QXsgPRgswnNRr/Zb6EduxCAk8vx6Ek",
-	"pTA/M6SJ+W1oXc9FD/hoTYaEizVCibk+oGbHShgOB/kDRBZcQokaVhpCkCxjlViCn27oK0RC3CHs1Tz/",
-	"YbNTM1a4OWt6BSJdJVdWcmUlV1ZyZSVXVnLlT16uRJZW7lwNgkudGMtWRd0p3+xifpD31S47Prmpi1yy",
-	"y5Och7Z0fwAH6oPe50SgXoi5GcfrLfFTsZk5IOgJK7uJo75En5kitRDK+WT7F8Iva/ngh8dbC/NeVkoj",
-	"kSNMIElTJmjIIGHijqkkrhPEZaanHFG2XDX4FKH6P7w3+7rm4vJB9xDukZqJcaVuelAXs8/44+a7TCWX",
-	"3M7bksk0KUmIhjyNXLcMEGantenFb1lRD1PMn6mNLZvuYl65guIav3LFpOG4+FVR0KRBoAiUm2E+UZJ0",
-	"abignsR9uvpXdkV/kGylFRymt8wk/qC+yPmuvTs46ebgdS552frxso6wjH8sU5kt44ib4VfLoV4ZzXue",
-	"6QZVltt4zYKs/z/mNNlqRiMaCszx9akRQErjAbIwL9S7iUJwTUsBKcRCkU5czjiu1mHrwEIZtS71GOHd",
-	"tIcQxLYEHGBXXChOXroozd7qYqHa0uDDO9Z/gzfljhFBu+hIfrp2t+wufsPZ6C42uOxcZzLtWbDUZnIY",
-	"XtxUL55tbiXZqTYN08eMk1wssXgjnd/b2u9esdrOsHjlcIQrVo/7MA0fuDqxHL4shOkh6NdKNCZk9E7V",
-	"zWMaNZsizadAyLAXkKEEisl6F5UcfQHFQ27ROAQu0erdQ+DZJAKbS3GsDoJAjtiMk0/GH/lcP7MRWsnB",
-	"RQZUdVuClgYjOlYQZ3894/RhtldwV1ZeOLdlTp9S0YssOV946nTgHzKN8XWZYqcl+4y0POQ04KK3cNzL",
-	"UBqUn10PzJuqI7tsaTDz3Ocy4D4dv7hmYcj9qXpIuYJ4/rvW+/Pz9dwfW+9LC1AXeshAqVCjRZ9EQUm3",
-	"nEuuLm2zUnCQwbnlvyyN4KVBcOoxQUMuV9nzqddnvl1IXqh5JoVPx0aWP43MX23y+tz5/PP2s2fnjpv8",
-	"dUFkSF5f2AK05gHZ7WbrFMwGYBv/KYVaWlClVQRh+uNOtgzVTgmwAaSv5hR2tkV000DTDguk6Cmi5VIB",
-	"nTPTAW4ZUo1PfTpeUIbajkvXvdxib6XF7ZvzjasOhwxsL8IIunFjXR1STz9SZEQh/+021WQWlm+5uBVf",
-	"7QkZMkNCDZB/lzdtTocJh1Qow9/m0qBhUuzaEOS5Q7+MaMC7HLV39ZKFh3T8tNzaFPsuhSSxlWfxYdq2",
-	"o2czeKjrzAifLV9trs74qgwi8/ArRXvMEJV8J7CQCl8OLlNxw35hfT6XIRsyzW0Vc3bNxGUgKVatzHy6",
-	"9CkPxqX0Tw0Z8/qGsPYEX8hyUqNrEhWeyFIqE+rJRVeWq10zoa4Bj1j4HIrV5iG5gqCRtC/KY0pgOTD6",
-	"b7SEokizLugt7+LSRZqWurS2aO9CIc+Oixs3LVNa+JYxyvjUYhLbN6K0T7gmAVXL3MkysdWmNeUuayrM",
-	"5jjwDCGkVECaRYnKhLVyUawgicy8xlOyozslBM8mNKXS2DzCWBBjZpDm5ALPufel1L9A5wrx0HOE9DKJ",
-	"vCiVFinA7BjwlNtn0XJKbJmpuqyaMAsP5frg5cr3lGNoCug84MrVbXjFhw01Qi1uhtUlv+XyNnNLanML",
-	"WkH8ZJS7Rfv4yet6JaJVNlZmtcK4s9TCKds/9frAibEwhEcDZiQIYm50O6ly3mq0durNVn2z6RLzd7Nl",
-	"/tpsrjdb6+az+Xuj2dowf++DKgWJbSQSQZxyt1WHyciYUUySU2tYV/0kUopTaMB8JHoBV30ykELjqkht",
-	"s0kmf5p8O/nz5JvJv9x8dfM/E3zhIfMwMC5e05pL5BCZfzAmXYkoTDpjQslQKsU7ASOaDyD93SyRCp/8",
-	"DjrVY+qrkT38UA6HzF8nJyyghkORkQx95ZJXgr+Fp5VL+CCZz4BJmaXDTzClHsnMVtHfi4F0gg7iFvss",
-	"YAOjvNXKTul162LNrEBHoWCQ1+v764PB+ng8hhJr2ZYwWb/1wrrHH02hv3fEnq37GyyOoTs08hBjV4CQ",
-	"oRwQNAzMMgfUWlvtRgMCJ5nw0SawtrSR4A6GgHvV/UmN2p8fKYKdzSExEfAQ6DGkicuR2CfQnxhLAcZd",
-	"i21kqob65Vip1063tpJVYbqgRLbpGa3/rlHfu6zPanz2oAGhP2HNerV7Mq1lL/CdPaTWPbd6/d+wCr7w",
-	"SOap5DO07lk68MJ3LaGul0VFpFpywbOMgQU4gAS8Ay52+/FKyJEyvA2qQJPaJwn3XrMRn+BuFjQg7K1m",
-	"QnEpDOdumbU8tpLJwrqNdnGljXPmSZNlQWiJN3iFiKIpn21Zs2frYSrSeAyZi6NGzTgyNAdSsz98At/D",
-	"1Oiox+JeawsjYqCHXvGdWHbCzBcnEGivz1B66/JAo0K4QpMB2L3dYfzWspPImj4XBhOesGBuMODMosU2",
-	"ncIGocdl+LPlGmDiWxYqnha1ZpDnfCHju1QjLgNkApsfd9Fo7BBkm/3dW1XoO5d2XqmS84e1FGSsnOXL",
-	"wX7LGY6EQl87RLey/TQKuWZ2s8lv+CH+CULs4p8ilZkDhP86xFqkw0UmSEG1FROQGCe8ZMCIdfpSXsVP",
-	"lHHD07RO8wpFj86MFmU7E5gLjNfZMuJ9woxem3REeKQIgpIoI/9CLXxb0Xp2zeoi+oZ46Pm60zHEywWL",
-	"Qo18Qw7uuUR+JgA81zdtke3jXWGqeZzqXaGXXVE2KrZTs23TsIeaGGMSGTFrRandhfpGce0qyFKrxRHM",
-	"j7fd7c1t4vVpSD3DfuJ+UQLYnNl5NimhvOWUYY2vzp5YG0Zjs95onjX22puNdqPxScP8d21W26nCaeZT",
-	"G5aBdbYv3cLWc6mRwSzathe0kCPHpy/I7uNGkyQrXL75XBL2tErnniTmaoXwrNj+dSDUqEwmrDcJF0pT",
-	"oV3SMAKObU0Yt1KMhOYB8GIzy4Bq7hGKc+XC13M5L2VSAr2mmpYJpSTg4ipuxYGjAMJQUmsYUI/1ZWAU",
-	"aj7AW3dP3nE2sHXditkp5pdssJeaq3wUh78sCY6yIVFLN+de3T8dx4LGxtbykpNhZIDb6zil5bQO5vXu",
-	"tvOeXvEgUPHss60tBZmAKg3zcz0ua0k3Ho/H9cGg7vuk328PBm2gttOAmor82Hpfx8gP+w/JhYPMiwox",
-	"y4GknCXXkpA6rPsme+DPEw+9xKVTl5KEpyd9qo9XzKtaHtvLH7kPjF8taL7g5khMEXE//boUASr92Go/",
-	"/pwah0oFhBHrnGjveB4U5hSbSo4sJjCZW+XmaHjxTbPucOnVy5H1LEwSUrvoeIsos/B059HGuYQwf90K",
-	"tGBRdKVhlz/d0G9g9ncI9zbPf1jtBlc8Y4WKeZE5VLQKomwy5L9mY2ypD62aqJ+EXzht5x/qB0NeNyNS",
-	"IOAT79+/t1a50sINw6gTcC/VGhRRLLyGULVQRj1MGuxRzUZ0vE6wv9mQ6j6hgZJQKEQlmeBcq3OhQ8oD",
-	"LnpEBVT140dCpoZSKOYmHXlkiG243LgKRKzYnIs37+wgN+7W44Lm8v7NPnljv3ljHsMMexHPuU6OsI+a",
-	"R8NwTN6YZ9rk9cUbI+2cC/vZNltr225rbdtu7c2s9mykttVorK2fi/xO4CWcKfLmH+rWMFM/9t/YKLvY",
-	"FwFhPhxqIDaNvNVs7WZkeyK75+L1Qf2f0DmwftmuX1jpUAqG1V064+wRrMUARQnRKIFUGMGxz4Q2NIH5",
-	"6Vmei2SNJ1QzsLnX4b9v3OxXJ4asCC56b8AtkvtFMf2G1KysuubCAEq2Wnvn4s0J0+G4ftDVLHyzfi5O",
-	"bc53m7QajVQr3Wo0CBdo8eRiGGnzVZMMuFJc9DYicSXkSBgwWhR+YwZswq6v2PiRIkjTzwXo4QZxlNH8",
-	"FfElEVITGgRyNNUNsGbhtXFydHD47Gh94Lvk3PltX4Krx5egDp87a+ZVu6Qj/bGZ6lyEzGP8GsQOUEr2",
-	"z8VWY4vEiwxlhEVNuG+e3Lad5QZQghDLleBAc0XMiD3iSdENuGd23dzEN0kj3ug+Oxfg5DC/bEP2P6iI",
-	"Zsi+gTAJqWboB8GCxiQH8bV9st1oEuvxAEj4bBjIMfP3z8V2o5VAPRoqHTI6sEhjnttMnst0wTI/bCU/",
-	"+NxH8CKmWYCsn4tz8e/IQYpxgGjx7UhPAPrVG+Q8eHlszhFQ1Wgb2uidNo0KU60yR0+QsMFbsKrBf1Ov",
-	"kxN2KL36sTAkMm7VFdPIus+6HB0YtnUXqddtDy+RRMa0nSc0COoeM+w/XYWlfgcvjx3XuWahQsLYWm9A",
-	"PvCQCTrkTtvZXG+sbzogd/aBHG9cNzf60NhsAyqBbEBiDyuRc1F+QKd85iLbbLN1pFJvytuMtePD+CU+",
-	"5MafX2DbcfvJ8JLkw1NG/eSD2XTyISs3kBoYi2KEiYesJYOfcS+UJ7TT4Tr/3bMvP486Fh9tQLGKBkjM",
-	"rEFqIAXX0uwZ6katuUSzgBn5afwyhryhI9eSeyz5pnbuGHQz94X3opD5cX83Icmrk6cGQoppKMydYJkR",
-	"wm2DOWh9DtkkSJ/hmFqNBuQFSaGtU48Oh4GFwcYXtugWe0sHQ+tXt6w7D/fsL+wt8yLIrAJ7SGO9Yf7X",
-	"ytrHnBe/zqT7gIyduiZTIGZnTaAIYkfybRSGTOjL5NdLyANGXyhjfsBKfgKPK4uYLSYBts71L2RHFdZ0",
-	"4ZbtZrO52l4QSRaBaHfpSZM8nznTNVtx0bSX/ZAqO+XiVxTwcN57ctPlUbMwdW5s2d5A7FskFOZaJYLg",
-	"VtZedqrToeNaaRAwforRz3qjfWJjevh71ymRC5afJX1kaiabv7zsLGb4e9fJilaLHs+NBeBt4e0veyih",
-	"Ehuf0qTRKjzSXPzIK2EELhny3zEoLbDV2lv80JmUz6gY23dBZ8ftZdZ3bD3CINriU5s/Spq2HB3IExfD",
-	"QDqhvGIhseFVhjdxI9qNRPZ9YK/N37Jc+86ShRSezt7C1Ii9/H10F/ircn2jjSL3vti0Ind3zSbbGY0G",
-	"QxLB9YwlHqWw8XWpkIDNZ2FMFARkQIfr5MCoYvFjUZjxEcVZBihuxZKdR4UhZ9cs5N1xLGevV3SknI6A",
-	"R2swgAYIjtFxWOw7j8XIRyo9VwgcbRidhERDFyRtKozWiMYs0OvMuUNlLtoz/N5BQdIB1d8IloZjb6C5",
-	"pg5NQEC6HEo0iOSFH4wqN0LfgRn5myZIqSEdMB1LE2WbTYdsHPtsMJSaCW8M9oILNL0xpT+V/ng1UpMr",
-	"e+WoIcRFtxqtHWeqxJUz+d8mf5x8M/meTP7j5Nubr2++mvww+eN035m2s7PXfNxsbW5tP95xcn2Esn0h",
-	"ciX+tre3DZnJ9/9xPBr6qj5QV9leNkaMSgtOOV7IfK6NXu+7BKoyNKYKurcd8ORcmttUUv297eBSnXz5",
-	"p82l+X+u39P7vBHUUtwy8XY+A8l0oXU+JFNENjX/oc9k2OG+zwQ+sbv4Cbssw1FkZFe3BPd9YrVweKC5",
-	"xMpe0nEgqX8m5VMagoHS2WpuLwMGFQ0Nv2D+M+ZzCq0KPoKMsMSJPZf62FzcgVGKfXystRRuxCJEKo3M",
-	"f+TU6qkpx8ZHtxY/al+VnHeOGuNdITTuBTUWXj+UQkYqGBsNNww4C4nV67MUF6uDlRHcpUhtRWUrKjtN",
-	"YNC7UlHYisL+fCns3QgsxulsvAP6wv33c0gt1mWdRWoTUrjjojdsSHU/9YXZ+Z3pe70sfchXL7oboc4X",
-	"kW3uNrYa21j4cjlCHYfdt1aibklZ2/uibhCLeZJEAv6YKdzWUtfyMxkJ/y4ksaJwPxMKh3clpnBL07TW",
-	"RiY2eLb3x8t4nSCyGBtgJh1HMbTY/DmGZDUuiv6Np1zpgyT1WRXp4XQy4PTcXGHLPsIV6RjEx2o5CaHa",
-	"tmT0y4hBDo+lSfAMtu+4Bd10F4rEttTkEiOtTenivrw7GFvy+l28RQPGbffxRS7Q0cHg2Wa9uX3W2G03",
-	"0uBZrJ4JTpg4AanXcdrOKRM8aY9o2E9kKPs/33w9+ebmq5v/cfLd5Fsy+WHy18m3N19Nvrn5evLDzVc3",
-	"f5gqjWFf26o3mmfNZruVea0BAKbONJOElub9eB5S/MJwnDLbJSTiyK7FpV6MjJXR8OM6H1bnkRUbuX82",
-	"Yoj09M2IGUc2i6Scfyxpe0hv6Ue1PxSo5v2QwVsQK1tTpVLiKyW+ok0LlXiRJVAr0adYdV9Ga59HpBIi",
-	"0izV3H8USnueurm7F7egS2nZpkoBrxTwijoto4DnqBOpJWosZLDbvoJY5G9tMe0a8voVG2f18hKdGgLk",
-	"F+rTWC/GZrYs0pltdfOfscpc1JBL0ksBUkkLEDNu12jSZlyjRJPewnSVV2p63pbRvJvb2fEW0F44qLO3",
-	"EJgD+UZd/tZ8611dbnaa3Qbd89bX14GbXMsrnFZEQWAORg5Zas+JM70zOeAXblLmvvmQKjeg32J1+wpx",
-	"tFKzKzW7YhZn0EswCKA3i80sUC4RbMSUtgX4atA50RDtAR1jRT0qMAff3Ou1fZtgiszFC6HdTcJPkHOU",
-	"8JISHT1/ZT+zPWNxfeky2lhILS0thjVrue4TpDP5Kn6ChiFU8dMyTnQxY/NtaULe62uMDWTC56JHqCYJ",
-	"yV0nhrGlM3XG8Uw29M8sEaY7eHlch+SMNP+rttXYLImytxYITCr7mNaHBYzln2bwiCXo/oqke2Xjw+pc",
-	"94GY7RUbTzHLlr/DtrqPG50mbXmb/hbb7j5u7DR3W3ubdKuz7T32d9hud69Bm53c706ecyOL/cAs+h65",
-	"sTUAxYpWkS2fQVWqkSE7btpU0dwg2z2qhrRF9eXICLSUgwspw7yTq2BY4DCgY7aQ65U9kmO9lRhQmesq",
-	"hfjnIuM8o1csmzhZQ2IihZfXfGdKKkhQF1nrTmDULIaeMKOtD2Cpq6xhiTWsulD3f6EQ07HZYzcjoj+C",
-	"nFuVSuqukdKlYI/Ufqwy4BjCFdSz3pp/ASHaw3bLXNan92SqKvpHla2hOso1Dazxu+E2t7YaF67D1WHc",
-	"8NlWzgoN37brTgu52HIyNuV68v/cfDX5jkz+Ovlh8tebP9x8Pfnz5DtnaZFsGjKVs6+SHipit3TEbpYY",
-	"kfhiF3x/2VFTlGx2VNuL2DaPzallN663njF/YEl1tp8a9hWDhgu5RyHwrU+FHzC/PPLNUAG1MlG0l/uz",
-	"UA6WsZbb4WcSBk8VhWbUJ9yHbvo2iY/bDR/76vUF8Aaos7uWdRC83rkodxHYqquvL5b2EhwfGkAs5yCw",
-	"yyrZB4Yfjvoyhnd6DLl1b1/Mc2080LpPbV9p5fxEvCAQvf2yNH9mhtGm2Wg3cp4Mn4eY8Oy0k4pqjut0",
-	"ueCqfyy45lTL0Gnblzmu06cKW1eomNVy32lvNg2DfpnWXIt5NGIahMlbdAU3Rq6KPX6TNCBvGsoQXBnS",
-	"chjhTTzF2j9Oe3fTukAKv+xtp/aYbdcZUa5LZ2i2HtCfYgjFYm9KjO+VO6Vyp1TCAkQtIieuJXyJyHCK",
-	"vcWMb21KcJgWGHymKQ823pkPx9b4UF4UKfVAZMQFIUFIsBWnlNG3SMCvjDBjq4UZHa4oJvySadvLbZYR",
-	"Y7M83gjX+bCWjFsY/Svecjvecm9sZL793/Z5qzjIT84SXxnjfgzGOOpb7XQ2N/E5DVi4AU1w/Dku97Ok",
-	"v0bSy8RWyOnLwKhsXCv7dZ8qYDDoKvXXIN2qzwIff7d0hNRslWPSbDXWsIGakKN9YrljWqNnsE6gn5XR",
-	"qFT8bhqEjPrj+CW2ta8mml7Z7h+kFsci4B6B8fXpNYM519bJgZ1qad4okuqUpczxCGD41LZ5ubVlMGk3",
-	"4mx2W3THa7L6bmfLr2+xx936Hm126olfmO50HNufJKHOm43G0hQYV5zQhwd0ryd9W0BZhxUf5T3pWY/7",
-	"4yyDXREe98ObYsgs8k4D+mGzx7QDDdd4KSrW9bfAuqqo6r9tNvu5DHxMalbskbIkIJCiBzVVYraLPKjA",
-	"d+GpOWz3c2pYJY1ZWDQkWpI3UKn4jX2VdbRho05orQatZiPDD0cutiqKhB+H4dEBUi7kfdgS5U2eIL/Z",
-	"J0LaXjo4rMc0smIyYFSM+jxgpKZH0q4LOb+NjUveMpDQJhXDdGy55/RXs/i1dXIYsXZm/UZ2KLZCBvoa",
-	"ixVJk0sys91lLKlIn45J7dXZE+i1up+QaGx8qQkXhJIuFzQgqDy50CdoGFBhKKVRUA6pZmfQM0dBzwzo",
-	"8CY1oV3NQoSwkCPzKxeK+yzdyyNFsr1kyYgLX45gK2YCKWI3qXllWaPeuGizWfEjBc2EUcyKtIeG2X3o",
-	"PZSUHkxBWOxCSmzIpO3ux1Usy6zZPRslOIaLxPl8WRdSQ7dtSKZ3E85m8CMSsewFOOLanaV448ebs3Nn",
-	"F+lLpkiNkqShJT5gdE4FQZzwXMjNHVtbJ2Bsb5svoAUDMZcEozFdM6koPzIaD0KTS1o+3ywHIljX7OPc",
-	"XyfPpe6bsb7BSCoIGwz1GIsIYCl2OH4rjayTA0Fy+4e+c9hnCl8GMmgnDlfbzx6lgeg6WgiYT9i1uSZM",
-	"+MnTihnp1Hbhhc+ADLaxbuwCAgdPIuQiXG2F/61GA6uAJ9Yc82tJrClIq3B9Pqo3HMkIrAj/rA/UVb1Z",
-	"EG6brYbrYL/a9nYjaxBZpWpL2t/xgUXeuUJu6w5CrpsprBB7FNvNYm/jptN2Jv/H5Ieb30/+PPnj5Ju4",
-	"GdOO+8DLW1BsJy6H9kne5lZ2iwsry8fZDpNmPY2sBWwTSpa9SCqWXdyPWvA00wBzhlZg1VPhZ0hBLU9O",
-	"bK11JDdcGYpTha5WoatV8EmldSzvT0pMV0bSTzQBaqUDbI7joxRtm0Ms1kZCtkgf+SUIOSDapPaObINj",
-	"1EC4zhsHNVjuDFOAfi/WGoTNJ4NgzSVQVtsqD9CLGidDkx0aVwbEiG6xsDuOtZx1YqiubZ2S1vWe7gXc",
-	"jutOZY2IifEQ3mA0J5HVerSUV0Rx4cWC8f3bDG1P5Y8vgZUY6FayuS3HP6faa39gi+OHNiLmG2bPlhem",
-	"m1ZXgkBlfnxo82MlOfytSg6GhSMX87OWCqoh72WekGDbI5TGmTzP5AW7CWNlQkNXPC68IPKZT2o2MRdi",
-	"G9bWyamm3S6wTmxoZR4Y7xMaGz+wXSFOYq1JGQtIDTx+fftwHSUfKZhaK49wPRTeEU62ZGlHHhuvaphU",
-	"jMX9CfbzzgWhTquyZXGdqPVmucdUw9ZiKGkSxJsBAiwL9ppdQLP8nbGF5OdcWtLGy2AszS0SeTEXlqPZ",
-	"IBtjM8NMgf2wnLZD1RVDa66WpGMlQgPrYpXJskU8YIjmofAWR2iy5C5UbsoqRrPijBCjWeb4yDJF4eU5",
-	"4oKmlL58LiFmEkzzYWQ7RVERl6gAjoecLAmYUVoOVZy3gQ2nij6Uds7VhFwR/BZ5XrhOfht7PZCyuWlm",
-	"SHZozGCguWFJUQqzzUPhLWKc6VrvlWXODhtdyEJTp1PNLKuYOLP24Gz03nhegk0xHBZyq3tjJ4AA81VZ",
-	"Gjdwr9hJxU4qdvLbPgNjIrUE0ZCbREiE2AORiPGz2cuiWkjY7NxtNBr4GoUzjy3FtWbPR7EigwRZuYbH",
-	"hLiMo/Xm4y1SC9mQUW0ZANZAcMEVj9EDwE5CW4rFkp0kIgKz8nA4KnKW4irQ7wzDaadKHVppE1N1qtfZ",
-	"juxbjc399GeucybWBR5uchBv1AaIGv6N/AdNvDZOhl5ZQ7FgI4ICPdZ4itUCUrNC/No6OYPRrNtlnrYz",
-	"5czUVnd2rT4dvxrM7n6i/O5nDNM0ZOSKDTG0QPXliCSkfVZBqHnK68cpCoV6U4EFASJP8fZdUttrPl4j",
-	"O4+361ub9VbTuVisR63Enh6+RBT1fYbbtJhxn9ragZl8Nnv9XI7IwNzqWEwbsZARWBEGR8W/x0urrMiV",
-	"O7kyCleyypKyystIx+LDjOC/eUKKzwI2V0g5YQN5bRluzpLJ4reC5PCWetqqpugrjvW2UnGjPUuHNcJN",
-	"LHasYaQeKNnT0gm6qLPKNhcYLwu/FxnxIewzx4hvzUeXYJsXqzAQXNuDMkA85ntle7jqlRlfCPjkV6rm",
-	"3w5vqljNz6WwML1KqL7sdldiNtDdcnGxnCQsaWaxnHwh43Jv4e2Ccu5UD2eVmjM/szov1H9imy2bA0DV",
-	"Eo0fz5juS3ModMgvr1vO8j6+ZcKhMyZVm3DP3uLFPPafhIMDp+0c1JuNRtOZ+uXTeJW5b5+UfnuYdTLu",
-	"uA4fwso31xvrzebmOli/1WmcC5FL/T+b3x4ap02+srUMpr59pVj4HAzZubLBs6KzBXsLyJ/OD/foyYzW",
-	"0/OdpeUx3TjtMGTXXEYq/7J8SHe2XbUtWjzdpjr+Ogo9tNX3qOCeE3/1RA4GgJTOu3Poj33utM+z3bHP",
-	"HfccswrgF2yVfe68d6ZqKizn1Z2OPH8wH6+B2mInb2CpWCUoVTb5SvgAF298JWa0mwUhA1lMnaqxjXqa",
-	"XRahI/0xFLyCR8ytzMUkKzpOivHZCOcvZIeMqEq8o/toAI+0JzHTMIRIZa77pMeAFP9KdtbJdmMT8i9V",
-	"bhLIRozdrDXFIPMEC6JnCqdDzmXGDlz/NRvP7D1g3nhgdv5RLc3LcO/ZvLqcdy7gfHfgcw/CfnKcZBW+",
-	"cM8VXH8lOwcWxaoqrpU6+rOs4grZIUDv+6EUMlKQXRsT1i9kZ20pljHXCooXsU1i4uSiIuwmDlUqrNHT",
-	"ECFM4vHMX2Asjb2XaNPEUq9Gn8UXx1qv4TQ8CZEFBgBDE7JgaL06CAJoWFOLPa5zmUHFByo+UFXyrnjA",
-	"3wQPyLGABTQ/rsOJ2WZz63DC3PdXh/NWZNkaWu7PfFdZ7X40VrsHs9H9nKxx92Z4W5zUSWpxuZm8mRPr",
-	"5CQmVpeM+tzrp0HZUCJC9eVIrVVmu6r2acXR71D7NEAmOY+DfyE7G+++kJ253DvxLGJD0b60OpefWOIM",
-	"NwerHdf7trcRBLM+UlnmPpOT/0p2lsmsgHVmDI1gpLMvgHCINLliu9Ngu90tr97qbtL6ltdk9T3/cau+",
-	"2W10m94u3evsMKe0Vje8ZG7OBYYWO20niqA92XQOxr2JF7iUpTeTKZWNrAIScARz7o/u/0p25pP+L+Ak",
-	"K7Jdke2KbK9Mtk+10cOwjk3WFIcClWetV6QG5aqV+TNuMyeFDqmnF9noUGjM62vlxrqDnlk46cogkKNc",
-	"ql1iTTvyuX4mfaz2RcMO10jY0SjXp6LHSCyy2mp9ibVtP9Y2F2uERabxCnZxdw3wlga5RcXdFlRxa0ET",
-	"BZTRN6eruDVzZdxaK9FmBMu9Gbt+xr0vqxi8v206izclJkG1RPdUTGjS5SzwlSVgcwiqkJp3YzKREZ2L",
-	"kXTPxs8zYxcW32iSK8aGikQCJOrse9C/kRN0mzNSh/HpXMYuE9HAbMSQHPOYIQ2O64Ddxrlwy3KJfwIN",
-	"0pY0q3HfaTdbrsOVUY4y1qprFphNW5E4S4ydKOxhzxoDyjTlS0NAkzP5XyffTP48+Wbyr+S//H+T//3m",
-	"q8m3kz9Nvrv5evL9zR8m3xLz281XN1/f/IH821f/gWRteP/lL2TynyZ/uvn3N18T8/nm94bLJe1M/0/D",
-	"Sm7+MPn/yeRf43c8ZLmMLHouDqkSU8hcCfsfV9ivOMQDRGlbsZSLHhg9Hqk82ucDqG2gEZBrI71ly0jl",
-	"b0s594BeqXMaOMP9HH/8rs3Y0xXbmdU9c7ihk5JQ29AmT0LTL2Oq+R8nfzFi882/v/nKUDYy+SMBgThH",
-	"AacGObciZWcSQXZfEvGpgVLl+61E4Z8RoUPSkhh34yq6FMSIQhPnZYjZMOTX8wOBDgRBySpHU4kcMqHS",
-	"lgFxtR9LfqGxdJd6jPBuaovmIBHzMicx7uyVAhr1MSvLLiNgfhyRMtPw8JYEFsBb0deKvlb0dS59lQIJ",
-	"1qq0NOoE3FsoGR6U9aT9CDRuREOB/V/nSoD/TFqtdqNBJn+a/EBam/Dnv07+OPlh8v3kz5PvyOR7IHs/",
-	"3Pz+5uub/2HyV0P8csTs/558M/mXyQ9AByffGxnyL5PvJt9Pvpt8dztJsSJhFQmrSNh8EkaDAEXEFWmY",
-	"0Yo33vEpb1OejD2j4VX2Pp6U+nbSKoWtUs89f+AO2z9Sf0nluf34d8QgcNzQTi+wHaGdqLbV2IKSLLlo",
-	"mbUVL5fSIaOD2ZE752C6Hp87aZE26Phm3niee8O5YzuxDaGxX0Yvq1GSvZu/4WxEhkGkQGE7iLQcUM3N",
-	"hsculng1u7IKHlQjx954HkY+EqOtKUIV6TMa6g6jWq2TA00GUmlyenZydPDs9PLl0cnlr4/+keD+FCzq",
-	"4OUxuWJjrGM6kCGkClKy1dpD89sJ0+G4ftDVLGyT7ZKEjlOYrOiNWeCRMGLLBsCmjsvJST8O/NImCGfh",
-	"U03b5N251azOjWp1Ls6FHZWDeDqYm4HNlnuOMg5EfpaqbBAdahaEQ1J1cVr3g4GxFAaD8UQwvNTIa/Cl",
-	"1UrhW/SMnMeukXPr9Ti3bo/z1NUCj850tsBkBdw4t1KVAcbcIvAFz8MRoKUFfeVuqNwNP8e87Gs27egt",
-	"MhJSUyy8ZmEd/NRAUZZhGBC4s0p6nsJdnhlS5BKN/2BUStwLVIo6dvRTfHgk/KHkQh/7ap+88aTP3hjK",
-	"PKA+w772b2CKN1j6Ww641sxfJ69sY6gBG3RYiDVBsXGrv08SUuOSJNDdjb/9FDuO2x8+HROPCiE16TCi",
-	"GHSp8jAsKdsaFPrCAr9o7M3K9Xthy9F+PE0agqvAa4HNm5oXLn73SmHpm/br7QsXHDAH2PnSDsb+lyVt",
-	"dA1ibDbXm611Q7Ad19Dt3XqjWW9AEdJsj16n/fq1Ay0mHddp7pp/L9w7f7NjvzH/Ny8spmhk8c2o9/9h",
-	"8u3kP09+qN/8fvLtzVeTP06+u/m9GZZDNQucJNA1ta8mZoKV7KcQD0GF6rLweQQYCWcPxXpBvOoYCYIG",
-	"WPYuMvP/XzdfT/40+XbyFzL5K4R//WnyzeQ/GYogYAbINNna206KkS9f0Q4wscperMwTFe9cNnuxWE0c",
-	"c8CnGWGcs2gTw+YlLYqkrfx9pS3ejsPYwmf3mbg4i8+Upskn0VKF2F+n7fiREdyheJ1TyqwoP0QT8FMq",
-	"ehGGKoWRGTvwD5lmnnmXbXWfvqnQBT826JhfXobSEPtcBuRdeGKjud5omg+7MU88YZ4M/RPgig4Wbr/k",
-	"6tKTQjAPK0wj62SChlxm0j8/OEOFxb2yjrzNUg67dO5pLGCVtNN+fWGD6Fyn2F8/n/0JfFSGg+lDHYbM",
-	"59D3xeDO9K9fRjTgXc58qDz4koWHdGz1OptUuaSc0JcjQGMpNPW0OpMQzJ4YBEvFiPTLV4r2mDlBsCmG",
-	"VPhycJk6MdSQMa9v0KMneBnm/rQkkhmJpK2zZmuq1Xgibt9b2CGQtfnpRDFJr5T+KqGoko1umQe6rGQU",
-	"ZwflJKNyY8ER1BEfhVybxWLMPATjwAAa7E8ZBlxU/rFNyiBSEPpjFHawIkBBnzuIWtAxc1WVH5MA7kMg",
-	"u62uP1PEmcMJtxu3ZSdk8h2Z/DD5l8lfJt+AZ/1/claj1L+1p11lGFVtiStK/UApSSJt1rdUUtI0JY8U",
-	"C2drtGdxKcyEFBKqoOSG0R9UeSFw+Okg4FTNcclPxYSXZSRhTGkcxb4c4TnIPFPS3LC50SAyBK/jBqYx",
-	"LZMaxdUB9sz92SdHZUE+fUSG/Rxgy8J2w3XoNdXUKAh9rYeqvbFh9Bjurdvp1z052MAxamMYUI/1ZeCz",
-	"cH0I8V5FBbNZb26fNXanlAgjPAf5pfx3PhvIdfMFfl4PpEeDeGzOVzvFJosDXpaE1hqdddsggo0fjq0Q",
-	"tlYQWCISjLAzB3bM6RUPAoUjX+PQXsdgQ0CVhke4Hk9p1aS5097abjdbDg6DckHTY0CZR5CYMc9tSvE/",
-	"T/7z5LubrybfT36wGmBSDulJn+qS2knl8LGqaPmoFEj5wkr/y+T7yffwUqiTFJt3Es13xDon2jvOn8ID",
-	"ZqUZurM4Gy0OSao0xKrAdyVGQIFvTOSA6qlDagtgxxUiHikjAAwD1LLM0JwLGW9TXpqIDeYY0TLHXm77",
-	"W0KwT0rf7XKSCkGxYDNQLLhmCholxwFQsbq2tVZqPS9P5kgY4HZpVKBNcXjQyMBbGOArzlxx5oflzPfG",
-	"hOebaG1aQ8V/KwttxbBvW6lvKjeojA0bpe6WvFcxNs1256j6lZZfafmVLFHJEpWWX0kZlZb/49byy2QG",
-	"M5R5EV5+wx6G/NfM/HlhrjGGkCNfj8LAsoL2xkaztbPeWG+sN9u7jd0G8Ck7daEcMPgc2rn4dM/WwVe2",
-	"D0uHBVL0iJbrKUe2vooigwc3p50P5BhFtISpk5jvOH8J+l+ruERF3JvGjYtFXLdABILO2DQMOAvJdRO6",
-	"aavMQrCSW3EdRp3x0SNLvoxYxNrw0YhQAaOKYbPWKNNhNfbXuKTHr+H3AelQ78os07BO/MaAAhtq2wXg",
-	"rLNWMNUNth23ixXsmoW4Et8AiNrVwe4h+QxcRzKERt5pp+/si4VX8tYn0P0bAva1tJurJcaatczz0Ce8",
-	"ZIZXce0QMDoFVHdlOJgxByJqcQ4QYBCqWHwUWv6MZHiVNvTJTAOD6lChZP5sIBNc08AgpR4xJtD0RTFW",
-	"UE3trh5/XzJnjsGiY05LvIiY4wbd023OnxwJwkVHvoVfAoMemMOUeWE+Y6McHTAawk5oc+DAakZml4HN",
-	"gmnI6+aJktmTcrPZQ3ukSEqQMvP0GQ1033l/8f6/BgAA//8=",
+	"7L1rbyNJtiD2V8K5axQ1naRISipJFC5gdUk9rZl6WVL13LklWQpmBsVoJSPYGZFicQoF9Iy/GBgD9gIL",
+	"2DBsr68/+Iu/9B1M723PbPcA+wtYf2F/iRHnROSDTL70qOru4WDQJZKRkREnTpz3460XyF5fCia08lpv",
+	"vS6jIYvhz6OQ9fpSM6Grx6wf0SELzdchU0HM+5pL4bW8M0/HCTvzyKDLBNFdrghXRHcZUVrGLCRUqAGL",
+	"iewQKgijccRZTGL2VcKUJgOuuziY9hhJXxgMq79mQ0JFSNoyHJJKbN/vEyF1l4srMqCKhFIwQq8oF2t7",
+	"hLYVE5pIQSjp8Fhp++aa53vsDe31I+a1YLGe76mgy3rU7IaJpOe1XuMP576nh30zTumYiyvv3TvfO6aa",
+	"PeU9rqvw30kQnHYZ2X95RK7Z8JEiWl4zQdpJcM00qRzvnx5ePD16dnR68emr45NTt3O1ViMndr3shsXD",
+	"IpxoortMaB5QzUIi+yym5mVEioABvK7Z0MD5hsW8w1lIKkoa0OD2N+sNA6gYP23VN4iMzdfNXXLFb8zq",
+	"WEfGZiKq13wAszCLcGfIyBXVbECHJDI7VkRIElPNCts5fnnyD/W1AnQ36/U8aHtc8J6BbiMFKxeaXbF4",
+	"DK7HrEe5MPCegO1vujJiKdBIxDqacOFA8Eg5QNOOZjGin0GKCuACYNfY8RVXvLG7W7ri+twVK1aCCScs",
+	"kCJUJBGaR5OL5Ip0kihClF14jY1lVsh0PKzuG2BMg6Wya6xQTSJGlSaNNaIlGVCuHWIoJkJzyWCh44sx",
+	"h8FjQwvMnVniwP+xeoznWD0qISQvihehBeALIs6EfqSIHAiSfx5RlQNMG2b5jeYOCbo0poFmsTLX6PV+",
+	"9Z9o9Xf16m7tolU99wmLFAPs6NGQkfawgOkVSl69OjpYq5FDWEUkr0jEBTMzmXGOYgnaY4pwXSQr9XCz",
+	"vUO3mtWdzjarbtLtdnWXbm5Ut9rNToM9DnbDRt2bBbo+1ZrFBg7/3di63zb8RnPn3b/1JmnTO9/r05j2",
+	"mLYU+0nMDMH4LJa9SQArTWPtthOYkYai9FnMZeiTo5MXZOdxvWEAEZq7DiTD/FXVvMfWCttt1pvb1fpG",
+	"td44rddb8P9P6hututkjN+/6KmHx0PM9Ay2v5QW4rn39un5eoL6T1NZu4VROboCJcO7yfcJFECWK37B0",
+	"JzSCQ2dUIGMawD0I6bB8UxuNubtozNtFjpP9mg0nt/KMXjOV7cTwvw4zaBybC9zKWOJ1ng0aWsEFaW6S",
+	"LkGOWOC0zXrdcZEKkJUSBt4iBvPW9opvgNHUsFYWw6t8c/yDLo+Q2yA/dVdAaR5FJE6E8s31M/xmt0Y+",
+	"ozxiYUaqacyAI+HiitdlO9hljx9v71a3N5tb1c16yKq7m5vtKqtvd4JGZ7dO2bY7BBRIslMYExIKB9Gj",
+	"b54ycaW7Xqu5teUbguQ+N8pY+1GvL2NdRo3MrnlIOAx4ymioLGhZWLz47cedjaDBqrvm9m+G26y6EzQ6",
+	"1SbbpNvhbnsr2EgvRZ/qbrYP7t49iyx0ZNyj2mt5ScJDr2wLZm24gXRR26Xvi3DgrLf925h1vJb3b9Yz",
+	"kXAdf1XrL6Ximt+wI6HxvU4WSl+7VS+/NiBDFI4pZB2aRBof6dE3lmkY6WEOC3nR6VjGm752ylsljix9",
+	"bf495Xz0RRyyeAysjVKwSjvyvuBq36wmURLeRDiw7khJQoOA9bW50nYN6nX9/B/+y9f/j59+gZ8C2evR",
+	"qmKGV2gWFqje68b5FPi5OYukbtZWjg6ecoW7ONFUJ6p0Gwp+MvsorsNvTlmJcnONLYVr1lP21uNZNhub",
+	"25s7G483t2cjUvoNjWM6REYaM9WXQjGY8VMa/hLlAvMpkMLQUPMn7fcjI5RzKda/VGY/OQR564VUU6/1",
+	"+tz3ekwpeuXuHVEsvuGBkTZuDFUkNzTiTjUym0qCgCnltTo0UuzdogA/jGMZH4obFsk+w21Maibu1e1Y",
+	"XiM1D6QQLEB9Ik7JGlGyx1C3MnqBoeyGfH9+evrSEO+cXliiEJWt0j6xPj58uui/2CzZI+Ui+aKzmOEl",
+	"UumsxwtjAd6f0tB+dRtMeesxc4QAVcX7hyLsSy403BuvlxhxUxqhnLBeX5srobkGtsMVScmNWUaGbsVp",
+	"WmRilj0Ck7RIfo6HQ8EjgbjORT/RLUJRkpExSSVX0o4ZvQZ1g8RJxEjFAKeGkLHyNqNBl3Q4i0Kjr+Ic",
+	"eSyl5FcnL54T2f6SBdpH2RXICEFWiYMDKiwk+jRWLLSSYOVy7xJmpSG5/K8vCVMB7TOfSKMSN/x6vZ4t",
+	"Vq2tLsPUy/BEik7EA313ojkm5LUIjWJGwyFJ4NhAXCUh73RYbJRoK3Q+MCUdN08NqMqvJyc+GwTkWk2V",
+	"m/cQQ29olKAVBq9pm5FE8K8SBiY0es0EqVCB3PyRIoEMmQ8XwlwnkrslK6ScgZSotd2OPPPQa20X6Gse",
+	"x4yc925x6eiYKSN+TsEuXlRuWWipWfFkp9hkZ4Gk7JFys+bfLY4cGsZoj+fOtOvWGDIdPw6kYHtw4Q1l",
+	"ADl4ddtLT/IzGbd5GDJx93M0V5HGba6t7Z3CmZKrWCZ90qNDEDwCGkXk5YuTU7J+01wHSr2O93f9gbkR",
+	"WpYLi5IxUYHsM0VC9AbQKJIDoCmZC6FiLZ7rx4f7B88Oa73QJ2feb7oS9hRKMuhSfeatWSnKqg/WBAvy",
+	"Wcw6iQIjKLAneoUmWlB0WMi1TxQdrljSdCS1uuUp7zGZ3APFQcuAU/RCHuLhoymQC6J5j30gLRN8GkK6",
+	"l1uL5auXJ6fHh/vPLk6Pnh2+eHVKKgMQ3jUsliuSiGshB2IP7Z+z3YIrzJqOWUdCs1jQCM7s7ojF7XQE",
+	"xMwHRKF9QRLB3vRZYAQfMNOhiTqgiQJxOJJXV07UzvtjeOhb56XqyoFY4cZU3PiVbO9bk+HthOEvZdu8",
+	"19tq19lOZzOoNjsbtLoJ1u/wcbO60al3GsEO3W1vM+9+hObcmmdLz1/KNuhjzihKKgZJwOYVky41zGpt",
+	"L3MbWbPBVUJjKjQDC8hKyn5gBHwu9WcyEeF9Mbzd3V0SSoZHyd7wBzUAPJdEJUE3b2KSwtpTaRSxOBUJ",
+	"FWNGLrJWVfaGBjoaEhrxa7ZiXTOx48iceY+JW1KoIo6AZO7EEnvfQ9aP5PBB7Z15YQgsO4gJakwKH1sQ",
+	"qXCtyKvjp+6HQIoOv0piFq5wZjrOvKTDSNLwVMqnNL5id0eatgyHrdQYRzXpSaVJo765s7X9mLSHmqkH",
+	"xh0wH3KFxudPXxz81kWP/fb08ATJjvnl8SZ5xj8lHRkXfNSV9pA8QQhU0fOd8+THjGJUDwm6ibhmGFWw",
+	"wq/p+GU/35uihuhl7nfMAsZv0JBr1LM9iLnKhacAHlANEX8fAuWM8FRYmFXdtKVnYIE2GATLlYlGCSvn",
+	"S+SKBJFUK4o1C6NOLPL86EyMBhGE1Lxjl7KAND3NHrmSnh8Gc0CoeCXoDeURbUfsnmMTwAyTTf5hRKSK",
+	"laO5JoKxUGHoW6Jy9iyIcR6iExfMnj7JYaN2ruMvZXst5+GNGQ26LCRCDvYmgsb9jNo6O0Ia6roiXKXo",
+	"dyrlMyqG9mt1D+Z1KUmPimEaMYhHD9FiBheb9TrpAxoEUoTwpw2yf0DUfHEDUeTOuj4R9P6LNT8Xl0xo",
+	"GMZMKaL65pMR4cHiTkUAccOb9UYq/lf2X51+fvHZ/tHTV8eHF7/wsxj8NJg/ktIIZVQbESGLCSf2UMxQ",
+	"sZZqnj3zdMRvGFE6ZrRntA1B0M56cvHy8Pji14e/JZVcRHiLbP28WfNY9PvMp3ND73w3Xgma6K6M+e/u",
+	"Q3H9x+p+n2PUgzWLmyOP2Q1gx8Pif/pu0uNKcXHluzX46QpkTNibPo9Z6Ls4B6DXXNBA8xs2hmJ3Ba1K",
+	"+ka/YeEzFnJ6CoF7dwWxU5HMbDl1b2wiUgm6NFZMk0R3qjs+4R1CBUSNfwgNEG1Jhsoocjm+tksb4u1U",
+	"1Eu71H+ApV6u7Y2rhj76hBS51OyNXg/UzaU5vcLEb6oihMlXfHAKQqYnDXDZByT4ZSyTflli3JmHx4je",
+	"Wc9Pc82Qe3g+2KiqARMaokBzn6qKCQ4el5wH2vO9ngxZTDX+Eva4+a4ka83PL+05hNG+fZC3l776igmd",
+	"AoWGITeP0+hlLPss1py5a+N7/dxXbz1wJNuY4TS4d17srp+lZcy7fUaNV5r2+uYpHi4VmY3RyGrJHV21",
+	"S9JDfC9OyrNGsgjy12aMb57PIGzDgd75XtIPl97x2PSQTYBb8jPA54GZf03ZIrJjxggrAE0Uveh4rdez",
+	"V5U9+ZuYa1A23vlvx0CXgnsxoIxtb2Jnk0+cF/bwkl4tsYMTS/4nl+18ZYvNA2+dnCTiGE6cXoLFoFkS",
+	"2F6y63dzIJGeSevtIvdzmTj73CW60z2ZPPtJ7Oxzm3g187qOeaEx3Qpt9UbZUF05wDgXdDGjMSyImfaJ",
+	"FNEQhJ9+zDr8DUjWxV3djjChbKXwqTT/J03EM9c2iaz+j4kmE3BbmrZdl+WopZqJVizqtOyG0SKYJSsb",
+	"CDi3qleylogq/Uo5KNxuP8JysIkfEPTluIPS6l1ei7FUC1/EkwCEukmkN9LxUbhsItAEtbabteBIl5fH",
+	"mPRdRUKeO4M8YM6n3puMohcxuoCbRWyxiNFJdBKzPWKACwFkmJWP18c+7vl3xINcmh8kjc04ueIihRQs",
+	"szA9sunYMb/qarOq5Y65R98c4QP5Rdzx1GceSJiFqH5YPmWpqZkmj5aGbJwvzmJgkh83o10aHELqcSEF",
+	"oPIOtnxbbvyERtGSoiZK9S+7UrBJvD+sNR5vkpBfGWpt9EaZaPLJHulRZTR6oyoCc4e8eQiuUGTQlYoB",
+	"BzT6o9GYaaDVqQRJATyUnQ6pbP/C/u/xttGL82ns9eruL84/+bdlTOF2nDHkMbqa8toMF4HsmWl9Tyb6",
+	"Spo/y7SSDhdcdY8E1xw0mNwUsHVDMp1ipIZKs57nG4J0vgBd6lJ1zAIZh3mNpS1lxKi4FT/m6mXMQg7m",
+	"lPIpozTtd1Loklny6uSPhfywKUNswuUU9YtG1+ZYDhLUC23Ni3nFKXxPS02jpZ/KyOikdAJmp0FXki4V",
+	"YcTCNBrHK5tpQLm+xcLLWHERiJPIlcdVP8u8TplzljScwnoKfKYve/pJjOGPX6ANBWzN38QyacDQoX2t",
+	"Wa8/rukViQ/Eid7QqITl9rhINFOkzfSAMUEoTldgt2kC71Zz6/G8LPC5jJerA5foncv5tkRz8ibFTDFt",
+	"N6kOhbnoYdmTxW3FrM+oTneTVc5xngF1rZCuYopAmwbXXtnrbUbnZO2C2eYBfMzPQX7a+f10NVvggnfk",
+	"ovcvMc1f8ZTVuOGYG78ke0+hv4REIIVKetaEO0k8v0pYwkg3aT9S+HfhSj7w0pI4ZkJfpEu8CGSC1vzZ",
+	"3EAwFkZs2efG7s60t0+dvuxqAcgupmqmqYNgBuitoSF9W+oELyEUY1vIvT17l49HUbbacRrJ3rAgMSsy",
+	"/KOkRoOtEWWW149lmxEtpaFfJVAWSa+NhxMzqqR42Y2pYvMNnMUllC069ddMlIr6NdLbpG+LOg1sKvgg",
+	"liAJLncc6UWGaja5AIg5h5DB3a10xgkcgPB9dAA3RQwtKcozuiliZob9hSpRZ2fqF0bEPv/E/FUiZZ+P",
+	"sywqiJ2LnCX1+gYjdZfjhTny1ppj1YSKWU+LCEg9lIJQA2+jrvskiBgFdF2DnYlgPwwfRDldwndgVrCA",
+	"NIkm7Uk86BvhSKVp5oZPWcUI4naNvObb4nnmC8EGBNEdqjOBYWPo+ctQIVxxtqTzBeya5wjuJ10WXH9U",
+	"cIfyudROS50UanIayFysRtBP01nByfmJN08c6lvZNhOssxUuA9jl7V7Hnz0hGxsbuz4psYC1AIOupAxv",
+	"bfPKgXLMllWwsLVs8TzMjKgoTTsdsNiuef5yVMZehalXhBuUHxLcDaGQ9vlIEfjVBgwWJImJHRXEdxT2",
+	"3edJRoWXrEw+ngO5MgQpF5IPRHDAIlZ27gsD3xw8HEAVD4AJHXOm7usg7gWYt4DIx6XpIa5hSenOPbXE",
+	"tT8UOh4uy3BS40wRM2Aw1mlNqQaIen2qFAtLdcCfjqNo5oUo0CDPfyjSnycKc3d4X67ySQZjF1F0v9DU",
+	"5LKwH/1ABD9dFT29PHdQ06H4xoFdehERXp+3xvKmYqaTWCgX0bsgoymxEhVDsZbzE2OF2A7lEXD6LA6e",
+	"yNgHlg81r3DFdpjyyVtb0uotFLKCWgrv3k26jd0pSsEWOMUMeuYolyBgWeWx8odKADpG6WAXRgclWmIs",
+	"dRJBJDcU9FLI7/JTNuaFbdg1lQdrTFUHC9qfc9X/UmLSOtHsjQZWjbG6TFlGPL0waEFdtE4CAOH5/aqE",
+	"h280E/nycWMXkVHFkNbOKQPq49icQTs1Xjaa9fFz65pjg0rZkYFXJ5Y9IuTAy5Xi3BizwtbnE/MxQLjF",
+	"z9r3RxQt0CQ/xR4QQSodVusCYFWgcF5WfB0254Jg1xZ1HI+x0nGCBJMe5nn6wpLA4pgy5ZQm3u6nEFpU",
+	"jPqc0Uh3j1lfxnpJcmovDRQ9ixMGGrW9PgSiKMHYg7JFwVaT9PfQ/uNmQOGr+Hwup6WFho/gmg0VmkDO",
+	"vFpKvq/ZkIWknX8H41DSbUCH08n0NOo50048Zgt+N9v6NYs+3SdBsgVcF2X+cxA6LXj2ca44v2vEzaKY",
+	"j0WkP6yjAd/5BWeDOauSgyXBdmexYNDFwvqxHEC+FVaLCltknrzgE6oItdXvHimyWa/b6p+6y3qkchnL",
+	"waX1qcVQ1opqEsgkCkmW8wXkeAqvyhA9856XU/90A1aMX0iZiRHWkzPGcvBIYTMBZyPiEZSnf3LyxSNl",
+	"83sgA8iMaYxbCqZ56BdDkmM5cFRmPMQYmL6dK+emniqF5bDqp6uyZBfjDjrLOGgnjWXYQaNlszi0jlhI",
+	"hkzvOZRqga0da6a94UorUsEDWNvLroxijNjTyLIH7NSZkgnKKDwxGfnie2+q5sHqDY1t8O1rz5xfOsmx",
+	"HDxJ5zmWg2M3VbpNIDPLRtK2k+ja5p/sWd7dY7024jmNBnQIkbMQHQiuhrSjRxcy0W1x1CHT9xdZ64pi",
+	"lRMsXCzoa7Nu/HhIkVvG+KS4mTYLDMGDTkUyzia/nb3GPZVL5lA35kFI21nw9PFQn5x84bkDfn7wq5MX",
+	"z+HE+WL6BphBnsiQlVO89GdbhDktn3wni3c681E4Pi+pOFdNLAcKWQNwGiEFW97yaibJ1Y2d7VMygw9K",
+	"7ViwlrSaa+zuNVGSdGg8x12EE7vbWD63ndAnGoL1HGuxlRq4uEpfCV1R0OE0/6WnUtNoKi9Trk6tedUi",
+	"rCrWM+6IIXrVgYyvWUzsWCLN1bn1JTEMreQwwGUetgov7NqiF4UXk0oeti4dAFg2yjM0TP2EEB9AbFa5",
+	"odyJEED282/hCjmAS2E30+/BE85iakQNXoYqe5ZiFCfMhB52wwSJIZoLpaJHduE0IpVLIHiXRBlaO+gO",
+	"97ILkudKStMhsUxlLcdnEGCGueCmwKkGRlBLxZYhN/+tm8xyznRK/HyAE+OHz+z05aF3cLopbuQtshlR",
+	"yqNx7oIWL3bxgjn2UDTdZthbIPdlotFkqbqPo/fYKn3LmgLwsUV1nqeMhkuLBCDs2OtkRLY0vWaSwdPw",
+	"Ce31Kb8SM73I4xHFz5juyrAQ29vnFzdNz7d/XFA1FIH72Ej/KH7fvEBZoDSQ+HayR5AoLXtfGJmmRFrE",
+	"X6uoIfHQ6Ecg/ngleFZwvU8SaPTDQhs8AHQoq0LqKgQhAtAtpzQjwFUp47zbZq1Frllfu5qaYBaC9VAS",
+	"choBB590YLE3WCf0KHwS9/YXOrDCI58u/8iT5R85WOiR5YO1++Un4YpDpEql4R4g73Zi2VvIPafQpEvj",
+	"kvQs128AprYcGU/UBZZB8VzrlxchAUEUOhKUnqGZx2XXu9ujdEz5VRcoIYtsQHPZpegxpZi4mi633TRI",
+	"fswiQlg6Pk1qmAuw9JFXisUu73nhtKL5A9kb/XS+6YBqguHBKm1IudCGC0L1LLF4CeRcwMN6H2kgn4zl",
+	"gUxm6kUUOL4hXAdUMxd3eDsRrx+zGy4TtcBh2Iag7kAquTu1tpiPOuYy5no4JVdCBpxGT+UVX8wfjeOf",
+	"M21EuQV5m5JJHEwxBMNPT2SvZ4thLCQdT0/uuI273PcSHWSN2ZZ0FKWJ6Dkne3FXQGEneMwEB5ngDxPU",
+	"v5BtkZK7MdkhBXeR/E7B4Bx65MEwzf8/TVodx4oiXpXRtQnyWKTBflGCGpM/8kLExGUqkLkyQRfowJIp",
+	"/+aZz4x0o75olhnw7sJ75tgiAhmylJ6RDP5zk0hvQ3An/WsOySYDSLJ1n0+VsRHOXzQmvcOBPd0LHpZS",
+	"BsxDmR6gbn+fxR98ZBAyzlIGvRky1rSVGCBc6HuSLGYGo7gQa3d4F8FMZnqxtKg3mxd8lfDfXUTyai7t",
+	"ZG/0ixhMbpMcZBGOsSgQEh1cyJQwz/fY22MaQ44ctApwHac4s4nYNEpywDTl0a11SQhYhylyxRocuhYp",
+	"m+1z7mibTwZdHnSxrEFRJV1bKaQrhXSlkK4U0h+7QrrSGBfXGFda3EqL+9lqcdOkq1TnmrjPp4YGNpFY",
+	"A5vPYm+wK7TN9oO2JoqJsEb2saoPzxFzqsxIW+TH+velSGcqJg4a2cymDlIbDYS9T+kw7U5MKhCviyvy",
+	"SXoYPik7uTXgI9zMt1mvZ+l6hg+p+UJcTgV8vLkAEbm1zNSjbwpx0Dl9MzuvSZllyZSnMhnmblM8ufsU",
+	"B7ea4pZa3ySHHjuiLgugxLLRBAwfibiRJiN+beWSPQw4lTGiepro6vm35PVL71zc9sF70OSnsdxZ4H8l",
+	"+JsX8dHJCxg8xmlnd+avpt/u+POZ8tIAuYPinPHqIjBlfEUFD0jFxtev+URIUXVfI92kYRULCKHpqYIx",
+	"x/gVRh3XoB5vyfdYNaZUHJqQEZawMOSEhbH9iJTkGy0YB7I0wCOgml3JeEgecUH6sbwy6sOjuSEfBUEi",
+	"RYHGZv7oG82FUgpKmdqvZPsn4WHPx5kuIYBn2W3lcWpfyraNCiEV6v4yX/ZoyIiQwNPLcWhKsKILjRlQ",
+	"rrm4Aj5akTHhYo1QgkEnZYEhc8JBykMM0mUsE2vw0w03hUiJO0Samuc/bGx5zio3Y02vQKRbyZUruXIl",
+	"V67kypVcuZIrf/JyJbK0cmdrFF3o1Fi2LOqO+Wrn84Oi73bR8elNneeiXZzkPLSl+wM4VB/0PqcC9VzM",
+	"zTlib4mfik1NFUdPWNlNHHQl+swUqWCceL6JOvyyVgyGeLw5Nz1+qWxzOcA88yyzmsYM8qrvmHHue5Hr",
+	"RjPmiLI9ccCnCC3G4L351zXmVxm9h/CPzEyMK/WzgzqffsYfNy1+LAf9dt6WXEJ6Sd0kyPsotORLWD7b",
+	"w2rT89+ypB6mWDhVG1s0K968cgnF1b1yydpCrkbupKBJo0hh1snieUT35+pf2hX9QYoaLOEwvWXBoQ/q",
+	"i5zt2ruDk24GXhdqHFk/Xt4RlvOP5Qo45xxxU/xqBdQro3nPcy1ny0qg3LAo7/93nCZf9HRAY5eeRI0A",
+	"UhoPkIf5RFnMJAbXNORo9plQpO26nriEbdsuAqotd2jACO9kjUohtiXiALvJheLkpYvS7I2e7GdRGox4",
+	"xzLR8KbCMSJo5x3JT9fult8F1km4vQ0uP9epzFqbLbSZAoZPburKzTaz4cRYN7fxY8ZJzhdYvJHO723t",
+	"d29sY2eYv/KFctDvI0n8Fr0aji2HLwthegj6tRSNiRm9UxMkR6OmU6TZFAgZ9hwylEIxXe+8zgQvoMbg",
+	"LfoLwiVavskgPJtGZHMpjtR+FMkBm3Ly6fjDkOtnNkIrPbjEgKpqO1VgMQSIu7+Zcvow2yu4K0svnNtu",
+	"CE+puEosOZ976rQXHjCN8XW5nggl+0y0POA04uJq7riXsTQoP71scDDWbmLRCsLmuc9lxEM6fHHD4piH",
+	"Y2VTC3Wzw7fNd2dntcIfm+9K+9RMtJqEjgJGiz5OopKmmhdcXQRSCBZggjGcW/HL0gheGkUnARM05nKZ",
+	"PZ8EXRbahRSFmmdShHRoZPmTxPzVIq/PvM8/bz17dub56V/nRMbk9bmtqWMekJ1OvpzZdAC28J9SqGV1",
+	"F5uTIMx+3M5Xq90uATaA9NWM/i+210YWaNpmkRRXimi5UEDn1PSAW4ZU41OfDud0q3Fp/um6F1vsrbS4",
+	"PXO+rjlJzMD2IoygW7GtB3RMA/1IkQGFfLjbFJ2cW+Xx/FZ89UrImBkSaoD8u6JpczxMOKZCGf42kwb1",
+	"0544hiDPHPpVQiPe4ai9q5csPqDDp+XWJue7FJI4K8/8w1QsvuEBO53CQ31vSvhs+WoL7YiWZRC5h18p",
+	"esUMUSk2DI6pCGXvIhM37BfW53MRsz7T3DY7YjdMXESSYq2R3KeLkPJoWEr/VJ+xoGsI65Xgc1lOZnRN",
+	"o8JTWUrlQj256MhytWsq1DXgEYufQ0+LIiSXEDTSLqdFTIksB0b/jZZQoWbaBb3lXVy4aNtCl9b29pgr",
+	"5Nlxrr/rIh1IbhmjjE/NJ7FdI0qHhGsSUbXInSwTW22aU+GyZsJsgQNPEUJKBaRplKhMWCsXxSYkkanX",
+	"eEx29MeE4OmEplQam0UYJ8SYKaQ5V3Fu6r0vpf4TdG4iHnqGkF4mkU9KpZMUYHoMeMbt82g5JrZMVV2W",
+	"TaCFhwrtsgtVPssxNAN0EXDl6ja84sOGGqEWN8XqUtxyeTfqBbW5OR3jfjLK3bx9/OR1vRLRKh8rs1wV",
+	"t2lq4ZjtnwZdW2fUyMUBjZiRIIi50a20GVKz3tyuNprVjYZPzN+Npvlro1FrNGvms/l7vdFcN3/vgSoF",
+	"iW0kEZFLuduswmRkyCgmyak1bL90nCjFqTAfDsVVxFWX9KTQuCpS2WiQ0Z9H347+Mvpm9C/vv37/PxF8",
+	"4QELMDDOrWnNJ7KPzD8ako5EFCbtIaGkL5Xi7YgRzXuQDm+WSEVIDGl1qbBG9ghj2e+zsEaOWUQNhyID",
+	"GYfKJ68EfwNPKx9KJdr5DJiUWTr8BFPqgcxtFf291JVzdUXQWMR6UPux7JReN8/XzAp0EgsswRaGtV6v",
+	"NhwOoRJzvnNk3m89tz3KR1Po7x2xp+v+BosddPtGHmLsGhAylj2ChoFp5oBKc7NVr0PgJBMh2gTWFjYS",
+	"3MEQcK+6P6lQ+/MjReRAuMREwEOsPGrutByIPULDHsceXj0ZsphqGdvIVA1tjrChh51ubSmrwniBiXxv",
+	"ZFr9Xb26e1Gd1h/5QQNCf8Ka9XL3ZFzLnuM7e0ite2aTq79jFXzukcxSyado3dN04LnvWkBdL4uKyLTk",
+	"Cc8yBhbgABLxNrjY7cdrIQfK8DZoFkMqn6Tce81GfIK7WdCIsDeaCcWlMJy7adby2Eomc+s62sWV9tec",
+	"JU2WBaGl3uAlIorGfLYllgBhPUwlxX4h/MBFjZpxpG8OpGJ/+ATrNpup0VGPxb7W5kbE6PICt1h2wszn",
+	"Egh00GVp/VeNCuESvchg93aH7q1lJ5E3fc4NJjxm0cxgwKm9TWw6hQ1Cd7Vn8+UaYOJb9jMZF7WmkOdi",
+	"v5O7NC0pA2QKmx93bxlsJGp7gt9b85g7d4BZquHLh7UU5Kyc5cs5CWSxVAgKfa0Y3cr20yDmUD0YjsH9",
+	"hh/cTxBi535KVG4OEP6rEGuRDRe5IAXVUkxAYpwI0gED1u5Kee2eKOOGJ1k7lyWKIJ0aLco2MDMXGK+z",
+	"ZcR7hBm9Nm2c9kgRBKWrBk21a3wzvbVNSflvPPRiexoH8XLBYqKVliEH99xJKxcAXmivPM/28XZiqlmc",
+	"6u1Ey+tJ2Wiy67LtroytlsUQk8iIWStK7T7UN3K1rCBLreIimB9v+VsbWyTo0pgGhv24trJY1t7sPJ+U",
+	"UN6Z1rDGV6dPrA2jvlGtN07ru62Neqte/6Ru/rs2rdb6xGkWUxsWgXW+ffXcDtWZkcEs2nYht5AjRycv",
+	"yM7jeoOkK1y8R3Ua9rRMg8805mqJ8Cxn/9oXalAmE1YbhAulqdA+qRsBx3Ywdx3XE6F5BLzYzNKjmgeE",
+	"4lyF8PVCzkuZlEBvqKZlQimJuLh2HXhwFEAYSmr1IxqwroygH00Pb909ecdZz9Z5m8xOMb/kg73UTOVj",
+	"cvjLkuAoGxLlGww5f4hWqGksqDO2lpegjBMD3Ku2V1pOaz/tIluiftt5T655FCk3+3Rry4RMQJWG+bke",
+	"lrVfGA6Hw2qvVw1D0u22er0WUNtxQI1Ffmy+q2Lkh/2HFMJBZkWFmOVAUs6Ca0lJHdZ9k1fgzxMPvcSF",
+	"U5fShKcnXaqPlsyrWhzbyx+5D4xfLmh+ws2RmiJkoq8kF1dVKSJU+gPZy33OjEOlAsKAtY91cDQLCjOK",
+	"TaVH5ghM7lb5BRo++aZpd7j06hXIeh4mKamdd7yTKDP3dGfRxpmEsHjdJmjBvOhKwy5/uqHfwOzvEO5t",
+	"nv+w2g2ueMoKFQsSc6hoFUTZpM9/zeDyc+zoSsM0/MJref9Y3e/zqhmRAQGfePfunbXKlRZu6CftiAeZ",
+	"1qCIYvENhKrFMrnCpMErqtmADmsE2yD3qe4SGikJhUJUmgnOtToTOqYc+t6oiKqueyRmqi+FYn7auFPG",
+	"2OfMd1UgnGJzJi7f2kG+a+rpg+by7pJU2olOizPkFTEjczPaQ29Ul5EnJ1+QUA5EJNHWQcWZwIqqjxQ0",
+	"xFnbI5d29kuzBMzWF259NXKIrZsDGsdDcmne3yKvzy+N5HQm7Gfb37llGzy3bIfny2kdoUlls15fq52J",
+	"IlTgJZwpcvmPVWvkqR6FlzZiz/k1XIMxrkjDyG6N5k5OTyCycyZe71f/CR0NtYtW9dxKmlIwrBTTHuaP",
+	"c80dDkqbCCUjhHaZ0AasLMzw4kykazymmoH9vgr/vfTzXx0bEiW4uLqEoyj8opi+JBUr9675MICSzebu",
+	"mbg8ZjoeVvc7msWXtTNxYvPHW6RZr2cabrPeJNS23PGxTE1IIgrtwGi+Ad3aHngfuUBLKxf9RJuvGmei",
+	"x5Xi4mo9EddCDoSBub07l2bEBoDomg0fKYLMhID+bxBWBbLPFAkldFOiUQQ9KVkeShUL3PXjw/2DZ4e1",
+	"XuiTM+83XQk+plCCHn7mwfp2SFuGQ5grZgHjNyDugDK0dyY265vErTGWCRZT4aF5cMs2vu5B6UMsk4ID",
+	"zdU0I3ZJIEUn4oHZdWMDXySNWKW77EyAc8X8skWo/c0cPiqqgRQaHG3DPiMVo7buwXWSMcG2cekFHAN4",
+	"c5fEVLvpsSgzKZzs2h7ZqjeI9dLAzkPWj+SQheaXZnpgST+9zwY3zY8b7rEzkWvwa37ZTCcMOTbJshht",
+	"gVk7E2fi35D9DLPhqNwtzFrNC8ZCKEOz//LIoABAxWhI2ujKNvUL08NyWGO7ecJbsBLDf1WtkmN2IIPq",
+	"kTBk3XUhdnS9GrIOR6eL7UpMqlXbnlik0Twt7wmNomrAjMiSrcJS7P2XR57v3bBYITFv1uqQw9xngva5",
+	"1/I2avXahgeychdYyPpNY70LPZvXoXrJOiQjsRLZHGUeDCTIEQybIVdDanhZ3kG55Q7jl/iQ7z5DcE/6",
+	"yfC/9MNTRsP0g9l0+iEv65AKGLgcwrgha+ngZzyI5TFtt7kufvfsq8+TtsVHGwStkh4STdepUgqupdkz",
+	"1Lpa84lmETMy3/Clg7yhVzeSByz9pnLmGXQzd41fJTELXetqIcmr46e2DxwUF0+xzCgOtnf2E3MMkAGD",
+	"fACOqVmvQy4T3kLk/f3IwmD9S1sojL2hvb6NBbDiRhHu+V/YGxYkkA0GNpx6rW7+18zb9LwXv86lKIFe",
+	"kLlTMyDmZ02hCKJS+m0Sx0zoi/TXC8hdRv8tY2HESn4CLzFLmC2AAfbZ2peyrSbWdO6X7WajsdxeEEnm",
+	"gWhn4UnT3KQZ0zWartDby25MlZ1y/ism8HDWewrTFVFzYurC2LK9gag6T5AtdIEHYXMs2KqsibvnWwkW",
+	"MH5MoJj2RvvE+vjwd75XIn8sPkv2yNhMNud60VnM8He+lxfh5j1eGAvA28TbX/ZQSiXWP6Wh8wXCI435",
+	"j7wSRrCTMf8dg3IIm83d+Q+dSvmMiqF9FzSt31pkfUfWiw0iND618aOkaYvRgSJxAcEnltiVE0LCDG/i",
+	"CtSN/PvAxly8ZTnBpVXCtSafzt/CzPC++H305/jYzAEdWsULlM93k403CnfXbLKV05zSdu2uLKUUNiYw",
+	"ExKU5hFauDtJFJEe7dfIvlEf3WNJnPNrucwIFLecZBdQYcjZDYt5Z+hE9NqKjpTTEfDC9XrQtMEzuhRz",
+	"/n4nRj5S2blCsGvd6DMk6fsgalNhtFM0wIH+aM4dqonRK+jxioIkdmw1gqXh2OtoYqpCIxOQLvsSjThF",
+	"4Qcj4Y3Qt29GftEAKdX2dVZTMTwbsn4Usl5faiaCIdg4ztFcyJT+VIbD5UhNoVSXp/oQy92sN7e9sbJc",
+	"3uh/Hf1p9M3oezL6D6Nv3//h/dejH0Z/Gu+d0/K2dxuPG82Nza3H216hF1K+l0WhLOHW1pYhM8UeRl5A",
+	"41BVe+o634/HiFFZkSwviFnINTFDfQKVJOpjRehbHnifLsxtKqlY3/JwqV6xZNXGwvy/0LPqXdFwaylu",
+	"mXg7m4HkOut6H5IpIpua/dBnMm7zMGQCn9iZ/4RdluEoMrGrW4D7PrEaPDzQWGBlL+kwkjQ8lfIpjcGo",
+	"6m02thYBg0r6hl+w8BkLOYX2Ch9BRljgxJ5LfWQubs8oxSE+1lwIN5wIkUkjsx85sXpqxrHx0c35j9pX",
+	"peddoMZ4Vwh1/ayGIujGUshERUOj4cYRZzGxen2e4mJFszKCuxCpXVHZFZUdJzC2LfqKwq4o7M+Wwt6N",
+	"wGJs0fpboC88fDeD1GIt2WmkNiWF2z568PpUdzP/nZ3fG7/Xi9KHYsWluxHqYuHbxk59s76FxToXI9Qu",
+	"VaC5FHVLS/HeF3WD+NHjNHrxx0zhNhe6lp/JRIR3IYkrCvczoXB4VxyFW5imNddz8czTvT9BzusE0dDY",
+	"tDPtmorh0ObPISTYcTHp33jKld5P07XVJD0cT2Acn5srbDNIuCJtg/hY4SclVFuWjH6VMMg7sjQJnsGW",
+	"I7egm/5ckdiWx1xgpLUpnd+XdwfjYV6/dVs0YNzyH58XgjM9DPhtVBtbp/WdVj0L+MWKn+CEcUlTV22v",
+	"5Z0wwdOWjob9JIay//P7P4y+ef/1+/9h9N3oWzL6YfS30bfvvx598/4Pox/ef/3+j2PlPOxrm9V647TR",
+	"aDVzrzUAwHSfRpqE07gfz0OGXxhCVGa7hOQh2bG4dOWQcWU0/LjOh+V55IqN3D8bMUR6/GY4xpHPfCnn",
+	"HwvaHrJb+lHtDxNU837I4C2Ila0Ds1LiV0r8ijbNVeJFnkAtRZ+c6r6I1j6LSKVEpFGquf8olPYidfN3",
+	"zm9Bl7JSUysFfKWAr6jTIgp4gTqRSqrGQta97YWIhQnX5tOuPq9es2FeLy/RqSGof64+jTVubDbOPJ3Z",
+	"VmT/GavMkxpySUosQCptW2LG7RhN2oyrl2jSm5hi80qNz9s0mndjKz/eAjqIe1X2BgJzIEeqw9+Yb4Pr",
+	"i412o1Onu0GtVgNuciOvcVqRRJE5GNlnmT3HZafn8tbP/bQ0f+MhVW5Av/nq9jXi6ErNXqnZK2ZxCv0P",
+	"owj6ydjMAuUTwQZMaVs0sALdHg3R7tEhVgF06RjmXq/t2aRYZC5BDC16Un6CnKOEl5To6MUr+5nN5MD1",
+	"ZctoYfG3rBwa1tnlukuQzhQrDwoax1B5UEuXJGPGFlvpxPyqqzE2kImQiytCNUlJbo0YxpbN1B66mWzo",
+	"n1kiTLf/8qgKyRlZzlpls75REmVvLRCYCPcxrQ9zGMs/TeERC9D9JUn30saH5bnuAzHbazYcY5bNcJtt",
+	"dh7X2w3aDDbCTbbVeVzfbuw0dzfoZnsreBxus53Obp022oXfvSLnRhb7gVn0PXJjawByitYkWz6FSloD",
+	"Q3b8rBGkuUG241UFaYvqyoERaCkHF1KOeadXwbDAfkSHbC7XK3ukwHpXYsDKXLdSiH8uMs4zes3yiZMV",
+	"JCZSBEXNd6qkggR1nrXuGEZNY+gpM9r8AJa6lTUstYatLtT9XyjEdGxQ2cmJ6I8g51ZlkrpvpHQp2CO1",
+	"51QGHEO4ghrcm7MvIER72A6fi/r0noxVcv+osjVUdLmhkTV+1/3G5mb93Pe4OnBNqm21r9jwbbvurPiM",
+	"LYFjU65H//f7r0ffkdHfRj+M/vb+j+//MPrL6DtvYZFsHDIrZ99KelgRu4UjdvPEiLiLPeH7y48ao2TT",
+	"o9peONs8NtSWHVcjPmf+wDLwbC8z7CsGTSIKj0LgW5eKMGJheeSboQJqaaJoL/dnsewtYi23w08lDB4r",
+	"ZM1oSHioSCVN4uN2w0ehen0OvAFqA6/lHQSvt8/LXQS2Uuzr84W9BEcHBhCLOQjsskr2geGHg6508M6O",
+	"obDurfNZro0HWveJ7YWtvJ+IFwSit1+W5s9MMdo06q16wZMR8hgTnr1WWgXO870OF1x1jwTXnGoZey37",
+	"Ms/3ulRhuw3lWC0PvdZGwzDol1mdOMejEdMgTN6iK7gxCpX38Zu0aXrDUIbo2pCWgwRv4gnWGPJaOxvW",
+	"BTLxy+5WZo/Z8r0B5bp0hkbzAf0phlDM96Y4fF+5U1bulJWwAFGLyIkrKV8iMh5jb47xrY0JDuMCQ8g0",
+	"5dH6W/PhyBofyosiZR6InLggJAgJtuKUMvoWifi1EWZsoTGjw02KCb9k2vafm2bE2CiPN8J1Pqwl4xZG",
+	"/xVvuR1vuTc2Mtv+b3vTrTjIT84SvzLG/RiMcTS02ul0bhJyGrF4HRr3hDNc7qdpT5C0/4qtkNOVkVHZ",
+	"uFb26y5VwGDQVRquQbpVl0Uh/m7pCKnYysyk0ayvYdM3IQd7xHLHrEZPr0agB5fRqJR7N41iRsOhe4lt",
+	"R6yJpte2YwmpuFgE3CMwvi69YTDnWo3s26kW5o0irWxZyhwPAYZPbWuaW1sG0xYp3kanSbeDBqvutDfD",
+	"6iZ73Knu0ka7mvqF6Xbbsz1VUuq8Ua8vTIFxxSl9eED3etprBpR1WPFh0ZOe97g/zjPYJeFxP7zJQWae",
+	"dxrQb5jW78UbwjVeihXr+ntgXauo6r9vNvu5jEJMalbskbIkIJLiCmqqOLaLPGiC78JTM9ju59SwSupY",
+	"WNInWpJLqFR8aV9lHW3YXBTawUF73MTww4GP7ZUSEbowPNpDyoW8D9u4XBYJ8uUeEdL2/8FhV0wjKyY9",
+	"RsWgyyNGKnog7bqQ89vYuPQtPQmtXTFMx5aKzn41i1+rkYOEtXLrN7LDZPtmoK9OrEgbc5KpLTqdpCJD",
+	"OiSVV6dPoD/sXkqisVmnJlwQSjpc0Iig8uRDb6N+RIWhlEZBOaCanUKfHwV9PqArndSEdjSLEcJCDsyv",
+	"XCgesmwvjxTJ978lAy5COYCtmAmkcG5S88qy5sKuaLNZ8SMFDZBRzEp0gIbZPeiXlJYezEA42TmV2JBJ",
+	"25GQKyfLrNk9GyXYwUXifKGsCqmhQzgk0/spZzP4kQgnewGO+HZnGd6EbnN27vwiQ8kUqVCSNuHEB4zO",
+	"qSCIE56LubljazUCxvaW+QLaRhBzSTAa0zeTivIjo24Qmlyykv9mORDBumYf52GNPJe6a8aGBiOpIKzX",
+	"10MsIoAl3+H4rTRSI/uCFPYPvfKwNxa+DGTQtgtX28sfpYFoDS0ELCTsxlwTJsL0acWMdGo7B8NnQAbb",
+	"DNi5gMDBkwq5CFfblWCzXscq4Kk1x/xaEmsK0ipcn4/qDUcyAivCP6s9dV1tTAi3jWbd97DHbmurnjeI",
+	"LFO1JetJ+cAi70wht3kHIdfPFVZwHsVWY7Ifc8NreaP/ffTD+9+P/jL60+gb10Bq23/g5c0ptuPKoX1S",
+	"tLmV3eKJlRXjbPtpg6F63gK2ASXLXqQVy87vRy14mmvaOUUrsOqpCHOkoFIkJ7bWOpIbrgzFWYWurkJX",
+	"V8EnK61jcX9Saroykn6qCVArHWATnhClaNscYr42ErN5+sgvQcgB0Sazd+SbMqMGwnXROKjBcmeYAvSK",
+	"sdYgbJgZRWs+gbLaVnmA/tk4GZrs0LjSI0Z0c8Lu0Gk5NWKorm2dktX1Hu9f3HJ1p/JGxNR4CG8wmpPI",
+	"az1aymuiuAicYHz/NkPbB/rjS2AlBrqlbG6L8c+xluAf2OL4oY2IxSbf0+WF8UbbK0FgZX58aPPjSnL4",
+	"e5UcDAtHLhbmLRVUQ97LLCHBtkcojTN5nssL9lPGyoSG7ntcBFESspBUbGIuxDas1ciJpp0OsE5saGUe",
+	"GO4R6owf2GIRJ7HWpJwFpAIev659uIqSjxRMrZVHuB6I4BAnW7C0I3fGqwomFWNxf4I9yAtBqOOqbFlc",
+	"J2q9ee4x1mR2MpQ0DeLNAQGWBXvNL6BR/k5nIfk5l5a08TIYS3OLRF7MheVoNsjH2EwxU2A/LK/lUXXN",
+	"0JqrJWlbidDAerLKZNkiHjBE80AE8yM0WXoXVm7KVYzmijNCjGaZ4yPPFEVQ5IhzmlKG8rmEmEkwzceJ",
+	"7RRFhStRARwPOVkaMKO07CuXt4ENpyZ9KK2Cqwm5IvgtirywRn7jvB5I2fwsMyQ/1DEYaG5YUpTCbPNA",
+	"BPMYZ7bWe2WZ08NG57LQzOlUMcuaTJxZe3A2em88L8UmB4e53Ore2AkgwGxVlrqm8yt2smInK3bymy4D",
+	"YyK1BNGQm1RIhNgDkYrx09nLvFpI2FTdr9fr+BqFMw8txbVmz0dOkUGCrHzDY2JcxmGt8XiTVGLWZ1Rb",
+	"BoA1EHxwxWP0ALCT2JZisWQnjYjArDwcjoqcpbgK9DvDcFqZUodW2tRUnel1tvP7Zn1jL/uZ64KJdY6H",
+	"m+y7jdoAUcO/kf+gidfGydBraygWbEBQoMcaT04tIBUrxK/VyCmMZp0OC3J9/DMztdWdfatPu1eD2T1M",
+	"ld+9nGGaxoxcsz6GFqiuHJCUtE8rCDVLef04RaFQb5pgQYDIY7x9h1R2G4/XyPbjrermRrXZ8M7n61FL",
+	"saeHLxFFw5DhNi1m3Ke2tm8mn85eP5cD0jO32olpAxYzAivC4Cj3u1vayoq8cievjMIrWWVBWeVlop34",
+	"MCX4b5aQErKIzRRSjllP3liGW7BkMvdWkBze0EBb1RR9xU5vKxU3WtN0WCPcOLFjDSP1QMkel07QRZ1X",
+	"trnAeFn4fZIRH8A+C4z41nx0AbZ5vgwDwbU9KAPEY75XtoerXprxxYBP4UrV/PvhTStW83MpLEyvU6ov",
+	"O52lmA10t5xfLCcNS5paLKdYyLjcW3i7oJw71cNZpubMz6zOCw2f2GbL5gBQtUTjxzOmu9IcCu3zi5um",
+	"t7iPb5Fw6JxJ1Sbcszd4MY/CJ3Fv32t5+9VGvd7wxn751K2y8O2T0m8P8k7Gbd/jfVj5Rq1eazQ2amD9",
+	"VicuF6KQ+n86uz00Tpt+ZWsZjH37SrH4ORiyC2WDp0VnC/YGkD+bH+7Rkymtp2c7S8tjunHafsxuuExU",
+	"8WXFkO58u2pbtHi8TbX7OokDtNVfUcEDz331RPZ6gJTe2zPoj33mtc7y3bHPPP8MswrgF2yVfea988Zq",
+	"Kizm1R2PPH8wH6+B2nwnb2Sp2EpQWtnkV8IHuHjdlZjSbhaEDGQxVaqGNuppelmEtgyHUPAKHjG3shCT",
+	"rOgwLcZnI5y/lG0yoCr1ju6hATzRgcRMwxgilbnukisGpPhXsl0jW/UNyL9UhUkgG9G5WSuKQeYJFkTP",
+	"FU6HnMucHbj6azac2nvAvHHf7PyjWpoX4d7TeXU575zD+e7A5x6E/RQ4yTJ84Z4ruP5Ktvctiq2quK7U",
+	"0Z9lFVfIDgF6342lkImC7FpHWL+U7bWFWMZMKyhexBZxxMlHRdhPHapUWKOnIUKYxBOYv8BY6ryXaNPE",
+	"Uq9Gn8UXO63XcBqehsgCA4ChKVkwtF7tRxE0rKk4j+tMZrDiAys+sKrkveIBfxc8oMAC5tB8V4cTs81m",
+	"1uGEue+vDuetyLI1tNyf+W5ltfvRWO0ezEb3c7LG3ZvhbX5SJ6m4cjNFMyfWyUlNrD4ZdHnQzYKyoUSE",
+	"6sqBWluZ7Va1T1cc/Q61TyNkkrM4OO8ZKWsREx90JurwCLQxrMTWrNch8jaWA2wR+niTPOOfGsWNq6zV",
+	"p83PgFmAsu25OBQIEL5mrK/Ipy8Ofnvx9OjZ0enFp789PTxZ8yHy9qbp9Ls+i82LWuRSszd6PVA3l1a9",
+	"I3hRzK9FQyR2804DbkNymWeutbOkXt8IYMxRCB/YJQlklPQEFme4zIsBb6oiNKKAfatZXO5NsDmzxIgL",
+	"ViOXlu1c4mtT5nRpIIj1yAFooNWGEiQhaCCru4zHBlw1cggwirG8mo1XbrOOjDGLw9pXK816E8p4ETxK",
+	"colxt5dYVgIybawSbwdwZYvSRVJpLDhbNdwLS+QJAik9CiOBzNthu/ngpDiJMIApv/9hXrgzm8Yfs5Jg",
+	"pHKZF40uDXSNaHSBy7pcMxCPWSeBcl86s93iU48UuXwLZ9WCBby7JMzcalUjn0mjzafPWJvxEe7WLCWy",
+	"7mz86lgOFJioY1vYYtww3HKIDh3hwZSM2I/l2iwca2QfR8EZ2n63bYbGa2qGD7oyYq6jVx1jnc0xKlf9",
+	"qJXhLqKdLR9irdoWfSuXxTFNc7QZghk8zeGXYBxulc2VgkQeImRMqHse4safnHzhm63HcuATabAhf5l9",
+	"HEHasbxmwsx1/NkTstnYqRPN4p4ilUuD8Je+QVojpiPnFlj5Cd8DwegGf0rhE2GOFLwlRTJXf0QkvTZG",
+	"xgcMm/dQ3A0CwjdY/fzgVycvnuNLi1CD72X7SxZoAxxDicz+GoY0raF7wSAZHJKZFA4xvWKT2gZizZRw",
+	"iGnJVja8L7vkcLsFpnM9eNby5KomzWh+Gso/Z5EFcXrqckH0zi+4R988ZeJKd71Wo173JzLVFraJOcJb",
+	"0MGM+AziPEjJeYEeBWirhMCvTg2BX8ya4dtSReLMe3cmpk29UzI1i7D9Afxkz+3MazXdJwMWFPEBiKrf",
+	"hlcUIDUexjPJWCoFrF5LGY2tb4o3T5OeVBrxvEY+jai4hl8w3UJd836fhXuEmvN+pNwl45ZCc1S0J/IJ",
+	"Pcdti+BHw21qyDVQ9Z2u5Be4bONM5I/Hd6fhlx6A36j7eW238PCOn8Lb9/2ZUHT0Cn2RloCiIDAuHyhS",
+	"sWbozC4N+0kLbvq55FF3qH5p0U2f1Gq1NaSCAAT3CqoWED7scbqTlCJg5rxenX5W3SHtoWY20LdH42s4",
+	"OKhzaqtxQoE9Qy+dpAaiD1hYhIaaEuY3LJLFhWZXhgQ4ShuTtpQRo8I+Z8ghMD9LGCKuWUwjzN7lGog4",
+	"bArgBkZ0YHmIN06pQ+rKovCRAp6dsvc2tss3HKKd4qllxrEclCFpymGguBaNNYRqVzKuYAbBgMZaGSIv",
+	"YAFuPnDvdFBCrIHAlT/NEokwYc2QW3VjO6h79fbjzkbQYNVdutWsbobbrLoTNDrVJtuk2+FueyvYqC9o",
+	"+zBE3tmvW3X8fADmEPvhGLli+vkUo3WaYHeIdaFvuqaaIR9IUEG6B7OCFc5mGhYMqza4BPqGIWrAsvfy",
+	"4i9XLvHMsLeccLuyJqyipVeuiZ+YIcMqcbaxhCDtJLrGZimoOsjYKQIgxVegkYviUqQNmKXQMQ302mJ2",
+	"kLf470xfRhpnnSgWQ59LywHyZKhHh6jpcMN7odkzsMlHKu/tqJFLR4cvDeW6zFHpS/IJfraE+XKczF2G",
+	"8JiEAo2asK8SGtkpgHZfTnWcIFSX92pb2NyjA+XOvLPkqUb61IdkqY08S22OsdTGDJY6cweO05qj/oB8",
+	"ljsEWXHMlf19xbaWZlsnGhzqYAtLDAywOjGyL0vB75NXGeIynWEdCTSNY9kkirHxVIFJwceqFq6HhrXI",
+	"PFLkEiMeL0k/Zh2zgczs7lvzfY/qAIq4m9lB/TMsOZQDYQQrUrHNNtAC2+OpodvwhuFazsCLJne0RbpO",
+	"JFHmLUQ7L+p64zZga+ezuyFmjWs1cp8sempyVGZNvgMnnV7yEJQcV+8QoVKwylkr5hSbXPrAUkxBDjBv",
+	"6qdS+xAxw8kFuVahsRw4Pmu203KCBqzWPfU2DQjoJQps065WjTM7uOowVpB4l70D3wiv2ci9xh1KlvfS",
+	"TPNemvfKv+XAJr9Ms9CZ22QvEy7ax32fiaZvoeFv+2diw7eL9v0z7+2Zlxo/z7wWMf9dDDhm5LszbyGj",
+	"nJ/z2JWusdx+My3HBz0WWEzd0tKeoQhPTr5YiTArEWYlwtxGhHlh03FkJ/ME36MM86Vsr7/9UrbvoGl/",
+	"Kdu35uG/TPOKFnHpwTpzfgNIDrIvAA6cUd2tdp3tdDaDarOzQauboGiGj5vVjU690wh26G57m3mlPcLh",
+	"JTNrPabqbJLw0JviUbsP/opLWXgzOb6bMsJ7VFjtQc3WWL+Ek1zR+hWtX9H6W6qr6BrMpwBh3E5gs2bu",
+	"QO0xWLUYJ14ebrZ/ZRZOOhjSky/xm2bxHIZcP5Mh6tc0bnONhB2TgbpUXDHiQmVtl8A0y2fPRbnPj0Sf",
+	"ZBqvYBd3jzy/ZSLQvKZyc7rHNU8bddc9bmO8e1yj0D6uuRRtRrDcW5LNYa+vh47Yr5qVrLxZPx86izfF",
+	"kaBKauqBUAsbKIIEbAZBFVLzjiMTOdF50kj1bPg8N3Zu8FrDRuImAiTq/Hswr7Ig6DamGJ7w6YIRgImk",
+	"ZzZiSI55zJAGz/cgX8Q798tqmP/4TU+Leq546LUaTd/j6tjAJcuSuWGR2bQVifPE2Etiw+uw1UYu7EKD",
+	"Qckb/S+jb0Z/GX0z+lfyn//f0f/2/uvRt6M/j757/4fR9+//OPqWmN/ef/3+D+//SP7L1/+e5KOp/vNf",
+	"yeg/jv78/t+9/wMxn9//HkJluIYjHf0fhpW8/+Po/yOjf3XveMg2HXn0nF/KRYwh80rY/7jC/opDPEB1",
+	"OCuWcnEFRo9Hqoj2xcJttsAJkGv0FGdco3hbyrnHVSyTfkEYLzIRuJ/DX5pRHzUFHtYJjvgoqgbmcGMv",
+	"I6Eh61AjLBZIaPalo5r/YfRXIza//3fvvzaUjYz+REAgLlDAsUHerUjZqUSQ3ZdEfGKgtMo5X4nCPyNC",
+	"h6QlNe667r0UxAhyZUnOMsSsH/Ob2QVI9gVByapAU4nsMwEhyVwrFnVc5owlv9wcUIcGjPBOZovmIBHz",
+	"suR03NkrBTTqY3a0XUTA/Dgipe8ZIBpobd2SwAJ4V/R1RV9X9HUmfZUCCdaytDRpRzyYKxnuR9GPgsYN",
+	"aAza1xwJ8J9Js9mq18noz6MfSHMD/vzX0Z9GP4y+H/1l9B0ZfQ9k74f3v3//h/f//ehvhvgViNn/Nfpm",
+	"9C+jH4AOjr43MuRfR9+Nvh99N/rudpLiioStSNiKhM0mYTSKUERckoYZrXj9LR/zNhXJ2DMaX+fv43Gp",
+	"bydL122Weu75bLf9nRsl/kj9JSvP7ce/IwaBsUNdJ3VpTrMdoZ2oslmHkL1itMzakpdL6ZjR3vTInTMw",
+	"XQ/PvKw5HNSWMG88K7zhzCPsxuhkfRYX9bIKJfm7+QVnA9KPEigsIvYTLXtUc7PhoY+tZc2urIIHXdB9",
+	"G4ENFZdcKrQiXUZj3WZUqxrZt6m2J6fHh/vPTi5eHh5f/PrwtwT3p2BR+y+PyDUbYv/UnoxdSYfmLprf",
+	"jpmOh9X9jmZxi2yVFJI8gckmvTFzPBIQ1gmwqeJyivGd8EuLIJxFSDVtkbdnVrM6M6rVmTgTdlQB4tlg",
+	"bgY2mv4ZyjiYF1+mskF6u1kQDsnUxXHdDwY6KQwG44nY1PkbFmHePGql8C16Rs6ca+TMej3OrNvjLHO1",
+	"wKNTnS2Ygj+OG2dWqjLAmNl8fsLzcAhoaUG/cjes3A0/x3rwN2zc0TvJSEhFsfiGxVXwUwNFWYRhQODO",
+	"MmWBFe7y1JAin2j8B6NSMNaHCCmqWOhA8f6hCPuSC30Uqj1yGUD1G65Ij4YMU0QvYYpLzG6RPa41C2vk",
+	"lbgWciBIj/XaLMY8cltIYY+kpMYnaYE933376RCWYX/4dJgraqMY1AMKMCwJq9hgrYYuVa4E0O60GsMv",
+	"bBvcj6dJQ3AVeC2OQvPyxrmP371S2HKn9Xrr3AcHzL7W5gjsYPAKm68/lxEP6fDFDYtjHmI7t41GrdGs",
+	"GYLt+YZu71TrjWodmp+aR06CLgsTs4DXr736LvrLGzvm33P/zt9s22/M/80LJ3M58/hm1Pt/P/p29J9G",
+	"P1Tf/3707fuvR38afff+92ZYAdUscNJA18y+mpoJlrKfQjwEFarD4ueQWIFnD6VKQLxqGwmCRthuLzHz",
+	"/5/v/zD68+jb0V/J6G8Q/vXn0Tej/2goAqZmQIXLzd2ttAn64p30ABNXVZNX5okV71y0avJkF3OsPT/O",
+	"CF2tZJtBPqtYsuv9fX/lkm/HYWzDtfssmDyNz5SW50+jpSZif72WFyZGcIemeV4ps6L8AE3AT6m4SjBU",
+	"KU7M2F54wDTWkToUBiNyb0q0PODUyD7pT2jQMb+8jKUh9oXKy3fhifVGrd4wH3YcTzxmgYzD4wQLr0HD",
+	"+AuuLgIpBAuwszWyTiZozGWu7PQHZ6iwuFfWkbdRymEXrnntBCwEXaEC9utzG0TneyimGTwwV/J3kLuZ",
+	"rzoNfFTGvfFD7ccs5IHmN8zgzvivXyU04h3OQijx95LFB3Ro9Tpb7mhBOaErB4DGUmgaaHUqIZg9NQiW",
+	"ihHZl68UvWLmBMGmGFMRyt5F5sRQfcaCrkGPK8HLMPenJZFMKWDdPG00XZC6K2DtxO17CzsEsjY7nciR",
+	"9JXSv0ooWslGt6w/vahk5LKDCpJRubEAayIPYq7NYrNihRIG0GhvzDBgS1soJrRPIJHdKuxgRYDCiXcQ",
+	"taCq4rIqPyYB3IdAdltdf6qIM4MTbtVvy07I6Dsy+mH0L6O/jr4Bz/r/6C1HqX9jT3uVYfRgGUYrLfbv",
+	"PSXJ0cFFk5LGKXmiWDxdoz11LThTUkiogrLsRn9Q5TV24Kf9iFM1wyU/FhNelpGEMaUuin0xwrOfe6ak",
+	"onZjvU5kDF7HdUxjWiQ1iqt9UEJ+/slReZCPH5FhP/vAVqHULL2hmhoFoat1X7XW140ew4Oanb4WyN46",
+	"jlHr/YgGrCujkMW1PsR7TSqYjWpj67S+M6ZEGOE5Ki7lvwlZT9bMF/i5FsmARm5swVc7xiYnB7wsCa01",
+	"OuuWQQQbP+ysELaoIFgiUoywM0d2zMk1jyKFI1/j0Ku2wYaIKg2PcD0c06pJY7u1udVqND0cBm2KxseA",
+	"Mo8gMWOe25Tifx79p9F3778efT/6wWqAaRumJ12qS3o2lcPHqqLlozIgFRs6/c+j70ffw0uhvpAz76Sa",
+	"74C1j3VwVDyFB8xKM3RnfjaaC0laaYirxuIrMQIai2MiB5Tp69O0th9WiHikjADQj1DLMkMLLmS8TUVp",
+	"whnMMaJlhr0cLZEY7JPRd7uctEKQE2x6ikU3TJFKLgDKqWuba6XW8/JkjpQBbpVGBdoUhweNDLyFAX7F",
+	"mVec+WE5870x4dkmWpvWsOK/KwvtimHftkPgWG5QGRs2St0tea9ibJztzlD1V1r+SstfyRIrWWKl5a+k",
+	"jJWW/+PW8stkBjOUBQlefsMe+vzXzPx5bq4xhpAjX0/iyLKC1vp6o7ldq9fqtUZrp75TBz5lp54oBww+",
+	"h1YhPj2w/feV7RHUZpEUV0TL2lh/SlVSax/cnHY+kGMU0RKmTmO+s/wlqgrNdL+UbWibNywURIYKyR0e",
+	"Md+VkbhpgnBk/mQ0jjiLyU0DOxHmlog13iZXaBSdEH212NasBR+NcBUxqrATcJgwu3ssomHbe17xG4a1",
+	"0Ns0uDaLNUwVvzFAYnFuATjrtBXIqpAaQu3AadPCSvBpH2GzktCAjtrVwe4hLQ2boUK1eNvz2XyTf7EI",
+	"St76hEaRDeXX0m6ukppx1nLPm0WVQe6VqyoC5qiI6o6Me1PmQBSenANEG4QqliWFXogDGV/D/gCtctPA",
+	"oCrULpk9G0gLNzQy6KoHjAk0ilGMIlRju6u670vmLLBedNlpiVcUs9+gdrfNBpQDQbhoyze2JccNs9lN",
+	"uRcWcznK0QHjJOyENjsO7GlkeoHYPJj6vGqeKJk9LUSbP7RHimSkKjdPl9FId7135+/+/wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -38,7 +38,13 @@ type Route struct {
 	Stream bool
 	// Policy is who may call the route; the gateway enforces it before forwarding (403).
 	Policy Policy
+	// BodyLimit, when set, replaces the gateway's body limit for this route (an upload): its body
+	// streams to the upstream instead of being buffered.
+	BodyLimit int64
 }
+
+// importBodyLimit is the bulk import's own body limit (the lead service's imports.MaxBody).
+const importBodyLimit = 64 << 20
 
 // Policy is the function-level rule of one route (gateway/README.md, "Who may do what"). What a
 // caller sees of the data (its own orders, its own calls) is each service's rule.
@@ -74,7 +80,7 @@ var (
 )
 
 // Table is every public route: the 23 contract operations plus the documented extras (the user
-// list alias, the async lead job status, the dialing queue and the do-not-call list, the
+// list alias, the async lead job status, bulk lead import, the dialing queue and the do-not-call list, the
 // notification inbox and its live stream, the API-key self-service), each with its policy.
 func Table() []Route {
 	return []Route{
@@ -91,6 +97,10 @@ func Table() []Route {
 		{Method: "GET", Path: "/v2/lead", Service: Lead, Policy: Policy{Groups: anyGroup, Scope: access.LeadsRead}},
 		{Method: "GET", Path: "/v2/lead/detail/:leadId", Service: Lead, Policy: Policy{Groups: anyGroup, Scope: access.LeadsRead}},
 		{Method: "GET", Path: "/v2/lead/job/:jobId", Service: Lead, Policy: Policy{Groups: anyGroup, Scope: access.LeadsRead}},
+		// bulk import: the rows are checked as creates by the importing caller
+		{Method: "POST", Path: "/v2/lead/import", Service: Lead, BodyLimit: importBodyLimit, Policy: Policy{Groups: leadMakers, Scope: access.LeadsWrite}},
+		{Method: "GET", Path: "/v2/lead/import/:importId", Service: Lead, Policy: Policy{Groups: leadMakers, Scope: access.LeadsRead}},
+		{Method: "GET", Path: "/v2/lead/import/:importId/rows", Service: Lead, Policy: Policy{Groups: leadMakers, Scope: access.LeadsRead}},
 		{Method: "POST", Path: "/v1/lead/create", Service: Lead, Policy: Policy{Groups: leadMakers, Scope: access.LeadsWrite}},
 		{Method: "POST", Path: "/v1/lead/create-async", Service: Lead, Policy: Policy{Groups: leadMakers, Scope: access.LeadsWrite}},
 		{Method: "POST", Path: "/v1/lead/update/:lead_id", Service: Lead, Policy: Policy{Groups: anyGroup, Scope: access.LeadsWrite}},

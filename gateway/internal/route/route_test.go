@@ -81,7 +81,16 @@ func TestTableExtras(t *testing.T) {
 		"POST /v2/dnc/create", "POST /v2/dnc/delete", "GET /v2/dnc", "GET /v2/dnc/check"} {
 		assert.Equal(t, Lead, byKey[p].Service, p)
 	}
-	assert.Len(t, Table(), 23+8+7)
+	for _, p := range []string{"POST /v2/lead/import", "GET /v2/lead/import/:importId", "GET /v2/lead/import/:importId/rows"} {
+		assert.Equal(t, Lead, byKey[p].Service, p)
+	}
+	assert.Equal(t, int64(64<<20), byKey["POST /v2/lead/import"].BodyLimit, "the import has its own body limit")
+	for _, r := range Table() {
+		if r.Method+" "+r.Path != "POST /v2/lead/import" {
+			assert.Zero(t, r.BodyLimit, "%s %s keeps the common body limit", r.Method, r.Path)
+		}
+	}
+	assert.Len(t, Table(), 23+8+7+3)
 }
 
 // Every route names its groups; none is open to a group that does not exist.

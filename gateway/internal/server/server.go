@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"ccplatform/gateway/internal/auth"
 	"ccplatform/gateway/internal/docs"
@@ -86,11 +87,9 @@ func New(d Deps) (http.Handler, error) {
 	api := e.Group("", append(guards,
 		auth.Require(d.Auth),
 		ratelimit.Middleware(d.Limiter, auth.KeyOf),
-		web.BodyLimit(d.BodyLimit),
 		// The forwarder would pass such a query on as it is, and the reverse proxy would drop
 		// what it cannot parse: either way a filter could vanish on the way.
 		web.WholeQuery,
-		bufferUnknownLength,
 	)...)
 	for _, r := range d.Routes {
 		h, err := handlerFor(r, d)
@@ -98,6 +97,13 @@ func New(d Deps) (http.Handler, error) {
 			return nil, err
 		}
 		chain := []gin.HandlerFunc{authorize(r, d.Forbidden)}
+		if r.BodyLimit > 0 {
+			// An upload route: its body streams to the upstream (which bounds it again) however it
+			// is sent, and may take longer to arrive than the server's read deadline allows.
+			chain = append(chain, web.BodyLimit(r.BodyLimit), liftReadDeadline)
+		} else {
+			chain = append(chain, web.BodyLimit(d.BodyLimit), bufferUnknownLength)
+		}
 		if r.Stream && d.Streams != nil {
 			chain = append(chain, d.Streams.Middleware(auth.KeyOf))
 		}
@@ -175,6 +181,18 @@ func healthNotReady(c *gin.Context) {
 
 func methodNotAllowed(c *gin.Context) {
 	web.Fail(c, apperr.New(apperr.MethodNotAllowed, "method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
+}
+
+// uploadTime is how long an upload route's body may take to arrive.
+const uploadTime = 5 * time.Minute
+
+// liftReadDeadline gives an upload's body uploadTime to arrive, and its answer as long again.
+func liftReadDeadline(c *gin.Context) {
+	rc := http.NewResponseController(c.Writer)
+	// Errors mean the writer cannot change deadlines (a test recorder): nothing to lift.
+	_ = rc.SetReadDeadline(time.Now().Add(uploadTime))
+	_ = rc.SetWriteDeadline(time.Now().Add(2 * uploadTime))
+	c.Next()
 }
 
 // bufferUnknownLength reads a body of unknown length (chunked) here, under the body limit, so an

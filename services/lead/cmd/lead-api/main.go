@@ -16,6 +16,7 @@ import (
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/clock"
 	"ccplatform/services/lead/internal/diag"
+	"ccplatform/services/lead/internal/imports"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/orders"
 	"ccplatform/services/lead/internal/server"
@@ -80,6 +81,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 		DB:  conn, Log: log, InternalToken: cfg.InternalToken, Leads: leads, Catalog: cat,
 		Accepter: job.NewAccepter(group, ids, cfg.ConfirmTimeout).Counting(job.NewStateCounter(o.Registry).WithLabelValues("accepted")), JobIDs: ids, Idempotency: keys,
 		Dialer: queue, DNC: dncList,
+		// Import ids are signed like job ids, under a secret of their own: neither passes for the other.
+		Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs(jobSecret(cfg)+":imports"), cat.ByIDs),
 	})
 	tasks.Work("http", func(ctx context.Context) error {
 		return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)

@@ -1,7 +1,7 @@
 // Command lead-worker consumes the lead.jobs queue: it checks each queued create and stores the
 // leads of a batch in one transaction, recording every job's outcome for the status route. It also
 // consumes lead.call-finished: each finished call updates its lead's attempts, status and next
-// call time.
+// call time. And it turns the rows of bulk imports into leads, a chunk per transaction.
 package main
 
 import (
@@ -13,6 +13,7 @@ import (
 	"ccplatform/pkg/ops"
 	"ccplatform/services/lead/internal/callresult"
 	"ccplatform/services/lead/internal/diag"
+	"ccplatform/services/lead/internal/imports"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/orders"
 	"ccplatform/services/lead/internal/setup"
@@ -45,6 +46,11 @@ type Config struct {
 	// CallFinishedMaxAttempts is how often an event the database refuses for no known reason is
 	// tried before it goes to lead.call-finished.dead.
 	CallFinishedMaxAttempts int `env:"CALL_FINISHED_MAX_ATTEMPTS" envDefault:"5"`
+
+	// Bulk imports: rows settled per transaction, and how often an idle worker looks for a new
+	// import (internal/imports).
+	ImportChunk int           `env:"IMPORT_CHUNK" envDefault:"500"`
+	ImportIdle  time.Duration `env:"IMPORT_IDLE" envDefault:"1s"`
 }
 
 func main() { app.Main("lead-worker", run) }
@@ -67,6 +73,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	calls := callresult.NewConsumer(callresult.NewStore(conn, cat), dir, log)
 
 	jobs := worker.New(leads, log, cfg.BatchSize).Counting(job.NewStateCounter(o.Registry))
+	imported := imports.NewRunner(conn, leads, log, cfg.ImportChunk, cfg.ImportIdle).Counting(imports.NewRowCounter(o.Registry))
 	diag.Pprof(ctx, cfg.PprofAddr, log)
 	var tasks app.Tasks
 	tasks.Background("order events", func(ctx context.Context) error { return inval.Run(ctx, broker) })
@@ -87,5 +94,6 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 			OnDeadLetter: jobs.DeadLettered,
 		}, jobs.Handle)
 	})
+	tasks.Work("imports", imported.Run)
 	return o.ServeWhile(ctx, cfg.HTTPAddr, log, tasks.Run)
 }

@@ -21,6 +21,8 @@ const (
 	MethodAPIv2Async = "api_v2_async"
 	MethodAPIv1      = "api_v1"
 	MethodAPIv1Async = "api_v1_async"
+	// MethodAPIv2Import is a row of a bulk import (internal/imports).
+	MethodAPIv2Import = "api_v2_import"
 )
 
 // Types lists the lead types.

@@ -11,6 +11,7 @@ import (
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/dialer"
 	"ccplatform/services/lead/internal/dnc"
+	"ccplatform/services/lead/internal/imports"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/leadv1"
@@ -33,16 +34,19 @@ type Deps struct {
 	Idempotency   *idempotency.Store
 	Dialer        *dialer.Handler
 	DNC           *dnc.Handler
+	Imports       *imports.Handler
 }
 
 // New is lead-api's HTTP handler. Routes are registered without a trailing slash and answer with
 // one too. Everything but the ops endpoints requires the internal token.
 func New(d Deps) http.Handler {
-	e := web.NewEngine(d.Log, web.DefaultBodyLimit, d.Ops.HTTPMetrics())
+	// The engine admits an import's file; every other route keeps the default body limit.
+	e := web.NewEngine(d.Log, imports.MaxBody, d.Ops.HTTPMetrics())
 	// /livez, /readyz and /metrics need no token: orchestrators and Prometheus call them.
 	d.Ops.Routes(e)
 
-	r := e.Group("", web.RequireInternalToken(d.InternalToken))
+	d.Imports.Routes(e.Group("", web.RequireInternalToken(d.InternalToken)))
+	r := e.Group("", web.RequireInternalToken(d.InternalToken), web.BodyLimit(web.DefaultBodyLimit))
 	idempotent := d.Idempotency.Middleware()
 	lead.NewHandler(d.Leads, d.Accepter).Routes(r, idempotent)
 	leadv1.NewHandler(d.Leads, d.Accepter).Routes(r, idempotent)

@@ -21,6 +21,7 @@ import (
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/mqtest"
 	"ccplatform/services/lead/internal/catalog"
+	"ccplatform/services/lead/internal/imports"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/orders"
@@ -100,6 +101,7 @@ func Main(m *testing.M, label string, ready func(*Env)) {
 			DB: conn, Log: log, InternalToken: Token, Leads: leads, Catalog: cat,
 			Accepter: job.NewAccepter(group, ids, 5*time.Second), JobIDs: ids,
 			Idempotency: idempotency.New(conn, log), Dialer: queue, DNC: dncList,
+			Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs("test-import-secret"), cat.ByIDs),
 		})}
 		ready(env)
 		return m.Run()

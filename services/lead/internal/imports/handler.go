@@ -1,0 +1,269 @@
+package imports
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/customfield"
+	"ccplatform/pkg/listquery"
+	"ccplatform/pkg/web"
+	"ccplatform/services/lead/internal/job"
+	"ccplatform/services/lead/internal/lead"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+)
+
+// Limits of one import (README.md, "Bulk lead import").
+const (
+	// MaxBody is the import route's own body limit; every other route keeps web.DefaultBodyLimit.
+	MaxBody = 64 << 20
+	MaxRows = 200_000
+	// uploadTime is how long a whole file may take to arrive and be stored: the server's read and
+	// write deadlines are sized for small bodies.
+	uploadTime = 5 * time.Minute
+	maxCodeLen = 100
+)
+
+// The formats of a file, by Content-Type.
+const (
+	FormatCSV    = "csv"
+	FormatNDJSON = "ndjson"
+)
+
+var formats = map[string]string{"text/csv": FormatCSV, "application/x-ndjson": FormatNDJSON}
+
+// Fields reads the custom fields a CSV header names.
+type Fields func(ctx context.Context, ids []int64) (map[int64]customfield.Field, error)
+
+// Handler serves the import routes.
+type Handler struct {
+	store  *Store
+	ids    *job.IDs
+	fields Fields
+}
+
+// NewHandler keeps imports in store; ids names them (only their creator can read them back, as
+// with async jobs).
+func NewHandler(store *Store, ids *job.IDs, fields Fields) *Handler {
+	return &Handler{store: store, ids: ids, fields: fields}
+}
+
+// Routes registers the import routes on r, which must require the internal token and bound the
+// body at MaxBody (not lower).
+func (h *Handler) Routes(r gin.IRouter) {
+	r.POST("/v2/lead/import", h.create)
+	r.GET("/v2/lead/import/:importId", web.Handle(h.detail))
+	r.GET("/v2/lead/import/:importId/rows", h.rows)
+}
+
+// View is an import on the wire.
+type View struct {
+	ID          string  `json:"id"`
+	State       string  `json:"state"`
+	Format      string  `json:"format"`
+	OrderID     *int64  `json:"orderId"`
+	OrderCode   *string `json:"orderCode"`
+	RowsTotal   int     `json:"rowsTotal"`
+	RowsDone    int     `json:"rowsDone"`
+	RowsCreated int     `json:"rowsCreated"`
+	RowsRefused int     `json:"rowsRefused"`
+	Error       *string `json:"error"`
+	CreatedAt   string  `json:"createdAt"`
+	StartedAt   *string `json:"startedAt"`
+	FinishedAt  *string `json:"finishedAt"`
+}
+
+// ViewOf is imp as the routes answer it.
+func ViewOf(imp Import) View {
+	return View{ID: imp.ID.String(), State: imp.State, Format: imp.Format, OrderID: imp.OrderID,
+		OrderCode: imp.OrderCode, RowsTotal: imp.RowsTotal, RowsDone: imp.RowsDone, RowsCreated: imp.RowsCreated,
+		RowsRefused: imp.RowsRefused, Error: imp.Error, CreatedAt: imp.CreatedAt.Format(lead.TimeLayout),
+		StartedAt: timeText(imp.StartedAt), FinishedAt: timeText(imp.FinishedAt)}
+}
+
+func timeText(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := t.Format(lead.TimeLayout)
+	return &s
+}
+
+// RowView is a row's result on the wire.
+type RowView struct {
+	Row    int               `json:"row"`
+	Status string            `json:"status"`
+	LeadID *int64            `json:"leadId"`
+	Errors map[string]string `json:"errors"`
+}
+
+// create stores the file's rows and answers 202 with the queued import.
+func (h *Handler) create(c *gin.Context) {
+	view, err := h.accept(c)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, web.Envelope{Success: true, Data: view})
+}
+
+func (h *Handler) accept(c *gin.Context) (View, error) {
+	mt, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	format, ok := formats[mt]
+	if !ok {
+		return View{}, apperr.New(apperr.UnsupportedMediaType, "Content-Type: must be text/csv or application/x-ndjson")
+	}
+	q := c.Request.URL.Query()
+	fe := apperr.FieldErrors{}
+	imp := Import{ID: h.ids.New(web.CallerOf(c).UserID), Format: format, AccessGroup: web.CallerOf(c).AccessGroup,
+		UserID: web.CallerOf(c).Ref(), IP: lead.ClientIP(c)}
+	imp.OrderID, imp.OrderCode = orderDefaults(q.Get("orderId"), q.Get("orderCode"), fe)
+	if err := fe.Err(); err != nil {
+		return View{}, err
+	}
+	// A whole file takes longer to arrive than the server's deadlines allow a request.
+	rc := http.NewResponseController(c.Writer)
+	_ = rc.SetReadDeadline(time.Now().Add(uploadTime))
+	_ = rc.SetWriteDeadline(time.Now().Add(uploadTime + 10*time.Second))
+
+	var rows Rows
+	if format == FormatCSV {
+		cr, err := newCSV(c.Request.Body, func(ids []int64) (map[int64]customfield.Field, error) {
+			return h.fields(c.Request.Context(), ids)
+		})
+		if err != nil {
+			return View{}, err
+		}
+		for field, given := range map[string]bool{"orderId": imp.OrderID != nil, "orderCode": imp.OrderCode != nil} {
+			if !given && !cr.names(field) {
+				fe.Add(field, "is required: send it as a query parameter or a column")
+			}
+		}
+		if err := fe.Err(); err != nil {
+			return View{}, err
+		}
+		rows = cr
+	} else {
+		rows = newNDJSON(c.Request.Body)
+	}
+	stored, err := h.store.Create(c.Request.Context(), imp, rows, MaxRows)
+	if err != nil {
+		return View{}, err
+	}
+	return ViewOf(stored), nil
+}
+
+// orderDefaults reads the orderId and orderCode query parameters, which fill rows without their
+// own.
+func orderDefaults(rawID, rawCode string, fe apperr.FieldErrors) (*int64, *string) {
+	var id *int64
+	var code *string
+	if rawID != "" {
+		n, err := strconv.ParseInt(rawID, 10, 64)
+		if err != nil || n <= 0 {
+			fe.Add("orderId", "must be an integer > 0")
+		} else {
+			id = &n
+		}
+	}
+	if rawCode != "" {
+		if utf8.RuneCountInString(rawCode) > maxCodeLen {
+			fe.Addf("orderCode", "must be at most %d characters", maxCodeLen)
+		} else {
+			code = &rawCode
+		}
+	}
+	return id, code
+}
+
+// find is the import the path names, if the caller created it: another's import answers like none.
+func (h *Handler) find(c *gin.Context) (Import, error) {
+	id, err := uuid.Parse(c.Param("importId"))
+	if err != nil {
+		return Import{}, apperr.Field("importId", "must be a UUID")
+	}
+	if !h.ids.Verify(id, web.CallerOf(c).UserID) {
+		return Import{}, apperr.NotFoundf("import %s does not exist", id)
+	}
+	return h.store.Get(c.Request.Context(), id)
+}
+
+func (h *Handler) detail(c *gin.Context) (any, error) {
+	imp, err := h.find(c)
+	if err != nil {
+		return nil, err
+	}
+	return ViewOf(imp), nil
+}
+
+// rows answers an import's row results: a page of JSON, or all of them as CSV when the caller
+// accepts text/csv.
+func (h *Handler) rows(c *gin.Context) {
+	q := c.Request.URL.Query()
+	fe := apperr.FieldErrors{}
+	status := q.Get("status")
+	if status != "" && status != RowPending && status != RowCreated && status != RowRefused {
+		fe.Add("status", "must be one of: pending, created, refused")
+	}
+	page := listquery.ParsePage(q, fe)
+	imp, err := h.find(c)
+	if err == nil {
+		err = fe.Err()
+	}
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	if c.NegotiateFormat(gin.MIMEJSON, "text/csv") == "text/csv" {
+		h.csv(c, imp, status)
+		return
+	}
+	list, total, err := h.store.Rows(c.Request.Context(), imp.ID, status, page.Offset, page.Limit)
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	views := make([]RowView, len(list))
+	for i, r := range list {
+		views[i] = rowView(r)
+	}
+	web.OK(c, listquery.NewResult(views, page, total))
+}
+
+func rowView(r RowResult) RowView {
+	v := RowView{Row: r.Row, Status: r.Status, LeadID: r.LeadID}
+	if len(r.Errors) > 0 {
+		_ = json.Unmarshal(r.Errors, &v.Errors) // written by record from a map of strings
+	}
+	return v
+}
+
+// csv streams the rows as text/csv: row, status, leadId, errors (the {field: rule} JSON).
+func (h *Handler) csv(c *gin.Context, imp Import, status string) {
+	c.Header("Content-Type", "text/csv; charset=utf-8")
+	c.Header("Content-Disposition", `attachment; filename="import-`+imp.ID.String()+`-rows.csv"`)
+	c.Status(http.StatusOK)
+	w := csv.NewWriter(c.Writer)
+	_ = w.Write([]string{"row", "status", "leadId", "errors"})
+	err := h.store.EachRow(c.Request.Context(), imp.ID, status, func(r RowResult) error {
+		lid := ""
+		if r.LeadID != nil {
+			lid = strconv.FormatInt(*r.LeadID, 10)
+		}
+		return w.Write([]string{strconv.Itoa(r.Row), r.Status, lid, string(r.Errors)})
+	})
+	w.Flush()
+	if err != nil {
+		// The status is out: all that is left is to cut the answer short, which the caller sees as
+		// a broken download rather than a short list.
+		panic(http.ErrAbortHandler)
+	}
+}

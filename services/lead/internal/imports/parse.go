@@ -1,0 +1,353 @@
+package imports
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/customfield"
+	"ccplatform/pkg/optional"
+	"ccplatform/pkg/web"
+	"ccplatform/services/lead/internal/lead"
+)
+
+// Row is one data row of a file: Body is the row as a v2 create body (a JSON object), or Errors
+// says why the row cannot even be read (it is refused as it is stored).
+type Row struct {
+	No     int
+	Body   []byte
+	Errors map[string]string
+}
+
+// Rows reads a file one row at a time. Next returns io.EOF after the last row; any other error
+// is the file's own (its header, its size) and refuses the whole import.
+type Rows interface {
+	Next() (Row, error)
+}
+
+// maxLine bounds one NDJSON line, as the create route bounds its body.
+const maxLine = 1 << 20
+
+// kind is how a CSV cell becomes a JSON value.
+type kind int
+
+const (
+	asString  kind = iota
+	asInteger      // a JSON number when the cell is an integer, else a string the rules refuse
+	asTime         // planningCallDateTime: a number when all digits (Unix seconds), else a string
+	asNumber       // a custom number field
+	asBoolean      // a custom boolean field
+)
+
+// fieldKinds are the v2 create fields by name, read from lead.Input's JSON names so that a
+// field added there is importable at once.
+var fieldKinds = func() map[string]kind {
+	out := map[string]kind{}
+	t := reflect.TypeOf(lead.Input{})
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "customValues":
+			continue // customValues.<id> columns
+		case name == "planningCallDateTime":
+			out[name] = asTime
+		case f.Type == reflect.TypeOf(optional.Value[int64]{}):
+			out[name] = asInteger
+		default:
+			out[name] = asString
+		}
+	}
+	return out
+}()
+
+// customPrefix starts the column of a custom field: customValues.<field id>.
+const customPrefix = "customValues."
+
+// column is one CSV column: a v2 field, or a custom field (custom > 0).
+type column struct {
+	name   string
+	custom int64
+	kind   kind
+}
+
+// HeaderFields parses a CSV header into the custom-field ids it names, checking every column:
+// a v2 field name or customValues.<id>, each at most once.
+func headerColumns(header []string) ([]column, error) {
+	fe := apperr.FieldErrors{}
+	seen := map[string]bool{}
+	cols := make([]column, len(header))
+	for i, raw := range header {
+		name := strings.TrimSpace(raw)
+		if i == 0 {
+			name = strings.TrimPrefix(name, "\ufeff") // a spreadsheet's byte-order mark
+		}
+		where := fmt.Sprintf("header column %d", i+1)
+		switch {
+		case seen[name]:
+			fe.Add(where, fmt.Sprintf("%q appears twice", name))
+		case strings.HasPrefix(name, customPrefix):
+			id, err := strconv.ParseInt(strings.TrimPrefix(name, customPrefix), 10, 64)
+			if err != nil || id <= 0 {
+				fe.Add(where, fmt.Sprintf("%q: a custom field column must be customValues.<field id>", name))
+			}
+			cols[i] = column{name: name, custom: id}
+		default:
+			k, ok := fieldKinds[name]
+			if !ok {
+				fe.Add(where, fmt.Sprintf("%q is not a field of a v2 lead create", name))
+			}
+			cols[i] = column{name: name, kind: k}
+		}
+		seen[name] = true
+	}
+	return cols, fe.Err()
+}
+
+// CustomIDs are the custom fields a header names.
+func customIDs(cols []column) []int64 {
+	var ids []int64
+	for _, c := range cols {
+		if c.custom > 0 {
+			ids = append(ids, c.custom)
+		}
+	}
+	return ids
+}
+
+// customKind is how a custom field's cells are written: numbers and booleans as JSON literals
+// (when they read as such), everything else as strings, as the field's type expects.
+func customKind(f customfield.Field, known bool) kind {
+	if !known {
+		return asString // the rules refuse the unknown field whatever its value
+	}
+	switch f.Type {
+	case customfield.TypeInteger:
+		return asInteger
+	case customfield.TypeNumber:
+		return asNumber
+	case customfield.TypeBoolean:
+		return asBoolean
+	}
+	return asString
+}
+
+// csvRows reads a CSV file whose header row names v2 fields.
+type csvRows struct {
+	r    *csv.Reader
+	cols []column
+	buf  bytes.Buffer
+}
+
+// newCSV reads the header of r; fields are the custom fields it may name (unknown ones are
+// written as strings and refused by the rules like any unknown field).
+func newCSV(r io.Reader, fields func([]int64) (map[int64]customfield.Field, error)) (*csvRows, error) {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	cr.FieldsPerRecord = -1 // a short or long row is that row's mistake, not the file's
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, apperr.Field("body", "must have a header row and at least one data row")
+	}
+	if err != nil {
+		return nil, fileError(err)
+	}
+	cols, err := headerColumns(header)
+	if err != nil {
+		return nil, err
+	}
+	known, err := fields(customIDs(cols))
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range cols {
+		if c.custom > 0 {
+			f, ok := known[c.custom]
+			cols[i].kind = customKind(f, ok)
+		}
+	}
+	return &csvRows{r: cr, cols: cols}, nil
+}
+
+// names reports whether the header has a column name.
+func (c *csvRows) names(name string) bool {
+	for _, col := range c.cols {
+		if col.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Next reads the next data row; an empty cell is a field not sent.
+func (c *csvRows) Next() (Row, error) {
+	rec, err := c.r.Read()
+	for err == nil && len(rec) == 1 && strings.TrimSpace(rec[0]) == "" && len(c.cols) > 1 {
+		// A blank line (often the last one) is no row at all.
+		rec, err = c.r.Read()
+	}
+	if errors.Is(err, io.EOF) {
+		return Row{}, io.EOF
+	}
+	if err != nil {
+		// A broken quote spoils the rest of the file: no reader can find the next row reliably.
+		return Row{}, fileError(err)
+	}
+	line, _ := c.r.FieldPos(0)
+	if len(rec) != len(c.cols) {
+		return Row{No: line, Errors: map[string]string{"row": fmt.Sprintf("must have %d cells like the header, not %d", len(c.cols), len(rec))}}, nil
+	}
+	c.buf.Reset()
+	c.buf.WriteByte('{')
+	first := true
+	var custom bool
+	for i, cell := range rec {
+		col := c.cols[i]
+		if cell == "" || col.custom > 0 {
+			custom = custom || (cell != "" && col.custom > 0)
+			continue
+		}
+		if !first {
+			c.buf.WriteByte(',')
+		}
+		first = false
+		writeString(&c.buf, col.name)
+		c.buf.WriteByte(':')
+		writeValue(&c.buf, col.kind, cell)
+	}
+	if custom {
+		if !first {
+			c.buf.WriteByte(',')
+		}
+		c.buf.WriteString(`"customValues":{`)
+		n := 0
+		for i, cell := range rec {
+			col := c.cols[i]
+			if cell == "" || col.custom == 0 {
+				continue
+			}
+			if n > 0 {
+				c.buf.WriteByte(',')
+			}
+			n++
+			writeString(&c.buf, strconv.FormatInt(col.custom, 10))
+			c.buf.WriteByte(':')
+			writeValue(&c.buf, col.kind, cell)
+		}
+		c.buf.WriteByte('}')
+	}
+	c.buf.WriteByte('}')
+	return Row{No: line, Body: bytes.Clone(c.buf.Bytes())}, nil
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	q, _ := json.Marshal(s) // a string always encodes (invalid UTF-8 becomes U+FFFD)
+	b.Write(q)
+}
+
+// writeValue writes a cell as the JSON value of its kind: a literal when the cell reads as one,
+// else the cell as a string, which the field's rule then refuses by name.
+func writeValue(b *bytes.Buffer, k kind, cell string) {
+	v := strings.TrimSpace(cell)
+	switch k {
+	case asInteger, asTime:
+		if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+			b.WriteString(v)
+			return
+		}
+	case asNumber:
+		if f, err := strconv.ParseFloat(v, 64); err == nil && json.Valid([]byte(v)) && f == f {
+			b.WriteString(v)
+			return
+		}
+	case asBoolean:
+		if v == "true" || v == "false" {
+			b.WriteString(v)
+			return
+		}
+	}
+	writeString(b, cell)
+}
+
+// ndjsonRows reads one v2 create body per line; blank lines are skipped, rows are numbered by
+// line.
+type ndjsonRows struct {
+	r    *bufio.Reader
+	line int
+	long []byte
+}
+
+func newNDJSON(r io.Reader) *ndjsonRows {
+	return &ndjsonRows{r: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Next reads the next non-blank line.
+func (n *ndjsonRows) Next() (Row, error) {
+	for {
+		line, tooLong, err := n.readLine()
+		if err != nil {
+			return Row{}, err
+		}
+		n.line++
+		if tooLong {
+			return Row{No: n.line, Errors: map[string]string{"row": fmt.Sprintf("must be at most %d bytes", maxLine)}}, nil
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		switch {
+		case !utf8.Valid(line):
+			return Row{No: n.line, Errors: map[string]string{"row": "must be UTF-8 text"}}, nil
+		case line[0] != '{' || !json.Valid(line):
+			return Row{No: n.line, Errors: map[string]string{"row": "must be one JSON object (a v2 create body)"}}, nil
+		}
+		return Row{No: n.line, Body: bytes.Clone(line)}, nil
+	}
+}
+
+// readLine reads up to the next newline, keeping at most maxLine bytes; a longer line is read to
+// its end and reported as too long. io.EOF comes only when nothing is left.
+func (n *ndjsonRows) readLine() (line []byte, tooLong bool, err error) {
+	n.long = n.long[:0]
+	for {
+		chunk, err := n.r.ReadSlice('\n')
+		if len(n.long)+len(chunk) > maxLine+1 {
+			tooLong = true
+		} else {
+			n.long = append(n.long, chunk...)
+		}
+		switch {
+		case err == nil:
+			return n.long, tooLong, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			if len(n.long) == 0 && !tooLong {
+				return nil, false, io.EOF
+			}
+			return n.long, tooLong, nil
+		default:
+			return nil, false, fileError(err)
+		}
+	}
+}
+
+// fileError is the answer to a file that cannot be read as a whole: a broken CSV is 400 naming
+// the line; a body past the route's limit, too slow or cut off is answered as web.BodyReadError.
+func fileError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return apperr.Field("body", fmt.Sprintf("must be CSV (RFC 4180): line %d, column %d: %v", pe.Line, pe.Column, pe.Err))
+	}
+	return web.BodyReadError(err)
+}
