@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,4 +161,30 @@ func TestBulkImportRefusesAnUnreadableFile(t *testing.T) {
 
 	r = stack.Call(t, http.MethodPost, "/v2/lead/import/", `{"phone":"+79161234567"}`)
 	assert.Equal(t, http.StatusUnsupportedMediaType, r.Status, "%s", r.Body)
+}
+
+// ccadmin import drives a real import end to end: upload, progress, summary, refused rows saved.
+func TestCcadminImportReportsAndSavesRefusedRows(t *testing.T) {
+	orderID, _ := leadOrder(t, "ccadmin import")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "leads.csv")
+	content := "phone,leadType,name\n" + newPhone() + ",straight,Ann\n12,straight,Bob\n" + newPhone() + ",selection,Cy\n"
+	require.NoError(t, os.WriteFile(file, []byte(content), 0o600))
+
+	out, err := stack.Admin("import", "--order", strconv.FormatInt(orderID, 10), file)
+	require.NoError(t, err)
+	lines := strings.Split(out, "\n")
+	require.Len(t, lines, 2, out)
+	assert.Regexp(t, `^import [0-9a-f-]{36}: 3 rows, 2 created, 1 refused in `, lines[0])
+	assert.Equal(t, "refused rows written to "+file+".refused.csv", lines[1])
+	saved, err := os.ReadFile(file + ".refused.csv")
+	require.NoError(t, err)
+	records, err := csv.NewReader(strings.NewReader(string(saved))).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, records, 2, "%s", saved)
+	assert.Equal(t, []string{"3", "refused", ""}, records[1][:3], "the bad phone's line")
+	assert.Contains(t, records[1][3], `"phone"`)
+
+	total, _ := page(t, stack.APIKey, "/v2/lead/?orderIds[]="+strconv.FormatInt(orderID, 10))
+	assert.Equal(t, 2, total)
 }

@@ -152,7 +152,7 @@ func dialCommand(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// anAdmin is an active admin's id: the dialers lease on their behalf.
+// anAdmin is an active admin's id: dial's leases and import's uploads act on their behalf.
 func anAdmin(ctx context.Context, users *user.Store) (int64, error) {
 	active, g := true, user.GroupAdmin
 	list, err := users.List(ctx, user.Filter{AccessGroup: &g, IsActive: &active})
@@ -160,7 +160,7 @@ func anAdmin(ctx context.Context, users *user.Store) (int64, error) {
 		return 0, err
 	}
 	if len(list) == 0 {
-		return 0, fmt.Errorf("no active admin to lease for (run ccadmin seed --demo)")
+		return 0, fmt.Errorf("no active admin to act for (run ccadmin seed --demo)")
 	}
 	return list[0].ID, nil
 }

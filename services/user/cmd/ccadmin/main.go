@@ -49,10 +49,11 @@ const usage = `usage:
   ccadmin user set-active --id ID --active=true|false
   ccadmin user list
   ccadmin dial --order ID [--dialers N] [--duration 30s]
+  ccadmin import --order ID [--format csv|ndjson] FILE [--refused PATH]
 
 environment: DATABASE_URL, ORDER_URL (empty: skip order catalogs and demo orders), LEAD_URL
-(empty: skip lead catalogs and demo leads), CALL_URL and AMQP_URL (either empty: skip demo calls),
-INTERNAL_TOKEN
+(empty: skip lead catalogs and demo leads; import needs it), CALL_URL and AMQP_URL (either empty:
+skip demo calls), INTERNAL_TOKEN
 `
 
 func main() {
@@ -118,6 +119,7 @@ func run(ctx context.Context, cfg settings, args []string, stdout, stderr io.Wri
 
 		"simulate-calls": simulateCallsCommand, // plays the telephony platform (simulate.go)
 		"dial":           dialCommand,          // plays its dialers on the dialing queue (dial.go)
+		"import":         importCommand,        // bulk-imports a lead file through lead-api (import.go)
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
@@ -166,6 +168,21 @@ func parse(fs *flag.FlagSet, args []string) error {
 		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
 	}
 	return nil
+}
+
+// parseFile parses args that name one FILE among the flags, on either side of it: flag stops at
+// the first argument, so what follows FILE is parsed again.
+func parseFile(fs *flag.FlagSet, args []string) (string, error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", err
+		}
+		return "", usagef("%s: %v", fs.Name(), err)
+	}
+	if fs.NArg() == 0 {
+		return "", usagef("%s: no FILE given", fs.Name())
+	}
+	return fs.Arg(0), parse(fs, fs.Args()[1:])
 }
 
 // isSet reports whether a flag was given on the command line (its default does not count).

@@ -140,23 +140,36 @@ func callAgents(ctx context.Context, users *user.Store) ([]int64, error) {
 }
 
 // orderEndpoints are the order's virtual numbers, the lines the platform dials from; without an
-// order service every call uses number 1.
+// order service (or numbers), endpoint 1.
 func orderEndpoints(ctx context.Context, orderURL, token string, orderID int64) ([]int64, error) {
 	if orderURL == "" {
 		return []int64{1}, nil
 	}
-	orders := svcclient.New("order", orderURL, token, 10*time.Second)
-	defer orders.CloseIdleConnections()
-	var o struct {
-		SipEndpointIDs []int64 `json:"sipEndpointIds"`
-	}
-	if err := orders.Do(ctx, http.MethodGet, fmt.Sprintf("/internal/orders/%d", orderID), nil, &o); err != nil {
-		return nil, fmt.Errorf("order %d: %w", orderID, err)
+	o, err := fetchOrder(ctx, orderURL, token, orderID)
+	if err != nil {
+		return nil, err
 	}
 	if len(o.SipEndpointIDs) == 0 {
 		return []int64{1}, nil
 	}
 	return o.SipEndpointIDs, nil
+}
+
+// orderFacts are the fields of an order ccadmin reads from the order service.
+type orderFacts struct {
+	Code           string  `json:"code"`
+	SipEndpointIDs []int64 `json:"sipEndpointIds"`
+}
+
+// fetchOrder reads an order from the order service's internal route.
+func fetchOrder(ctx context.Context, orderURL, token string, orderID int64) (orderFacts, error) {
+	orders := svcclient.New("order", orderURL, token, 10*time.Second)
+	defer orders.CloseIdleConnections()
+	var o orderFacts
+	if err := orders.Do(ctx, http.MethodGet, fmt.Sprintf("/internal/orders/%d", orderID), nil, &o); err != nil {
+		return orderFacts{}, fmt.Errorf("order %d: %w", orderID, err)
+	}
+	return o, nil
 }
 
 // outcome is one way a call ends, with how often it happens in a typical outbound campaign.
