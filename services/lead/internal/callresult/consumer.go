@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/db"
 	"ccplatform/pkg/mq"
 	"ccplatform/services/lead/internal/orders"
-	"ccplatform/services/lead/internal/worker"
 
 	"go.uber.org/zap"
 )
@@ -89,36 +89,45 @@ func (c *Consumer) rulesOf(ctx context.Context, orderID int64) orderRules {
 	return orderRules{rules: r}
 }
 
-// commit applies items (the deliveries batch[idx[n]]) in one transaction and settles them. A
-// transient fault retries them all; any other fault of a multi-event batch is narrowed down by
-// applying each event alone, so one event the database refuses cannot hold the others back.
+// commit applies items (the deliveries batch[idx[n]]) and settles them: in one transaction, or
+// event by event when the database refuses the batch (db.WriteSplitting), so one event it refuses
+// cannot hold the others back. A transient fault retries the events it stopped.
 func (c *Consumer) commit(ctx context.Context, items []Item, idx []int, results []mq.Result) {
-	if len(items) == 0 {
-		return
-	}
-	sctx, cancel := context.WithTimeout(ctx, StoreTimeout)
-	defer cancel()
-	out, err := c.store.Apply(sctx, items)
-	switch {
-	case err == nil:
-		for n, i := range idx {
-			results[i] = mq.Result{Outcome: mq.Ack}
-			if r := out[n]; r.Kind == Skipped {
-				c.log.Debug("call results: event skipped", zap.String("event_id", items[n].Event.EventID), zap.String("reason", r.Reason))
+	errs := db.WriteSplitting(len(items), func(part []int) error {
+		sub := make([]Item, len(part))
+		for n, p := range part {
+			sub[n] = items[p]
+		}
+		sctx, cancel := context.WithTimeout(ctx, StoreTimeout)
+		defer cancel()
+		out, err := c.store.Apply(sctx, sub)
+		if err != nil {
+			return err
+		}
+		for n, r := range out {
+			if r.Kind == Skipped {
+				c.log.Debug("call results: event skipped", zap.String("event_id", sub[n].Event.EventID), zap.String("reason", r.Reason))
 			}
 		}
-	case worker.Transient(err):
-		c.log.Warn("call results: transient database fault, retrying", zap.Int("events", len(items)), zap.Error(err))
-		for _, i := range idx {
-			results[i] = mq.Result{Outcome: mq.Retry, Reason: err.Error()}
-		}
-	case len(items) > 1:
+		return nil
+	}, func(err error) {
 		c.log.Warn("call results: batch refused, applying each event alone", zap.Int("events", len(items)), zap.Error(err))
-		for n := range items {
-			c.commit(ctx, items[n:n+1], idx[n:n+1], results)
+	})
+	var transient error
+	for n, err := range errs {
+		i := idx[n]
+		switch {
+		case err == nil:
+			results[i] = mq.Result{Outcome: mq.Ack}
+		case db.Transient(err):
+			transient = err
+			results[i] = mq.Result{Outcome: mq.Retry, Reason: err.Error()}
+		default:
+			c.log.Error("call results: event refused by the database", zap.String("event_id", items[n].Event.EventID), zap.Error(err))
+			results[i] = mq.Result{Outcome: mq.Fail, Reason: err.Error()}
 		}
-	default:
-		c.log.Error("call results: event refused by the database", zap.String("event_id", items[0].Event.EventID), zap.Error(err))
-		results[idx[0]] = mq.Result{Outcome: mq.Fail, Reason: err.Error()}
+	}
+	if transient != nil {
+		c.log.Warn("call results: transient database fault, retrying", zap.Int("events", len(items)), zap.Error(transient))
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"ccplatform/pkg/optional"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/lead"
-	"ccplatform/services/lead/internal/worker"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
@@ -97,7 +96,7 @@ func (r *Runner) Step(ctx context.Context) (bool, error) {
 	var fault error
 	for _, imp := range open {
 		n, finished, err := r.runChunk(ctx, imp, r.chunk)
-		if err != nil && !worker.Transient(err) {
+		if err != nil && !db.Transient(err) {
 			// A permanent refusal of the chunk's writes: settle its rows one by one, so that only
 			// the row the database refuses is refused.
 			r.log.Warn("lead imports: chunk refused, writing its rows one by one", zap.Stringer("import", imp.ID), zap.Error(err))
@@ -120,9 +119,9 @@ func (r *Runner) Step(ctx context.Context) (bool, error) {
 func (r *Runner) oneByOne(ctx context.Context, imp Import, n int) error {
 	for range n {
 		claimed, _, err := r.runChunk(ctx, imp, 1)
-		if err != nil && !worker.Transient(err) {
+		if err != nil && !db.Transient(err) {
 			err = r.refuseNext(ctx, imp, map[string]string{"row": "refused by the database: " + err.Error()})
-			if err != nil && !worker.Transient(err) {
+			if err != nil && !db.Transient(err) {
 				// Not even the refusal can be written: give the import up rather than retry it
 				// forever, and say why.
 				return r.fail(ctx, imp.ID, err)

@@ -274,13 +274,43 @@ func reason(m job.Message, err error) string {
 	return err.Error()
 }
 
-// commit writes the outcomes of items[idx] in one transaction and settles them in results. A
-// transient fault retries them all; any other fault of a multi-job batch is narrowed down by
-// writing each job alone, so one bad job cannot hold the others back.
+// commit writes the outcomes of items[idx] and settles them in results: in one transaction, or
+// job by job when the database refuses the batch (db.WriteSplitting), so one bad job cannot hold
+// the others back. A transient fault retries the jobs it stopped.
 func (w *Worker) commit(ctx context.Context, items []*item, idx []int, results []mq.Result) {
-	if len(idx) == 0 {
-		return
+	errs := db.WriteSplitting(len(idx), func(part []int) error {
+		sub := make([]int, len(part))
+		for n, p := range part {
+			sub[n] = idx[p]
+		}
+		return w.commitTx(ctx, items, sub)
+	}, func(err error) {
+		w.log.Warn("lead jobs: batch refused, writing each job alone", zap.Int("jobs", len(idx)), zap.Error(err))
+	})
+	var transient error
+	for n, err := range errs {
+		i := idx[n]
+		switch {
+		case err == nil:
+		case db.Transient(err):
+			transient = err
+			results[i] = mq.Result{Outcome: mq.Retry, Reason: err.Error()}
+		default:
+			m := items[i].msg
+			fields := append([]zap.Field{zap.String("job_id", m.JobID), zap.String("request_id", m.RequestID), zap.Error(err)},
+				tracing.LogFields(tracing.WithTraceparent(ctx, m.Traceparent))...)
+			w.log.Error("lead jobs: job refused by the database", fields...)
+			results[i] = mq.Result{Outcome: mq.Fail, Reason: err.Error()}
+		}
 	}
+	if transient != nil {
+		w.log.Warn("lead jobs: transient database fault, retrying", zap.Int("jobs", len(idx)), zap.Error(transient))
+	}
+}
+
+// commitTx writes the outcomes of items[idx] in one transaction and, once it committed, counts
+// and traces them.
+func (w *Worker) commitTx(ctx context.Context, items []*item, idx []int) error {
 	start := time.Now()
 	var created, failed int
 	var outcomes []job.Outcome
@@ -289,32 +319,16 @@ func (w *Worker) commit(ctx context.Context, items []*item, idx []int, results [
 		outcomes, created, failed, err = write(ctx, tx, items, idx)
 		return err
 	})
-	switch {
-	case err == nil:
-		// Counted once committed: a rolled-back try writes nothing and is not counted.
-		if w.jobs != nil {
-			w.jobs.WithLabelValues(stateCreated).Add(float64(created))
-			w.jobs.WithLabelValues(job.StatusFailed).Add(float64(failed))
-		}
-		w.traceOutcomes(ctx, start, items, idx, outcomes)
-		return
-	case Transient(err):
-		w.log.Warn("lead jobs: transient database fault, retrying", zap.Int("jobs", len(idx)), zap.Error(err))
-		for _, i := range idx {
-			results[i] = mq.Result{Outcome: mq.Retry, Reason: err.Error()}
-		}
-	case len(idx) > 1:
-		w.log.Warn("lead jobs: batch refused, writing each job alone", zap.Int("jobs", len(idx)), zap.Error(err))
-		for _, i := range idx {
-			w.commit(ctx, items, []int{i}, results)
-		}
-	default:
-		m := items[idx[0]].msg
-		fields := append([]zap.Field{zap.String("job_id", m.JobID), zap.String("request_id", m.RequestID), zap.Error(err)},
-			tracing.LogFields(tracing.WithTraceparent(ctx, m.Traceparent))...)
-		w.log.Error("lead jobs: job refused by the database", fields...)
-		results[idx[0]] = mq.Result{Outcome: mq.Fail, Reason: err.Error()}
+	if err != nil {
+		return err
 	}
+	// Counted once committed: a rolled-back try writes nothing and is not counted.
+	if w.jobs != nil {
+		w.jobs.WithLabelValues(stateCreated).Add(float64(created))
+		w.jobs.WithLabelValues(job.StatusFailed).Add(float64(failed))
+	}
+	w.traceOutcomes(ctx, start, items, idx, outcomes)
+	return nil
 }
 
 // traceOutcomes ends, for each job whose outcome a transaction committed, a span continuing the

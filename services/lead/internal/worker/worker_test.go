@@ -312,12 +312,6 @@ func TestDatabaseOutageIsRetriedUntilItHeals(t *testing.T) {
 	<-done
 }
 
-func TestTransientClassification(t *testing.T) {
-	assert.False(t, worker.Transient(nil))
-	assert.True(t, worker.Transient(io.ErrUnexpectedEOF))
-	assert.True(t, worker.Transient(context.DeadlineExceeded))
-}
-
 func orderCached() orders.Order { return orders.Order{ID: orderID, Code: orderCode} }
 
 // group is a delivery carrying several jobs, as lead-api publishes them.

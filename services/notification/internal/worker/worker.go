@@ -107,7 +107,7 @@ func (w *Worker) handleOne(ctx context.Context, m mq.Delivery) (int, mq.Result) 
 		// The user was deleted after the command was accepted: nothing to deliver, ever.
 		log.Warn("notification: recipient no longer exists, dropped", zap.Int64("user_id", cmd.Target.UserID))
 		return 0, mq.Result{Outcome: mq.Ack}
-	case apperr.KindOf(err) == apperr.Unavailable || isTransient(err):
+	case db.Transient(err):
 		log.Warn("notification: transient failure, retrying", zap.Error(err))
 		return 0, mq.Result{Outcome: mq.Retry}
 	default:
