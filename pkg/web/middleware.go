@@ -3,6 +3,7 @@ package web
 import (
 	"crypto/subtle"
 	"fmt"
+	"net"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -174,4 +175,17 @@ func Handle(fn func(c *gin.Context) (any, error)) gin.HandlerFunc {
 		}
 		OK(c, data)
 	}
+}
+
+// ClientIP is the caller's address as the gateway forwarded it (X-Forwarded-For, then
+// X-Real-IP), or nil when there is none that reads as an IP address.
+func ClientIP(c *gin.Context) *string {
+	for _, raw := range []string{c.GetHeader("X-Forwarded-For"), c.GetHeader("X-Real-IP")} {
+		first, _, _ := strings.Cut(raw, ",")
+		if ip := net.ParseIP(strings.TrimSpace(first)); ip != nil {
+			s := ip.String()
+			return &s
+		}
+	}
+	return nil
 }

@@ -72,7 +72,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	o.Broker(broker)
 	calls := callresult.NewConsumer(callresult.NewStore(conn, cat), dir, log)
 
-	jobs := worker.New(leads, log, cfg.BatchSize).Counting(job.NewStateCounter(o.Registry))
+	jobs := worker.New(conn, leads, log, cfg.BatchSize).Counting(job.NewStateCounter(o.Registry))
 	imported := imports.NewRunner(conn, leads, log, cfg.ImportChunk, cfg.ImportIdle).Counting(imports.NewRowCounter(o.Registry))
 	diag.Pprof(ctx, cfg.PprofAddr, log)
 	var tasks app.Tasks

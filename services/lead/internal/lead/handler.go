@@ -88,7 +88,7 @@ func Enqueue(c *gin.Context, accept *job.Accepter, version, method string) (any,
 
 // MetaOf is what a create records about its request.
 func MetaOf(c *gin.Context, method string) Meta {
-	return Meta{CreateMethod: method, IP: ClientIP(c), CreatedBy: web.CallerOf(c).Ref()}
+	return Meta{CreateMethod: method, IP: web.ClientIP(c), CreatedBy: web.CallerOf(c).Ref()}
 }
 
 // update is operation 6; data is [].
@@ -126,7 +126,7 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 	if err := h.svc.CheckVisible(ctx, caller, id); err != nil {
 		return nil, err
 	}
-	l, err := h.svc.store.Get(ctx, id)
+	l, err := h.svc.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +159,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 	if f.OrderIDs, none = scope.Narrow(f.OrderIDs); none {
 		return listquery.NewResult([]ListItem{}, page, 0), nil
 	}
-	leads, total, err := h.svc.store.List(c.Request.Context(), f, page)
+	leads, total, err := h.svc.List(c.Request.Context(), f, page)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (h *Handler) briefs(c *gin.Context) (any, error) {
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	list, err := h.svc.store.Briefs(c.Request.Context(), orderID, limit)
+	list, err := h.svc.Briefs(c.Request.Context(), orderID, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -2,15 +2,12 @@ package lead
 
 import (
 	"context"
-	"net"
-	"strings"
 	"time"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/listquery"
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/orders"
-
-	"github.com/gin-gonic/gin"
 )
 
 // Service holds the lead rules that need the outside (the order service and the catalogs) and
@@ -30,9 +27,6 @@ func NewService(store *Store, dir *orders.Directory, cat *catalog.Store, rules R
 
 // Phones reads phone numbers as the lead rules do (the do-not-call list shares them).
 func (s *Service) Phones() *Phones { return s.rules.Phones }
-
-// Store is the service's lead store.
-func (s *Service) Store() *Store { return s.store }
 
 // CheckBody applies the rules that need only the body (the shape check of the async routes and
 // the first step of every other write).
@@ -145,15 +139,15 @@ func (s *Service) Update(ctx context.Context, id int64, ch Changes, by *int64) e
 	})
 }
 
-// ClientIP is the caller's address as the gateway forwarded it (X-Forwarded-For, then
-// X-Real-IP), or nil when there is none that reads as an IP address.
-func ClientIP(c *gin.Context) *string {
-	for _, raw := range []string{c.GetHeader("X-Forwarded-For"), c.GetHeader("X-Real-IP")} {
-		first, _, _ := strings.Cut(raw, ",")
-		if ip := net.ParseIP(strings.TrimSpace(first)); ip != nil {
-			s := ip.String()
-			return &s
-		}
-	}
-	return nil
+// Get reads a lead (the caller's access is CheckVisible's).
+func (s *Service) Get(ctx context.Context, id int64) (Lead, error) { return s.store.Get(ctx, id) }
+
+// List is a page of the leads f selects, with their number.
+func (s *Service) List(ctx context.Context, f Filter, page listquery.Page) ([]Lead, int, error) {
+	return s.store.List(ctx, f, page)
+}
+
+// Briefs are up to limit leads of an order (0: any) as the internal route lists them.
+func (s *Service) Briefs(ctx context.Context, orderID int64, limit int) ([]Brief, error) {
+	return s.store.Briefs(ctx, orderID, limit)
 }

@@ -59,10 +59,6 @@ func (p *preparedStmt) get(ctx context.Context, conn *sqlx.DB) (*sql.Stmt, error
 	return st, nil
 }
 
-// DB is the store's connection pool, for callers that run a store method inside their own
-// transaction (the worker writes leads and job outcomes together).
-func (s *Store) DB() *sqlx.DB { return s.conn }
-
 const columns = `id, order_id, order_code, phone, name, source_comment, ip, external_id_crm_a, external_id_crm_b,
 external_id_crm_c, external_id_crm_d, status_id, lead_type, create_method, source, ad_campaign_id, is_secondary,
 previous_lead_id, next_lead_id, planning_call_at, priority, utc_offset, social_network_id, social_login,

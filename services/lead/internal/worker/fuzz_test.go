@@ -18,7 +18,7 @@ import (
 
 // fuzzWorker decodes jobs with the body rules alone (no store, orders or catalogs): decode needs
 // nothing else.
-var fuzzWorker = New(lead.NewService(nil, nil, nil, lead.Rules{AdSystems: lead.DefaultAdSystems, Phones: lead.NewPhones()}), zap.NewNop(), 1)
+var fuzzWorker = New(nil, lead.NewService(nil, nil, nil, lead.Rules{AdSystems: lead.DefaultAdSystems, Phones: lead.NewPhones()}), zap.NewNop(), 1)
 
 // jobSeeds are lead.jobs job messages as lead-api writes them (job.Message.AppendJSON) and broken
 // ones.

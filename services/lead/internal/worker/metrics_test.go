@@ -15,7 +15,7 @@ import (
 // A fresh lead-worker exports both states it counts at 0 (lead-api makes its own "accepted").
 func TestCountingStartsEveryStateAtZero(t *testing.T) {
 	jobs := job.NewStateCounter(prometheus.NewPedanticRegistry())
-	worker.New(nil, zap.NewNop(), 1).Counting(jobs)
+	worker.New(nil, nil, zap.NewNop(), 1).Counting(jobs)
 	assert.Equal(t, 2, testutil.CollectAndCount(jobs))
 	for _, s := range []string{"created", "failed"} {
 		assert.Zero(t, testutil.ToFloat64(jobs.WithLabelValues(s)), s)

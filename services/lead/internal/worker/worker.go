@@ -30,6 +30,7 @@ import (
 
 // Worker handles batches of lead.jobs deliveries.
 type Worker struct {
+	conn *sqlx.DB
 	svc  *lead.Service
 	log  *zap.Logger
 	jobs *prometheus.CounterVec
@@ -38,11 +39,11 @@ type Worker struct {
 	txJobs int
 }
 
-// New is a worker that checks and stores leads through svc, at most txJobs per transaction
-// (bounded by what one INSERT can carry).
-func New(svc *lead.Service, log *zap.Logger, txJobs int) *Worker {
+// New is a worker that checks leads through svc and stores them with their job outcomes in
+// transactions on conn, at most txJobs per transaction (bounded by what one INSERT can carry).
+func New(conn *sqlx.DB, svc *lead.Service, log *zap.Logger, txJobs int) *Worker {
 	txJobs = min(max(txJobs, 1), lead.MaxInsertBatch)
-	return &Worker{svc: svc, log: log, txJobs: txJobs}
+	return &Worker{conn: conn, svc: svc, log: log, txJobs: txJobs}
 }
 
 // Counting makes w count the jobs it creates and fails in jobs (job.NewStateCounter); it returns w.
@@ -314,7 +315,7 @@ func (w *Worker) commitTx(ctx context.Context, items []*item, idx []int) error {
 	start := time.Now()
 	var created, failed int
 	var outcomes []job.Outcome
-	err := db.InTx(ctx, w.svc.Store().DB(), func(tx *sqlx.Tx) error {
+	err := db.InTx(ctx, w.conn, func(tx *sqlx.Tx) error {
 		var err error
 		outcomes, created, failed, err = write(ctx, tx, items, idx)
 		return err
@@ -442,5 +443,5 @@ func (w *Worker) DeadLettered(ctx context.Context, d mq.Delivery, body []byte, w
 	if len(outcomes) == 0 {
 		return nil
 	}
-	return db.InTx(ctx, w.svc.Store().DB(), func(tx *sqlx.Tx) error { return job.RecordOutcomes(ctx, tx, outcomes) })
+	return db.InTx(ctx, w.conn, func(tx *sqlx.Tx) error { return job.RecordOutcomes(ctx, tx, outcomes) })
 }

@@ -72,7 +72,7 @@ func leadsOfJob(t *testing.T, jobID string) []lead.Lead {
 	require.NoError(t, env.DB.Select(&ids, `SELECT id FROM leads WHERE job_id = $1`, jobID))
 	var out []lead.Lead
 	for _, id := range ids {
-		l, err := env.Leads.Store().Get(context.Background(), id)
+		l, err := env.Leads.Get(context.Background(), id)
 		require.NoError(t, err)
 		out = append(out, l)
 	}
@@ -88,7 +88,7 @@ func outcome(t *testing.T, jobID string) job.Outcome {
 
 func TestBatchWithDuplicatesMakesOneLeadPerJob(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.Leads, zap.NewNop(), 200)
+	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
 	a, bodyA := message(t, "v2", v2("+79161110001"))
 	b, bodyB := message(t, "v2", v2("79161110001"))
 	c, bodyC := message(t, "v1", map[string]any{"lead_type": "selection", "client_phone": "79161110002", "order_id": orderID,
@@ -118,7 +118,7 @@ func TestBatchWithDuplicatesMakesOneLeadPerJob(t *testing.T) {
 
 func TestRedeliveredJobCreatesNothingTwice(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.Leads, zap.NewNop(), 200)
+	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
 	id, body := message(t, "v2", v2("+79161110010"))
 	for range 3 {
 		assert.Equal(t, []mq.Outcome{mq.Ack}, outcomes(w.Handle(context.Background(), deliveries(body))))
@@ -131,7 +131,7 @@ func TestRedeliveredJobCreatesNothingTwice(t *testing.T) {
 
 func TestJobsThatCanNeverSucceedAreFailedAndAcked(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.Leads, zap.NewNop(), 200)
+	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
 	final := v2("+79161110020")
 	final["statusId"] = 4
 	a, bodyA := message(t, "v2", final)
@@ -163,7 +163,7 @@ func TestJobsThatCanNeverSucceedAreFailedAndAcked(t *testing.T) {
 
 func TestOrderServiceDownRetriesOnlyItsJobs(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.Leads, zap.NewNop(), 200)
+	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
 	unknown := v2("+79161110030")
 	unknown["orderId"] = 987654 // not cached, and the order service is unreachable in these tests
 	_, bodyU := message(t, "v2", unknown)
@@ -174,7 +174,7 @@ func TestOrderServiceDownRetriesOnlyItsJobs(t *testing.T) {
 }
 
 func TestUndecodableJobsAreDeadLettered(t *testing.T) {
-	w := worker.New(env.Leads, zap.NewNop(), 200)
+	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
 	results := w.Handle(context.Background(), deliveries([]byte(`{not json`), []byte(`{"jobId":"x","version":"v2"}`), []byte(`{"jobId":"`+env.JobIDs.New(9).String()+`","version":"v9","body":{}}`)))
 	assert.Equal(t, []mq.Outcome{mq.DeadLetter, mq.DeadLetter, mq.DeadLetter}, outcomes(results))
 	for _, r := range results {
@@ -280,7 +280,7 @@ func TestDatabaseOutageIsRetriedUntilItHeals(t *testing.T) {
 	settings := env.Settings
 	leads, dir, _ := setup.Leads(settings, conn)
 	dir.Remember(orderCached())
-	w := worker.New(leads, zap.NewNop(), 200)
+	w := worker.New(conn, leads, zap.NewNop(), 200)
 
 	// Directly: a batch while the database is away is retried, not failed.
 	proxy.setUp(false)
@@ -321,7 +321,7 @@ func group(jobs ...[]byte) mq.Delivery {
 
 func TestGroupedJobsAreEachStoredOrFailedAndTheGroupAcked(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.Leads, zap.NewNop(), 200)
+	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
 	a, bodyA := message(t, "v2", v2("+79161110040"))
 	bad, bodyBad := message(t, "v1", map[string]any{"lead_type": "straight", "client_phone": "12", "order_id": orderID, "order_code": orderCode})
 	b, bodyB := message(t, "v2", v2("+79161110041"))
@@ -343,7 +343,7 @@ func TestGroupedJobsAreEachStoredOrFailedAndTheGroupAcked(t *testing.T) {
 
 func TestGroupWithAJobThatMustWaitIsRetriedWhole(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.Leads, zap.NewNop(), 200)
+	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
 	unknown := v2("+79161110050")
 	unknown["orderId"] = 987655 // not cached, and the order service is unreachable in these tests
 	u, bodyU := message(t, "v2", unknown)
@@ -366,7 +366,7 @@ func TestGroupWithAJobThatMustWaitIsRetriedWhole(t *testing.T) {
 }
 
 func TestUndecodableGroupIsDeadLetteredWhole(t *testing.T) {
-	w := worker.New(env.Leads, zap.NewNop(), 200)
+	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
 	results := w.Handle(context.Background(), []mq.Delivery{{Type: job.GroupType, Body: []byte(`{"jobId":"not an array"}`)}})
 	require.Equal(t, []mq.Outcome{mq.DeadLetter}, outcomes(results))
 	assert.Contains(t, results[0].Reason, "undecodable job group")
@@ -375,7 +375,7 @@ func TestUndecodableGroupIsDeadLetteredWhole(t *testing.T) {
 
 func TestGroupsAreWrittenInTransactionsOfBoundedSize(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.Leads, zap.NewNop(), 3)
+	w := worker.New(env.DB, env.Leads, zap.NewNop(), 3)
 	var ids []string
 	var batch []mq.Delivery
 	for g := range 2 {
@@ -427,7 +427,7 @@ func TestAJobTheDatabaseRefusesEndsFailedNeverQueued(t *testing.T) {
 	require.NoError(t, pub.Publish(ctx, "", job.Queue, mq.Message{ID: single, Type: job.MessageType, Body: bodySingle}))
 	require.NoError(t, pub.Publish(ctx, "", job.Queue, mq.Message{ID: "group-1", Type: job.GroupType, Body: mq.JoinGroup([][]byte{bodyGood, bodyBad})}))
 
-	w := worker.New(env.Leads, zap.NewNop(), 200)
+	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
