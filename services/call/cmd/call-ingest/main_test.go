@@ -11,8 +11,8 @@ import (
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/mqtest"
 	"ccplatform/pkg/ops"
-	"ccplatform/services/call/internal/calltest"
 	"ccplatform/services/call/internal/migrations"
+	"ccplatform/services/call/internal/servicetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,14 +48,14 @@ func TestRunConsumesAndStops(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, cfg, zap.NewNop(), ops.New("call-ingest")) }()
 
-	b := calltest.Dial(t, amqpURL, mq.WorkQueue("telephony.calls"))
-	ev := calltest.Event(calltest.LeadID(), time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	b := servicetest.Dial(t, amqpURL, mq.WorkQueue("telephony.calls"))
+	ev := servicetest.Event(servicetest.LeadID(), time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
 	b.PublishEvent(t, "telephony.calls", ev)
 
 	conn, err := db.Open(context.Background(), dbURL, migrations.Schema.Name, 2)
 	require.NoError(t, err)
 	defer conn.Close()
-	calltest.Eventually(t, 20*time.Second, func() bool {
+	servicetest.Eventually(t, 20*time.Second, func() bool {
 		var n int
 		return conn.Get(&n, `SELECT count(*) FROM calls WHERE platform_call_id = $1 AND finished_published_at IS NOT NULL`,
 			ev.PlatformCallID) == nil && n == 1

@@ -12,17 +12,17 @@ import (
 
 	"ccplatform/pkg/telephony"
 	"ccplatform/services/call/internal/call"
-	"ccplatform/services/call/internal/calltest"
 	"ccplatform/services/call/internal/ingest"
+	"ccplatform/services/call/internal/servicetest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-var env *calltest.Env
+var env *servicetest.Env
 
 func TestMain(m *testing.M) {
-	calltest.Main(m, "call_http", func(e *calltest.Env) { env = e })
+	servicetest.Main(m, "call_http", func(e *servicetest.Env) { env = e })
 }
 
 // save stores events the way call-ingest does and returns the new calls' ids in event order.
@@ -70,14 +70,14 @@ func idsOf(p page) []int64 {
 var base = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 
 func TestListFilters(t *testing.T) {
-	lead1, lead2 := calltest.LeadID(), calltest.LeadID()
-	e1 := calltest.Event(lead1, base)
-	e2 := calltest.Event(lead1, base.Add(time.Hour))
+	lead1, lead2 := servicetest.LeadID(), servicetest.LeadID()
+	e1 := servicetest.Event(lead1, base)
+	e2 := servicetest.Event(lead1, base.Add(time.Hour))
 	e2.UserID, e2.StatusCode, e2.AnsweredAt, e2.HasRecords = 6, telephony.StatusNoAnswer, nil, false
-	e3 := calltest.Event(lead2, base.Add(2*time.Hour))
+	e3 := servicetest.Event(lead2, base.Add(2*time.Hour))
 	e3.OrderID = e1.OrderID
 	e3.StatusCode = telephony.StatusBusy
-	e4 := calltest.Event(lead2, base.Add(24*time.Hour))
+	e4 := servicetest.Event(lead2, base.Add(24*time.Hour))
 	e4.OrderID = e1.OrderID + 5000
 	id := save(t, e1, e2, e3, e4)
 	lq := func(lead int64) string { return "leadIds[]=" + strconv.FormatInt(lead, 10) }
@@ -112,11 +112,11 @@ func TestListFilters(t *testing.T) {
 }
 
 func TestListPagination(t *testing.T) {
-	lead := calltest.LeadID()
+	lead := servicetest.LeadID()
 	var events []telephony.CallEvent
 	for i := range 7 {
 		// Pairs share their start time: the id breaks the tie, newest id first.
-		events = append(events, calltest.Event(lead, base.Add(time.Duration(i/2)*time.Minute)))
+		events = append(events, servicetest.Event(lead, base.Add(time.Duration(i/2)*time.Minute)))
 	}
 	ids := save(t, events...)
 	want := []int64{ids[6], ids[5], ids[4], ids[3], ids[2], ids[1], ids[0]}
@@ -140,10 +140,10 @@ func TestListPagination(t *testing.T) {
 }
 
 func TestListDefaultAndMaximumLimit(t *testing.T) {
-	lead := calltest.LeadID()
+	lead := servicetest.LeadID()
 	var events []telephony.CallEvent
 	for i := range 101 {
-		events = append(events, calltest.Event(lead, base.Add(time.Duration(i)*time.Second)))
+		events = append(events, servicetest.Event(lead, base.Add(time.Duration(i)*time.Second)))
 	}
 	save(t, events...)
 	q := "leadIds[]=" + strconv.FormatInt(lead, 10)
@@ -179,7 +179,7 @@ func TestListRejectsBadQueries(t *testing.T) {
 }
 
 func TestDetail(t *testing.T) {
-	ev := calltest.Event(calltest.LeadID(), base)
+	ev := servicetest.Event(servicetest.LeadID(), base)
 	ev.ClientPhone = "+447911123456"
 	id := save(t, ev)[0]
 

@@ -11,9 +11,9 @@ import (
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/telephony"
-	"ccplatform/services/call/internal/calltest"
 	"ccplatform/services/call/internal/ingest"
 	"ccplatform/services/call/internal/migrations"
+	"ccplatform/services/call/internal/servicetest"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
@@ -22,10 +22,10 @@ import (
 	"go.uber.org/zap"
 )
 
-var env *calltest.Env
+var env *servicetest.Env
 
 func TestMain(m *testing.M) {
-	calltest.Main(m, "call_ingest", func(e *calltest.Env) { env = e })
+	servicetest.Main(m, "call_ingest", func(e *servicetest.Env) { env = e })
 }
 
 var base = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
@@ -64,7 +64,7 @@ func startConsumer(t *testing.T, store *sqlx.DB) running {
 }
 
 // finishedOf subscribes to call.finished and returns a reader of the events about lead.
-func finishedOf(t *testing.T, b *calltest.Broker) func(lead int64) []ingest.Finished {
+func finishedOf(t *testing.T, b *servicetest.Broker) func(lead int64) []ingest.Finished {
 	t.Helper()
 	queue := "test.call-finished." + uuid.NewString()[:8]
 	c := b.Collect(t, declare(t, b, mq.Subscription(ingest.Exchange, queue, ingest.FinishedKey), queue))
@@ -85,7 +85,7 @@ func finishedOf(t *testing.T, b *calltest.Broker) func(lead int64) []ingest.Fini
 }
 
 // declare runs topology on the test's connection and returns queue.
-func declare(t *testing.T, b *calltest.Broker, topology mq.Topology, queue string) string {
+func declare(t *testing.T, b *servicetest.Broker, topology mq.Topology, queue string) string {
 	t.Helper()
 	ch, err := b.Conn.Channel(context.Background())
 	require.NoError(t, err)
@@ -141,21 +141,21 @@ func allPublished(t *testing.T, lead int64, n int) func() bool {
 
 func TestStoresEachCallOnceAndAnnouncesIt(t *testing.T) {
 	r := startConsumer(t, env.DB)
-	b := calltest.Dial(t, env.AMQPURL, mq.WorkQueue(r.queue))
+	b := servicetest.Dial(t, env.AMQPURL, mq.WorkQueue(r.queue))
 	finished := finishedOf(t, b)
-	lead := calltest.LeadID()
-	first := calltest.Event(lead, base)
-	second := calltest.Event(lead, base.Add(time.Minute))
+	lead := servicetest.LeadID()
+	first := servicetest.Event(lead, base)
+	second := servicetest.Event(lead, base.Add(time.Minute))
 	second.StatusCode, second.AnsweredAt, second.FinishInitiator, second.HasRecords = telephony.StatusNoAnswer, nil, nil, false
 	again := first
 	again.EventID = uuid.NewString() // the platform reports the same call again, as a new message
 
 	b.PublishEvent(t, r.queue, first)
-	calltest.Eventually(t, 15*time.Second, allPublished(t, lead, 1), "first call stored and announced")
+	servicetest.Eventually(t, 15*time.Second, allPublished(t, lead, 1), "first call stored and announced")
 	b.PublishEvent(t, r.queue, again)
 	b.PublishEvent(t, r.queue, second)
-	calltest.Eventually(t, 15*time.Second, allPublished(t, lead, 2), "second call stored and announced")
-	calltest.Eventually(t, 15*time.Second, func() bool { return len(finished(lead)) >= 2 }, "call.finished received")
+	servicetest.Eventually(t, 15*time.Second, allPublished(t, lead, 2), "second call stored and announced")
+	servicetest.Eventually(t, 15*time.Second, func() bool { return len(finished(lead)) >= 2 }, "call.finished received")
 	time.Sleep(700 * time.Millisecond) // room for a wrong duplicate to show up
 
 	calls := callsOf(t, lead)
@@ -196,13 +196,13 @@ func delivery(t *testing.T, ev any) mq.Delivery {
 }
 
 func TestDuplicateInsideOneBatch(t *testing.T) {
-	b := calltest.Dial(t, env.AMQPURL, mq.EventExchange(ingest.Exchange))
+	b := servicetest.Dial(t, env.AMQPURL, mq.EventExchange(ingest.Exchange))
 	finished := finishedOf(t, b)
 	pub := mq.NewPublisher(b.Conn)
 	t.Cleanup(pub.Close)
 	consumer := ingest.NewConsumer(ingest.NewStore(env.DB), pub, zap.NewNop())
-	lead := calltest.LeadID()
-	one, two := calltest.Event(lead, base), calltest.Event(lead, base.Add(time.Second))
+	lead := servicetest.LeadID()
+	one, two := servicetest.Event(lead, base), servicetest.Event(lead, base.Add(time.Second))
 	oneAgain, twoAgain := one, two
 	oneAgain.EventID, twoAgain.EventID = uuid.NewString(), uuid.NewString()
 
@@ -212,7 +212,7 @@ func TestDuplicateInsideOneBatch(t *testing.T) {
 		assert.Equal(t, mq.Ack, r.Outcome, "message %d: %s", i, r.Reason)
 	}
 	assert.Equal(t, 2, callCount(t, lead))
-	calltest.Eventually(t, 10*time.Second, func() bool { return len(finished(lead)) >= 2 }, "call.finished received")
+	servicetest.Eventually(t, 10*time.Second, func() bool { return len(finished(lead)) >= 2 }, "call.finished received")
 	time.Sleep(500 * time.Millisecond)
 	assert.Len(t, finished(lead), 2, "one call.finished per call, however often it came in the batch")
 
@@ -226,20 +226,20 @@ func TestDuplicateInsideOneBatch(t *testing.T) {
 
 func TestBadEventsAreDeadLetteredWithTheReason(t *testing.T) {
 	r := startConsumer(t, env.DB)
-	b := calltest.Dial(t, env.AMQPURL, mq.WorkQueue(r.queue))
+	b := servicetest.Dial(t, env.AMQPURL, mq.WorkQueue(r.queue))
 	dead := b.Collect(t, r.queue+mq.DeadLetterSuffix)
-	lead := calltest.LeadID()
-	invalid := calltest.Event(lead, base)
+	lead := servicetest.LeadID()
+	invalid := servicetest.Event(lead, base)
 	invalid.Direction, invalid.ClientPhone = "sideways", "12"
-	unknown := calltest.Event(lead, base)
+	unknown := servicetest.Event(lead, base)
 	unknown.StatusCode = "teleported"
-	good := calltest.Event(lead, base)
+	good := servicetest.Event(lead, base)
 
 	b.PublishRaw(t, r.queue, "raw-1", []byte("call ended at ten"))
 	b.PublishEvent(t, r.queue, invalid)
 	b.PublishEvent(t, r.queue, unknown)
 	b.PublishEvent(t, r.queue, good)
-	calltest.Eventually(t, 15*time.Second, func() bool { return len(dead.Messages()) >= 3 }, "three dead letters")
+	servicetest.Eventually(t, 15*time.Second, func() bool { return len(dead.Messages()) >= 3 }, "three dead letters")
 
 	reasons := map[string]string{}
 	for _, m := range dead.Messages() {
@@ -252,16 +252,16 @@ func TestBadEventsAreDeadLetteredWithTheReason(t *testing.T) {
 	assert.Contains(t, reasons[invalid.EventID], "direction: must be incoming or outgoing")
 	assert.Contains(t, reasons[invalid.EventID], "clientPhone: must be a phone number in E.164 format")
 	assert.Contains(t, reasons[unknown.EventID], `statusCode: unknown call status "teleported"`)
-	calltest.Eventually(t, 10*time.Second, allPublished(t, lead, 1), "the good event of the same batch is stored")
+	servicetest.Eventually(t, 10*time.Second, allPublished(t, lead, 1), "the good event of the same batch is stored")
 	assert.Equal(t, good.PlatformCallID, callsOf(t, lead)[0].PlatformCallID)
 }
 
 // proxiedDB opens the service's schema through a proxy that the test can cut.
-func proxiedDB(t *testing.T) (*sqlx.DB, *calltest.Proxy) {
+func proxiedDB(t *testing.T) (*sqlx.DB, *servicetest.Proxy) {
 	t.Helper()
 	u, err := url.Parse(env.DBURL)
 	require.NoError(t, err)
-	proxy := calltest.NewProxy(t, u.Host)
+	proxy := servicetest.NewProxy(t, u.Host)
 	u.Host = proxy.Addr()
 	q := u.Query()
 	q.Set("connect_timeout", "2")
@@ -274,17 +274,17 @@ func proxiedDB(t *testing.T) (*sqlx.DB, *calltest.Proxy) {
 
 func TestDatabaseDownIsRetried(t *testing.T) {
 	conn, proxy := proxiedDB(t)
-	lead := calltest.LeadID()
+	lead := servicetest.LeadID()
 
 	t.Run("the handler asks for a retry", func(t *testing.T) {
-		b := calltest.Dial(t, env.AMQPURL)
+		b := servicetest.Dial(t, env.AMQPURL)
 		pub := mq.NewPublisher(b.Conn)
 		t.Cleanup(pub.Close)
 		consumer := ingest.NewConsumer(ingest.NewStore(conn), pub, zap.NewNop())
 		proxy.Down()
 		defer proxy.Up(t)
 		results := consumer.Handle(context.Background(), []mq.Delivery{
-			delivery(t, calltest.Event(lead, base)), delivery(t, []byte("{"))})
+			delivery(t, servicetest.Event(lead, base)), delivery(t, []byte("{"))})
 		assert.Equal(t, mq.Retry, results[0].Outcome, "a valid event waits for the database")
 		assert.NotEmpty(t, results[0].Reason)
 		assert.Equal(t, mq.DeadLetter, results[1].Outcome, "an undecodable one is dead-lettered all the same")
@@ -292,29 +292,29 @@ func TestDatabaseDownIsRetried(t *testing.T) {
 
 	t.Run("the consumer stores the call once the database is back", func(t *testing.T) {
 		r := startConsumer(t, conn)
-		b := calltest.Dial(t, env.AMQPURL, mq.WorkQueue(r.queue))
+		b := servicetest.Dial(t, env.AMQPURL, mq.WorkQueue(r.queue))
 		dead := b.Collect(t, r.queue+mq.DeadLetterSuffix)
 		finished := finishedOf(t, b)
 		proxy.Down()
-		ev := calltest.Event(lead, base)
+		ev := servicetest.Event(lead, base)
 		b.PublishEvent(t, r.queue, ev)
 		time.Sleep(2 * time.Second)
 		assert.Equal(t, 0, callCount(t, lead), "nothing stored while the database is down")
 		assert.Empty(t, dead.Messages(), "a database outage never dead-letters")
 
 		proxy.Up(t)
-		calltest.Eventually(t, 30*time.Second, allPublished(t, lead, 1), "stored after the database came back")
-		calltest.Eventually(t, 10*time.Second, func() bool { return len(finished(lead)) == 1 }, "announced once")
+		servicetest.Eventually(t, 30*time.Second, allPublished(t, lead, 1), "stored after the database came back")
+		servicetest.Eventually(t, 10*time.Second, func() bool { return len(finished(lead)) == 1 }, "announced once")
 		assert.Empty(t, dead.Messages())
 	})
 }
 
 func TestRepublishesWhenAnEarlierDeliveryGotNoConfirm(t *testing.T) {
 	r := startConsumer(t, env.DB)
-	b := calltest.Dial(t, env.AMQPURL, mq.WorkQueue(r.queue))
+	b := servicetest.Dial(t, env.AMQPURL, mq.WorkQueue(r.queue))
 	finished := finishedOf(t, b)
-	lead := calltest.LeadID()
-	ev := calltest.Event(lead, base)
+	lead := servicetest.LeadID()
+	ev := servicetest.Event(lead, base)
 
 	// An earlier delivery committed the call, then lost the broker before call.finished was
 	// confirmed, so the platform's message was never acked.
@@ -326,31 +326,31 @@ func TestRepublishesWhenAnEarlierDeliveryGotNoConfirm(t *testing.T) {
 	require.Len(t, pending, 1)
 
 	b.PublishEvent(t, r.queue, ev) // the redelivery
-	calltest.Eventually(t, 15*time.Second, allPublished(t, lead, 1), "published on redelivery")
-	calltest.Eventually(t, 10*time.Second, func() bool { return len(finished(lead)) == 1 }, "call.finished received")
+	servicetest.Eventually(t, 15*time.Second, allPublished(t, lead, 1), "published on redelivery")
+	servicetest.Eventually(t, 10*time.Second, func() bool { return len(finished(lead)) == 1 }, "call.finished received")
 	assert.Equal(t, pending[0].FinishedEventID.String(), finished(lead)[0].EventID, "the event id was fixed at insert")
 	assert.Equal(t, 1, callCount(t, lead))
 }
 
 func TestSurvivesBrokerConnectionLoss(t *testing.T) {
 	r := startConsumer(t, env.DB)
-	b := calltest.Dial(t, env.AMQPURL, mq.WorkQueue(r.queue))
+	b := servicetest.Dial(t, env.AMQPURL, mq.WorkQueue(r.queue))
 	finished := finishedOf(t, b)
-	lead := calltest.LeadID()
+	lead := servicetest.LeadID()
 	publish := func(from, n int) {
 		for i := from; i < from+n; i++ {
-			b.PublishEvent(t, r.queue, calltest.Event(lead, base.Add(time.Duration(i)*time.Second)))
+			b.PublishEvent(t, r.queue, servicetest.Event(lead, base.Add(time.Duration(i)*time.Second)))
 		}
 	}
 	publish(0, 20)
-	calltest.Eventually(t, 15*time.Second, allPublished(t, lead, 20), "first 20 stored")
+	servicetest.Eventually(t, 15*time.Second, allPublished(t, lead, 20), "first 20 stored")
 
-	calltest.CloseConnections(t, r.name)
+	servicetest.CloseConnections(t, r.name)
 	publish(20, 20) // while the consumer is reconnecting
-	calltest.Eventually(t, 60*time.Second, allPublished(t, lead, 40), "every event stored after the loss")
+	servicetest.Eventually(t, 60*time.Second, allPublished(t, lead, 40), "every event stored after the loss")
 	assert.Greater(t, r.conn.Connects(), int64(1), "the consumer reconnected")
 
-	calltest.Eventually(t, 15*time.Second, func() bool {
+	servicetest.Eventually(t, 15*time.Second, func() bool {
 		seen := map[int64]bool{}
 		for _, f := range finished(lead) {
 			seen[f.CallID] = true

@@ -10,8 +10,8 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/services/user/internal/agentgroup"
+	"ccplatform/services/user/internal/servicetest"
 	"ccplatform/services/user/internal/user"
-	"ccplatform/services/user/internal/usertest"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 // openDB gives a test empty users and agent-group tables in the package's database.
 func openDB(t *testing.T) *sqlx.DB {
 	t.Helper()
-	return usertest.DB(t, testURL, "users", "agent_groups")
+	return servicetest.DB(t, testURL, "users", "agent_groups")
 }
 
 // agents makes n users and returns their ids.

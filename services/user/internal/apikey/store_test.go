@@ -9,8 +9,8 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/services/user/internal/apikey"
+	"ccplatform/services/user/internal/servicetest"
 	"ccplatform/services/user/internal/user"
-	"ccplatform/services/user/internal/usertest"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 
 func openDB(t *testing.T) *sqlx.DB {
 	t.Helper()
-	return usertest.DB(t, testURL)
+	return servicetest.DB(t, testURL)
 }
 
 func newUser(t *testing.T, conn *sqlx.DB, email string, group user.AccessGroup) int64 {

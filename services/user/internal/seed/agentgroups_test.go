@@ -10,8 +10,8 @@ import (
 	"ccplatform/services/user/internal/agentgroup"
 	"ccplatform/services/user/internal/migrations"
 	"ccplatform/services/user/internal/seed"
+	"ccplatform/services/user/internal/servicetest"
 	"ccplatform/services/user/internal/user"
-	"ccplatform/services/user/internal/usertest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,7 +70,7 @@ func TestAgentGroupsStepIsIdempotent(t *testing.T) {
 
 func TestAgentGroupsStepNeedsTheUsers(t *testing.T) {
 	ctx := context.Background()
-	conn := usertest.DB(t, testURL, "users", "agent_groups")
+	conn := servicetest.DB(t, testURL, "users", "agent_groups")
 	err := seed.Run(ctx, &bytes.Buffer{}, seed.AgentGroups(agentgroup.NewStore(conn), user.NewStore(conn)))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "seed agent groups")

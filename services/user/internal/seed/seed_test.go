@@ -8,8 +8,8 @@ import (
 
 	"ccplatform/pkg/dbtest"
 	"ccplatform/services/user/internal/seed"
+	"ccplatform/services/user/internal/servicetest"
 	"ccplatform/services/user/internal/user"
-	"ccplatform/services/user/internal/usertest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 
 func openStore(t *testing.T) *user.Store {
 	t.Helper()
-	return user.NewStore(usertest.DB(t, testURL))
+	return user.NewStore(servicetest.DB(t, testURL))
 }
 
 func TestDemoUsersCoverEveryCase(t *testing.T) {

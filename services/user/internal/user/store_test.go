@@ -7,8 +7,8 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/dbtest"
+	"ccplatform/services/user/internal/servicetest"
 	"ccplatform/services/user/internal/user"
-	"ccplatform/services/user/internal/usertest"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 // openDB gives a test a clean users table in the package's database.
 func openDB(t *testing.T) *sqlx.DB {
 	t.Helper()
-	return usertest.DB(t, testURL, "users")
+	return servicetest.DB(t, testURL, "users")
 }
 
 func str(s string) *string { return &s }

@@ -1,8 +1,8 @@
-// Package calltest gives the call service's tests what they run against: a PostgreSQL database of
+// Package servicetest gives the call service's tests what they run against: a PostgreSQL database of
 // the test package's own (pkg/dbtest, migrated, dropped after), a RabbitMQ vhost of their own
 // (pkg/mqtest, deleted after), the real HTTP handler, and helpers to publish platform events and
 // read what the service publishes. It is imported by tests only.
-package calltest
+package servicetest
 
 import (
 	"context"
@@ -41,18 +41,18 @@ func Main(m *testing.M, label string, setup func(*Env)) {
 	dbtest.Main(m, label, func(url string) int {
 		amqpURL, dropVhost, err := mqtest.CreateVhost(label)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "calltest:", err)
+			fmt.Fprintln(os.Stderr, "servicetest:", err)
 			return 1
 		}
 		defer func() {
 			if err := dropVhost(); err != nil {
-				fmt.Fprintln(os.Stderr, "calltest: drop vhost:", err)
+				fmt.Fprintln(os.Stderr, "servicetest: drop vhost:", err)
 			}
 		}()
 		ctx := context.Background()
 		conn, err := migrations.Schema.Open(ctx, url, 16)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "calltest:", err)
+			fmt.Fprintln(os.Stderr, "servicetest:", err)
 			return 1
 		}
 		defer conn.Close()

@@ -1,4 +1,4 @@
-package calltest
+package servicetest
 
 import (
 	"fmt"

@@ -1,7 +1,7 @@
-// Package usertest opens the user service's schema for a test: on the database of the test
+// Package servicetest opens the user service's schema for a test: on the database of the test
 // package's own (pkg/dbtest.Main), migrated, with the tables the test needs emptied. It is
 // imported by tests only.
-package usertest
+package servicetest
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package calltest
+package servicetest
 
 import (
 	"context"
@@ -28,7 +28,7 @@ type Broker struct {
 // Dial connects to amqpURL and declares topology; it closes when the test ends.
 func Dial(t testing.TB, amqpURL string, topology ...mq.Topology) *Broker {
 	t.Helper()
-	conn := mq.Dial(amqpURL, "calltest-"+uuid.NewString()[:8], zap.NewNop(), topology...)
+	conn := mq.Dial(amqpURL, "servicetest-"+uuid.NewString()[:8], zap.NewNop(), topology...)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	if err := conn.Wait(ctx); err != nil {
