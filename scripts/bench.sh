@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Benchmarks of the lead scenario (scripts/bench, results in docs/performance.md): sync creates,
-# async accepts, the worker's drain, the list page on a million leads and the dialing queue's
-# leases, each beside a baseline measured in the same run (bare net/http + INSERT, bare confirmed
+# async accepts, the worker's drain, a bulk import, the list page on a million leads and the
+# dialing queue's leases, each beside a baseline measured in the same run (bare net/http + INSERT, bare confirmed
 # publishes, single-row INSERTs, the list's two queries alone, a bare SKIP LOCKED loop). Runs the
 # real binaries on a database and a vhost of its own.
 #
 # Environment: DATABASE_URL, AMQP_URL (see scripts/deps.sh). Arguments go to the bench program
-# (-c clients, -d phase length, -rows, -worker-concurrency, -list-requests, -phases, -dial-rows,
+# (-c clients, -d phase length, -rows, -worker-concurrency, -list-requests, -phases, -import-rows, -dial-rows,
 # -dial-due, -dial-big-rows; -h lists them).
 set -euo pipefail
 

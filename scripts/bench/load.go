@@ -52,9 +52,13 @@ func (r Result) Percentile(q float64) time.Duration {
 	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
 
-// Summary is the rate with p50/p99, as the report prints it.
+// Summary is the rate with p50/p99, as the report prints it (the rate alone for a run timed as a
+// whole, without latencies of its own).
 func (r Result) Summary() string {
-	s := fmt.Sprintf("%8.0f/s p50 %6.2fms p99 %6.2fms", r.Rate(), ms(r.Percentile(0.5)), ms(r.Percentile(0.99)))
+	s := fmt.Sprintf("%8.0f/s", r.Rate())
+	if len(r.latencies) > 0 {
+		s += fmt.Sprintf(" p50 %6.2fms p99 %6.2fms", ms(r.Percentile(0.5)), ms(r.Percentile(0.99)))
+	}
 	if r.Errors > 0 {
 		s += fmt.Sprintf(" (%d errors, first: %v)", r.Errors, r.FirstErr)
 	}

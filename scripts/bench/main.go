@@ -1,9 +1,10 @@
 // Command bench measures the lead scenario of the platform, each figure beside a baseline measured
 // in the same run on the same machine: sync creates through the gateway against a bare
 // one-INSERT-per-request server, async accepts against a bare confirmed-publish loop, the worker's
-// drain rate against single-row INSERTs, and the list page on a million leads against its two
-// queries run directly. It runs the real binaries (gateway/stacktest) on a database and a broker
-// vhost of its own, both removed afterwards. `make bench` runs it.
+// drain rate against single-row INSERTs, a bulk import's rows/s against that drain rate (with
+// lead-api's memory while a 64 MiB file is uploaded), and the list page on a million leads against
+// its two queries run directly. It runs the real binaries (gateway/stacktest) on a database and a
+// broker vhost of its own, both removed afterwards. `make bench` runs it.
 package main
 
 import (
@@ -36,8 +37,14 @@ type Config struct {
 	DrainJobs         int
 	Rows              int
 	ListRequests      int
-	// Phases selects the phases to run (sync, async, list, dialer).
+	// Phases selects the phases to run (sync, async, import, list, dialer); import selects async
+	// too, whose drain rate (figure (3)) is its baseline.
 	Phases string
+	// ImportRows is the size of the import phase's measured file; ImportProfile, when set, is where
+	// a CPU profile of lead-worker's first ImportProfileFor on it is written.
+	ImportRows       int
+	ImportProfile    string
+	ImportProfileFor time.Duration
 	// DialRows and DialDue size the dialing queue's order; DialBigRows (more than DialRows) adds
 	// not-due leads afterwards to measure the lease's cost again (slow: off by default).
 	DialRows    int
@@ -53,7 +60,13 @@ func main() {
 	flag.IntVar(&cfg.DrainJobs, "drain-jobs", 20_000, "jobs queued (at least) for lead-worker to drain")
 	flag.IntVar(&cfg.Rows, "rows", 1_000_000, "leads bulk-loaded for the list phase")
 	flag.IntVar(&cfg.ListRequests, "list-requests", 500, "list requests measured (one client)")
-	flag.StringVar(&cfg.Phases, "phases", "sync,async,list,dialer", "phases to run, comma-separated")
+	flag.StringVar(&cfg.Phases, "phases", strings.Join(phaseNames, ","),
+		"phases to run, comma-separated, in this order whatever the order given: sync (1), async (2, 3), "+
+			"import (6: its baseline is figure (3), so it runs async too), list (4), dialer (5)")
+	flag.IntVar(&cfg.ImportRows, "import-rows", 100_000, "rows of the import phase's measured CSV file")
+	flag.StringVar(&cfg.ImportProfile, "import-profile", "",
+		"write a CPU profile of lead-worker (PPROF_ADDR) while it imports the measured file to this file")
+	flag.DurationVar(&cfg.ImportProfileFor, "import-profile-for", 8*time.Second, "length of that profile, from the 202")
 	flag.IntVar(&cfg.DialRows, "dial-rows", 1_000_000, "leads of the dialing queue's order")
 	flag.IntVar(&cfg.DialDue, "dial-due", 100_000, "of which due")
 	flag.IntVar(&cfg.DialBigRows, "dial-big-rows", 0, "then grow the order to this many leads (not due) and measure the lease again (e.g. 5000000; slow)")
@@ -81,6 +94,12 @@ type bench struct {
 	code     string
 	phoneSeq int64
 	rows     []row
+	// drained is figure (3)'s drain (jobs and time), the import phase's baseline.
+	drained Result
+	// workerPprof is lead-worker's PPROF_ADDR, with -import-profile.
+	workerPprof string
+	// dbName is the bench's database.
+	dbName string
 }
 
 // row is one line of the final table.
@@ -94,11 +113,23 @@ type row struct {
 const internalToken = "bench-internal-token"
 
 func run(ctx context.Context, cfg Config, out io.Writer) error {
+	selected, addedAsync, err := selectPhases(cfg.Phases)
+	if err != nil {
+		return err
+	}
+	if addedAsync {
+		fmt.Fprintln(out, "bench: the import phase's baseline is the drain of figure (3): running the async phase too")
+	}
 	dbURL, dropDB, err := dbtest.Create("bench")
 	if err != nil {
 		return err
 	}
-	defer func() { _ = dropDB() }()
+	defer func() {
+		// A database left behind holds every lead the run wrote: say so rather than leave it unseen.
+		if err := dropDatabase(dbName(dbURL), dropDB); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: drop database %s: %v\n", dbName(dbURL), err)
+		}
+	}()
 	amqpURL, dropVhost, err := mqtest.CreateVhost("bench")
 	if err != nil {
 		return err
@@ -115,14 +146,21 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	workerEnv := []string{fmt.Sprintf("WORKER_CONCURRENCY=%d", cfg.WorkerConcurrency)}
+	var workerPprof string
+	if cfg.ImportProfile != "" {
+		if workerPprof, err = stacktest.FreeAddr(); err != nil {
+			return err
+		}
+		workerEnv = append(workerEnv, "PPROF_ADDR="+workerPprof)
+	}
 	st, err := stacktest.Start(stacktest.Config{
 		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken, LogLevel: "error",
 		Processes: []stacktest.Process{
 			{Name: "user", Pkg: "./services/user/cmd/user", Health: "/readyz"},
 			{Name: "order", Pkg: "./services/order/cmd/order", Health: "/readyz"},
 			{Name: "lead-api", Pkg: "./services/lead/cmd/lead-api", Health: "/readyz"},
-			{Name: "lead-worker", Pkg: "./services/lead/cmd/lead-worker", Health: "/readyz", Consumer: true,
-				Env: []string{fmt.Sprintf("WORKER_CONCURRENCY=%d", cfg.WorkerConcurrency)}},
+			{Name: "lead-worker", Pkg: "./services/lead/cmd/lead-worker", Health: "/readyz", Consumer: true, Env: workerEnv},
 			{Name: "gateway", Pkg: "./gateway/cmd/gateway", Health: "/readyz",
 				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"}},
 			// The same gateway in front of nothing but a bare publish server: what figure (2)
@@ -157,6 +195,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	defer leads.Close()
 
 	b := &bench{cfg: cfg, out: out, stack: st, leads: leads, amqpURL: amqpURL, refAddr: refAddr,
+		workerPprof: workerPprof, dbName: dbName(dbURL),
 		api: NewClient(st.BaseURL, cfg.Concurrency, map[string]string{"X-Api-Key": st.APIKey})}
 	if err := b.machine(ctx); err != nil {
 		return err
@@ -167,8 +206,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	phases := []struct {
 		name string
 		run  func(context.Context) error
-	}{{"sync", b.syncCreates}, {"async", b.asyncAndDrain}, {"list", b.list}, {"dialer", b.dialer}}
-	selected := strings.Split(cfg.Phases, ",")
+	}{{"sync", b.syncCreates}, {"async", b.asyncAndDrain}, {"import", b.imports}, {"list", b.list}, {"dialer", b.dialer}}
 	for _, p := range phases {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -183,6 +221,51 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	b.report()
 	return nil
+}
+
+// dropDatabase drops the run's database with drop, and when PostgreSQL refuses (DROP DATABASE …
+// WITH (FORCE) may not end a process of another role that is still on the database, such as an
+// autovacuum worker busy with the tables the run just wrote), tries again for a minute.
+func dropDatabase(name string, drop func() error) error {
+	err := drop()
+	for deadline := time.Now().Add(time.Minute); err != nil && time.Now().Before(deadline); {
+		time.Sleep(2 * time.Second)
+		err = func() error {
+			admin, err := sqlx.Open("postgres", dbtest.BaseURL())
+			if err != nil {
+				return err
+			}
+			defer admin.Close()
+			_, err = admin.Exec(`DROP DATABASE IF EXISTS "` + name + `" WITH (FORCE)`)
+			return err
+		}()
+	}
+	return err
+}
+
+// phaseNames are the phases in the order they run. import comes right after async, so that it
+// writes into the same table as the drain it is compared with (before list and dialer load two
+// million leads), and waits until lead-worker has settled its files, so that no backlog is left for
+// the phases after it.
+var phaseNames = []string{"sync", "async", "import", "list", "dialer"}
+
+// selectPhases reads -phases: known names only, and async whenever import (figure (3) is
+// figure (6)'s baseline); addedAsync says that async was not asked for.
+func selectPhases(list string) (out []string, addedAsync bool, err error) {
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(phaseNames, name) {
+			return nil, false, fmt.Errorf("-phases: unknown phase %q (phases: %s)", name, strings.Join(phaseNames, ", "))
+		}
+		out = append(out, name)
+	}
+	if slices.Contains(out, "import") && !slices.Contains(out, "async") {
+		out, addedAsync = append(out, "async"), true
+	}
+	return out, addedAsync, nil
 }
 
 // machine prints what the figures were measured on.
@@ -202,8 +285,8 @@ func (b *bench) machine(ctx context.Context) error {
 	}
 	fmt.Fprintf(b.out, "machine: %d cores (%s), %s, PostgreSQL %s; load generator on the same machine\n",
 		runtime.NumCPU(), model, runtime.Version(), pg)
-	fmt.Fprintf(b.out, "settings: c=%d, %s per phase, lead-worker WORKER_CONCURRENCY=%d draining ≥ %d jobs, %d leads for the list\n\n",
-		b.cfg.Concurrency, b.cfg.Duration, b.cfg.WorkerConcurrency, b.cfg.DrainJobs, b.cfg.Rows)
+	fmt.Fprintf(b.out, "settings: c=%d, %s per phase, lead-worker WORKER_CONCURRENCY=%d draining ≥ %d jobs, %d import rows, %d leads for the list\n\n",
+		b.cfg.Concurrency, b.cfg.Duration, b.cfg.WorkerConcurrency, b.cfg.DrainJobs, b.cfg.ImportRows, b.cfg.Rows)
 	return nil
 }
 

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"ccplatform/pkg/app"
@@ -47,10 +48,11 @@ type Config struct {
 	// tried before it goes to lead.call-finished.dead.
 	CallFinishedMaxAttempts int `env:"CALL_FINISHED_MAX_ATTEMPTS" envDefault:"5"`
 
-	// Bulk imports: rows settled per transaction, and how often an idle worker looks for a new
-	// import (internal/imports).
-	ImportChunk int           `env:"IMPORT_CHUNK" envDefault:"500"`
-	ImportIdle  time.Duration `env:"IMPORT_IDLE" envDefault:"1s"`
+	// Bulk imports: runners settling chunks side by side (they share an import), rows settled per
+	// transaction, and how often an idle runner looks for a new import (internal/imports).
+	ImportRunners int           `env:"IMPORT_RUNNERS" envDefault:"2"`
+	ImportChunk   int           `env:"IMPORT_CHUNK" envDefault:"500"`
+	ImportIdle    time.Duration `env:"IMPORT_IDLE" envDefault:"1s"`
 }
 
 func main() { app.Main("lead-worker", run) }
@@ -94,6 +96,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 			OnDeadLetter: jobs.DeadLettered,
 		}, jobs.Handle)
 	})
-	tasks.Work("imports", imported.Run)
+	for i := range max(cfg.ImportRunners, 1) {
+		tasks.Work(fmt.Sprintf("imports %d", i+1), imported.Run)
+	}
 	return o.ServeWhile(ctx, cfg.HTTPAddr, log, tasks.Run)
 }

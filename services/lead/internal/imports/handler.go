@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"mime"
 	"net/http"
 	"strconv"
@@ -13,12 +14,14 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/customfield"
 	"ccplatform/pkg/listquery"
+	"ccplatform/pkg/logging"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+	"go.uber.org/zap"
 )
 
 // Limits of one import (README.md, "Bulk lead import").
@@ -45,6 +48,7 @@ type Fields func(ctx context.Context, ids []int64) (map[int64]customfield.Field,
 
 // Handler serves the import routes.
 type Handler struct {
+	log    *zap.Logger
 	store  *Store
 	ids    *job.IDs
 	fields Fields
@@ -52,8 +56,8 @@ type Handler struct {
 
 // NewHandler keeps imports in store; ids names them (only their creator can read them back, as
 // with async jobs).
-func NewHandler(store *Store, ids *job.IDs, fields Fields) *Handler {
-	return &Handler{store: store, ids: ids, fields: fields}
+func NewHandler(store *Store, ids *job.IDs, fields Fields, log *zap.Logger) *Handler {
+	return &Handler{log: log, store: store, ids: ids, fields: fields}
 }
 
 // Routes registers the import routes on r, which must require the internal token and bound the
@@ -155,6 +159,10 @@ func (h *Handler) accept(c *gin.Context) (View, error) {
 		rows = newNDJSON(c.Request.Body)
 	}
 	stored, err := h.store.Create(c.Request.Context(), imp, rows, MaxRows)
+	if errors.Is(err, ErrStatsStale) {
+		logging.From(c.Request.Context(), h.log).Warn("lead imports: import stored, statistics not refreshed", zap.Error(err))
+		err = nil
+	}
 	if err != nil {
 		return View{}, err
 	}

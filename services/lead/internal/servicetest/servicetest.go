@@ -101,7 +101,7 @@ func Main(m *testing.M, label string, ready func(*Env)) {
 			DB: conn, Log: log, InternalToken: Token, Leads: leads, Catalog: cat,
 			Accepter: job.NewAccepter(group, ids, 5*time.Second), JobIDs: ids,
 			Idempotency: idempotency.New(conn, log), Dialer: queue, DNC: dncList,
-			Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs("test-import-secret"), cat.ByIDs),
+			Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs("test-import-secret"), cat.ByIDs, log),
 		})}
 		ready(env)
 		return m.Run()
