@@ -33,8 +33,8 @@ expected=(
   "gateway SIGKILL: accepted"
   "notification-worker SIGKILL: accepted"
   "consumer partition: accepted"
-  "import lead-worker SIGKILL: accepted"
-  "import lead-api SIGKILL: accepted"
+  "lead-worker SIGKILL mid-import: accepted"
+  "lead-api SIGKILL mid-upload: accepted"
 )
 
 out=$(mktemp); trap 'rm -f "$out"' EXIT
@@ -45,7 +45,7 @@ go test -tags fault -count=1 -v -timeout "${FAULT_TIMEOUT:-10m}" \
 lines=$(grep -E '^[A-Za-z -]+: (accepted=[0-9]+ created|published=[0-9]+ stored)=[0-9]+ lost=[0-9]+ duplicated=[0-9]+$' "$out" || true)
 bad=0
 for e in "${expected[@]}"; do
-  [ "$(grep -cF "$e=" <<<"$lines")" = 1 ] || { echo "fault test: expected one line \"$e=...\""; bad=1; }
+  [ "$(grep -c "^$e=" <<<"$lines")" = 1 ] || { echo "fault test: expected one line \"$e=...\""; bad=1; }
 done
 if grep -qvE 'lost=0 duplicated=0$' <<<"$lines"; then bad=1; fi
 if [ $rc != 0 ] || [ $bad != 0 ]; then

@@ -88,7 +88,7 @@ func testImportWorkerKill(t *testing.T) {
 	require.Less(t, atKill.RowsDone, importKillRows, "the kill must land mid-import")
 	t.Logf("lead-worker killed with %d of %d rows settled", atKill.RowsDone, importKillRows)
 	require.NoError(t, stack.Start("lead-worker"))
-	checkImport(t, "import lead-worker SIGKILL", v.ID, orderID, importScenario, importKillRows)
+	checkImport(t, "lead-worker SIGKILL mid-import", v.ID, orderID, importScenario, importKillRows)
 }
 
 // waitProgress is the import's state now.
@@ -152,5 +152,5 @@ func testImportAPIKill(t *testing.T) {
 
 	require.NoError(t, stack.Start("lead-api"))
 	v := startImport(t, "text/csv", query, file)
-	checkImport(t, "import lead-api SIGKILL", v.ID, orderID, scenario, n)
+	checkImport(t, "lead-api SIGKILL mid-upload", v.ID, orderID, scenario, n)
 }
