@@ -13,6 +13,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/optional"
+	"ccplatform/pkg/phone"
 	"ccplatform/services/lead/internal/lead"
 )
 
@@ -51,7 +52,7 @@ const (
 // Check applies the body rules: 1 to MaxPhones phones each a valid number (any format the lead
 // rules accept, stored E.164), orderId > 0 or null, reason at most 255 characters, expiresAt an
 // RFC 3339 time after now or null.
-func (in Input) Check(mode Mode, phones *lead.Phones, now time.Time, fe apperr.FieldErrors) Change {
+func (in Input) Check(mode Mode, phones *phone.Normalizer, now time.Time, fe apperr.FieldErrors) Change {
 	var ch Change
 	switch {
 	case !in.Phones.Present():
@@ -97,7 +98,7 @@ func (in Input) Check(mode Mode, phones *lead.Phones, now time.Time, fe apperr.F
 
 // NormalizeAll is raw in E.164, repeats dropped; each number that is not valid is a field error
 // phones[i].
-func NormalizeAll(raw []string, phones *lead.Phones, fe apperr.FieldErrors) []string {
+func NormalizeAll(raw []string, phones *phone.Normalizer, fe apperr.FieldErrors) []string {
 	out := make([]string, 0, len(raw))
 	seen := make(map[string]bool, len(raw))
 	for i, r := range raw {

@@ -8,8 +8,8 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/orderscope"
+	"ccplatform/pkg/phone"
 	"ccplatform/pkg/web"
-	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/orders"
 
 	"github.com/gin-gonic/gin"
@@ -21,13 +21,13 @@ import (
 type Handler struct {
 	store  *Store
 	orders *orders.Directory
-	phones *lead.Phones
+	phones *phone.Normalizer
 	now    func() time.Time
 }
 
 // NewHandler serves store; orders are checked and scoped through dir, phones read with phones,
 // expiry judged at now().
-func NewHandler(store *Store, dir *orders.Directory, phones *lead.Phones, now func() time.Time) *Handler {
+func NewHandler(store *Store, dir *orders.Directory, phones *phone.Normalizer, now func() time.Time) *Handler {
 	return &Handler{store: store, orders: dir, phones: phones, now: now}
 }
 

@@ -15,6 +15,7 @@ import (
 	"ccplatform/pkg/customfield"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/optional"
+	"ccplatform/pkg/phone"
 )
 
 // Input is the v2 body of create (operations 4, 5) and update (operation 6). Every field is an
@@ -145,7 +146,7 @@ func (in Input) Check(mode Mode, rules Rules, now time.Time, fe apperr.FieldErro
 	if v, ok := f.value("phone", in.Phone, false); ok {
 		if e164, valid := rules.Phones.Normalize(v); valid {
 			c.Phone = optional.Of(e164)
-			c.PhoneUTCOffset = utcOffsetOf(e164, now)
+			c.PhoneUTCOffset = phone.UTCOffset(e164, now)
 		} else {
 			fe.Add("phone", rulePhone)
 		}

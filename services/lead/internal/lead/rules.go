@@ -10,6 +10,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/optional"
+	"ccplatform/pkg/phone"
 	"ccplatform/services/lead/internal/catalog"
 )
 
@@ -23,7 +24,7 @@ type Rules struct {
 	AdSystems []string
 	// Phones reads phone numbers; nil leaves every number to libphonenumber's Parse and
 	// IsValidNumber (the same answers, at many times the cost).
-	Phones *Phones
+	Phones *phone.Normalizer
 	// EditWindow is how long after their call with a lead an agent may edit it where the order's
 	// agentLeadEditMode is during-call (0: DefaultEditWindow).
 	EditWindow time.Duration

@@ -10,20 +10,21 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/customfield"
 	"ccplatform/pkg/optional"
+	"ccplatform/pkg/phone"
 	"ccplatform/services/lead/internal/catalog"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-var testRules = Rules{AdSystems: DefaultAdSystems, Phones: NewPhones()}
+var testRules = Rules{AdSystems: DefaultAdSystems, Phones: phone.New()}
 
 // winter is an instant with no daylight saving in the northern zones used below.
 var winter = time.Date(2027, 1, 15, 12, 0, 0, 0, time.UTC)
 
 func TestNormalizePhone(t *testing.T) {
 	// A nil *Phones reads every number with the library's Parse: the same answers.
-	for _, phones := range []*Phones{NewPhones(), nil} {
+	for _, phones := range []*phone.Normalizer{phone.New(), nil} {
 		for raw, want := range map[string]string{
 			"+79161234567":        "+79161234567",
 			"79161234567":         "+79161234567",
@@ -40,29 +41,6 @@ func TestNormalizePhone(t *testing.T) {
 			_, ok := phones.Normalize(raw)
 			assert.False(t, ok, raw)
 		}
-	}
-}
-
-func TestInferUTCOffset(t *testing.T) {
-	summer := time.Date(2027, 7, 15, 12, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		phone string
-		at    time.Time
-		want  *int64
-	}{
-		{"+79161234567", winter, ptr[int64](3)},  // Moscow
-		{"+74232123456", winter, ptr[int64](10)}, // Vladivostok
-		{"+12125551234", winter, ptr[int64](-5)}, // New York, standard time
-		{"+12125551234", summer, ptr[int64](-4)}, // and daylight saving time
-		{"+442079460958", summer, ptr[int64](1)}, // London in summer
-		{"+919876543210", winter, nil},           // India: +5:30 is not whole hours
-		{"+18002752273", winter, nil},            // toll-free: zones of many offsets
-	} {
-		assert.Equal(t, tc.want, InferUTCOffset(tc.phone, tc.at), tc.phone)
-		// A create infers the offset from the number it normalised: the same answer.
-		e164, ok := testRules.Phones.Normalize(tc.phone)
-		require.True(t, ok, tc.phone)
-		assert.Equal(t, tc.want, utcOffsetOf(e164, tc.at), tc.phone)
 	}
 }
 

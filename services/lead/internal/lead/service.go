@@ -6,6 +6,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
+	"ccplatform/pkg/phone"
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/orders"
 )
@@ -26,7 +27,7 @@ func NewService(store *Store, dir *orders.Directory, cat *catalog.Store, rules R
 }
 
 // Phones reads phone numbers as the lead rules do (the do-not-call list shares them).
-func (s *Service) Phones() *Phones { return s.rules.Phones }
+func (s *Service) Phones() *phone.Normalizer { return s.rules.Phones }
 
 // CheckBody applies the rules that need only the body (the shape check of the async routes and
 // the first step of every other write).

@@ -2,12 +2,9 @@ package lead
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"ccplatform/pkg/apperr"
@@ -20,43 +17,16 @@ import (
 
 // Store reads and writes leads.
 type Store struct {
-	conn   *sqlx.DB
-	create preparedStmt
+	conn *sqlx.DB
+	// create is Create's statement, prepared once: a sync create is the hottest statement of the
+	// service, and unprepared PostgreSQL parses, analyses and plans its CTE, insert and
+	// sub-selects on every call, about a third of its CPU per create.
+	create *db.Prepared
 }
 
 // NewStore is a store on the service's schema.
 func NewStore(conn *sqlx.DB) *Store {
-	return &Store{conn: conn, create: preparedStmt{query: createLead}}
-}
-
-// preparedStmt is a statement prepared on first use and kept for the store's life. A sync create
-// is the hottest statement of the service: sent unprepared, PostgreSQL parses, analyses and plans
-// its CTE, insert and sub-selects on every call, about a third of its CPU per create. Prepared,
-// each connection plans it once (database/sql prepares it on every pooled connection that runs
-// it) and a call is Bind and Execute, still one round trip.
-type preparedStmt struct {
-	query string
-	stmt  atomic.Pointer[sql.Stmt]
-	mu    sync.Mutex // serialises the first preparation
-}
-
-// get returns the prepared statement, preparing it if no call has yet; a failed preparation is
-// not kept, so the next call tries again.
-func (p *preparedStmt) get(ctx context.Context, conn *sqlx.DB) (*sql.Stmt, error) {
-	if st := p.stmt.Load(); st != nil {
-		return st, nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if st := p.stmt.Load(); st != nil {
-		return st, nil
-	}
-	st, err := conn.PrepareContext(ctx, p.query)
-	if err != nil {
-		return nil, err
-	}
-	p.stmt.Store(st)
-	return st, nil
+	return &Store{conn: conn, create: db.NewPrepared(createLead)}
 }
 
 const columns = `id, order_id, order_code, phone, name, source_comment, ip, external_id_crm_a, external_id_crm_b,
@@ -103,7 +73,7 @@ RETURNING id, is_secondary, previous_lead_id`
 // Create stores one lead and returns it with its id and links, under the same per-key lock and
 // with the same links as InsertBatch.
 func (s *Store) Create(ctx context.Context, l Lead) (Lead, error) {
-	st, err := s.create.get(ctx, s.conn)
+	st, err := s.create.Get(ctx, s.conn)
 	if err != nil {
 		return Lead{}, fmt.Errorf("prepare lead insert: %w", err)
 	}

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/phone"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/lead"
 )
 
 // fuzzRules checks with the phone fast path, as the services do.
-var fuzzRules = lead.NewService(nil, nil, nil, lead.Rules{AdSystems: lead.DefaultAdSystems, Phones: lead.NewPhones()})
+var fuzzRules = lead.NewService(nil, nil, nil, lead.Rules{AdSystems: lead.DefaultAdSystems, Phones: phone.New()})
 
 // FuzzLeadV1Body: any v1 body decodes and checks, for a create (the worker's Decode) and an
 // update, without a panic; a refusal is a 400 naming fields as v1 spells them; an accepted create

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"ccplatform/pkg/config"
+	"ccplatform/pkg/phone"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/dialer"
@@ -48,7 +49,7 @@ func (s Settings) Rules() lead.Rules {
 	if len(systems) == 0 {
 		systems = lead.DefaultAdSystems
 	}
-	return lead.Rules{AdSystems: systems, Phones: lead.NewPhones(), EditWindow: s.LeadEditWindow}
+	return lead.Rules{AdSystems: systems, Phones: phone.New(), EditWindow: s.LeadEditWindow}
 }
 
 // OpenDB opens the leads schema and migrates it.

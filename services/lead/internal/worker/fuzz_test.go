@@ -8,6 +8,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/mq"
+	"ccplatform/pkg/phone"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
@@ -18,7 +19,7 @@ import (
 
 // fuzzWorker decodes jobs with the body rules alone (no store, orders or catalogs): decode needs
 // nothing else.
-var fuzzWorker = New(nil, lead.NewService(nil, nil, nil, lead.Rules{AdSystems: lead.DefaultAdSystems, Phones: lead.NewPhones()}), zap.NewNop(), 1)
+var fuzzWorker = New(nil, lead.NewService(nil, nil, nil, lead.Rules{AdSystems: lead.DefaultAdSystems, Phones: phone.New()}), zap.NewNop(), 1)
 
 // jobSeeds are lead.jobs job messages as lead-api writes them (job.Message.AppendJSON) and broken
 // ones.

@@ -1,4 +1,4 @@
-package lead
+package phone
 
 import (
 	"math/rand/v2"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nyaruka/phonenumbers"
 	"github.com/stretchr/testify/assert"
@@ -13,11 +14,11 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// libraryNormalize is how numbers were read before Phones: libphonenumber's Parse on "+" and the
-// digits, IsValidNumber and Format(E164), with the time zones of the parsed number. Phones must
+// libraryNormalize is how numbers were read before Normalizer: libphonenumber's Parse on "+" and the
+// digits, IsValidNumber and Format(E164), with the time zones of the parsed number. Normalizer must
 // answer exactly as it does.
 func libraryNormalize(raw string) (num *phonenumbers.PhoneNumber, e164 string, ok bool) {
-	s := phoneSeparators.Replace(strings.TrimSpace(raw))
+	s := separators.Replace(strings.TrimSpace(raw))
 	s = strings.TrimPrefix(s, "+")
 	if s == "" || len(s) > 15 {
 		return nil, "", false
@@ -118,8 +119,8 @@ func phoneCorpus() []string {
 	return corpus
 }
 
-func TestPhonesMatchLibrary(t *testing.T) {
-	phones := NewPhones()
+func TestNormalizerMatchesLibrary(t *testing.T) {
+	phones := New()
 	require.NotEmpty(t, phones.callingCodes, "the calling-code table was built")
 	corpus := phoneCorpus()
 	var simple, valid int
@@ -128,11 +129,11 @@ func TestPhonesMatchLibrary(t *testing.T) {
 		got, ok := phones.Normalize(raw)
 		require.Equal(t, wantOK, ok, "%q valid", raw)
 		require.Equal(t, want, got, "%q", raw)
-		nilGot, nilOK := (*Phones)(nil).Normalize(raw)
+		nilGot, nilOK := (*Normalizer)(nil).Normalize(raw)
 		require.Equal(t, wantOK, nilOK, "%q valid without the table", raw)
 		require.Equal(t, want, nilGot, "%q without the table", raw)
 
-		if d, isDigits := phoneDigits(raw); isDigits {
+		if d, isDigits := digitsOf(raw); isDigits {
 			if fast, cc, national := phones.simple(d); fast != nil {
 				simple++
 				parsed, err := phonenumbers.Parse("+"+d, "")
@@ -144,7 +145,7 @@ func TestPhonesMatchLibrary(t *testing.T) {
 		}
 		if ok {
 			valid++
-			// utcOffsetOf reads the zones of the E.164 text, where the number's were read before.
+			// UTCOffset reads the zones of the E.164 text, where the number's were read before.
 			before, berr := phonenumbers.GetTimezonesForNumber(num)
 			after, aerr := phonenumbers.GetTimezonesForPrefix(got)
 			require.Equal(t, berr, aerr, "%q", raw)
@@ -165,8 +166,8 @@ func BenchmarkNormalizePhone(b *testing.B) {
 	}
 	for _, tc := range []struct {
 		name   string
-		phones *Phones
-	}{{"library", nil}, {"phones", NewPhones()}} {
+		phones *Normalizer
+	}{{"library", nil}, {"phones", New()}} {
 		b.Run(tc.name, func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				if _, ok := tc.phones.Normalize(numbers[i%len(numbers)]); !ok {
@@ -176,3 +177,31 @@ func BenchmarkNormalizePhone(b *testing.B) {
 		})
 	}
 }
+
+// winter is an instant with no daylight saving in the northern zones used below.
+var winter = time.Date(2027, 1, 15, 12, 0, 0, 0, time.UTC)
+
+func TestInferUTCOffset(t *testing.T) {
+	summer := time.Date(2027, 7, 15, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		phone string
+		at    time.Time
+		want  *int64
+	}{
+		{"+79161234567", winter, ptr[int64](3)},  // Moscow
+		{"+74232123456", winter, ptr[int64](10)}, // Vladivostok
+		{"+12125551234", winter, ptr[int64](-5)}, // New York, standard time
+		{"+12125551234", summer, ptr[int64](-4)}, // and daylight saving time
+		{"+442079460958", summer, ptr[int64](1)}, // London in summer
+		{"+919876543210", winter, nil},           // India: +5:30 is not whole hours
+		{"+18002752273", winter, nil},            // toll-free: zones of many offsets
+	} {
+		assert.Equal(t, tc.want, InferUTCOffset(tc.phone, tc.at), tc.phone)
+		// A create infers the offset from the number it normalised: the same answer.
+		e164, ok := New().Normalize(tc.phone)
+		require.True(t, ok, tc.phone)
+		assert.Equal(t, tc.want, UTCOffset(e164, tc.at), tc.phone)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

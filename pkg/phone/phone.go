@@ -1,4 +1,6 @@
-package lead
+// Package phone reads phone numbers as the platform's contract sends them (E.164, with or without
+// the +) quickly and exactly as libphonenumber does, and infers a number's UTC offset.
+package phone
 
 import (
 	"regexp"
@@ -15,10 +17,10 @@ import (
 	"github.com/nyaruka/phonenumbers"
 )
 
-// phoneSeparators are the characters people write between digits; they carry no meaning.
-var phoneSeparators = strings.NewReplacer(" ", "", "-", "", "(", "", ")", "", ".", "", "\u00a0", "")
+// separators are the characters people write between digits; they carry no meaning.
+var separators = strings.NewReplacer(" ", "", "-", "", "(", "", ")", "", ".", "", "\u00a0", "")
 
-// Phones reads phone numbers as the contract sends them: E.164 with or without the +, always as
+// Normalizer reads phone numbers as the contract sends them: E.164 with or without the +, always as
 // an international number (never as a national number of some default region).
 //
 // Its answers are those of libphonenumber's Parse, IsValidNumber and Format(E164) on "+" and the
@@ -29,12 +31,12 @@ var phoneSeparators = strings.NewReplacer(" ", "", "-", "", "(", "", ")", "", ".
 // digits most of those steps provably do nothing, and what is left is splitting off the country
 // calling code (see simple). IsValidNumber, the costliest step after that, builds the text of
 // every pattern it tries and looks it up in a locked cache on every call, and matches each twice;
-// Phones matches the same patterns, compiled once per calling code (see valid). Every number
-// it cannot prove simple goes to Parse and IsValidNumber. TestPhonesMatchLibrary compares the two
+// Normalizer matches the same patterns, compiled once per calling code (see valid). Every number
+// it cannot prove simple goes to Parse and IsValidNumber. TestNormalizerMatchesLibrary compares the two
 // over a corpus of every calling code, every region's example numbers and their variants.
 //
-// A nil *Phones reads every number with Parse and IsValidNumber.
-type Phones struct {
+// A nil *Normalizer reads every number with Parse and IsValidNumber.
+type Normalizer struct {
 	// callingCodes holds every country calling code the library knows.
 	callingCodes map[int]*callingCode
 }
@@ -54,19 +56,19 @@ type callingCode struct {
 	rules   []regionRules // nil: ask IsValidNumber
 }
 
-// NewPhones builds the calling-code table from the library's own metadata. Should the library's
+// New builds the calling-code table from the library's own metadata. Should the library's
 // metadata ever be unreadable, the table is empty and every number goes through Parse: slower,
 // never different.
-func NewPhones() *Phones {
+func New() *Normalizer {
 	coll, err := phonenumbers.MetadataCollection()
 	if err != nil {
-		return &Phones{}
+		return &Normalizer{}
 	}
 	byKey := map[string]*phonenumbers.PhoneMetadata{}
 	for _, md := range coll.GetMetadata() {
 		byKey[metadataKey(md.GetId(), int(md.GetCountryCode()))] = md
 	}
-	p := &Phones{callingCodes: map[int]*callingCode{}}
+	p := &Normalizer{callingCodes: map[int]*callingCode{}}
 	for code := range phonenumbers.GetSupportedCallingCodes() {
 		cc := &callingCode{}
 		p.callingCodes[code] = cc
@@ -104,8 +106,8 @@ func metadataKey(region string, code int) string {
 
 // Normalize returns raw in E.164 with a leading +, or ok false when raw is not a valid phone
 // number.
-func (p *Phones) Normalize(raw string) (e164 string, ok bool) {
-	digits, ok := phoneDigits(raw)
+func (p *Normalizer) Normalize(raw string) (e164 string, ok bool) {
+	digits, ok := digitsOf(raw)
 	if !ok {
 		return "", false
 	}
@@ -126,8 +128,8 @@ func (p *Phones) Normalize(raw string) (e164 string, ok bool) {
 
 // phoneDigits drops the separators and the leading + of raw and returns its digits: 1 to 15 of
 // them (E.164's longest), nothing else.
-func phoneDigits(raw string) (string, bool) {
-	s := phoneSeparators.Replace(strings.TrimSpace(raw))
+func digitsOf(raw string) (string, bool) {
+	s := separators.Replace(strings.TrimSpace(raw))
 	s = strings.TrimPrefix(s, "+")
 	if s == "" || len(s) > 15 {
 		return "", false
@@ -157,7 +159,7 @@ func phoneDigits(raw string) (string, bool) {
 // has at least 2 digits, does not start with 0 and does not match the national prefix: the
 // number is then {CountryCode, NationalNumber} and nothing else, as Parse makes it. It also
 // returns the code's entry and the national significant number (the rest of the digits).
-func (p *Phones) simple(digits string) (*phonenumbers.PhoneNumber, *callingCode, string) {
+func (p *Normalizer) simple(digits string) (*phonenumbers.PhoneNumber, *callingCode, string) {
 	if p == nil || len(digits) < 4 || digits[0] == '0' {
 		return nil, nil, ""
 	}
@@ -297,12 +299,12 @@ func InferUTCOffset(e164 string, now time.Time) *int64 {
 	if err != nil {
 		return nil
 	}
-	return utcOffsetOf(phonenumbers.Format(num, phonenumbers.E164), now)
+	return UTCOffset(phonenumbers.Format(num, phonenumbers.E164), now)
 }
 
-// utcOffsetOf is InferUTCOffset of a number Normalize returned. GetTimezonesForNumber(num) is
+// UTCOffset is InferUTCOffset of a number Normalize returned (cheaper: no parse). GetTimezonesForNumber(num) is
 // GetTimezonesForPrefix(Format(num, E164)), which Normalize has already written.
-func utcOffsetOf(e164 string, now time.Time) *int64 {
+func UTCOffset(e164 string, now time.Time) *int64 {
 	zones, err := phonenumbers.GetTimezonesForPrefix(e164)
 	if err != nil || len(zones) == 0 {
 		return nil
