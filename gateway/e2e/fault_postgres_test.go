@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"ccplatform/gateway/stacktest"
+	"ccplatform/gateway/e2e/stacktest"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/mqtest"
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"ccplatform/gateway/stacktest"
+	"ccplatform/gateway/e2e/stacktest"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/mqtest"
 )
@@ -55,7 +55,7 @@ var processes = []process{
 // tools are built but not started.
 var tools = map[string]string{"ccadmin": "./services/user/cmd/ccadmin"}
 
-// Stack is the running platform (gateway/stacktest runs it) with a client for the public API.
+// Stack is the running platform (gateway/e2e/stacktest runs it) with a client for the public API.
 type Stack struct {
 	*stacktest.Stack
 	client *http.Client

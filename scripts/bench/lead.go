@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"ccplatform/gateway/stacktest"
+	"ccplatform/gateway/e2e/stacktest"
 	"ccplatform/pkg/mq"
 
 	"github.com/google/uuid"

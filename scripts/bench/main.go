@@ -3,7 +3,7 @@
 // one-INSERT-per-request server, async accepts against a bare confirmed-publish loop, the worker's
 // drain rate against single-row INSERTs, a bulk import's rows/s against that drain rate (with
 // lead-api's memory while a 64 MiB file is uploaded), and the list page on a million leads against
-// its two queries run directly. It runs the real binaries (gateway/stacktest) on a database and a
+// its two queries run directly. It runs the real binaries (gateway/e2e/stacktest) on a database and a
 // broker vhost of its own, both removed afterwards. `make bench` runs it.
 package main
 
@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"ccplatform/gateway/stacktest"
+	"ccplatform/gateway/e2e/stacktest"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/mqtest"

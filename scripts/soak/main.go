@@ -1,5 +1,5 @@
 // Command soak sends a steady mix of every operation of the public API through the gateway at a
-// fixed rate for a bounded time, on the real binaries (gateway/stacktest) with a database and a
+// fixed rate for a bounded time, on the real binaries (gateway/e2e/stacktest) with a database and a
 // broker vhost of its own, both removed afterwards. Each minute it prints the throughput, the p99
 // of every route, the answers by status, and each process's RSS, goroutines and open database
 // connections read from its /metrics. It fails on any 5xx, transport error or status the mix did
@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"ccplatform/gateway/stacktest"
+	"ccplatform/gateway/e2e/stacktest"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/mqtest"
 )

@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ccplatform/gateway/stacktest"
+	"ccplatform/gateway/e2e/stacktest"
 )
 
 // op is one operation of the mix, drawn with its weight (out of their sum).

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"ccplatform/gateway/stacktest"
+	"ccplatform/gateway/e2e/stacktest"
 )
 
 // outcome is what a route answered; status 0 is no answer (a transport error), expected an
