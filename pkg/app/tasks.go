@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Tasks are the long-running parts of one process, registered by its run function and run, then
@@ -80,4 +81,15 @@ func (t *Tasks) Run(ctx context.Context) error {
 	stopBackground()
 	background.Wait()
 	return first
+}
+
+// Sleep waits d, or less when ctx ends first: the pause of a loop that must stop at once on
+// shutdown.
+func Sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"ccplatform/pkg/app"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/optional"
@@ -68,21 +69,12 @@ func (r *Runner) Run(ctx context.Context) error {
 		switch {
 		case err != nil && ctx.Err() == nil:
 			r.log.Warn("lead imports: step failed, trying again", zap.Error(err))
-			sleep(ctx, r.idle)
+			app.Sleep(ctx, r.idle)
 		case !worked:
-			sleep(ctx, r.idle)
+			app.Sleep(ctx, r.idle)
 		}
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
 
 // Step settles one chunk of the oldest open import that has rows no other worker holds, and

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/svcclient"
@@ -193,7 +194,7 @@ func (d *dialer) run(ctx, runCtx context.Context) error {
 			return fmt.Errorf("dialer %s: lease: %w", d.id, err)
 		}
 		if len(lease.List) == 0 {
-			sleep(runCtx, dialIdleWait)
+			app.Sleep(runCtx, dialIdleWait)
 			continue
 		}
 		d.tally.add(func(t *dialTally) { t.leased += len(lease.List) })
@@ -206,7 +207,7 @@ func (d *dialer) run(ctx, runCtx context.Context) error {
 				return err
 			}
 			called++
-			sleep(runCtx, dialCallPause)
+			app.Sleep(runCtx, dialCallPause)
 		}
 		if left := lease.List[called:]; len(left) > 0 {
 			ids := make([]int64, len(left))
@@ -257,13 +258,4 @@ func dialedCall(r *rand.Rand, now time.Time, lead simLead, agentID, endpointID i
 	}
 	ev.Direction = telephony.DirectionOutgoing
 	return ev
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
