@@ -15,10 +15,12 @@ import (
 // The one default: an error is transient unless it is a decision. Decisions are the database's
 // refusals of the data itself (SQLSTATE classes 22 data exception, 23 integrity constraint
 // violation except 23505, 42 syntax error or access rule violation, P0 raised by a function, XX
-// internal error) and a service's answers other than Unavailable (apperr kinds: invalid, not
-// found...). Anything else, known (connection lost, 57P01 shutdown, 40P01 deadlock, a 23505 unique
-// key a concurrent writer took first) or unknown, is assumed transient: giving up on work that
-// would have succeeded later loses what a caller was told was accepted.
+// internal error) and a service's answers about the request (apperr kinds invalid, not found,
+// conflict, unauthorized, forbidden, too large, unsupported media type, method not allowed, not
+// implemented). Anything else, known (connection lost, 57P01 shutdown, 40P01 deadlock, a 23505
+// unique key a concurrent writer took first, a service unavailable or failing) or unknown, is
+// assumed transient: giving up on work that would have succeeded later loses what a caller was
+// told was accepted.
 func Transient(err error) bool {
 	if err == nil {
 		return false
@@ -34,7 +36,11 @@ func Transient(err error) bool {
 		return true
 	}
 	if e, ok := apperr.As(err); ok {
-		return e.Kind == apperr.Unavailable
+		switch e.Kind {
+		case apperr.Invalid, apperr.NotFound, apperr.Conflict, apperr.Unauthorized, apperr.Forbidden,
+			apperr.TooLarge, apperr.UnsupportedMediaType, apperr.MethodNotAllowed, apperr.NotImplemented:
+			return false
+		}
 	}
 	return true
 }
