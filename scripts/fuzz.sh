@@ -53,7 +53,13 @@ while IFS= read -r file; do
     # In CI a hung build or target ends as a failure: FUZZTIME plus ten minutes for the build (an
     # instrumented build on an empty cache took 355 s on a loaded 2-core machine).
     [ $ci = 1 ] && run=(timeout -k 10s "$((per + 600))" "${run[@]}")
-    if ! (cd "$mod" && "${run[@]}" 2>&1 | tail -3); then
+    # The last lines say enough of a pass; a failure prints its whole story (a hung worker or a
+    # crashed build writes no failing input to show).
+    out=$(cd "$mod" && "${run[@]}" 2>&1) && rc=0 || rc=$?
+    if [ $rc = 0 ]; then
+      tail -3 <<<"$out"
+    else
+      tail -60 <<<"$out"
       failed=$((failed + 1))
     fi
   done
