@@ -171,6 +171,10 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 			// lead-api and the gateway built without request metrics, the gateway calling that
 			// lead-api: what the metrics cost figure (1).
 			{Name: "lead-api-nometrics", Pkg: "./services/lead/cmd/lead-api", Health: "/readyz", Tags: "benchnometrics"},
+			// lead-api publishing every job as a message of its own, with a confirm window as large
+			// as the clients can fill: the alternative to job groups that figure (2c) measures.
+			{Name: "lead-api-single", Pkg: "./services/lead/cmd/lead-api", Health: "/readyz",
+				Env: []string{"JOB_GROUP_MAX_JOBS=1", fmt.Sprintf("JOB_PUBLISH_LANES=%d", singleJobLanes)}},
 			{Name: "gateway-nometrics", Pkg: "./gateway/cmd/gateway", Health: "/readyz", Tags: "benchnometrics",
 				Env:       []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"},
 				Upstreams: map[string]string{"LEAD_URL": "lead-api-nometrics"}},
