@@ -127,8 +127,9 @@ func (h *Handler) accept(c *gin.Context) (View, error) {
 	}
 	q := c.Request.URL.Query()
 	fe := apperr.FieldErrors{}
-	imp := Import{ID: h.ids.New(web.CallerOf(c).UserID), Format: format, AccessGroup: web.CallerOf(c).AccessGroup,
-		UserID: web.CallerOf(c).Ref(), IP: web.ClientIP(c)}
+	caller := web.CallerOf(c)
+	imp := Import{ID: h.ids.New(caller.UserID), Format: format, AccessGroup: caller.AccessGroup,
+		UserID: caller.Ref(), IP: web.ClientIP(c)}
 	imp.OrderID, imp.OrderCode = orderDefaults(q.Get("orderId"), q.Get("orderCode"), fe)
 	if err := fe.Err(); err != nil {
 		return View{}, err

@@ -80,8 +80,8 @@ type column struct {
 	kind   kind
 }
 
-// HeaderFields parses a CSV header into the custom-field ids it names, checking every column:
-// a v2 field name or customValues.<id>, each at most once.
+// headerColumns reads a CSV header into its columns, checking every one: a v2 field name or
+// customValues.<id>, each at most once.
 func headerColumns(header []string) ([]column, error) {
 	fe := apperr.FieldErrors{}
 	seen := map[string]bool{}
@@ -113,7 +113,7 @@ func headerColumns(header []string) ([]column, error) {
 	return cols, fe.Err()
 }
 
-// CustomIDs are the custom fields a header names.
+// customIDs are the custom fields a header names.
 func customIDs(cols []column) []int64 {
 	var ids []int64
 	for _, c := range cols {
@@ -208,45 +208,45 @@ func (c *csvRows) Next() (Row, error) {
 	}
 	c.buf.Reset()
 	c.buf.WriteByte('{')
-	first := true
-	var custom bool
-	for i, cell := range rec {
-		col := c.cols[i]
-		if cell == "" || col.custom > 0 {
-			custom = custom || (cell != "" && col.custom > 0)
-			continue
-		}
-		if !first {
-			c.buf.WriteByte(',')
-		}
-		first = false
-		writeString(&c.buf, col.name)
-		c.buf.WriteByte(':')
-		writeValue(&c.buf, col.kind, cell)
+	n := c.members(rec, false)
+	// customValues only when a custom cell is filled: the object is written, then taken back.
+	mark := c.buf.Len()
+	if n > 0 {
+		c.buf.WriteByte(',')
 	}
-	if custom {
-		if !first {
-			c.buf.WriteByte(',')
-		}
-		c.buf.WriteString(`"customValues":{`)
-		n := 0
-		for i, cell := range rec {
-			col := c.cols[i]
-			if cell == "" || col.custom == 0 {
-				continue
-			}
-			if n > 0 {
-				c.buf.WriteByte(',')
-			}
-			n++
-			writeString(&c.buf, strconv.FormatInt(col.custom, 10))
-			c.buf.WriteByte(':')
-			writeValue(&c.buf, col.kind, cell)
-		}
+	c.buf.WriteString(`"customValues":{`)
+	if c.members(rec, true) == 0 {
+		c.buf.Truncate(mark)
+	} else {
 		c.buf.WriteByte('}')
 	}
 	c.buf.WriteByte('}')
 	return Row{No: line, Body: bytes.Clone(c.buf.Bytes())}, nil
+}
+
+// members writes the filled cells of rec as the members of a JSON object: those of the v2 field
+// columns, or with custom those of the custom-field columns, named by field id. It returns how many
+// it wrote.
+func (c *csvRows) members(rec []string, custom bool) int {
+	n := 0
+	for i, cell := range rec {
+		col := c.cols[i]
+		if cell == "" || (col.custom > 0) != custom {
+			continue
+		}
+		if n > 0 {
+			c.buf.WriteByte(',')
+		}
+		n++
+		name := col.name
+		if custom {
+			name = strconv.FormatInt(col.custom, 10)
+		}
+		writeString(&c.buf, name)
+		c.buf.WriteByte(':')
+		writeValue(&c.buf, col.kind, cell)
+	}
+	return n
 }
 
 func writeString(b *bytes.Buffer, s string) {
