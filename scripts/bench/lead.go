@@ -153,8 +153,7 @@ func processCPU(pid int) (time.Duration, error) {
 // of a figure from the service's (printed only, no target). It returns how many requests
 // succeeded, warm-up included.
 func (b *bench) direct(ctx context.Context, path string) int {
-	api := NewClient(b.stack.URL("lead-api"), b.cfg.Concurrency,
-		map[string]string{"X-Internal-Token": internalToken, "X-User-Id": "1", "X-Access-Group": "admin"})
+	api := b.leadAPI("lead-api")
 	op := func(int) error { return api.Do(ctx, "POST", path, b.leadBody(), nil) }
 	warm := Load(b.cfg.Concurrency, time.Second, 100, op)
 	res := Load(b.cfg.Concurrency, b.cfg.Duration, 0, op)
@@ -287,12 +286,11 @@ VALUES ($1, $2, $3, 'Bench client', 'bench', 1, 'straight', 'api_v2_async', $4)`
 // as job groups against the same number that came as single-job messages, each queued with the
 // worker stopped (done is the outcomes already recorded).
 func (b *bench) drainGroupsVsSingle(ctx context.Context, done int) error {
-	headers := map[string]string{"X-Internal-Token": internalToken, "X-User-Id": "1", "X-Access-Group": "admin"}
 	n := b.cfg.DrainJobs
 	rates := map[string]float64{}
 	for _, side := range []struct{ name, process string }{{"job groups", "lead-api"}, {"single-job messages", "lead-api-single"}} {
 		b.stack.Stop("lead-worker", syscall.SIGTERM)
-		c := NewClient(b.stack.URL(side.process), b.cfg.Concurrency, headers)
+		c := b.leadAPI(side.process)
 		queue := Load(b.cfg.Concurrency, 5*time.Minute, n, func(int) error {
 			return c.Do(ctx, "POST", "/v2/lead/create-async", b.leadBody(), nil)
 		})
@@ -317,9 +315,9 @@ func (b *bench) drainGroupsVsSingle(ctx context.Context, done int) error {
 func (b *bench) waitOutcomes(ctx context.Context, want int) error {
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
-		var n int
-		if err := b.leads.GetContext(ctx, &n, `SELECT count(*) FROM lead_jobs`); err != nil {
-			return fmt.Errorf("count outcomes: %w", err)
+		n, err := b.outcomes(ctx)
+		if err != nil {
+			return err
 		}
 		if n >= want {
 			return nil
@@ -385,19 +383,14 @@ func (b *bench) drain(ctx context.Context, base, want int) (Result, error) {
 	if err := b.stack.Start("lead-worker"); err != nil {
 		return Result{}, err
 	}
-	count := func() (int, error) {
-		var n int
-		err := b.leads.GetContext(ctx, &n, `SELECT count(*) FROM lead_jobs`)
-		return n, err
-	}
 	var first time.Time
 	var atFirst int
 	var cpu0 cpuUse
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
-		n, err := count()
+		n, err := b.outcomes(ctx)
 		if err != nil {
-			return Result{}, fmt.Errorf("count outcomes: %w", err)
+			return Result{}, err
 		}
 		if n > base && first.IsZero() {
 			first, atFirst = time.Now(), n
@@ -533,9 +526,7 @@ const singleJobLanes = 64
 // against lead-api-single (every job its own message, singleJobLanes confirms outstanding), in
 // alternating rounds so that both meet the same machine. It returns the jobs it queued.
 func (b *bench) groupsVsSingle(ctx context.Context) int {
-	headers := map[string]string{"X-Internal-Token": internalToken, "X-User-Id": "1", "X-Access-Group": "admin"}
-	grouped := NewClient(b.stack.URL("lead-api"), b.cfg.Concurrency, headers)
-	single := NewClient(b.stack.URL("lead-api-single"), b.cfg.Concurrency, headers)
+	grouped, single := b.leadAPI("lead-api"), b.leadAPI("lead-api-single")
 	opOf := func(c *Client) func(int) error {
 		return func(int) error { return c.Do(ctx, "POST", "/v2/lead/create-async", b.leadBody(), nil) }
 	}
@@ -560,4 +551,20 @@ func (b *bench) groupsVsSingle(ctx context.Context) int {
 		fmt.Fprintf(b.out, "    groups ÷ single: %.2f\n", g.Rate()/s.Rate())
 	}
 	return queued
+}
+
+// leadAPI is a client of a lead-api process of the stack, called as the gateway calls it (the
+// internal token and the demo admin as the caller).
+func (b *bench) leadAPI(process string) *Client {
+	return NewClient(b.stack.URL(process), b.cfg.Concurrency,
+		map[string]string{"X-Internal-Token": internalToken, "X-User-Id": "1", "X-Access-Group": "admin"})
+}
+
+// outcomes is how many async jobs have their outcome recorded.
+func (b *bench) outcomes(ctx context.Context) (int, error) {
+	var n int
+	if err := b.leads.GetContext(ctx, &n, `SELECT count(*) FROM lead_jobs`); err != nil {
+		return 0, fmt.Errorf("count outcomes: %w", err)
+	}
+	return n, nil
 }
