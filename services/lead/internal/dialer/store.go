@@ -102,8 +102,15 @@ UPDATE leads SET lease_id = $6, leased_until = $7 FROM due WHERE leads.id = due.
 RETURNING leads.id, leads.phone, leads.name, leads.utc_offset, leads.priority, leads.attempts, leads.status_id,
     leads.planning_call_at, leads.custom_values, (leads.is_secondary OR leads.next_lead_id IS NOT NULL) AS has_repeats`
 
+// leaseRounds bounds the statements one lease runs: a round that gave leads back (a repeated
+// phone, or a phone another lease holds) is followed by one for the shortfall.
+const leaseRounds = 3
+
 // Lease hands out the due leads of q in lease order, in one transaction with the lease's record.
-// Of several leads of one phone that the statement found together, only the first is kept.
+// Of several leads of one phone that the statement found together, only the first is kept. The
+// leads given back are made up for by another round, so an answer comes back short only when
+// fewer leads are due (or other leases are taking them at this moment), not because a check gave
+// some back: a dialer that reads an empty answer as "nothing due" is not misled.
 func (s *Store) Lease(ctx context.Context, q LeaseQuery) ([]Leased, error) {
 	var out []Leased
 	err := db.InTx(ctx, s.conn, func(tx *sqlx.Tx) error {
@@ -112,27 +119,24 @@ func (s *Store) Lease(ctx context.Context, q LeaseQuery) ([]Leased, error) {
 		for i, o := range q.Zones.Offsets {
 			offsets[i] = int64(o)
 		}
-		var rows []Leased
-		if err := tx.SelectContext(ctx, &rows, leaseDue, q.OrderID, q.Now, offsets, q.Zones.Unknown, q.Limit,
-			q.LeaseID, q.Until); err != nil {
-			return fmt.Errorf("lease leads of order %d: %w", q.OrderID, err)
-		}
-		SortByQueue(rows)
-		kept, extra := OnePerPhone(rows)
-		if len(extra) > 0 {
-			const giveBack = `UPDATE leads SET lease_id = NULL, leased_until = NULL WHERE id = ANY($1)`
-			if _, err := tx.ExecContext(ctx, giveBack, pq.Int64Array(extra)); err != nil {
-				return fmt.Errorf("give back repeated phones: %w", err)
+		var kept []Leased
+		for range leaseRounds {
+			var rows []Leased
+			if err := tx.SelectContext(ctx, &rows, leaseDue, q.OrderID, q.Now, offsets, q.Zones.Unknown,
+				q.Limit-len(kept), q.LeaseID, q.Until); err != nil {
+				return fmt.Errorf("lease leads of order %d: %w", q.OrderID, err)
 			}
-		}
-		// The statement's check of a phone's other leads read its snapshot; the advisory lock made a
-		// concurrent lease of that phone commit first, so a fresh look now sees it.
-		if slices.ContainsFunc(kept, func(l Leased) bool { return l.HasRepeats }) {
-			var taken []int64
-			if err := tx.SelectContext(ctx, &taken, takenElsewhere, q.LeaseID, q.Now); err != nil {
-				return fmt.Errorf("give back phones leased elsewhere: %w", err)
+			if len(rows) == 0 {
+				break
 			}
-			kept = slices.DeleteFunc(kept, func(l Leased) bool { return slices.Contains(taken, l.ID) })
+			var gaveBack bool
+			var err error
+			if kept, gaveBack, err = s.onePerPhone(ctx, tx, q, append(kept, rows...)); err != nil {
+				return err
+			}
+			if !gaveBack || len(kept) >= q.Limit {
+				break
+			}
 		}
 		if len(kept) == 0 {
 			return nil
@@ -145,6 +149,30 @@ func (s *Store) Lease(ctx context.Context, q LeaseQuery) ([]Leased, error) {
 		return nil
 	})
 	return out, err
+}
+
+// onePerPhone gives back, of the leads the lease holds in tx, those of a phone it holds twice and
+// those of a phone another lease holds, and returns the others in lease order.
+func (s *Store) onePerPhone(ctx context.Context, tx *sqlx.Tx, q LeaseQuery, held []Leased) ([]Leased, bool, error) {
+	SortByQueue(held)
+	kept, extra := OnePerPhone(held)
+	if len(extra) > 0 {
+		const giveBack = `UPDATE leads SET lease_id = NULL, leased_until = NULL WHERE id = ANY($1)`
+		if _, err := tx.ExecContext(ctx, giveBack, pq.Int64Array(extra)); err != nil {
+			return nil, false, fmt.Errorf("give back repeated phones: %w", err)
+		}
+	}
+	// The statement's check of a phone's other leads read its snapshot; the advisory lock made a
+	// concurrent lease of that phone commit first, so a fresh look now sees it.
+	if !slices.ContainsFunc(kept, func(l Leased) bool { return l.HasRepeats }) {
+		return kept, len(extra) > 0, nil
+	}
+	var taken []int64
+	if err := tx.SelectContext(ctx, &taken, takenElsewhere, q.LeaseID, q.Now); err != nil {
+		return nil, false, fmt.Errorf("give back phones leased elsewhere: %w", err)
+	}
+	kept = slices.DeleteFunc(kept, func(l Leased) bool { return slices.Contains(taken, l.ID) })
+	return kept, len(extra)+len(taken) > 0, nil
 }
 
 // SortByQueue puts leads in lease order: priority descending, planned time ascending with
