@@ -42,6 +42,8 @@ PROCESSES=(
   "call-ingest | ./services/call/cmd/call-ingest | 8094 | "
   "notification-api    | ./services/notification/cmd/notification-api    | 8085 | "
   "notification-worker | ./services/notification/cmd/notification-worker | 8095 | "
+  "webhook-api        | ./services/webhook/cmd/webhook-api        | 8086 | "
+  "webhook-dispatcher | ./services/webhook/cmd/webhook-dispatcher | 8096 | "
   "gateway | ./gateway/cmd/gateway      | 8080 | METRICS_ADDR=127.0.0.1:9080"
 )
 # Command-line tools built with the processes but not started.
@@ -49,7 +51,7 @@ TOOLS=(
   "ccadmin | ./services/user/cmd/ccadmin"
 )
 ENTRY=gateway                      # the public entry point, started last
-CONSUMERS=" lead-worker call-ingest notification-worker "  # their ports serve probes and metrics only
+CONSUMERS=" lead-worker call-ingest notification-worker webhook-dispatcher "  # their ports serve probes and metrics only
 DEMO_ADMIN_EMAIL=admin@demo.callcenter.local
 # ---------------------------------------------------------------------------------------------
 

@@ -112,6 +112,14 @@ func TestAccessMatrix(t *testing.T) {
 		{"GET", "/v2/notification/", allGroups, "", "", ""},
 		{"GET", "/v2/notification/stream/", allGroups, "", "", ""},
 		{"POST", "/v2/notification/read/999999999/", allGroups, "", `{}`, `{}`},
+		{"POST", "/v2/webhook/create/", "AMC", "webhooks:write", `{"url":"http://127.0.0.1:9/matrix","events":["lead.created"]}`, `{}`},
+		{"POST", "/v2/webhook/update/999999999/", "AMC", "webhooks:write", `{"enabled":false}`, `{"url":5}`},
+		{"POST", "/v2/webhook/delete/999999999/", "AMC", "webhooks:write", `{}`, `{}`},
+		{"POST", "/v2/webhook/rotate-secret/999999999/", "AMC", "webhooks:write", `{}`, `{}`},
+		{"GET", "/v2/webhook/", "AMC", "webhooks:write", "", ""},
+		{"GET", "/v2/webhook/detail/999999999/", "AMC", "webhooks:write", "", ""},
+		{"GET", "/v2/webhook/999999999/deliveries/", "AMC", "webhooks:write", "", ""},
+		{"POST", "/v2/webhook/999999999/redeliver/matrix-event/", "AMC", "webhooks:write", `{}`, `{}`},
 		{"GET", "/v1/health/check/", allGroups, "", "", ""},
 	}
 

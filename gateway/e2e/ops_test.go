@@ -41,7 +41,8 @@ func fetch(t *testing.T, url string) (int, string) {
 
 // withDatabase are the processes that keep a connection pool.
 var withDatabase = map[string]bool{"user": true, "order": true, "lead-api": true, "lead-worker": true,
-	"call": true, "call-ingest": true, "notification-api": true, "notification-worker": true}
+	"call": true, "call-ingest": true, "notification-api": true, "notification-worker": true, "webhook-api": true,
+	"webhook-dispatcher": true}
 
 func TestEveryProcessServesProbesAndMetrics(t *testing.T) {
 	for _, p := range processes {

@@ -46,6 +46,10 @@ var processes = []process{
 	{name: "call-ingest", pkg: "./services/call/cmd/call-ingest", health: "/readyz", consumer: true},
 	{name: "notification-api", pkg: "./services/notification/cmd/notification-api", health: "/readyz"},
 	{name: "notification-worker", pkg: "./services/notification/cmd/notification-worker", health: "/readyz", consumer: true},
+	// The receivers of webhook_test.go listen on 127.0.0.1 over http: allowed here, never by default.
+	{name: "webhook-api", pkg: "./services/webhook/cmd/webhook-api", health: "/readyz", env: []string{"WEBHOOK_ALLOW_HTTP=true", "WEBHOOK_ALLOW_PRIVATE=true"}},
+	{name: "webhook-dispatcher", pkg: "./services/webhook/cmd/webhook-dispatcher", health: "/readyz", consumer: true,
+		env: []string{"WEBHOOK_ALLOW_PRIVATE=true", "WEBHOOK_POLL_INTERVAL=50ms"}},
 	{name: "gateway", pkg: "./gateway/cmd/gateway", health: "/readyz",
 		// Every test client shares 127.0.0.1: the tests that send unknown keys on purpose must not
 		// lock the others out (the limit itself is tested in internal/server).

@@ -60,6 +60,42 @@ func Add(ctx context.Context, tx *sqlx.Tx, exchange, key string, msg mq.Message)
 	return nil
 }
 
+// Keyed is a message and its routing key, for AddAll.
+type Keyed struct {
+	Key string
+	Msg mq.Message
+}
+
+// AddAll records msgs for publication to exchange inside tx with one statement, as Add does each:
+// a batch of changes (a worker's batch of creates, an import's chunk) pays one round trip.
+func AddAll(ctx context.Context, tx *sqlx.Tx, exchange string, msgs []Keyed) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	keys, ids, types := make(pq.StringArray, len(msgs)), make(pq.StringArray, len(msgs)), make(pq.StringArray, len(msgs))
+	bodies := make(pq.ByteaArray, len(msgs))
+	for i, m := range msgs {
+		if len(m.Msg.Headers) > 0 {
+			return ErrHeaders
+		}
+		if m.Msg.ID == "" {
+			return errors.New("outbox: message id is empty (consumers deduplicate by it)")
+		}
+		keys[i], ids[i], types[i], bodies[i] = m.Key, m.Msg.ID, m.Msg.Type, m.Msg.Body
+	}
+	var reqID *string
+	if id := requestid.From(ctx); id != "" {
+		reqID = &id
+	}
+	const q = `
+INSERT INTO outbox (exchange, routing_key, message_id, type, body, request_id)
+SELECT $1, k, i, t, b, $6 FROM unnest($2::text[], $3::text[], $4::text[], $5::bytea[]) AS m(k, i, t, b)`
+	if _, err := tx.ExecContext(ctx, q, exchange, keys, ids, types, bodies, reqID); err != nil {
+		return fmt.Errorf("outbox: add %d messages: %w", len(msgs), err)
+	}
+	return nil
+}
+
 // Defaults of the Relay's optional fields.
 const (
 	DefaultInterval       = 250 * time.Millisecond

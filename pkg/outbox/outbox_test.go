@@ -268,3 +268,46 @@ func TestPurgeDropsOnlyOldPublishedRows(t *testing.T) {
 	require.NoError(t, conn.Select(&left, `SELECT message_id FROM outbox ORDER BY id`))
 	assert.Equal(t, []string{"ev-1", "ev-2"}, left)
 }
+
+// AddAll records a batch in one statement: nothing when its transaction rolls back, every message
+// (keys, ids, types, bodies, the request id) when it commits.
+func TestAddAllRecordsTheBatchWithItsTransaction(t *testing.T) {
+	reset(t)
+	ctx := requestid.With(context.Background(), "req-batch")
+	batch := func(fail bool) error {
+		return db.InTx(ctx, conn, func(tx *sqlx.Tx) error {
+			msgs := []Keyed{
+				{Key: "item.created", Msg: mq.Message{ID: "b-1", Type: "item.created", Body: []byte(`{"n":1}`)}},
+				{Key: "item.deleted", Msg: mq.Message{ID: "b-2", Type: "item.deleted", Body: []byte(`{"n":2}`)}},
+			}
+			if err := AddAll(ctx, tx, exchange, msgs); err != nil {
+				return err
+			}
+			if fail {
+				return errors.New("rolled back")
+			}
+			return nil
+		})
+	}
+	require.Error(t, batch(true))
+	assert.Zero(t, unpublished(t), "a rolled-back batch leaves nothing")
+	require.NoError(t, batch(false))
+	var rows []struct {
+		Key   string  `db:"routing_key"`
+		ID    string  `db:"message_id"`
+		Type  string  `db:"type"`
+		Body  string  `db:"body"`
+		ReqID *string `db:"request_id"`
+	}
+	require.NoError(t, conn.Select(&rows, `SELECT routing_key, message_id, type, convert_from(body, 'UTF8') AS body, request_id FROM outbox ORDER BY id`))
+	require.Len(t, rows, 2)
+	assert.Equal(t, []string{"item.created", "b-1", "item.created", `{"n":1}`}, []string{rows[0].Key, rows[0].ID, rows[0].Type, rows[0].Body})
+	assert.Equal(t, []string{"item.deleted", "b-2", "item.deleted", `{"n":2}`}, []string{rows[1].Key, rows[1].ID, rows[1].Type, rows[1].Body})
+	require.NotNil(t, rows[1].ReqID)
+	assert.Equal(t, "req-batch", *rows[1].ReqID)
+
+	err := db.InTx(ctx, conn, func(tx *sqlx.Tx) error {
+		return AddAll(ctx, tx, exchange, []Keyed{{Key: "k", Msg: mq.Message{Type: "t"}}})
+	})
+	assert.ErrorContains(t, err, "message id is empty")
+}

@@ -1624,6 +1624,222 @@ func (e UserResultSuccess) Valid() bool {
 	}
 }
 
+// Defines values for WebhookDeliveryState.
+const (
+	DeliveryDelivered WebhookDeliveryState = "delivered"
+	DeliveryFailed    WebhookDeliveryState = "failed"
+	DeliveryPending   WebhookDeliveryState = "pending"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryState enum.
+func (e WebhookDeliveryState) Valid() bool {
+	switch e {
+	case DeliveryDelivered:
+		return true
+	case DeliveryFailed:
+		return true
+	case DeliveryPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryPageMessage.
+const (
+	WebhookDeliveryPageMessageEmpty WebhookDeliveryPageMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryPageMessage enum.
+func (e WebhookDeliveryPageMessage) Valid() bool {
+	switch e {
+	case WebhookDeliveryPageMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryPageSuccess.
+const (
+	WebhookDeliveryPageSuccessTrue WebhookDeliveryPageSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryPageSuccess enum.
+func (e WebhookDeliveryPageSuccess) Valid() bool {
+	switch e {
+	case WebhookDeliveryPageSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEventType.
+const (
+	EventCallFinished      WebhookEventType = "call.finished"
+	EventLeadCreated       WebhookEventType = "lead.created"
+	EventLeadJobFailed     WebhookEventType = "lead.job.failed"
+	EventLeadStatusChanged WebhookEventType = "lead.status_changed"
+	EventLeadUpdated       WebhookEventType = "lead.updated"
+	EventOrderUpdated      WebhookEventType = "order.updated"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEventType enum.
+func (e WebhookEventType) Valid() bool {
+	switch e {
+	case EventCallFinished:
+		return true
+	case EventLeadCreated:
+		return true
+	case EventLeadJobFailed:
+		return true
+	case EventLeadStatusChanged:
+		return true
+	case EventLeadUpdated:
+		return true
+	case EventOrderUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookPageMessage.
+const (
+	WebhookPageMessageEmpty WebhookPageMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the WebhookPageMessage enum.
+func (e WebhookPageMessage) Valid() bool {
+	switch e {
+	case WebhookPageMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookPageSuccess.
+const (
+	WebhookPageSuccessTrue WebhookPageSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the WebhookPageSuccess enum.
+func (e WebhookPageSuccess) Valid() bool {
+	switch e {
+	case WebhookPageSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookRedeliverResultDataState.
+const (
+	RedeliveryPending WebhookRedeliverResultDataState = "pending"
+)
+
+// Valid indicates whether the value is a known member of the WebhookRedeliverResultDataState enum.
+func (e WebhookRedeliverResultDataState) Valid() bool {
+	switch e {
+	case RedeliveryPending:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookRedeliverResultMessage.
+const (
+	WebhookRedeliverResultMessageEmpty WebhookRedeliverResultMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the WebhookRedeliverResultMessage enum.
+func (e WebhookRedeliverResultMessage) Valid() bool {
+	switch e {
+	case WebhookRedeliverResultMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookRedeliverResultSuccess.
+const (
+	WebhookRedeliverResultSuccessTrue WebhookRedeliverResultSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the WebhookRedeliverResultSuccess enum.
+func (e WebhookRedeliverResultSuccess) Valid() bool {
+	switch e {
+	case WebhookRedeliverResultSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookResultMessage.
+const (
+	WebhookResultMessageEmpty WebhookResultMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the WebhookResultMessage enum.
+func (e WebhookResultMessage) Valid() bool {
+	switch e {
+	case WebhookResultMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookResultSuccess.
+const (
+	WebhookResultSuccessTrue WebhookResultSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the WebhookResultSuccess enum.
+func (e WebhookResultSuccess) Valid() bool {
+	switch e {
+	case WebhookResultSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookSecretResultMessage.
+const (
+	WebhookSecretResultMessageEmpty WebhookSecretResultMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the WebhookSecretResultMessage enum.
+func (e WebhookSecretResultMessage) Valid() bool {
+	switch e {
+	case WebhookSecretResultMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookSecretResultSuccess.
+const (
+	WebhookSecretResultSuccessTrue WebhookSecretResultSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the WebhookSecretResultSuccess enum.
+func (e WebhookSecretResultSuccess) Valid() bool {
+	switch e {
+	case WebhookSecretResultSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListMyNotificationsParamsUnread.
 const (
 	ListMyNotificationsParamsUnreadFalse ListMyNotificationsParamsUnread = "false"
@@ -1690,6 +1906,27 @@ func (e ListUsersParamsIsActive) Valid() bool {
 	case ListUsersParamsIsActiveN1:
 		return true
 	case ListUsersParamsIsActiveTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListWebhookDeliveriesParamsState.
+const (
+	DeliveriesDelivered ListWebhookDeliveriesParamsState = "delivered"
+	DeliveriesFailed    ListWebhookDeliveriesParamsState = "failed"
+	DeliveriesPending   ListWebhookDeliveriesParamsState = "pending"
+)
+
+// Valid indicates whether the value is a known member of the ListWebhookDeliveriesParamsState enum.
+func (e ListWebhookDeliveriesParamsState) Valid() bool {
+	switch e {
+	case DeliveriesDelivered:
+		return true
+	case DeliveriesFailed:
+		return true
+	case DeliveriesPending:
 		return true
 	default:
 		return false
@@ -3132,6 +3369,188 @@ type UserResultMessage string
 // UserResultSuccess defines model for UserResult.Success.
 type UserResultSuccess bool
 
+// Webhook defines model for Webhook.
+type Webhook struct {
+	CreatedAt   time.Time `json:"createdAt"`
+	Description string    `json:"description"`
+
+	// DisabledReason why the platform disabled it (3 days of failures)
+	DisabledReason *string            `json:"disabledReason"`
+	Enabled        bool               `json:"enabled"`
+	Events         []WebhookEventType `json:"events"`
+
+	// FailingSince since when every delivery failed; null after a success
+	FailingSince *time.Time `json:"failingSince"`
+	Id           int        `json:"id"`
+	OrderIds     []int      `json:"orderIds"`
+	OwnerUserId  int        `json:"ownerUserId"`
+
+	// PreviousSecretExpiresAt until when the rotated-out secret still signs
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
+	UpdatedAt               time.Time  `json:"updatedAt"`
+	Url                     string     `json:"url"`
+}
+
+// WebhookAttempt defines model for WebhookAttempt.
+type WebhookAttempt struct {
+	At        time.Time `json:"at"`
+	Attempt   int       `json:"attempt"`
+	Error     *string   `json:"error"`
+	LatencyMs int       `json:"latencyMs"`
+
+	// ResponseBody the first 1 KiB of the answer
+	ResponseBody *string `json:"responseBody"`
+
+	// StatusCode null: no answer
+	StatusCode *int `json:"statusCode"`
+}
+
+// WebhookDelivery defines model for WebhookDelivery.
+type WebhookDelivery struct {
+	AttemptLog       []WebhookAttempt     `json:"attemptLog"`
+	Attempts         int                  `json:"attempts"`
+	CreatedAt        time.Time            `json:"createdAt"`
+	DeliveredAt      *time.Time           `json:"deliveredAt"`
+	EventId          string               `json:"eventId"`
+	EventType        WebhookEventType     `json:"eventType"`
+	Id               int                  `json:"id"`
+	LastError        *string              `json:"lastError"`
+	LastLatencyMs    *int                 `json:"lastLatencyMs"`
+	LastResponseBody *string              `json:"lastResponseBody"`
+	LastStatusCode   *int                 `json:"lastStatusCode"`
+	NextAttemptAt    *time.Time           `json:"nextAttemptAt"`
+	State            WebhookDeliveryState `json:"state"`
+}
+
+// WebhookDeliveryState defines model for WebhookDelivery.State.
+type WebhookDeliveryState string
+
+// WebhookDeliveryPage defines model for WebhookDeliveryPage.
+type WebhookDeliveryPage struct {
+	Data struct {
+		List []WebhookDelivery `json:"list"`
+
+		// Next the offset of the next page (offset + the items in this one)
+		Next int `json:"next"`
+
+		// Total every item that matches the filters
+		Total int `json:"total"`
+	} `json:"data"`
+	Message WebhookDeliveryPageMessage `json:"message"`
+	Success WebhookDeliveryPageSuccess `json:"success"`
+}
+
+// WebhookDeliveryPageMessage defines model for WebhookDeliveryPage.Message.
+type WebhookDeliveryPageMessage string
+
+// WebhookDeliveryPageSuccess defines model for WebhookDeliveryPage.Success.
+type WebhookDeliveryPageSuccess bool
+
+// WebhookEventType defines model for WebhookEventType.
+type WebhookEventType string
+
+// WebhookInput defines model for WebhookInput.
+type WebhookInput struct {
+	Description *string             `json:"description,omitempty"`
+	Enabled     *bool               `json:"enabled,omitempty"`
+	Events      *[]WebhookEventType `json:"events,omitempty"`
+
+	// OrderIds only events of these orders (empty: every order the owner may see)
+	OrderIds *[]PositiveInt `json:"orderIds,omitempty"`
+
+	// Url https URL of the endpoint
+	Url *string `json:"url,omitempty"`
+}
+
+// WebhookPage defines model for WebhookPage.
+type WebhookPage struct {
+	Data struct {
+		List []Webhook `json:"list"`
+
+		// Next the offset of the next page (offset + the items in this one)
+		Next int `json:"next"`
+
+		// Total every item that matches the filters
+		Total int `json:"total"`
+	} `json:"data"`
+	Message WebhookPageMessage `json:"message"`
+	Success WebhookPageSuccess `json:"success"`
+}
+
+// WebhookPageMessage defines model for WebhookPage.Message.
+type WebhookPageMessage string
+
+// WebhookPageSuccess defines model for WebhookPage.Success.
+type WebhookPageSuccess bool
+
+// WebhookRedeliverResult defines model for WebhookRedeliverResult.
+type WebhookRedeliverResult struct {
+	Data struct {
+		DeliveryId int                             `json:"deliveryId"`
+		EventId    string                          `json:"eventId"`
+		State      WebhookRedeliverResultDataState `json:"state"`
+	} `json:"data"`
+	Message WebhookRedeliverResultMessage `json:"message"`
+	Success WebhookRedeliverResultSuccess `json:"success"`
+}
+
+// WebhookRedeliverResultDataState defines model for WebhookRedeliverResult.Data.State.
+type WebhookRedeliverResultDataState string
+
+// WebhookRedeliverResultMessage defines model for WebhookRedeliverResult.Message.
+type WebhookRedeliverResultMessage string
+
+// WebhookRedeliverResultSuccess defines model for WebhookRedeliverResult.Success.
+type WebhookRedeliverResultSuccess bool
+
+// WebhookResult defines model for WebhookResult.
+type WebhookResult struct {
+	Data    Webhook              `json:"data"`
+	Message WebhookResultMessage `json:"message"`
+	Success WebhookResultSuccess `json:"success"`
+}
+
+// WebhookResultMessage defines model for WebhookResult.Message.
+type WebhookResultMessage string
+
+// WebhookResultSuccess defines model for WebhookResult.Success.
+type WebhookResultSuccess bool
+
+// WebhookSecretResult defines model for WebhookSecretResult.
+type WebhookSecretResult struct {
+	Data struct {
+		CreatedAt   time.Time `json:"createdAt"`
+		Description string    `json:"description"`
+
+		// DisabledReason why the platform disabled it (3 days of failures)
+		DisabledReason *string            `json:"disabledReason"`
+		Enabled        bool               `json:"enabled"`
+		Events         []WebhookEventType `json:"events"`
+
+		// FailingSince since when every delivery failed; null after a success
+		FailingSince *time.Time `json:"failingSince"`
+		Id           int        `json:"id"`
+		OrderIds     []int      `json:"orderIds"`
+		OwnerUserId  int        `json:"ownerUserId"`
+
+		// PreviousSecretExpiresAt until when the rotated-out secret still signs
+		PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
+
+		// Secret the Standard Webhooks signing secret, shown only now
+		Secret    string    `json:"secret"`
+		UpdatedAt time.Time `json:"updatedAt"`
+		Url       string    `json:"url"`
+	} `json:"data"`
+	Message WebhookSecretResultMessage `json:"message"`
+	Success WebhookSecretResultSuccess `json:"success"`
+}
+
+// WebhookSecretResultMessage defines model for WebhookSecretResult.Message.
+type WebhookSecretResultMessage string
+
+// WebhookSecretResultSuccess defines model for WebhookSecretResult.Success.
+type WebhookSecretResultSuccess bool
+
 // CreatedFrom defines model for CreatedFrom.
 type CreatedFrom = string
 
@@ -3161,6 +3580,9 @@ type OrderIds = IDList
 
 // StatusIds defines model for StatusIds.
 type StatusIds = []int
+
+// WebhookId defines model for WebhookId.
+type WebhookId = int
 
 // BadGateway Every failure; data is [] or, for validation failures, {errors {field rule}}.
 type BadGateway = ErrorEnvelope
@@ -3435,6 +3857,29 @@ type ListUsersParams struct {
 // ListUsersParamsIsActive defines parameters for ListUsers.
 type ListUsersParamsIsActive string
 
+// ListWebhooksParams defines parameters for ListWebhooks.
+type ListWebhooksParams struct {
+	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+	Limit  *Limit  `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// CreateWebhookParams defines parameters for CreateWebhook.
+type CreateWebhookParams struct {
+	// IdempotencyKey Makes the create safe to retry: the same key and body within 24 h replays the stored 200 answer (with Idempotent-Replayed: true); the same key with another body, or while the first request still runs, is a 409. Failed requests are not stored.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParams struct {
+	// State only deliveries in this state
+	State  *ListWebhookDeliveriesParamsState `form:"state,omitempty" json:"state,omitempty"`
+	Offset *Offset                           `form:"offset,omitempty" json:"offset,omitempty"`
+	Limit  *Limit                            `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListWebhookDeliveriesParamsState defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParamsState string
+
 // CreateLeadAsyncV1JSONRequestBody defines body for CreateLeadAsyncV1 for application/json ContentType.
 type CreateLeadAsyncV1JSONRequestBody = LeadCreateV1
 
@@ -3494,6 +3939,12 @@ type CreateOrderJSONRequestBody = OrderCreate
 
 // UpdateOrderJSONRequestBody defines body for UpdateOrder for application/json ContentType.
 type UpdateOrderJSONRequestBody = OrderWritable
+
+// CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
+type CreateWebhookJSONRequestBody = WebhookInput
+
+// UpdateWebhookJSONRequestBody defines body for UpdateWebhook for application/json ContentType.
+type UpdateWebhookJSONRequestBody = WebhookInput
 
 // AsDigitsID0 returns the union data inside the DigitsID as a DigitsID0
 func (t DigitsID) AsDigitsID0() (DigitsID0, error) {
@@ -4083,7 +4534,7 @@ type ClientInterface interface {
 
 	// HealthCheck State of the platform's components (200 all up, 503 any required one down)
 	//
-	// Answered by the gateway itself. `data` is keyed by component: serviceGateway, serviceOrder, serviceUser, serviceLead, serviceCall, serviceNotification (each deployed service), serviceMicroRabbit, serviceMicroMqHub (with the consumers of every monitored queue), telephonyPlatform and voicePlatform ("not configured" when no URL is set).
+	// Answered by the gateway itself. `data` is keyed by component: serviceGateway, serviceOrder, serviceUser, serviceLead, serviceCall, serviceNotification, serviceWebhook (each deployed service), serviceMicroRabbit, serviceMicroMqHub (with the consumers of every monitored queue), telephonyPlatform and voicePlatform ("not configured" when no URL is set).
 	//
 	// Corresponds with GET /v1/health/check/ (the `HealthCheck` operationId).
 	HealthCheck(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4549,11 +5000,85 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v2/user/list/ (the `ListUsers` operationId).
 	ListUsers(ctx context.Context, params *ListUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWebhooks List subscriptions
+	//
+	// Newest first. A client sees its own subscriptions; admins and moderators every one.
+	//
+	// Corresponds with GET /v2/webhook/ (the `ListWebhooks` operationId).
+	ListWebhooks(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhookWithBody Subscribe an endpoint to events
+	//
+	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/webhook/create/ (the `CreateWebhook` operationId).
+	CreateWebhookWithBody(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhook Subscribe an endpoint to events
+	//
+	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/webhook/create/ (the `CreateWebhook` operationId).
+	CreateWebhook(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWebhook Delete a subscription and its delivery log
+	//
+	// Corresponds with POST /v2/webhook/delete/{webhookId}/ (the `DeleteWebhook` operationId).
+	DeleteWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhook One subscription (without its secret)
+	//
+	// Corresponds with GET /v2/webhook/detail/{webhookId}/ (the `GetWebhook` operationId).
+	GetWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWebhookSecret Give a subscription a new signing secret
+	//
+	// The answer holds the new secret. The previous one keeps signing beside it (two signatures in Webhook-Signature) until previousSecretExpiresAt, 24 h later, so receivers can switch.
+	//
+	// Corresponds with POST /v2/webhook/rotate-secret/{webhookId}/ (the `RotateWebhookSecret` operationId).
+	RotateWebhookSecret(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookWithBody Change a subscription
+	//
+	// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/webhook/update/{webhookId}/ (the `UpdateWebhook` operationId).
+	UpdateWebhookWithBody(ctx context.Context, webhookId WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhook Change a subscription
+	//
+	// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/webhook/update/{webhookId}/ (the `UpdateWebhook` operationId).
+	UpdateWebhook(ctx context.Context, webhookId WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWebhookDeliveries The delivery log of a subscription
+	//
+	// Newest first: each event sent to the endpoint with its state (pending, delivered, failed), attempts, the next attempt of a pending one, and every attempt's status code, latency and the first 1 KiB of the answer. Retries follow 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h and 8 h after each failed attempt (±10%), then the delivery is failed.
+	//
+	// Corresponds with GET /v2/webhook/{webhookId}/deliveries/ (the `ListWebhookDeliveries` operationId).
+	ListWebhookDeliveries(ctx context.Context, webhookId WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RedeliverWebhookEvent Send an event to the endpoint again
+	//
+	// The delivery of the event to this subscription is due again at once with a fresh retry schedule, whatever its state. 404 when the endpoint never got that event.
+	//
+	// Corresponds with POST /v2/webhook/{webhookId}/redeliver/{eventId}/ (the `RedeliverWebhookEvent` operationId).
+	RedeliverWebhookEvent(ctx context.Context, webhookId WebhookId, eventId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // HealthCheck State of the platform's components (200 all up, 503 any required one down)
 //
-// Answered by the gateway itself. `data` is keyed by component: serviceGateway, serviceOrder, serviceUser, serviceLead, serviceCall, serviceNotification (each deployed service), serviceMicroRabbit, serviceMicroMqHub (with the consumers of every monitored queue), telephonyPlatform and voicePlatform ("not configured" when no URL is set).
+// Answered by the gateway itself. `data` is keyed by component: serviceGateway, serviceOrder, serviceUser, serviceLead, serviceCall, serviceNotification, serviceWebhook (each deployed service), serviceMicroRabbit, serviceMicroMqHub (with the consumers of every monitored queue), telephonyPlatform and voicePlatform ("not configured" when no URL is set).
 //
 // Corresponds with GET /v1/health/check/ (the `HealthCheck` operationId).
 func (c *Client) HealthCheck(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5620,6 +6145,180 @@ func (c *Client) GetUser(ctx context.Context, userId PositiveInt, reqEditors ...
 // Corresponds with GET /v2/user/list/ (the `ListUsers` operationId).
 func (c *Client) ListUsers(ctx context.Context, params *ListUsersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListUsersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWebhooks List subscriptions
+//
+// Newest first. A client sees its own subscriptions; admins and moderators every one.
+//
+// Corresponds with GET /v2/webhook/ (the `ListWebhooks` operationId).
+func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhooksRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhookWithBody Subscribe an endpoint to events
+//
+// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/webhook/create/ (the `CreateWebhook` operationId).
+func (c *Client) CreateWebhookWithBody(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhook Subscribe an endpoint to events
+//
+// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/webhook/create/ (the `CreateWebhook` operationId).
+func (c *Client) CreateWebhook(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWebhook Delete a subscription and its delivery log
+//
+// Corresponds with POST /v2/webhook/delete/{webhookId}/ (the `DeleteWebhook` operationId).
+func (c *Client) DeleteWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookRequest(c.Server, webhookId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhook One subscription (without its secret)
+//
+// Corresponds with GET /v2/webhook/detail/{webhookId}/ (the `GetWebhook` operationId).
+func (c *Client) GetWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookRequest(c.Server, webhookId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateWebhookSecret Give a subscription a new signing secret
+//
+// The answer holds the new secret. The previous one keeps signing beside it (two signatures in Webhook-Signature) until previousSecretExpiresAt, 24 h later, so receivers can switch.
+//
+// Corresponds with POST /v2/webhook/rotate-secret/{webhookId}/ (the `RotateWebhookSecret` operationId).
+func (c *Client) RotateWebhookSecret(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookSecretRequest(c.Server, webhookId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookWithBody Change a subscription
+//
+// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/webhook/update/{webhookId}/ (the `UpdateWebhook` operationId).
+func (c *Client) UpdateWebhookWithBody(ctx context.Context, webhookId WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequestWithBody(c.Server, webhookId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhook Change a subscription
+//
+// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/webhook/update/{webhookId}/ (the `UpdateWebhook` operationId).
+func (c *Client) UpdateWebhook(ctx context.Context, webhookId WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequest(c.Server, webhookId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWebhookDeliveries The delivery log of a subscription
+//
+// Newest first: each event sent to the endpoint with its state (pending, delivered, failed), attempts, the next attempt of a pending one, and every attempt's status code, latency and the first 1 KiB of the answer. Retries follow 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h and 8 h after each failed attempt (±10%), then the delivery is failed.
+//
+// Corresponds with GET /v2/webhook/{webhookId}/deliveries/ (the `ListWebhookDeliveries` operationId).
+func (c *Client) ListWebhookDeliveries(ctx context.Context, webhookId WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookDeliveriesRequest(c.Server, webhookId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RedeliverWebhookEvent Send an event to the endpoint again
+//
+// The delivery of the event to this subscription is due again at once with a fresh retry schedule, whatever its state. 404 when the endpoint never got that event.
+//
+// Corresponds with POST /v2/webhook/{webhookId}/redeliver/{eventId}/ (the `RedeliverWebhookEvent` operationId).
+func (c *Client) RedeliverWebhookEvent(ctx context.Context, webhookId WebhookId, eventId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedeliverWebhookEventRequest(c.Server, webhookId, eventId)
 	if err != nil {
 		return nil, err
 	}
@@ -7965,6 +8664,402 @@ func NewListUsersRequest(server string, params *ListUsersParams) (*http.Request,
 	return req, nil
 }
 
+// NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
+func NewListWebhooksRequest(server string, params *ListWebhooksParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/webhook/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateWebhookRequest calls the generic CreateWebhook builder with application/json body
+func NewCreateWebhookRequest(server string, params *CreateWebhookParams, body CreateWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateWebhookRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateWebhookRequestWithBody constructs an http.Request for the CreateWebhook method, with any body, and a specified content type
+func NewCreateWebhookRequestWithBody(server string, params *CreateWebhookParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/webhook/create/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteWebhookRequest constructs an http.Request for the DeleteWebhook method
+func NewDeleteWebhookRequest(server string, webhookId WebhookId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookId", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/webhook/delete/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWebhookRequest constructs an http.Request for the GetWebhook method
+func NewGetWebhookRequest(server string, webhookId WebhookId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookId", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/webhook/detail/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRotateWebhookSecretRequest constructs an http.Request for the RotateWebhookSecret method
+func NewRotateWebhookSecretRequest(server string, webhookId WebhookId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookId", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/webhook/rotate-secret/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateWebhookRequest calls the generic UpdateWebhook builder with application/json body
+func NewUpdateWebhookRequest(server string, webhookId WebhookId, body UpdateWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateWebhookRequestWithBody(server, webhookId, "application/json", bodyReader)
+}
+
+// NewUpdateWebhookRequestWithBody constructs an http.Request for the UpdateWebhook method, with any body, and a specified content type
+func NewUpdateWebhookRequestWithBody(server string, webhookId WebhookId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookId", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/webhook/update/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListWebhookDeliveriesRequest constructs an http.Request for the ListWebhookDeliveries method
+func NewListWebhookDeliveriesRequest(server string, webhookId WebhookId, params *ListWebhookDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookId", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/webhook/%s/deliveries/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRedeliverWebhookEventRequest constructs an http.Request for the RedeliverWebhookEvent method
+func NewRedeliverWebhookEventRequest(server string, webhookId WebhookId, eventId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookId", webhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "eventId", eventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/webhook/%s/redeliver/%s/", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -8011,7 +9106,7 @@ type ClientWithResponsesInterface interface {
 
 	// HealthCheckWithResponse State of the platform's components (200 all up, 503 any required one down)
 	//
-	// Answered by the gateway itself. `data` is keyed by component: serviceGateway, serviceOrder, serviceUser, serviceLead, serviceCall, serviceNotification (each deployed service), serviceMicroRabbit, serviceMicroMqHub (with the consumers of every monitored queue), telephonyPlatform and voicePlatform ("not configured" when no URL is set).
+	// Answered by the gateway itself. `data` is keyed by component: serviceGateway, serviceOrder, serviceUser, serviceLead, serviceCall, serviceNotification, serviceWebhook (each deployed service), serviceMicroRabbit, serviceMicroMqHub (with the consumers of every monitored queue), telephonyPlatform and voicePlatform ("not configured" when no URL is set).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8517,6 +9612,92 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/user/list/ (the `ListUsers` operationId).
 	ListUsersWithResponse(ctx context.Context, params *ListUsersParams, reqEditors ...RequestEditorFn) (*ListUsersResponse, error)
+
+	// ListWebhooksWithResponse List subscriptions
+	//
+	// Newest first. A client sees its own subscriptions; admins and moderators every one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/webhook/ (the `ListWebhooks` operationId).
+	ListWebhooksWithResponse(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error)
+
+	// CreateWebhookWithBodyWithResponse Subscribe an endpoint to events
+	//
+	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/webhook/create/ (the `CreateWebhook` operationId).
+	CreateWebhookWithBodyWithResponse(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+
+	// CreateWebhookWithResponse Subscribe an endpoint to events
+	//
+	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/webhook/create/ (the `CreateWebhook` operationId).
+	CreateWebhookWithResponse(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+
+	// DeleteWebhookWithResponse Delete a subscription and its delivery log
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/webhook/delete/{webhookId}/ (the `DeleteWebhook` operationId).
+	DeleteWebhookWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error)
+
+	// GetWebhookWithResponse One subscription (without its secret)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/webhook/detail/{webhookId}/ (the `GetWebhook` operationId).
+	GetWebhookWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error)
+
+	// RotateWebhookSecretWithResponse Give a subscription a new signing secret
+	//
+	// The answer holds the new secret. The previous one keeps signing beside it (two signatures in Webhook-Signature) until previousSecretExpiresAt, 24 h later, so receivers can switch.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/webhook/rotate-secret/{webhookId}/ (the `RotateWebhookSecret` operationId).
+	RotateWebhookSecretWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error)
+
+	// UpdateWebhookWithBodyWithResponse Change a subscription
+	//
+	// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/webhook/update/{webhookId}/ (the `UpdateWebhook` operationId).
+	UpdateWebhookWithBodyWithResponse(ctx context.Context, webhookId WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+
+	// UpdateWebhookWithResponse Change a subscription
+	//
+	// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/webhook/update/{webhookId}/ (the `UpdateWebhook` operationId).
+	UpdateWebhookWithResponse(ctx context.Context, webhookId WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+
+	// ListWebhookDeliveriesWithResponse The delivery log of a subscription
+	//
+	// Newest first: each event sent to the endpoint with its state (pending, delivered, failed), attempts, the next attempt of a pending one, and every attempt's status code, latency and the first 1 KiB of the answer. Retries follow 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h and 8 h after each failed attempt (±10%), then the delivery is failed.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/webhook/{webhookId}/deliveries/ (the `ListWebhookDeliveries` operationId).
+	ListWebhookDeliveriesWithResponse(ctx context.Context, webhookId WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
+
+	// RedeliverWebhookEventWithResponse Send an event to the endpoint again
+	//
+	// The delivery of the event to this subscription is due again at once with a fresh retry schedule, whatever its state. 404 when the endpoint never got that event.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/webhook/{webhookId}/redeliver/{eventId}/ (the `RedeliverWebhookEvent` operationId).
+	RedeliverWebhookEventWithResponse(ctx context.Context, webhookId WebhookId, eventId string, reqEditors ...RequestEditorFn) (*RedeliverWebhookEventResponse, error)
 }
 
 // HealthCheckResponse200Headers the declared response headers of an HTTP 200 response for HealthCheck
@@ -18270,9 +19451,2000 @@ func (r ListUsersResponse) ContentType() string {
 	return ""
 }
 
+// ListWebhooksResponse200Headers the declared response headers of an HTTP 200 response for ListWebhooks
+type ListWebhooksResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhooksResponse400Headers the declared response headers of an HTTP 400 response for ListWebhooks
+type ListWebhooksResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhooksResponse401Headers the declared response headers of an HTTP 401 response for ListWebhooks
+type ListWebhooksResponse401Headers struct {
+	XRequestId string
+}
+
+// ListWebhooksResponse403Headers the declared response headers of an HTTP 403 response for ListWebhooks
+type ListWebhooksResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhooksResponse429Headers the declared response headers of an HTTP 429 response for ListWebhooks
+type ListWebhooksResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// ListWebhooksResponse500Headers the declared response headers of an HTTP 500 response for ListWebhooks
+type ListWebhooksResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhooksResponse501Headers the declared response headers of an HTTP 501 response for ListWebhooks
+type ListWebhooksResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhooksResponse502Headers the declared response headers of an HTTP 502 response for ListWebhooks
+type ListWebhooksResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhooksResponse503Headers the declared response headers of an HTTP 503 response for ListWebhooks
+type ListWebhooksResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhooksResponse504Headers the declared response headers of an HTTP 504 response for ListWebhooks
+type ListWebhooksResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type ListWebhooksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListWebhooksResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListWebhooksResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListWebhooksResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListWebhooksResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWebhooksResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListWebhooksResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *ListWebhooksResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ListWebhooksResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhooksResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ListWebhooksResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhooksResponse) GetJSON200() *WebhookPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListWebhooksResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListWebhooksResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListWebhooksResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWebhooksResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListWebhooksResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListWebhooksResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ListWebhooksResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhooksResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListWebhooksResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhooksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhooksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhooksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhooksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateWebhookResponse200Headers the declared response headers of an HTTP 200 response for CreateWebhook
+type CreateWebhookResponse200Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateWebhookResponse400Headers the declared response headers of an HTTP 400 response for CreateWebhook
+type CreateWebhookResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateWebhookResponse401Headers the declared response headers of an HTTP 401 response for CreateWebhook
+type CreateWebhookResponse401Headers struct {
+	XRequestId string
+}
+
+// CreateWebhookResponse403Headers the declared response headers of an HTTP 403 response for CreateWebhook
+type CreateWebhookResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateWebhookResponse408Headers the declared response headers of an HTTP 408 response for CreateWebhook
+type CreateWebhookResponse408Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateWebhookResponse409Headers the declared response headers of an HTTP 409 response for CreateWebhook
+type CreateWebhookResponse409Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateWebhookResponse413Headers the declared response headers of an HTTP 413 response for CreateWebhook
+type CreateWebhookResponse413Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateWebhookResponse415Headers the declared response headers of an HTTP 415 response for CreateWebhook
+type CreateWebhookResponse415Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateWebhookResponse429Headers the declared response headers of an HTTP 429 response for CreateWebhook
+type CreateWebhookResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// CreateWebhookResponse500Headers the declared response headers of an HTTP 500 response for CreateWebhook
+type CreateWebhookResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateWebhookResponse501Headers the declared response headers of an HTTP 501 response for CreateWebhook
+type CreateWebhookResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateWebhookResponse502Headers the declared response headers of an HTTP 502 response for CreateWebhook
+type CreateWebhookResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateWebhookResponse503Headers the declared response headers of an HTTP 503 response for CreateWebhook
+type CreateWebhookResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// CreateWebhookResponse504Headers the declared response headers of an HTTP 504 response for CreateWebhook
+type CreateWebhookResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type CreateWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookSecretResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateWebhookResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateWebhookResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateWebhookResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateWebhookResponse403Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *CreateWebhookResponse408Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateWebhookResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateWebhookResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateWebhookResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateWebhookResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateWebhookResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *CreateWebhookResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *CreateWebhookResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateWebhookResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *CreateWebhookResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateWebhookResponse) GetJSON200() *WebhookSecretResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateWebhookResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateWebhookResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateWebhookResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r CreateWebhookResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateWebhookResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateWebhookResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateWebhookResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateWebhookResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateWebhookResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r CreateWebhookResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r CreateWebhookResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateWebhookResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateWebhookResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteWebhookResponse200Headers the declared response headers of an HTTP 200 response for DeleteWebhook
+type DeleteWebhookResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteWebhookResponse400Headers the declared response headers of an HTTP 400 response for DeleteWebhook
+type DeleteWebhookResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteWebhookResponse401Headers the declared response headers of an HTTP 401 response for DeleteWebhook
+type DeleteWebhookResponse401Headers struct {
+	XRequestId string
+}
+
+// DeleteWebhookResponse403Headers the declared response headers of an HTTP 403 response for DeleteWebhook
+type DeleteWebhookResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteWebhookResponse404Headers the declared response headers of an HTTP 404 response for DeleteWebhook
+type DeleteWebhookResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteWebhookResponse408Headers the declared response headers of an HTTP 408 response for DeleteWebhook
+type DeleteWebhookResponse408Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteWebhookResponse413Headers the declared response headers of an HTTP 413 response for DeleteWebhook
+type DeleteWebhookResponse413Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteWebhookResponse415Headers the declared response headers of an HTTP 415 response for DeleteWebhook
+type DeleteWebhookResponse415Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteWebhookResponse429Headers the declared response headers of an HTTP 429 response for DeleteWebhook
+type DeleteWebhookResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// DeleteWebhookResponse500Headers the declared response headers of an HTTP 500 response for DeleteWebhook
+type DeleteWebhookResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteWebhookResponse501Headers the declared response headers of an HTTP 501 response for DeleteWebhook
+type DeleteWebhookResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteWebhookResponse502Headers the declared response headers of an HTTP 502 response for DeleteWebhook
+type DeleteWebhookResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteWebhookResponse503Headers the declared response headers of an HTTP 503 response for DeleteWebhook
+type DeleteWebhookResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// DeleteWebhookResponse504Headers the declared response headers of an HTTP 504 response for DeleteWebhook
+type DeleteWebhookResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type DeleteWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *IDResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteWebhookResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteWebhookResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *DeleteWebhookResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteWebhookResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteWebhookResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *DeleteWebhookResponse408Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DeleteWebhookResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *DeleteWebhookResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteWebhookResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteWebhookResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *DeleteWebhookResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *DeleteWebhookResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteWebhookResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *DeleteWebhookResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteWebhookResponse) GetJSON200() *IDResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteWebhookResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteWebhookResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteWebhookResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteWebhookResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r DeleteWebhookResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteWebhookResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DeleteWebhookResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteWebhookResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteWebhookResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r DeleteWebhookResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r DeleteWebhookResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteWebhookResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r DeleteWebhookResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWebhookResponse200Headers the declared response headers of an HTTP 200 response for GetWebhook
+type GetWebhookResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetWebhookResponse400Headers the declared response headers of an HTTP 400 response for GetWebhook
+type GetWebhookResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetWebhookResponse401Headers the declared response headers of an HTTP 401 response for GetWebhook
+type GetWebhookResponse401Headers struct {
+	XRequestId string
+}
+
+// GetWebhookResponse403Headers the declared response headers of an HTTP 403 response for GetWebhook
+type GetWebhookResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetWebhookResponse404Headers the declared response headers of an HTTP 404 response for GetWebhook
+type GetWebhookResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetWebhookResponse429Headers the declared response headers of an HTTP 429 response for GetWebhook
+type GetWebhookResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// GetWebhookResponse500Headers the declared response headers of an HTTP 500 response for GetWebhook
+type GetWebhookResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetWebhookResponse501Headers the declared response headers of an HTTP 501 response for GetWebhook
+type GetWebhookResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetWebhookResponse502Headers the declared response headers of an HTTP 502 response for GetWebhook
+type GetWebhookResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetWebhookResponse503Headers the declared response headers of an HTTP 503 response for GetWebhook
+type GetWebhookResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetWebhookResponse504Headers the declared response headers of an HTTP 504 response for GetWebhook
+type GetWebhookResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type GetWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWebhookResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetWebhookResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetWebhookResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetWebhookResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetWebhookResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWebhookResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetWebhookResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *GetWebhookResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *GetWebhookResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *GetWebhookResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookResponse) GetJSON200() *WebhookResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWebhookResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWebhookResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetWebhookResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWebhookResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWebhookResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWebhookResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetWebhookResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r GetWebhookResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhookResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetWebhookResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateWebhookSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateWebhookSecret
+type RotateWebhookSecretResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RotateWebhookSecretResponse400Headers the declared response headers of an HTTP 400 response for RotateWebhookSecret
+type RotateWebhookSecretResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RotateWebhookSecretResponse401Headers the declared response headers of an HTTP 401 response for RotateWebhookSecret
+type RotateWebhookSecretResponse401Headers struct {
+	XRequestId string
+}
+
+// RotateWebhookSecretResponse403Headers the declared response headers of an HTTP 403 response for RotateWebhookSecret
+type RotateWebhookSecretResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RotateWebhookSecretResponse404Headers the declared response headers of an HTTP 404 response for RotateWebhookSecret
+type RotateWebhookSecretResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RotateWebhookSecretResponse408Headers the declared response headers of an HTTP 408 response for RotateWebhookSecret
+type RotateWebhookSecretResponse408Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RotateWebhookSecretResponse413Headers the declared response headers of an HTTP 413 response for RotateWebhookSecret
+type RotateWebhookSecretResponse413Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RotateWebhookSecretResponse415Headers the declared response headers of an HTTP 415 response for RotateWebhookSecret
+type RotateWebhookSecretResponse415Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RotateWebhookSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookSecret
+type RotateWebhookSecretResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// RotateWebhookSecretResponse500Headers the declared response headers of an HTTP 500 response for RotateWebhookSecret
+type RotateWebhookSecretResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RotateWebhookSecretResponse501Headers the declared response headers of an HTTP 501 response for RotateWebhookSecret
+type RotateWebhookSecretResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RotateWebhookSecretResponse502Headers the declared response headers of an HTTP 502 response for RotateWebhookSecret
+type RotateWebhookSecretResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RotateWebhookSecretResponse503Headers the declared response headers of an HTTP 503 response for RotateWebhookSecret
+type RotateWebhookSecretResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RotateWebhookSecretResponse504Headers the declared response headers of an HTTP 504 response for RotateWebhookSecret
+type RotateWebhookSecretResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type RotateWebhookSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookSecretResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RotateWebhookSecretResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RotateWebhookSecretResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RotateWebhookSecretResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RotateWebhookSecretResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RotateWebhookSecretResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *RotateWebhookSecretResponse408Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RotateWebhookSecretResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *RotateWebhookSecretResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateWebhookSecretResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RotateWebhookSecretResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *RotateWebhookSecretResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *RotateWebhookSecretResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateWebhookSecretResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *RotateWebhookSecretResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON200() *WebhookSecretResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateWebhookSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateWebhookSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateWebhookSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateWebhookSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateWebhookResponse200Headers the declared response headers of an HTTP 200 response for UpdateWebhook
+type UpdateWebhookResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// UpdateWebhookResponse400Headers the declared response headers of an HTTP 400 response for UpdateWebhook
+type UpdateWebhookResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// UpdateWebhookResponse401Headers the declared response headers of an HTTP 401 response for UpdateWebhook
+type UpdateWebhookResponse401Headers struct {
+	XRequestId string
+}
+
+// UpdateWebhookResponse403Headers the declared response headers of an HTTP 403 response for UpdateWebhook
+type UpdateWebhookResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// UpdateWebhookResponse404Headers the declared response headers of an HTTP 404 response for UpdateWebhook
+type UpdateWebhookResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// UpdateWebhookResponse408Headers the declared response headers of an HTTP 408 response for UpdateWebhook
+type UpdateWebhookResponse408Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// UpdateWebhookResponse413Headers the declared response headers of an HTTP 413 response for UpdateWebhook
+type UpdateWebhookResponse413Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// UpdateWebhookResponse415Headers the declared response headers of an HTTP 415 response for UpdateWebhook
+type UpdateWebhookResponse415Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// UpdateWebhookResponse429Headers the declared response headers of an HTTP 429 response for UpdateWebhook
+type UpdateWebhookResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// UpdateWebhookResponse500Headers the declared response headers of an HTTP 500 response for UpdateWebhook
+type UpdateWebhookResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// UpdateWebhookResponse501Headers the declared response headers of an HTTP 501 response for UpdateWebhook
+type UpdateWebhookResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// UpdateWebhookResponse502Headers the declared response headers of an HTTP 502 response for UpdateWebhook
+type UpdateWebhookResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// UpdateWebhookResponse503Headers the declared response headers of an HTTP 503 response for UpdateWebhook
+type UpdateWebhookResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// UpdateWebhookResponse504Headers the declared response headers of an HTTP 504 response for UpdateWebhook
+type UpdateWebhookResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type UpdateWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateWebhookResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateWebhookResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UpdateWebhookResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UpdateWebhookResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateWebhookResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *UpdateWebhookResponse408Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UpdateWebhookResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UpdateWebhookResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateWebhookResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *UpdateWebhookResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *UpdateWebhookResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *UpdateWebhookResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateWebhookResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *UpdateWebhookResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateWebhookResponse) GetJSON200() *WebhookResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateWebhookResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateWebhookResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateWebhookResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateWebhookResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r UpdateWebhookResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateWebhookResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateWebhookResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateWebhookResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateWebhookResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r UpdateWebhookResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r UpdateWebhookResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateWebhookResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r UpdateWebhookResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListWebhookDeliveriesResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhookDeliveriesResponse400Headers the declared response headers of an HTTP 400 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhookDeliveriesResponse401Headers the declared response headers of an HTTP 401 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse401Headers struct {
+	XRequestId string
+}
+
+// ListWebhookDeliveriesResponse403Headers the declared response headers of an HTTP 403 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhookDeliveriesResponse404Headers the declared response headers of an HTTP 404 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhookDeliveriesResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// ListWebhookDeliveriesResponse500Headers the declared response headers of an HTTP 500 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhookDeliveriesResponse501Headers the declared response headers of an HTTP 501 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhookDeliveriesResponse502Headers the declared response headers of an HTTP 502 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhookDeliveriesResponse503Headers the declared response headers of an HTTP 503 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListWebhookDeliveriesResponse504Headers the declared response headers of an HTTP 504 response for ListWebhookDeliveries
+type ListWebhookDeliveriesResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type ListWebhookDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookDeliveryPage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListWebhookDeliveriesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListWebhookDeliveriesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListWebhookDeliveriesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListWebhookDeliveriesResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListWebhookDeliveriesResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWebhookDeliveriesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListWebhookDeliveriesResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *ListWebhookDeliveriesResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ListWebhookDeliveriesResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhookDeliveriesResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ListWebhookDeliveriesResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON200() *WebhookDeliveryPage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhookDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhookDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhookDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhookDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RedeliverWebhookEventResponse202Headers the declared response headers of an HTTP 202 response for RedeliverWebhookEvent
+type RedeliverWebhookEventResponse202Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RedeliverWebhookEventResponse400Headers the declared response headers of an HTTP 400 response for RedeliverWebhookEvent
+type RedeliverWebhookEventResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RedeliverWebhookEventResponse401Headers the declared response headers of an HTTP 401 response for RedeliverWebhookEvent
+type RedeliverWebhookEventResponse401Headers struct {
+	XRequestId string
+}
+
+// RedeliverWebhookEventResponse403Headers the declared response headers of an HTTP 403 response for RedeliverWebhookEvent
+type RedeliverWebhookEventResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RedeliverWebhookEventResponse404Headers the declared response headers of an HTTP 404 response for RedeliverWebhookEvent
+type RedeliverWebhookEventResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RedeliverWebhookEventResponse408Headers the declared response headers of an HTTP 408 response for RedeliverWebhookEvent
+type RedeliverWebhookEventResponse408Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RedeliverWebhookEventResponse413Headers the declared response headers of an HTTP 413 response for RedeliverWebhookEvent
+type RedeliverWebhookEventResponse413Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RedeliverWebhookEventResponse415Headers the declared response headers of an HTTP 415 response for RedeliverWebhookEvent
+type RedeliverWebhookEventResponse415Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RedeliverWebhookEventResponse429Headers the declared response headers of an HTTP 429 response for RedeliverWebhookEvent
+type RedeliverWebhookEventResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// RedeliverWebhookEventResponse500Headers the declared response headers of an HTTP 500 response for RedeliverWebhookEvent
+type RedeliverWebhookEventResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RedeliverWebhookEventResponse501Headers the declared response headers of an HTTP 501 response for RedeliverWebhookEvent
+type RedeliverWebhookEventResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RedeliverWebhookEventResponse502Headers the declared response headers of an HTTP 502 response for RedeliverWebhookEvent
+type RedeliverWebhookEventResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RedeliverWebhookEventResponse503Headers the declared response headers of an HTTP 503 response for RedeliverWebhookEvent
+type RedeliverWebhookEventResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// RedeliverWebhookEventResponse504Headers the declared response headers of an HTTP 504 response for RedeliverWebhookEvent
+type RedeliverWebhookEventResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type RedeliverWebhookEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *WebhookRedeliverResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *RedeliverWebhookEventResponse202Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RedeliverWebhookEventResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RedeliverWebhookEventResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RedeliverWebhookEventResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RedeliverWebhookEventResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *RedeliverWebhookEventResponse408Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RedeliverWebhookEventResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *RedeliverWebhookEventResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RedeliverWebhookEventResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RedeliverWebhookEventResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *RedeliverWebhookEventResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *RedeliverWebhookEventResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RedeliverWebhookEventResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *RedeliverWebhookEventResponse504Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RedeliverWebhookEventResponse) GetJSON202() *WebhookRedeliverResult {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RedeliverWebhookEventResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RedeliverWebhookEventResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RedeliverWebhookEventResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RedeliverWebhookEventResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r RedeliverWebhookEventResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RedeliverWebhookEventResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RedeliverWebhookEventResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RedeliverWebhookEventResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RedeliverWebhookEventResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r RedeliverWebhookEventResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r RedeliverWebhookEventResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RedeliverWebhookEventResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r RedeliverWebhookEventResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r RedeliverWebhookEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RedeliverWebhookEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RedeliverWebhookEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RedeliverWebhookEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // HealthCheckWithResponse State of the platform's components (200 all up, 503 any required one down)
 //
-// Answered by the gateway itself. `data` is keyed by component: serviceGateway, serviceOrder, serviceUser, serviceLead, serviceCall, serviceNotification (each deployed service), serviceMicroRabbit, serviceMicroMqHub (with the consumers of every monitored queue), telephonyPlatform and voicePlatform ("not configured" when no URL is set).
+// Answered by the gateway itself. `data` is keyed by component: serviceGateway, serviceOrder, serviceUser, serviceLead, serviceCall, serviceNotification, serviceWebhook (each deployed service), serviceMicroRabbit, serviceMicroMqHub (with the consumers of every monitored queue), telephonyPlatform and voicePlatform ("not configured" when no URL is set).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -19143,6 +22315,152 @@ func (c *ClientWithResponses) ListUsersWithResponse(ctx context.Context, params 
 		return nil, err
 	}
 	return ParseListUsersResponse(rsp)
+}
+
+// ListWebhooksWithResponse List subscriptions
+//
+// Newest first. A client sees its own subscriptions; admins and moderators every one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/webhook/ (the `ListWebhooks` operationId).
+func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error) {
+	rsp, err := c.ListWebhooks(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhooksResponse(rsp)
+}
+
+// CreateWebhookWithBodyWithResponse Subscribe an endpoint to events
+//
+// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/webhook/create/ (the `CreateWebhook` operationId).
+func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhookWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookResponse(rsp)
+}
+
+// CreateWebhookWithResponse Subscribe an endpoint to events
+//
+// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/webhook/create/ (the `CreateWebhook` operationId).
+func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhook(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookResponse(rsp)
+}
+
+// DeleteWebhookWithResponse Delete a subscription and its delivery log
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/webhook/delete/{webhookId}/ (the `DeleteWebhook` operationId).
+func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error) {
+	rsp, err := c.DeleteWebhook(ctx, webhookId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWebhookResponse(rsp)
+}
+
+// GetWebhookWithResponse One subscription (without its secret)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/webhook/detail/{webhookId}/ (the `GetWebhook` operationId).
+func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error) {
+	rsp, err := c.GetWebhook(ctx, webhookId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookResponse(rsp)
+}
+
+// RotateWebhookSecretWithResponse Give a subscription a new signing secret
+//
+// The answer holds the new secret. The previous one keeps signing beside it (two signatures in Webhook-Signature) until previousSecretExpiresAt, 24 h later, so receivers can switch.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/webhook/rotate-secret/{webhookId}/ (the `RotateWebhookSecret` operationId).
+func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error) {
+	rsp, err := c.RotateWebhookSecret(ctx, webhookId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateWebhookSecretResponse(rsp)
+}
+
+// UpdateWebhookWithBodyWithResponse Change a subscription
+//
+// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/webhook/update/{webhookId}/ (the `UpdateWebhook` operationId).
+func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Context, webhookId WebhookId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhookWithBody(ctx, webhookId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookResponse(rsp)
+}
+
+// UpdateWebhookWithResponse Change a subscription
+//
+// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/webhook/update/{webhookId}/ (the `UpdateWebhook` operationId).
+func (c *ClientWithResponses) UpdateWebhookWithResponse(ctx context.Context, webhookId WebhookId, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhook(ctx, webhookId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookResponse(rsp)
+}
+
+// ListWebhookDeliveriesWithResponse The delivery log of a subscription
+//
+// Newest first: each event sent to the endpoint with its state (pending, delivered, failed), attempts, the next attempt of a pending one, and every attempt's status code, latency and the first 1 KiB of the answer. Retries follow 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h and 8 h after each failed attempt (±10%), then the delivery is failed.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/webhook/{webhookId}/deliveries/ (the `ListWebhookDeliveries` operationId).
+func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Context, webhookId WebhookId, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error) {
+	rsp, err := c.ListWebhookDeliveries(ctx, webhookId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhookDeliveriesResponse(rsp)
+}
+
+// RedeliverWebhookEventWithResponse Send an event to the endpoint again
+//
+// The delivery of the event to this subscription is due again at once with a fresh retry schedule, whatever its state. 404 when the endpoint never got that event.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/webhook/{webhookId}/redeliver/{eventId}/ (the `RedeliverWebhookEvent` operationId).
+func (c *ClientWithResponses) RedeliverWebhookEventWithResponse(ctx context.Context, webhookId WebhookId, eventId string, reqEditors ...RequestEditorFn) (*RedeliverWebhookEventResponse, error) {
+	rsp, err := c.RedeliverWebhookEvent(ctx, webhookId, eventId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRedeliverWebhookEventResponse(rsp)
 }
 
 // ParseHealthCheckResponse parses an HTTP response from a HealthCheckWithResponse call
@@ -38415,338 +41733,4328 @@ func ParseListUsersResponse(rsp *http.Response) (*ListUsersResponse, error) {
 	return response, nil
 }
 
+// ParseListWebhooksResponse parses an HTTP response from a ListWebhooksWithResponse call
+func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhooksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListWebhooksResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListWebhooksResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListWebhooksResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListWebhooksResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWebhooksResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListWebhooksResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers ListWebhooksResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers ListWebhooksResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhooksResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ListWebhooksResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateWebhookResponse parses an HTTP response from a CreateWebhookWithResponse call
+func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookSecretResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateWebhookResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateWebhookResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateWebhookResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateWebhookResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 408:
+		var headers CreateWebhookResponse408Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateWebhookResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateWebhookResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateWebhookResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateWebhookResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateWebhookResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers CreateWebhookResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers CreateWebhookResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateWebhookResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers CreateWebhookResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWebhookResponse parses an HTTP response from a DeleteWebhookWithResponse call
+func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest IDResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteWebhookResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DeleteWebhookResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers DeleteWebhookResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteWebhookResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteWebhookResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers DeleteWebhookResponse408Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 413:
+		var headers DeleteWebhookResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers DeleteWebhookResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteWebhookResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteWebhookResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers DeleteWebhookResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers DeleteWebhookResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteWebhookResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers DeleteWebhookResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhookResponse parses an HTTP response from a GetWebhookWithResponse call
+func ParseGetWebhookResponse(rsp *http.Response) (*GetWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWebhookResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetWebhookResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetWebhookResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetWebhookResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetWebhookResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWebhookResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetWebhookResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers GetWebhookResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers GetWebhookResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers GetWebhookResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateWebhookSecretResponse parses an HTTP response from a RotateWebhookSecretWithResponse call
+func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateWebhookSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookSecretResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RotateWebhookSecretResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RotateWebhookSecretResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RotateWebhookSecretResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RotateWebhookSecretResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RotateWebhookSecretResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers RotateWebhookSecretResponse408Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 413:
+		var headers RotateWebhookSecretResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers RotateWebhookSecretResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateWebhookSecretResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RotateWebhookSecretResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers RotateWebhookSecretResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers RotateWebhookSecretResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateWebhookSecretResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers RotateWebhookSecretResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateWebhookResponse parses an HTTP response from a UpdateWebhookWithResponse call
+func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateWebhookResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers UpdateWebhookResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UpdateWebhookResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UpdateWebhookResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateWebhookResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers UpdateWebhookResponse408Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 413:
+		var headers UpdateWebhookResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UpdateWebhookResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateWebhookResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers UpdateWebhookResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers UpdateWebhookResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers UpdateWebhookResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateWebhookResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers UpdateWebhookResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListWebhookDeliveriesResponse parses an HTTP response from a ListWebhookDeliveriesWithResponse call
+func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhookDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookDeliveryPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListWebhookDeliveriesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListWebhookDeliveriesResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListWebhookDeliveriesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListWebhookDeliveriesResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListWebhookDeliveriesResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWebhookDeliveriesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListWebhookDeliveriesResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers ListWebhookDeliveriesResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers ListWebhookDeliveriesResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhookDeliveriesResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ListWebhookDeliveriesResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRedeliverWebhookEventResponse parses an HTTP response from a RedeliverWebhookEventWithResponse call
+func ParseRedeliverWebhookEventResponse(rsp *http.Response) (*RedeliverWebhookEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RedeliverWebhookEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest WebhookRedeliverResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers RedeliverWebhookEventResponse202Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 400:
+		var headers RedeliverWebhookEventResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RedeliverWebhookEventResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RedeliverWebhookEventResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RedeliverWebhookEventResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers RedeliverWebhookEventResponse408Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 413:
+		var headers RedeliverWebhookEventResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers RedeliverWebhookEventResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers RedeliverWebhookEventResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RedeliverWebhookEventResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers RedeliverWebhookEventResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers RedeliverWebhookEventResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers RedeliverWebhookEventResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers RedeliverWebhookEventResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1rbyNJtiD2V8K5axQ1naRISipJFC5gdUk9rZl6WVL13LklWQpmBsVoJSPYGZFicQoF9Iy/GBgD9gIL",
-	"2DBsr68/+Iu/9B1M723PbPcA+wtYf2F/iRHnROSDTL70qOru4WDQJZKRkREnTpz3460XyF5fCia08lpv",
-	"vS6jIYvhz6OQ9fpSM6Grx6wf0SELzdchU0HM+5pL4bW8M0/HCTvzyKDLBNFdrghXRHcZUVrGLCRUqAGL",
-	"iewQKgijccRZTGL2VcKUJgOuuziY9hhJXxgMq79mQ0JFSNoyHJJKbN/vEyF1l4srMqCKhFIwQq8oF2t7",
-	"hLYVE5pIQSjp8Fhp++aa53vsDe31I+a1YLGe76mgy3rU7IaJpOe1XuMP576nh30zTumYiyvv3TvfO6aa",
-	"PeU9rqvw30kQnHYZ2X95RK7Z8JEiWl4zQdpJcM00qRzvnx5ePD16dnR68emr45NTt3O1ViMndr3shsXD",
-	"IpxoortMaB5QzUIi+yym5mVEioABvK7Z0MD5hsW8w1lIKkoa0OD2N+sNA6gYP23VN4iMzdfNXXLFb8zq",
-	"WEfGZiKq13wAszCLcGfIyBXVbECHJDI7VkRIElPNCts5fnnyD/W1AnQ36/U8aHtc8J6BbiMFKxeaXbF4",
-	"DK7HrEe5MPCegO1vujJiKdBIxDqacOFA8Eg5QNOOZjGin0GKCuACYNfY8RVXvLG7W7ri+twVK1aCCScs",
-	"kCJUJBGaR5OL5Ip0kihClF14jY1lVsh0PKzuG2BMg6Wya6xQTSJGlSaNNaIlGVCuHWIoJkJzyWCh44sx",
-	"h8FjQwvMnVniwP+xeoznWD0qISQvihehBeALIs6EfqSIHAiSfx5RlQNMG2b5jeYOCbo0poFmsTLX6PV+",
-	"9Z9o9Xf16m7tolU99wmLFAPs6NGQkfawgOkVSl69OjpYq5FDWEUkr0jEBTMzmXGOYgnaY4pwXSQr9XCz",
-	"vUO3mtWdzjarbtLtdnWXbm5Ut9rNToM9DnbDRt2bBbo+1ZrFBg7/3di63zb8RnPn3b/1JmnTO9/r05j2",
-	"mLYU+0nMDMH4LJa9SQArTWPtthOYkYai9FnMZeiTo5MXZOdxvWEAEZq7DiTD/FXVvMfWCttt1pvb1fpG",
-	"td44rddb8P9P6hututkjN+/6KmHx0PM9Ay2v5QW4rn39un5eoL6T1NZu4VROboCJcO7yfcJFECWK37B0",
-	"JzSCQ2dUIGMawD0I6bB8UxuNubtozNtFjpP9mg0nt/KMXjOV7cTwvw4zaBybC9zKWOJ1ng0aWsEFaW6S",
-	"LkGOWOC0zXrdcZEKkJUSBt4iBvPW9opvgNHUsFYWw6t8c/yDLo+Q2yA/dVdAaR5FJE6E8s31M/xmt0Y+",
-	"ozxiYUaqacyAI+HiitdlO9hljx9v71a3N5tb1c16yKq7m5vtKqtvd4JGZ7dO2bY7BBRIslMYExIKB9Gj",
-	"b54ycaW7Xqu5teUbguQ+N8pY+1GvL2NdRo3MrnlIOAx4ymioLGhZWLz47cedjaDBqrvm9m+G26y6EzQ6",
-	"1SbbpNvhbnsr2EgvRZ/qbrYP7t49iyx0ZNyj2mt5ScJDr2wLZm24gXRR26Xvi3DgrLf925h1vJb3b9Yz",
-	"kXAdf1XrL6Ximt+wI6HxvU4WSl+7VS+/NiBDFI4pZB2aRBof6dE3lmkY6WEOC3nR6VjGm752ylsljix9",
-	"bf495Xz0RRyyeAysjVKwSjvyvuBq36wmURLeRDiw7khJQoOA9bW50nYN6nX9/B/+y9f/j59+gZ8C2evR",
-	"qmKGV2gWFqje68b5FPi5OYukbtZWjg6ecoW7ONFUJ6p0Gwp+MvsorsNvTlmJcnONLYVr1lP21uNZNhub",
-	"25s7G483t2cjUvoNjWM6REYaM9WXQjGY8VMa/hLlAvMpkMLQUPMn7fcjI5RzKda/VGY/OQR564VUU6/1",
-	"+tz3ekwpeuXuHVEsvuGBkTZuDFUkNzTiTjUym0qCgCnltTo0UuzdogA/jGMZH4obFsk+w21Maibu1e1Y",
-	"XiM1D6QQLEB9Ik7JGlGyx1C3MnqBoeyGfH9+evrSEO+cXliiEJWt0j6xPj58uui/2CzZI+Ui+aKzmOEl",
-	"UumsxwtjAd6f0tB+dRtMeesxc4QAVcX7hyLsSy403BuvlxhxUxqhnLBeX5srobkGtsMVScmNWUaGbsVp",
-	"WmRilj0Ck7RIfo6HQ8EjgbjORT/RLUJRkpExSSVX0o4ZvQZ1g8RJxEjFAKeGkLHyNqNBl3Q4i0Kjr+Ic",
-	"eSyl5FcnL54T2f6SBdpH2RXICEFWiYMDKiwk+jRWLLSSYOVy7xJmpSG5/K8vCVMB7TOfSKMSN/x6vZ4t",
-	"Vq2tLsPUy/BEik7EA313ojkm5LUIjWJGwyFJ4NhAXCUh73RYbJRoK3Q+MCUdN08NqMqvJyc+GwTkWk2V",
-	"m/cQQ29olKAVBq9pm5FE8K8SBiY0es0EqVCB3PyRIoEMmQ8XwlwnkrslK6ScgZSotd2OPPPQa20X6Gse",
-	"x4yc925x6eiYKSN+TsEuXlRuWWipWfFkp9hkZ4Gk7JFys+bfLY4cGsZoj+fOtOvWGDIdPw6kYHtw4Q1l",
-	"ADl4ddtLT/IzGbd5GDJx93M0V5HGba6t7Z3CmZKrWCZ90qNDEDwCGkXk5YuTU7J+01wHSr2O93f9gbkR",
-	"WpYLi5IxUYHsM0VC9AbQKJIDoCmZC6FiLZ7rx4f7B88Oa73QJ2feb7oS9hRKMuhSfeatWSnKqg/WBAvy",
-	"Wcw6iQIjKLAneoUmWlB0WMi1TxQdrljSdCS1uuUp7zGZ3APFQcuAU/RCHuLhoymQC6J5j30gLRN8GkK6",
-	"l1uL5auXJ6fHh/vPLk6Pnh2+eHVKKgMQ3jUsliuSiGshB2IP7Z+z3YIrzJqOWUdCs1jQCM7s7ojF7XQE",
-	"xMwHRKF9QRLB3vRZYAQfMNOhiTqgiQJxOJJXV07UzvtjeOhb56XqyoFY4cZU3PiVbO9bk+HthOEvZdu8",
-	"19tq19lOZzOoNjsbtLoJ1u/wcbO60al3GsEO3W1vM+9+hObcmmdLz1/KNuhjzihKKgZJwOYVky41zGpt",
-	"L3MbWbPBVUJjKjQDC8hKyn5gBHwu9WcyEeF9Mbzd3V0SSoZHyd7wBzUAPJdEJUE3b2KSwtpTaRSxOBUJ",
-	"FWNGLrJWVfaGBjoaEhrxa7ZiXTOx48iceY+JW1KoIo6AZO7EEnvfQ9aP5PBB7Z15YQgsO4gJakwKH1sQ",
-	"qXCtyKvjp+6HQIoOv0piFq5wZjrOvKTDSNLwVMqnNL5id0eatgyHrdQYRzXpSaVJo765s7X9mLSHmqkH",
-	"xh0wH3KFxudPXxz81kWP/fb08ATJjvnl8SZ5xj8lHRkXfNSV9pA8QQhU0fOd8+THjGJUDwm6ibhmGFWw",
-	"wq/p+GU/35uihuhl7nfMAsZv0JBr1LM9iLnKhacAHlANEX8fAuWM8FRYmFXdtKVnYIE2GATLlYlGCSvn",
-	"S+SKBJFUK4o1C6NOLPL86EyMBhGE1Lxjl7KAND3NHrmSnh8Gc0CoeCXoDeURbUfsnmMTwAyTTf5hRKSK",
-	"laO5JoKxUGHoW6Jy9iyIcR6iExfMnj7JYaN2ruMvZXst5+GNGQ26LCRCDvYmgsb9jNo6O0Ia6roiXKXo",
-	"dyrlMyqG9mt1D+Z1KUmPimEaMYhHD9FiBheb9TrpAxoEUoTwpw2yf0DUfHEDUeTOuj4R9P6LNT8Xl0xo",
-	"GMZMKaL65pMR4cHiTkUAccOb9UYq/lf2X51+fvHZ/tHTV8eHF7/wsxj8NJg/ktIIZVQbESGLCSf2UMxQ",
-	"sZZqnj3zdMRvGFE6ZrRntA1B0M56cvHy8Pji14e/JZVcRHiLbP28WfNY9PvMp3ND73w3Xgma6K6M+e/u",
-	"Q3H9x+p+n2PUgzWLmyOP2Q1gx8Pif/pu0uNKcXHluzX46QpkTNibPo9Z6Ls4B6DXXNBA8xs2hmJ3Ba1K",
-	"+ka/YeEzFnJ6CoF7dwWxU5HMbDl1b2wiUgm6NFZMk0R3qjs+4R1CBUSNfwgNEG1Jhsoocjm+tksb4u1U",
-	"1Eu71H+ApV6u7Y2rhj76hBS51OyNXg/UzaU5vcLEb6oihMlXfHAKQqYnDXDZByT4ZSyTflli3JmHx4je",
-	"Wc9Pc82Qe3g+2KiqARMaokBzn6qKCQ4el5wH2vO9ngxZTDX+Eva4+a4ka83PL+05hNG+fZC3l776igmd",
-	"AoWGITeP0+hlLPss1py5a+N7/dxXbz1wJNuY4TS4d17srp+lZcy7fUaNV5r2+uYpHi4VmY3RyGrJHV21",
-	"S9JDfC9OyrNGsgjy12aMb57PIGzDgd75XtIPl97x2PSQTYBb8jPA54GZf03ZIrJjxggrAE0Uveh4rdez",
-	"V5U9+ZuYa1A23vlvx0CXgnsxoIxtb2Jnk0+cF/bwkl4tsYMTS/4nl+18ZYvNA2+dnCTiGE6cXoLFoFkS",
-	"2F6y63dzIJGeSevtIvdzmTj73CW60z2ZPPtJ7Oxzm3g187qOeaEx3Qpt9UbZUF05wDgXdDGjMSyImfaJ",
-	"FNEQhJ9+zDr8DUjWxV3djjChbKXwqTT/J03EM9c2iaz+j4kmE3BbmrZdl+WopZqJVizqtOyG0SKYJSsb",
-	"CDi3qleylogq/Uo5KNxuP8JysIkfEPTluIPS6l1ei7FUC1/EkwCEukmkN9LxUbhsItAEtbabteBIl5fH",
-	"mPRdRUKeO4M8YM6n3puMohcxuoCbRWyxiNFJdBKzPWKACwFkmJWP18c+7vl3xINcmh8kjc04ueIihRQs",
-	"szA9sunYMb/qarOq5Y65R98c4QP5Rdzx1GceSJiFqH5YPmWpqZkmj5aGbJwvzmJgkh83o10aHELqcSEF",
-	"oPIOtnxbbvyERtGSoiZK9S+7UrBJvD+sNR5vkpBfGWpt9EaZaPLJHulRZTR6oyoCc4e8eQiuUGTQlYoB",
-	"BzT6o9GYaaDVqQRJATyUnQ6pbP/C/u/xttGL82ns9eruL84/+bdlTOF2nDHkMbqa8toMF4HsmWl9Tyb6",
-	"Spo/y7SSDhdcdY8E1xw0mNwUsHVDMp1ipIZKs57nG4J0vgBd6lJ1zAIZh3mNpS1lxKi4FT/m6mXMQg7m",
-	"lPIpozTtd1Loklny6uSPhfywKUNswuUU9YtG1+ZYDhLUC23Ni3nFKXxPS02jpZ/KyOikdAJmp0FXki4V",
-	"YcTCNBrHK5tpQLm+xcLLWHERiJPIlcdVP8u8TplzljScwnoKfKYve/pJjOGPX6ANBWzN38QyacDQoX2t",
-	"Wa8/rukViQ/Eid7QqITl9rhINFOkzfSAMUEoTldgt2kC71Zz6/G8LPC5jJerA5foncv5tkRz8ibFTDFt",
-	"N6kOhbnoYdmTxW3FrM+oTneTVc5xngF1rZCuYopAmwbXXtnrbUbnZO2C2eYBfMzPQX7a+f10NVvggnfk",
-	"ovcvMc1f8ZTVuOGYG78ke0+hv4REIIVKetaEO0k8v0pYwkg3aT9S+HfhSj7w0pI4ZkJfpEu8CGSC1vzZ",
-	"3EAwFkZs2efG7s60t0+dvuxqAcgupmqmqYNgBuitoSF9W+oELyEUY1vIvT17l49HUbbacRrJ3rAgMSsy",
-	"/KOkRoOtEWWW149lmxEtpaFfJVAWSa+NhxMzqqR42Y2pYvMNnMUllC069ddMlIr6NdLbpG+LOg1sKvgg",
-	"liAJLncc6UWGaja5AIg5h5DB3a10xgkcgPB9dAA3RQwtKcozuiliZob9hSpRZ2fqF0bEPv/E/FUiZZ+P",
-	"sywqiJ2LnCX1+gYjdZfjhTny1ppj1YSKWU+LCEg9lIJQA2+jrvskiBgFdF2DnYlgPwwfRDldwndgVrCA",
-	"NIkm7Uk86BvhSKVp5oZPWcUI4naNvObb4nnmC8EGBNEdqjOBYWPo+ctQIVxxtqTzBeya5wjuJ10WXH9U",
-	"cIfyudROS50UanIayFysRtBP01nByfmJN08c6lvZNhOssxUuA9jl7V7Hnz0hGxsbuz4psYC1AIOupAxv",
-	"bfPKgXLMllWwsLVs8TzMjKgoTTsdsNiuef5yVMZehalXhBuUHxLcDaGQ9vlIEfjVBgwWJImJHRXEdxT2",
-	"3edJRoWXrEw+ngO5MgQpF5IPRHDAIlZ27gsD3xw8HEAVD4AJHXOm7usg7gWYt4DIx6XpIa5hSenOPbXE",
-	"tT8UOh4uy3BS40wRM2Aw1mlNqQaIen2qFAtLdcCfjqNo5oUo0CDPfyjSnycKc3d4X67ySQZjF1F0v9DU",
-	"5LKwH/1ABD9dFT29PHdQ06H4xoFdehERXp+3xvKmYqaTWCgX0bsgoymxEhVDsZbzE2OF2A7lEXD6LA6e",
-	"yNgHlg81r3DFdpjyyVtb0uotFLKCWgrv3k26jd0pSsEWOMUMeuYolyBgWeWx8odKADpG6WAXRgclWmIs",
-	"dRJBJDcU9FLI7/JTNuaFbdg1lQdrTFUHC9qfc9X/UmLSOtHsjQZWjbG6TFlGPL0waEFdtE4CAOH5/aqE",
-	"h280E/nycWMXkVHFkNbOKQPq49icQTs1Xjaa9fFz65pjg0rZkYFXJ5Y9IuTAy5Xi3BizwtbnE/MxQLjF",
-	"z9r3RxQt0CQ/xR4QQSodVusCYFWgcF5WfB0254Jg1xZ1HI+x0nGCBJMe5nn6wpLA4pgy5ZQm3u6nEFpU",
-	"jPqc0Uh3j1lfxnpJcmovDRQ9ixMGGrW9PgSiKMHYg7JFwVaT9PfQ/uNmQOGr+Hwup6WFho/gmg0VmkDO",
-	"vFpKvq/ZkIWknX8H41DSbUCH08n0NOo50048Zgt+N9v6NYs+3SdBsgVcF2X+cxA6LXj2ca44v2vEzaKY",
-	"j0WkP6yjAd/5BWeDOauSgyXBdmexYNDFwvqxHEC+FVaLCltknrzgE6oItdXvHimyWa/b6p+6y3qkchnL",
-	"waX1qcVQ1opqEsgkCkmW8wXkeAqvyhA9856XU/90A1aMX0iZiRHWkzPGcvBIYTMBZyPiEZSnf3LyxSNl",
-	"83sgA8iMaYxbCqZ56BdDkmM5cFRmPMQYmL6dK+emniqF5bDqp6uyZBfjDjrLOGgnjWXYQaNlszi0jlhI",
-	"hkzvOZRqga0da6a94UorUsEDWNvLroxijNjTyLIH7NSZkgnKKDwxGfnie2+q5sHqDY1t8O1rz5xfOsmx",
-	"HDxJ5zmWg2M3VbpNIDPLRtK2k+ja5p/sWd7dY7024jmNBnQIkbMQHQiuhrSjRxcy0W1x1CHT9xdZ64pi",
-	"lRMsXCzoa7Nu/HhIkVvG+KS4mTYLDMGDTkUyzia/nb3GPZVL5lA35kFI21nw9PFQn5x84bkDfn7wq5MX",
-	"z+HE+WL6BphBnsiQlVO89GdbhDktn3wni3c681E4Pi+pOFdNLAcKWQNwGiEFW97yaibJ1Y2d7VMygw9K",
-	"7ViwlrSaa+zuNVGSdGg8x12EE7vbWD63ndAnGoL1HGuxlRq4uEpfCV1R0OE0/6WnUtNoKi9Trk6tedUi",
-	"rCrWM+6IIXrVgYyvWUzsWCLN1bn1JTEMreQwwGUetgov7NqiF4UXk0oeti4dAFg2yjM0TP2EEB9AbFa5",
-	"odyJEED282/hCjmAS2E30+/BE85iakQNXoYqe5ZiFCfMhB52wwSJIZoLpaJHduE0IpVLIHiXRBlaO+gO",
-	"97ILkudKStMhsUxlLcdnEGCGueCmwKkGRlBLxZYhN/+tm8xyznRK/HyAE+OHz+z05aF3cLopbuQtshlR",
-	"yqNx7oIWL3bxgjn2UDTdZthbIPdlotFkqbqPo/fYKn3LmgLwsUV1nqeMhkuLBCDs2OtkRLY0vWaSwdPw",
-	"Ce31Kb8SM73I4xHFz5juyrAQ29vnFzdNz7d/XFA1FIH72Ej/KH7fvEBZoDSQ+HayR5AoLXtfGJmmRFrE",
-	"X6uoIfHQ6Ecg/ngleFZwvU8SaPTDQhs8AHQoq0LqKgQhAtAtpzQjwFUp47zbZq1Frllfu5qaYBaC9VAS",
-	"choBB590YLE3WCf0KHwS9/YXOrDCI58u/8iT5R85WOiR5YO1++Un4YpDpEql4R4g73Zi2VvIPafQpEvj",
-	"kvQs128AprYcGU/UBZZB8VzrlxchAUEUOhKUnqGZx2XXu9ujdEz5VRcoIYtsQHPZpegxpZi4mi633TRI",
-	"fswiQlg6Pk1qmAuw9JFXisUu73nhtKL5A9kb/XS+6YBqguHBKm1IudCGC0L1LLF4CeRcwMN6H2kgn4zl",
-	"gUxm6kUUOL4hXAdUMxd3eDsRrx+zGy4TtcBh2Iag7kAquTu1tpiPOuYy5no4JVdCBpxGT+UVX8wfjeOf",
-	"M21EuQV5m5JJHEwxBMNPT2SvZ4thLCQdT0/uuI273PcSHWSN2ZZ0FKWJ6Dkne3FXQGEneMwEB5ngDxPU",
-	"v5BtkZK7MdkhBXeR/E7B4Bx65MEwzf8/TVodx4oiXpXRtQnyWKTBflGCGpM/8kLExGUqkLkyQRfowJIp",
-	"/+aZz4x0o75olhnw7sJ75tgiAhmylJ6RDP5zk0hvQ3An/WsOySYDSLJ1n0+VsRHOXzQmvcOBPd0LHpZS",
-	"BsxDmR6gbn+fxR98ZBAyzlIGvRky1rSVGCBc6HuSLGYGo7gQa3d4F8FMZnqxtKg3mxd8lfDfXUTyai7t",
-	"ZG/0ixhMbpMcZBGOsSgQEh1cyJQwz/fY22MaQ44ctApwHac4s4nYNEpywDTl0a11SQhYhylyxRocuhYp",
-	"m+1z7mibTwZdHnSxrEFRJV1bKaQrhXSlkK4U0h+7QrrSGBfXGFda3EqL+9lqcdOkq1TnmrjPp4YGNpFY",
-	"A5vPYm+wK7TN9oO2JoqJsEb2saoPzxFzqsxIW+TH+velSGcqJg4a2cymDlIbDYS9T+kw7U5MKhCviyvy",
-	"SXoYPik7uTXgI9zMt1mvZ+l6hg+p+UJcTgV8vLkAEbm1zNSjbwpx0Dl9MzuvSZllyZSnMhnmblM8ufsU",
-	"B7ea4pZa3ySHHjuiLgugxLLRBAwfibiRJiN+beWSPQw4lTGiepro6vm35PVL71zc9sF70OSnsdxZ4H8l",
-	"+JsX8dHJCxg8xmlnd+avpt/u+POZ8tIAuYPinPHqIjBlfEUFD0jFxtev+URIUXVfI92kYRULCKHpqYIx",
-	"x/gVRh3XoB5vyfdYNaZUHJqQEZawMOSEhbH9iJTkGy0YB7I0wCOgml3JeEgecUH6sbwy6sOjuSEfBUEi",
-	"RYHGZv7oG82FUgpKmdqvZPsn4WHPx5kuIYBn2W3lcWpfyraNCiEV6v4yX/ZoyIiQwNPLcWhKsKILjRlQ",
-	"rrm4Aj5akTHhYo1QgkEnZYEhc8JBykMM0mUsE2vw0w03hUiJO0Samuc/bGx5zio3Y02vQKRbyZUruXIl",
-	"V67kypVcuZIrf/JyJbK0cmdrFF3o1Fi2LOqO+Wrn84Oi73bR8elNneeiXZzkPLSl+wM4VB/0PqcC9VzM",
-	"zTlib4mfik1NFUdPWNlNHHQl+swUqWCceL6JOvyyVgyGeLw5Nz1+qWxzOcA88yyzmsYM8qrvmHHue5Hr",
-	"RjPmiLI9ccCnCC3G4L351zXmVxm9h/CPzEyMK/WzgzqffsYfNy1+LAf9dt6WXEJ6Sd0kyPsotORLWD7b",
-	"w2rT89+ypB6mWDhVG1s0K968cgnF1b1yydpCrkbupKBJo0hh1snieUT35+pf2hX9QYoaLOEwvWXBoQ/q",
-	"i5zt2ruDk24GXhdqHFk/Xt4RlvOP5Qo45xxxU/xqBdQro3nPcy1ny0qg3LAo7/93nCZf9HRAY5eeRI0A",
-	"UhoPkIf5RFnMJAbXNORo9plQpO26nriEbdsuAqotd2jACO9kjUohtiXiALvJheLkpYvS7I2e7GdRGox4",
-	"xzLR8KbCMSJo5x3JT9fult8F1km4vQ0uP9epzFqbLbSZAoZPburKzTaz4cRYN7fxY8ZJzhdYvJHO723t",
-	"d29sY2eYv/KFctDvI0n8Fr0aji2HLwthegj6tRSNiRm9UxMkR6OmU6TZFAgZ9hwylEIxXe+8zgQvoMbg",
-	"LfoLwiVavskgPJtGZHMpjtR+FMkBm3Ly6fjDkOtnNkIrPbjEgKpqO1VgMQSIu7+Zcvow2yu4K0svnNtu",
-	"CE+puEosOZ976rQXHjCN8XW5nggl+0y0POA04uJq7riXsTQoP71scDDWbmLRCsLmuc9lxEM6fHHD4piH",
-	"Y2VTC3Wzw7fNd2dntcIfm+9K+9RMtJqEjgJGiz5OopKmmhdcXQRSCBZggjGcW/HL0gheGkUnARM05nKZ",
-	"PZ8EXRbahRSFmmdShHRoZPmTxPzVIq/PvM8/bz17dub56V/nRMbk9bmtqWMekJ1OvpzZdAC28J9SqGV1",
-	"F5uTIMx+3M5Xq90uATaA9NWM/i+210YWaNpmkRRXimi5UEDn1PSAW4ZU41OfDud0q3Fp/um6F1vsrbS4",
-	"PXO+rjlJzMD2IoygW7GtB3RMA/1IkQGFfLjbFJ2cW+Xx/FZ89UrImBkSaoD8u6JpczxMOKZCGf42kwb1",
-	"0544hiDPHPpVQiPe4ai9q5csPqDDp+XWJue7FJI4K8/8w1QsvuEBO53CQ31vSvhs+WoL7YiWZRC5h18p",
-	"esUMUSk2DI6pCGXvIhM37BfW53MRsz7T3DY7YjdMXESSYq2R3KeLkPJoWEr/VJ+xoGsI65Xgc1lOZnRN",
-	"o8JTWUrlQj256MhytWsq1DXgEYufQ0+LIiSXEDTSLqdFTIksB0b/jZZQoWbaBb3lXVy4aNtCl9b29pgr",
-	"5Nlxrr/rIh1IbhmjjE/NJ7FdI0qHhGsSUbXInSwTW22aU+GyZsJsgQNPEUJKBaRplKhMWCsXxSYkkanX",
-	"eEx29MeE4OmEplQam0UYJ8SYKaQ5V3Fu6r0vpf4TdG4iHnqGkF4mkU9KpZMUYHoMeMbt82g5JrZMVV2W",
-	"TaCFhwrtsgtVPssxNAN0EXDl6ja84sOGGqEWN8XqUtxyeTfqBbW5OR3jfjLK3bx9/OR1vRLRKh8rs1wV",
-	"t2lq4ZjtnwZdW2fUyMUBjZiRIIi50a20GVKz3tyuNprVjYZPzN+Npvlro1FrNGvms/l7vdFcN3/vgSoF",
-	"iW0kEZFLuduswmRkyCgmyak1bL90nCjFqTAfDsVVxFWX9KTQuCpS2WiQ0Z9H347+Mvpm9C/vv37/PxF8",
-	"4QELMDDOrWnNJ7KPzD8ako5EFCbtIaGkL5Xi7YgRzXuQDm+WSEVIDGl1qbBG9ghj2e+zsEaOWUQNhyID",
-	"GYfKJ68EfwNPKx9KJdr5DJiUWTr8BFPqgcxtFf291JVzdUXQWMR6UPux7JReN8/XzAp0EgsswRaGtV6v",
-	"NhwOoRJzvnNk3m89tz3KR1Po7x2xp+v+BosddPtGHmLsGhAylj2ChoFp5oBKc7NVr0PgJBMh2gTWFjYS",
-	"3MEQcK+6P6lQ+/MjReRAuMREwEOsPGrutByIPULDHsceXj0ZsphqGdvIVA1tjrChh51ubSmrwniBiXxv",
-	"ZFr9Xb26e1Gd1h/5QQNCf8Ka9XL3ZFzLnuM7e0ite2aTq79jFXzukcxSyado3dN04LnvWkBdL4uKyLTk",
-	"Cc8yBhbgABLxNrjY7cdrIQfK8DZoFkMqn6Tce81GfIK7WdCIsDeaCcWlMJy7adby2Eomc+s62sWV9tec",
-	"JU2WBaGl3uAlIorGfLYllgBhPUwlxX4h/MBFjZpxpG8OpGJ/+ATrNpup0VGPxb7W5kbE6PICt1h2wszn",
-	"Egh00GVp/VeNCuESvchg93aH7q1lJ5E3fc4NJjxm0cxgwKm9TWw6hQ1Cd7Vn8+UaYOJb9jMZF7WmkOdi",
-	"v5O7NC0pA2QKmx93bxlsJGp7gt9b85g7d4BZquHLh7UU5Kyc5cs5CWSxVAgKfa0Y3cr20yDmUD0YjsH9",
-	"hh/cTxBi535KVG4OEP6rEGuRDRe5IAXVUkxAYpwI0gED1u5Kee2eKOOGJ1k7lyWKIJ0aLco2MDMXGK+z",
-	"ZcR7hBm9Nm2c9kgRBKWrBk21a3wzvbVNSflvPPRiexoH8XLBYqKVliEH99xJKxcAXmivPM/28XZiqlmc",
-	"6u1Ey+tJ2Wiy67LtroytlsUQk8iIWStK7T7UN3K1rCBLreIimB9v+VsbWyTo0pgGhv24trJY1t7sPJ+U",
-	"UN6Z1rDGV6dPrA2jvlGtN07ru62Neqte/6Ru/rs2rdb6xGkWUxsWgXW+ffXcDtWZkcEs2nYht5AjRycv",
-	"yM7jeoOkK1y8R3Ua9rRMg8805mqJ8Cxn/9oXalAmE1YbhAulqdA+qRsBx3Ywdx3XE6F5BLzYzNKjmgeE",
-	"4lyF8PVCzkuZlEBvqKZlQimJuLh2HXhwFEAYSmr1IxqwroygH00Pb909ecdZz9Z5m8xOMb/kg73UTOVj",
-	"cvjLkuAoGxLlGww5f4hWqGksqDO2lpegjBMD3Ku2V1pOaz/tIluiftt5T655FCk3+3Rry4RMQJWG+bke",
-	"lrVfGA6Hw2qvVw1D0u22er0WUNtxQI1Ffmy+q2Lkh/2HFMJBZkWFmOVAUs6Ca0lJHdZ9k1fgzxMPvcSF",
-	"U5fShKcnXaqPlsyrWhzbyx+5D4xfLmh+ws2RmiJkoq8kF1dVKSJU+gPZy33OjEOlAsKAtY91cDQLCjOK",
-	"TaVH5ghM7lb5BRo++aZpd7j06hXIeh4mKamdd7yTKDP3dGfRxpmEsHjdJmjBvOhKwy5/uqHfwOzvEO5t",
-	"nv+w2g2ueMoKFQsSc6hoFUTZpM9/zeDyc+zoSsM0/MJref9Y3e/zqhmRAQGfePfunbXKlRZu6CftiAeZ",
-	"1qCIYvENhKrFMrnCpMErqtmADmsE2yD3qe4SGikJhUJUmgnOtToTOqYc+t6oiKqueyRmqi+FYn7auFPG",
-	"2OfMd1UgnGJzJi7f2kG+a+rpg+by7pJU2olOizPkFTEjczPaQ29Ul5EnJ1+QUA5EJNHWQcWZwIqqjxQ0",
-	"xFnbI5d29kuzBMzWF259NXKIrZsDGsdDcmne3yKvzy+N5HQm7Gfb37llGzy3bIfny2kdoUlls15fq52J",
-	"IlTgJZwpcvmPVWvkqR6FlzZiz/k1XIMxrkjDyG6N5k5OTyCycyZe71f/CR0NtYtW9dxKmlIwrBTTHuaP",
-	"c80dDkqbCCUjhHaZ0AasLMzw4kykazymmoH9vgr/vfTzXx0bEiW4uLqEoyj8opi+JBUr9675MICSzebu",
-	"mbg8ZjoeVvc7msWXtTNxYvPHW6RZr2cabrPeJNS23PGxTE1IIgrtwGi+Ad3aHngfuUBLKxf9RJuvGmei",
-	"x5Xi4mo9EddCDoSBub07l2bEBoDomg0fKYLMhID+bxBWBbLPFAkldFOiUQQ9KVkeShUL3PXjw/2DZ4e1",
-	"XuiTM+83XQk+plCCHn7mwfp2SFuGQ5grZgHjNyDugDK0dyY265vErTGWCRZT4aF5cMs2vu5B6UMsk4ID",
-	"zdU0I3ZJIEUn4oHZdWMDXySNWKW77EyAc8X8skWo/c0cPiqqgRQaHG3DPiMVo7buwXWSMcG2cekFHAN4",
-	"c5fEVLvpsSgzKZzs2h7ZqjeI9dLAzkPWj+SQheaXZnpgST+9zwY3zY8b7rEzkWvwa37ZTCcMOTbJshht",
-	"gVk7E2fi35D9DLPhqNwtzFrNC8ZCKEOz//LIoABAxWhI2ujKNvUL08NyWGO7ecJbsBLDf1WtkmN2IIPq",
-	"kTBk3XUhdnS9GrIOR6eL7UpMqlXbnlik0Twt7wmNomrAjMiSrcJS7P2XR57v3bBYITFv1uqQw9xngva5",
-	"1/I2avXahgeychdYyPpNY70LPZvXoXrJOiQjsRLZHGUeDCTIEQybIVdDanhZ3kG55Q7jl/iQ7z5DcE/6",
-	"yfC/9MNTRsP0g9l0+iEv65AKGLgcwrgha+ngZzyI5TFtt7kufvfsq8+TtsVHGwStkh4STdepUgqupdkz",
-	"1Lpa84lmETMy3/Clg7yhVzeSByz9pnLmGXQzd41fJTELXetqIcmr46e2DxwUF0+xzCgOtnf2E3MMkAGD",
-	"fACOqVmvQy4T3kLk/f3IwmD9S1sojL2hvb6NBbDiRhHu+V/YGxYkkA0GNpx6rW7+18zb9LwXv86lKIFe",
-	"kLlTMyDmZ02hCKJS+m0Sx0zoi/TXC8hdRv8tY2HESn4CLzFLmC2AAfbZ2peyrSbWdO6X7WajsdxeEEnm",
-	"gWhn4UnT3KQZ0zWartDby25MlZ1y/ism8HDWewrTFVFzYurC2LK9gag6T5AtdIEHYXMs2KqsibvnWwkW",
-	"MH5MoJj2RvvE+vjwd75XIn8sPkv2yNhMNud60VnM8He+lxfh5j1eGAvA28TbX/ZQSiXWP6Wh8wXCI435",
-	"j7wSRrCTMf8dg3IIm83d+Q+dSvmMiqF9FzSt31pkfUfWiw0iND618aOkaYvRgSJxAcEnltiVE0LCDG/i",
-	"CtSN/PvAxly8ZTnBpVXCtSafzt/CzPC++H305/jYzAEdWsULlM93k403CnfXbLKV05zSdu2uLKUUNiYw",
-	"ExKU5hFauDtJFJEe7dfIvlEf3WNJnPNrucwIFLecZBdQYcjZDYt5Z+hE9NqKjpTTEfDC9XrQtMEzuhRz",
-	"/n4nRj5S2blCsGvd6DMk6fsgalNhtFM0wIH+aM4dqonRK+jxioIkdmw1gqXh2OtoYqpCIxOQLvsSjThF",
-	"4Qcj4Y3Qt29GftEAKdX2dVZTMTwbsn4Usl5faiaCIdg4ztFcyJT+VIbD5UhNoVSXp/oQy92sN7e9sbJc",
-	"3uh/Hf1p9M3oezL6D6Nv3//h/dejH0Z/Gu+d0/K2dxuPG82Nza3H216hF1K+l0WhLOHW1pYhM8UeRl5A",
-	"41BVe+o634/HiFFZkSwviFnINTFDfQKVJOpjRehbHnifLsxtKqlY3/JwqV6xZNXGwvy/0LPqXdFwaylu",
-	"mXg7m4HkOut6H5IpIpua/dBnMm7zMGQCn9iZ/4RdluEoMrGrW4D7PrEaPDzQWGBlL+kwkjQ8lfIpjcGo",
-	"6m02thYBg0r6hl+w8BkLOYX2Ch9BRljgxJ5LfWQubs8oxSE+1lwIN5wIkUkjsx85sXpqxrHx0c35j9pX",
-	"peddoMZ4Vwh1/ayGIujGUshERUOj4cYRZzGxen2e4mJFszKCuxCpXVHZFZUdJzC2LfqKwq4o7M+Wwt6N",
-	"wGJs0fpboC88fDeD1GIt2WmkNiWF2z568PpUdzP/nZ3fG7/Xi9KHYsWluxHqYuHbxk59s76FxToXI9Qu",
-	"VaC5FHVLS/HeF3WD+NHjNHrxx0zhNhe6lp/JRIR3IYkrCvczoXB4VxyFW5imNddz8czTvT9BzusE0dDY",
-	"tDPtmorh0ObPISTYcTHp33jKld5P07XVJD0cT2Acn5srbDNIuCJtg/hY4SclVFuWjH6VMMg7sjQJnsGW",
-	"I7egm/5ckdiWx1xgpLUpnd+XdwfjYV6/dVs0YNzyH58XgjM9DPhtVBtbp/WdVj0L+MWKn+CEcUlTV22v",
-	"5Z0wwdOWjob9JIay//P7P4y+ef/1+/9h9N3oWzL6YfS30bfvvx598/4Pox/ef/3+j2PlPOxrm9V647TR",
-	"aDVzrzUAwHSfRpqE07gfz0OGXxhCVGa7hOQh2bG4dOWQcWU0/LjOh+V55IqN3D8bMUR6/GY4xpHPfCnn",
-	"HwvaHrJb+lHtDxNU837I4C2Ila0Ds1LiV0r8ijbNVeJFnkAtRZ+c6r6I1j6LSKVEpFGquf8olPYidfN3",
-	"zm9Bl7JSUysFfKWAr6jTIgp4gTqRSqrGQta97YWIhQnX5tOuPq9es2FeLy/RqSGof64+jTVubDbOPJ3Z",
-	"VmT/GavMkxpySUosQCptW2LG7RhN2oyrl2jSm5hi80qNz9s0mndjKz/eAjqIe1X2BgJzIEeqw9+Yb4Pr",
-	"i412o1Onu0GtVgNuciOvcVqRRJE5GNlnmT3HZafn8tbP/bQ0f+MhVW5Av/nq9jXi6ErNXqnZK2ZxCv0P",
-	"owj6ydjMAuUTwQZMaVs0sALdHg3R7tEhVgF06RjmXq/t2aRYZC5BDC16Un6CnKOEl5To6MUr+5nN5MD1",
-	"ZctoYfG3rBwa1tnlukuQzhQrDwoax1B5UEuXJGPGFlvpxPyqqzE2kImQiytCNUlJbo0YxpbN1B66mWzo",
-	"n1kiTLf/8qgKyRlZzlpls75REmVvLRCYCPcxrQ9zGMs/TeERC9D9JUn30saH5bnuAzHbazYcY5bNcJtt",
-	"dh7X2w3aDDbCTbbVeVzfbuw0dzfoZnsreBxus53Obp022oXfvSLnRhb7gVn0PXJjawByitYkWz6FSloD",
-	"Q3b8rBGkuUG241UFaYvqyoERaCkHF1KOeadXwbDAfkSHbC7XK3ukwHpXYsDKXLdSiH8uMs4zes3yiZMV",
-	"JCZSBEXNd6qkggR1nrXuGEZNY+gpM9r8AJa6lTUstYatLtT9XyjEdGxQ2cmJ6I8g51ZlkrpvpHQp2CO1",
-	"51QGHEO4ghrcm7MvIER72A6fi/r0noxVcv+osjVUdLmhkTV+1/3G5mb93Pe4OnBNqm21r9jwbbvurPiM",
-	"LYFjU65H//f7r0ffkdHfRj+M/vb+j+//MPrL6DtvYZFsHDIrZ99KelgRu4UjdvPEiLiLPeH7y48ao2TT",
-	"o9peONs8NtSWHVcjPmf+wDLwbC8z7CsGTSIKj0LgW5eKMGJheeSboQJqaaJoL/dnsewtYi23w08lDB4r",
-	"ZM1oSHioSCVN4uN2w0ehen0OvAFqA6/lHQSvt8/LXQS2Uuzr84W9BEcHBhCLOQjsskr2geGHg6508M6O",
-	"obDurfNZro0HWveJ7YWtvJ+IFwSit1+W5s9MMdo06q16wZMR8hgTnr1WWgXO870OF1x1jwTXnGoZey37",
-	"Ms/3ulRhuw3lWC0PvdZGwzDol1mdOMejEdMgTN6iK7gxCpX38Zu0aXrDUIbo2pCWgwRv4gnWGPJaOxvW",
-	"BTLxy+5WZo/Z8r0B5bp0hkbzAf0phlDM96Y4fF+5U1bulJWwAFGLyIkrKV8iMh5jb47xrY0JDuMCQ8g0",
-	"5dH6W/PhyBofyosiZR6InLggJAgJtuKUMvoWifi1EWZsoTGjw02KCb9k2vafm2bE2CiPN8J1Pqwl4xZG",
-	"/xVvuR1vuTc2Mtv+b3vTrTjIT84SvzLG/RiMcTS02ul0bhJyGrF4HRr3hDNc7qdpT5C0/4qtkNOVkVHZ",
-	"uFb26y5VwGDQVRquQbpVl0Uh/m7pCKnYysyk0ayvYdM3IQd7xHLHrEZPr0agB5fRqJR7N41iRsOhe4lt",
-	"R6yJpte2YwmpuFgE3CMwvi69YTDnWo3s26kW5o0irWxZyhwPAYZPbWuaW1sG0xYp3kanSbeDBqvutDfD",
-	"6iZ73Knu0ka7mvqF6Xbbsz1VUuq8Ua8vTIFxxSl9eED3etprBpR1WPFh0ZOe97g/zjPYJeFxP7zJQWae",
-	"dxrQb5jW78UbwjVeihXr+ntgXauo6r9vNvu5jEJMalbskbIkIJLiCmqqOLaLPGiC78JTM9ju59SwSupY",
-	"WNInWpJLqFR8aV9lHW3YXBTawUF73MTww4GP7ZUSEbowPNpDyoW8D9u4XBYJ8uUeEdL2/8FhV0wjKyY9",
-	"RsWgyyNGKnog7bqQ89vYuPQtPQmtXTFMx5aKzn41i1+rkYOEtXLrN7LDZPtmoK9OrEgbc5KpLTqdpCJD",
-	"OiSVV6dPoD/sXkqisVmnJlwQSjpc0Iig8uRDb6N+RIWhlEZBOaCanUKfHwV9PqArndSEdjSLEcJCDsyv",
-	"XCgesmwvjxTJ978lAy5COYCtmAmkcG5S88qy5sKuaLNZ8SMFDZBRzEp0gIbZPeiXlJYezEA42TmV2JBJ",
-	"25GQKyfLrNk9GyXYwUXifKGsCqmhQzgk0/spZzP4kQgnewGO+HZnGd6EbnN27vwiQ8kUqVCSNuHEB4zO",
-	"qSCIE56LubljazUCxvaW+QLaRhBzSTAa0zeTivIjo24Qmlyykv9mORDBumYf52GNPJe6a8aGBiOpIKzX",
-	"10MsIoAl3+H4rTRSI/uCFPYPvfKwNxa+DGTQtgtX28sfpYFoDS0ELCTsxlwTJsL0acWMdGo7B8NnQAbb",
-	"DNi5gMDBkwq5CFfblWCzXscq4Kk1x/xaEmsK0ipcn4/qDUcyAivCP6s9dV1tTAi3jWbd97DHbmurnjeI",
-	"LFO1JetJ+cAi70wht3kHIdfPFVZwHsVWY7Ifc8NreaP/ffTD+9+P/jL60+gb10Bq23/g5c0ptuPKoX1S",
-	"tLmV3eKJlRXjbPtpg6F63gK2ASXLXqQVy87vRy14mmvaOUUrsOqpCHOkoFIkJ7bWOpIbrgzFWYWurkJX",
-	"V8EnK61jcX9Saroykn6qCVArHWATnhClaNscYr42ErN5+sgvQcgB0Sazd+SbMqMGwnXROKjBcmeYAvSK",
-	"sdYgbJgZRWs+gbLaVnmA/tk4GZrs0LjSI0Z0c8Lu0Gk5NWKorm2dktX1Hu9f3HJ1p/JGxNR4CG8wmpPI",
-	"az1aymuiuAicYHz/NkPbB/rjS2AlBrqlbG6L8c+xluAf2OL4oY2IxSbf0+WF8UbbK0FgZX58aPPjSnL4",
-	"e5UcDAtHLhbmLRVUQ97LLCHBtkcojTN5nssL9lPGyoSG7ntcBFESspBUbGIuxDas1ciJpp0OsE5saGUe",
-	"GO4R6owf2GIRJ7HWpJwFpAIev659uIqSjxRMrZVHuB6I4BAnW7C0I3fGqwomFWNxf4I9yAtBqOOqbFlc",
-	"J2q9ee4x1mR2MpQ0DeLNAQGWBXvNL6BR/k5nIfk5l5a08TIYS3OLRF7MheVoNsjH2EwxU2A/LK/lUXXN",
-	"0JqrJWlbidDAerLKZNkiHjBE80AE8yM0WXoXVm7KVYzmijNCjGaZ4yPPFEVQ5IhzmlKG8rmEmEkwzceJ",
-	"7RRFhStRARwPOVkaMKO07CuXt4ENpyZ9KK2Cqwm5IvgtirywRn7jvB5I2fwsMyQ/1DEYaG5YUpTCbPNA",
-	"BPMYZ7bWe2WZ08NG57LQzOlUMcuaTJxZe3A2em88L8UmB4e53Ore2AkgwGxVlrqm8yt2smInK3bymy4D",
-	"YyK1BNGQm1RIhNgDkYrx09nLvFpI2FTdr9fr+BqFMw8txbVmz0dOkUGCrHzDY2JcxmGt8XiTVGLWZ1Rb",
-	"BoA1EHxwxWP0ALCT2JZisWQnjYjArDwcjoqcpbgK9DvDcFqZUodW2tRUnel1tvP7Zn1jL/uZ64KJdY6H",
-	"m+y7jdoAUcO/kf+gidfGydBraygWbEBQoMcaT04tIBUrxK/VyCmMZp0OC3J9/DMztdWdfatPu1eD2T1M",
-	"ld+9nGGaxoxcsz6GFqiuHJCUtE8rCDVLef04RaFQb5pgQYDIY7x9h1R2G4/XyPbjrermRrXZ8M7n61FL",
-	"saeHLxFFw5DhNi1m3Ke2tm8mn85eP5cD0jO32olpAxYzAivC4Cj3u1vayoq8cievjMIrWWVBWeVlop34",
-	"MCX4b5aQErKIzRRSjllP3liGW7BkMvdWkBze0EBb1RR9xU5vKxU3WtN0WCPcOLFjDSP1QMkel07QRZ1X",
-	"trnAeFn4fZIRH8A+C4z41nx0AbZ5vgwDwbU9KAPEY75XtoerXprxxYBP4UrV/PvhTStW83MpLEyvU6ov",
-	"O52lmA10t5xfLCcNS5paLKdYyLjcW3i7oJw71cNZpubMz6zOCw2f2GbL5gBQtUTjxzOmu9IcCu3zi5um",
-	"t7iPb5Fw6JxJ1Sbcszd4MY/CJ3Fv32t5+9VGvd7wxn751K2y8O2T0m8P8k7Gbd/jfVj5Rq1eazQ2amD9",
-	"VicuF6KQ+n86uz00Tpt+ZWsZjH37SrH4ORiyC2WDp0VnC/YGkD+bH+7Rkymtp2c7S8tjunHafsxuuExU",
-	"8WXFkO58u2pbtHi8TbX7OokDtNVfUcEDz331RPZ6gJTe2zPoj33mtc7y3bHPPP8MswrgF2yVfea988Zq",
-	"Kizm1R2PPH8wH6+B2nwnb2Sp2EpQWtnkV8IHuHjdlZjSbhaEDGQxVaqGNuppelmEtgyHUPAKHjG3shCT",
-	"rOgwLcZnI5y/lG0yoCr1ju6hATzRgcRMwxgilbnukisGpPhXsl0jW/UNyL9UhUkgG9G5WSuKQeYJFkTP",
-	"FU6HnMucHbj6azac2nvAvHHf7PyjWpoX4d7TeXU575zD+e7A5x6E/RQ4yTJ84Z4ruP5Ktvctiq2quK7U",
-	"0Z9lFVfIDgF6342lkImC7FpHWL+U7bWFWMZMKyhexBZxxMlHRdhPHapUWKOnIUKYxBOYv8BY6ryXaNPE",
-	"Uq9Gn8UXO63XcBqehsgCA4ChKVkwtF7tRxE0rKk4j+tMZrDiAys+sKrkveIBfxc8oMAC5tB8V4cTs81m",
-	"1uGEue+vDuetyLI1tNyf+W5ltfvRWO0ezEb3c7LG3ZvhbX5SJ6m4cjNFMyfWyUlNrD4ZdHnQzYKyoUSE",
-	"6sqBWluZ7Va1T1cc/Q61TyNkkrM4OO8ZKWsREx90JurwCLQxrMTWrNch8jaWA2wR+niTPOOfGsWNq6zV",
-	"p83PgFmAsu25OBQIEL5mrK/Ipy8Ofnvx9OjZ0enFp789PTxZ8yHy9qbp9Ls+i82LWuRSszd6PVA3l1a9",
-	"I3hRzK9FQyR2804DbkNymWeutbOkXt8IYMxRCB/YJQlklPQEFme4zIsBb6oiNKKAfatZXO5NsDmzxIgL",
-	"ViOXlu1c4mtT5nRpIIj1yAFooNWGEiQhaCCru4zHBlw1cggwirG8mo1XbrOOjDGLw9pXK816E8p4ETxK",
-	"colxt5dYVgIybawSbwdwZYvSRVJpLDhbNdwLS+QJAik9CiOBzNthu/ngpDiJMIApv/9hXrgzm8Yfs5Jg",
-	"pHKZF40uDXSNaHSBy7pcMxCPWSeBcl86s93iU48UuXwLZ9WCBby7JMzcalUjn0mjzafPWJvxEe7WLCWy",
-	"7mz86lgOFJioY1vYYtww3HKIDh3hwZSM2I/l2iwca2QfR8EZ2n63bYbGa2qGD7oyYq6jVx1jnc0xKlf9",
-	"qJXhLqKdLR9irdoWfSuXxTFNc7QZghk8zeGXYBxulc2VgkQeImRMqHse4safnHzhm63HcuATabAhf5l9",
-	"HEHasbxmwsx1/NkTstnYqRPN4p4ilUuD8Je+QVojpiPnFlj5Cd8DwegGf0rhE2GOFLwlRTJXf0QkvTZG",
-	"xgcMm/dQ3A0CwjdY/fzgVycvnuNLi1CD72X7SxZoAxxDicz+GoY0raF7wSAZHJKZFA4xvWKT2gZizZRw",
-	"iGnJVja8L7vkcLsFpnM9eNby5KomzWh+Gso/Z5EFcXrqckH0zi+4R988ZeJKd71Wo173JzLVFraJOcJb",
-	"0MGM+AziPEjJeYEeBWirhMCvTg2BX8ya4dtSReLMe3cmpk29UzI1i7D9Afxkz+3MazXdJwMWFPEBiKrf",
-	"hlcUIDUexjPJWCoFrF5LGY2tb4o3T5OeVBrxvEY+jai4hl8w3UJd836fhXuEmvN+pNwl45ZCc1S0J/IJ",
-	"Pcdti+BHw21qyDVQ9Z2u5Be4bONM5I/Hd6fhlx6A36j7eW238PCOn8Lb9/2ZUHT0Cn2RloCiIDAuHyhS",
-	"sWbozC4N+0kLbvq55FF3qH5p0U2f1Gq1NaSCAAT3CqoWED7scbqTlCJg5rxenX5W3SHtoWY20LdH42s4",
-	"OKhzaqtxQoE9Qy+dpAaiD1hYhIaaEuY3LJLFhWZXhgQ4ShuTtpQRo8I+Z8ghMD9LGCKuWUwjzN7lGog4",
-	"bArgBkZ0YHmIN06pQ+rKovCRAp6dsvc2tss3HKKd4qllxrEclCFpymGguBaNNYRqVzKuYAbBgMZaGSIv",
-	"YAFuPnDvdFBCrIHAlT/NEokwYc2QW3VjO6h79fbjzkbQYNVdutWsbobbrLoTNDrVJtuk2+FueyvYqC9o",
-	"+zBE3tmvW3X8fADmEPvhGLli+vkUo3WaYHeIdaFvuqaaIR9IUEG6B7OCFc5mGhYMqza4BPqGIWrAsvfy",
-	"4i9XLvHMsLeccLuyJqyipVeuiZ+YIcMqcbaxhCDtJLrGZimoOsjYKQIgxVegkYviUqQNmKXQMQ302mJ2",
-	"kLf470xfRhpnnSgWQ59LywHyZKhHh6jpcMN7odkzsMlHKu/tqJFLR4cvDeW6zFHpS/IJfraE+XKczF2G",
-	"8JiEAo2asK8SGtkpgHZfTnWcIFSX92pb2NyjA+XOvLPkqUb61IdkqY08S22OsdTGDJY6cweO05qj/oB8",
-	"ljsEWXHMlf19xbaWZlsnGhzqYAtLDAywOjGyL0vB75NXGeIynWEdCTSNY9kkirHxVIFJwceqFq6HhrXI",
-	"PFLkEiMeL0k/Zh2zgczs7lvzfY/qAIq4m9lB/TMsOZQDYQQrUrHNNtAC2+OpodvwhuFazsCLJne0RbpO",
-	"JFHmLUQ7L+p64zZga+ezuyFmjWs1cp8sempyVGZNvgMnnV7yEJQcV+8QoVKwylkr5hSbXPrAUkxBDjBv",
-	"6qdS+xAxw8kFuVahsRw4Pmu203KCBqzWPfU2DQjoJQps065WjTM7uOowVpB4l70D3wiv2ci9xh1KlvfS",
-	"TPNemvfKv+XAJr9Ms9CZ22QvEy7ax32fiaZvoeFv+2diw7eL9v0z7+2Zlxo/z7wWMf9dDDhm5LszbyGj",
-	"nJ/z2JWusdx+My3HBz0WWEzd0tKeoQhPTr5YiTArEWYlwtxGhHlh03FkJ/ME36MM86Vsr7/9UrbvoGl/",
-	"Kdu35uG/TPOKFnHpwTpzfgNIDrIvAA6cUd2tdp3tdDaDarOzQauboGiGj5vVjU690wh26G57m3mlPcLh",
-	"JTNrPabqbJLw0JviUbsP/opLWXgzOb6bMsJ7VFjtQc3WWL+Ek1zR+hWtX9H6W6qr6BrMpwBh3E5gs2bu",
-	"QO0xWLUYJ14ebrZ/ZRZOOhjSky/xm2bxHIZcP5Mh6tc0bnONhB2TgbpUXDHiQmVtl8A0y2fPRbnPj0Sf",
-	"ZBqvYBd3jzy/ZSLQvKZyc7rHNU8bddc9bmO8e1yj0D6uuRRtRrDcW5LNYa+vh47Yr5qVrLxZPx86izfF",
-	"kaBKauqBUAsbKIIEbAZBFVLzjiMTOdF50kj1bPg8N3Zu8FrDRuImAiTq/Hswr7Ig6DamGJ7w6YIRgImk",
-	"ZzZiSI55zJAGz/cgX8Q798tqmP/4TU+Leq546LUaTd/j6tjAJcuSuWGR2bQVifPE2Etiw+uw1UYu7EKD",
-	"Qckb/S+jb0Z/GX0z+lfyn//f0f/2/uvRt6M/j757/4fR9+//OPqWmN/ef/3+D+//SP7L1/+e5KOp/vNf",
-	"yeg/jv78/t+9/wMxn9//HkJluIYjHf0fhpW8/+Po/yOjf3XveMg2HXn0nF/KRYwh80rY/7jC/opDPEB1",
-	"OCuWcnEFRo9Hqoj2xcJttsAJkGv0FGdco3hbyrnHVSyTfkEYLzIRuJ/DX5pRHzUFHtYJjvgoqgbmcGMv",
-	"I6Eh61AjLBZIaPalo5r/YfRXIza//3fvvzaUjYz+REAgLlDAsUHerUjZqUSQ3ZdEfGKgtMo5X4nCPyNC",
-	"h6QlNe667r0UxAhyZUnOMsSsH/Ob2QVI9gVByapAU4nsMwEhyVwrFnVc5owlv9wcUIcGjPBOZovmIBHz",
-	"suR03NkrBTTqY3a0XUTA/Dgipe8ZIBpobd2SwAJ4V/R1RV9X9HUmfZUCCdaytDRpRzyYKxnuR9GPgsYN",
-	"aAza1xwJ8J9Js9mq18noz6MfSHMD/vzX0Z9GP4y+H/1l9B0ZfQ9k74f3v3//h/f//ehvhvgViNn/Nfpm",
-	"9C+jH4AOjr43MuRfR9+Nvh99N/rudpLiioStSNiKhM0mYTSKUERckoYZrXj9LR/zNhXJ2DMaX+fv43Gp",
-	"bydL122Weu75bLf9nRsl/kj9JSvP7ce/IwaBsUNdJ3VpTrMdoZ2oslmHkL1itMzakpdL6ZjR3vTInTMw",
-	"XQ/PvKw5HNSWMG88K7zhzCPsxuhkfRYX9bIKJfm7+QVnA9KPEigsIvYTLXtUc7PhoY+tZc2urIIHXdB9",
-	"G4ENFZdcKrQiXUZj3WZUqxrZt6m2J6fHh/vPTi5eHh5f/PrwtwT3p2BR+y+PyDUbYv/UnoxdSYfmLprf",
-	"jpmOh9X9jmZxi2yVFJI8gckmvTFzPBIQ1gmwqeJyivGd8EuLIJxFSDVtkbdnVrM6M6rVmTgTdlQB4tlg",
-	"bgY2mv4ZyjiYF1+mskF6u1kQDsnUxXHdDwY6KQwG44nY1PkbFmHePGql8C16Rs6ca+TMej3OrNvjLHO1",
-	"wKNTnS2Ygj+OG2dWqjLAmNl8fsLzcAhoaUG/cjes3A0/x3rwN2zc0TvJSEhFsfiGxVXwUwNFWYRhQODO",
-	"MmWBFe7y1JAin2j8B6NSMNaHCCmqWOhA8f6hCPuSC30Uqj1yGUD1G65Ij4YMU0QvYYpLzG6RPa41C2vk",
-	"lbgWciBIj/XaLMY8cltIYY+kpMYnaYE933376RCWYX/4dJgraqMY1AMKMCwJq9hgrYYuVa4E0O60GsMv",
-	"bBvcj6dJQ3AVeC2OQvPyxrmP371S2HKn9Xrr3AcHzL7W5gjsYPAKm68/lxEP6fDFDYtjHmI7t41GrdGs",
-	"GYLt+YZu71TrjWodmp+aR06CLgsTs4DXr736LvrLGzvm33P/zt9s22/M/80LJ3M58/hm1Pt/P/p29J9G",
-	"P1Tf/3707fuvR38afff+92ZYAdUscNJA18y+mpoJlrKfQjwEFarD4ueQWIFnD6VKQLxqGwmCRthuLzHz",
-	"/5/v/zD68+jb0V/J6G8Q/vXn0Tej/2goAqZmQIXLzd2ttAn64p30ABNXVZNX5okV71y0avJkF3OsPT/O",
-	"CF2tZJtBPqtYsuv9fX/lkm/HYWzDtfssmDyNz5SW50+jpSZif72WFyZGcIemeV4ps6L8AE3AT6m4SjBU",
-	"KU7M2F54wDTWkToUBiNyb0q0PODUyD7pT2jQMb+8jKUh9oXKy3fhifVGrd4wH3YcTzxmgYzD4wQLr0HD",
-	"+AuuLgIpBAuwszWyTiZozGWu7PQHZ6iwuFfWkbdRymEXrnntBCwEXaEC9utzG0TneyimGTwwV/J3kLuZ",
-	"rzoNfFTGvfFD7ccs5IHmN8zgzvivXyU04h3OQijx95LFB3Ro9Tpb7mhBOaErB4DGUmgaaHUqIZg9NQiW",
-	"ihHZl68UvWLmBMGmGFMRyt5F5sRQfcaCrkGPK8HLMPenJZFMKWDdPG00XZC6K2DtxO17CzsEsjY7nciR",
-	"9JXSv0ooWslGt6w/vahk5LKDCpJRubEAayIPYq7NYrNihRIG0GhvzDBgS1soJrRPIJHdKuxgRYDCiXcQ",
-	"taCq4rIqPyYB3IdAdltdf6qIM4MTbtVvy07I6Dsy+mH0L6O/jr4Bz/r/6C1HqX9jT3uVYfRgGUYrLfbv",
-	"PSXJ0cFFk5LGKXmiWDxdoz11LThTUkiogrLsRn9Q5TV24Kf9iFM1wyU/FhNelpGEMaUuin0xwrOfe6ak",
-	"onZjvU5kDF7HdUxjWiQ1iqt9UEJ+/slReZCPH5FhP/vAVqHULL2hmhoFoat1X7XW140ew4Oanb4WyN46",
-	"jlHr/YgGrCujkMW1PsR7TSqYjWpj67S+M6ZEGOE5Ki7lvwlZT9bMF/i5FsmARm5swVc7xiYnB7wsCa01",
-	"OuuWQQQbP+ysELaoIFgiUoywM0d2zMk1jyKFI1/j0Ku2wYaIKg2PcD0c06pJY7u1udVqND0cBm2KxseA",
-	"Mo8gMWOe25Tifx79p9F3778efT/6wWqAaRumJ12qS3o2lcPHqqLlozIgFRs6/c+j70ffw0uhvpAz76Sa",
-	"74C1j3VwVDyFB8xKM3RnfjaaC0laaYirxuIrMQIai2MiB5Tp69O0th9WiHikjADQj1DLMkMLLmS8TUVp",
-	"whnMMaJlhr0cLZEY7JPRd7uctEKQE2x6ikU3TJFKLgDKqWuba6XW8/JkjpQBbpVGBdoUhweNDLyFAX7F",
-	"mVec+WE5870x4dkmWpvWsOK/KwvtimHftkPgWG5QGRs2St0tea9ibJztzlD1V1r+SstfyRIrWWKl5a+k",
-	"jJWW/+PW8stkBjOUBQlefsMe+vzXzPx5bq4xhpAjX0/iyLKC1vp6o7ldq9fqtUZrp75TBz5lp54oBww+",
-	"h1YhPj2w/feV7RHUZpEUV0TL2lh/SlVSax/cnHY+kGMU0RKmTmO+s/wlqgrNdL+UbWibNywURIYKyR0e",
-	"Md+VkbhpgnBk/mQ0jjiLyU0DOxHmlog13iZXaBSdEH212NasBR+NcBUxqrATcJgwu3ssomHbe17xG4a1",
-	"0Ns0uDaLNUwVvzFAYnFuATjrtBXIqpAaQu3AadPCSvBpH2GzktCAjtrVwe4hLQ2boUK1eNvz2XyTf7EI",
-	"St76hEaRDeXX0m6ukppx1nLPm0WVQe6VqyoC5qiI6o6Me1PmQBSenANEG4QqliWFXogDGV/D/gCtctPA",
-	"oCrULpk9G0gLNzQy6KoHjAk0ilGMIlRju6u670vmLLBedNlpiVcUs9+gdrfNBpQDQbhoyze2JccNs9lN",
-	"uRcWcznK0QHjJOyENjsO7GlkeoHYPJj6vGqeKJk9LUSbP7RHimSkKjdPl9FId7135+/+/wAAAP//",
+	"7L3rbiNJmij2KuE8e1DUdlJFUlJJRWEBq0vV05qu20qqnp0tyVIwM0hGKxnBzogUi1MooHf8x8AasA9w",
+	"ABuG7eP1D//xn9nBzNnx7pleYJ+A9QrnSYz4voi8kMmbLlV9ycGgS8yMjOsX3/3yzgvkYCgFE1p57Xde",
+	"n9GQxfDnUcgGQ6mZ0PVjNozomIXmcchUEPOh5lJ4be/M03HCzjwy6jNBdJ8rwhXRfUaUljELCRVqxGIi",
+	"u4QKwmgccRaTmH2bMKXJiOs+NqYDRtIBg3H9KzYmVISkI8MxqcV2fJ8Iqftc9MiIKhJKwQjtUS429gnt",
+	"KCY0kYJQ0uWx0nbkTc/32Fs6GEbMa8NkPd9TQZ8NqFkNE8nAa7/BF+e+p8dD007pmIue9/697x1TzZ7x",
+	"Add1+O/sFpz2GTl4dUSu2PiBIlpeMUE6SXDFNKkdH5w+vXh29Pzo9OLz18cnp27lamOTnNj5smsWj4v7",
+	"RBPdZ0LzgGoWEjlkMTWDESkCBvt1xcZmn69ZzLuchaSmpNkaXP52o2k2KsZfO40tImPzuPWY9Pi1mR3r",
+	"yth0RPWGD9sszCTcGTLSo5qN6JhEZsWKCEliqllhOcevTv6qsVHY3e1GI7+1Ay74wOxuM91WLjTrsXhq",
+	"X4/ZgHJh9ntmb3/VlxFLN41ErKsJF24LHii30bSrWYzgZ4CiBrAA0DV1fMUZbz1+XDrjxtIZK1YCCScs",
+	"kCJUJBGaR7OT5Ip0kyhCkF15js11Zsh0PK4fmM2Yt5fKzrFGNYkYVZo0N4iWZES5doChmAjNJYOJTk/G",
+	"HAaPDS4wd2aNA/+b+jGeY/2oBJG8LF6ENmxfEHEm9ANF5EiQ/PcIqhz2tGmm32ztkaBPYxpoFitzjd4c",
+	"1P+W1n/TqD/evGjXz33CIsUAOgY0ZKQzLkB6jZLXr48ONzbJU5hFJHsk4oKZnkw7h7EEHTBFuC6ilUa4",
+	"3dmjO636XneX1bfpbqf+mG5v1Xc6rW6TPQoeh82Gt2jrhlRrFpt9+O+m5v2u6Tdbe+//wpvFTe99b0hj",
+	"OmDaYuwnMTMI44tYDmY3WGkaa7ecwLQ0GGXIYi5DnxydvCR7jxpNsxGhueuAMsxfdc0HbKOw3FajtVtv",
+	"bNUbzdNGow3//6yx1W6YNXIz1rcJi8ee75nd8tpegPM60G8a5wXsO4tt7RJO5ewCmAiXTt8nXARRovg1",
+	"S1dCIzh0RgUSphHcg5COyxe11Vy6iuayVeQo2VdsPLuU5/SKqWwlhv51mQHj2FzgdkYSr/Jk0OAKLkhr",
+	"m/QJUsQCpW01Go6K1ACtlBDwNjGQt7FfHAFaU0NaWQxD+eb4R30eIbVBeuqugNI8ikicCOWb62fozeNN",
+	"8gXlEQszVE1jBhQJJ1e8LrvBY/bo0e7j+u52a6e+3QhZ/fH2dqfOGrvdoNl93KBs1x0CMiTZKUwxCYWD",
+	"GNC3z5jo6b7Xbu3s+AYhud/NMtJ+NBjKWJdhI7NqHhIODZ4xGiq7tSwsXvzOo+5W0GT1x+b2b4e7rL4X",
+	"NLv1Ftumu+Hjzk6wlV6KIdX9bB3cjb0ILXRlPKDaa3tJwkOvbAlmbriAdFK7peNF2HDRaH8Rs67X9v7d",
+	"w4wlfIhv1cNXUnHNr9mR0Diu44XSYXca5dcGeIjCMYWsS5NI4ycD+tYSDcM9LCEhL7tdS3jTYeeMKrFl",
+	"6bD5ccrp6Ms4ZPHUtjZLt1Xalne1r3ZkNQuSMBLhQLojJQkNAjbU5krbOag3jfO/+q/f/T9++gB/BXIw",
+	"oHXFDK3QLCxgvTfN8zn75/osorpFSzk6fMYVruJEU52o0mUoeGXWUZyH35ozE+X6mpoK12yg7K3Hs2w1",
+	"t3e397Yebe8uBqT0CY1jOoYJ/4p1+lJezUMFKumkjx6YyRd4olYpZIzSLm/MM703X6qhFIrBSj+n4S+Q",
+	"XzG/AikMbjd/0uEwMsICl+LhN8pMOwe477yQauq135z73oApRXsOHxDF4mseGC7o2mBrck0j7kQ2s9lJ",
+	"EDClvHaXRoq9XxUQnsaxjJ+KaxbJIcNlzEpMbuhOLK+QygRSCBagnBOn6JYoOWAo8xl5xVAcQ1a+PD19",
+	"ZYhKTl4tEdTKZmm/eDjdfL5Islov2SflosKqvZjmJdzyos8LbWG/P6ehfXQTSHnnMXOEsKuKD5+KcCi5",
+	"0HCfvUFi2GBphAXCBkNtrqrmGsghVyQFdTONDNyK3bTJTC/7BDppk3wf9weCRwJhnYthotuEIoclY5Jy",
+	"1KQTM3oFYhCJk4iRmtmcTdwZKwcwGvRJl7MoNHI09pGHUkp+efLyBZGdb1igfeSpAb0RJOHYOKDC7sSQ",
+	"xoqFlkOtXe5fQq80JJf//pIwFdAh84k0onrTbzQa2WTVRnUZ5l6GJ1J0Ix7o2yPNKeazTWgUMxqOSQLH",
+	"Bmw0CXm3y2Ij3Ftm+J4x6bTabERVfj45tt4AINdqLj+/jxB6TaMEtUN4TTuMJIJ/mzBQ7dErJkiNCuQy",
+	"HigSyJD5cCHMdSK5W1IB5QKgRGnyZuiZh157t4Bf8zBmeIz3q3Ntx0wZtngOdPGi0M1Ci82KJztHV7xo",
+	"S8o+KVe3/mxh5KkhjPZ4bo27bgwh8+HjUAq2DxfeYAbgz6vbXnqSX8i4w8OQidufo7mKNO5wbW0CFM6U",
+	"9GKZDMmAjoHxCGgUkVcvT07Jw+vWQ8DUD/H+PrxnaoQa78KkZExUIIdMkRCtFDSK5AhwSmbaqFlN7MPj",
+	"pweHz59uDkKfnHm/6ktYUyjJqE/1mbdhuSgrPljVMPBnMesmCpSzQJ5oD1XHIOiwkGufKDquSNJ8ILWy",
+	"5SkfMJncAcZBjYUT9EIe4uGjipILovmAfSQpE2wtQrrBrSb19auT0+OnB88vTo+eP335+pTURsC8a5gs",
+	"VyQRV0KOxD7qZRebKyvImg9ZR0KzWNAIzuz2gMVtdwTYzHsEoQNBEsHeDllgGB9QH6LqPKCJAnY4kr2e",
+	"Y7XzdiIe+taoqvpyJCrYmAsbv5SdA6vKvBkz/I3smHG9nU6D7XW3g3qru0Xr26CVDx+16lvdRrcZ7NHH",
+	"nV3m3Q3TnJvzYu75G9kBecwpa0nNAAnovGLSp4ZYbexn5iyrNuglNKZCM9CAVFz2PQPgC6m/kIkI74rg",
+	"PX78mISS4VGyt/xeFQAvJFFJ0M+rmKSw+lQaRSxOWULFmOGLrFaVvaWBjsaERvyKVaRrIXQcmTMfMHFD",
+	"DFWEEeDMHVti73vIhpEc36u+M88MgWYHIUFNceFTEyI1rhV5ffzMvQik6PJeErOwgpn5MPOKjiNJw1Mp",
+	"n9G4x24PNB0ZjtupMo5qMpBKk2Zje29n9xHpjDVT9ww7oD7kCpXPn788/LXzavv16dMTRDvmzaNt8px/",
+	"TroyLtjOa50xeYI7UEeLfM7DIGYUvY1I0E/EFUNvhwq+5sOX/X1nghqCl7nfMQsYv0ZFrhHP9sEXLOc2",
+	"A3BANXgifgyQM8xTYWJWdNMWn4EG2kAQTFcmGjmsnC2RKxJEUlUYaxFEnVjg+cGpGA0gCKl5105lBW56",
+	"nj6y4p7vB3KAqXgt6DXlEe1E7I59E0ANk3X+cVikmuWjuSaCsVChS16icvos8L0eoxEX1J4+yUGjdqbj",
+	"b2RnI2fhjRkN+iwkQo72Z5zZ/QzbOj1C6oJbIa5S8DuV8jkVY/tY3YF6XUoyoGKcejLi0YMXm4HFVqNB",
+	"hgAGgRQh/Gmd/+8RNF9eg3e7067POOP/5Yaf85cmNAxjphRRQ/PLsPCgcaciAH/m7UYzZf9rB69Pv7z4",
+	"4uDo2evjpxd/6WexAWmQQSSlYcqoNixC5qtO7KGYpmIjlTwH5uuIXzOidMzowEgbgqCe9eTi1dPji6+e",
+	"/prUcp7qbbLz0ybNU175C7/ONb313XgtaKL7Mua/uQvB9W/qB0OOXg9WLW6OPGbXAB33C//p2GTAleKi",
+	"57s5+OkMZEzY2yGPWeg7PwfA11zQQPNrNgVit91alQyNfMPC5yzk9BRc9267xU5EMr3lxL2pjkgt6NNY",
+	"MU0S3a3v+YR3CRXgzf4xJEDUJRkso8jl9Nwureu5E1Ev7VT/CqZ6ubE/LRr6aBNS5FKzt/phoK4vzekV",
+	"On5bFyF0XtHBOQCZnjTsywEAwS9imQzLAvbOPDxGtM56fhoDh9TD80FHVQ+Y0OAFmvtVV0xwsLjkLNCe",
+	"7w1kyGKq8U044OZZSTSdn5/aC3CTfXcvo5cO3WNCp5tCw5Cbz2n0KpZDFmvO3LXxvWHu0TsPDMnWlzl1",
+	"Ol7mU+xn4SLLbp8R45Wmg6H5iodreYyjt7Fac0W9TknYiu/FSXk0S+a9/Ma08c332Q5bd6D3vpcMw7VX",
+	"PNU9eFbjkvxs4/ObmR+mbBLZMaOHFWxNFL3seu03i2eVffmrmGsQNt7776a2Lt3u1TZlankzK5v94ryw",
+	"hle0t8YKTiz6n522s5Wt1g+MOttJxNGdOL0Eq+1mqcP9zKrfL9mJ9Eza71a5n+v4/+cu0a3uyezZz0Ln",
+	"kNuAsIXXdcoKjWFgqKs3wobqyxH6uaCJGZVhQcy0T6SIxsD8DGPW5W+Bsy6u6maICXkrhV+lcUlpgKC5",
+	"tklk5X8McpjZt7Vx21VZ7FwqmWjFom7bLhg1glkQtdkBZ1b1SuYSUaVfK7cLN1uPsBRs5gVufTnsILd6",
+	"m2HRl2rli3gSAFM3C/SGOz4K1w1QmsHWdrF2O9Lp5SEmHauIyHNnkN+Y87n3JsPoRYguwGYRWixgdBOd",
+	"xGyfmM0FBzLMFoDXx37u+beEg1z4IQSzLTi54iSFFCzTMD2wYeIx7/W1mdV6xzygb4/wg/wkbnnqCw8k",
+	"zFxUPy6dstjUdJMHS4M2zlcnMdDJD5vQrr0dQuppJgV25T0s+abU+AmNojVZTeTqX/WlYLNw/3Sz+Wib",
+	"hLxnsLWRG2WiyWf7ZECVkeiNqAjEHeL5wblCkVFfKgYU0MiPRmKmgVanEjgFsFB2u6S2+5f2f492jVyc",
+	"D69v1B//5flnf1FGFG5GGUMeo6kpL81wEciB6db3ZKJ70vxZJpV0ueCqfyS45iDB5LqApRuU6QQjNVaa",
+	"DTzfIKTzFfBSn6pjFsg4zEssHSkjRsWN6DFXr2IWclCnlHcZpeHIs0yXzIJqZ18W4sPmNLGBoHPELxpd",
+	"mWM5TFAutLk4liXN8D0tNY3W/ipDo7PcCaidRn1J+lSEEQtTbxyvrKcR5foGEy8jxcVNnAWuPKz6WUR4",
+	"SpyzYOZ0r+fsz/xpzz+JKfjxC7ihAK35m1jGDRg8dKA1GwynJb0i8gE/0WsalZDcAReJZop0mB4xJgjF",
+	"7grkNg0s3mntPFoWnb6U8HJ16ALQc7HoFmnO3qSYKabtItVTYS56WPZlcVkxGzKq09VkGX2cZUBdKcSr",
+	"GCLQocGVVza8jeiczamwWD2An/m5nZ93fj9eyRao4C2p6N1zTMtnPGc2rjnG7K9J3tPdX4MjkEIlA6vC",
+	"nUWe3yYsYaSfdB4o/LtwJe95akkcM6Ev0ileBDJBbf5iaiAYCyO27ndTd2fe6HO7L7tasGUXcyXT1ECw",
+	"YOutoiEdLTWClyCKqSXkRs/G8vEoymY7jSPZWxYkZkaGfpTkjrC5q8z0hrHsMKKlNPirZJdFMujg4cSM",
+	"Kile9WOq2HIFZ3EKZZNO7TUzKay+QnybDG2yqZENBR/FEjjB9Y4jvciQZSfnALHkELJ9dzNdcAKHwHwf",
+	"HcJNEWOLivKEbg6bmUF/IXvV2Zn6S8Nin39m/irhss+nSRYVxPZFzpJGY4uRhovxwhh5q82xYkLNzKdN",
+	"BIQeSkGo2W8jrvskiBgFcN2AlYngIAzvRThdw3ZgZrACN4kq7Vk4GBrmSKVh5oZOWcEI/HYNv+bbpH7m",
+	"gWAjguAOWaNAsTH2/HWwEM44m9L5CnrNc9zuJ30WXH3S7Q7lC6mdlDrL1OQkkKVQjVs/T2YFI+dn3jJ2",
+	"aGh524yxzma4zsaur/c6/uIJ2draeuyTEg1YGyCoJ2V4Y51XbiundFkFDVvbJvXDyIia0rTbBY3thuev",
+	"h2XsVZh7RbgB+THB1RAKYZ8PFIG31mGwwEnMrKjAviOz737PEiq8ZGX88ZKdKwOQcib5UASHLGJl577y",
+	"5puDhwOo4wEwoWPO1F0dxJ1s5g125NPi9BDnsCZ3575a49o/FToer0twUuVMETKgMeaPTbEGsHpDqhQL",
+	"S2XAH4+haOGFKOAgz78v1J9HCktXeFem8lkCYydRNL/QVOWysh39UAQ/XhE9vTy3ENMh+cahnXoREN6c",
+	"t6fipmKmk1go59G7IqEp0RIVXbHWsxNj5tou5RFQ+swPnsjYB5IPOa9wxraZ8sk7m9LqHSSyglwK79/P",
+	"mo3dKUrBVjjFbPfMUa6BwLLMY+UflWzoFKaDVRgZlGiJvtRJBJ7ckNBLIb3Ld9lc5rZh51TurDFXHCxI",
+	"f85U/wuJQetEs7caSDX66jJlCfH8hKUFcdEaCWALz+9WJHz6VjORTx83dREZVQxx7ZL0pD62zSm0U+Vl",
+	"s9WYPre+OTbI4B2Z/erGckCEHHm5FKFbU1rYxnJkPrURbvKL1v0JWQtUyc/RB0QQSofZumCzapA4L0sK",
+	"D4tzTrAbqxqOp0jpNEKCTp/mafrKnMDqkDLnlGZG99MdWpWN+pLRSPeP2VDGek10ai8NJD2LEwYStb0+",
+	"BLwoQdmDvEVBV5MM91H/43pA5qv4fS6mpY2Kj+CKjRWqQM68zRR9X7ExC0knPwbjkNJtRMfz0fQ87LlQ",
+	"TzylC36/WPu1CD/dJUKyiWVXJf5LADpNePZprji/rcfNqpCPya0/rqEBx/yas9GSWcnRmtt2a7Zg1MeE",
+	"/7EcQbwVZosK22QZv+ATqgi12e8eKLLdaNjsn7rPBqR2GcvRpbWpxZDWimoSyCQKSRbzBeh4Dq3KAD2z",
+	"npdj/3QBlo1fSZiJca9ne4zl6IHCIgdOR8QjSJv/5OTrB8rG90AEkGnTnNYUzLPQrwYkx3LksMy0izEQ",
+	"fdtXzkw9lwvLQdWPV2TJLsYtZJbprZ1VlmFlj7aN4tA6YiEZM73vQKoNunbMmfaWK61IDQ9gYz+7Moox",
+	"Yk8jix6wXWdCJgij8MWs54vvva2bD+vXNLbOt288c35pJ8dy9CTt51iOjl1X6TIBzazrSdtJoisbf7Jv",
+	"afeADToI5zQa0TF4zoJ3IJga0kojfYhEt8lRx0zfnWetS4pVjrBwsiCvLbrx0y5FbhrTneJiOiwwCA8q",
+	"KMk46/xm+hr3VS6YQ12bDyFsZ8XTx0N9cvK15w74xeEvT16+gBPnq8kboAZ5IkNWjvHS1zYJc5o++VYa",
+	"77Tno3C6X1JzpppYjhSSBqA0Qgq2vubVdJLLG7vYpmQaH5bqsWAuaTbX2N1roiTp0niJuQg7drexvG/b",
+	"oU80OOs50mIzNXDRS4eEai1ocFo+6KnUNJpLy5TLU2uGWoVUxXrBHTFIrz6S8RWLiW1LpLk6N74khqCV",
+	"HAaYzMN2YcC+TXpRGJjU8nvrwgGAZCM/Q8PUTgj+AcRGlRvMnQgBaD8/CldIAVwIu+l+H75wGlPDavAy",
+	"UNm3GKPYYcb0sGsmSAzeXMgVPbATpxGpXQLCuyTK4NpRf7yfXZA8VVKajoklKhs5OoMbZogLLgqMaqAE",
+	"tVhsHXTz164zSznTLvH3IXaMP76w3Ze73sHpprCR18hmSCkPxrkLWrzYxQvmyENRdZtBbwHdl7FGs6nq",
+	"Po3cY7P0rasKwM9WlXmeMRquzRIAs2Ovk2HZ0vCaWQJPwyd0MKS8JxZakac9ip8z3Zdhwbd3yC+uW55v",
+	"/7igaiwC97OZ/lF83rpAXqDUkfhmvEeQKC0HXxuepoRbxLd1lJB4aOQjYH+8EjgrmN5nETTaYaE8H2x0",
+	"KOtC6jo4IcKmW0ppWoCpUsZ5s81Gm1yxoXY5NUEtBPOhJOQ0Ago+a8BibzFP6FH4JB4crHRghU8+X/+T",
+	"J+t/crjSJ+s7aw/LT8Ilh0iFSkM9gN/txnKwknlOoUqXxiXhWa7eAHRtKTKeqHMsg+S51i4vQgKMKFQk",
+	"KD1D04+Lrne3R+mY8l4fMCGLrENz2aUYMKWY6M3n266bJN9mFSYsbZ8GNSzdsPST14rFLu555bCi5Q3Z",
+	"W/1sueqAaoLuwSotlLnSggtM9SK2eA3gXMHCehdhIJ9NxYHMRupFFCi+QVyHVDPnd3gzFm8Ys2suE7XC",
+	"YdhCpe5Aark7tbGajTrmMuZ6PCdWQgacRs9kj69mj8b2L5g2rNyKtE3JJA7mKILh1RM5GNhkGCtxx/OD",
+	"O25iLve9RAdZwbg1DUVpIHrOyF5cFWDYGRozQ0Fm6MMM9i9EW6Tobop3SLe7iH7nQHAOPPLbMM/+P49b",
+	"nYaKIlyV4bUZ9FjEwX6Rg5riP/JMxMxlKqC5MkYX8MCaIf/mmy8Md6O+bpUp8G5De5boIgIZshSfkWz/",
+	"lwaR3gThztrXHJDNOpBk8z6fy2PjPn/dnLUOB/Z0L3hYihkwDmW+g7p9v4g++EggZJyFDHoLeKx5MzGb",
+	"cKHviLNY6IziXKzd4V0EC4npxdqs3mJa8G3Cf3MRyd5S3Mne6pcxqNxmKcgqFGPVTUh0cCFTxLzcYm+P",
+	"aQo4crtV2NdpjLMYic3DJIdMUx7dWJYEh3XoIpeswYFrEbPZ+usOt/lk1OdBH9MaFEXSjUogrQTSSiCt",
+	"BNIfukBaSYyrS4yVFFdJcT9ZKW4ed5XKXDP3+dTgwBYiayDzme8NVoW20X5Q1kQxEW6SA8zqw3PInCrT",
+	"0ib5sfZ9KdKeioGDhjezoYPUegNh7VM6TqsTkxr46+KMfJIehk/KTm4D6Ag3/W03Glm4nqFDajkTlxMB",
+	"H22vgERuzDMN6NuCH3RO3szOa5ZnWTPkqYyHuV0XT27fxeGNurih1DdLoaeOqM8CSLFsJAFDRyJuuMmI",
+	"X1m+ZB8dTmWMoJ4Gunr+DWn92isXN/3wDiT5eSR30fa/Fvzty/jo5CU0nqK0qUN5q7m9u7239Wh7N+cv",
+	"UE+f7vnLifLaG3ILwTmj1cXNlHGPCh6QmvWv3/CJkKLuHiPepGEdEwih6qmGPsf4CL2ONyEfb8lzzBpT",
+	"yg7N8AhraBhyzMLUekSK8o0UjA1Z6uARUM16Mh6TB1yQYSx7Rnx4sNTlo8BIpCDQ3M4ffbO1UkhBKVH7",
+	"pez8KCzseT/TNRjwLLqt3E/tG9mxXiGkRt1f5uGAhowICTS9HIbmOCs615gR5ZqLHtDRmowJFxuEEnQ6",
+	"KXMMWeIOUu5ikE5jHV+DH6+7KXhK3MLT1Hz/cX3Lc1q5BXN6DSxdxVdWfGXFV1Z8ZcVXVnzlj56vRJJW",
+	"bmyNogudKsvWBd0pW+1yelC03a7aPr2py0y0q6Oc+9Z0fwSD6r3e55ShXgq5OUPsDeFTsbmh4mgJK7uJ",
+	"o75Em5kiNfQTzxdRhzcbRWeIR9tLw+PXijaXI4wzzyKracwgrvqWEee+F7lqNFOGKFsTB2yKUGIMxs0P",
+	"11yeZfQO3D8yNTHO1M8O6nz+GX/asPipGPSbWVtyAekleZMg7qNQki9h+WgPK00vH2VNOUyxcK40tmpU",
+	"vBlyDcHVDblmbiGXI3eW0aRRpDDqZPU4orsz9a9tiv4oSQ3WMJjeMOHQR7VFLjbt3cJItwCuCzmOrB0v",
+	"bwjL2cdyCZxzhrg5drUC6JXhvBe5krNlKVCuWZS3/ztKk096OqKxC0+ihgEp9QfI7/lMWswkBtM0xGgO",
+	"mVCk46qeuIBtWy4Csi13acAI72aFSsG3JeKwd7MTxc5LJ6XZWz1bz6LUGfGWaaJhpMIx4tYuO5Ifr94t",
+	"vwrMk3BzHVy+r1OZlTZbaTEFCJ9dVM/1trDgxFQ1t+ljxk7OV5i84c7vbO63L2xje1g+85Vi0O8iSPwG",
+	"tRqOLYUvc2G6D/y1Fo6JGb1VESSHo+ZjpMUYCAn2EjSU7mI632WVCV5CjsEb1BeES7R+kUH4NvXI5lIc",
+	"qYMokiM25+TT9k9Drp9bD6304BKzVXVbqQKTIYDf/fWc04feXsNdWXvi3FZDeEZFL7HofOmp00F4yDT6",
+	"1+VqIpSsM9HykNOIi97Sdq9iaUB+ftrgYKrcxKoZhM13X8qIh3T88prFMQ+n0qYW8maH71rvz842C39s",
+	"vy+tUzNTahIqChgp+jiJSopqXnB1EUghWIABxnBuxYelHrw0ik4CJmjM5TprPgn6LLQTKTI1z6UI6djw",
+	"8ieJ+atN3px5X37Zfv78zPPTv86JjMmbc5tTx3wgu918OrP5G9jGf0p3Lcu72Jrdwuzlbj5b7W7JZsOW",
+	"vl5Q/8XW2sgcTTsskqKniJYrOXTODQ+4oUs1fvX5eEm1Ghfmn857tcneSIrbN+fripPEDHQvwjC6NVt6",
+	"QMc00A8UGVGIh7tJ0smlWR7Pb0RXe0LGzKBQs8m/Kao2p92EYyqUoW8LcdAwrYljEPLCpt8mNOJdjtK7",
+	"esXiQzp+Vq5tcrZLIYnT8iw/TMXiax6w0zk01PfmuM+Wz7ZQjmhdApH7+LWiPWaQSrFgcExFKAcXGbth",
+	"H1ibz0XMhkxzW+yIXTNxEUmKuUZyvy5CyqNxKf5TQ8aCvkGsPcGXkpxM6Zp6hae8lMq5enLRleVi19xd",
+	"1wBHLH4BNS2KO7kGo5FWOS1CSmQpMNpvtIQMNfMu6A3v4spJ21a6tLa2x1Imz7Zz9V1XqUByQx9l/Go5",
+	"iu0bVjokXJOIqlXuZBnbasOcCpc1Y2YLFHgOE1LKIM3DRGXMWjkrNsOJzL3GU7yjP8UEz0c0pdzYIsQ4",
+	"w8bMQc25jHNz730p9p/BczP+0AuY9DKOfJYrncUA833AM2qfB8sptmWu6LJuAC18VCiXXcjyWQ6h2UYX",
+	"N65c3IYhPq6rEUpxc7QuxSWXV6NeUZpbUjHuRyPcLVvHj17WK2Gt8r4y62VxmycWTun+adC3eUYNXxzQ",
+	"iBkOgpgb3U6LIbUard16s1XfavrE/N1smb+2mpvN1qb5bf5+2Gw9NH/vgygFgW0kEZELuduuQ2dkzCgG",
+	"yakNLL90nCjFqTA/nopexFWfDKTQOCtS22qSyR8mf5z88+R3k3/88N2H/4nggIcsQMc4N6cNn8ghEv9o",
+	"TLoSQZh0xoSSoVSKdyJGNB9AOLyZIhUhMajVhcIa3iOM5XDIwk1yzCJqKBQZyThUPnkt+Fv4WvmQKtH2",
+	"Z7ZJmanDK+hSj2RuqWjvpS6dq0uCxiI2gNyPZaf0pnW+YWagk1hgCrYw3BwMNsfjMWRizleOzNutl5ZH",
+	"+WQC/Z0D9nzZ30Cx292h4YcYuwKAjOWAoGJgnjqg1tpuNxrgOMlEiDqBjZWVBLdQBNyp7E9q1L5+oIgc",
+	"CReYCHCImUfNnZYjsU9oOOBYw2sgQxZTLWPrmaqhzBEW9LDdbaylVZhOMJGvjUzrv2nUH1/U59VHvleH",
+	"0B+xZL3ePZmWspfYzu5T6l5Y5OpnLIIvPZJFIvkcqXueDLx0rBXE9TKviExKnrEso2MBNiAR74CJ3f68",
+	"EnKkDG2DYjGk9llKvTesxyeYmwWNCHurmVBcCkO5W2YujyxnsjSvo51caX3NRdxkmRNaag1ew6NoymZb",
+	"ogkQ1sJUkuwX3A+c16hpR4bmQGr2xWeYt9l0jYZ6TPa1sdQjRpcnuMW0E6Y/F0Cggz5L879qFAjXqEUG",
+	"q7crdKOWnURe9bnUmfCYRQudAefWNrHhFNYJ3eWezadrgI5vWM9kmtWag56L9U5uU7SkbCPTvflh15bB",
+	"QqK2JvidFY+5dQWYtQq+fFxNQU7LWT6dk0AWU4Ug09eO0axsf41iDtmD4RjcO/zhXoGLnXuVqFwfwPzX",
+	"wdciay5yTgqqrZiAwDgRpA1GrNOX8sp9UUYNT7JyLmskQTo1UpQtYGYuMF5nS4j3CTNybVo47YEiuJUu",
+	"GzTVrvDN/NI2Jem/8dCL5WncjpczFjOltAw6uONKWjkH8EJ55WW6j3czXS2iVO9mSl7P8kazVZdtdWUs",
+	"tSzGGERGzFyRa/chv5HLZQVRajXnwfxox9/Z2iFBn8Y0MOTHlZXFtPZm5fmghPLKtIY0vj59YnUYja16",
+	"o3naeNzearQbjc8a5r8b83Ktz5xmMbRhlb3Ol69eWqE6UzKYSdsq5HbnyNHJS7L3qNEk6QxXr1Gduj2t",
+	"U+Az9blawz3L6b8OhBqV8YT1JuFCaSq0TxqGwbEVzF3F9URoHgEtNr0MqOYBodhXwX29EPNSxiXQa6pp",
+	"GVNKIi6uXAUebAU7DCm1hhENWF9GUI9mgLfujqzjbGDzvM1Gp5g3eWcvtVD4mG3+qsQ5yrpE+QZCzu+j",
+	"FGrqC+qUreUpKOPEbG6v45Wm0zpIq8iWiN+235MrHkXK9T5f2zLDE1CloX+ux2XlF8bj8bg+GNTDkPT7",
+	"7cGgDdh2eqOmPD+239fR88P+QwruIIu8Qsx0IChnxbmkqA7zvske2PPEfU9x5dClNODpSZ/qozXjqlaH",
+	"9vJP7gLi13OanzFzpKoImeie5KJXlyJCoT+Qg9zvTDlUyiCMWOdYB0eLdmFBsqn0yByCyd0qv4DDZ0ea",
+	"d4dLr14Bref3JEW1y453FmSWnu4i3LgQERav2wwuWOZdacjlj9f1G4j9Ldy9zfcfV7rBGZfP5lcoP9zG",
+	"+Xk13q6AkcvK/HEFkHe8JD/JMKLajEjcB5CTdYuERvCQ3bQg8sYq7sdsISdwbXZxZbiwO/nUfAVJ40qI",
+	"ppkcF70TLsritJV5nC9HGrKIp8WgWYg0i9CuZjGhJJNhblOefaUwxXW9vuRIYKjuvEAjlzv3hAUx04UQ",
+	"ruKeIMfqPJhILLUBvLpMtGFqY6ZtJV3Fe+LmW1FwF1oNnpM4WtE93bRMoSm3pcU7kQFjcfumgGbmoszf",
+	"y3XKxFvgtSbztQMKV982mo2wGPLScnrLAzWpZiIYP1crFFNjaiiFYp/LcI6PF9rVm+Qr/rlTW6YC0op5",
+	"M8s5dSdLLu1unrbX7ZzZQ68wVn4LskJThbUuOPNDi2RuFkX6DOPn18GQDsjKwglyoalLok5vQoFgoexW",
+	"AStwjY/KU9GzFPXfgFTwOZjS8FZP17gLSj/L34cVwtyp0sdT92KlcU4K0L58IMHeanv2tzmBtADfbMXS",
+	"9ITXrSLn7kBWt9Q9Ocx16Z4trCDnACQPDllduVx4a3E7ZrZ0+izzkFByaEVknwd1P39VV8ADP17OfBqh",
+	"3YJJn7mhOXiLGA03s+K48NNSV/cTkfOF9RN2T7+Rnc20RGtAo2jTFf1zbEHaz2pgC9PLCnmYbtJHr9MZ",
+	"pY8sdKWTSl/8Una+cPOCh09oFH2RzQ2egcOk6zW3R0dimJQlDSny+0ut4/fNii90kcizudPuTtGY4PCW",
+	"H1DMefzUIPdbO19PAD2GDPtm/XzAXHwXBs8ZD/e4xMTc13qoyOvjZ453Ydbxo5iEpdXI5a7Ksa7zUMOP",
+	"HiXcASo4ZhapflLrr5MI58lVi9iTuYRzxbLebgNSKjlDAHOzyxNCHHhVy2+63x9TRZLCycI5oYT1SQGg",
+	"0rxUmpefkuYFuyqXxU80FSGNQ2IPWMFYXPTsBHwoAyIwC6CQI69grBn1FQsuvJ+7tifd4tXwLx5JEnM9",
+	"Rj9RFPaH/CsGkiEHNoPRMA3I89re39QPhrxuWmQAiV+8f//e+mmWpvIdJp2IB5kfiSKKxdcQvBzLpIdp",
+	"5HpUsxEdb5Kn11iVX/cJjZSE1NEqzQ3KtToTOsbtIyqiqu8+caoQ391cqAJlRCnf5QV2ri5n4vKdbeQT",
+	"6xvigy/L+0tS6yQ6Tdebd80hSseMDjA+oc/Ik5OvSShHIpLo/UbFmcAaWw8UlEjf2CeXtvdLMwXM3yrc",
+	"/DYJCHqKBDSOx+TSjN8mb84vfSLjM2F/v4MlqDZ5B87abRInEXv//hKmCG6fODmHmEltu9HY2DwTxV2B",
+	"QThT5PJv6tbtr34UXtoYbufpDoiAQ4WdJtGSNFt7Oc8RIrtn4s1B/W/R9Xzzol0/t74HUjDMHd4Z549z",
+	"wx0O6sNwlwhNdJ8JbbaVhRlcnIl0jsdUM/DorsN/L/38o2M2oNxgiEs4isIbxfQlqVlPiA0fGlCy3Xp8",
+	"Ji6PmY7H9QOD3i83z8SJzSjaJq1GI/N5ajVahNoi7D4mLg9JRA1NqFHSSaIrgoe8sQ/xKFyg7y03EpJ5",
+	"1DwTA64UF72HibgSBnddpnfn0rTYgi26YuMHiqB5kYBHmAFYFcghUySUUF+fRpEcobiR7VLNbu7D46cH",
+	"h8+fbg5Cn5x5v+pLkEZCCZ5ZZx7Mb490ZDiGvmIWMH4NBnBwj9k/E9uNbeLmGMsE02vz0Hy4Q0axFD0y",
+	"gGI4mDgbG5qraVo8JoEU3YgHZtXNLRxIXqN4dCbA3d682SHUvjOHj65LgRQaQi/GQ0Zqvzx5+WIfrpOM",
+	"yYtD8GtyF3Bqw1uPSUy16x7L9JHCyW7sk51Gk1i/fVh5yIaRHBsCv9NopQeWDNP7bGDTvNxyn52JRNBr",
+	"yoGsmTfbaYchD/FoEKLtZm6eiTPx78hBBtlwVO4WpqdHBGMhJCY/eHVkQAB2JeO6MBkYEuMc1BBExjAK",
+	"5ub9b+p1cswOZVA/Egatt13OXovX6yHrcnTDV5jBl9Tr+MeZSOM7294TGkX1gAkD3+ksLMY+eHXk+d41",
+	"ixUi89ZmA7iPIRN0yL22t7XZ2NxCgtwHEvLwuvmwz2ik+w8hn/VDSE9VRvrRCo6hZTmEYXOmbSI2BKx5",
+	"xcbYLGUK2+4wfoEf+e43aC/SX4bapj+eMRqmP8yi0x9563f60DIjpAYukA6A3NuNtN1zHsTymHY6XBef",
+	"Pf/2y6Rj4dOmyVDJAJGoZT8HUnAtzR5ANYQNn2gWsWFfivErdxIGf11LHrD0Se3MM+Bn7h7vJTELzzyX",
+	"DRN0AtyQVw3lJ1OoM2yi9yWcyxNzLDnDARxbq9EAsQNvJfICw8juycNvrMDA3tLB0EaLWZmmeA75N+wt",
+	"CxLIFwZefo3NhvlfK+/16b38KpfECnjHLOAm28R8r+kugjyWPk3imAl9kb69gOyWGOHDWBixklcQR8QS",
+	"ZlMkp8o7NTOnc79sNVvN9daCQLJsi/ZW7jTNXrWgu2bLlQJ51Y+psl0uH2IGDheNU+iuCJozXRfalq0N",
+	"hL1loiBC8jGDcqbAfE6F48L1Sj80VwKcdxCJAsRPMRjzRrRfPJxu/t73SviR1XvJPpnqyWblXLUX0/y9",
+	"7+VZumWfF9rC5m3j7S/7KMUSDz+noYsWgU+ayz95LQyjJ2P+GwYJc7dbj5d/dCrlcyrGdixlvttZZX5H",
+	"Ns4JbSfw1dYPEqethgeKyAUYoVheIeckMM7egLURP/LjgTapeMtyjEy7hGrNfp2/hZlr9ur30V8ShWEO",
+	"6KkVxEAYfT9bmrlwd80i2zlJCgPtwY6PhYuksFHjGdOAWgtok0QRGdDhJjkw4qT7LIlzkQ+p/gPYL8fp",
+	"BVQYdHbNYt4dO5Z9s8Ij5XgE4jQGAyjr6xnZijnzhGMrH6jsXCEdQsPINyQZ+sB6U2GkVVS0gDxpzh3q",
+	"TdAe6KaRsUSFtGE0DcV+iPqQOpS6Bm5zKNFyUGR+0HZmmMAD0/LrJnCtMR0w7biJssVmTR4ehWwwlGCo",
+	"BZ3HOaqFmNLOnr46qikUc/DUELJ9tBqtXW+qcIM3+V8nv5/8bvJnMvlPkz9++O2H7ybfT34/XV297e0+",
+	"bj5qtra2dx7teoVq+flqx4XCNTs7OwbNFKvcewGNQ1UfqKt8xXbDRmVlFLwgZiHXxDT1CeQabkyVKW17",
+	"EJ9wYW5TSU3TtodT9YpFDbZWpv+ZMfTrJpKwTEFnMW4Ze7uYgPxSdg6s2O99TKKIZGrxR1/IuMPDkAn8",
+	"Ym/5F3ZahqLIxM5uBer7xEr08EFzhZm9ouNI0vBUymc0Bkuet93cWWUbVDI09IKFz1nIqdPof2weYYUT",
+	"eyH1kbm4AyMkh/hZayXYcCxExo0s/uTEyq0ZxcZPt5d/aodKz7uAjfGuEIpxuoAq+7EUMlHR2Ei4ccRZ",
+	"TKycn8e4WPOiDOGuhGorLFth2WkEY31YKgxbYdifLIa9HYJFq97Dd4BfePh+AapFR615qDZFhbs+WvSG",
+	"VPcze57t35u+16vih2JO/tsh6mJptOZeY7uxg+WcVkPULplMay3slhZruyvsBhkGjtP49h8yhtte6Vp+",
+	"IRMR3gYlVhjuJ4Lh8K44DLcyTms9zGW8mG8NCnJWKMiXQSKuNPp8gHUIEmaYP8eQgo2LWfvGM670QZrQ",
+	"U83iwxKfz0LfXBGYLOGKdAzgYw74FFHtWDT6bcIgM5XFSfANusDdAG/6S1liW0BphZZWp3R+V9YddMJ8",
+	"884t0Wzjjv/ovBCY4WFKiGa9uXPa2Gs3spQQWBMKjDAurVav47W9Eya4jHGvzTHFicHs//Dht5Pfffju",
+	"w/8w+dPkj2Ty/eRfJ3/88N3kdx9+O/n+w3cf/n7Kp8cO26o3mqfNZruVG9ZsACaEaqZpmpp3Y3nI4Av9",
+	"Vst0l5BeSnYtLPUcMFZKw09rfFifRlZk5O7JiEHS0zfDEY58bqRy+rGi7iG7pZ9U/zCDNe8GDd4AWdlM",
+	"4ZUQXwnxFW5aKsSLPIJaCz850X0VqX0RkkqRSLNUcv9BCO1F7Obvnd8AL2XFCCoBvBLAK+y0igBewE6k",
+	"loqxkJcVXMSVLV2zsRx3DXn9io3zcnmJTA1O/kvlacyCbvM1LZOZExcI8ZMVmWcl5JKkibBTaWyOabdn",
+	"JGnTrlEiSW9jSPhrNd1vy0jezZ18e7vRQTyos7fgmANRJV3+1jwNri62Os1ugz4ONjc3gZpcyyvsViRR",
+	"ZA5GDlmmz3H5S3OZTc/9tHhr8z5FbgC/5eL2FcJoJWZXYnZFLE77UIUmgorjNtJA+USwEVPapr+pGVIC",
+	"SHtAx1gnxoVnmHu9sW/TJiJxgeiyHD1BylFCS0pk9OKV/cJGduD8smm0sTxIVjADK7Fx3SeIZ4q1aQSN",
+	"Y6hNo6ULmjFti8XWY97ra/QNxHBmQjVJUe4mMYQt66kzdj1Z1z8zReju4NVRHYI1shi22nZjq8TL3mog",
+	"MDDuU2oflhCWv51DI1bA+2ui7rWVD+tT3XsitldsPEUsW+Eu2+4+anSatBVshdtsp/uosdvcaz3eotud",
+	"neBRuMv2uo8btNkpvPeKlBtJ7Ecm0XdIja0CyAlas2T5FGotjAza8UkaA2NuEMb3kBriFgztpT3KwYSU",
+	"I97pVTAkcBjRMVtK9co+KZDeig2o1HWVQPxT4XGe0yuWD6SsuTwBQVHyncupIEJdpq07hlbzCHpKjLY/",
+	"gqau0oal2rDqQt39hUJIh9ALG7mRihDmAmWcum+4dCnYA7XvRAZsQ7iCKo3biy8geHvYfHWr2vSeTNX6",
+	"/KS8NeT8vqaRVX43/Ob2duPc97iyxVPTvD6xodt23ll6cpsmxYZgT/7vD99N/kQm/zr5fvKvH/7+w28n",
+	"/zz5k7cySza9M5Wxr+IeKmS3ssduHhkRd7FnbH/5VlOYbL5X20unmweRzCBVm1Mwp/6wCQT3M8W+YlBG",
+	"uPApOL71qQgjFpZ7vhksoNZGivZyfxHLwSractv8VELjqVKHjIaEh4rU0iA+bhd8FKo350AboHrcRt5A",
+	"8Gb3vNxEYGuJvTlf2UpwdGg2YjUDgUvYNLsOdD8c9aXb7+wYCvPeOV9k2rineWPOGjfxH4EVBLy3X5XG",
+	"z8xR2jQb7UbBkhHyGAOevXZaJ8TzPcyqeiS45lTL2GvbwTzf61OFBZmVI7U89NpbTUOgX2WVRByNRkgD",
+	"N3kLrmDGKNRmxSd299HKQaMrg1oOE7yJJ5hzyGvvbVkTyMybxzuZPmbH90aU69Iemq17tKcYRLHcmuLg",
+	"vTKnVOaUilkAr0WkxLWULhEZT5E3R/g2phiHaYYhZJry6OE78+PIKh/KkyRlFogcuyAkMAk2A5Uy8haJ",
+	"+JVhZmziMSPDzbIJv2DAJSxQYmyV+xvhPO9Xk3EDpX9FW25GW+6MjCzW/wcIaxUF+dFp4itl3A9BGUdD",
+	"K53OpyYhpxGLH0Jp93CByf00rRqdVui2GXL6MjIiG9fKPu5TBQQGTaXhBoRb9VkU4nuLR0jN1u4jzVZj",
+	"g3RjOSBCjvaJpY5Zjp7BJnkGI4/6UrmxaRQzGo7dIDCGGVTTK1vTmtScLwKuEQhfn14z6HNjkxzYrlam",
+	"jSLNdFlKHJ/CHj6zxctvrBlMi2h7W90W3Q2arL7X2Q7r2+xRt/6YNjv11C5MdzuerbqdYuetRmNlDIwz",
+	"TvHDPZrX02rkIKzDjJ8WLel5i/ujPIFdcz/uhja5nVlmnQbwG6f5fPGGcI2XoiJdPwfSVXlV/7zJ7Jcy",
+	"CjGoWbEHyqKASIoe5FRxZBdp0Azdha8WkN0vqSGV1JGwZEi0JJeQufjSDmUNba6sDNVAC8PE0MORjwX4",
+	"E+Fqzig6QMyFtA+T918WEfLlPhHSVojHZj2mkRSTAaNi1OcRIzU9knZeSPmtb1w6ykCaQ7UugDZ1dPbW",
+	"TH5jkxwmrJ2bv+EdaKLlIacRFz1r7gL86tiKbxMa8S6HnLf2L2APXrH4kI4BTTlORYZ0TGqvT5+QkI43",
+	"9lMUbSRt0xUXhJIuFzQiKDz5UP1+GFFhMKURUA6pZqdQCV5hbQcZY+5mKPEAOyzkyLzlQvGQZWt5oICr",
+	"OAn6LEwiRkZchHIESzEdSOHMpGZI0/JLGfGQjl9eszjmIVMuibOZ8QNFfmOaA5uV6AAVs/tQUT9NPZht",
+	"Ie8JGUNWDzN3+NK6TGISH8hnirzMhl2zEYLdvkjsL5R1IXUdFAgRV9pPKZuBj0Q43gtgxLcry+AmdIuz",
+	"fecnGUqmSI3agvM0HuMHRuZU4MQJ38Xc3LGNTQLK9rZ5AIWFibkk6I3pm05F+ZFR1whVLlkJADMd8GDd",
+	"sJ/zcJO8kLpv2oYGIqkgULQJkwhgCng4fsuNbJIDQQrrJz1+bc5MOxQAPGjHuavt54+yUNMLq0YRJsL0",
+	"a8UMd4oKA/wNwGDeAveJJiAw8KRMLu6rrVKw3WhgVvBUm2PelviaArcK1+eTWsMRjcCM8M/6QF3VmzPM",
+	"bbPV8L0I2aedRl4hsk7WFsU+Esu7kMlt3YLJ9XOJFdJSmE3fCxKl5eBrGiU4+abX9ib/++T7D383+efJ",
+	"7ye/c0Vldv17nt6SZDsuHdpnRZ1b2S2emVnRz3aYlqBv5DVgW5Cy7GWasez8bsQCCzyLpAIrnoowhwpq",
+	"RXRic60juuHKYJzKdbVyXa2cTyqpY3V7Uqq6Mpx+KglQyx1gUZ4QuWhbHGK5NBKzZfLIL4DJAdYm03dY",
+	"CcRp06g2fGJBOahBc2eIAtSOsdog3zClNIo2fAJpta3wINhby/VYlR0qVwbEsG6O2R07KWeTnKa1t3N5",
+	"vXFmhidDbWDb5Z3KKxFT5SGMYCQnkZd6tJRXBEu+IWN89zrDY9zxT8+BlSjo1tK5rUY/7XI/kcbxYysR",
+	"09Uu4RcKgFoxApX68SOoHyvO4efKORgSjlQszGsqqIa4l0VMgi2PUOpn8iIXF+ynhJUJDdX4uAiiJGQh",
+	"qdnAXPBt2NgkJ5p2u0A6saCV+WC8T6hTfmDJRezEapNyGpAaWPz69uM6cj5SMLVR7uF6KIKn2NmKqR25",
+	"U17VMKgYk/sTrAVacEKdFmXL/DpR6s1Tj5k6oXNTTOY2AaYFa81PoFk+ptOQ/JRTS1p/GfSluUEgL8bC",
+	"clQb5H1s5qgpYlsA2aPqiqE2V0vSsRxh6JVlmSybxD26aB6KYLmHJkvvQmWmrHw0K8oIPpplho88URRB",
+	"kSIuKVIZyhcSfCZBNR8ntlIUFS5FBVA8pGSpw4zScqhc3AYWnJq1obQLpiakimC3KNLCTfIrZ/VAzOZn",
+	"kSH5po7AQHHDkqQUZpmHIlhGOLO53inJnO82upSEZkanmpnWbODMxr2T0TujeSk0uX1YSq3ujJwAACwW",
+	"ZVH7UZGTipxU5MRre7/qM1AmUosQDbpJmUTwPRApGz+fvCzLhYRF1v1Go4HDKOx5bDGuVXs+cIIMImTl",
+	"GxoT4zSebjYfbZNazIaMaksAMAeCD6Z49B4AchLbVCwW7aQeERiVh81RkLMYV4F8ZwhOOxPqUEubqqoz",
+	"uc5Wgt9ubO1nr7kuqFiXWLjJgVuodRA19BvpD6p4rZ8MvbKKYsFGBBl6zPHkxAJSs0z8xiY5hdas22VB",
+	"rq5/pqa2srNv5Wk3NKjdw1T43c8ppmnMyBUbomuB6ssRSVH7vIRQi4TXT5MUCuWmGRIEgDxF2/dI7XHz",
+	"0QbZfbRT396qt5re+XI5ai3ydP8pomgYMlymhYy7lNYOTOfzyeuXckQG5lY7Nm3EYkZgRugc5d67qVVa",
+	"5MqcXCmFK15lRV7lVaId+zDH+W8RkxKyiC1kUo7ZQF5bglvQZDI3KnAOb2mgrWiKtmInt5WyG+15Mqxh",
+	"bhzbsYGeeiBkT3MnaKLOC9tcoL8svJ8lxIewzgIhvjEdXYFsnq9DQHBu90oA8ZjvlOzhrNcmfDHAU1iJ",
+	"mj8f2lSRmp9KYmF6lWJ92e2uRWyguuXyZDmpW9LcZDnFRMbl1sKbOeXcKh/OOjlnfmJ5Xmj4xBZbNgeA",
+	"oiUqP54z3ZfmUOiQX1y3vNVtfKu4Q+dUqjbgnr3Fi3kUPokHB17bO6g3G42mN/XmczfLwtMnpU8P80bG",
+	"Xd/jQ5j51mZjs9nc2gTttzpxsRCF0P/TxeWhsdv0kc1lMPX0tWLxC1BkF9IGz/POFuwtAH/WP9yjJ3NK",
+	"Ty82lpb7dGO3w5hdc5mo4mBFl+58uWqbtHi6TLV7nMQB6up7VPDAc4+eyMEAgNJ7dwb1sc+89lm+OvaZ",
+	"559hVAG8wVLZZ957byqnwmpW3WnP83uz8ZpdW27kjSwWqxilSidfMR9g4nVXYk65WWAykMTUqRpbr6f5",
+	"aRE6MhxDwiv4xNzKgk+youM0GZ/1cP5GdsiIqtQ6uo8K8EQHEiMNY/BU5rpPegxQ8S9lZ5PsNLYg/lIV",
+	"OoFoRGdmrSkGkSeYED2XOB1iLnN64PpXbDy39oAZ8cCs/JNqmleh3vNpdTntXEL5bkHn7oX8FCjJOnTh",
+	"jjO4/lJ2DiyIVVlcK3H0J5nFFaJDAN/3YylkoiC61iHWb2RnYyWSsVALihexTRxy8lEQ9lODKhVW6WmQ",
+	"EAbxBOYvUJY66yXqNDHVq5FncWAn9RpKw1MXWSAA0DRFCwbXq4MogoI1NWdxXUgMKjpQ0YEqk3dFA34W",
+	"NKBAApbgfJeHE6PNFubhhL7vLg/njdCyVbTcnfqu0tr9YLR296aj+ylp4+5M8bY8qJPUXLqZopoT8+Sk",
+	"KlafjPo86GdO2ZAiQvXlSG1Uarsq92lF0W+R+zRCIrmIgvOB4bJWUfFBZaIuj0Aaw0xsrUYDPG9jOcIS",
+	"oY+2yXP+uRHcuMpKfdr4DOgFMNu+80MBB+ErxoaKfP7y8NcXz46eH51efP7r06cnGz543l63nHw3ZLEZ",
+	"qE0uNXurHwbq+tKKdwQvinlbVERiNe/U4TYkl3niunmWNBpbAbQ5CuEHuySBjJKBwOQMl3k24G1dhIYV",
+	"sKOayeVGgsWZKUZcsE1yacnOJQ6bEqdLs4OYjxw2DaTaUAInBAVkdZ/x2GzXJnkKexRjejXrr9xhXRlj",
+	"FIfVr9ZajRak8SJ4lOQS/W4vMa0ERNpYId424MompYuk0phwtm6oF6bIEwRCehR6ApnRYbl556Q4idCB",
+	"Kb/+cZ65M4vGl1lKMFK7zLNGl2Z3DWt0gdO63DA7HrNuAum+dKa7xa8eKHL5Ds6qDRN4f0mYudVqk3wh",
+	"jTSffmN1xke4WjOVyJqz8dGxHClQUcc2scW0YrjtAB0qwoMqGaEf07XZfdwkB9gKztDWu+0wVF5T03zU",
+	"lxFzFb0a6OtsjlG57EftDHYR7Gz6EKvVtuBbuyy2aZmjzQDMwGkOvgTjcKtsrBQE8hAhY0Ld9+A3/uTk",
+	"a98sPZYjn0gDDfnL7GML0onlFROmr+MvnpDt5l6DaBYPFKldGoC/9A3QGjYdKbfAzE84DjijG/gp3Z8I",
+	"Y6RglBTIXP4RkQw66BkfMCzeQ3E1uBG+geoXh788efkCBy3uGjyXnW9YoM3mGExk1tc0qGkDzQsGyOCQ",
+	"TKdwiOkVm5U2EGrmuEPMC7ay7n3ZJYfbLTCc696jlmdnNatG81NX/iWTLLDTc6cLrHd+wgP69hkTPd33",
+	"2s1Gw5+JVFtZJ+YQb0EGM+wzsPPAJecZemSgrRACb50YAm/MnOFpqSBx5r0/E/O63ivpmkVY/gBe2XM7",
+	"89ot98tsC7L4sIlq2IEhCjs17cYzS1hqBajeSAmNzW+KN0+TgVQa4XyTfB5RcQVvMNxCXfHhkIX7hJrz",
+	"fqDcJeMWQ3MUtGfiCT1HbYvbj4rbVJFrdtV3spJfoLLNM5E/Ht+dhl96AH6z4eel3cLHe366377vL9xF",
+	"h6/QFmkRKDIC0/yBIjWrhs700rCeNOGmnwsedYfqlybd9Mnm5uYGYkHYBDcEVSswH/Y43UlKETBzXq9P",
+	"v6jvkc5YM+voO6DxFRwc5Dm12TghwZ7Bl45TA9YHNCxCQ04J8w6TZHGhWc+gAIdpY9KRMmJU2O8MOgTi",
+	"ZxFDxDWLaYTRu1wDEodFwb6BEh1IHsKNE+oQu7IofKCAZqfkvYPl8g2F6KRwaolxLEdlQJpSGEiuRWMN",
+	"rtq1jCqYRtCguVEGyCtogFv3XDsdhBCrIHDpT7NAIgxYM+hWXdsK6l6j86i7FTRZ/THdadW3w11W3wua",
+	"3XqLbdPd8HFnJ9hqrKj7MEje6a/bDfx9COoQ++MYqWL6+xS9dVqgd4h1oW66ppohHUhQQLoDtYJlzhYq",
+	"FgypNrAE8oZBakCy9/PsL1cu8MyQtxxzW2kTKm/pyjTxI1NkWCHOFpYQpJNEV1gsBUUHGTtBALj4GhRy",
+	"UVyKtACzFDqmgd5YTQ/yDv9daMtI/awTxWKoc2kpQB4NDegYJR1uaC8UewYy+UDlrR2b5NLh4UuDuS5z",
+	"WPqSfIa/LWK+nEZzlyF8JiFBoybs24RGtgvA3ZdzDSe4q+tbte3e3KEB5da0s+SrZvrVxySpzTxJbU2R",
+	"1OYCkrpwBY7SmqP+iHSWOwCpKGalf6/I1tpk60SDQR10YYnZA8xOjOTLYvC7pFUGucwnWEcCVeOYNomi",
+	"bzxVoFLwMauFq6FhNTIPFLlEj8dLMoxZ1ywgU7v7Vn0/oDqAJO6mdxD/DEkO5UgYxorUbLEN1MAOeKro",
+	"NrRhvJFT8KLKHXWRrhJJlFkLUc+Lst60Dtjq+exqiJnjxia5SxI9Nzgq0ybfgpLOT3kIQo7Ld4i7UtDK",
+	"WS3mHJ1c+sFaREGOMG7qx5L7ECHD8QW5UqGxHDk6a5bTdowGzNZ99S51CBgkCnTTLleNUzu47DCWkXif",
+	"jYEjwjBbuWHcoWRxL6007qV1p/RbjmzwyzwNnblN9jLhpH1c95lo+XY3/F3/TGz5dtK+f+a9O/NS5eeZ",
+	"1ybmv6ttjmn5/sxbSSnn5yx2pXMs19/Mi/FBiwUmU7e4dGAwwpOTrysWpmJhKhbmJizMSxuOI7uZJfgO",
+	"eZhvZOfhu29k5xaS9jeyc2Ma/os0rmgVkx7MM2c3gOAgOwBQ4Azr7nQabK+7HdRb3S1a3wZBM3zUqm91",
+	"G91msEcfd3aZV1ojHAZZmOsxFWeThIfeHIvaXdBXnMrKi8nR3ZQQ3qHAag9qscT6DZxkhesrXF/h+huK",
+	"q2gazIcAod9OYKNmboHt0Vm16Cde7m520DMTJ1106cmn+E2jeJ6GXD+XIcrXNO5wjYgdg4H6VPQYca6y",
+	"tkpgGuWz77zcl3uizxKN17CK23ue3zAQaFlRuSXV41qnzYarHrc1XT2uWSgf11oLN+O23FmQzdPBUI8d",
+	"sq+KlVTWrJ8OnsWb4lBQLVX1gKuFdRRBBLYAoQqpedehiRzrPKukej5+kWu71HmtaT1xEwEcdX4cjKss",
+	"MLrNOYon/LqgBGAiGZiFGJRjPjOowfM9iBfxzv2yHOY/fNXTqpYrHnrtZsv3uDo2+5JFyVyzyCzassR5",
+	"ZOwlsaF1WGoj53ahQaHkTf6Xye8m/zz53eSfyL/9v5P/7cN3kz9O/jD504ffTv784e8nfyTm3YfvPvz2",
+	"w9+T//rdfyR5b6p/+xcy+c+TP3z4Dx9+S8zvD38HrjJcw5FO/g9DSj78/eT/I5N/cmPcZ5mOPHguT+Ui",
+	"poC5YvY/LbNfUYh7yA5n2VIueqD0eKCKYF9M3GYTnAC6RktxRjWKt6WcevRimQwLzHiRiMD9HP/CtPqk",
+	"IfAwTzDER1E9MIcbexkKDVmXGmaxgEKzhw5r/qfJvxi2+cN/+PCdwWxk8nsCDHEBA0418m6Eyk4lbtld",
+	"ccQnZpeqmPOKFf4JITpELaly11XvpcBGkJ5FOesgs2HMrxcnIDkQBDmrAk4lcsgEuCRzrVjUdZEzFv1y",
+	"c0BdGjDCu5kumgNHzMuC03FlrxXgqE9Z0XYVBvPTsJS+ZzbR7NbODREsbG+FXyv8WuHXhfhVCkRY6+LS",
+	"pBPxYClneBBFPwgcN6IxSF9LOMB/IK1Wu9Egkz9MvietLfjznya/n3w/+fPknyd/IpM/A9r7/sPfffjt",
+	"h/9+8q8G+RWQ2f81+d3kHyffAx6c/NnwkP8y+dPkz5M/Tf50M06xQmEVCqtQ2GIURqMIWcQ1cZiRih++",
+	"41PWpiIae07jq/x9PC617WThuq1Syz1fbLa/daHEH6i9pLLcfvo7YgAYK9R1U5PmPN0R6olq2w1w2St6",
+	"y2ysebmUjhkdzPfcOQPV9fjMy4rDQW4JM+JZYYQzj7BrI5MNWVyUy2qU5O/m15yNyDBKILGIOEi0HFDN",
+	"zYLHPpaWNauyAh5UQfetBzZkXHKh0Ir0GY11h1GtNsmBDbU9OT1+evD85OLV0+OLr57+muD6FEzq4NUR",
+	"uWJjrJ86kLFL6dB6jOq3Y6bjcf2gq1ncJjsliSRPoLNZa8wSiwS4dcLe1HE6Rf9OeNMmuM8ipJq2ybsz",
+	"K1mdGdHqTJwJ26qw41ljbho2W/4Z8jgYF18mskF4u5kQNsnExWnZDxo6Lgwa44nY0PlrFmHcPEql8BQt",
+	"I2fONHJmrR5n1uxxlpla4NO5xhYMwZ+GjTPLVZnNWFh8fsby8BTA0m59ZW6ozA0/xXzw12za0DtLSEhN",
+	"sfiaxXWwUwNGWYVggOPOOmmBFa7y1KAin2j8B71S0NeHCCnqmOhA8eFTEQ4lF/ooVPvkMoDsN1yRAQ0Z",
+	"hoheQheXGN0iB1xrFm6S1+JKyJEgAzbosBjjyG0ihX2SohqfpAn2fPf08zFMw774fJxLaqMY5AMK0C0J",
+	"s9hgroY+VS4F0ON5OYZf2jK4n06SBucqsFochWbw5rmPz14rLLnTfrNz7oMB5kBrcwS2MViFzeMvZcRD",
+	"On55zeKYh1jObau52WxtGoTt+QZv79UbzXoDip+aT06CPgsTM4E3b7zGY7SXN/fMv+f+rZ/s2ifm/2bA",
+	"2VjOPLwZ8f4/Tv44+S+T7+sf/m7yxw/fTX4/+dOHvzPNCqBmNyd1dM30q6maYC39KfhDUKG6LH4BgRV4",
+	"9pCqBNirjuEgaITl9hLT///54beTP0z+OPkXMvlXcP/6w+R3k/9sMAKGZkCGy+3HO2kR9NUr6QEkVlmT",
+	"K/VERTtXzZo8W8Ucc89PE0KXK9lGkC9Kluxqf99duuSbURhbcO0uEybPozOl6flTb6kZ31+v7YWJYdyh",
+	"aJ5XSqwoP0QV8DMqegm6KsWJaTsID5nGPFJPhYGI3EiJloecGt4nfYUKHfPmVSwNsi9kXr4NTWw0NxtN",
+	"82PP0cRjFsg4PE4w8RoUjL/g6iKQQrAAK1sj6WSCxlzm0k5/dIIKk3ttDXlbpRR25ZzXjsHCrStkwH5z",
+	"bp3ofA/ZNAMH5kr+BmI381mngY7KeDB9qMOYhTzQ/JoZ2Jl++21CI97lLIQUf69YfEjHVq6z6Y5W5BP6",
+	"cgRgLIWmgVanEpzZU4VgKRuRPXytaI+ZEwSdYkxFKAcXmRFDDRkL+gY8eoKXQe6PiyOZk8C6ddpsOSd1",
+	"l8Dasdt35nYIaG1xOJFD6ZXQXwUUVbzRDfNPr8oZueigAmdUrizAnMijmGsz2SxZoYQGNNqfUgzY1BaK",
+	"Ce0TCGS3AjtoESBx4i1YLciquK7Ij0EAd8GQ3VTWn8viLKCEO42bkhMy+ROZfD/5x8m/TH4HlvX/0VsP",
+	"U//KnnYVYXRvEUaVFPtzD0lyeHDVoKRpTJ4oFs+XaE9dCc4UFRKqIC27kR9UeY4deHUQcaoWmOSnfMLL",
+	"IpLQp9R5sa+GeA5y35Rk1G4+bBAZg9XxIYYxrRIaxdUBCCE//eCo/JZPH5EhPwdAViHVLL2mmhoBoa/1",
+	"ULUfPjRyDA82bfebgRw8xDbq4TCiAevLKGTx5hD8vWYFzGa9uXPa2JsSIgzzHBWn8t+GbCA3zQP8vRnJ",
+	"gEaubcFWO0UmZxu8KnGtNTLrjgEE6z/stBA2qSBoIlKIsD1Hts3JFY8ihS3fYNNex0BDRJWGT7geT0nV",
+	"pLnb3t5pN1seNoMyRdNtQJjHLTFtXtiQ4n+Y/JfJnz58N/nz5HsrAaZlmJ70qS6p2VS+P1YULW+VbVKx",
+	"oNP/PPnz5M8wKOQXcuqdVPIdsc6xDo6Kp3CPUWkG7yyPRnMuSZWEWBUWr9gIKCyOgRyQpm9I09x+mCHi",
+	"gTIMwDBCKcs0LZiQ8TYVuQmnMEePlgX6ctREorNPht/tdNIMQY6xGSgWXTNFajkHKCeubW+Uas/LgzlS",
+	"ArhT6hVoQxzu1TPwBgr4ijJXlPl+KfOdEeHFKlob1lDR30pDWxHsm1YInIoNKiPDRqi7Ie1VjE2T3QWi",
+	"fiXlV1J+xUtUvEQl5VdcRiXl/7Cl/Pk8w4h1+lJezecYXuQS2IDPNHIQitlasXIkiEo66Sdqn9BwwAX6",
+	"gA9kaJgHGStXQ7jM481M9Fc4kfWT8//wkos9qjeb9dajXAJHi92LO/vk+DlRYxGYF1wBGj1mFIaz5f2n",
+	"KBx48rsUc5suRf654Ut4xEXvhIsgrYTvEplZK731zJIjgaX6j5AQumLvJyyImX76dshjprIUZlNOP3MX",
+	"lsRRjlkI4kGBU4BzfZgR9fvMUWbBaDmpKMBsRTIqklGRDEcypq+GIx0jh6JnqMfSqKHTPiPM+vmQHtO2",
+	"XjmGktoYJoNOWUiMbGXLmE55+Rj5tEYtBWqn1Adt2w+w6pwPHyDxwRf7RGna7bYdAcJiyoLGsRwxqITu",
+	"UCQ6H/X4NRMbvi2QynuCheTVy5NTUjvRVIQ0DomjVW33V/0o9NO/zc4qTQfD7NEJ7wmqk5htYIHbJI6I",
+	"q9MBWBOJpfVkipmS0TUjWhJKIimHHRpcQXnba0j8DMWEr+ogGhEahjFTWCHdFZk30hiWYDXz56JHFOD3",
+	"fcKhFJ3qw74ZUR/KqpvBO2MSS001q2PbecFPdkmfNPxpLh2dQyLR33gTXW4v0DsCCOe6dGtNKnQkhole",
+	"ww/q1gX5Pi7nMXdb740fQdD02t6or1hw8bz71V8/jvd+8dWvv41PR9+8fnW4d/Ts1d8eydYz+oyejLz7",
+	"42DuklnBxS5Wn+dxMsaxG/Rn96PAvaQXzfAAw4iO2VKyX/ZJgfeo+KAqFK5yIvzJ1I9AXNIBP8KUK9PS",
+	"xoqvxPGFLGKaPXxnfx8tzNtzCI1vyjk4YnqXgW1Ije6owtvhkuqsoeNwcdPCAjKvRM+fg020KiXx80a5",
+	"iAGNQJnn44zcZdi4kEUchNNI9lbEvuhrNYV9S0tL/ILpHxLm/ZlJLD8G+WN1yaMiVpUDT0UAblSfU0zJ",
+	"8DUjxMtE5+T4jZVwf0FLN5cBn73HM7pBwUZ2YFQeOkwGWf+wtpBTH3aY4iEjXJOaHkl4DOpMRbgoUXKS",
+	"RGgekTmo0SetbdInEdUs9omSJGYBM/RPkYAKokZcB/1Z9eMxrLugMqkI2sckaNnqdmdXN6WZe9L64mv1",
+	"+V8f9WMVPOlHf330/OvPOjvq5NdqKDu78vAnr5nLLldFMysBrxLwfur0/Rf8ela8QyxQMMGtROJdhoWV",
+	"aPuBGIPrWxz5VoHnk1wLPzVv+sTSlH0s1Kr7huQaQm9+85hcQwqfTQI+fWbKU+uBSKGI6q6MB8RRLRJE",
+	"jMboC2SIThIzQ9BlHM7LpXBX0ugNjYes4BdZmfQqAbkSkCtiXxH7itivnksSq5bT6au/nLLnSbrV+nKm",
+	"VvO+bed9piDdh5ZAk1MTXuYXABXia0MmQi56vlMws9AHGs3CDZ9QTIKofKsMeKvdIyjuRuzHRAqGmfnR",
+	"f8q2eaBcqudAhswHaV4EmHHZ9AczJk3yFf/cWb9QAbEJCfg5S4vG7xDlk62G+W+LDLjwSbOB/27Zf5uk",
+	"b971fbJt/rNH+jAM/NvVLMZ9wYWla6j92z82G/9+wxYysNY31LJzZRsv9EQ+TI/nNpzKTJQSeF1lR4/l",
+	"67hKC4JmEUs4xzlhS675bMySPTfgEOype77rbCZ2yffe1s2X9Wsa25SBb7xs6a/SzrJnh7lus6df2AF+",
+	"LMFQCCbPZM/+XMJ+2PbgscwA3bU9BGgWkh0buwNX4Lny2tutbMLIoWLIkaARwa9dAkgMJ9ppNMwa3ZXE",
+	"tJor84H2ODKeClAEwPN2txm0wi1W36GPOvXtYDes77HH3XqDNjutYCvcZjtd5zd3ioAxxQ8aJm8XA5Oe",
+	"zlu30s+KazePjpes37Q5Ke4BeoXb7KxzFr6TqZzgCrRTgL9/r3IL7ePl3uVhHnlUHGFlMqm4rBsV185b",
+	"xpEtuRXLFTPb4cN3Fkcus5qkE7BMDHJfwHgZop1Xj3BFwoQR2qNcuDpKyJJR0o2Z6pOY6XhMlE377JNR",
+	"n2rDVWU82yakrhw5liXl7AQ060mNjvEwixITiVuexVdQEudOuZdsC3hIapn3+0aBc1mR6pRkYXGUa1Ea",
+	"lgF9+4yJnu577WZrz/cGXKS/Z0OzZ1mH1s1YBwcJR0gQ16axM+TqbjUUdnrzVRV/nbDE6f4ck4wseEWj",
+	"Kq1FpbX46bv9MgFZnnMkLEdhgGzNIajvwb6bYJ4AIy0N+VfM/Hlu0CtWm0LSkmlp2w8fNlu7m43Nxmaz",
+	"vdfYawB/bnufJiuQOFi1C6WsAjoYUt4TCgO7SIdFUvSIlpsZubBpTWfpFGREtv1BuJgyCzZdp+WhslKH",
+	"VLla9kPz/BvZITImnTHpJNEV4QMDoMh8dLkh27bi/HUr1XYwGkecxeS6SUCIzk0RJl8yQ2AuMK0z+dag",
+	"5jb8ZDGsVzFUWSTMrh7r7dvgtR6/hvcD0qHBlZlsX0YhPjGbxOLcBLDXeTOQdSE1VOWA+Ls2gXQPyjIc",
+	"MJMQA9GwH1g9VLCE/LMyNr9zkXX5gUVQMuoTCM+Dql9a2sXV0oxvG7nvIZCvpAfIPuP4sdQeVd4HRrvP",
+	"9gFZUHBXewgdhq0ayfgK1gdglesGGtV78NHC3kDKvaaRAVc9Ykxg/jwn2E+trp4K/LN9FrJ0pOo+WI9V",
+	"x9Gg7wqHypEgXHTkW3hjGAFbCDE3YLHs2+yAJxjqiNghZXu1JEMaawERlg5ZqHYxRtS3BkQ0cWIwY55z",
+	"h+x9hL3VTCjDKbuidTbZYP7AUrRTDq8YDWpXbCt9rtE7HfK6+aJs+aAynYKqB4pkeDbXT5/RSPe99+fv",
+	"//8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -38,6 +38,7 @@ type Config struct {
 	LeadURL         string `env:"LEAD_URL"`
 	CallURL         string `env:"CALL_URL"`
 	NotificationURL string `env:"NOTIFICATION_URL"`
+	WebhookURL      string `env:"WEBHOOK_URL"`
 	// AuthCacheTTL is how long a verified key is trusted; a revoked key works at most this long.
 	AuthCacheTTL    time.Duration `env:"AUTH_CACHE_TTL" envDefault:"5s"`
 	BodyLimitBytes  int64         `env:"BODY_LIMIT_BYTES" envDefault:"1048576"`
@@ -52,7 +53,7 @@ type Config struct {
 	// The health check: the broker (config.Broker), the consumers every queue needs, the external
 	// platforms (empty = not configured), and the timeout of each probe.
 	config.Broker
-	QueueConsumers       string        `env:"QUEUE_CONSUMERS" envDefault:"lead.jobs:1,telephony.calls:1,notification.commands:1"`
+	QueueConsumers       string        `env:"QUEUE_CONSUMERS" envDefault:"lead.jobs:1,telephony.calls:1,notification.commands:1,webhook.events:1"`
 	TelephonyPlatformURL string        `env:"TELEPHONY_PLATFORM_URL"`
 	VoicePlatformURL     string        `env:"VOICE_PLATFORM_URL"`
 	HealthTimeout        time.Duration `env:"HEALTH_TIMEOUT" envDefault:"300ms"`
@@ -82,6 +83,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 		route.Lead:         cfg.LeadURL,
 		route.Call:         cfg.CallURL,
 		route.Notification: cfg.NotificationURL,
+		route.Webhook:      cfg.WebhookURL,
 	})
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
@@ -155,7 +157,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 func healthChecker(cfg Config, ups route.Upstreams, broker *mq.Conn, needs []health.Need) *health.Checker {
 	client := health.NewHTTPClient()
 	probes := []health.Probe{health.Gateway()}
-	for _, svc := range []route.Service{route.Order, route.User, route.Lead, route.Call, route.Notification} {
+	for _, svc := range route.Services() {
 		if u, ok := ups[svc]; ok {
 			probes = append(probes, health.Service(health.ServiceKey(string(svc)), u.String(), client))
 		}

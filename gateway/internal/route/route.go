@@ -22,7 +22,11 @@ const (
 	Call         Service = "call"
 	User         Service = "user"
 	Notification Service = "notification"
+	Webhook      Service = "webhook"
 )
+
+// Services are the upstreams, in the order the health check lists them.
+func Services() []Service { return []Service{Order, User, Lead, Call, Notification, Webhook} }
 
 // Route is one public operation. Path is a gin pattern without the trailing slash, because the
 // gateway trims it before routing and forwards paths without it.
@@ -136,6 +140,16 @@ func Table() []Route {
 		{Method: "GET", Path: "/v2/notification", Service: Notification, Policy: Policy{Groups: everyone}},
 		{Method: "GET", Path: "/v2/notification/stream", Service: Notification, Stream: true, Policy: Policy{Groups: everyone}},
 		{Method: "POST", Path: "/v2/notification/read/:id", Service: Notification, Policy: Policy{Groups: everyone}},
+
+		// webhook service: partners' subscriptions, scoped to their owner (the service narrows them)
+		{Method: "POST", Path: "/v2/webhook/create", Service: Webhook, Policy: Policy{Groups: owners, Scope: access.WebhooksWrite}},
+		{Method: "POST", Path: "/v2/webhook/update/:webhookId", Service: Webhook, Policy: Policy{Groups: owners, Scope: access.WebhooksWrite}},
+		{Method: "POST", Path: "/v2/webhook/delete/:webhookId", Service: Webhook, Policy: Policy{Groups: owners, Scope: access.WebhooksWrite}},
+		{Method: "POST", Path: "/v2/webhook/rotate-secret/:webhookId", Service: Webhook, Policy: Policy{Groups: owners, Scope: access.WebhooksWrite}},
+		{Method: "GET", Path: "/v2/webhook", Service: Webhook, Policy: Policy{Groups: owners, Scope: access.WebhooksWrite}},
+		{Method: "GET", Path: "/v2/webhook/detail/:webhookId", Service: Webhook, Policy: Policy{Groups: owners, Scope: access.WebhooksWrite}},
+		{Method: "GET", Path: "/v2/webhook/:webhookId/deliveries", Service: Webhook, Policy: Policy{Groups: owners, Scope: access.WebhooksWrite}},
+		{Method: "POST", Path: "/v2/webhook/:webhookId/redeliver/:eventId", Service: Webhook, Policy: Policy{Groups: owners, Scope: access.WebhooksWrite}},
 
 		// answered by the gateway itself
 		{Method: "GET", Path: "/v1/health/check", Service: Gateway, Policy: Policy{Groups: everyone}},

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"ccplatform/pkg/access"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -90,7 +92,13 @@ func TestTableExtras(t *testing.T) {
 			assert.Zero(t, r.BodyLimit, "%s %s keeps the common body limit", r.Method, r.Path)
 		}
 	}
-	assert.Len(t, Table(), 23+8+7+3)
+	for _, p := range []string{"POST /v2/webhook/create", "POST /v2/webhook/update/:webhookId", "POST /v2/webhook/delete/:webhookId",
+		"POST /v2/webhook/rotate-secret/:webhookId", "GET /v2/webhook", "GET /v2/webhook/detail/:webhookId",
+		"GET /v2/webhook/:webhookId/deliveries", "POST /v2/webhook/:webhookId/redeliver/:eventId"} {
+		assert.Equal(t, Webhook, byKey[p].Service, p)
+		assert.Equal(t, access.WebhooksWrite, byKey[p].Policy.Scope, p)
+	}
+	assert.Len(t, Table(), 23+8+7+3+8)
 }
 
 // Every route names its groups; none is open to a group that does not exist.

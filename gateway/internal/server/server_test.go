@@ -135,7 +135,7 @@ func newHarness(t testing.TB, o options) *harness {
 	}
 	h := &harness{upstreams: map[route.Service]*upstream{}}
 	raw := map[route.Service]string{}
-	for _, svc := range []route.Service{route.Order, route.Lead, route.Call, route.User, route.Notification} {
+	for _, svc := range route.Services() {
 		u := newUpstream(t, svc)
 		h.upstreams[svc] = u
 		raw[svc] = u.srv.URL

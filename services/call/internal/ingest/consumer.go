@@ -131,7 +131,7 @@ func (c *Consumer) publish(ctx context.Context, pending []Pending) map[string]st
 			failed[p.PlatformCallID] = "call.finished not confirmed: " + errs[i].Error()
 			continue
 		}
-		confirmed = append(confirmed, p.CallID)
+		confirmed = append(confirmed, p.ID)
 	}
 	if len(failed) > 0 {
 		c.log.Warn("call ingest: call.finished not confirmed, retrying", zap.Int("calls", len(failed)))

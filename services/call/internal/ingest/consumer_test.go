@@ -179,7 +179,11 @@ func TestStoresEachCallOnceAndAnnouncesIt(t *testing.T) {
 	assert.Equal(t, c.FinishedEventID, f.EventID)
 	assert.Equal(t, ingest.Finished{EventID: c.FinishedEventID, Type: "call.finished", OccurredAt: "2026-11-21T10:01:47+00:00",
 		CallID: c.ID, LeadID: lead, OrderID: first.OrderID, UserID: first.UserID, StatusID: 1, StatusCode: "answered",
-		EndedAt: "2026-11-21T10:01:47+00:00"}, f)
+		EndedAt: "2026-11-21T10:01:47+00:00", Data: f.Data}, f)
+	assert.Equal(t, c.ID, f.Data.ID, "data is the call as the API returns it")
+	assert.Equal(t, []int{107, 12, 95}, []int{f.Data.TotalDurationSeconds, f.Data.WaitTimeDurationSeconds, f.Data.TalkTimeDurationSeconds})
+	assert.Equal(t, strings.TrimPrefix(first.ClientPhone, "+"), f.Data.ClientPhone)
+	assert.Equal(t, "2026-11-21T10:00:00+00:00", f.Data.CreatedAt)
 	assert.Equal(t, "no_answer", byCall[calls[1].ID].StatusCode)
 	assert.Equal(t, int64(2), byCall[calls[1].ID].StatusID)
 }

@@ -6,6 +6,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/telephony"
+	"ccplatform/services/call/internal/call"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -143,7 +144,8 @@ func TestDecode(t *testing.T) {
 }
 
 func TestFinishedOf(t *testing.T) {
-	p := Pending{CallID: 9, PlatformCallID: "pc", LeadID: 10, OrderID: 2, UserID: 5, StatusID: 1,
+	p := Pending{Record: call.Record{ID: 9, LeadID: 10, OrderID: 2, UserID: 5, StatusID: 1, ClientPhone: "79991234567",
+		Direction: "outgoing", TotalDurationSeconds: 95, CreatedAt: t0}, PlatformCallID: "pc",
 		StatusCode: "answered", EndedAt: t0.In(time.FixedZone("X", 3600))}
 	f := FinishedOf(p)
 	assert.Equal(t, "call.finished", f.Type)
@@ -151,4 +153,6 @@ func TestFinishedOf(t *testing.T) {
 	assert.Equal(t, f.EndedAt, f.OccurredAt)
 	assert.Equal(t, int64(9), f.CallID)
 	assert.Equal(t, p.FinishedEventID.String(), f.EventID)
+	assert.Equal(t, call.ViewOf(p.Record), f.Data, "the call as the API returns it")
+	assert.Equal(t, int64(95), int64(f.Data.TotalDurationSeconds))
 }

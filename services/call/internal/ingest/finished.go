@@ -3,6 +3,8 @@ package ingest
 import (
 	"time"
 
+	"ccplatform/services/call/internal/call"
+
 	"github.com/google/uuid"
 )
 
@@ -18,12 +20,8 @@ const timeLayout = "2006-01-02T15:04:05-07:00"
 
 // Pending is a stored call whose call.finished the broker has not confirmed yet.
 type Pending struct {
-	CallID          int64     `db:"id"`
+	call.Record
 	PlatformCallID  string    `db:"platform_call_id"`
-	LeadID          int64     `db:"lead_id"`
-	OrderID         int64     `db:"order_id"`
-	UserID          int64     `db:"user_id"`
-	StatusID        int64     `db:"status_id"`
 	StatusCode      string    `db:"status_code"`
 	EndedAt         time.Time `db:"ended_at"`
 	FinishedEventID uuid.UUID `db:"finished_event_id"`
@@ -41,6 +39,9 @@ type Finished struct {
 	StatusID   int64  `json:"statusId"`
 	StatusCode string `json:"statusCode"`
 	EndedAt    string `json:"endedAt"`
+	// Data is the call as the API returns it (GET /v2/call/detail/{id}), for consumers that
+	// forward the event outside (webhooks).
+	Data call.Call `json:"data"`
 }
 
 // FinishedOf is the event announcing p. Its id was fixed when the call was stored, so a copy sent
@@ -51,12 +52,13 @@ func FinishedOf(p Pending) Finished {
 		EventID:    p.FinishedEventID.String(),
 		Type:       FinishedType,
 		OccurredAt: ended,
-		CallID:     p.CallID,
+		CallID:     p.ID,
 		LeadID:     p.LeadID,
 		OrderID:    p.OrderID,
 		UserID:     p.UserID,
 		StatusID:   p.StatusID,
 		StatusCode: p.StatusCode,
 		EndedAt:    ended,
+		Data:       call.ViewOf(p.Record),
 	}
 }

@@ -86,8 +86,9 @@ FROM jsonb_to_recordset($1::jsonb) AS x(platform_call_id text, lead_id bigint, o
 	talk_time_duration_seconds integer, source_event_id text)
 ON CONFLICT (platform_call_id) DO NOTHING`
 		unpublished = `
-SELECT c.id, c.platform_call_id, c.lead_id, c.order_id, c.user_id, c.status_id, s.code AS status_code,
-	c.ended_at, c.finished_event_id
+SELECT c.id, c.sip_endpoint_id, c.finish_initiator, c.direction, c.lead_id, c.user_id, c.order_id, c.status_id,
+	c.total_duration_seconds, c.wait_time_duration_seconds, c.talk_time_duration_seconds, c.is_predictive,
+	c.client_phone, c.has_records, c.created_at, c.platform_call_id, s.code AS status_code, c.ended_at, c.finished_event_id
 FROM calls c JOIN call_statuses s ON s.id = c.status_id
 WHERE c.platform_call_id = ANY($1) AND c.finished_published_at IS NULL
 ORDER BY c.id`

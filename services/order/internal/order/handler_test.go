@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"ccplatform/pkg/customfield"
+	"ccplatform/pkg/event"
 	"ccplatform/services/order/internal/callattempt"
 	"ccplatform/services/order/internal/order"
 	"ccplatform/services/order/internal/servicetest"
@@ -532,12 +533,12 @@ func TestStoreUpdateRollsBackOnError(t *testing.T) {
 }
 
 // outboxEvents are the order.updated events recorded for order id.
-func outboxEvents(t *testing.T, id int64) []order.Updated {
+func outboxEvents(t *testing.T, id int64) []event.Event {
 	t.Helper()
 	var bodies []string
 	require.NoError(t, env.DB.Select(&bodies,
 		`SELECT convert_from(body, 'UTF8') FROM outbox WHERE routing_key = 'order.updated' AND (convert_from(body, 'UTF8')::jsonb->>'orderId')::bigint = $1 ORDER BY id`, id))
-	out := make([]order.Updated, len(bodies))
+	out := make([]event.Event, len(bodies))
 	for i, b := range bodies {
 		require.NoError(t, json.Unmarshal([]byte(b), &out[i]))
 	}
@@ -552,8 +553,12 @@ func TestUpdateRecordsOneEventOnlyWhenItCommits(t *testing.T) {
 	evs := outboxEvents(t, id)
 	require.Len(t, evs, 1)
 	assert.Equal(t, "order.updated", evs[0].Type)
-	assert.NotEmpty(t, evs[0].EventID)
+	assert.NotEmpty(t, evs[0].ID)
 	assert.Equal(t, detail(t, id)["updatedAt"], evs[0].OccurredAt)
+	var data map[string]any
+	require.NoError(t, json.Unmarshal(evs[0].Data, &data))
+	assert.Equal(t, "Announced", data["title"], "the order as the API returns it")
+	assert.Equal(t, float64(id), data["id"])
 
 	require.Equal(t, http.StatusBadRequest, update(t, id, map[string]any{"title": nil}).Status)
 	_, err := order.NewStore(env.DB).Update(context.Background(), id, func(o *order.Order) error {
@@ -565,7 +570,7 @@ func TestUpdateRecordsOneEventOnlyWhenItCommits(t *testing.T) {
 	require.Equal(t, http.StatusOK, update(t, id, map[string]any{"title": "Again"}).Status)
 	evs = outboxEvents(t, id)
 	require.Len(t, evs, 2)
-	assert.NotEqual(t, evs[0].EventID, evs[1].EventID, "each update is an event of its own")
+	assert.NotEqual(t, evs[0].ID, evs[1].ID, "each update is an event of its own")
 }
 
 // A client's order is its own whatever it sends; another client gets exactly the answer for a

@@ -1,0 +1,53 @@
+// Command webhook-api serves the webhook subscriptions of partners: create, update, delete, list,
+// rotate the signing secret, and each endpoint's delivery log with redelivery.
+package main
+
+import (
+	"context"
+	"time"
+
+	"ccplatform/pkg/app"
+	"ccplatform/pkg/config"
+	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/ops"
+	"ccplatform/pkg/web"
+	"ccplatform/services/webhook/internal/migrations"
+	"ccplatform/services/webhook/internal/server"
+	"ccplatform/services/webhook/internal/urlguard"
+
+	"go.uber.org/zap"
+)
+
+// Config is read from the environment (services/webhook/README.md).
+type Config struct {
+	config.Common
+	config.Database
+	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8086"`
+	// AllowHTTP accepts http:// endpoints (development); AllowPrivate accepts endpoints on
+	// loopback and private addresses (tests, development). Both off is the secure default.
+	AllowHTTP    bool `env:"WEBHOOK_ALLOW_HTTP" envDefault:"false"`
+	AllowPrivate bool `env:"WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
+}
+
+func main() { app.Main("webhook-api", run) }
+
+// run serves until ctx is done, then drains in-flight requests and closes the database last.
+func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
+	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	o.Database(conn.DB)
+	var tasks app.Tasks
+	keys := idempotency.New(conn, log).CountReplays(o.Registry)
+	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))
+	h := server.New(server.Deps{
+		Ops: o, DB: conn, Log: log, InternalToken: cfg.InternalToken, Idempotency: keys,
+		Guard: urlguard.Policy{AllowHTTP: cfg.AllowHTTP, AllowPrivate: cfg.AllowPrivate},
+	})
+	tasks.Work("http", func(ctx context.Context) error {
+		return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
+	})
+	return tasks.Run(ctx)
+}

@@ -1,0 +1,86 @@
+// Command webhook-dispatcher delivers domain events to partners' endpoints: it consumes the events
+// exchange (queue webhook.events) into deliveries, one per subscription that may see each event,
+// and sends them signed, with retries, without one endpoint holding up another.
+package main
+
+import (
+	"context"
+	"time"
+
+	"ccplatform/pkg/app"
+	"ccplatform/pkg/config"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/ops"
+	"ccplatform/pkg/orderscope"
+	"ccplatform/pkg/outbox"
+	"ccplatform/pkg/svcclient"
+	"ccplatform/services/webhook/internal/delivery"
+	"ccplatform/services/webhook/internal/fanout"
+	"ccplatform/services/webhook/internal/migrations"
+	"ccplatform/services/webhook/internal/urlguard"
+
+	"go.uber.org/zap"
+)
+
+// Config is read from the environment (services/webhook/README.md).
+type Config struct {
+	config.Common
+	config.Database
+	config.Broker
+	// HTTPAddr serves /livez, /readyz and /metrics (docs/operations.md).
+	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8096"`
+	// OrderURL tells which orders a subscription's owner may see.
+	OrderURL string `env:"ORDER_URL" envDefault:"http://127.0.0.1:8082"`
+	// AllowPrivate lets deliveries reach loopback and private addresses (tests, development).
+	AllowPrivate bool `env:"WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
+	Workers      int  `env:"WEBHOOK_WORKERS" envDefault:"64"`
+	PerEndpoint  int  `env:"WEBHOOK_PER_ENDPOINT" envDefault:"4"`
+	// Poll is the pause after a scan that found nothing due.
+	Poll time.Duration `env:"WEBHOOK_POLL_INTERVAL" envDefault:"100ms"`
+	// Prefetch and BatchSize bound the events the fan-out holds and handles at once.
+	Prefetch  int `env:"WEBHOOK_EVENTS_PREFETCH" envDefault:"200"`
+	BatchSize int `env:"WEBHOOK_EVENTS_BATCH_SIZE" envDefault:"50"`
+}
+
+// orderTimeout bounds a call to the order service for an owner's scope.
+const orderTimeout = 3 * time.Second
+
+func main() { app.Main("webhook-dispatcher", run) }
+
+// run fans out and delivers until ctx is done, then lets the attempts in flight finish and closes
+// the broker and the database last.
+func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
+	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	o.Database(conn.DB)
+	broker := mq.Dial(cfg.Broker.URL, "webhook-dispatcher", log, fanout.Topology(), mq.WorkQueue(delivery.NotificationQueue))
+	defer broker.Close()
+	o.Broker(broker)
+	pub := mq.NewPublisher(broker)
+	defer pub.Close()
+	backlog := outbox.NewCollector(conn)
+	o.Registry.MustRegister(backlog)
+
+	orders := svcclient.New("order", cfg.OrderURL, cfg.InternalToken, orderTimeout)
+	defer orders.CloseIdleConnections()
+	fan := fanout.New(conn, orderscope.New(orders, orderscope.DefaultTTL), time.Now, log)
+	sender := delivery.NewSender(urlguard.Policy{AllowPrivate: cfg.AllowPrivate})
+	defer sender.Close()
+	d := delivery.NewDispatcher(delivery.NewStore(conn), sender, delivery.NotifyOwner,
+		delivery.Config{Workers: cfg.Workers, PerEndpoint: cfg.PerEndpoint, Poll: cfg.Poll},
+		log, time.Now, delivery.Jitter, delivery.NewMetrics(o.Registry))
+
+	var tasks app.Tasks
+	log.Info("consuming", zap.String("queue", fanout.Queue))
+	tasks.Work("consumer "+fanout.Queue, func(ctx context.Context) error {
+		return broker.Consume(ctx, mq.ConsumerConfig{Queue: fanout.Queue, Prefetch: cfg.Prefetch, BatchSize: cfg.BatchSize,
+			BatchWait: 10 * time.Millisecond, Workers: 1, MaxAttempts: 5, Tag: "webhook-fanout"}, fan.Handle)
+	})
+	tasks.Work("dispatcher", d.Run)
+	relay := &outbox.Relay{DB: conn, Publisher: pub, Log: log, Published: backlog.Published()}
+	tasks.Background("outbox relay", app.Every(relay.Run))
+	return o.ServeWhile(ctx, cfg.HTTPAddr, log, tasks.Run)
+}

@@ -1,0 +1,244 @@
+package delivery
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+)
+
+// Config tunes a Dispatcher; zero fields take the defaults.
+type Config struct {
+	// Workers bounds the attempts in flight in this process.
+	Workers int
+	// PerEndpoint bounds the attempts in flight to one endpoint: a slow or dead endpoint holds at
+	// most this many workers, and the others keep theirs.
+	PerEndpoint int
+	// Poll is the pause after a scan that found nothing due.
+	Poll time.Duration
+}
+
+// Defaults of Config.
+const (
+	DefaultWorkers     = 64
+	DefaultPerEndpoint = 4
+	DefaultPoll        = 200 * time.Millisecond
+	// maxClaim bounds one claim, so a process takes no more than it is about to send.
+	maxClaim = 100
+)
+
+// Notify queues, inside tx, the word to the owner of a subscription the dispatcher disabled.
+type Notify func(ctx context.Context, tx *sqlx.Tx, subscriptionID int64) error
+
+// Dispatcher sends due deliveries. Any number may run on one database: each claims its deliveries
+// (FOR UPDATE SKIP LOCKED, then held for ClaimFor), so none is sent by two at once; one that dies
+// leaves its claims to expire, and they are sent again (at least once).
+type Dispatcher struct {
+	store   *Store
+	sender  *Sender
+	notify  Notify
+	cfg     Config
+	log     *zap.Logger
+	now     func() time.Time
+	jitter  func() float64
+	metrics *Metrics
+
+	mu       sync.Mutex
+	inflight map[int64]int // subscription → attempts in flight
+	total    int
+	wake     chan struct{}
+	wg       sync.WaitGroup
+}
+
+// NewDispatcher sends through sender what store holds; now and jitter are the clock and the
+// retries' random draw (time.Now and Jitter in production).
+func NewDispatcher(store *Store, sender *Sender, notify Notify, cfg Config, log *zap.Logger, now func() time.Time, jitter func() float64, m *Metrics) *Dispatcher {
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
+	if cfg.PerEndpoint <= 0 {
+		cfg.PerEndpoint = DefaultPerEndpoint
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultPoll
+	}
+	return &Dispatcher{store: store, sender: sender, notify: notify, cfg: cfg, log: log, now: now, jitter: jitter,
+		metrics: m, inflight: map[int64]int{}, wake: make(chan struct{}, 1)}
+}
+
+// Run sends until ctx is done, then waits for the attempts in flight (each bounded by
+// AttemptTimeout) and records them. Database failures are logged and retried after Poll.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	defer d.wg.Wait()
+	for ctx.Err() == nil {
+		n, err := d.dispatch(ctx)
+		if err != nil && ctx.Err() == nil {
+			d.log.Warn("webhooks: claim failed, retrying", zap.Error(err))
+		}
+		if n > 0 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-d.wake:
+		case <-time.After(d.cfg.Poll):
+		}
+	}
+	return nil
+}
+
+// dispatch claims what this process has room for and starts each attempt; it returns how many.
+func (d *Dispatcher) dispatch(ctx context.Context) (int, error) {
+	free, busy := d.room()
+	if free == 0 {
+		return 0, nil
+	}
+	due, err := d.store.Claim(ctx, d.now(), min(free, maxClaim), d.cfg.PerEndpoint, busy)
+	if err != nil {
+		return 0, err
+	}
+	var back []int64
+	for _, x := range due {
+		if !d.take(x.SubscriptionID) {
+			back = append(back, x.ID) // the endpoint filled up with an earlier one of this claim
+			continue
+		}
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			defer d.done(x.SubscriptionID)
+			d.attempt(context.WithoutCancel(ctx), x)
+		}()
+	}
+	if err := d.store.Release(ctx, back); err != nil {
+		d.log.Warn("webhooks: release", zap.Error(err))
+	}
+	return len(due) - len(back), nil
+}
+
+// room is how many more attempts this process may start, and the endpoints at their limit.
+func (d *Dispatcher) room() (int, []int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	busy := []int64{}
+	for sub, n := range d.inflight {
+		if n >= d.cfg.PerEndpoint {
+			busy = append(busy, sub)
+		}
+	}
+	return d.cfg.Workers - d.total, busy
+}
+
+func (d *Dispatcher) take(sub int64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.inflight[sub] >= d.cfg.PerEndpoint || d.total >= d.cfg.Workers {
+		return false
+	}
+	d.inflight[sub]++
+	d.total++
+	d.metrics.inflight(d.total)
+	return true
+}
+
+func (d *Dispatcher) done(sub int64) {
+	d.mu.Lock()
+	d.inflight[sub]--
+	if d.inflight[sub] == 0 {
+		delete(d.inflight, sub)
+	}
+	d.total--
+	d.metrics.inflight(d.total)
+	d.mu.Unlock()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// attempt sends x once and records the result. A record that fails leaves the claim to expire:
+// the event is sent again then (at least once, which receivers dedupe by Webhook-Id).
+func (d *Dispatcher) attempt(ctx context.Context, x Due) {
+	at := d.now()
+	out := d.sender.Send(ctx, x.URL, x.EventID, x.Secrets(at), x.Body, at)
+	r := Result{Due: x, At: at, Outcome: out}
+	if !out.OK() {
+		first := at
+		if x.FirstAttemptAt != nil {
+			first = *x.FirstAttemptAt
+		}
+		r.Next, _ = NextAttempt(x.Attempts+1, first, d.now(), d.jitter())
+	}
+	if err := d.store.Record(ctx, r, d.notify); err != nil {
+		d.log.Warn("webhooks: record attempt", zap.Int64("delivery", x.ID), zap.Error(err))
+		return
+	}
+	d.metrics.attempt(r)
+}
+
+// Settle runs dispatch rounds until nothing is due at the clock's now and no attempt is in flight:
+// what a test with a fake clock calls after moving the clock.
+func (d *Dispatcher) Settle(ctx context.Context) error {
+	for {
+		n, err := d.dispatch(ctx)
+		if err != nil {
+			return err
+		}
+		d.wg.Wait()
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+// Metrics counts attempts by outcome and their latency, and the attempts in flight.
+type Metrics struct {
+	attempts *prometheus.CounterVec
+	latency  prometheus.Histogram
+	inFlight prometheus.Gauge
+}
+
+// NewMetrics registers the dispatcher's metrics on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhook_delivery_attempts_total",
+			Help: "Webhook delivery attempts by outcome: delivered (2xx), retry (failed, tried again later), failed (retries spent).",
+		}, []string{"outcome"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "webhook_delivery_attempt_seconds",
+			Help:    "Time from the start of a webhook delivery attempt to the endpoint's answer (or the time-out).",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "webhook_delivery_attempts_in_flight",
+			Help: "Webhook delivery attempts waiting for an endpoint's answer in this process.",
+		}),
+	}
+	reg.MustRegister(m.attempts, m.latency, m.inFlight)
+	return m
+}
+
+func (m *Metrics) attempt(r Result) {
+	if m == nil {
+		return
+	}
+	outcome := "retry"
+	switch {
+	case r.Outcome.OK():
+		outcome = "delivered"
+	case r.Next.IsZero():
+		outcome = "failed"
+	}
+	m.attempts.WithLabelValues(outcome).Inc()
+	m.latency.Observe(r.Outcome.Latency.Seconds())
+}
+
+func (m *Metrics) inflight(n int) {
+	if m != nil {
+		m.inFlight.Set(float64(n))
+	}
+}

@@ -1,0 +1,272 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/db"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Store keeps events, deliveries and their attempts.
+type Store struct {
+	conn *sqlx.DB
+}
+
+// NewStore is a store on the webhook schema.
+func NewStore(conn *sqlx.DB) *Store { return &Store{conn: conn} }
+
+// DB is the store's pool (the fan-out reads subscriptions in its transactions).
+func (s *Store) DB() *sqlx.DB { return s.conn }
+
+// Enqueue records event id (of type typ, sent as body) and one pending delivery of it to each of
+// subs, due at now, inside tx. An event or delivery already recorded (the broker redelivered the
+// event) is left as it is.
+func Enqueue(ctx context.Context, tx *sqlx.Tx, id, typ string, body []byte, subs []int64, now time.Time) error {
+	const ev = `INSERT INTO events (id, type, body, received_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING`
+	if _, err := tx.ExecContext(ctx, ev, id, typ, body, now); err != nil {
+		return fmt.Errorf("record event %s: %w", id, err)
+	}
+	const dl = `
+INSERT INTO deliveries (subscription_id, event_id, next_attempt_at, created_at)
+SELECT s, $2, $3, $3 FROM unnest($1::bigint[]) AS s
+ON CONFLICT (subscription_id, event_id) DO NOTHING`
+	if _, err := tx.ExecContext(ctx, dl, pq.Int64Array(subs), id, now); err != nil {
+		return fmt.Errorf("record deliveries of event %s: %w", id, err)
+	}
+	return nil
+}
+
+// Due is a delivery a dispatcher claimed, with what it needs to send it.
+type Due struct {
+	ID             int64      `db:"id"`
+	SubscriptionID int64      `db:"subscription_id"`
+	EventID        string     `db:"event_id"`
+	Attempts       int        `db:"attempts"`
+	FirstAttemptAt *time.Time `db:"first_attempt_at"`
+	URL            string     `db:"url"`
+	Secret         string     `db:"secret"`
+	PreviousSecret *string    `db:"previous_secret"`
+	PreviousUntil  *time.Time `db:"previous_secret_until"`
+	Body           []byte     `db:"body"`
+}
+
+// Secrets sign the attempt at now: the current one, and the previous one during its overlap.
+func (d Due) Secrets(now time.Time) []string {
+	out := []string{d.Secret}
+	if d.PreviousSecret != nil && d.PreviousUntil != nil && now.Before(*d.PreviousUntil) {
+		out = append(out, *d.PreviousSecret)
+	}
+	return out
+}
+
+// ClaimFor is how long a claimed delivery is held: past it, a dispatcher that died holding it no
+// longer keeps it from the others. It exceeds an attempt's timeout by a wide margin.
+const ClaimFor = time.Minute
+
+// Claim takes up to limit due deliveries of enabled subscriptions at now, at most perEndpoint of
+// each endpoint and none of the endpoints in busy (those at their concurrency already), earliest
+// due first. The rank per endpoint keeps one endpoint's backlog from filling the claim.
+func (s *Store) Claim(ctx context.Context, now time.Time, limit, perEndpoint int, busy []int64) ([]Due, error) {
+	const q = `
+WITH ranked AS (
+    SELECT d.id, row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.next_attempt_at, d.id) AS rank
+    FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id AND s.enabled
+    WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND (d.claimed_until IS NULL OR d.claimed_until <= $1)
+      AND d.subscription_id <> ALL($4)
+), picked AS (
+    SELECT d.id FROM deliveries d JOIN ranked r ON r.id = d.id
+    WHERE r.rank <= $3 AND d.state = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until <= $1)
+    ORDER BY d.next_attempt_at, d.id LIMIT $2
+    FOR UPDATE OF d SKIP LOCKED
+), claimed AS (
+    UPDATE deliveries d SET claimed_until = $5 FROM picked WHERE d.id = picked.id
+    RETURNING d.id, d.subscription_id, d.event_id, d.attempts, d.first_attempt_at
+)
+SELECT c.id, c.subscription_id, c.event_id, c.attempts, c.first_attempt_at, s.url, s.secret, s.previous_secret,
+    s.previous_secret_until, e.body
+FROM claimed c JOIN subscriptions s ON s.id = c.subscription_id JOIN events e ON e.id = c.event_id`
+	out := []Due{}
+	if busy == nil {
+		busy = []int64{}
+	}
+	if err := s.conn.SelectContext(ctx, &out, q, now, limit, perEndpoint, pq.Int64Array(busy), now.Add(ClaimFor)); err != nil {
+		return nil, fmt.Errorf("claim deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// Result is the end of one attempt as the store records it.
+type Result struct {
+	Due     Due
+	At      time.Time
+	Outcome Outcome
+	// Next is when to try again; zero with Outcome not OK: the retries are spent.
+	Next time.Time
+}
+
+// Record writes an attempt's result: the attempt in the log, the delivery's new state, and the
+// endpoint's health (failing since when). When the failure disabled the endpoint, notify queues
+// the word to its owner inside the same transaction.
+func (s *Store) Record(ctx context.Context, r Result, notify func(ctx context.Context, tx *sqlx.Tx, sub int64) error) error {
+	return db.InTx(ctx, s.conn, func(tx *sqlx.Tx) error {
+		n := r.Due.Attempts + 1
+		o := r.Outcome
+		var status *int
+		if o.StatusCode != 0 {
+			status = &o.StatusCode
+		}
+		latency := int(o.Latency.Milliseconds())
+		const attempt = `INSERT INTO delivery_attempts (delivery_id, n, at, status_code, latency_ms, error, response)
+VALUES ($1, $2, $3, $4, $5, nullif($6, ''), $7) ON CONFLICT (delivery_id, n) DO NOTHING`
+		if _, err := tx.ExecContext(ctx, attempt, r.Due.ID, n, r.At, status, latency, o.Err, o.Excerpt); err != nil {
+			return fmt.Errorf("record attempt %d of delivery %d: %w", n, r.Due.ID, err)
+		}
+		state, next := "pending", &r.Next
+		switch {
+		case o.OK():
+			state, next = "delivered", nil
+		case r.Next.IsZero():
+			state, next = "failed", nil
+		}
+		const upd = `
+UPDATE deliveries SET state = $2, attempts = $3, first_attempt_at = coalesce(first_attempt_at, $4), next_attempt_at = $5,
+    claimed_until = NULL, last_status_code = $6, last_latency_ms = $7, last_error = nullif($8, ''), last_response = $9,
+    delivered_at = CASE WHEN $2 = 'delivered' THEN $4 END
+WHERE id = $1`
+		if _, err := tx.ExecContext(ctx, upd, r.Due.ID, state, n, r.At, next, status, latency, o.Err, o.Excerpt); err != nil {
+			return fmt.Errorf("record delivery %d: %w", r.Due.ID, err)
+		}
+		return s.health(ctx, tx, r, notify)
+	})
+}
+
+// health keeps the endpoint's failure record: cleared by a success, started by a failure, and
+// past DisableAfter the endpoint is disabled and its owner told (in this transaction).
+func (s *Store) health(ctx context.Context, tx *sqlx.Tx, r Result, notify func(ctx context.Context, tx *sqlx.Tx, sub int64) error) error {
+	sub := r.Due.SubscriptionID
+	if r.Outcome.OK() {
+		_, err := tx.ExecContext(ctx, `UPDATE subscriptions SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, sub)
+		if err != nil {
+			return fmt.Errorf("record endpoint %d healthy: %w", sub, err)
+		}
+		return nil
+	}
+	const failing = `
+WITH old AS (SELECT id, enabled FROM subscriptions WHERE id = $1 FOR UPDATE)
+UPDATE subscriptions s SET failing_since = coalesce(s.failing_since, $2),
+    enabled = s.enabled AND coalesce(s.failing_since, $2) > $3,
+    disabled_reason = CASE WHEN s.enabled AND coalesce(s.failing_since, $2) <= $3 THEN $4 ELSE s.disabled_reason END,
+    updated_at = CASE WHEN s.enabled AND coalesce(s.failing_since, $2) <= $3 THEN $2 ELSE s.updated_at END
+FROM old WHERE s.id = old.id
+RETURNING old.enabled AND NOT s.enabled`
+	reason := fmt.Sprintf("disabled: every delivery failed for %s", DisableAfter)
+	var disabledNow bool
+	err := tx.GetContext(ctx, &disabledNow, failing, sub, r.At, r.At.Add(-DisableAfter), reason)
+	if db.IsNoRows(err) {
+		return nil // deleted meanwhile
+	}
+	if err != nil {
+		return fmt.Errorf("record endpoint %d failing: %w", sub, err)
+	}
+	if !disabledNow {
+		return nil
+	}
+	return notify(ctx, tx, sub)
+}
+
+// Release gives claimed deliveries back at once (the dispatcher is stopping).
+func (s *Store) Release(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := s.conn.ExecContext(ctx, `UPDATE deliveries SET claimed_until = NULL WHERE id = ANY($1) AND state = 'pending'`, pq.Int64Array(ids)); err != nil {
+		return fmt.Errorf("release deliveries: %w", err)
+	}
+	return nil
+}
+
+// Redeliver makes the delivery of event to subscription sub pending again at now, with a fresh
+// retry window; NotFound when the endpoint never got that event.
+func (s *Store) Redeliver(ctx context.Context, sub int64, eventID string, now time.Time) (int64, error) {
+	const q = `
+UPDATE deliveries SET state = 'pending', next_attempt_at = $3, first_attempt_at = NULL, claimed_until = NULL
+WHERE subscription_id = $1 AND event_id = $2 RETURNING id`
+	var id int64
+	err := s.conn.GetContext(ctx, &id, q, sub, eventID, now)
+	if db.IsNoRows(err) {
+		return 0, apperr.NotFoundf("event %s was never sent to webhook %d", eventID, sub)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("redeliver %s to %d: %w", eventID, sub, err)
+	}
+	return id, nil
+}
+
+// Attempt is one line of the delivery log.
+type Attempt struct {
+	DeliveryID int64     `db:"delivery_id"`
+	N          int       `db:"n"`
+	At         time.Time `db:"at"`
+	StatusCode *int      `db:"status_code"`
+	LatencyMS  int       `db:"latency_ms"`
+	Error      *string   `db:"error"`
+	Response   *string   `db:"response"`
+}
+
+// Delivery is a delivery as the log shows it.
+type Delivery struct {
+	ID            int64      `db:"id"`
+	EventID       string     `db:"event_id"`
+	EventType     string     `db:"type"`
+	State         string     `db:"state"`
+	Attempts      int        `db:"attempts"`
+	NextAttemptAt *time.Time `db:"next_attempt_at"`
+	LastStatus    *int       `db:"last_status_code"`
+	LastLatencyMS *int       `db:"last_latency_ms"`
+	LastError     *string    `db:"last_error"`
+	LastResponse  *string    `db:"last_response"`
+	CreatedAt     time.Time  `db:"created_at"`
+	DeliveredAt   *time.Time `db:"delivered_at"`
+	Log           []Attempt  `db:"-"`
+}
+
+// Log is a page of subscription sub's deliveries, newest first, each with its attempts, and the
+// total; state, when set, keeps those in it.
+func (s *Store) Log(ctx context.Context, sub int64, state string, offset, limit int) ([]Delivery, int, error) {
+	var total int
+	if err := s.conn.GetContext(ctx, &total, `SELECT count(*) FROM deliveries WHERE subscription_id = $1 AND ($2 = '' OR state = $2)`, sub, state); err != nil {
+		return nil, 0, fmt.Errorf("count deliveries of %d: %w", sub, err)
+	}
+	out := []Delivery{}
+	const q = `
+SELECT d.id, d.event_id, e.type, d.state, d.attempts, d.next_attempt_at, d.last_status_code, d.last_latency_ms,
+    d.last_error, d.last_response, d.created_at, d.delivered_at
+FROM deliveries d JOIN events e ON e.id = d.event_id
+WHERE d.subscription_id = $1 AND ($2 = '' OR d.state = $2) ORDER BY d.id DESC OFFSET $3 LIMIT $4`
+	if err := s.conn.SelectContext(ctx, &out, q, sub, state, offset, limit); err != nil {
+		return nil, 0, fmt.Errorf("list deliveries of %d: %w", sub, err)
+	}
+	if len(out) == 0 {
+		return out, total, nil
+	}
+	ids := make(pq.Int64Array, len(out))
+	at := make(map[int64]int, len(out))
+	for i, d := range out {
+		ids[i], at[d.ID] = d.ID, i
+		out[i].Log = []Attempt{}
+	}
+	var attempts []Attempt
+	if err := s.conn.SelectContext(ctx, &attempts, `SELECT delivery_id, n, at, status_code, latency_ms, error, response
+FROM delivery_attempts WHERE delivery_id = ANY($1) ORDER BY delivery_id, n`, ids); err != nil {
+		return nil, 0, fmt.Errorf("attempts of deliveries of %d: %w", sub, err)
+	}
+	for _, a := range attempts {
+		out[at[a.DeliveryID]].Log = append(out[at[a.DeliveryID]].Log, a)
+	}
+	return out, total, nil
+}

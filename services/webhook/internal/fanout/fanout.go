@@ -1,0 +1,152 @@
+// Package fanout turns each domain event of the events exchange into the deliveries it owes: one
+// per enabled subscription that asked for its type and whose owner may see its object.
+package fanout
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"ccplatform/pkg/access"
+	"ccplatform/pkg/db"
+	"ccplatform/pkg/event"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/orderscope"
+	"ccplatform/pkg/web"
+	"ccplatform/services/webhook/internal/delivery"
+	"ccplatform/services/webhook/internal/subscription"
+
+	"github.com/jmoiron/sqlx"
+	"go.uber.org/zap"
+)
+
+// Queue is the dispatcher's queue on the events exchange.
+const Queue = "webhook.events"
+
+// Keys are the routing keys Queue is bound to: the event types a subscription may ask for.
+func Keys() []string { return subscription.EventTypes() }
+
+// Topology declares Queue bound to the events exchange.
+func Topology() mq.Topology { return mq.Subscription(event.Exchange, Queue, Keys()...) }
+
+// Scopes tells which orders a subscription's owner may see (pkg/orderscope, from the order
+// service).
+type Scopes interface {
+	For(ctx context.Context, caller web.Caller) (orderscope.Scope, error)
+}
+
+// Fanout is the handler of Queue.
+type Fanout struct {
+	conn   *sqlx.DB
+	subs   *subscription.Store
+	scopes Scopes
+	now    func() time.Time
+	log    *zap.Logger
+}
+
+// New fans out into conn's schema, asking scopes who sees what.
+func New(conn *sqlx.DB, scopes Scopes, now func() time.Time, log *zap.Logger) *Fanout {
+	return &Fanout{conn: conn, subs: subscription.NewStore(conn), scopes: scopes, now: now, log: log}
+}
+
+// Payload is the body of a webhook: the event as integrators receive it.
+type Payload struct {
+	ID               string          `json:"id"`
+	Type             string          `json:"type"`
+	CreatedAt        string          `json:"createdAt"`
+	Data             json.RawMessage `json:"data"`
+	ChangedFields    []string        `json:"changedFields,omitempty"`
+	PreviousStatusID *int64          `json:"previousStatusId,omitempty"`
+}
+
+// PayloadOf is the webhook body of ev. An event without data (an older publisher) carries its
+// own body as data, so nothing is sent empty.
+func PayloadOf(ev event.Event, body []byte) ([]byte, error) {
+	data := ev.Data
+	if len(data) == 0 {
+		data = body
+	}
+	b, err := json.Marshal(Payload{ID: ev.ID, Type: ev.Type, CreatedAt: ev.OccurredAt, Data: data,
+		ChangedFields: ev.ChangedFields, PreviousStatusID: ev.PreviousStatusID})
+	if err != nil {
+		return nil, fmt.Errorf("encode payload of %s: %w", ev.ID, err)
+	}
+	return b, nil
+}
+
+// Handle is the mq.BatchHandler of Queue: each event is recorded with its deliveries in one
+// transaction, then acked. An undecodable event is dead-lettered; a database or order-service
+// fault is retried (the event waits in the queue).
+func (f *Fanout) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
+	out := make([]mq.Result, len(batch))
+	for i, d := range batch {
+		ev, err := event.Decode(d.Body)
+		if err != nil {
+			out[i] = mq.Result{Outcome: mq.DeadLetter, Reason: err.Error()}
+			continue
+		}
+		err = f.one(ctx, ev, d.Body)
+		switch {
+		case err == nil:
+		case db.Transient(err):
+			f.log.Warn("webhooks: fan-out failed, retrying", zap.String("event", ev.ID), zap.Error(err))
+			for j := i; j < len(batch); j++ {
+				out[j] = mq.Result{Outcome: mq.Retry, Reason: err.Error()}
+			}
+			return out
+		default:
+			out[i] = mq.Result{Outcome: mq.Fail, Reason: err.Error()}
+		}
+	}
+	return out
+}
+
+// one records ev and its deliveries.
+func (f *Fanout) one(ctx context.Context, ev event.Event, body []byte) error {
+	subs, err := f.subs.Matching(ctx, f.conn, ev.Type)
+	if err != nil {
+		return err
+	}
+	var to []int64
+	for _, s := range subs {
+		ok, err := f.sees(ctx, s, ev)
+		if err != nil {
+			return err
+		}
+		if ok {
+			to = append(to, s.ID)
+		}
+	}
+	if len(to) == 0 {
+		return nil
+	}
+	payload, err := PayloadOf(ev, body)
+	if err != nil {
+		return err
+	}
+	return db.InTx(ctx, f.conn, func(tx *sqlx.Tx) error {
+		return delivery.Enqueue(ctx, tx, ev.ID, ev.Type, payload, to, f.now())
+	})
+}
+
+// sees reports whether subscription s gets ev: its order filter lets it through, and its owner
+// may see the event's object (staff every order; a client its own orders; an event of no order
+// only the user whose request caused it).
+func (f *Fanout) sees(ctx context.Context, s subscription.Subscription, ev event.Event) (bool, error) {
+	if len(s.OrderIDs) > 0 && !slices.Contains([]int64(s.OrderIDs), ev.OrderID) {
+		return false, nil
+	}
+	if subscription.SeesAll(access.Group(s.OwnerGroup)) {
+		return true, nil
+	}
+	if ev.OrderID == 0 {
+		return ev.ActorUserID == s.OwnerUserID, nil
+	}
+	scope, err := f.scopes.For(ctx, web.Caller{UserID: s.OwnerUserID, AccessGroup: s.OwnerGroup})
+	if err != nil {
+		return false, fmt.Errorf("orders of webhook %d's owner: %w", s.ID, err)
+	}
+	return scope.Contains(ev.OrderID), nil
+}

@@ -1,0 +1,125 @@
+package fanout_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"ccplatform/pkg/event"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/orderscope"
+	"ccplatform/pkg/web"
+	"ccplatform/services/webhook/internal/fanout"
+	"ccplatform/services/webhook/internal/servicetest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+)
+
+var env *servicetest.Env
+
+func TestMain(m *testing.M) {
+	servicetest.Main(m, "webhook_fanout", func(e *servicetest.Env) { env = e })
+}
+
+// ownOrders is the order service's answer for each client of the test: the orders it owns. The
+// order service's own rules are tested there and end to end (gateway/e2e/webhook_test.go).
+type ownOrders map[int64][]int64
+
+func (o ownOrders) For(_ context.Context, c web.Caller) (orderscope.Scope, error) {
+	return orderscope.Scope{OrderIDs: o[c.UserID]}, nil
+}
+
+func subscribe(t *testing.T, user, group string, body map[string]any) int64 {
+	t.Helper()
+	res := env.As(user, group).Do(t, http.MethodPost, "/v2/webhook/create", body)
+	require.Equal(t, http.StatusOK, res.Status, res.Message)
+	return res.ID()
+}
+
+func deliveredTo(t *testing.T, eventID string) []int64 {
+	t.Helper()
+	subs := []int64{}
+	require.NoError(t, env.DB.Select(&subs, `SELECT subscription_id FROM deliveries WHERE event_id = $1 ORDER BY subscription_id`, eventID))
+	return subs
+}
+
+// Events reach the subscriptions that asked for their type and whose owner may see their object:
+// a client its own orders' events, staff every order's (narrowed by their orderIds), and an event
+// of no order only its actor. A redelivered event adds nothing.
+func TestEventsReachOnlyTheSubscriptionsWhoseOwnerMaySeeThem(t *testing.T) {
+	url := "http://127.0.0.1:9/hook"
+	clientA := subscribe(t, "701", "client", map[string]any{"url": url, "events": []string{"lead.created", "lead.job.failed"}})
+	clientB := subscribe(t, "702", "client", map[string]any{"url": url, "events": []string{"lead.created"}})
+	staff := subscribe(t, "1", "admin", map[string]any{"url": url, "events": []string{"lead.created"}})
+	staffNarrow := subscribe(t, "1", "moderator", map[string]any{"url": url, "events": []string{"lead.created"}, "orderIds": []int64{99}})
+	subscribe(t, "701", "client", map[string]any{"url": url, "events": []string{"call.finished"}})
+	f := fanout.New(env.DB, ownOrders{701: {10, 11}, 702: {20}}, env.Clock.Now, zap.NewNop())
+
+	ctx := context.Background()
+	handle := func(ev event.Event) mq.Result {
+		msg, err := ev.Message()
+		require.NoError(t, err)
+		return f.Handle(ctx, []mq.Delivery{{Body: msg.Body}})[0]
+	}
+	ev, err := event.New("lead.created", 10, map[string]any{"id": 1, "orderId": 10})
+	require.NoError(t, err)
+	assert.Equal(t, mq.Ack, handle(ev).Outcome)
+	assert.Equal(t, []int64{clientA, staff}, deliveredTo(t, ev.ID))
+	assert.Equal(t, mq.Ack, handle(ev).Outcome, "the broker redelivers it")
+	assert.Equal(t, []int64{clientA, staff}, deliveredTo(t, ev.ID), "nothing twice")
+
+	ev99, err := event.New("lead.created", 99, map[string]any{"id": 2})
+	require.NoError(t, err)
+	handle(ev99)
+	assert.Equal(t, []int64{staff, staffNarrow}, deliveredTo(t, ev99.ID))
+
+	job, err := event.New("lead.job.failed", 0, map[string]any{"jobId": "j"})
+	require.NoError(t, err)
+	job.ActorUserID = 701
+	handle(job)
+	assert.Equal(t, []int64{clientA}, deliveredTo(t, job.ID), "a job of no order: its submitter")
+
+	// The body sent is the payload: id, type, createdAt, data, and the extras of the type.
+	prev := int64(1)
+	changed, err := event.New("lead.created", 20, map[string]any{"id": 3})
+	require.NoError(t, err)
+	changed.PreviousStatusID = &prev
+	handle(changed)
+	assert.Equal(t, []int64{clientB, staff}, deliveredTo(t, changed.ID))
+	var body []byte
+	require.NoError(t, env.DB.Get(&body, `SELECT body FROM events WHERE id = $1`, changed.ID))
+	assert.JSONEq(t, `{"id":"`+changed.ID+`","type":"lead.created","createdAt":"`+changed.OccurredAt+`","data":{"id":3},"previousStatusId":1}`, string(body))
+
+	assert.Equal(t, mq.DeadLetter, f.Handle(ctx, []mq.Delivery{{Body: []byte(`{"type":"lead.created"}`)}})[0].Outcome)
+}
+
+// Through the broker: an event published on the events exchange ends as a delivery.
+func TestTheQueueIsBoundToTheEventsExchange(t *testing.T) {
+	sub := subscribe(t, "1", "admin", map[string]any{"url": "http://127.0.0.1:9/hook", "events": []string{"order.updated"}})
+	broker := mq.Dial(env.AMQPURL, "test", zap.NewNop(), fanout.Topology())
+	defer broker.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, broker.Wait(ctx))
+	pub := mq.NewPublisher(broker)
+	defer pub.Close()
+	f := fanout.New(env.DB, ownOrders{}, env.Clock.Now, zap.NewNop())
+	cctx, stop := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() {
+		done <- broker.Consume(cctx, mq.ConsumerConfig{Queue: fanout.Queue, Prefetch: 10, BatchSize: 10, BatchWait: time.Millisecond, Workers: 1, MaxAttempts: 3}, f.Handle)
+	}()
+	ev, err := event.New("order.updated", 5, json.RawMessage(`{"id":5}`))
+	require.NoError(t, err)
+	msg, err := ev.Message()
+	require.NoError(t, err)
+	require.NoError(t, pub.Publish(ctx, event.Exchange, ev.Type, msg))
+	require.Eventually(t, func() bool { return len(deliveredTo(t, ev.ID)) == 1 }, 20*time.Second, 50*time.Millisecond)
+	assert.Equal(t, []int64{sub}, deliveredTo(t, ev.ID))
+	stop()
+	<-done
+}

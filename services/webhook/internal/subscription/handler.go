@@ -1,0 +1,176 @@
+package subscription
+
+import (
+	"time"
+
+	"ccplatform/pkg/access"
+	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/listquery"
+	"ccplatform/pkg/web"
+	"ccplatform/services/webhook/internal/signature"
+	"ccplatform/services/webhook/internal/urlguard"
+
+	"github.com/gin-gonic/gin"
+)
+
+// SecretOverlap is how long a rotated-out secret keeps signing beside the new one, so receivers
+// can switch without losing a delivery.
+const SecretOverlap = 24 * time.Hour
+
+// Handler serves the subscription routes.
+type Handler struct {
+	store *Store
+	guard urlguard.Policy
+	now   func() time.Time
+}
+
+// NewHandler serves store, checking URLs with guard; now is the clock.
+func NewHandler(store *Store, guard urlguard.Policy, now func() time.Time) *Handler {
+	return &Handler{store: store, guard: guard, now: now}
+}
+
+// Routes registers the routes on r (which must already require the internal token).
+func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
+	r.POST("/v2/webhook/create", idempotent, web.Handle(h.create))
+	r.POST("/v2/webhook/update/:id", web.Handle(h.update))
+	r.POST("/v2/webhook/delete/:id", web.Handle(h.delete))
+	r.POST("/v2/webhook/rotate-secret/:id", web.Handle(h.rotate))
+	r.GET("/v2/webhook", web.Handle(h.list))
+	r.GET("/v2/webhook/detail/:id", web.Handle(h.detail))
+}
+
+// ViewerOf is whose subscriptions the caller sees; a request without a user is refused, since a
+// subscription always belongs to someone.
+func ViewerOf(c *gin.Context) (Viewer, Owner, error) {
+	caller := web.CallerOf(c)
+	if caller.UserID <= 0 {
+		return Viewer{}, Owner{}, apperr.New(apperr.Unauthorized, "%s: missing, the caller is unknown", web.HeaderUserID)
+	}
+	g := access.Group(caller.AccessGroup)
+	return Viewer{UserID: caller.UserID, All: SeesAll(g)}, Owner{UserID: caller.UserID, Group: caller.AccessGroup}, nil
+}
+
+func (h *Handler) create(c *gin.Context) (any, error) {
+	_, owner, err := ViewerOf(c)
+	if err != nil {
+		return nil, err
+	}
+	var in Input
+	if err := web.DecodeJSON(c, &in); err != nil {
+		return nil, err
+	}
+	f, err := CheckCreate(c.Request.Context(), h.guard, in)
+	if err != nil {
+		return nil, err
+	}
+	secret, err := signature.NewSecret()
+	if err != nil {
+		return nil, err
+	}
+	s, err := h.store.Create(c.Request.Context(), owner, f, secret, h.now())
+	if err != nil {
+		return nil, err
+	}
+	return WithSecret(s), nil
+}
+
+func (h *Handler) update(c *gin.Context) (any, error) {
+	v, _, err := ViewerOf(c)
+	if err != nil {
+		return nil, err
+	}
+	id, err := web.PathID(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	var in Input
+	if err := web.DecodeJSON(c, &in); err != nil {
+		return nil, err
+	}
+	cur, err := h.store.Get(c.Request.Context(), v, id)
+	if err != nil {
+		return nil, err
+	}
+	f, err := CheckUpdate(c.Request.Context(), h.guard, in, cur.Fields())
+	if err != nil {
+		return nil, err
+	}
+	s, err := h.store.Update(c.Request.Context(), v, id, f, h.now())
+	if err != nil {
+		return nil, err
+	}
+	return ViewOf(s), nil
+}
+
+func (h *Handler) delete(c *gin.Context) (any, error) {
+	v, _, err := ViewerOf(c)
+	if err != nil {
+		return nil, err
+	}
+	id, err := web.PathID(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	if err := h.store.Delete(c.Request.Context(), v, id); err != nil {
+		return nil, err
+	}
+	return web.ID{ID: id}, nil
+}
+
+func (h *Handler) rotate(c *gin.Context) (any, error) {
+	v, _, err := ViewerOf(c)
+	if err != nil {
+		return nil, err
+	}
+	id, err := web.PathID(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	secret, err := signature.NewSecret()
+	if err != nil {
+		return nil, err
+	}
+	now := h.now()
+	s, err := h.store.Rotate(c.Request.Context(), v, id, secret, now, now.Add(SecretOverlap))
+	if err != nil {
+		return nil, err
+	}
+	return WithSecret(s), nil
+}
+
+func (h *Handler) list(c *gin.Context) (any, error) {
+	v, _, err := ViewerOf(c)
+	if err != nil {
+		return nil, err
+	}
+	fe := apperr.FieldErrors{}
+	page := listquery.ParsePage(c.Request.URL.Query(), fe)
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	subs, total, err := h.store.List(c.Request.Context(), v, page.Offset, page.Limit)
+	if err != nil {
+		return nil, err
+	}
+	views := make([]View, len(subs))
+	for i, s := range subs {
+		views[i] = ViewOf(s)
+	}
+	return listquery.NewResult(views, page, total), nil
+}
+
+func (h *Handler) detail(c *gin.Context) (any, error) {
+	v, _, err := ViewerOf(c)
+	if err != nil {
+		return nil, err
+	}
+	id, err := web.PathID(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	s, err := h.store.Get(c.Request.Context(), v, id)
+	if err != nil {
+		return nil, err
+	}
+	return ViewOf(s), nil
+}

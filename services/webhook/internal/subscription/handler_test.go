@@ -1,0 +1,144 @@
+package subscription_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/ops"
+	"ccplatform/pkg/webtest"
+	"ccplatform/services/webhook/internal/server"
+	"ccplatform/services/webhook/internal/servicetest"
+	"ccplatform/services/webhook/internal/urlguard"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+)
+
+var env *servicetest.Env
+
+func TestMain(m *testing.M) {
+	servicetest.Main(m, "webhook_subscription", func(e *servicetest.Env) { env = e })
+}
+
+type sub struct {
+	ID                      int64    `json:"id"`
+	URL                     string   `json:"url"`
+	Events                  []string `json:"events"`
+	OrderIDs                []int64  `json:"orderIds"`
+	Description             string   `json:"description"`
+	Enabled                 bool     `json:"enabled"`
+	OwnerUserID             int64    `json:"ownerUserId"`
+	Secret                  string   `json:"secret"`
+	PreviousSecretExpiresAt *string  `json:"previousSecretExpiresAt"`
+}
+
+func decode(t *testing.T, res webtest.Response) sub {
+	t.Helper()
+	require.Equal(t, http.StatusOK, res.Status, res.Message)
+	var s sub
+	require.NoError(t, json.Unmarshal(res.Data, &s))
+	return s
+}
+
+func TestCreateShowsTheSecretOnceAndTheOwnerManagesTheSubscription(t *testing.T) {
+	client := env.As("501", "client")
+	created := decode(t, client.Do(t, http.MethodPost, "/v2/webhook/create/", map[string]any{
+		"url": "http://127.0.0.1:9/hooks", "events": []string{"lead.status_changed", "lead.created", "lead.created"},
+		"description": "CRM", "orderIds": []int64{7, 3, 7}}))
+	assert.True(t, strings.HasPrefix(created.Secret, "whsec_"), created.Secret)
+	assert.Equal(t, []string{"lead.created", "lead.status_changed"}, created.Events, "sorted, once each")
+	assert.Equal(t, []int64{3, 7}, created.OrderIDs)
+	assert.Equal(t, int64(501), created.OwnerUserID)
+	assert.True(t, created.Enabled)
+
+	path := "/v2/webhook/detail/" + itoa(created.ID)
+	var raw map[string]any
+	res := client.Do(t, http.MethodGet, path, nil)
+	require.NoError(t, json.Unmarshal(res.Data, &raw))
+	assert.NotContains(t, raw, "secret", "the secret is shown at creation and rotation only")
+
+	// Another client does not see it (the same answer as a missing one); staff do.
+	other := env.As("502", "client")
+	assert.Equal(t, http.StatusNotFound, other.Do(t, http.MethodGet, path, nil).Status)
+	assert.Equal(t, http.StatusNotFound, other.Do(t, http.MethodPost, "/v2/webhook/delete/"+itoa(created.ID), nil).Status)
+	assert.Equal(t, http.StatusOK, env.As("1", "moderator").Do(t, http.MethodGet, path, nil).Status)
+	var page struct {
+		List  []sub `json:"list"`
+		Total int   `json:"total"`
+	}
+	require.NoError(t, json.Unmarshal(other.Do(t, http.MethodGet, "/v2/webhook", nil).Data, &page))
+	assert.Zero(t, page.Total)
+	require.NoError(t, json.Unmarshal(client.Do(t, http.MethodGet, "/v2/webhook?limit=10", nil).Data, &page))
+	assert.Equal(t, 1, page.Total)
+
+	// Update changes what is sent and keeps the rest.
+	updated := decode(t, client.Do(t, http.MethodPost, "/v2/webhook/update/"+itoa(created.ID), map[string]any{"enabled": false, "events": []string{"call.finished"}}))
+	assert.False(t, updated.Enabled)
+	assert.Equal(t, []string{"call.finished"}, updated.Events)
+	assert.Equal(t, "CRM", updated.Description)
+
+	// Rotation: a new secret, the old one signs for 24 h more.
+	rotated := decode(t, client.Do(t, http.MethodPost, "/v2/webhook/rotate-secret/"+itoa(created.ID), nil))
+	assert.NotEqual(t, created.Secret, rotated.Secret)
+	require.NotNil(t, rotated.PreviousSecretExpiresAt)
+	assert.Equal(t, env.Clock.Now().Add(24*time.Hour).UTC().Format("2006-01-02T15:04:05-07:00"), *rotated.PreviousSecretExpiresAt)
+
+	assert.Equal(t, http.StatusOK, client.Do(t, http.MethodPost, "/v2/webhook/delete/"+itoa(created.ID), nil).Status)
+	assert.Equal(t, http.StatusNotFound, client.Do(t, http.MethodGet, path, nil).Status)
+}
+
+func TestBadSubscriptionsAreRefusedNamingTheField(t *testing.T) {
+	client := env.As("503", "client")
+	for _, tc := range []struct {
+		body  map[string]any
+		field string
+		rule  string
+	}{
+		{map[string]any{"events": []string{"lead.created"}}, "url", "is required"},
+		{map[string]any{"url": "http://127.0.0.1:9/"}, "events", "is required"},
+		{map[string]any{"url": "http://127.0.0.1:9/", "events": []string{}}, "events", "at least one"},
+		{map[string]any{"url": "http://127.0.0.1:9/", "events": []string{"lead.deleted"}}, "events", `unknown event "lead.deleted"`},
+		{map[string]any{"url": "ftp://example.com/", "events": []string{"lead.created"}}, "url", "https"},
+		{map[string]any{"url": "http://127.0.0.1:9/", "events": []string{"lead.created"}, "orderIds": []int64{0}}, "orderIds", "integers > 0"},
+		{map[string]any{"url": "http://127.0.0.1:9/", "events": []string{"lead.created"}, "description": strings.Repeat("x", 256)}, "description", "at most 255"},
+		{map[string]any{"url": 5, "events": []string{"lead.created"}}, "url", ""},
+	} {
+		res := client.Do(t, http.MethodPost, "/v2/webhook/create", tc.body)
+		assert.Equal(t, http.StatusBadRequest, res.Status, "%v: %s", tc.body, res.Message)
+		assert.False(t, res.Success)
+		if assert.Contains(t, res.Errors(), tc.field, "%v: %s", tc.body, res.Message) {
+			assert.Contains(t, res.Errors()[tc.field], tc.rule)
+		}
+	}
+	var n int
+	require.NoError(t, env.DB.Get(&n, `SELECT count(*) FROM subscriptions WHERE owner_user_id = 503`))
+	assert.Zero(t, n, "nothing stored")
+	assert.Equal(t, http.StatusBadRequest, client.Do(t, http.MethodGet, "/v2/webhook/detail/x", nil).Status)
+}
+
+// With the secure defaults (no WEBHOOK_ALLOW_HTTP, no WEBHOOK_ALLOW_PRIVATE) an http URL and an
+// address inside the network are refused when the subscription is saved.
+func TestTheSecureDefaultsRefuseHTTPAndInternalAddresses(t *testing.T) {
+	strict := webtest.Client{Token: servicetest.Token, UserID: "504", AccessGroup: "client", Handler: server.New(server.Deps{
+		Ops: ops.New("webhook-api"), DB: env.DB, Log: zap.NewNop(), InternalToken: servicetest.Token,
+		Idempotency: idempotency.New(env.DB, zap.NewNop()), Guard: urlguard.Policy{}, Now: env.Clock.Now,
+	})}
+	for url, rule := range map[string]string{
+		"http://93.184.215.14/hook":        "must use https",
+		"https://127.0.0.1/hook":           "internal address",
+		"https://169.254.169.254/metadata": "internal address",
+		"https://[::1]/hook":               "internal address",
+	} {
+		res := strict.Do(t, http.MethodPost, "/v2/webhook/create", map[string]any{"url": url, "events": []string{"lead.created"}})
+		assert.Equal(t, http.StatusBadRequest, res.Status, url)
+		assert.Contains(t, res.Errors()["url"], rule, url)
+	}
+}
+
+func itoa(id int64) string { return strconv.FormatInt(id, 10) }
