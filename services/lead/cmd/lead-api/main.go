@@ -1,5 +1,6 @@
 // Command lead-api serves the lead operations (v1 and v2), the async-create job status, and the
-// lead catalogs. Async creates are published to the lead.jobs queue for lead-worker.
+// lead catalogs. Async creates are published to the lead.jobs queue for lead-worker; the events of
+// creates and updates are relayed from the outbox to the events exchange.
 package main
 
 import (
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"ccplatform/pkg/app"
+	"ccplatform/pkg/event"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
@@ -61,16 +63,25 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	}
 	leads, dir, cat := setup.Leads(cfg.Settings, conn)
 	inval := orders.NewInvalidation(dir, "lead-api", log)
-	broker := mq.Dial(cfg.Broker.URL, "lead-api", log, mq.WorkQueue(job.Queue), inval.Topology())
+	broker := mq.Dial(cfg.Broker.URL, "lead-api", log, mq.WorkQueue(job.Queue), mq.EventExchange(event.Exchange),
+		inval.Topology())
 	defer broker.Close()
 	o.Broker(broker)
 	pub := mq.NewPublisher(broker)
 	defer pub.Close()
 	group := mq.NewGroup(pub, job.GroupConfig(cfg.PublishLanes, cfg.GroupMaxJobs, cfg.ConfirmTimeout))
 	defer group.Close()
+	// A channel of its own: a failed event publish that closes its channel must not nack the
+	// confirms async accepts are waiting for.
+	events := mq.NewPublisher(broker)
+	defer events.Close()
+	relay := setup.Relay(conn, events, log, o.Registry)
 
 	var tasks app.Tasks
 	tasks.Background("order events", func(ctx context.Context) error { return inval.Run(ctx, broker) })
+	// Publishes the events of creates and updates while the HTTP server drains, and stops before
+	// the publisher closes; what it leaves waits in the outbox for any relay.
+	tasks.Background("outbox relay", app.Every(relay.Run))
 	diag.Pprof(ctx, cfg.PprofAddr, log)
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))

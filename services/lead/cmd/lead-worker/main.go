@@ -1,7 +1,8 @@
 // Command lead-worker consumes the lead.jobs queue: it checks each queued create and stores the
 // leads of a batch in one transaction, recording every job's outcome for the status route. It also
 // consumes lead.call-finished: each finished call updates its lead's attempts, status and next
-// call time. And it turns the rows of bulk imports into leads, a chunk per transaction.
+// call time. And it turns the rows of bulk imports into leads, a chunk per transaction. It relays
+// the lead events these transactions record in the outbox to the events exchange.
 package main
 
 import (
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"ccplatform/pkg/app"
+	"ccplatform/pkg/event"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
 	"ccplatform/services/lead/internal/callresult"
@@ -68,10 +70,13 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	o.Database(conn.DB)
 	leads, dir, cat := setup.Leads(cfg.Settings, conn)
 	inval := orders.NewInvalidation(dir, "lead-worker", log)
-	broker := mq.Dial(cfg.Broker.URL, "lead-worker", log, mq.WorkQueue(job.Queue),
+	broker := mq.Dial(cfg.Broker.URL, "lead-worker", log, mq.WorkQueue(job.Queue), mq.EventExchange(event.Exchange),
 		mq.Subscription(callresult.Exchange, callresult.Queue, callresult.FinishedKey), inval.Topology())
 	defer broker.Close()
 	o.Broker(broker)
+	pub := mq.NewPublisher(broker)
+	defer pub.Close()
+	relay := setup.Relay(conn, pub, log, o.Registry)
 	calls := callresult.NewConsumer(callresult.NewStore(conn, cat), dir, log)
 
 	jobs := worker.New(conn, leads, log, cfg.BatchSize).Counting(job.NewStateCounter(o.Registry))
@@ -79,6 +84,9 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	diag.Pprof(ctx, cfg.PprofAddr, log)
 	var tasks app.Tasks
 	tasks.Background("order events", func(ctx context.Context) error { return inval.Run(ctx, broker) })
+	// Stopped after the consumers and the import runners, so the events of their last batches go
+	// out before the publisher closes; what it leaves waits in the outbox for any relay.
+	tasks.Background("outbox relay", app.Every(relay.Run))
 	tasks.Work("consumer "+callresult.Queue, func(ctx context.Context) error {
 		log.Info("consuming", zap.String("queue", callresult.Queue), zap.Int("workers", cfg.CallFinishedConcurrency))
 		return broker.Consume(ctx, mq.ConsumerConfig{

@@ -10,12 +10,14 @@ import (
 
 	"ccplatform/pkg/db"
 	"ccplatform/services/lead/internal/catalog"
+	"ccplatform/services/lead/internal/lead"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
 
-// Store applies call results to the leads table and records every event it handled.
+// Store applies call results to the leads table and records every event it handled, and the
+// lead.status_changed events of the statuses it changed.
 type Store struct {
 	conn     *sqlx.DB
 	statuses *catalog.Store
@@ -110,6 +112,7 @@ func (s *Store) Apply(ctx context.Context, items []Item) ([]Result, error) {
 		if err != nil {
 			return err
 		}
+		before := statusesOf(leads)
 		done, err := handled(ctx, tx, items)
 		if err != nil {
 			return err
@@ -166,6 +169,9 @@ func (s *Store) Apply(ctx context.Context, items []Item) ([]Result, error) {
 		if err := updateLeads(ctx, tx, updates); err != nil {
 			return err
 		}
+		if err := lead.RecordStatusChanges(ctx, tx, statusChanges(before, leads)); err != nil {
+			return err
+		}
 		return recordResults(ctx, tx, records)
 	})
 	if err != nil {
@@ -192,6 +198,27 @@ func applyTo(l *leadRow, ev Finished, r Rules, statuses catalog.Statuses, byCode
 		l.StatusID = st.ID
 	}
 	return ch
+}
+
+// statusesOf is each lead's status id, by lead id.
+func statusesOf(leads map[int64]*leadRow) map[int64]int64 {
+	out := make(map[int64]int64, len(leads))
+	for id, l := range leads {
+		out[id] = l.StatusID
+	}
+	return out
+}
+
+// statusChanges maps each lead whose status the batch changed to its status before (before): the
+// net change of the transaction, so calls that moved a lead away and back announce nothing.
+func statusChanges(before map[int64]int64, leads map[int64]*leadRow) map[int64]int64 {
+	out := map[int64]int64{}
+	for id, l := range leads {
+		if l.StatusID != before[id] {
+			out[id] = before[id]
+		}
+	}
+	return out
 }
 
 // lockLeads reads and locks the leads the items name, in id order so that concurrent batches

@@ -70,14 +70,19 @@ func (h *Handler) status(c *gin.Context) (any, error) {
 	case err != nil:
 		return nil, fmt.Errorf("job %s: %w", id, err)
 	}
-	return Status{JobID: id.String(), Status: o.Status, LeadID: o.LeadID, Reason: o.Reason}, nil
+	return StatusOf(o), nil
 }
 
-// RecordOutcomes writes the outcomes of jobs inside tx. A job that already has an outcome keeps
-// it (a redelivered job changes nothing).
-func RecordOutcomes(ctx context.Context, tx *sqlx.Tx, outcomes []Outcome) error {
+// StatusOf is the status route's answer for a job with outcome o.
+func StatusOf(o Outcome) Status { return Status(o) }
+
+// RecordOutcomes writes the outcomes of jobs inside tx and returns the ids of the jobs it wrote. A
+// job that already has an outcome keeps it (a redelivered job changes nothing, and is not among
+// the ids: nothing is to be announced for it).
+func RecordOutcomes(ctx context.Context, tx *sqlx.Tx, outcomes []Outcome) (map[string]bool, error) {
+	written := map[string]bool{}
 	if len(outcomes) == 0 {
-		return nil
+		return written, nil
 	}
 	ids := make([]string, len(outcomes))
 	statuses := make([]string, len(outcomes))
@@ -89,11 +94,16 @@ func RecordOutcomes(ctx context.Context, tx *sqlx.Tx, outcomes []Outcome) error 
 	const q = `
 INSERT INTO lead_jobs (job_id, status, lead_id, reason)
 SELECT * FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::text[])
-ON CONFLICT (job_id) DO NOTHING`
-	if _, err := tx.ExecContext(ctx, q, pqStrings(ids), pqStrings(statuses), pqNullInts(leads), pqNullStrings(reasons)); err != nil {
-		return fmt.Errorf("record job outcomes: %w", err)
+ON CONFLICT (job_id) DO NOTHING
+RETURNING job_id::text`
+	var done []string
+	if err := tx.SelectContext(ctx, &done, q, pqStrings(ids), pqStrings(statuses), pqNullInts(leads), pqNullStrings(reasons)); err != nil {
+		return nil, fmt.Errorf("record job outcomes: %w", err)
 	}
-	return nil
+	for _, id := range done {
+		written[id] = true
+	}
+	return written, nil
 }
 
 // Finished returns which of ids already have an outcome, read inside tx.

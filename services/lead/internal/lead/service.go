@@ -140,6 +140,19 @@ func (s *Service) Update(ctx context.Context, id int64, ch Changes, by *int64) e
 	})
 }
 
+// KnownOrder is id when the order service knows an order with it, else 0, also when it cannot be
+// asked now: an event of no order reaches only the user whose request caused it, the cautious
+// side for one that would otherwise go to the order's audience.
+func (s *Service) KnownOrder(ctx context.Context, id int64) int64 {
+	if id <= 0 {
+		return 0
+	}
+	if _, err := s.orders.Get(ctx, id); err != nil {
+		return 0
+	}
+	return id
+}
+
 // Get reads a lead (the caller's access is CheckVisible's).
 func (s *Service) Get(ctx context.Context, id int64) (Lead, error) { return s.store.Get(ctx, id) }
 

@@ -55,10 +55,10 @@ func insertArgs(l Lead) []any {
 		l.JobID, l.CreatedBy}
 }
 
-// createLead is Create's single statement: claim_lead_id (migration 00003) takes the key's lock,
-// draws the id and links the previous lead, and the insert stores the lead with its links. One
-// statement outside an explicit transaction is one round trip and one implicit transaction, where
-// BEGIN, lock, lookup, id draw, insert, link update and COMMIT were seven.
+// createLead is Create's insert: claim_lead_id (migration 00003) takes the key's lock, draws the id
+// and links the previous lead, and the insert stores the lead with its links, in one statement
+// where lock, lookup, id draw, insert and link update were five. It returns what the database
+// decided, so the lead.created event carries the lead as the detail route will read it.
 const createLead = `
 WITH c AS MATERIALIZED (SELECT new_id, previous_id FROM claim_lead_id($1, $2, $3))
 INSERT INTO leads (id, is_secondary, previous_lead_id, order_id, phone, order_code, name, source_comment, ip,
@@ -68,31 +68,38 @@ INSERT INTO leads (id, is_secondary, previous_lead_id, order_id, phone, order_co
 VALUES ((SELECT new_id FROM c), (SELECT previous_id IS NOT NULL FROM c), (SELECT previous_id FROM c),
     $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
     $25, $26, $27)
-RETURNING id, is_secondary, previous_lead_id`
+RETURNING id, is_secondary, previous_lead_id, created_at, updated_at, ` + doNotCall
 
-// Create stores one lead and returns it with its id and links, under the same per-key lock and
-// with the same links as InsertBatch.
+// Create stores one lead and its lead.created event in one transaction and returns the lead with
+// its id and links, under the same per-key lock and with the same links as InsertBatch.
 func (s *Store) Create(ctx context.Context, l Lead) (Lead, error) {
 	st, err := s.create.Get(ctx, s.conn)
 	if err != nil {
 		return Lead{}, fmt.Errorf("prepare lead insert: %w", err)
 	}
-	row := st.QueryRowContext(ctx, KeyOf(l).LockID(), l.OrderID, l.Phone, l.OrderCode, l.Name,
-		l.SourceComment, l.IP, l.ExternalIDCrmA, l.ExternalIDCrmB, l.ExternalIDCrmC, l.ExternalIDCrmD, l.StatusID,
-		l.LeadType, l.CreateMethod, l.Source, l.AdCampaignID, l.PlanningCallAt, l.Priority, l.UTCOffset,
-		l.SocialNetworkID, l.SocialLogin, l.MessengerUserName, l.MessengerPhone, l.MessengerID, l.CustomValues,
-		l.JobID, l.CreatedBy)
-	if err := row.Scan(&l.ID, &l.IsSecondary, &l.PreviousLeadID); err != nil {
-		return Lead{}, fmt.Errorf("insert lead: %w", err)
+	err = db.InTx(ctx, s.conn, func(tx *sqlx.Tx) error {
+		row := tx.StmtContext(ctx, st).QueryRowContext(ctx, KeyOf(l).LockID(), l.OrderID, l.Phone, l.OrderCode, l.Name,
+			l.SourceComment, l.IP, l.ExternalIDCrmA, l.ExternalIDCrmB, l.ExternalIDCrmC, l.ExternalIDCrmD, l.StatusID,
+			l.LeadType, l.CreateMethod, l.Source, l.AdCampaignID, l.PlanningCallAt, l.Priority, l.UTCOffset,
+			l.SocialNetworkID, l.SocialLogin, l.MessengerUserName, l.MessengerPhone, l.MessengerID, l.CustomValues,
+			l.JobID, l.CreatedBy)
+		if err := row.Scan(&l.ID, &l.IsSecondary, &l.PreviousLeadID, &l.CreatedAt, &l.UpdatedAt, &l.DoNotCall); err != nil {
+			return fmt.Errorf("insert lead: %w", err)
+		}
+		l.NextLeadID = nil
+		return recordCreated(ctx, tx, []Lead{l})
+	})
+	if err != nil {
+		return Lead{}, err
 	}
-	l.NextLeadID = nil
 	return l, nil
 }
 
-// InsertBatch stores leads (in the given order) inside tx and returns them with their ids and the
-// secondary-lead links. It takes a transaction advisory lock per (order, phone) in sorted order,
-// so concurrent creates of the same phone link one after another and never deadlock; the ids are
-// drawn after the locks, so a later lead of a key always has a larger id.
+// InsertBatch stores leads (in the given order) and their lead.created events inside tx and returns
+// them as stored, with their ids and the secondary-lead links. It takes a transaction advisory
+// lock per (order, phone) in sorted order, so concurrent creates of the same phone link one after
+// another and never deadlock; the ids are drawn after the locks, so a later lead of a key always
+// has a larger id.
 func InsertBatch(ctx context.Context, tx *sqlx.Tx, leads []Lead) ([]Lead, error) {
 	if len(leads) == 0 {
 		return nil, nil
@@ -138,23 +145,56 @@ func InsertBatch(ctx context.Context, tx *sqlx.Tx, leads []Lead) ([]Lead, error)
 		q.WriteByte(')')
 		args = append(args, insertArgs(l)...)
 	}
-	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-		return nil, fmt.Errorf("insert leads: %w", err)
+	q.WriteString(" RETURNING id, created_at, updated_at, " + doNotCall)
+	if err := insertReturning(ctx, tx, q.String(), args, out); err != nil {
+		return nil, err
 	}
-	if len(next) > 0 {
-		prev, nxt := make([]int64, 0, len(next)), make([]int64, 0, len(next))
-		for p, n := range next {
-			prev, nxt = append(prev, p), append(nxt, n)
-		}
-		const link = `
+	if err := linkNext(ctx, tx, next); err != nil {
+		return nil, err
+	}
+	return out, recordCreated(ctx, tx, out)
+}
+
+// insertReturning runs the insert q of leads and sets on each what the database decided.
+func insertReturning(ctx context.Context, tx *sqlx.Tx, q string, args []any, leads []Lead) error {
+	var rows []struct {
+		ID        int64     `db:"id"`
+		CreatedAt time.Time `db:"created_at"`
+		UpdatedAt time.Time `db:"updated_at"`
+		DoNotCall bool      `db:"do_not_call"`
+	}
+	if err := tx.SelectContext(ctx, &rows, q, args...); err != nil {
+		return fmt.Errorf("insert leads: %w", err)
+	}
+	// Matched by id: PostgreSQL does not promise RETURNING in the order of VALUES.
+	at := make(map[int64]int, len(leads))
+	for i, l := range leads {
+		at[l.ID] = i
+	}
+	for _, r := range rows {
+		l := &leads[at[r.ID]]
+		l.CreatedAt, l.UpdatedAt, l.DoNotCall = r.CreatedAt, r.UpdatedAt, r.DoNotCall
+	}
+	return nil
+}
+
+// linkNext points stored leads at their new next leads (stored lead id → next lead id).
+func linkNext(ctx context.Context, tx *sqlx.Tx, next map[int64]int64) error {
+	if len(next) == 0 {
+		return nil
+	}
+	prev, nxt := make([]int64, 0, len(next)), make([]int64, 0, len(next))
+	for p, n := range next {
+		prev, nxt = append(prev, p), append(nxt, n)
+	}
+	const link = `
 UPDATE leads SET next_lead_id = v.next
 FROM unnest($1::bigint[], $2::bigint[]) AS v(id, next)
 WHERE leads.id = v.id`
-		if _, err := tx.ExecContext(ctx, link, pq.Int64Array(prev), pq.Int64Array(nxt)); err != nil {
-			return nil, fmt.Errorf("link previous leads: %w", err)
-		}
+	if _, err := tx.ExecContext(ctx, link, pq.Int64Array(prev), pq.Int64Array(nxt)); err != nil {
+		return fmt.Errorf("link previous leads: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 // latestByKey finds, per key of leads, the newest stored lead.
@@ -201,37 +241,55 @@ func (s *Store) Get(ctx context.Context, id int64) (Lead, error) {
 }
 
 // Update changes a lead under a row lock, so concurrent partial updates of different fields all
-// survive: change gets the stored lead and edits it. by is who changes it (nil: no caller).
+// survive: change gets the stored lead and edits it. by is who changes it (nil: no caller). The
+// events of the change (lead.updated, lead.status_changed) are recorded in the same transaction.
 func (s *Store) Update(ctx context.Context, id int64, by *int64, change func(*Lead) error) error {
 	return db.InTx(ctx, s.conn, func(tx *sqlx.Tx) error {
-		var l Lead
-		err := tx.GetContext(ctx, &l, `SELECT `+columns+` FROM leads WHERE id = $1 FOR UPDATE`, id)
+		var before Lead
+		err := tx.GetContext(ctx, &before, `SELECT `+columns+` FROM leads WHERE id = $1 FOR UPDATE`, id)
 		if db.IsNoRows(err) {
 			return apperr.NotFoundf("lead %d does not exist", id)
 		}
 		if err != nil {
 			return fmt.Errorf("lock lead %d: %w", id, err)
 		}
+		l := before
 		if err := change(&l); err != nil {
 			return err
 		}
-		const q = `
+		after, err := update(ctx, tx, l, by)
+		if err != nil {
+			return err
+		}
+		evs, err := updateEvents(before, after, by)
+		if err != nil {
+			return err
+		}
+		return recordEvents(ctx, tx, evs)
+	})
+}
+
+// update writes l's fields inside tx and returns the lead as stored: the values are read back, so
+// that the events compare and carry what the detail route will answer.
+func update(ctx context.Context, tx *sqlx.Tx, l Lead, by *int64) (Lead, error) {
+	const q = `
 UPDATE leads SET phone = $2, name = $3, source_comment = $4, external_id_crm_a = $5, external_id_crm_b = $6,
     external_id_crm_c = $7, external_id_crm_d = $8, status_id = $9, source = $10, ad_campaign_id = $11,
     planning_call_at = $12, priority = $13, utc_offset = $14, social_network_id = $15, social_login = $16,
     messenger_user_name = $17, messenger_phone = $18, messenger_id = $19, custom_values = $20, updated_at = now(),
     updated_by = $21,
     status_changed_at = CASE WHEN status_id = $9 THEN status_changed_at ELSE now() END
-WHERE id = $1`
-		_, err = tx.ExecContext(ctx, q, l.ID, l.Phone, l.Name, l.SourceComment, l.ExternalIDCrmA, l.ExternalIDCrmB,
-			l.ExternalIDCrmC, l.ExternalIDCrmD, l.StatusID, l.Source, l.AdCampaignID, l.PlanningCallAt, l.Priority,
-			l.UTCOffset, l.SocialNetworkID, l.SocialLogin, l.MessengerUserName, l.MessengerPhone, l.MessengerID,
-			l.CustomValues, by)
-		if err != nil {
-			return fmt.Errorf("update lead %d: %w", id, err)
-		}
-		return nil
-	})
+WHERE id = $1
+RETURNING ` + columns + `, ` + doNotCall
+	var after Lead
+	err := tx.GetContext(ctx, &after, q, l.ID, l.Phone, l.Name, l.SourceComment, l.ExternalIDCrmA, l.ExternalIDCrmB,
+		l.ExternalIDCrmC, l.ExternalIDCrmD, l.StatusID, l.Source, l.AdCampaignID, l.PlanningCallAt, l.Priority,
+		l.UTCOffset, l.SocialNetworkID, l.SocialLogin, l.MessengerUserName, l.MessengerPhone, l.MessengerID,
+		l.CustomValues, by)
+	if err != nil {
+		return Lead{}, fmt.Errorf("update lead %d: %w", l.ID, err)
+	}
+	return after, nil
 }
 
 // Filter selects leads for the list.

@@ -1,6 +1,6 @@
 // Package setup is the wiring lead-api and lead-worker share: the settings both read, the
-// database (opened and migrated), the order directory with its event subscription, and the lead
-// rules. Each main stays a short list of explicit constructors.
+// database (opened and migrated), the order directory with its event subscription, the lead
+// rules, and the relay of the lead events. Each main stays a short list of explicit constructors.
 package setup
 
 import (
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"ccplatform/pkg/config"
+	"ccplatform/pkg/mq"
+	"ccplatform/pkg/outbox"
 	"ccplatform/pkg/phone"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/services/lead/internal/catalog"
@@ -21,6 +23,8 @@ import (
 	"ccplatform/services/lead/internal/orders"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
 )
 
 // Settings are read by both binaries (docs/architecture.md and services/lead/README.md).
@@ -74,6 +78,17 @@ func Leads(s Settings, conn *sqlx.DB) (*lead.Service, *orders.Directory, *catalo
 func Queue(conn *sqlx.DB, leads *lead.Service, dir *orders.Directory, cat *catalog.Store, now func() time.Time) (*dialer.Handler, *dnc.Handler) {
 	d := dialer.NewHandler(dialer.NewService(dialer.NewStore(conn), dir, cat, now))
 	return d, dnc.NewHandler(dnc.NewStore(conn), dir, leads.Phones(), now)
+}
+
+// Relay publishes the lead events that the service's transactions record in its outbox through
+// pub, with the outbox's backlog metrics registered on reg. Both binaries run one: each publishes
+// what its own writes recorded without waiting for the other, and relays share the table safely
+// (FOR UPDATE SKIP LOCKED). The broker connection must declare the exchange (mq.EventExchange of
+// event.Exchange).
+func Relay(conn *sqlx.DB, pub *mq.Publisher, log *zap.Logger, reg prometheus.Registerer) *outbox.Relay {
+	backlog := outbox.NewCollector(conn)
+	reg.MustRegister(backlog)
+	return &outbox.Relay{DB: conn, Publisher: pub, Log: log, Published: backlog.Published()}
 }
 
 // oneRoundTrip turns on the driver's binary_parameters mode: a statement with parameters is then

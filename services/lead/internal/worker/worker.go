@@ -15,6 +15,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
+	"ccplatform/pkg/event"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/tracing"
 	"ccplatform/pkg/web"
@@ -73,6 +74,8 @@ type item struct {
 	unreadable string
 	// dupOf is the index of an earlier item of the same job in the batch, or -1.
 	dupOf int
+	// order is, for a failed job, the existing order it named (0: none), for its lead.job.failed.
+	order int64
 }
 
 // Handle is the mq.BatchHandler of lead.jobs.
@@ -141,6 +144,7 @@ func (w *Worker) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 		}
 	}
 
+	w.nameOrders(ctx, items)
 	var store []int
 	for i, it := range items {
 		if it.unreadable == "" && it.dupOf < 0 && results[i].Outcome == mq.Ack {
@@ -159,6 +163,39 @@ func (w *Worker) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 		}
 	}
 	return settle(batch, broken, items, results)
+}
+
+// nameOrders sets the order of each failed job that names an existing one, so that its event
+// reaches whoever may see that order. The order service is asked before any transaction, once per
+// order (most answers come from the cache the reference checks just filled).
+func (w *Worker) nameOrders(ctx context.Context, items []*item) {
+	known := map[int64]int64{}
+	for _, it := range items {
+		if it.failed == "" || it.dupOf >= 0 {
+			continue
+		}
+		id := namedOrder(it.msg)
+		k, asked := known[id]
+		if !asked {
+			k = w.svc.KnownOrder(ctx, id)
+			known[id] = k
+		}
+		it.order = k
+	}
+}
+
+// namedOrder is the order id a job's body names, 0 when it names none that can be read: the body
+// was refused, so it is read leniently, as far as it goes.
+func namedOrder(m job.Message) int64 {
+	var in lead.Input
+	if m.Version == "v1" {
+		var v1 leadv1.Input
+		_ = json.Unmarshal(m.Body, &v1)
+		in = v1.V2()
+	} else {
+		_ = json.Unmarshal(m.Body, &in)
+	}
+	return in.OrderID.Or(0)
 }
 
 // settle turns the jobs' results into one result per delivery. A delivery is retried if any of its
@@ -358,8 +395,9 @@ func (w *Worker) traceOutcomes(ctx context.Context, start time.Time, items []*it
 	}
 }
 
-// write stores, inside tx, the leads of the jobs that have no outcome yet and every outcome, and
-// returns those outcomes and how many jobs it created leads for and how many it failed.
+// write stores, inside tx, the leads of the jobs that have no outcome yet (with their lead.created
+// events), every outcome and the lead.job.failed events of the failed ones, and returns those
+// outcomes and how many jobs it created leads for and how many it failed.
 func write(ctx context.Context, tx *sqlx.Tx, items []*item, idx []int) (outcomes []job.Outcome, created, failed int, err error) {
 	ids := make([]string, len(idx))
 	for n, i := range idx {
@@ -370,6 +408,7 @@ func write(ctx context.Context, tx *sqlx.Tx, items []*item, idx []int) (outcomes
 		return nil, 0, 0, err
 	}
 	var leads []lead.Lead
+	var refused []*item
 	for _, i := range idx {
 		it := items[i]
 		switch {
@@ -380,6 +419,7 @@ func write(ctx context.Context, tx *sqlx.Tx, items []*item, idx []int) (outcomes
 		default:
 			r := it.failed
 			outcomes = append(outcomes, job.Outcome{JobID: it.msg.JobID, Status: job.StatusFailed, Reason: &r})
+			refused = append(refused, it)
 		}
 	}
 	stored, err := lead.InsertBatch(ctx, tx, leads)
@@ -391,7 +431,34 @@ func write(ctx context.Context, tx *sqlx.Tx, items []*item, idx []int) (outcomes
 		id := l.ID
 		outcomes = append(outcomes, job.Outcome{JobID: *l.JobID, Status: job.StatusDone, LeadID: &id})
 	}
-	return outcomes, len(stored), failed, job.RecordOutcomes(ctx, tx, outcomes)
+	written, err := job.RecordOutcomes(ctx, tx, outcomes)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return outcomes, len(stored), failed, announceFailures(ctx, tx, refused, outcomes[:failed], written)
+}
+
+// announceFailures records lead.job.failed inside tx for each refused job (outcomes[n] is the
+// outcome of refused[n]) whose outcome this transaction wrote, in one statement.
+func announceFailures(ctx context.Context, tx *sqlx.Tx, refused []*item, outcomes []job.Outcome, written map[string]bool) error {
+	var evs []event.Event
+	for n, it := range refused {
+		if !written[it.msg.JobID] {
+			continue
+		}
+		ev, err := job.FailedEvent(outcomes[n], it.order, it.msg.CallerUserID)
+		if err != nil {
+			return err
+		}
+		evs = append(evs, ev)
+	}
+	if len(evs) == 0 {
+		return nil
+	}
+	if err := event.RecordAll(ctx, tx, evs); err != nil {
+		return fmt.Errorf("record %d %s events: %w", len(evs), job.EventFailed, err)
+	}
+	return nil
 }
 
 func retryAll(results []mq.Result) []mq.Result {
@@ -443,5 +510,8 @@ func (w *Worker) DeadLettered(ctx context.Context, d mq.Delivery, body []byte, w
 	if len(outcomes) == 0 {
 		return nil
 	}
-	return db.InTx(ctx, w.conn, func(tx *sqlx.Tx) error { return job.RecordOutcomes(ctx, tx, outcomes) })
+	return db.InTx(ctx, w.conn, func(tx *sqlx.Tx) error {
+		_, err := job.RecordOutcomes(ctx, tx, outcomes)
+		return err
+	})
 }

@@ -37,6 +37,9 @@ type Config struct {
 	PerEndpoint  int  `env:"WEBHOOK_PER_ENDPOINT" envDefault:"4"`
 	// Poll is the pause after a scan that found nothing due.
 	Poll time.Duration `env:"WEBHOOK_POLL_INTERVAL" envDefault:"100ms"`
+	// ClaimFor is how long the deliveries of a dispatcher that died wait before another sends
+	// them (at least twice the 10 s attempt time-out).
+	ClaimFor time.Duration `env:"WEBHOOK_CLAIM_FOR" envDefault:"1m"`
 	// Prefetch and BatchSize bound the events the fan-out holds and handles at once.
 	Prefetch  int `env:"WEBHOOK_EVENTS_PREFETCH" envDefault:"200"`
 	BatchSize int `env:"WEBHOOK_EVENTS_BATCH_SIZE" envDefault:"50"`
@@ -70,7 +73,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	sender := delivery.NewSender(urlguard.Policy{AllowPrivate: cfg.AllowPrivate})
 	defer sender.Close()
 	d := delivery.NewDispatcher(delivery.NewStore(conn), sender, delivery.NotifyOwner,
-		delivery.Config{Workers: cfg.Workers, PerEndpoint: cfg.PerEndpoint, Poll: cfg.Poll},
+		delivery.Config{Workers: cfg.Workers, PerEndpoint: cfg.PerEndpoint, Poll: cfg.Poll, ClaimFor: cfg.ClaimFor},
 		log, time.Now, delivery.Jitter, delivery.NewMetrics(o.Registry))
 
 	var tasks app.Tasks

@@ -19,6 +19,9 @@ type Config struct {
 	PerEndpoint int
 	// Poll is the pause after a scan that found nothing due.
 	Poll time.Duration
+	// ClaimFor is how long a claimed delivery is held (DefaultClaimFor): how long the deliveries
+	// of a dispatcher that died wait before another sends them.
+	ClaimFor time.Duration
 }
 
 // Defaults of Config.
@@ -34,7 +37,7 @@ const (
 type Notify func(ctx context.Context, tx *sqlx.Tx, subscriptionID int64) error
 
 // Dispatcher sends due deliveries. Any number may run on one database: each claims its deliveries
-// (FOR UPDATE SKIP LOCKED, then held for ClaimFor), so none is sent by two at once; one that dies
+// (FOR UPDATE SKIP LOCKED, then held for Config.ClaimFor), so none is sent by two at once; one that dies
 // leaves its claims to expire, and they are sent again (at least once).
 type Dispatcher struct {
 	store   *Store
@@ -64,6 +67,9 @@ func NewDispatcher(store *Store, sender *Sender, notify Notify, cfg Config, log 
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
+	}
+	if cfg.ClaimFor < 2*AttemptTimeout {
+		cfg.ClaimFor = DefaultClaimFor
 	}
 	return &Dispatcher{store: store, sender: sender, notify: notify, cfg: cfg, log: log, now: now, jitter: jitter,
 		metrics: m, inflight: map[int64]int{}, wake: make(chan struct{}, 1)}
@@ -96,7 +102,7 @@ func (d *Dispatcher) dispatch(ctx context.Context) (int, error) {
 	if free == 0 {
 		return 0, nil
 	}
-	due, err := d.store.Claim(ctx, d.now(), min(free, maxClaim), d.cfg.PerEndpoint, busy)
+	due, err := d.store.Claim(ctx, d.now(), d.cfg.ClaimFor, min(free, maxClaim), d.cfg.PerEndpoint, busy)
 	if err != nil {
 		return 0, err
 	}

@@ -64,14 +64,15 @@ func (d Due) Secrets(now time.Time) []string {
 	return out
 }
 
-// ClaimFor is how long a claimed delivery is held: past it, a dispatcher that died holding it no
-// longer keeps it from the others. It exceeds an attempt's timeout by a wide margin.
-const ClaimFor = time.Minute
+// DefaultClaimFor is how long a claimed delivery is held: past it, a dispatcher that died holding
+// it no longer keeps it from the others. It exceeds an attempt's timeout by a wide margin.
+const DefaultClaimFor = time.Minute
 
 // Claim takes up to limit due deliveries of enabled subscriptions at now, at most perEndpoint of
 // each endpoint and none of the endpoints in busy (those at their concurrency already), earliest
-// due first. The rank per endpoint keeps one endpoint's backlog from filling the claim.
-func (s *Store) Claim(ctx context.Context, now time.Time, limit, perEndpoint int, busy []int64) ([]Due, error) {
+// due first, and holds them until now+hold. The rank per endpoint keeps one endpoint's backlog from
+// filling the claim.
+func (s *Store) Claim(ctx context.Context, now time.Time, hold time.Duration, limit, perEndpoint int, busy []int64) ([]Due, error) {
 	const q = `
 WITH ranked AS (
     SELECT d.id, row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.next_attempt_at, d.id) AS rank
@@ -94,7 +95,7 @@ FROM claimed c JOIN subscriptions s ON s.id = c.subscription_id JOIN events e ON
 	if busy == nil {
 		busy = []int64{}
 	}
-	if err := s.conn.SelectContext(ctx, &out, q, now, limit, perEndpoint, pq.Int64Array(busy), now.Add(ClaimFor)); err != nil {
+	if err := s.conn.SelectContext(ctx, &out, q, now, limit, perEndpoint, pq.Int64Array(busy), now.Add(hold)); err != nil {
 		return nil, fmt.Errorf("claim deliveries: %w", err)
 	}
 	return out, nil

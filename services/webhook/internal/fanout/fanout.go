@@ -22,6 +22,9 @@ import (
 	"go.uber.org/zap"
 )
 
+// jobFailed is the event of a refused async create.
+const jobFailed = "lead.job.failed"
+
 // Queue is the dispatcher's queue on the events exchange.
 const Queue = "webhook.events"
 
@@ -132,8 +135,8 @@ func (f *Fanout) one(ctx context.Context, ev event.Event, body []byte) error {
 }
 
 // sees reports whether subscription s gets ev: its order filter lets it through, and its owner
-// may see the event's object (staff every order; a client its own orders; an event of no order
-// only the user whose request caused it).
+// may see the event's object (staff every order; a client its own orders; a refused job, and an
+// event of no order, only the user whose request caused it).
 func (f *Fanout) sees(ctx context.Context, s subscription.Subscription, ev event.Event) (bool, error) {
 	if len(s.OrderIDs) > 0 && !slices.Contains([]int64(s.OrderIDs), ev.OrderID) {
 		return false, nil
@@ -141,7 +144,8 @@ func (f *Fanout) sees(ctx context.Context, s subscription.Subscription, ev event
 	if subscription.SeesAll(access.Group(s.OwnerGroup)) {
 		return true, nil
 	}
-	if ev.OrderID == 0 {
+	// A refused job is its submitter's: its body may name another client's order.
+	if ev.OrderID == 0 || ev.Type == jobFailed {
 		return ev.ActorUserID == s.OwnerUserID, nil
 	}
 	scope, err := f.scopes.For(ctx, web.Caller{UserID: s.OwnerUserID, AccessGroup: s.OwnerGroup})

@@ -82,6 +82,12 @@ func TestEventsReachOnlyTheSubscriptionsWhoseOwnerMaySeeThem(t *testing.T) {
 	job.ActorUserID = 701
 	handle(job)
 	assert.Equal(t, []int64{clientA}, deliveredTo(t, job.ID), "a job of no order: its submitter")
+	// A job naming client B's order, submitted by client A: A's, never B's (it holds A's body).
+	jobB, err := event.New("lead.job.failed", 20, map[string]any{"jobId": "k"})
+	require.NoError(t, err)
+	jobB.ActorUserID = 701
+	handle(jobB)
+	assert.Equal(t, []int64{clientA}, deliveredTo(t, jobB.ID))
 
 	// The body sent is the payload: id, type, createdAt, data, and the extras of the type.
 	prev := int64(1)
