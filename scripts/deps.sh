@@ -68,11 +68,12 @@ DO \$\$ BEGIN
 END \$\$;
 SELECT 'CREATE DATABASE "$PG_DB" OWNER "$PG_USER"' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$PG_DB')\gexec
 SQL
-    # Benchmarks and tests open many connections at once.
+    # Benchmarks and tests open many connections at once (eleven processes of the stack, each with
+    # its pool, beside the test packages' own databases).
     max=$(as_postgres "psql -p $PG_PORT -qtAX -c 'SHOW max_connections'")
-    if [ "${max:-0}" -lt 300 ]; then
-      log "raising max_connections to 300 (restart)"
-      as_postgres "psql -p $PG_PORT -qtAX -c 'ALTER SYSTEM SET max_connections = 300'" >/dev/null
+    if [ "${max:-0}" -lt 400 ]; then
+      log "raising max_connections to 400 (restart)"
+      as_postgres "psql -p $PG_PORT -qtAX -c 'ALTER SYSTEM SET max_connections = 400'" >/dev/null
       if command -v pg_lsclusters >/dev/null; then
         pg_lsclusters -h | awk -v p="$PG_PORT" '$3==p {print $1, $2}' | while read -r ver name; do pg_ctlcluster "$ver" "$name" restart >&2; done
       fi

@@ -10,6 +10,9 @@
 #     creates 503 while it is down, async creates, call events, the order outbox
 #   - lead-api SIGKILL, gateway SIGKILL (idempotent retries), notification-worker SIGKILL
 #   - consumer partition: lead-worker's broker connection closed with rabbitmqctl
+#   - bulk import under lead-worker and lead-api SIGKILL
+#   - webhook-dispatcher SIGKILL under sync creates: every lead.created reaches the endpoint (created
+#     = events delivered; repeats of an event id, allowed at least once, are printed apart)
 # Called by scripts/test.sh (make test), so it runs in CI.
 #
 # Environment: DATABASE_URL, AMQP_URL (see scripts/deps.sh), FAULT_TIMEOUT (default 10m).
@@ -35,10 +38,11 @@ expected=(
   "consumer partition: accepted"
   "lead-worker SIGKILL mid-import: accepted"
   "lead-api SIGKILL mid-upload: accepted"
+  "webhook-dispatcher SIGKILL: accepted"
 )
 
 out=$(mktemp); trap 'rm -f "$out"' EXIT
-echo "== fault test: broker restart, lead-worker SIGKILL, PostgreSQL restart, lead-api, gateway and notification-worker SIGKILL, consumer partition, bulk import under lead-worker and lead-api SIGKILL"
+echo "== fault test: broker restart, lead-worker SIGKILL, PostgreSQL restart, lead-api, gateway and notification-worker SIGKILL, consumer partition, bulk import under lead-worker and lead-api SIGKILL, webhook-dispatcher SIGKILL"
 rc=0
 go test -tags fault -count=1 -v -timeout "${FAULT_TIMEOUT:-10m}" \
   -run '^(TestAsyncLeadsSurviveFaults|TestPostgresRestart|TestProcessKills)$' ./e2e/ >"$out" 2>&1 || rc=$?
@@ -54,6 +58,6 @@ if [ $rc != 0 ] || [ $bad != 0 ]; then
   exit 1
 fi
 grep -E '^(=== RUN|--- |    --- |ok |PASS)|fault_' "$out" || true
-grep -E '^(postgres restart|gateway SIGKILL|notification-worker SIGKILL|consumer partition)[^=]*: [a-z]' "$out" | grep -vE 'accepted=|published=' || true
+grep -E '^(postgres restart|gateway SIGKILL|notification-worker SIGKILL|consumer partition|webhook-dispatcher SIGKILL)[^=]*: [a-z]' "$out" | grep -vE 'accepted=|published=' || true
 echo "$lines"
 echo "fault test: PASS"

@@ -6,11 +6,13 @@
 package outbox
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
 	"time"
 
 	"ccplatform/pkg/db"
@@ -106,7 +108,8 @@ const (
 
 // Relay publishes committed outbox rows. Any number of relays may run on the same table (one per
 // replica): each takes its rows with FOR UPDATE SKIP LOCKED, so no row is handed to two relays
-// at once. Rows are published in id order within a relay; across relays only roughly.
+// at once. Rows are published in id order within a relay (unless Parallel); across relays only
+// roughly.
 type Relay struct {
 	DB        *sqlx.DB
 	Publisher *mq.Publisher
@@ -122,6 +125,11 @@ type Relay struct {
 	Retention time.Duration
 	// Published counts the rows published (Collector.Published); nil counts nothing.
 	Published prometheus.Counter
+	// Parallel is how many publishes of one batch await their confirms at once (1 when unset: one
+	// after the other, in id order). Above 1 the rows of a batch reach the broker in no set order,
+	// for consumers that need none, and a batch costs one confirm's wait instead of one per row:
+	// a service that announces every lead of a bulk import needs that rate.
+	Parallel int
 }
 
 // withDefaults is r with every unset field at its default; r itself is never written, so one
@@ -141,6 +149,9 @@ func (r Relay) withDefaults() *Relay {
 	}
 	if r.Log == nil {
 		r.Log = zap.NewNop()
+	}
+	if r.Parallel <= 0 {
+		r.Parallel = 1
 	}
 	return &r
 }
@@ -217,13 +228,8 @@ WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`
 		if err := tx.SelectContext(tctx, &rows, take, r.BatchSize); err != nil {
 			return fmt.Errorf("outbox: take rows: %w", err)
 		}
-		done := make(pq.Int64Array, 0, len(rows))
-		for _, rw := range rows {
-			if pubErr = r.publish(ctx, rw); pubErr != nil {
-				break
-			}
-			done = append(done, rw.ID)
-		}
+		var done pq.Int64Array
+		done, pubErr = r.publishAll(ctx, rows)
 		if len(done) == 0 {
 			return nil
 		}
@@ -241,6 +247,42 @@ WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`
 		return 0, err
 	}
 	return published, pubErr
+}
+
+// publishAll publishes rows, Parallel at a time, and returns the ids the broker confirmed. One
+// after the other, the first failure ends the batch; in parallel, the rows in flight finish and
+// only the failed ones stay.
+func (r *Relay) publishAll(ctx context.Context, rows []row) (pq.Int64Array, error) {
+	done := make(pq.Int64Array, 0, len(rows))
+	if r.Parallel == 1 {
+		for _, rw := range rows {
+			if err := r.publish(ctx, rw); err != nil {
+				return done, err
+			}
+			done = append(done, rw.ID)
+		}
+		return done, nil
+	}
+	var mu sync.Mutex
+	var first error
+	sem := make(chan struct{}, r.Parallel)
+	var wg sync.WaitGroup
+	for _, rw := range rows {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			err := r.publish(ctx, rw)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				first = cmp.Or(first, err)
+				return
+			}
+			done = append(done, rw.ID)
+		})
+	}
+	wg.Wait()
+	return done, first
 }
 
 func (r *Relay) publish(ctx context.Context, rw row) error {

@@ -164,7 +164,15 @@ func TestCommittedChangesArePublishedInOrderAndRolledBackOnesNever(t *testing.T)
 	assert.Eventually(t, func() bool { return unpublished(t) == 0 }, 5*time.Second, 20*time.Millisecond)
 }
 
+// Three relays share the table, one publish at a time each or 16 at once (Parallel): every row is
+// published once.
 func TestRelaysShareTheTableWithoutDoublePublishing(t *testing.T) {
+	for _, parallel := range []int{1, 16} {
+		t.Run(fmt.Sprintf("parallel %d", parallel), func(t *testing.T) { relaysShareTheTable(t, parallel) })
+	}
+}
+
+func relaysShareTheTable(t *testing.T, parallel int) {
 	reset(t)
 	c, deliveries := bound(t, "item.bulk")
 	const n = 600
@@ -186,7 +194,7 @@ func TestRelaysShareTheTableWithoutDoublePublishing(t *testing.T) {
 		relays.Add(1)
 		go func() {
 			defer relays.Done()
-			(&Relay{DB: conn, Publisher: pub, Interval: 10 * time.Millisecond, BatchSize: 25}).Run(ctx)
+			(&Relay{DB: conn, Publisher: pub, Interval: 10 * time.Millisecond, BatchSize: 25, Parallel: parallel}).Run(ctx)
 		}()
 	}
 	wg.Wait()

@@ -37,7 +37,7 @@ type Config struct {
 	DrainJobs         int
 	Rows              int
 	ListRequests      int
-	// Phases selects the phases to run (sync, async, import, list, dialer); import selects async
+	// Phases selects the phases to run (sync, async, import, list, dialer, webhook); import selects async
 	// too, whose drain rate (figure (3)) is its baseline.
 	Phases string
 	// ImportRows is the size of the import phase's measured file; ImportProfile, when set, is where
@@ -62,7 +62,7 @@ func main() {
 	flag.IntVar(&cfg.ListRequests, "list-requests", 500, "list requests measured (one client)")
 	flag.StringVar(&cfg.Phases, "phases", strings.Join(phaseNames, ","),
 		"phases to run, comma-separated, in this order whatever the order given: sync (1), async (2, 3), "+
-			"import (6: its baseline is figure (3), so it runs async too), list (4), dialer (5)")
+			"import (6: its baseline is figure (3), so it runs async too), list (4), dialer (5), webhook (7)")
 	flag.IntVar(&cfg.ImportRows, "import-rows", 100_000, "rows of the import phase's measured CSV file")
 	flag.StringVar(&cfg.ImportProfile, "import-profile", "",
 		"write a CPU profile of lead-worker (PPROF_ADDR) while it imports the measured file to this file")
@@ -98,8 +98,9 @@ type bench struct {
 	drained Result
 	// workerPprof is lead-worker's PPROF_ADDR, with -import-profile.
 	workerPprof string
-	// dbName is the bench's database.
+	// dbName is the bench's database, dbURL its address.
 	dbName string
+	dbURL  string
 }
 
 // row is one line of the final table.
@@ -161,6 +162,11 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 			{Name: "order", Pkg: "./services/order/cmd/order", Health: "/readyz"},
 			{Name: "lead-api", Pkg: "./services/lead/cmd/lead-api", Health: "/readyz"},
 			{Name: "lead-worker", Pkg: "./services/lead/cmd/lead-worker", Health: "/readyz", Consumer: true, Env: workerEnv},
+			// The receivers of figure (7) listen on 127.0.0.1 over http.
+			{Name: "webhook-api", Pkg: "./services/webhook/cmd/webhook-api", Health: "/readyz",
+				Env: []string{"WEBHOOK_ALLOW_HTTP=true", "WEBHOOK_ALLOW_PRIVATE=true"}},
+			{Name: "webhook-dispatcher", Pkg: "./services/webhook/cmd/webhook-dispatcher", Health: "/readyz", Consumer: true,
+				Env: []string{"WEBHOOK_ALLOW_PRIVATE=true"}},
 			{Name: "gateway", Pkg: "./gateway/cmd/gateway", Health: "/readyz",
 				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"}},
 			// The same gateway in front of nothing but a bare publish server: what figure (2)
@@ -199,7 +205,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	defer leads.Close()
 
 	b := &bench{cfg: cfg, out: out, stack: st, leads: leads, amqpURL: amqpURL, refAddr: refAddr,
-		workerPprof: workerPprof, dbName: dbName(dbURL),
+		workerPprof: workerPprof, dbName: dbName(dbURL), dbURL: dbURL,
 		api: NewClient(st.BaseURL, cfg.Concurrency, map[string]string{"X-Api-Key": st.APIKey})}
 	if err := b.machine(ctx); err != nil {
 		return err
@@ -210,7 +216,8 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	phases := []struct {
 		name string
 		run  func(context.Context) error
-	}{{"sync", b.syncCreates}, {"async", b.asyncAndDrain}, {"import", b.imports}, {"list", b.list}, {"dialer", b.dialer}}
+	}{{"sync", b.syncCreates}, {"async", b.asyncAndDrain}, {"import", b.imports}, {"list", b.list}, {"dialer", b.dialer},
+		{"webhook", b.webhooks}}
 	for _, p := range phases {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -251,7 +258,7 @@ func dropDatabase(name string, drop func() error) error {
 // writes into the same table as the drain it is compared with (before list and dialer load two
 // million leads), and waits until lead-worker has settled its files, so that no backlog is left for
 // the phases after it.
-var phaseNames = []string{"sync", "async", "import", "list", "dialer"}
+var phaseNames = []string{"sync", "async", "import", "list", "dialer", "webhook"}
 
 // selectPhases reads -phases: known names only, and async whenever import (figure (3) is
 // figure (6)'s baseline); addedAsync says that async was not asked for.

@@ -31,6 +31,7 @@ func checks() []check {
 		{"ingress", checkIngress},
 		{"network-policies", checkNetworkPolicies},
 		{"datastore-access", checkDatastoreAccess},
+		{"egress", checkEgress},
 		{"dev", checkDev},
 		{"production", checkProduction},
 	}

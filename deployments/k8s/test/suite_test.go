@@ -32,6 +32,7 @@ func workerQueues() map[string][]queueConst {
 		},
 		"call-ingest":         {{"pkg/telephony/telephony.go", "Queue"}},
 		"notification-worker": {{"services/notification/internal/command/command.go", "Queue"}},
+		"webhook-dispatcher":  {{"services/webhook/internal/fanout/fanout.go", "Queue"}},
 	}
 }
 
@@ -44,6 +45,7 @@ func serviceURLVars() map[string]string {
 		"LEAD_URL":         "lead-api",
 		"CALL_URL":         "call",
 		"NOTIFICATION_URL": "notification-api",
+		"WEBHOOK_URL":      "webhook-api",
 	}
 }
 

@@ -59,7 +59,7 @@ type Config struct {
 	HealthTimeout        time.Duration `env:"HEALTH_TIMEOUT" envDefault:"300ms"`
 	// MonitoredQueues are the queues whose depth and consumers /metrics reports (each with its
 	// dead-letter queue).
-	MonitoredQueues []string `env:"MONITORED_QUEUES" envDefault:"lead.jobs,lead.call-finished,telephony.calls,notification.commands"`
+	MonitoredQueues []string `env:"MONITORED_QUEUES" envDefault:"lead.jobs,lead.call-finished,telephony.calls,notification.commands,webhook.events"`
 }
 
 // negativeAuthTTL is how long a refused key stays refused without asking the user service again.

@@ -88,8 +88,19 @@ func Queue(conn *sqlx.DB, leads *lead.Service, dir *orders.Directory, cat *catal
 func Relay(conn *sqlx.DB, pub *mq.Publisher, log *zap.Logger, reg prometheus.Registerer) *outbox.Relay {
 	backlog := outbox.NewCollector(conn)
 	reg.MustRegister(backlog)
-	return &outbox.Relay{DB: conn, Publisher: pub, Log: log, Published: backlog.Published()}
+	return &outbox.Relay{DB: conn, Publisher: pub, Log: log, Published: backlog.Published(),
+		BatchSize: relayBatch, Parallel: relayParallel, Interval: relayInterval}
 }
+
+// A bulk import or a worker's drain records thousands of lead.created per second: a relay takes
+// them in batches of relayBatch and awaits relayParallel confirms at once (lead events need no
+// order: each names its lead, and consumers dedupe by event id). A quiet relay looks again after
+// relayInterval: the wait is part of a webhook's lag after its lead's commit.
+const (
+	relayBatch    = 500
+	relayParallel = 64
+	relayInterval = 50 * time.Millisecond
+)
 
 // oneRoundTrip turns on the driver's binary_parameters mode: a statement with parameters is then
 // sent as Parse, Bind and Execute at once (one round trip) instead of a Parse answered before the

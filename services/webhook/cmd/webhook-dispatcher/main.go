@@ -33,8 +33,8 @@ type Config struct {
 	OrderURL string `env:"ORDER_URL" envDefault:"http://127.0.0.1:8082"`
 	// AllowPrivate lets deliveries reach loopback and private addresses (tests, development).
 	AllowPrivate bool `env:"WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
-	Workers      int  `env:"WEBHOOK_WORKERS" envDefault:"64"`
-	PerEndpoint  int  `env:"WEBHOOK_PER_ENDPOINT" envDefault:"4"`
+	Workers      int  `env:"WEBHOOK_WORKERS" envDefault:"128"`
+	PerEndpoint  int  `env:"WEBHOOK_PER_ENDPOINT" envDefault:"16"`
 	// Poll is the pause after a scan that found nothing due.
 	Poll time.Duration `env:"WEBHOOK_POLL_INTERVAL" envDefault:"100ms"`
 	// ClaimFor is how long the deliveries of a dispatcher that died wait before another sends
@@ -80,7 +80,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	log.Info("consuming", zap.String("queue", fanout.Queue))
 	tasks.Work("consumer "+fanout.Queue, func(ctx context.Context) error {
 		return broker.Consume(ctx, mq.ConsumerConfig{Queue: fanout.Queue, Prefetch: cfg.Prefetch, BatchSize: cfg.BatchSize,
-			BatchWait: 10 * time.Millisecond, Workers: 1, MaxAttempts: 5, Tag: "webhook-fanout"}, fan.Handle)
+			BatchWait: 10 * time.Millisecond, Workers: 2, MaxAttempts: 5, Tag: "webhook-fanout"}, fan.Handle)
 	})
 	tasks.Work("dispatcher", d.Run)
 	relay := &outbox.Relay{DB: conn, Publisher: pub, Log: log, Published: backlog.Published()}

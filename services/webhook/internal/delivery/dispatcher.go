@@ -26,8 +26,8 @@ type Config struct {
 
 // Defaults of Config.
 const (
-	DefaultWorkers     = 64
-	DefaultPerEndpoint = 4
+	DefaultWorkers     = 128
+	DefaultPerEndpoint = 16
 	DefaultPoll        = 200 * time.Millisecond
 	// maxClaim bounds one claim, so a process takes no more than it is about to send.
 	maxClaim = 100
@@ -54,6 +54,18 @@ type Dispatcher struct {
 	total    int
 	wake     chan struct{}
 	wg       sync.WaitGroup
+
+	// The results waiting to be recorded, and whether an attempt is recording them (group commit:
+	// the first result to arrive writes every one that queued meanwhile in one transaction).
+	rmu       sync.Mutex
+	queue     []queued
+	recording bool
+}
+
+// queued is a result waiting for its record, and where to say how it went.
+type queued struct {
+	r    Result
+	done chan error
 }
 
 // NewDispatcher sends through sender what store holds; now and jitter are the clock and the
@@ -178,11 +190,53 @@ func (d *Dispatcher) attempt(ctx context.Context, x Due) {
 		}
 		r.Next, _ = NextAttempt(x.Attempts+1, first, d.now(), d.jitter())
 	}
-	if err := d.store.Record(ctx, r, d.notify); err != nil {
+	if err := d.record(ctx, r); err != nil {
 		d.log.Warn("webhooks: record attempt", zap.Int64("delivery", x.ID), zap.Error(err))
 		return
 	}
 	d.metrics.attempt(r)
+}
+
+// record writes r with the other results that queued meanwhile, in one transaction, and returns
+// once r is written. A batch the database refuses is written result by result, so one bad result
+// fails alone.
+func (d *Dispatcher) record(ctx context.Context, r Result) error {
+	done := make(chan error, 1)
+	d.rmu.Lock()
+	d.queue = append(d.queue, queued{r: r, done: done})
+	lead := !d.recording
+	d.recording = true
+	d.rmu.Unlock()
+	for lead {
+		d.rmu.Lock()
+		batch := d.queue
+		d.queue = nil
+		if len(batch) == 0 {
+			d.recording, lead = false, false
+		}
+		d.rmu.Unlock()
+		if len(batch) > 0 {
+			d.write(ctx, batch)
+		}
+	}
+	return <-done
+}
+
+func (d *Dispatcher) write(ctx context.Context, batch []queued) {
+	rs := make([]Result, len(batch))
+	for i, q := range batch {
+		rs[i] = q.r
+	}
+	err := d.store.RecordAll(ctx, rs, d.notify)
+	if err == nil || len(batch) == 1 {
+		for _, q := range batch {
+			q.done <- err
+		}
+		return
+	}
+	for _, q := range batch {
+		q.done <- d.store.RecordAll(ctx, []Result{q.r}, d.notify)
+	}
 }
 
 // Settle runs dispatch rounds until nothing is due at the clock's now and no attempt is in flight:

@@ -73,11 +73,11 @@ func (h *Handler) redeliver(c *gin.Context) {
 		web.Fail(c, err)
 		return
 	}
-	c.JSON(http.StatusAccepted, web.Envelope{Success: true, Data: Queued{DeliveryID: id, EventID: eventID, State: "pending"}})
+	c.JSON(http.StatusAccepted, web.Envelope{Success: true, Data: Redelivery{DeliveryID: id, EventID: eventID, State: "pending"}})
 }
 
-// Queued is the answer of a redelivery.
-type Queued struct {
+// Redelivery is the answer of a redelivery.
+type Redelivery struct {
 	DeliveryID int64  `json:"deliveryId"`
 	EventID    string `json:"eventId"`
 	State      string `json:"state"`

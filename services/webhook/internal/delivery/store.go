@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -23,22 +24,47 @@ func NewStore(conn *sqlx.DB) *Store { return &Store{conn: conn} }
 // DB is the store's pool (the fan-out reads subscriptions in its transactions).
 func (s *Store) DB() *sqlx.DB { return s.conn }
 
-// Enqueue records event id (of type typ, sent as body) and one pending delivery of it to each of
-// subs, due at now, inside tx. An event or delivery already recorded (the broker redelivered the
-// event) is left as it is.
-func Enqueue(ctx context.Context, tx *sqlx.Tx, id, typ string, body []byte, subs []int64, now time.Time) error {
-	const ev = `INSERT INTO events (id, type, body, received_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING`
-	if _, err := tx.ExecContext(ctx, ev, id, typ, body, now); err != nil {
-		return fmt.Errorf("record event %s: %w", id, err)
+// Queued is an event to record with the subscriptions it is owed to.
+type Queued struct {
+	ID, Type string
+	Body     []byte
+	To       []int64
+}
+
+// EnqueueAll records events and one pending delivery of each to each of its subscriptions, due at
+// now, inside tx, with two statements whatever the number. An event or delivery already recorded
+// (the broker redelivered the event) is left as it is.
+func EnqueueAll(ctx context.Context, tx *sqlx.Tx, events []Queued, now time.Time) error {
+	ids, types := make(pq.StringArray, len(events)), make(pq.StringArray, len(events))
+	bodies := make(pq.ByteaArray, len(events))
+	var subs pq.Int64Array
+	var of pq.StringArray
+	for i, e := range events {
+		ids[i], types[i], bodies[i] = e.ID, e.Type, e.Body
+		for _, s := range e.To {
+			subs, of = append(subs, s), append(of, e.ID)
+		}
+	}
+	const ev = `
+INSERT INTO events (id, type, body, received_at)
+SELECT i, t, b, $4 FROM unnest($1::text[], $2::text[], $3::bytea[]) AS e(i, t, b)
+ON CONFLICT (id) DO NOTHING`
+	if _, err := tx.ExecContext(ctx, ev, ids, types, bodies, now); err != nil {
+		return fmt.Errorf("record %d events: %w", len(events), err)
 	}
 	const dl = `
 INSERT INTO deliveries (subscription_id, event_id, next_attempt_at, created_at)
-SELECT s, $2, $3, $3 FROM unnest($1::bigint[]) AS s
+SELECT s, e, $3, $3 FROM unnest($1::bigint[], $2::text[]) AS d(s, e)
 ON CONFLICT (subscription_id, event_id) DO NOTHING`
-	if _, err := tx.ExecContext(ctx, dl, pq.Int64Array(subs), id, now); err != nil {
-		return fmt.Errorf("record deliveries of event %s: %w", id, err)
+	if _, err := tx.ExecContext(ctx, dl, subs, of, now); err != nil {
+		return fmt.Errorf("record deliveries of %d events: %w", len(events), err)
 	}
 	return nil
+}
+
+// Enqueue records one event (id, of type typ, sent as body) owed to subs, as EnqueueAll.
+func Enqueue(ctx context.Context, tx *sqlx.Tx, id, typ string, body []byte, subs []int64, now time.Time) error {
+	return EnqueueAll(ctx, tx, []Queued{{ID: id, Type: typ, Body: body, To: subs}}, now)
 }
 
 // Due is a delivery a dispatcher claimed, with what it needs to send it.
@@ -74,11 +100,14 @@ const DefaultClaimFor = time.Minute
 // filling the claim.
 func (s *Store) Claim(ctx context.Context, now time.Time, hold time.Duration, limit, perEndpoint int, busy []int64) ([]Due, error) {
 	const q = `
-WITH ranked AS (
-    SELECT d.id, row_number() OVER (PARTITION BY d.subscription_id ORDER BY d.next_attempt_at, d.id) AS rank
+WITH candidates AS (
+    SELECT d.id, d.subscription_id, d.next_attempt_at
     FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id AND s.enabled
     WHERE d.state = 'pending' AND d.next_attempt_at <= $1 AND (d.claimed_until IS NULL OR d.claimed_until <= $1)
       AND d.subscription_id <> ALL($4)
+    ORDER BY d.next_attempt_at LIMIT $6
+), ranked AS (
+    SELECT id, row_number() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at, id) AS rank FROM candidates
 ), picked AS (
     SELECT d.id FROM deliveries d JOIN ranked r ON r.id = d.id
     WHERE r.rank <= $3 AND d.state = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until <= $1)
@@ -95,7 +124,10 @@ FROM claimed c JOIN subscriptions s ON s.id = c.subscription_id JOIN events e ON
 	if busy == nil {
 		busy = []int64{}
 	}
-	if err := s.conn.SelectContext(ctx, &out, q, now, limit, perEndpoint, pq.Int64Array(busy), now.Add(hold)); err != nil {
+	// The earliest due of the free endpoints are ranked, not every due delivery: a backlog costs a
+	// claim no more than a few batches' worth of rows.
+	candidates := limit * 20
+	if err := s.conn.SelectContext(ctx, &out, q, now, limit, perEndpoint, pq.Int64Array(busy), now.Add(hold), candidates); err != nil {
 		return nil, fmt.Errorf("claim deliveries: %w", err)
 	}
 	return out, nil
@@ -110,53 +142,86 @@ type Result struct {
 	Next time.Time
 }
 
-// Record writes an attempt's result: the attempt in the log, the delivery's new state, and the
-// endpoint's health (failing since when). When the failure disabled the endpoint, notify queues
-// the word to its owner inside the same transaction.
-func (s *Store) Record(ctx context.Context, r Result, notify func(ctx context.Context, tx *sqlx.Tx, sub int64) error) error {
-	return db.InTx(ctx, s.conn, func(tx *sqlx.Tx) error {
-		n := r.Due.Attempts + 1
+// RecordAll writes the results of attempts in one transaction: each attempt in the log, each
+// delivery's new state, and each endpoint's health (failing since when). When a failure disabled
+// an endpoint, notify queues the word to its owner inside the same transaction.
+func (s *Store) RecordAll(ctx context.Context, rs []Result, notify Notify) error {
+	n := len(rs)
+	ids, nums, statuses, latencies := make(pq.Int64Array, n), make(pq.Int64Array, n), make([]sql.NullInt64, n), make(pq.Int64Array, n)
+	ats, nexts := make(pq.StringArray, n), make([]sql.NullString, n)
+	states, errs, excerpts := make(pq.StringArray, n), make(pq.StringArray, n), make(pq.StringArray, n)
+	for i, r := range rs {
 		o := r.Outcome
-		var status *int
-		if o.StatusCode != 0 {
-			status = &o.StatusCode
-		}
-		latency := int(o.Latency.Milliseconds())
-		const attempt = `INSERT INTO delivery_attempts (delivery_id, n, at, status_code, latency_ms, error, response)
-VALUES ($1, $2, $3, $4, $5, nullif($6, ''), $7) ON CONFLICT (delivery_id, n) DO NOTHING`
-		if _, err := tx.ExecContext(ctx, attempt, r.Due.ID, n, r.At, status, latency, o.Err, o.Excerpt); err != nil {
-			return fmt.Errorf("record attempt %d of delivery %d: %w", n, r.Due.ID, err)
-		}
-		state, next := "pending", &r.Next
+		ids[i], nums[i], latencies[i] = r.Due.ID, int64(r.Due.Attempts+1), o.Latency.Milliseconds()
+		statuses[i] = sql.NullInt64{Int64: int64(o.StatusCode), Valid: o.StatusCode != 0}
+		ats[i], states[i], errs[i], excerpts[i] = r.At.UTC().Format(time.RFC3339Nano), "pending", o.Err, o.Excerpt
 		switch {
 		case o.OK():
-			state, next = "delivered", nil
+			states[i] = "delivered"
 		case r.Next.IsZero():
-			state, next = "failed", nil
+			states[i] = "failed"
+		default:
+			nexts[i] = sql.NullString{String: r.Next.UTC().Format(time.RFC3339Nano), Valid: true}
 		}
-		const upd = `
-UPDATE deliveries SET state = $2, attempts = $3, first_attempt_at = coalesce(first_attempt_at, $4), next_attempt_at = $5,
-    claimed_until = NULL, last_status_code = $6, last_latency_ms = $7, last_error = nullif($8, ''), last_response = $9,
-    delivered_at = CASE WHEN $2 = 'delivered' THEN $4 END
-WHERE id = $1`
-		if _, err := tx.ExecContext(ctx, upd, r.Due.ID, state, n, r.At, next, status, latency, o.Err, o.Excerpt); err != nil {
-			return fmt.Errorf("record delivery %d: %w", r.Due.ID, err)
+	}
+	statusArr, nextArr := nullInts(statuses), nullStrings(nexts)
+	return db.InTx(ctx, s.conn, func(tx *sqlx.Tx) error {
+		const attempts = `
+INSERT INTO delivery_attempts (delivery_id, n, at, status_code, latency_ms, error, response)
+SELECT id, n, at, status, latency, nullif(err, ''), excerpt
+FROM unnest($1::bigint[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[])
+    AS a(id, n, at, status, latency, err, excerpt)
+ON CONFLICT (delivery_id, n) DO NOTHING`
+		if _, err := tx.ExecContext(ctx, attempts, ids, nums, ats, statusArr, latencies, errs, excerpts); err != nil {
+			return fmt.Errorf("record %d attempts: %w", n, err)
 		}
-		return s.health(ctx, tx, r, notify)
+		const deliveries = `
+UPDATE deliveries d SET state = r.state, attempts = r.n, first_attempt_at = coalesce(d.first_attempt_at, r.at),
+    next_attempt_at = r.next, claimed_until = NULL, last_status_code = r.status, last_latency_ms = r.latency,
+    last_error = nullif(r.err, ''), last_response = r.excerpt,
+    delivered_at = CASE WHEN r.state = 'delivered' THEN r.at END
+FROM unnest($1::bigint[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])
+    AS r(id, n, at, status, latency, err, excerpt, state, next)
+WHERE d.id = r.id`
+		if _, err := tx.ExecContext(ctx, deliveries, ids, nums, ats, statusArr, latencies, errs, excerpts, states, nextArr); err != nil {
+			return fmt.Errorf("record %d deliveries: %w", n, err)
+		}
+		return s.healthAll(ctx, tx, rs, notify)
 	})
 }
 
-// health keeps the endpoint's failure record: cleared by a success, started by a failure, and
-// past DisableAfter the endpoint is disabled and its owner told (in this transaction).
-func (s *Store) health(ctx context.Context, tx *sqlx.Tx, r Result, notify func(ctx context.Context, tx *sqlx.Tx, sub int64) error) error {
-	sub := r.Due.SubscriptionID
-	if r.Outcome.OK() {
-		_, err := tx.ExecContext(ctx, `UPDATE subscriptions SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, sub)
-		if err != nil {
-			return fmt.Errorf("record endpoint %d healthy: %w", sub, err)
+// healthAll clears the failure record of the endpoints that took an event and records the
+// failures of the others (healthy endpoints cost one statement for the whole batch).
+func (s *Store) healthAll(ctx context.Context, tx *sqlx.Tx, rs []Result, notify Notify) error {
+	var ok pq.Int64Array
+	for _, r := range rs {
+		if r.Outcome.OK() {
+			ok = append(ok, r.Due.SubscriptionID)
 		}
-		return nil
 	}
+	if len(ok) > 0 {
+		const healthy = `UPDATE subscriptions SET failing_since = NULL WHERE id = ANY($1) AND failing_since IS NOT NULL`
+		if _, err := tx.ExecContext(ctx, healthy, ok); err != nil {
+			return fmt.Errorf("record endpoints healthy: %w", err)
+		}
+	}
+	for _, r := range rs {
+		if !r.Outcome.OK() {
+			if err := s.health(ctx, tx, r, notify); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func nullInts(v []sql.NullInt64) pq.GenericArray     { return pq.GenericArray{A: v} }
+func nullStrings(v []sql.NullString) pq.GenericArray { return pq.GenericArray{A: v} }
+
+// health records a failed attempt against its endpoint: failing since when, and past DisableAfter
+// the endpoint is disabled and its owner told (in this transaction).
+func (s *Store) health(ctx context.Context, tx *sqlx.Tx, r Result, notify Notify) error {
+	sub := r.Due.SubscriptionID
 	const failing = `
 WITH old AS (SELECT id, enabled FROM subscriptions WHERE id = $1 FOR UPDATE)
 UPDATE subscriptions s SET failing_since = coalesce(s.failing_since, $2),

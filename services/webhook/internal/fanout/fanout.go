@@ -79,58 +79,97 @@ func PayloadOf(ev event.Event, body []byte) ([]byte, error) {
 	return b, nil
 }
 
-// Handle is the mq.BatchHandler of Queue: each event is recorded with its deliveries in one
-// transaction, then acked. An undecodable event is dead-lettered; a database or order-service
-// fault is retried (the event waits in the queue).
+// Handle is the mq.BatchHandler of Queue: the batch's events are recorded with their deliveries in
+// one transaction, then acked (the subscriptions of each type read once per batch). An undecodable
+// event is dead-lettered; a database or order-service fault is retried (the events wait in the
+// queue); an event the database refuses for no known reason is tried alone, and fails alone.
 func (f *Fanout) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 	out := make([]mq.Result, len(batch))
+	var items []item
+	at := map[string]int{} // event id → its delivery's index (a repeat in the batch is acked with it)
 	for i, d := range batch {
 		ev, err := event.Decode(d.Body)
 		if err != nil {
 			out[i] = mq.Result{Outcome: mq.DeadLetter, Reason: err.Error()}
 			continue
 		}
-		err = f.one(ctx, ev, d.Body)
-		switch {
-		case err == nil:
-		case db.Transient(err):
-			f.log.Warn("webhooks: fan-out failed, retrying", zap.String("event", ev.ID), zap.Error(err))
-			for j := i; j < len(batch); j++ {
-				out[j] = mq.Result{Outcome: mq.Retry, Reason: err.Error()}
+		if _, dup := at[ev.ID]; dup {
+			continue
+		}
+		at[ev.ID] = i
+		items = append(items, item{ev: ev, body: d.Body, index: i})
+	}
+	err := f.record(ctx, items)
+	switch {
+	case err == nil:
+	case db.Transient(err):
+		f.log.Warn("webhooks: fan-out failed, retrying", zap.Int("events", len(items)), zap.Error(err))
+		for i := range out {
+			if out[i].Outcome == mq.Ack {
+				out[i] = mq.Result{Outcome: mq.Retry, Reason: err.Error()}
 			}
-			return out
-		default:
-			out[i] = mq.Result{Outcome: mq.Fail, Reason: err.Error()}
+		}
+	default:
+		for _, it := range items {
+			if err := f.record(ctx, []item{it}); err != nil {
+				out[it.index] = mq.Result{Outcome: outcomeOf(err), Reason: err.Error()}
+			}
 		}
 	}
 	return out
 }
 
-// one records ev and its deliveries.
-func (f *Fanout) one(ctx context.Context, ev event.Event, body []byte) error {
-	subs, err := f.subs.Matching(ctx, f.conn, ev.Type)
-	if err != nil {
-		return err
+func outcomeOf(err error) mq.Outcome {
+	if db.Transient(err) {
+		return mq.Retry
 	}
-	var to []int64
-	for _, s := range subs {
-		ok, err := f.sees(ctx, s, ev)
+	return mq.Fail
+}
+
+// item is a decoded event of a batch and where it sits in the batch.
+type item struct {
+	ev    event.Event
+	body  []byte
+	index int
+}
+
+// record writes items' events and their deliveries in one transaction.
+func (f *Fanout) record(ctx context.Context, items []item) error {
+	var batch []delivery.Queued
+	byType := map[string][]subscription.Subscription{}
+	for _, it := range items {
+		subs, ok := byType[it.ev.Type]
+		if !ok {
+			var err error
+			if subs, err = f.subs.Matching(ctx, f.conn, it.ev.Type); err != nil {
+				return err
+			}
+			byType[it.ev.Type] = subs
+		}
+		var to []int64
+		for _, s := range subs {
+			ok, err := f.sees(ctx, s, it.ev)
+			if err != nil {
+				return err
+			}
+			if ok {
+				to = append(to, s.ID)
+			}
+		}
+		if len(to) == 0 {
+			continue
+		}
+		payload, err := PayloadOf(it.ev, it.body)
 		if err != nil {
 			return err
 		}
-		if ok {
-			to = append(to, s.ID)
-		}
+		batch = append(batch, delivery.Queued{ID: it.ev.ID, Type: it.ev.Type, Body: payload, To: to})
 	}
-	if len(to) == 0 {
+	if len(batch) == 0 {
 		return nil
 	}
-	payload, err := PayloadOf(ev, body)
-	if err != nil {
-		return err
-	}
 	return db.InTx(ctx, f.conn, func(tx *sqlx.Tx) error {
-		return delivery.Enqueue(ctx, tx, ev.ID, ev.Type, payload, to, f.now())
+		return delivery.EnqueueAll(ctx, tx, batch, f.now())
 	})
 }
 

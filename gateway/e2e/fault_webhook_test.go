@@ -1,0 +1,87 @@
+//go:build fault
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// killWebhookCreates is the stream of the webhook-dispatcher kill: sync creates, one lead.created
+// each.
+const killWebhookCreates = 600
+
+// testWebhookDispatcherKill: sync creates while webhook-dispatcher is SIGKILLed and started again.
+// Every create that answered 200 committed a lead.created (outbox); every one must reach the
+// subscribed endpoint, each lead under one event id. The kill may repeat the attempts it cut (their
+// claims expire after WEBHOOK_CLAIM_FOR, then they are sent again): at least once, the receiver
+// dedupes by Webhook-Id, and the repeats are counted apart.
+func testWebhookDispatcherKill(t *testing.T) {
+	orderID, code := leadOrder(t, "Fault webhook-dispatcher SIGKILL")
+	recv := newHookReceiver(t)
+	r := stack.Call(t, http.MethodPost, "/v2/webhook/create/", map[string]any{
+		"url": recv.URL + "/fault", "events": []string{"lead.created"}, "orderIds": []int64{orderID}})
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	sub := strconv.FormatInt(int64(r.Data(t)["id"].(float64)), 10)
+	defer stack.Call(t, http.MethodPost, "/v2/webhook/delete/"+sub+"/", nil)
+
+	client := faultClient()
+	ctx, cancel := context.WithTimeout(forTest(context.Background(), t), 2*time.Minute)
+	defer cancel()
+	leads := make([]int64, killWebhookCreates)
+	s := midStream{total: killWebhookCreates, fault: killAndStart("webhook-dispatcher")}
+	err := s.run(ctx, func(i int) error {
+		raw, _ := json.Marshal(v2Lead(orderID, code, killPhone(5, i)))
+		status, data, err := post(ctx, client, stack, "/v2/lead/create/", raw, "")
+		if err != nil || status != http.StatusOK {
+			return fmt.Errorf("status %d: %s (%v)", status, data, err)
+		}
+		var d struct {
+			ID int64 `json:"id"`
+		}
+		if err := json.Unmarshal(data, &d); err != nil || d.ID == 0 {
+			return fmt.Errorf("created without an id: %s", data)
+		}
+		leads[i] = d.ID
+		return nil
+	})
+	require.NoError(t, err)
+
+	var delivered, twice, received int
+	for deadline := time.Now().Add(faultDrain); ; {
+		delivered, twice, received = 0, 0, 0
+		for _, id := range leads {
+			hooks := recv.of(id)
+			ids := map[string]bool{}
+			for _, h := range hooks {
+				ids[h.header.Get("Webhook-Id")] = true
+			}
+			received += len(hooks)
+			if len(ids) > 0 {
+				delivered++
+			}
+			if len(ids) > 1 {
+				twice++
+			}
+		}
+		if delivered == len(leads) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	line := fmt.Sprintf("webhook-dispatcher SIGKILL: accepted=%d created=%d lost=%d duplicated=%d",
+		len(leads), delivered, len(leads)-delivered, twice)
+	fmt.Println(line)
+	fmt.Printf("webhook-dispatcher SIGKILL repeats: received=%d for %d events (at least once: %d repeats of an event id, deduped by Webhook-Id)\n",
+		received, delivered, received-delivered)
+	if delivered != len(leads) || twice != 0 {
+		t.Fatal(line)
+	}
+}
