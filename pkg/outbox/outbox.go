@@ -130,6 +130,10 @@ type Relay struct {
 	// for consumers that need none, and a batch costs one confirm's wait instead of one per row:
 	// a service that announces every lead of a bulk import needs that rate.
 	Parallel int
+	// DeletePublished deletes rows once published instead of stamping them for Retention: a
+	// table that takes an event per lead would otherwise write every row twice (a stamped row is a
+	// new version of the whole row) and keep a day of them.
+	DeletePublished bool
 }
 
 // withDefaults is r with every unset field at its default; r itself is never written, so one
@@ -216,8 +220,13 @@ func (r *Relay) relayOnce(ctx context.Context) (int, error) {
 		take = `
 SELECT id, exchange, routing_key, message_id, type, body, request_id FROM outbox
 WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`
-		mark = `UPDATE outbox SET published_at = now() WHERE id = ANY($1)`
+		stamp = `UPDATE outbox SET published_at = now() WHERE id = ANY($1)`
+		drop  = `DELETE FROM outbox WHERE id = ANY($1)`
 	)
+	mark := stamp
+	if r.DeletePublished {
+		mark = drop
+	}
 	var published int
 	var pubErr error
 	// The transaction outlives a cancelled ctx (only the publishes stop): the rows the broker

@@ -319,3 +319,21 @@ func TestAddAllRecordsTheBatchWithItsTransaction(t *testing.T) {
 	})
 	assert.ErrorContains(t, err, "message id is empty")
 }
+
+// With DeletePublished a row is gone once the broker confirmed it, instead of kept stamped.
+func TestDeletePublishedLeavesNoRow(t *testing.T) {
+	reset(t)
+	c, deliveries := bound(t, "item.gone")
+	for i := range 5 {
+		require.NoError(t, change(context.Background(), "item.gone", i, false))
+	}
+	pub := mq.NewPublisher(c)
+	defer pub.Close()
+	n, err := (&Relay{DB: conn, Publisher: pub, DeletePublished: true}).RelayOnce(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 5, n)
+	receive(t, deliveries, 5)
+	var rows int
+	require.NoError(t, conn.Get(&rows, `SELECT count(*) FROM outbox`))
+	assert.Zero(t, rows)
+}

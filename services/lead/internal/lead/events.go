@@ -37,6 +37,21 @@ func eventOf(typ string, l Lead, actor *int64) (event.Event, error) {
 	return ev, nil
 }
 
+// createdTemplate is lead.created of l before it is stored, for Create's statement to complete:
+// the event's id, its envelope without occurredAt and data, and l's API form, whose id, link,
+// times and doNotCall the statement sets as stored.
+func createdTemplate(l Lead) (id string, head, data []byte, err error) {
+	ev, err := eventOf(EventCreated, l, l.CreatedBy)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	data, ev.Data = ev.Data, nil
+	if head, err = json.Marshal(ev); err != nil {
+		return "", nil, nil, fmt.Errorf("encode %s: %w", EventCreated, err)
+	}
+	return ev.ID, head, data, nil
+}
+
 // statusChangedOf is lead.status_changed of l, whose status was previous before the change.
 func statusChangedOf(l Lead, previous int64, actor *int64) (event.Event, error) {
 	ev, err := eventOf(EventStatusChanged, l, actor)

@@ -9,7 +9,9 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
+	"ccplatform/pkg/event"
 	"ccplatform/pkg/listquery"
+	"ccplatform/pkg/requestid"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -55,12 +57,16 @@ func insertArgs(l Lead) []any {
 		l.JobID, l.CreatedBy}
 }
 
-// createLead is Create's insert: claim_lead_id (migration 00003) takes the key's lock, draws the id
-// and links the previous lead, and the insert stores the lead with its links, in one statement
-// where lock, lookup, id draw, insert and link update were five. It returns what the database
-// decided, so the lead.created event carries the lead as the detail route will read it.
+// createLead is Create's one statement: claim_lead_id (migration 00003) takes the key's lock, draws
+// the id and links the previous lead, the insert stores the lead with its links, and the outbox
+// gets its lead.created, all in one statement (one round trip, one implicit transaction) where
+// BEGIN, the insert, the event's insert and COMMIT would be four. The event is the one eventOf
+// makes, prepared by the caller ($29 the envelope, $30 the lead's API form), completed here with
+// what the database decided: the id, the link, the times and doNotCall, written as the detail route
+// writes them (RFC 3339 in UTC, whole seconds).
 const createLead = `
-WITH c AS MATERIALIZED (SELECT new_id, previous_id FROM claim_lead_id($1, $2, $3))
+WITH c AS MATERIALIZED (SELECT new_id, previous_id FROM claim_lead_id($1, $2, $3)),
+l AS (
 INSERT INTO leads (id, is_secondary, previous_lead_id, order_id, phone, order_code, name, source_comment, ip,
     external_id_crm_a, external_id_crm_b, external_id_crm_c, external_id_crm_d, status_id, lead_type,
     create_method, source, ad_campaign_id, planning_call_at, priority, utc_offset, social_network_id,
@@ -68,30 +74,44 @@ INSERT INTO leads (id, is_secondary, previous_lead_id, order_id, phone, order_co
 VALUES ((SELECT new_id FROM c), (SELECT previous_id IS NOT NULL FROM c), (SELECT previous_id FROM c),
     $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
     $25, $26, $27)
-RETURNING id, is_secondary, previous_lead_id, created_at, updated_at, ` + doNotCall
+RETURNING id, is_secondary, previous_lead_id, created_at, updated_at, ` + doNotCall + `),
+o AS (
+INSERT INTO outbox (exchange, routing_key, message_id, type, body, request_id)
+SELECT $28, $31, $32, $31, convert_to(($29::jsonb || jsonb_build_object(
+    'occurredAt', to_char(l.updated_at AT TIME ZONE 'UTC', ` + apiTimeFormat + `),
+    'data', $30::jsonb || jsonb_build_object('id', l.id, 'isSecondary', l.is_secondary,
+        'createdAt', to_char(l.created_at AT TIME ZONE 'UTC', ` + apiTimeFormat + `), 'updatedAt', to_char(l.updated_at AT TIME ZONE 'UTC', ` + apiTimeFormat + `),
+        'doNotCall', l.do_not_call)))::text, 'UTF8'), $33
+FROM l)
+SELECT id, is_secondary, previous_lead_id, created_at, updated_at, do_not_call FROM l`
 
-// Create stores one lead and its lead.created event in one transaction and returns the lead with
+// apiTimeFormat is to_char's pattern of an instant in UTC as the API writes it (TimeLayout).
+const apiTimeFormat = `'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'`
+
+// Create stores one lead and its lead.created event in one statement and returns the lead with
 // its id and links, under the same per-key lock and with the same links as InsertBatch.
 func (s *Store) Create(ctx context.Context, l Lead) (Lead, error) {
 	st, err := s.create.Get(ctx, s.conn)
 	if err != nil {
 		return Lead{}, fmt.Errorf("prepare lead insert: %w", err)
 	}
-	err = db.InTx(ctx, s.conn, func(tx *sqlx.Tx) error {
-		row := tx.StmtContext(ctx, st).QueryRowContext(ctx, KeyOf(l).LockID(), l.OrderID, l.Phone, l.OrderCode, l.Name,
-			l.SourceComment, l.IP, l.ExternalIDCrmA, l.ExternalIDCrmB, l.ExternalIDCrmC, l.ExternalIDCrmD, l.StatusID,
-			l.LeadType, l.CreateMethod, l.Source, l.AdCampaignID, l.PlanningCallAt, l.Priority, l.UTCOffset,
-			l.SocialNetworkID, l.SocialLogin, l.MessengerUserName, l.MessengerPhone, l.MessengerID, l.CustomValues,
-			l.JobID, l.CreatedBy)
-		if err := row.Scan(&l.ID, &l.IsSecondary, &l.PreviousLeadID, &l.CreatedAt, &l.UpdatedAt, &l.DoNotCall); err != nil {
-			return fmt.Errorf("insert lead: %w", err)
-		}
-		l.NextLeadID = nil
-		return recordCreated(ctx, tx, []Lead{l})
-	})
+	id, head, data, err := createdTemplate(l)
 	if err != nil {
 		return Lead{}, err
 	}
+	var reqID *string
+	if id := requestid.From(ctx); id != "" {
+		reqID = &id
+	}
+	row := st.QueryRowContext(ctx, KeyOf(l).LockID(), l.OrderID, l.Phone, l.OrderCode, l.Name,
+		l.SourceComment, l.IP, l.ExternalIDCrmA, l.ExternalIDCrmB, l.ExternalIDCrmC, l.ExternalIDCrmD, l.StatusID,
+		l.LeadType, l.CreateMethod, l.Source, l.AdCampaignID, l.PlanningCallAt, l.Priority, l.UTCOffset,
+		l.SocialNetworkID, l.SocialLogin, l.MessengerUserName, l.MessengerPhone, l.MessengerID, l.CustomValues,
+		l.JobID, l.CreatedBy, event.Exchange, string(head), string(data), EventCreated, id, reqID)
+	if err := row.Scan(&l.ID, &l.IsSecondary, &l.PreviousLeadID, &l.CreatedAt, &l.UpdatedAt, &l.DoNotCall); err != nil {
+		return Lead{}, fmt.Errorf("insert lead: %w", err)
+	}
+	l.NextLeadID = nil
 	return l, nil
 }
 

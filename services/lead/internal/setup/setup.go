@@ -89,13 +89,14 @@ func Relay(conn *sqlx.DB, pub *mq.Publisher, log *zap.Logger, reg prometheus.Reg
 	backlog := outbox.NewCollector(conn)
 	reg.MustRegister(backlog)
 	return &outbox.Relay{DB: conn, Publisher: pub, Log: log, Published: backlog.Published(),
-		BatchSize: relayBatch, Parallel: relayParallel, Interval: relayInterval}
+		BatchSize: relayBatch, Parallel: relayParallel, Interval: relayInterval, DeletePublished: true}
 }
 
 // A bulk import or a worker's drain records thousands of lead.created per second: a relay takes
 // them in batches of relayBatch and awaits relayParallel confirms at once (lead events need no
 // order: each names its lead, and consumers dedupe by event id). A quiet relay looks again after
-// relayInterval: the wait is part of a webhook's lag after its lead's commit.
+// relayInterval: the wait is part of a webhook's lag after its lead's commit. Published rows are
+// deleted at once (an import writes one per lead; stamping and keeping them doubles the writes).
 const (
 	relayBatch    = 500
 	relayParallel = 64
