@@ -85,11 +85,7 @@ type Redelivery struct {
 
 // visible is the subscription of the path, if the caller may see it (404 otherwise).
 func (h *Handler) visible(c *gin.Context) (int64, error) {
-	v, _, err := subscription.ViewerOf(c)
-	if err != nil {
-		return 0, err
-	}
-	id, err := web.PathID(c, "id")
+	v, id, err := subscription.Target(c)
 	if err != nil {
 		return 0, err
 	}

@@ -50,6 +50,19 @@ func ViewerOf(c *gin.Context) (Viewer, Owner, error) {
 	return Viewer{UserID: caller.UserID, All: SeesAll(g)}, Owner{UserID: caller.UserID, Group: caller.AccessGroup}, nil
 }
 
+// Target is the caller's view and the subscription id of the path.
+func Target(c *gin.Context) (Viewer, int64, error) {
+	v, _, err := ViewerOf(c)
+	if err != nil {
+		return Viewer{}, 0, err
+	}
+	id, err := web.PathID(c, "id")
+	if err != nil {
+		return Viewer{}, 0, err
+	}
+	return v, id, nil
+}
+
 func (h *Handler) create(c *gin.Context) (any, error) {
 	_, owner, err := ViewerOf(c)
 	if err != nil {
@@ -75,11 +88,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 }
 
 func (h *Handler) update(c *gin.Context) (any, error) {
-	v, _, err := ViewerOf(c)
-	if err != nil {
-		return nil, err
-	}
-	id, err := web.PathID(c, "id")
+	v, id, err := Target(c)
 	if err != nil {
 		return nil, err
 	}
@@ -103,11 +112,7 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 }
 
 func (h *Handler) delete(c *gin.Context) (any, error) {
-	v, _, err := ViewerOf(c)
-	if err != nil {
-		return nil, err
-	}
-	id, err := web.PathID(c, "id")
+	v, id, err := Target(c)
 	if err != nil {
 		return nil, err
 	}
@@ -118,11 +123,7 @@ func (h *Handler) delete(c *gin.Context) (any, error) {
 }
 
 func (h *Handler) rotate(c *gin.Context) (any, error) {
-	v, _, err := ViewerOf(c)
-	if err != nil {
-		return nil, err
-	}
-	id, err := web.PathID(c, "id")
+	v, id, err := Target(c)
 	if err != nil {
 		return nil, err
 	}
@@ -160,11 +161,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 }
 
 func (h *Handler) detail(c *gin.Context) (any, error) {
-	v, _, err := ViewerOf(c)
-	if err != nil {
-		return nil, err
-	}
-	id, err := web.PathID(c, "id")
+	v, id, err := Target(c)
 	if err != nil {
 		return nil, err
 	}
