@@ -25,7 +25,8 @@ const killWebhookCreates = 600
 // dedupes by Webhook-Id, and the repeats are counted apart.
 func testWebhookDispatcherKill(t *testing.T) {
 	orderID, code := leadOrder(t, "Fault webhook-dispatcher SIGKILL")
-	recv := newHookReceiver(t)
+	// A receiver that takes 50 ms per webhook, so that the kill finds attempts in flight.
+	recv := newHookReceiver(t, 50*time.Millisecond)
 	r := stack.Call(t, http.MethodPost, "/v2/webhook/create/", map[string]any{
 		"url": recv.URL + "/fault", "events": []string{"lead.created"}, "orderIds": []int64{orderID}})
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -75,6 +76,22 @@ func testWebhookDispatcherKill(t *testing.T) {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+	// The attempts the kill cut stay claimed until WEBHOOK_CLAIM_FOR passes, then are sent again:
+	// wait until no delivery of the subscription is pending, and count what the receiver got then.
+	pending := -1
+	for deadline := time.Now().Add(faultDrain); pending != 0 && time.Now().Before(deadline); {
+		r := stack.Call(t, http.MethodGet, "/v2/webhook/"+sub+"/deliveries/?state=pending&limit=1", nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		pending = int(r.Data(t)["total"].(float64))
+		if pending != 0 {
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	require.Zero(t, pending, "deliveries still pending after the drain")
+	received = 0
+	for _, id := range leads {
+		received += len(recv.of(id))
 	}
 	line := fmt.Sprintf("webhook-dispatcher SIGKILL: accepted=%d created=%d lost=%d duplicated=%d",
 		len(leads), delivered, len(leads)-delivered, twice)

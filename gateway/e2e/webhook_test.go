@@ -36,9 +36,13 @@ type hookReceiver struct {
 	got []hook
 }
 
-func newHookReceiver(t *testing.T) *hookReceiver {
+// newHookReceiver starts a receiver that answers 204 after delay (none: at once).
+func newHookReceiver(t *testing.T, delay ...time.Duration) *hookReceiver {
 	r := &hookReceiver{}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		for _, d := range delay {
+			time.Sleep(d)
+		}
 		h := hook{header: req.Header.Clone()}
 		h.body, _ = io.ReadAll(req.Body)
 		_ = json.Unmarshal(h.body, &h.event)
