@@ -40,6 +40,9 @@ type Config struct {
 	// ClaimFor is how long the deliveries of a dispatcher that died wait before another sends
 	// them (at least twice the 10 s attempt time-out).
 	ClaimFor time.Duration `env:"WEBHOOK_CLAIM_FOR" envDefault:"1m"`
+	// LogRetention is how long delivered and failed deliveries stay in the log (pending ones stay
+	// until they end, whatever their age).
+	LogRetention time.Duration `env:"WEBHOOK_LOG_RETENTION" envDefault:"168h"`
 	// Prefetch and BatchSize bound the events the fan-out holds and handles at once.
 	Prefetch  int `env:"WEBHOOK_EVENTS_PREFETCH" envDefault:"200"`
 	BatchSize int `env:"WEBHOOK_EVENTS_BATCH_SIZE" envDefault:"50"`
@@ -72,7 +75,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	fan := fanout.New(conn, orderscope.New(orders, orderscope.DefaultTTL), time.Now, log)
 	sender := delivery.NewSender(urlguard.Policy{AllowPrivate: cfg.AllowPrivate})
 	defer sender.Close()
-	d := delivery.NewDispatcher(delivery.NewStore(conn), sender, delivery.NotifyOwner,
+	store := delivery.NewStore(conn)
+	d := delivery.NewDispatcher(store, sender, delivery.NotifyOwner,
 		delivery.Config{Workers: cfg.Workers, PerEndpoint: cfg.PerEndpoint, Poll: cfg.Poll, ClaimFor: cfg.ClaimFor},
 		log, time.Now, delivery.Jitter, delivery.NewMetrics(o.Registry))
 
@@ -83,6 +87,14 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 			BatchWait: 10 * time.Millisecond, Workers: 2, MaxAttempts: 5, Tag: "webhook-fanout"}, fan.Handle)
 	})
 	tasks.Work("dispatcher", d.Run)
+	tasks.Background("delivery log purge", app.Every(func(ctx context.Context) {
+		for ctx.Err() == nil {
+			if _, err := store.Purge(ctx, time.Now().Add(-cfg.LogRetention)); err != nil && ctx.Err() == nil {
+				log.Warn("webhooks: purge", zap.Error(err))
+			}
+			app.Sleep(ctx, time.Hour)
+		}
+	}))
 	relay := &outbox.Relay{DB: conn, Publisher: pub, Log: log, Published: backlog.Published()}
 	tasks.Background("outbox relay", app.Every(relay.Run))
 	return o.ServeWhile(ctx, cfg.HTTPAddr, log, tasks.Run)

@@ -354,3 +354,34 @@ func TestHangingEndpointsDoNotHoldUpTheOthers(t *testing.T) {
 	}
 	t.Logf("8,000 deliveries beside 2 hanging endpoints in %s", took)
 }
+
+// The log keeps what is pending whatever its age; delivered and failed deliveries older than the
+// retention go, with their attempts, and the events no delivery refers to any more.
+func TestPurgeKeepsPendingDeliveriesAndRecentOnes(t *testing.T) {
+	r := newReceiver(t, func(int) int { return http.StatusOK })
+	s := subscribe(t, r.URL, "lead.created")
+	d := env.Dispatcher(t, delivery.Config{}, nil)
+	ctx := context.Background()
+	old := publish(t, s.ID)
+	require.NoError(t, d.Settle(ctx)) // delivered
+	oldPending := publish(t, s.ID)    // never sent: the clock does not move for it below
+	_, err := env.DB.Exec(`UPDATE deliveries SET next_attempt_at = $2 WHERE event_id = $1`, oldPending, env.Clock.Now().Add(30*24*time.Hour))
+	require.NoError(t, err)
+	env.Clock.Add(10 * 24 * time.Hour)
+	recent := publish(t, s.ID)
+	require.NoError(t, d.Settle(ctx))
+
+	n, err := delivery.NewStore(env.DB).Purge(ctx, env.Clock.Now().Add(-7*24*time.Hour))
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, n, int64(1), "the other tests' old deliveries go too")
+	var left []string
+	require.NoError(t, env.DB.Select(&left, `SELECT event_id FROM deliveries WHERE subscription_id = $1 ORDER BY id`, s.ID))
+	assert.Equal(t, []string{oldPending, recent}, left)
+	var events int
+	require.NoError(t, env.DB.Get(&events, `SELECT count(*) FROM events WHERE id = $1`, old))
+	assert.Zero(t, events, "the purged delivery's event")
+	var attempts int
+	require.NoError(t, env.DB.Get(&attempts, `SELECT count(*) FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.event_id = $1`, old))
+	assert.Zero(t, attempts)
+	env.Clock.Add(48 * time.Hour)
+}

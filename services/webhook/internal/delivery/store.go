@@ -336,3 +336,39 @@ FROM delivery_attempts WHERE delivery_id = ANY($1) ORDER BY delivery_id, n`, ids
 	}
 	return out, total, nil
 }
+
+// purgeBatch bounds the rows one purge statement deletes, so a long backlog of old rows is removed
+// in short transactions.
+const purgeBatch = 5000
+
+// Purge deletes the deliveries that are no longer pending and were created before before (their
+// attempts go with them), then the events no delivery refers to any more, and returns how many
+// deliveries it deleted. A pending delivery is never purged, whatever its age.
+func (s *Store) Purge(ctx context.Context, before time.Time) (int64, error) {
+	const (
+		deliveries = `
+DELETE FROM deliveries WHERE id IN (
+    SELECT id FROM deliveries WHERE state <> 'pending' AND created_at < $1 LIMIT $2)`
+		events = `
+DELETE FROM events WHERE id IN (
+    SELECT e.id FROM events e WHERE e.received_at < $1
+      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id) LIMIT $2)`
+	)
+	var total int64
+	for _, q := range []string{deliveries, events} {
+		for {
+			res, err := s.conn.ExecContext(ctx, q, before, purgeBatch)
+			if err != nil {
+				return total, fmt.Errorf("purge the delivery log: %w", err)
+			}
+			n, _ := res.RowsAffected()
+			if q == deliveries {
+				total += n
+			}
+			if n < purgeBatch {
+				break
+			}
+		}
+	}
+	return total, nil
+}
