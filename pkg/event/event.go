@@ -23,6 +23,11 @@ import (
 // its type.
 const Exchange = "events"
 
+// GroupType is the AMQP type of a message carrying many events of one routing key (a relay's
+// batch, mq.JoinGroup): services that announce every lead publish them so; consumers read both
+// forms with Expand.
+const GroupType = "events.group"
+
 // TimeLayout is RFC 3339 with a numeric zone (UTC reads +00:00), as the API writes instants.
 const TimeLayout = "2006-01-02T15:04:05-07:00"
 
@@ -102,4 +107,30 @@ func RecordAll(ctx context.Context, tx *sqlx.Tx, evs []Event) error {
 		msgs[i] = outbox.Keyed{Key: ev.Type, Msg: msg}
 	}
 	return outbox.AddAll(ctx, tx, Exchange, msgs)
+}
+
+// Expand reads the events of a message of AMQP type typ: one, or every item of a group. The items
+// of a group that are not events are returned apart (bad), for the consumer to dead-letter alone;
+// err is a body that is neither.
+func Expand(typ string, body []byte) (evs []Event, bad [][]byte, err error) {
+	if typ != GroupType {
+		ev, err := Decode(body)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []Event{ev}, nil, nil
+	}
+	items, err := mq.SplitGroup(body)
+	if err != nil {
+		return nil, nil, fmt.Errorf("event group: %w", err)
+	}
+	for _, it := range items {
+		ev, err := Decode(it)
+		if err != nil {
+			bad = append(bad, it)
+			continue
+		}
+		evs = append(evs, ev)
+	}
+	return evs, bad, nil
 }

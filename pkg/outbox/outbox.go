@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"sync"
 	"time"
 
@@ -134,6 +135,11 @@ type Relay struct {
 	// table that takes an event per lead would otherwise write every row twice (a stamped row is a
 	// new version of the whole row) and keep a day of them.
 	DeletePublished bool
+	// GroupType, when set, joins the rows of a batch that share an exchange and routing key into
+	// one message of this type (mq.JoinGroup of their bodies): the broker stores and delivers one
+	// message for many events, for a table that takes an event per lead of a bulk import. Its
+	// consumers must split groups (mq.SplitGroup) and dedupe by each item's own id.
+	GroupType string
 }
 
 // withDefaults is r with every unset field at its default; r itself is never written, so one
@@ -238,7 +244,7 @@ WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`
 			return fmt.Errorf("outbox: take rows: %w", err)
 		}
 		var done pq.Int64Array
-		done, pubErr = r.publishAll(ctx, rows)
+		done, pubErr = r.publishAll(ctx, r.units(rows))
 		if len(done) == 0 {
 			return nil
 		}
@@ -258,17 +264,56 @@ WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`
 	return published, pubErr
 }
 
-// publishAll publishes rows, Parallel at a time, and returns the ids the broker confirmed. One
-// after the other, the first failure ends the batch; in parallel, the rows in flight finish and
-// only the failed ones stay.
-func (r *Relay) publishAll(ctx context.Context, rows []row) (pq.Int64Array, error) {
-	done := make(pq.Int64Array, 0, len(rows))
+// unit is one message to publish and the rows it carries.
+type unit struct {
+	msg row
+	ids []int64
+}
+
+// units are the messages of rows: one per row, or with GroupType one per exchange and routing key
+// (in the order of their first row). A group's id names its first row's message and its size, so
+// the same rows published again carry the same id.
+func (r *Relay) units(rows []row) []unit {
+	if r.GroupType == "" {
+		out := make([]unit, len(rows))
+		for i, rw := range rows {
+			out[i] = unit{msg: rw, ids: []int64{rw.ID}}
+		}
+		return out
+	}
+	var out []unit
+	bodies := map[int][][]byte{}
+	at := map[[2]string]int{}
+	for _, rw := range rows {
+		k := [2]string{rw.Exchange, rw.RoutingKey}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, unit{msg: row{Exchange: rw.Exchange, RoutingKey: rw.RoutingKey, MessageID: rw.MessageID,
+				Type: r.GroupType, RequestID: rw.RequestID}})
+		}
+		out[i].ids = append(out[i].ids, rw.ID)
+		bodies[i] = append(bodies[i], rw.Body)
+	}
+	for i := range out {
+		out[i].msg.Body = mq.JoinGroup(bodies[i])
+		out[i].msg.MessageID += "+" + strconv.Itoa(len(out[i].ids))
+	}
+	return out
+}
+
+// publishAll publishes units, Parallel at a time, and returns the ids of the rows the broker
+// confirmed. One after the other, the first failure ends the batch; in parallel, the units in
+// flight finish and only the failed ones stay.
+func (r *Relay) publishAll(ctx context.Context, units []unit) (pq.Int64Array, error) {
+	done := make(pq.Int64Array, 0, len(units))
 	if r.Parallel == 1 {
-		for _, rw := range rows {
-			if err := r.publish(ctx, rw); err != nil {
+		for _, u := range units {
+			if err := r.publish(ctx, u.msg); err != nil {
 				return done, err
 			}
-			done = append(done, rw.ID)
+			done = append(done, u.ids...)
 		}
 		return done, nil
 	}
@@ -276,18 +321,18 @@ func (r *Relay) publishAll(ctx context.Context, rows []row) (pq.Int64Array, erro
 	var first error
 	sem := make(chan struct{}, r.Parallel)
 	var wg sync.WaitGroup
-	for _, rw := range rows {
+	for _, u := range units {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			err := r.publish(ctx, rw)
+			err := r.publish(ctx, u.msg)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				first = cmp.Or(first, err)
 				return
 			}
-			done = append(done, rw.ID)
+			done = append(done, u.ids...)
 		})
 	}
 	wg.Wait()

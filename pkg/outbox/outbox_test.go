@@ -337,3 +337,33 @@ func TestDeletePublishedLeavesNoRow(t *testing.T) {
 	require.NoError(t, conn.Get(&rows, `SELECT count(*) FROM outbox`))
 	assert.Zero(t, rows)
 }
+
+// With GroupType the rows of a batch that share a routing key travel as one group message, whose
+// items are the rows' bodies in id order.
+func TestGroupTypeJoinsABatchPerRoutingKey(t *testing.T) {
+	reset(t)
+	c, created := bound(t, "item.grouped")
+	for i := range 5 {
+		require.NoError(t, change(context.Background(), "item.grouped", i, false))
+	}
+	pub := mq.NewPublisher(c)
+	defer pub.Close()
+	n, err := (&Relay{DB: conn, Publisher: pub, GroupType: "item.group", Parallel: 4}).RelayOnce(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 5, n, "rows published")
+	got := receive(t, created, 1)
+	assert.Equal(t, "item.group", got[0].Type)
+	assert.Equal(t, "ev-0+5", got[0].MessageId)
+	items, err := mq.SplitGroup(got[0].Body)
+	require.NoError(t, err)
+	require.Len(t, items, 5)
+	for i, it := range items {
+		assert.JSONEq(t, fmt.Sprintf(`{"n":%d}`, i), string(it))
+	}
+	select {
+	case d := <-created:
+		t.Fatalf("a second message %s", d.MessageId)
+	case <-time.After(300 * time.Millisecond):
+	}
+	assert.Zero(t, unpublished(t))
+}

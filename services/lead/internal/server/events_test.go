@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -198,18 +199,23 @@ func TestTheRelayPublishesLeadCreated(t *testing.T) {
 	for {
 		select {
 		case d := <-deliveries:
-			ev, err := event.Decode(d.Body)
-			require.NoError(t, err)
-			if servicetest.LeadOf(t, ev).ID != id {
-				continue // an event of an earlier test
-			}
+			// A batch's events of one type travel as one group message (event.GroupType).
+			assert.Equal(t, event.GroupType, d.Type)
 			assert.Equal(t, lead.EventCreated, d.RoutingKey)
-			assert.Equal(t, lead.EventCreated, d.Type)
-			assert.Equal(t, ev.ID, d.MessageId)
 			assert.Equal(t, uint8(amqp.Persistent), d.DeliveryMode)
-			assert.Equal(t, orderID, ev.OrderID)
-			assert.JSONEq(t, string(env.Detail(t, id)), string(ev.Data))
-			return
+			evs, bad, err := event.Expand(d.Type, d.Body)
+			require.NoError(t, err)
+			assert.Empty(t, bad)
+			for _, ev := range evs {
+				if servicetest.LeadOf(t, ev).ID != id {
+					continue // an event of an earlier test
+				}
+				assert.Equal(t, lead.EventCreated, ev.Type)
+				assert.True(t, strings.HasPrefix(d.MessageId, evs[0].ID+"+"), "the group's id names its first event")
+				assert.Equal(t, orderID, ev.OrderID)
+				assert.JSONEq(t, string(env.Detail(t, id)), string(ev.Data))
+				return
+			}
 		case <-ctx.Done():
 			t.Fatal("lead.created of the new lead never arrived")
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"ccplatform/pkg/config"
+	"ccplatform/pkg/event"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/outbox"
 	"ccplatform/pkg/phone"
@@ -89,14 +90,17 @@ func Relay(conn *sqlx.DB, pub *mq.Publisher, log *zap.Logger, reg prometheus.Reg
 	backlog := outbox.NewCollector(conn)
 	reg.MustRegister(backlog)
 	return &outbox.Relay{DB: conn, Publisher: pub, Log: log, Published: backlog.Published(),
-		BatchSize: relayBatch, Parallel: relayParallel, Interval: relayInterval, DeletePublished: true}
+		BatchSize: relayBatch, Parallel: relayParallel, Interval: relayInterval, DeletePublished: true,
+		GroupType: event.GroupType}
 }
 
 // A bulk import or a worker's drain records thousands of lead.created per second: a relay takes
 // them in batches of relayBatch and awaits relayParallel confirms at once (lead events need no
 // order: each names its lead, and consumers dedupe by event id). A quiet relay looks again after
 // relayInterval: the wait is part of a webhook's lag after its lead's commit. Published rows are
-// deleted at once (an import writes one per lead; stamping and keeping them doubles the writes).
+// deleted at once (an import writes one per lead; stamping and keeping them doubles the writes),
+// and a batch's events of one type travel as one group message (event.GroupType): the broker
+// stores one message for up to relayBatch leads.
 const (
 	relayBatch    = 500
 	relayParallel = 64

@@ -64,12 +64,12 @@ type Payload struct {
 	PreviousStatusID *int64          `json:"previousStatusId,omitempty"`
 }
 
-// PayloadOf is the webhook body of ev. An event without data (an older publisher) carries its
-// own body as data, so nothing is sent empty.
-func PayloadOf(ev event.Event, body []byte) ([]byte, error) {
+// PayloadOf is the webhook body of ev. An event without data (none of the platform's) is sent with
+// data null rather than not at all.
+func PayloadOf(ev event.Event) ([]byte, error) {
 	data := ev.Data
 	if len(data) == 0 {
-		data = body
+		data = json.RawMessage("null")
 	}
 	b, err := json.Marshal(Payload{ID: ev.ID, Type: ev.Type, CreatedAt: ev.OccurredAt, Data: data,
 		ChangedFields: ev.ChangedFields, PreviousStatusID: ev.PreviousStatusID})
@@ -79,25 +79,32 @@ func PayloadOf(ev event.Event, body []byte) ([]byte, error) {
 	return b, nil
 }
 
-// Handle is the mq.BatchHandler of Queue: the batch's events are recorded with their deliveries in
-// one transaction, then acked (the subscriptions of each type read once per batch). An undecodable
-// event is dead-lettered; a database or order-service fault is retried (the events wait in the
-// queue); an event the database refuses for no known reason is tried alone, and fails alone.
+// Handle is the mq.BatchHandler of Queue: the batch's events (a message carries one, or a group
+// of them) are recorded with their deliveries in one transaction, then acked (the subscriptions of
+// each type read once per batch). An undecodable message is dead-lettered, and so are the items of
+// a group that are not events (alone, the group's other events recorded); a database or
+// order-service fault is retried (the events wait in the queue); an event the database refuses for
+// no known reason is tried alone, and fails alone (with its message).
 func (f *Fanout) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 	out := make([]mq.Result, len(batch))
 	var items []item
-	at := map[string]int{} // event id → its delivery's index (a repeat in the batch is acked with it)
+	seen := map[string]bool{} // an event twice in the batch (a redelivered copy) is recorded once
 	for i, d := range batch {
-		ev, err := event.Decode(d.Body)
+		evs, bad, err := event.Expand(d.Type, d.Body)
 		if err != nil {
 			out[i] = mq.Result{Outcome: mq.DeadLetter, Reason: err.Error()}
 			continue
 		}
-		if _, dup := at[ev.ID]; dup {
-			continue
+		if len(bad) > 0 {
+			out[i] = mq.Result{Outcome: mq.DeadLetter, Reason: fmt.Sprintf("%d items of the group are not events", len(bad)),
+				Keep: mq.JoinGroup(bad)}
 		}
-		at[ev.ID] = i
-		items = append(items, item{ev: ev, body: d.Body, index: i})
+		for _, ev := range evs {
+			if !seen[ev.ID] {
+				seen[ev.ID] = true
+				items = append(items, item{ev: ev, index: i})
+			}
+		}
 	}
 	err := f.record(ctx, items)
 	switch {
@@ -105,7 +112,7 @@ func (f *Fanout) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 	case db.Transient(err):
 		f.log.Warn("webhooks: fan-out failed, retrying", zap.Int("events", len(items)), zap.Error(err))
 		for i := range out {
-			if out[i].Outcome == mq.Ack {
+			if out[i].Outcome == mq.Ack || out[i].Keep != nil {
 				out[i] = mq.Result{Outcome: mq.Retry, Reason: err.Error()}
 			}
 		}
@@ -126,10 +133,9 @@ func outcomeOf(err error) mq.Outcome {
 	return mq.Fail
 }
 
-// item is a decoded event of a batch and where it sits in the batch.
+// item is a decoded event of a batch and the index of the message that carried it.
 type item struct {
 	ev    event.Event
-	body  []byte
 	index int
 }
 
@@ -159,7 +165,7 @@ func (f *Fanout) record(ctx context.Context, items []item) error {
 		if len(to) == 0 {
 			continue
 		}
-		payload, err := PayloadOf(it.ev, it.body)
+		payload, err := PayloadOf(it.ev)
 		if err != nil {
 			return err
 		}

@@ -101,6 +101,23 @@ func TestEventsReachOnlyTheSubscriptionsWhoseOwnerMaySeeThem(t *testing.T) {
 	assert.JSONEq(t, `{"id":"`+changed.ID+`","type":"lead.created","createdAt":"`+changed.OccurredAt+`","data":{"id":3},"previousStatusId":1}`, string(body))
 
 	assert.Equal(t, mq.DeadLetter, f.Handle(ctx, []mq.Delivery{{Body: []byte(`{"type":"lead.created"}`)}})[0].Outcome)
+
+	// A group (a relay's batch) is read item by item: its events recorded, an item that is not an
+	// event dead-lettered alone.
+	g1, err := event.New("lead.created", 10, map[string]any{"id": 4})
+	require.NoError(t, err)
+	g2, err := event.New("lead.created", 20, map[string]any{"id": 5})
+	require.NoError(t, err)
+	m1, err := g1.Message()
+	require.NoError(t, err)
+	m2, err := g2.Message()
+	require.NoError(t, err)
+	broken := []byte(`{"type":"lead.created"}`)
+	res := f.Handle(ctx, []mq.Delivery{{Type: event.GroupType, Body: mq.JoinGroup([][]byte{m1.Body, broken, m2.Body})}})[0]
+	assert.Equal(t, mq.DeadLetter, res.Outcome)
+	assert.Equal(t, mq.JoinGroup([][]byte{broken}), res.Keep, "only the broken item")
+	assert.Equal(t, []int64{clientA, staff}, deliveredTo(t, g1.ID))
+	assert.Equal(t, []int64{clientB, staff}, deliveredTo(t, g2.ID))
 }
 
 // Through the broker: an event published on the events exchange ends as a delivery.
