@@ -14,6 +14,7 @@ import (
 
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/outbox"
+	"ccplatform/pkg/web"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
@@ -27,9 +28,6 @@ const Exchange = "events"
 // batch, mq.JoinGroup): services that announce every lead publish them so; consumers read both
 // forms with Expand.
 const GroupType = "events.group"
-
-// TimeLayout is RFC 3339 with a numeric zone (UTC reads +00:00), as the API writes instants.
-const TimeLayout = "2006-01-02T15:04:05-07:00"
 
 // Event is a domain event. OrderID and ActorUserID say whose it is, so a consumer can apply the
 // platform's access rules (a client sees the events of its own orders); Data is the resource.
@@ -58,7 +56,7 @@ func New(typ string, orderID int64, data any) (Event, error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("event %s: encode data: %w", typ, err)
 	}
-	return Event{ID: uuid.NewString(), Type: typ, OccurredAt: time.Now().UTC().Format(TimeLayout),
+	return Event{ID: uuid.NewString(), Type: typ, OccurredAt: web.Time(time.Now()),
 		OrderID: orderID, Data: raw}, nil
 }
 

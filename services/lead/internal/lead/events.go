@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"ccplatform/pkg/event"
+	"ccplatform/pkg/web"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -30,7 +31,7 @@ func eventOf(typ string, l Lead, actor *int64) (event.Event, error) {
 	if err != nil {
 		return event.Event{}, err
 	}
-	ev.OccurredAt = l.UpdatedAt.UTC().Format(event.TimeLayout)
+	ev.OccurredAt = web.Time(l.UpdatedAt)
 	if actor != nil {
 		ev.ActorUserID = *actor
 	}

@@ -86,7 +86,7 @@ func publish(t *testing.T, subs ...int64) string {
 	id := "evt-" + t.Name() + "-" + strconv.Itoa(eventSeq)
 	body := fmt.Appendf(nil, `{"id":%q,"type":"lead.created","createdAt":"2026-11-26T10:00:00+00:00","data":{"id":%d}}`, id, eventSeq)
 	require.NoError(t, db.InTx(context.Background(), env.DB, func(tx *sqlx.Tx) error {
-		return delivery.Enqueue(context.Background(), tx, id, "lead.created", body, subs, env.Clock.Now())
+		return delivery.EnqueueAll(context.Background(), tx, []delivery.Queued{{ID: id, Type: "lead.created", Body: body, To: subs}}, env.Clock.Now())
 	}))
 	return id
 }

@@ -21,9 +21,6 @@ type Store struct {
 // NewStore is a store on the webhook schema.
 func NewStore(conn *sqlx.DB) *Store { return &Store{conn: conn} }
 
-// DB is the store's pool (the fan-out reads subscriptions in its transactions).
-func (s *Store) DB() *sqlx.DB { return s.conn }
-
 // Queued is an event to record with the subscriptions it is owed to.
 type Queued struct {
 	ID, Type string
@@ -60,11 +57,6 @@ ON CONFLICT (subscription_id, event_id) DO NOTHING`
 		return fmt.Errorf("record deliveries of %d events: %w", len(events), err)
 	}
 	return nil
-}
-
-// Enqueue records one event (id, of type typ, sent as body) owed to subs, as EnqueueAll.
-func Enqueue(ctx context.Context, tx *sqlx.Tx, id, typ string, body []byte, subs []int64, now time.Time) error {
-	return EnqueueAll(ctx, tx, []Queued{{ID: id, Type: typ, Body: body, To: subs}}, now)
 }
 
 // Due is a delivery a dispatcher claimed, with what it needs to send it.

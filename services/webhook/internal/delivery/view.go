@@ -1,9 +1,6 @@
 package delivery
 
-import "time"
-
-// timeLayout is RFC 3339 with a numeric zone, as the API writes instants.
-const timeLayout = "2006-01-02T15:04:05-07:00"
+import "ccplatform/pkg/web"
 
 // View is a delivery as the log returns it.
 type View struct {
@@ -36,22 +33,14 @@ type AttemptView struct {
 func ViewOf(d Delivery) View {
 	v := View{ID: d.ID, EventID: d.EventID, EventType: d.EventType, State: d.State, Attempts: d.Attempts,
 		LastStatusCode: d.LastStatus, LastLatencyMs: d.LastLatencyMS, LastError: d.LastError,
-		LastResponseBody: d.LastResponse, CreatedAt: d.CreatedAt.UTC().Format(timeLayout),
-		DeliveredAt: format(d.DeliveredAt), AttemptLog: make([]AttemptView, len(d.Log))}
+		LastResponseBody: d.LastResponse, CreatedAt: web.Time(d.CreatedAt),
+		DeliveredAt: web.TimeOrNull(d.DeliveredAt), AttemptLog: make([]AttemptView, len(d.Log))}
 	if d.State == "pending" {
-		v.NextAttemptAt = format(d.NextAttemptAt)
+		v.NextAttemptAt = web.TimeOrNull(d.NextAttemptAt)
 	}
 	for i, a := range d.Log {
-		v.AttemptLog[i] = AttemptView{Attempt: a.N, At: a.At.UTC().Format(timeLayout), StatusCode: a.StatusCode,
+		v.AttemptLog[i] = AttemptView{Attempt: a.N, At: web.Time(a.At), StatusCode: a.StatusCode,
 			LatencyMs: a.LatencyMS, Error: a.Error, ResponseBody: a.Response}
 	}
 	return v
-}
-
-func format(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := t.UTC().Format(timeLayout)
-	return &s
 }

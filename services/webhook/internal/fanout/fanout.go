@@ -28,11 +28,11 @@ const jobFailed = "lead.job.failed"
 // Queue is the dispatcher's queue on the events exchange.
 const Queue = "webhook.events"
 
-// Keys are the routing keys Queue is bound to: the event types a subscription may ask for.
-func Keys() []string { return subscription.EventTypes() }
-
-// Topology declares Queue bound to the events exchange.
-func Topology() mq.Topology { return mq.Subscription(event.Exchange, Queue, Keys()...) }
+// Topology declares Queue bound to the events exchange for the event types a subscription may ask
+// for.
+func Topology() mq.Topology {
+	return mq.Subscription(event.Exchange, Queue, subscription.EventTypes()...)
+}
 
 // Scopes tells which orders a subscription's owner may see (pkg/orderscope, from the order
 // service).

@@ -36,16 +36,6 @@ func (s Subscription) Fields() Fields {
 	return Fields{URL: s.URL, Events: s.Events, Description: s.Description, Enabled: s.Enabled, OrderIDs: s.OrderIDs}
 }
 
-// Secrets are the secrets that sign a delivery at now: the current one, and the previous one
-// until its overlap ends.
-func (s Subscription) Secrets(now time.Time) []string {
-	out := []string{s.Secret}
-	if s.PreviousSecret != nil && s.PreviousSecretUntil != nil && now.Before(*s.PreviousSecretUntil) {
-		out = append(out, *s.PreviousSecret)
-	}
-	return out
-}
-
 // Owner is who a subscription belongs to: the caller that creates it.
 type Owner struct {
 	UserID int64
@@ -83,13 +73,19 @@ func (s *Store) Get(ctx context.Context, v Viewer, id int64) (Subscription, erro
 	var out Subscription
 	err := s.conn.GetContext(ctx, &out, `SELECT `+columns+` FROM subscriptions WHERE id = $1 AND ($2 OR owner_user_id = $3)`,
 		id, v.All, v.UserID)
+	return out, oneRow(err, id, "read subscription")
+}
+
+// oneRow is the error of a statement on subscription id (doing names it): NotFound when no row
+// was found (missing, or not the viewer's: the same answer, so others' ids reveal nothing).
+func oneRow(err error, id int64, doing string) error {
 	if db.IsNoRows(err) {
-		return Subscription{}, apperr.NotFoundf("webhook %d does not exist", id)
+		return apperr.NotFoundf("webhook %d does not exist", id)
 	}
 	if err != nil {
-		return Subscription{}, fmt.Errorf("read subscription %d: %w", id, err)
+		return fmt.Errorf("%s %d: %w", doing, id, err)
 	}
-	return out, nil
+	return nil
 }
 
 // Viewer is whose subscriptions a caller sees: their own, or all (staff).
@@ -123,13 +119,7 @@ WHERE id = $1 AND ($2 OR owner_user_id = $9) RETURNING ` + columns
 	var out Subscription
 	err := s.conn.GetContext(ctx, &out, q, id, v.All, f.URL, pq.StringArray(f.Events), pq.Int64Array(f.OrderIDs),
 		f.Description, f.Enabled, now, v.UserID)
-	if db.IsNoRows(err) {
-		return Subscription{}, apperr.NotFoundf("webhook %d does not exist", id)
-	}
-	if err != nil {
-		return Subscription{}, fmt.Errorf("update subscription %d: %w", id, err)
-	}
-	return out, nil
+	return out, oneRow(err, id, "update subscription")
 }
 
 // Delete removes subscription id with its deliveries.
@@ -152,18 +142,7 @@ UPDATE subscriptions SET previous_secret = secret, previous_secret_until = $4, s
 WHERE id = $1 AND ($2 OR owner_user_id = $6) RETURNING ` + columns
 	var out Subscription
 	err := s.conn.GetContext(ctx, &out, q, id, v.All, secret, overlapUntil, now, v.UserID)
-	if db.IsNoRows(err) {
-		return Subscription{}, apperr.NotFoundf("webhook %d does not exist", id)
-	}
-	if err != nil {
-		return Subscription{}, fmt.Errorf("rotate secret of subscription %d: %w", id, err)
-	}
-	return out, nil
-}
-
-// ByID reads subscription id whoever owns it (the dispatcher's view).
-func (s *Store) ByID(ctx context.Context, id int64) (Subscription, error) {
-	return s.Get(ctx, Viewer{All: true}, id)
+	return out, oneRow(err, id, "rotate secret of subscription")
 }
 
 // Matching are the enabled subscriptions that asked for events of type typ.

@@ -1,11 +1,6 @@
 package subscription
 
-import (
-	"time"
-)
-
-// timeLayout is RFC 3339 with a numeric zone, as the API writes instants.
-const timeLayout = "2006-01-02T15:04:05-07:00"
+import "ccplatform/pkg/web"
 
 // View is a subscription as the API returns it. The secret is never in it after creation and
 // rotation (SecretView).
@@ -35,34 +30,20 @@ type SecretView struct {
 // ViewOf is s as the API returns it.
 func ViewOf(s Subscription) View {
 	return View{
-		ID: s.ID, URL: s.URL, Events: nonNil(s.Events), OrderIDs: nonNilIDs(s.OrderIDs), Description: s.Description,
-		Enabled: s.Enabled, OwnerUserID: s.OwnerUserID, FailingSince: format(s.FailingSince),
-		DisabledReason: s.DisabledReason, PreviousSecretExpiresAt: format(s.PreviousSecretUntil),
-		CreatedAt: s.CreatedAt.UTC().Format(timeLayout), UpdatedAt: s.UpdatedAt.UTC().Format(timeLayout),
+		ID: s.ID, URL: s.URL, Events: nonNil(s.Events), OrderIDs: nonNil(s.OrderIDs), Description: s.Description,
+		Enabled: s.Enabled, OwnerUserID: s.OwnerUserID, FailingSince: web.TimeOrNull(s.FailingSince),
+		DisabledReason: s.DisabledReason, PreviousSecretExpiresAt: web.TimeOrNull(s.PreviousSecretUntil),
+		CreatedAt: web.Time(s.CreatedAt), UpdatedAt: web.Time(s.UpdatedAt),
 	}
 }
 
 // WithSecret is s as create and rotate-secret return it.
 func WithSecret(s Subscription) SecretView { return SecretView{View: ViewOf(s), Secret: s.Secret} }
 
-func format(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := t.UTC().Format(timeLayout)
-	return &s
-}
-
-func nonNil(s []string) []string {
+// nonNil is s, or an empty list for nil (a JSON [] rather than null).
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-func nonNilIDs(s []int64) []int64 {
-	if s == nil {
-		return []int64{}
+		return []T{}
 	}
 	return s
 }
