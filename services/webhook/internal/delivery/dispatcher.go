@@ -28,7 +28,7 @@ type Config struct {
 const (
 	DefaultWorkers     = 128
 	DefaultPerEndpoint = 16
-	DefaultPoll        = 200 * time.Millisecond
+	DefaultPoll        = 100 * time.Millisecond
 	// maxClaim bounds one claim, so a process takes no more than it is about to send.
 	maxClaim = 100
 )
