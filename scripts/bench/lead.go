@@ -268,63 +268,7 @@ VALUES ($1, $2, $3, 'Bench client', 'bench', 1, 'straight', 'api_v2_async', $4)`
 		ratio:    ratio, target: "≥ 2.00", pass: ratio >= 2,
 	})
 	fmt.Fprintf(b.out, "    drained %d jobs at %.0f/s; single-row INSERT %s\n", drained.OK, drained.Rate(), inserts.Summary())
-
-	// (2c) comes after figure (3), whose drain its single-job messages would slow down, and its
-	// jobs are drained before the next phase.
-	b.stack.Stop("lead-worker", syscall.SIGTERM)
-	extra := b.groupsVsSingle(ctx)
-	if err := b.stack.Start("lead-worker"); err != nil {
-		return err
-	}
-	if err := b.waitOutcomes(ctx, queued+extra); err != nil {
-		return err
-	}
-	return b.drainGroupsVsSingle(ctx, queued+extra)
-}
-
-// drainGroupsVsSingle completes figure (2c), printed only: lead-worker's drain of jobs that came
-// as job groups against the same number that came as single-job messages, each queued with the
-// worker stopped (done is the outcomes already recorded).
-func (b *bench) drainGroupsVsSingle(ctx context.Context, done int) error {
-	n := b.cfg.DrainJobs
-	rates := map[string]float64{}
-	for _, side := range []struct{ name, process string }{{"job groups", "lead-api"}, {"single-job messages", "lead-api-single"}} {
-		b.stack.Stop("lead-worker", syscall.SIGTERM)
-		c := b.leadAPI(side.process)
-		queue := Load(b.cfg.Concurrency, 5*time.Minute, n, func(int) error {
-			return c.Do(ctx, "POST", "/v2/lead/create-async", b.leadBody(), nil)
-		})
-		if queue.Errors > 0 {
-			return fmt.Errorf("queue jobs as %s: %w", side.name, queue.FirstErr)
-		}
-		res, err := b.drain(ctx, done, done+queue.OK)
-		if err != nil {
-			return err
-		}
-		done += queue.OK
-		rates[side.name] = res.Rate()
-		fmt.Fprintf(b.out, "    drain of %d jobs queued as %s: %.0f/s\n", queue.OK, side.name, res.Rate())
-	}
-	if r := rates["single-job messages"]; r > 0 {
-		fmt.Fprintf(b.out, "    drain, groups ÷ single: %.2f\n", rates["job groups"]/r)
-	}
 	return nil
-}
-
-// waitOutcomes waits until lead_jobs holds want outcomes: every job queued so far is done.
-func (b *bench) waitOutcomes(ctx context.Context, want int) error {
-	deadline := time.Now().Add(3 * time.Minute)
-	for time.Now().Before(deadline) {
-		n, err := b.outcomes(ctx)
-		if err != nil {
-			return err
-		}
-		if n >= want {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("lead-worker did not drain %d jobs in 3 minutes", want)
 }
 
 // httpPublishCeiling is two references for figure (2), printed only: the same confirmed
@@ -515,42 +459,6 @@ func (b *bench) add(name string, platform, baseline Result, ratio float64, targe
 	fmt.Fprintf(b.out, "    platform %s\n    baseline %s\n", platform.Summary(), baseline.Summary())
 	b.rows = append(b.rows, row{name: name, platform: platform.Summary(), baseline: baseline.Summary(),
 		ratio: ratio, target: target, pass: ratio >= min && platform.Errors == 0})
-}
-
-// singleJobLanes is lead-api-single's JOB_PUBLISH_LANES: four times the clients, so that the
-// confirm window never limits it.
-const singleJobLanes = 64
-
-// groupsVsSingle is figure (2c), printed only: async accepts on lead-api directly, publishing job
-// groups (the default: one message awaits its confirm, the jobs accepted meanwhile share the next)
-// against lead-api-single (every job its own message, singleJobLanes confirms outstanding), in
-// alternating rounds so that both meet the same machine. It returns the jobs it queued.
-func (b *bench) groupsVsSingle(ctx context.Context) int {
-	grouped, single := b.leadAPI("lead-api"), b.leadAPI("lead-api-single")
-	opOf := func(c *Client) func(int) error {
-		return func(int) error { return c.Do(ctx, "POST", "/v2/lead/create-async", b.leadBody(), nil) }
-	}
-	queued := Load(b.cfg.Concurrency, time.Second, 100, opOf(single)).OK
-	const rounds = 3
-	var g, s Result
-	for range rounds {
-		for _, side := range []struct {
-			op  func(int) error
-			sum *Result
-		}{{opOf(grouped), &g}, {opOf(single), &s}} {
-			r := Load(b.cfg.Concurrency, b.cfg.Duration/2, 0, side.op)
-			*side.sum = side.sum.Merge(r)
-			queued += r.OK
-		}
-	}
-	fmt.Fprintf(b.out, "(2c) job groups vs single-job messages, lead-api directly, c=%d, %d alternating rounds of %s:\n",
-		b.cfg.Concurrency, rounds, b.cfg.Duration/2)
-	fmt.Fprintf(b.out, "    job groups (JOB_PUBLISH_LANES=1, JOB_GROUP_MAX_JOBS=32) %8.0f/s (%d errors)\n", g.Rate(), g.Errors)
-	fmt.Fprintf(b.out, "    single-job messages (JOB_PUBLISH_LANES=%d, JOB_GROUP_MAX_JOBS=1) %8.0f/s (%d errors)\n", singleJobLanes, s.Rate(), s.Errors)
-	if s.Rate() > 0 {
-		fmt.Fprintf(b.out, "    groups ÷ single: %.2f\n", g.Rate()/s.Rate())
-	}
-	return queued
 }
 
 // leadAPI is a client of a lead-api process of the stack, called as the gateway calls it (the

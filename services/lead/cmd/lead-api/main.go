@@ -36,10 +36,6 @@ type Config struct {
 	JobIDSecret string `env:"JOB_ID_SECRET"`
 	// ConfirmTimeout bounds the wait for the broker's confirm of an async create (then 503).
 	ConfirmTimeout time.Duration `env:"JOB_CONFIRM_TIMEOUT" envDefault:"10s"`
-	// PublishLanes is how many job messages may await their confirm at once; the jobs accepted
-	// meanwhile share the next message, up to GroupMaxJobs (1 publishes every job alone).
-	PublishLanes int `env:"JOB_PUBLISH_LANES" envDefault:"1"`
-	GroupMaxJobs int `env:"JOB_GROUP_MAX_JOBS" envDefault:"32"`
 	// ClockFile, in development only, is where the dialing queue reads the time (internal/clock):
 	// the end-to-end tests set calling windows and lease expiry through it instead of waiting.
 	ClockFile string `env:"CLOCK_FILE"`
@@ -69,8 +65,6 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	o.Broker(broker)
 	pub := mq.NewPublisher(broker)
 	defer pub.Close()
-	group := mq.NewGroup(pub, job.GroupConfig(cfg.PublishLanes, cfg.GroupMaxJobs, cfg.ConfirmTimeout))
-	defer group.Close()
 	// A channel of its own: a failed event publish that closes its channel must not nack the
 	// confirms async accepts are waiting for.
 	events := mq.NewPublisher(broker)
@@ -90,7 +84,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	h := server.New(server.Deps{
 		Ops: o,
 		DB:  conn, Log: log, InternalToken: cfg.InternalToken, Leads: leads, Catalog: cat,
-		Accepter: job.NewAccepter(group, ids, cfg.ConfirmTimeout).Counting(job.NewStateCounter(o.Registry).WithLabelValues("accepted")), JobIDs: ids, Idempotency: keys,
+		Accepter: job.NewAccepter(pub, ids, cfg.ConfirmTimeout).Counting(job.NewStateCounter(o.Registry).WithLabelValues("accepted")), JobIDs: ids, Idempotency: keys,
 		Dialer: queue, DNC: dncList,
 		// Import ids are signed like job ids, under a secret of their own: neither passes for the other.
 		Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs(jobSecret(cfg)+":imports"), cat.ByIDs, log),

@@ -16,19 +16,14 @@ import (
 // Queue is the work queue of asynchronous creates (docs/architecture.md, "Messaging").
 const Queue = "lead.jobs"
 
-// MessageType is the AMQP type of a message carrying one job; GroupType of one carrying a JSON
-// array of jobs (mq.JoinGroup), which is how lead-api publishes: the jobs accepted while earlier
-// confirms are outstanding share one message, so the broker stores and confirms it once.
+// MessageType is the AMQP type of a message carrying one job, which is how lead-api publishes.
+// GroupType is a JSON array of jobs (mq.JoinGroup) that earlier versions of lead-api published;
+// lead-worker still reads it so that no job queued before an upgrade is lost
+// (docs/performance.md, "Job groups against single-job messages").
 const (
 	MessageType = "lead.create"
 	GroupType   = "lead.create.group"
 )
-
-// GroupConfig is how lead-api groups jobs on lead.jobs: lanes is how many group messages await
-// their confirm at once, maxJobs how many jobs one message carries at most.
-func GroupConfig(lanes, maxJobs int, timeout time.Duration) mq.GroupConfig {
-	return mq.GroupConfig{Key: Queue, Type: GroupType, Lanes: lanes, MaxItems: maxJobs, Timeout: timeout}
-}
 
 // Message is the body of a job on the queue: the body as the caller sent it, with what is needed
 // to check and store it later.
@@ -40,9 +35,9 @@ type Message struct {
 	CallerUserID *int64          `json:"callerUserId"`
 	// IP is the client address the gateway forwarded, stored with the lead.
 	IP *string `json:"ip,omitempty"`
-	// RequestID is the accepting request's X-Request-Id. A group message carries the jobs of many
-	// requests, so the id travels with each job (not as the message's header) to tie the worker's
-	// lines, and a dead-lettered job, to the request that queued it.
+	// RequestID is the accepting request's X-Request-Id. It travels with the job, not only as the
+	// message's header, because a group message (GroupType) carried the jobs of many requests: it
+	// ties the worker's lines, and a dead-lettered job, to the request that queued it.
 	RequestID string `json:"requestId,omitempty"`
 	// Traceparent is the accepting request's W3C trace context, carried with each job for the
 	// same reason: the worker's span and log lines of the job continue that request's trace.
@@ -51,8 +46,7 @@ type Message struct {
 
 // AppendJSON appends m to dst as the JSON object json.Marshal makes of it, with Body copied as
 // it is (json.Marshal would reflect over m and rewrite Body compacted: ~5% of an accept's CPU).
-// Body must be one JSON value; Accept checks it, as one invalid job would make its whole group
-// unreadable.
+// Body must be one JSON value; Accept checks it, so that the worker can always read the job.
 func (m Message) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"jobId":`...)
 	dst = appendString(dst, m.JobID)
@@ -105,10 +99,10 @@ func appendString(dst []byte, s string) []byte {
 // 503: the job may or may not be queued, and the caller retries (with the same Idempotency-Key).
 const DefaultConfirmTimeout = 10 * time.Second
 
-// Accepter publishes jobs through a group publisher (GroupConfig) shared by all requests; each
-// request waits only for the confirm of the message carrying its job.
+// Accepter publishes every job as a message of its own on a publisher shared by all requests: their
+// confirms are outstanding at once, and each request waits only for its own.
 type Accepter struct {
-	group    *mq.Group
+	pub      *mq.Publisher
 	ids      *IDs
 	timeout  time.Duration
 	accepted prometheus.Counter
@@ -120,12 +114,12 @@ func (a *Accepter) Counting(c prometheus.Counter) *Accepter {
 	return a
 }
 
-// NewAccepter publishes with group and names jobs with ids.
-func NewAccepter(group *mq.Group, ids *IDs, timeout time.Duration) *Accepter {
+// NewAccepter publishes with pub and names jobs with ids.
+func NewAccepter(pub *mq.Publisher, ids *IDs, timeout time.Duration) *Accepter {
 	if timeout <= 0 {
 		timeout = DefaultConfirmTimeout
 	}
-	return &Accepter{group: group, ids: ids, timeout: timeout}
+	return &Accepter{pub: pub, ids: ids, timeout: timeout}
 }
 
 // Accepted is the data of an accepted job.
@@ -146,7 +140,7 @@ func (a *Accepter) Accept(ctx context.Context, m Message) (Accepted, error) {
 	body := m.AppendJSON(nil)
 	pctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	if err := a.group.Send(pctx, m.JobID, body); err != nil {
+	if err := a.pub.Publish(pctx, "", Queue, mq.Message{ID: m.JobID, Type: MessageType, Body: body}); err != nil {
 		if errors.Is(err, mq.ErrNotConfirmed) || errors.Is(err, context.DeadlineExceeded) {
 			return Accepted{}, apperr.Wrap(apperr.Unavailable, err, "the job queue did not confirm the job in time; send the request again")
 		}

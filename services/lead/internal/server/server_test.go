@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"ccplatform/pkg/listquery"
-	"ccplatform/pkg/mq"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/servicetest"
@@ -325,8 +324,7 @@ func TestAsyncAcceptPublishesTheJob(t *testing.T) {
 	other := env.Do(t, http.MethodPost, "/v2/lead/create-async/", map[string]any{"phone": "+79161230031", "leadType": "straight", "orderId": orderID, "orderCode": code}, "Idempotency-Key", "async-1")
 	assert.Equal(t, http.StatusConflict, other.Status)
 
-	// The job waits in lead.jobs in a persistent group message; a group opened by the job is named
-	// after it.
+	// The job waits in lead.jobs in a persistent message of its own, named after it.
 	ch, err := env.Broker.Channel(context.Background())
 	require.NoError(t, err)
 	defer ch.Close()
@@ -343,12 +341,9 @@ func TestAsyncAcceptPublishesTheJob(t *testing.T) {
 		}
 		found = true
 		assert.Equal(t, uint8(2), d.DeliveryMode)
-		assert.Equal(t, job.GroupType, d.Type)
-		jobs, err := mq.SplitGroup(d.Body)
-		require.NoError(t, err)
-		require.Len(t, jobs, 1, "a job accepted alone travels alone")
+		assert.Equal(t, job.MessageType, d.Type)
 		var m job.Message
-		require.NoError(t, json.Unmarshal(jobs[0], &m))
+		require.NoError(t, json.Unmarshal(d.Body, &m))
 		assert.Equal(t, "v2", m.Version)
 		assert.Equal(t, "api_v2_async", m.CreateMethod)
 		require.NotNil(t, m.CallerUserID)

@@ -88,8 +88,6 @@ func Main(m *testing.M, label string, ready func(*Env)) {
 		}
 		pub := mq.NewPublisher(broker)
 		defer pub.Close()
-		group := mq.NewGroup(pub, job.GroupConfig(2, 8, 5*time.Second))
-		defer group.Close()
 		ids := job.NewIDs("test-job-secret")
 		env := &Env{DB: conn, DBURL: dbURL, AMQPURL: amqpURL, Broker: broker, Settings: s, Leads: leads,
 			Orders: dir, Catalog: cat, JobIDs: ids}
@@ -99,7 +97,7 @@ func Main(m *testing.M, label string, ready func(*Env)) {
 		queue, dncList := setup.Queue(conn, leads, dir, cat, env.Now)
 		env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{Ops: probes,
 			DB: conn, Log: log, InternalToken: Token, Leads: leads, Catalog: cat,
-			Accepter: job.NewAccepter(group, ids, 5*time.Second), JobIDs: ids,
+			Accepter: job.NewAccepter(pub, ids, 5*time.Second), JobIDs: ids,
 			Idempotency: idempotency.New(conn, log), Dialer: queue, DNC: dncList,
 			Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs("test-import-secret"), cat.ByIDs, log),
 		})}
