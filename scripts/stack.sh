@@ -46,9 +46,12 @@ PROCESSES=(
   "webhook-dispatcher | ./services/webhook/cmd/webhook-dispatcher | 8096 | "
   "gateway | ./gateway/cmd/gateway      | 8080 | METRICS_ADDR=127.0.0.1:9080"
 )
-# Command-line tools built with the processes but not started.
+# Command-line tools built with the processes but not started: user-admin works on the user
+# service's schema (its demo users and agent groups, API keys); ccadmin is a client of the other
+# services' APIs and events (their demo data, simulated calls).
 TOOLS=(
-  "ccadmin | ./services/user/cmd/ccadmin"
+  "user-admin | ./services/user/cmd/user-admin"
+  "ccadmin    | ./tools/cmd/ccadmin"
 )
 ENTRY=gateway                      # the public entry point, started last
 CONSUMERS=" lead-worker call-ingest notification-worker webhook-dispatcher "  # their ports serve probes and metrics only
@@ -63,7 +66,7 @@ PIDS=$RUN/pids
 KEY_FILE=$RUN/api-key
 # One ready key per other access group, as API_KEY_<GROUP>=... lines, to try the access rules with.
 GROUP_KEYS_FILE=$RUN/api-keys-by-group
-# The demo user whose key stands for each group (services/user/internal/seed/users.go).
+# The demo user whose key stands for each group (services/user/internal/demo/users.go).
 GROUP_USERS="MODERATOR=moderator@demo.callcenter.local CLIENT=client@demo.callcenter.local CALL_CENTER_SENIOR=senior@demo.callcenter.local CALL_CENTER=agent.petrov@demo.callcenter.local ARBITRATION=arbitration@demo.callcenter.local"
 WAIT_SECONDS=${STACK_WAIT_SECONDS:-60}
 
@@ -135,7 +138,9 @@ build() {
   # The version every binary logs at start and shows at /livez.
   local version
   version=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo dev)
-  (cd "$ROOT" && go build -ldflags "-X ccplatform/pkg/buildinfo.Version=$version" -o "$BIN/" "${pkgs[@]}") || { log "build failed"; return 1; }
+  # Built as the image builds them: no cgo (nothing needs libc) and without gin's MessagePack codec
+  # (every body is JSON); both keep every process smaller (docs/performance.md, figure (8)).
+  (cd "$ROOT" && CGO_ENABLED=0 go build -tags nomsgpack -ldflags "-X ccplatform/pkg/buildinfo.Version=$version" -o "$BIN/" "${pkgs[@]}") || { log "build failed"; return 1; }
 }
 
 tail_log() { # name
@@ -234,24 +239,28 @@ stop_all() {
 
 seed_and_key() {
   local out
-  log "seeding demo data (ccadmin seed --demo)"
-  if ! "$BIN/ccadmin" seed --demo >"$LOGS/seed.log" 2>&1; then
+  # The user service's demo users and agent groups first: the other services' demo data names them.
+  log "seeding demo data (user-admin seed, then ccadmin seed --demo)"
+  if ! "$BIN/user-admin" seed >"$LOGS/seed.log" 2>&1; then
+    log "user-admin seed failed"; tail_log seed; return 1
+  fi
+  if ! "$BIN/ccadmin" seed --demo >>"$LOGS/seed.log" 2>&1; then
     log "ccadmin seed --demo failed"; tail_log seed; return 1
   fi
   log "creating an API key for $DEMO_ADMIN_EMAIL"
-  if ! out=$("$BIN/ccadmin" apikey create --email "$DEMO_ADMIN_EMAIL" 2>>"$LOGS/seed.log"); then
-    log "ccadmin apikey create failed"; tail_log seed; return 1
+  if ! out=$("$BIN/user-admin" apikey create --email "$DEMO_ADMIN_EMAIL" 2>>"$LOGS/seed.log"); then
+    log "user-admin apikey create failed"; tail_log seed; return 1
   fi
   out=$(trim "$out")
   if [ -z "$out" ] || [[ $out == *[[:space:]]* ]]; then
-    log "ccadmin apikey create printed something other than one key: $out"; return 1
+    log "user-admin apikey create printed something other than one key: $out"; return 1
   fi
   (umask 077; printf '%s\n' "$out" >"$KEY_FILE")
   local pair group email lines=""
   for pair in $GROUP_USERS; do
     group=${pair%%=*}; email=${pair#*=}
-    if ! out=$("$BIN/ccadmin" apikey create --email "$email" --name "demo $group" 2>>"$LOGS/seed.log"); then
-      log "ccadmin apikey create --email $email failed"; tail_log seed; return 1
+    if ! out=$("$BIN/user-admin" apikey create --email "$email" --name "demo $group" 2>>"$LOGS/seed.log"); then
+      log "user-admin apikey create --email $email failed"; tail_log seed; return 1
     fi
     lines+="API_KEY_$group=$(trim "$out")"$'\n'
   done

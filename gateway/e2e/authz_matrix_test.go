@@ -45,7 +45,7 @@ type matrixRoute struct {
 
 func createdKey(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := stack.Admin(append([]string{"apikey", "create"}, args...)...)
+	out, err := stack.UserAdmin(append([]string{"apikey", "create"}, args...)...)
 	require.NoError(t, err)
 	return strings.TrimSpace(out)
 }
@@ -56,7 +56,7 @@ func TestAccessMatrix(t *testing.T) {
 		keys[g] = createdKey(t, "--email", email, "--name", "matrix")
 	}
 	users := map[string]int64{}
-	out, err := stack.Admin("user", "list")
+	out, err := stack.UserAdmin("user", "list")
 	require.NoError(t, err)
 	for _, line := range strings.Split(out, "\n") {
 		if f := strings.Fields(line); len(f) >= 2 {

@@ -21,7 +21,7 @@ type member struct {
 
 func newMember(t *testing.T, email, group string) member {
 	t.Helper()
-	out, err := stack.Admin("user", "create", "--email", email, "--access-group", group)
+	out, err := stack.UserAdmin("user", "create", "--email", email, "--access-group", group)
 	require.NoError(t, err)
 	id, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
 	require.NoError(t, err, out)

@@ -263,7 +263,7 @@ func TestSimulateCallsEndToEnd(t *testing.T) {
 		users[float64(id)] = true
 	}
 
-	out, err := stack.Admin("simulate-calls", "--order", strconv.FormatInt(orderID, 10), "--count", "7")
+	out, err := stack.CCAdmin("simulate-calls", "--order", strconv.FormatInt(orderID, 10), "--count", "7")
 	require.NoError(t, err)
 	assert.Len(t, strings.Fields(out), 7, "one platform call id per event")
 

@@ -15,9 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The demo data of `ccadmin seed --demo` (services/user/internal/seed), which the harness loaded
-// before it started the gateway, as scripts/stack.sh does for `make run`: a newcomer's first
-// requests must all answer with data.
+// The demo data of `user-admin seed` (services/user/internal/demo: users, agent groups) and
+// `ccadmin seed --demo` (tools/internal/seed: catalogs, orders, leads, calls, loaded through the
+// services' APIs), which the harness loaded before it started the gateway, as scripts/stack.sh
+// does for `make run`: a newcomer's first requests must all answer with data.
 
 // demoOrderCodes are the codes the seed gives its orders.
 var demoOrderCodes = []string{"demo-credit-cards-msk", "demo-car-loans-spb"}
@@ -95,6 +96,12 @@ func TestDemoDataAnswersEveryRead(t *testing.T) {
 			assert.NotEmpty(t, o["title"])
 			assert.NotEmpty(t, o["agentUserIds"])
 			assert.NotEmpty(t, o["agentGroupIds"])
+			// ccadmin names the agents by e-mail: they must be the user service's demo agents.
+			for _, id := range o["agentUserIds"].([]any) {
+				agent := getData(t, fmt.Sprintf("/v2/user/detail/%d/", int64(id.(float64))))
+				assert.Equal(t, true, agent["isActive"], "agent %v", agent["email"])
+				assert.Contains(t, []any{"call-center", "call-center-senior"}, agent["accessGroup"], "agent %v", agent["email"])
+			}
 			assert.NotEmpty(t, o["callHolidayOverrides"])
 			assert.NotEmpty(t, o["transferNumbers"])
 			assert.NotEmpty(t, o["sipEndpointIds"])
@@ -170,9 +177,11 @@ func TestDemoDataAnswersEveryRead(t *testing.T) {
 
 // demoTotals are what a second seed must not change.
 type demoTotals struct {
-	Orders int
-	Leads  map[string]int
-	Calls  map[string]int
+	Users       int
+	AgentGroups int
+	Orders      int
+	Leads       map[string]int
+	Calls       map[string]int
 }
 
 func countDemo(t *testing.T) demoTotals {
@@ -183,6 +192,8 @@ func countDemo(t *testing.T) demoTotals {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	tot := demoTotals{Leads: map[string]int{}, Calls: map[string]int{}}
+	require.NoError(t, conn.QueryRowContext(ctx, `SELECT count(*) FROM users.users`).Scan(&tot.Users))
+	require.NoError(t, conn.QueryRowContext(ctx, `SELECT count(*) FROM users.agent_groups`).Scan(&tot.AgentGroups))
 	require.NoError(t, conn.QueryRowContext(ctx, `SELECT count(*) FROM orders.orders`).Scan(&tot.Orders))
 	for _, code := range demoOrderCodes {
 		id := demoOrderID(t, code)
@@ -197,7 +208,12 @@ func TestDemoSeedTwiceCreatesNothing(t *testing.T) {
 		require.Positive(t, demoCalls(t, demoOrderID(t, code)).Total, "the first seed's calls are stored")
 	}
 	before := countDemo(t)
-	out, err := stack.Admin("seed", "--demo")
+	out, err := stack.UserAdmin("seed")
+	require.NoError(t, err)
+	t.Log(out)
+	assert.Equal(t, "seed users: 9 demo users upserted (admin: admin@demo.callcenter.local)\n"+
+		"seed agent groups: 2 demo agent groups ensured", out)
+	out, err = stack.CCAdmin("seed", "--demo")
 	require.NoError(t, err)
 	t.Log(out)
 	for _, code := range demoOrderCodes {

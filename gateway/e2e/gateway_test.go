@@ -60,13 +60,13 @@ func waitStatus(t *testing.T, want int, call func() Response) Response {
 }
 
 func TestRevokedKeyStopsWorkingWithinSeconds(t *testing.T) {
-	key, err := stack.Admin("apikey", "create", "--email", "admin@demo.callcenter.local", "--name", "to-revoke")
+	key, err := stack.UserAdmin("apikey", "create", "--email", "admin@demo.callcenter.local", "--name", "to-revoke")
 	require.NoError(t, err)
 	id := createOrder(t, minimalOrder("Revocation check"), WithKey(key))
 	path := "/v2/order/detail/" + strconv.FormatInt(id, 10) + "/"
 	assert.Equal(t, http.StatusOK, stack.Call(t, http.MethodGet, path, nil, WithKey(key)).Status)
 
-	_, err = stack.Admin("apikey", "revoke", "--key", key)
+	_, err = stack.UserAdmin("apikey", "revoke", "--key", key)
 	require.NoError(t, err)
 	r := waitStatus(t, http.StatusUnauthorized, func() Response { return stack.Call(t, http.MethodGet, path, nil, WithKey(key)) })
 	assert.False(t, r.Env.Success)
@@ -75,7 +75,7 @@ func TestRevokedKeyStopsWorkingWithinSeconds(t *testing.T) {
 }
 
 func TestDeactivatedUsersKeysStopWorking(t *testing.T) {
-	users, err := stack.Admin("user", "list")
+	users, err := stack.UserAdmin("user", "list")
 	require.NoError(t, err)
 	// Any active demo user other than the admin, whose key is the stack's own.
 	var userID string
@@ -97,13 +97,13 @@ func TestDeactivatedUsersKeysStopWorking(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, userID, "no demo user to deactivate in:\n%s", users)
-	key, err := stack.Admin("apikey", "create", "--user", userID, "--name", "deactivation")
+	key, err := stack.UserAdmin("apikey", "create", "--user", userID, "--name", "deactivation")
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusNotFound, stack.Call(t, http.MethodGet, "/v2/order/detail/999999999/", nil, WithKey(key)).Status)
 
-	_, err = stack.Admin("user", "set-active", "--id", userID, "--active=false")
+	_, err = stack.UserAdmin("user", "set-active", "--id", userID, "--active=false")
 	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = stack.Admin("user", "set-active", "--id", userID, "--active=true") })
+	t.Cleanup(func() { _, _ = stack.UserAdmin("user", "set-active", "--id", userID, "--active=true") })
 	waitStatus(t, http.StatusUnauthorized, func() Response {
 		return stack.Call(t, http.MethodGet, "/v2/order/detail/999999999/", nil, WithKey(key))
 	})

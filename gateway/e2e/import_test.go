@@ -171,7 +171,7 @@ func TestCcadminImportReportsAndSavesRefusedRows(t *testing.T) {
 	content := "phone,leadType,name\n" + newPhone() + ",straight,Ann\n12,straight,Bob\n" + newPhone() + ",selection,Cy\n"
 	require.NoError(t, os.WriteFile(file, []byte(content), 0o600))
 
-	out, err := stack.Admin("import", "--order", strconv.FormatInt(orderID, 10), file)
+	out, err := stack.CCAdmin("import", "--order", strconv.FormatInt(orderID, 10), file)
 	require.NoError(t, err)
 	lines := strings.Split(out, "\n")
 	require.Len(t, lines, 2, out)

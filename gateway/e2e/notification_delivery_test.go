@@ -26,7 +26,7 @@ import (
 // The notification worker delivers through two third parties the platform does not run: an SMTP
 // server and a messenger's bot API. TestMain starts both in this process before the stack and
 // points notification-worker at them (deliveryPeers.workerEnv); everything else is the real stack,
-// recipients included: the users below are made with ccadmin and resolved by the user service.
+// recipients included: the users below are made with user-admin and resolved by the user service.
 
 // peers are the SMTP server and bot API the stack's notification-worker delivers to.
 var peers *deliveryPeers
@@ -88,21 +88,21 @@ func chatTitles(chat string) []string {
 	return out
 }
 
-// createUser makes a user with ccadmin user create (flags as the command takes them) and returns
+// createUser makes a user with user-admin user create (flags as the command takes them) and returns
 // its id.
 func createUser(t *testing.T, email string, flags ...string) int64 {
 	t.Helper()
-	out, err := stack.Admin(append([]string{"user", "create", "--email", email}, flags...)...)
+	out, err := stack.UserAdmin(append([]string{"user", "create", "--email", email}, flags...)...)
 	require.NoError(t, err)
 	id, err := strconv.ParseInt(out, 10, 64)
-	require.NoError(t, err, "ccadmin user create prints the id: %q", out)
+	require.NoError(t, err, "user-admin user create prints the id: %q", out)
 	return id
 }
 
 // keyFor issues an API key for a user, to call the gateway as that user.
 func keyFor(t *testing.T, userID int64) string {
 	t.Helper()
-	key, err := stack.Admin("apikey", "create", "--user", strconv.FormatInt(userID, 10), "--name", "e2e")
+	key, err := stack.UserAdmin("apikey", "create", "--user", strconv.FormatInt(userID, 10), "--name", "e2e")
 	require.NoError(t, err)
 	return key
 }

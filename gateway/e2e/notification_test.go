@@ -19,7 +19,7 @@ import (
 // demoAdminID is the id of the demo admin, whose key the stack uses.
 func demoAdminID(t *testing.T) int64 {
 	t.Helper()
-	out, err := stack.Admin("user", "list")
+	out, err := stack.UserAdmin("user", "list")
 	require.NoError(t, err)
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
@@ -187,7 +187,7 @@ func TestNotificationBodiesAreCheckedAtOnce(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, r.Status)
 	assert.Equal(t, map[string]string{"userId": "user 999999999 does not exist"}, r.Errors(t))
 
-	out, err := stack.Admin("user", "create", "--email", "inactive-recipient@e2e.local", "--active=false")
+	out, err := stack.UserAdmin("user", "create", "--email", "inactive-recipient@e2e.local", "--active=false")
 	require.NoError(t, err)
 	inactive, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
 	require.NoError(t, err, out)

@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// userIDs are the ids of the demo users, read with ccadmin.
+// userIDs are the ids of the demo users, read with user-admin.
 func userIDs(t *testing.T) []int64 {
 	t.Helper()
-	out, err := stack.Admin("user", "list")
+	out, err := stack.UserAdmin("user", "list")
 	require.NoError(t, err)
 	var ids []int64
 	for _, line := range strings.Split(out, "\n") {

@@ -56,8 +56,9 @@ var processes = []process{
 		env: []string{"LOG_LEVEL=info", "RATE_LIMIT_RPS=100000", "RATE_LIMIT_BURST=100000", "AUTH_CACHE_TTL=1s", "AUTH_FAILURE_BURST=100000"}},
 }
 
-// tools are built but not started.
-var tools = map[string]string{"ccadmin": "./services/user/cmd/ccadmin"}
+// tools are built but not started: user-admin and ccadmin, which load the demo data and make the
+// API key before the gateway starts, as scripts/stack.sh does.
+var tools = stacktest.OperatorTools()
 
 // Stack is the running platform (gateway/e2e/stacktest runs it) with a client for the public API.
 type Stack struct {

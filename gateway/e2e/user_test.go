@@ -14,7 +14,7 @@ import (
 )
 
 // The public API has no operation that creates users, so the tests that need users of their own
-// (for exact lists and totals) make them with ccadmin user create, as an operator would;
+// (for exact lists and totals) make them with user-admin user create, as an operator would;
 // everything else goes through the gateway.
 
 // e2eUser is a user a test makes for itself.
@@ -24,7 +24,7 @@ type e2eUser struct {
 	active bool
 }
 
-// insertUsers makes users with ccadmin and returns their ids in order.
+// insertUsers makes users with user-admin and returns their ids in order.
 func insertUsers(t *testing.T, users ...e2eUser) []int64 {
 	t.Helper()
 	ids := make([]int64, len(users))
@@ -500,7 +500,7 @@ func TestAgentGroupDemoData(t *testing.T) {
 			break
 		}
 	}
-	require.NotNil(t, sales, "ccadmin seed --demo makes the Sales group")
+	require.NotNil(t, sales, "user-admin seed makes the Sales group")
 	assert.Equal(t, "Продажи", sales.Names["ru"])
 	require.NotEmpty(t, sales.AgentIDs)
 	for _, id := range sales.AgentIDs {

@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
+
+	"ccplatform/pkg/web"
+
+	"go.uber.org/zap"
 )
 
 // Tasks are the long-running parts of one process, registered by its run function and run, then
@@ -37,6 +42,14 @@ func (t *Tasks) Work(name string, run func(ctx context.Context) error) {
 // Background adds a task that serves the work; it stops after every Work task has returned.
 func (t *Tasks) Background(name string, run func(ctx context.Context) error) {
 	t.background = append(t.background, task{name, run})
+}
+
+// HTTP adds the server of h on addr (web.ListenAndServe, web.DefaultTimeouts) as the Work task
+// "http": on shutdown it stops accepting and drains the requests in flight.
+func (t *Tasks) HTTP(addr string, h http.Handler, log *zap.Logger) {
+	t.Work("http", func(ctx context.Context) error {
+		return web.ListenAndServe(ctx, addr, h, web.DefaultTimeouts, log)
+	})
 }
 
 // Every turns a periodic job (a function that loops until its context ends) into a task.

@@ -116,6 +116,26 @@ func (d Definition) Validate() (Field, error) {
 	return Field{Code: d.Code, Name: name, Type: d.Type, Options: options}, nil
 }
 
+// CheckValues matches every sent value (values, by custom-field id) with its field in fields and
+// replaces it by the checked value (CheckValue); an unknown id or a refused value is a problem of
+// customValues.<id>. owner names the catalog in the message: "no lead custom field has id 3".
+func CheckValues(values map[int64]json.RawMessage, fields map[int64]Field, owner string, fe apperr.FieldErrors) {
+	for id, raw := range values {
+		name := fmt.Sprintf("customValues.%d", id)
+		f, ok := fields[id]
+		if !ok {
+			fe.Addf(name, "no %s custom field has id %d", owner, id)
+			continue
+		}
+		v, rule := f.CheckValue(raw)
+		if rule != "" {
+			fe.Add(name, rule)
+			continue
+		}
+		values[id] = v
+	}
+}
+
 // CheckValue checks that raw (one JSON value) matches the field's type and returns the value to
 // store: the same JSON, except that a multiselect is normalized to "a,b" without spaces or
 // repeats. When the value does not match, rule says why and the value is nil.

@@ -117,3 +117,22 @@ func TestCheckValue(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckValues(t *testing.T) {
+	values := map[int64]json.RawMessage{
+		1: json.RawMessage(`"text"`), 2: json.RawMessage(`5`), 3: json.RawMessage(`"x"`),
+		4: json.RawMessage(`"b, a,b"`),
+	}
+	fields := map[int64]Field{
+		1: {ID: 1, Type: TypeString},
+		2: {ID: 2, Type: TypeString},
+		4: {ID: 4, Type: TypeMultiselect, Options: []string{"a", "b"}},
+	}
+	fe := apperr.FieldErrors{}
+	CheckValues(values, fields, "order", fe)
+	assert.Equal(t, "must be a string", fe["customValues.2"])
+	assert.Equal(t, "no order custom field has id 3", fe["customValues.3"])
+	assert.NotContains(t, fe, "customValues.1")
+	assert.JSONEq(t, `"text"`, string(values[1]))
+	assert.JSONEq(t, `"b,a"`, string(values[4]), "the checked value replaces the sent one")
+}

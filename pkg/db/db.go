@@ -220,3 +220,16 @@ func UniqueViolation(err error) (constraint string, ok bool) {
 
 // IsNoRows reports sql.ErrNoRows.
 func IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// OneRow is the error of a statement on one row: no row (sql.ErrNoRows) is missing, the answer
+// for a row that does not exist (an apperr NotFound, usually); any other error is wrapped with
+// what the statement was doing (doing formatted with args).
+func OneRow(err, missing error, doing string, args ...any) error {
+	switch {
+	case err == nil:
+		return nil
+	case IsNoRows(err):
+		return missing
+	}
+	return fmt.Errorf("%s: %w", fmt.Sprintf(doing, args...), err)
+}

@@ -412,6 +412,16 @@ func TestIsNoRows(t *testing.T) {
 	assert.False(t, IsNoRows(nil))
 }
 
+func TestOneRow(t *testing.T) {
+	missing := errors.New("code 7 does not exist")
+	assert.NoError(t, OneRow(nil, missing, "read code %d", 7))
+	assert.Equal(t, missing, OneRow(fmt.Errorf("scan: %w", sql.ErrNoRows), missing, "read code %d", 7))
+	down := errors.New("connection refused")
+	err := OneRow(down, missing, "read code %d", 7)
+	assert.ErrorIs(t, err, down)
+	assert.EqualError(t, err, "read code 7: connection refused")
+}
+
 // Schema.Open hands out a pool only on a migrated schema, its own set first.
 func TestSchemaOpenMigrates(t *testing.T) {
 	ctx := ctxT(t)

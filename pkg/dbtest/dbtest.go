@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	_ "github.com/lib/pq" // the driver the project's database code uses
 )
 
@@ -82,4 +83,24 @@ func Main(m *testing.M, label string, run func(url string) int) {
 		fmt.Fprintln(os.Stderr, "dbtest: drop:", err)
 	}
 	os.Exit(code)
+}
+
+// Schema is a service's schema (db.Schema, which this package cannot import: pkg/db's own tests
+// use it).
+type Schema interface {
+	Open(ctx context.Context, rawURL string, maxConns int) (*sqlx.DB, error)
+}
+
+// MainSchema is Main with s opened on the database, migrated: run gets the pool (of maxConns
+// connections, closed after it) and the database URL.
+func MainSchema(m *testing.M, label string, s Schema, maxConns int, run func(conn *sqlx.DB, url string) int) {
+	Main(m, label, func(u string) int {
+		conn, err := s.Open(context.Background(), u, maxConns)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "dbtest:", err)
+			return 1
+		}
+		defer conn.Close()
+		return run(conn, u)
+	})
 }

@@ -236,6 +236,13 @@ func (s *Store) PurgeEvery(ctx context.Context, interval time.Duration) {
 	}
 }
 
+// PurgeHourly is the purge every service with keyed creates runs, as a task (app.Tasks.Background):
+// PurgeEvery hour until ctx is done.
+func (s *Store) PurgeHourly(ctx context.Context) error {
+	s.PurgeEvery(ctx, time.Hour)
+	return nil
+}
+
 type recorder struct {
 	gin.ResponseWriter
 	buf bytes.Buffer

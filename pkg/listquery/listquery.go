@@ -213,3 +213,13 @@ func NewResult[T any](list []T, page Page, total int) Result[T] {
 	}
 	return Result[T]{List: list, Next: page.Offset + len(list), Total: total}
 }
+
+// ResultOf is NewResult of the views of items (view of each, in order): the answer of a list
+// route whose store returns records.
+func ResultOf[T, V any](items []T, view func(T) V, page Page, total int) Result[V] {
+	list := make([]V, len(items))
+	for i, it := range items {
+		list[i] = view(it)
+	}
+	return NewResult(list, page, total)
+}

@@ -3,6 +3,7 @@ package listquery
 import (
 	"encoding/json"
 	"net/url"
+	"strconv"
 	"testing"
 	"time"
 
@@ -224,4 +225,12 @@ func TestNewResult(t *testing.T) {
 	out, err = json.Marshal(r2)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"list":["a","b","c"],"next":8,"total":100}`, string(out))
+}
+
+func TestResultOf(t *testing.T) {
+	r := ResultOf([]int{1, 2}, func(n int) string { return strconv.Itoa(n * 10) }, Page{Offset: 4, Limit: 2}, 9)
+	assert.Equal(t, Result[string]{List: []string{"10", "20"}, Next: 6, Total: 9}, r)
+	out, err := json.Marshal(ResultOf[int, string](nil, strconv.Itoa, Page{}, 0))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"list":[],"next":0,"total":0}`, string(out))
 }

@@ -80,3 +80,19 @@ func CreateVhost(label string) (string, func() error, error) {
 	drop := func() error { return call(http.MethodDelete, "/api/vhosts/"+esc, "") }
 	return u.String(), drop, nil
 }
+
+// WithVhost calls run with the AMQP URL of a vhost of its own (CreateVhost), deletes the vhost,
+// and returns run's exit code; a vhost that cannot be made is code 1. It nests in dbtest.Main.
+func WithVhost(label string, run func(amqpURL string) int) int {
+	u, drop, err := CreateVhost(label)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mqtest:", err)
+		return 1
+	}
+	defer func() {
+		if err := drop(); err != nil {
+			fmt.Fprintln(os.Stderr, "mqtest: delete vhost:", err)
+		}
+	}()
+	return run(u)
+}

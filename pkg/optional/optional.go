@@ -44,6 +44,21 @@ func (v Value[T]) Ptr() *T {
 	return &x
 }
 
+// Set writes v onto *dst when it has a value; absent and null keep *dst: the partial update of a
+// field that cannot be cleared.
+func Set[T any](dst *T, v Value[T]) {
+	if v.Present() {
+		*dst = v.V
+	}
+}
+
+// SetPtr writes v onto *dst when it was sent: a value sets it, null clears it; absent keeps it.
+func SetPtr[T any](dst **T, v Value[T]) {
+	if v.Set {
+		*dst = v.Ptr()
+	}
+}
+
 // UnmarshalJSON is only called by encoding/json for keys that are present, which is what makes
 // "absent" observable.
 func (v *Value[T]) UnmarshalJSON(b []byte) error {

@@ -194,3 +194,21 @@ func TestPlainRawMessageIsACopy(t *testing.T) {
 	b[2] = 'x'
 	assert.Equal(t, `{"a":1}`, string(v.V))
 }
+
+func TestSet(t *testing.T) {
+	name := "kept"
+	Set(&name, Value[string]{})
+	Set(&name, Null[string]())
+	assert.Equal(t, "kept", name, "absent and null keep a field that cannot be cleared")
+	Set(&name, Of("new"))
+	assert.Equal(t, "new", name)
+
+	limit := new(int64)
+	*limit = 5
+	SetPtr(&limit, Value[int64]{})
+	assert.Equal(t, int64(5), *limit, "absent keeps")
+	SetPtr(&limit, Of[int64](7))
+	assert.Equal(t, int64(7), *limit)
+	SetPtr(&limit, Null[int64]())
+	assert.Nil(t, limit, "null clears")
+}

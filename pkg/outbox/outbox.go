@@ -142,6 +142,14 @@ type Relay struct {
 	GroupType string
 }
 
+// NewRelay is a relay of db's outbox through pub with every setting at its default, counted by a
+// Collector registered on reg: the outbox metrics come with the relay that drains the table.
+func NewRelay(db *sqlx.DB, pub *mq.Publisher, log *zap.Logger, reg prometheus.Registerer) *Relay {
+	backlog := NewCollector(db)
+	reg.MustRegister(backlog)
+	return &Relay{DB: db, Publisher: pub, Log: log, Published: backlog.Published()}
+}
+
 // withDefaults is r with every unset field at its default; r itself is never written, so one
 // Relay may be used from several goroutines.
 func (r Relay) withDefaults() *Relay {

@@ -17,6 +17,8 @@ import (
 	"ccplatform/pkg/requestid"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -366,4 +368,27 @@ func TestGroupTypeJoinsABatchPerRoutingKey(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 	assert.Zero(t, unpublished(t))
+}
+
+// NewRelay comes with the outbox metrics: the backlog collector registered, its rows counted.
+func TestNewRelayCountsOnTheRegistry(t *testing.T) {
+	reset(t)
+	c, deliveries := bound(t, "item.counted")
+	for i := range 3 {
+		require.NoError(t, change(context.Background(), "item.counted", i, false))
+	}
+	pub := mq.NewPublisher(c)
+	defer pub.Close()
+	reg := prometheus.NewRegistry()
+	r := NewRelay(conn, pub, zap.NewNop(), reg)
+	r.Interval = 20 * time.Millisecond
+	rctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(rctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	receive(t, deliveries, 3)
+	assert.Eventually(t, func() bool {
+		n, err := testutil.GatherAndCount(reg, "outbox_published_total")
+		return err == nil && n == 1 && testutil.ToFloat64(r.Published) == 3
+	}, 5*time.Second, 20*time.Millisecond)
 }

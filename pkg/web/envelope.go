@@ -25,6 +25,14 @@ type Envelope struct {
 // EmptyData is the `[]` that operations returning nothing put in data.
 var EmptyData = json.RawMessage("[]")
 
+// List is s as the API writes a list: [] for nil, never null.
+func List[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 // ID is the data of operations that "return id".
 type ID struct {
 	ID int64 `json:"id"`

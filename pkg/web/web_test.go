@@ -696,3 +696,12 @@ func TestErrorEnvelopeOfAnUnreachableDatabaseIs503(t *testing.T) {
 	status, _ = ErrorEnvelope(apperr.New(apperr.Conflict, "taken"))
 	assert.Equal(t, http.StatusConflict, status, "a classified error keeps its kind")
 }
+
+func TestListIsNeverNull(t *testing.T) {
+	out, err := json.Marshal(struct {
+		None []int64  `json:"none"`
+		Some []string `json:"some"`
+	}{List[int64](nil), List([]string{"a"})})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"none":[],"some":["a"]}`, string(out))
+}

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"ccplatform/gateway/e2e/loadtest"
+
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -139,7 +141,7 @@ func (b *bench) dialer(ctx context.Context) error {
 	p99 := platform.Percentile(0.99)
 	b.rows = append(b.rows, row{
 		name: "(5) lease call p99 (4 dialers)", platform: platform.Summary(), baseline: baseline.Summary() + " (SQL)",
-		ratio: ms(p99) / ms(baseline.Percentile(0.99)), target: "p99 < 50 ms", pass: p99 < 50*time.Millisecond,
+		ratio: loadtest.Millis(p99) / loadtest.Millis(baseline.Percentile(0.99)), target: "p99 < 50 ms", pass: p99 < 50*time.Millisecond,
 	})
 
 	if err := b.makeDueAgain(ctx, order); err != nil {
@@ -167,7 +169,7 @@ func (b *bench) dialer(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(b.out, "    lease statement at %d leads: %s\n    EXPLAIN (ANALYZE, BUFFERS):\n      %s\n", b.cfg.DialBigRows, big.Summary(), strings.Join(plan, "\n      "))
-	ratio := ms(big.Percentile(0.5)) / ms(small.Percentile(0.5))
+	ratio := loadtest.Millis(big.Percentile(0.5)) / loadtest.Millis(small.Percentile(0.5))
 	b.rows = append(b.rows, row{
 		name:     fmt.Sprintf("(5) lease cost %dM / %dM leads", b.cfg.DialBigRows/1_000_000, rows/1_000_000),
 		platform: big.Summary(), baseline: small.Summary(), ratio: ratio, target: "≤ 1.50 (p50)", pass: ratio <= 1.5,

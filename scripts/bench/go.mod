@@ -3,6 +3,7 @@ module ccplatform/bench
 go 1.26.0
 
 require (
+	ccplatform/clients/go v0.0.0
 	ccplatform/gateway v0.0.0
 	ccplatform/pkg v0.0.0
 	github.com/google/uuid v1.6.0

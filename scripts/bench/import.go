@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"ccplatform/clients/go/ccapi"
 )
 
 // Figure (6), bulk import: a CSV of ImportRows valid rows is uploaded through the gateway
@@ -44,20 +46,6 @@ const (
 	rssLimit       = 100 << 20
 )
 
-// importView is the route's answer (data of the envelope).
-type importView struct {
-	ID          string  `json:"id"`
-	State       string  `json:"state"`
-	RowsTotal   int     `json:"rowsTotal"`
-	RowsDone    int     `json:"rowsDone"`
-	RowsCreated int     `json:"rowsCreated"`
-	RowsRefused int     `json:"rowsRefused"`
-	Error       *string `json:"error"`
-	CreatedAt   string  `json:"createdAt"`
-	StartedAt   *string `json:"startedAt"`
-	FinishedAt  *string `json:"finishedAt"`
-}
-
 // storedImport is the import's row as lead-worker left it.
 type storedImport struct {
 	State       string     `db:"state"`
@@ -84,13 +72,13 @@ func (b *bench) imports(ctx context.Context) error {
 		return err
 	}
 	profiled := b.profileWorker(ctx)
-	plan, err := b.claimPlan(ctx, up.ID)
+	plan, err := b.claimPlan(ctx, up.Id.String())
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(b.out, "    upload: %d rows, %.1f MiB, 202 after %.2fs (%.0f rows/s stored by lead-api)\n",
 		up.RowsTotal, mib(len(body)), latency.Seconds(), float64(up.RowsTotal)/latency.Seconds())
-	done, observed, seen, err := b.waitImport(ctx, up.ID, at, 10*time.Minute)
+	done, observed, seen, err := b.waitImport(ctx, up.Id.String(), at, 10*time.Minute)
 	if err != nil {
 		return err
 	}
@@ -101,14 +89,14 @@ func (b *bench) imports(ctx context.Context) error {
 	if err := profiled(); err != nil {
 		return err
 	}
-	st, err := b.storedImport(ctx, up.ID, b.cfg.ImportRows)
+	st, err := b.storedImport(ctx, up.Id.String(), b.cfg.ImportRows)
 	if err != nil {
 		return err
 	}
 	span := st.FinishedAt.Sub(*st.StartedAt)
 	platform := Result{OK: st.RowsTotal, Elapsed: span}
 	fmt.Fprintf(b.out, "    import %s: %d created, %d refused; started_at → finished_at %.2fs (route: %s → %s); 202 → done seen by polling %.2fs\n",
-		up.ID, st.RowsCreated, st.RowsRefused, span.Seconds(), deref(done.StartedAt), deref(done.FinishedAt), observed.Seconds())
+		up.Id.String(), st.RowsCreated, st.RowsRefused, span.Seconds(), instant(done.StartedAt), instant(done.FinishedAt), observed.Seconds())
 	fmt.Fprintf(b.out, "    import %.0f rows/s; (3) drain %.0f jobs/s (%d jobs, %.1fs)\n",
 		platform.Rate(), b.drained.Rate(), b.drained.OK, b.drained.Elapsed.Seconds())
 	fmt.Fprintf(b.out, "    by quarter of the rows (route polls): %s\n", quarters(seen, st.RowsTotal))
@@ -174,11 +162,11 @@ func (b *bench) importMemory(ctx context.Context) error {
 		target:   "< 100 MiB", pass: peak < rssLimit,
 	})
 
-	_, observed, _, err := b.waitImport(ctx, up.ID, at, 10*time.Minute)
+	_, observed, _, err := b.waitImport(ctx, up.Id.String(), at, 10*time.Minute)
 	if err != nil {
 		return err
 	}
-	st, err := b.storedImport(ctx, up.ID, bigImportRows)
+	st, err := b.storedImport(ctx, up.Id.String(), bigImportRows)
 	if err != nil {
 		return err
 	}
@@ -255,13 +243,13 @@ func (b *bench) importCSV(rows, size int) []byte {
 
 // upload posts a CSV to the import route through the gateway and returns the 202's import, the
 // time the answer took (lead-api reads and stores every row before it answers) and when it came.
-func (b *bench) upload(ctx context.Context, body []byte) (importView, time.Duration, time.Time, error) {
+func (b *bench) upload(ctx context.Context, body []byte) (ccapi.ImportView, time.Duration, time.Time, error) {
 	q := url.Values{}
 	q.Set("orderId", strconv.FormatInt(b.order, 10))
 	q.Set("orderCode", b.code)
 	req, err := http.NewRequestWithContext(ctx, "POST", b.stack.BaseURL+"/v2/lead/import?"+q.Encode(), bytes.NewReader(body))
 	if err != nil {
-		return importView{}, 0, time.Time{}, err
+		return ccapi.ImportView{}, 0, time.Time{}, err
 	}
 	req.Header.Set("Content-Type", "text/csv")
 	req.Header.Set("X-Api-Key", b.stack.APIKey)
@@ -270,22 +258,22 @@ func (b *bench) upload(ctx context.Context, body []byte) (importView, time.Durat
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
-		return importView{}, 0, time.Time{}, fmt.Errorf("upload: %w", err)
+		return ccapi.ImportView{}, 0, time.Time{}, fmt.Errorf("upload: %w", err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	at := time.Now()
 	if err != nil {
-		return importView{}, 0, at, fmt.Errorf("upload: read answer: %w", err)
+		return ccapi.ImportView{}, 0, at, fmt.Errorf("upload: read answer: %w", err)
 	}
 	if resp.StatusCode != http.StatusAccepted {
-		return importView{}, 0, at, fmt.Errorf("upload: status %d: %.300s", resp.StatusCode, raw)
+		return ccapi.ImportView{}, 0, at, fmt.Errorf("upload: status %d: %.300s", resp.StatusCode, raw)
 	}
 	var env struct {
-		Data importView `json:"data"`
+		Data ccapi.ImportView `json:"data"`
 	}
 	if err := json.Unmarshal(raw, &env); err != nil {
-		return importView{}, 0, at, fmt.Errorf("upload: answer: %w", err)
+		return ccapi.ImportView{}, 0, at, fmt.Errorf("upload: answer: %w", err)
 	}
 	return env.Data, at.Sub(start), at, nil
 }
@@ -299,25 +287,25 @@ type progress struct {
 // waitImport polls the import through the gateway until it is done, and returns it with the time
 // from since (the 202) until done was seen (polling granularity and lead-worker's idle poll
 // included) and the rows done it saw on the way.
-func (b *bench) waitImport(ctx context.Context, id string, since time.Time, limit time.Duration) (importView, time.Duration, []progress, error) {
+func (b *bench) waitImport(ctx context.Context, id string, since time.Time, limit time.Duration) (ccapi.ImportView, time.Duration, []progress, error) {
 	var seen []progress
 	for time.Since(since) < limit {
-		var v importView
+		var v ccapi.ImportView
 		if err := b.api.Do(ctx, "GET", "/v2/lead/import/"+id, nil, &v); err != nil {
-			return importView{}, 0, nil, err
+			return ccapi.ImportView{}, 0, nil, err
 		}
 		if len(seen) == 0 || v.RowsDone > seen[len(seen)-1].rows {
 			seen = append(seen, progress{time.Since(since), v.RowsDone})
 		}
 		switch v.State {
-		case "done":
+		case ccapi.ImportDone:
 			return v, time.Since(since), seen, nil
-		case "failed":
-			return importView{}, 0, nil, fmt.Errorf("import %s failed: %s", id, deref(v.Error))
+		case ccapi.ImportFailed:
+			return ccapi.ImportView{}, 0, nil, fmt.Errorf("import %s failed: %s", id, deref(v.Error))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return importView{}, 0, nil, fmt.Errorf("import %s not done in %s", id, limit)
+	return ccapi.ImportView{}, 0, nil, fmt.Errorf("import %s not done in %s", id, limit)
 }
 
 // quarters is the rate of each quarter of an import's rows as the polls saw them settle, timed
@@ -528,4 +516,12 @@ func deref(s *string) string {
 		return "-"
 	}
 	return *s
+}
+
+// instant is t as the API writes it, or "-".
+func instant(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
 }

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"ccplatform/gateway/e2e/loadtest"
 	"ccplatform/gateway/e2e/stacktest"
 	"ccplatform/pkg/mq"
 
@@ -50,7 +51,7 @@ func (b *bench) syncCreates(ctx context.Context) error {
 
 	// The same creates through the gateway built without the route policy, right after: what
 	// authorization costs the figure.
-	open := NewClient(b.stack.URL("gateway-nopolicy"), b.cfg.Concurrency, map[string]string{"X-Api-Key": b.stack.APIKey})
+	open := loadtest.NewClient(b.stack.URL("gateway-nopolicy"), b.cfg.Concurrency, map[string]string{"X-Api-Key": b.stack.APIKey})
 	openCreate := func(int) error { return open.Do(ctx, "POST", "/v2/lead/create/", b.leadBody(), nil) }
 	b.warm(openCreate)
 	noPolicy := Load(b.cfg.Concurrency, b.cfg.Duration, 0, openCreate)
@@ -76,7 +77,7 @@ func (b *bench) syncCreates(ctx context.Context) error {
 // through their builds without request metrics (gateway-nometrics → lead-api-nometrics), in
 // alternating rounds so that the machine's drift falls on both alike.
 func (b *bench) metricsCost(ctx context.Context, create func(int) error) error {
-	bare := NewClient(b.stack.URL("gateway-nometrics"), b.cfg.Concurrency, map[string]string{"X-Api-Key": b.stack.APIKey})
+	bare := loadtest.NewClient(b.stack.URL("gateway-nometrics"), b.cfg.Concurrency, map[string]string{"X-Api-Key": b.stack.APIKey})
 	bareCreate := func(int) error { return bare.Do(ctx, "POST", "/v2/lead/create/", b.leadBody(), nil) }
 	b.warm(bareCreate)
 	const rounds = 4
@@ -162,7 +163,7 @@ func (b *bench) direct(ctx context.Context, path string) int {
 }
 
 // bareServer is the baseline of figure (1): net/http, decode, one INSERT, an envelope back.
-func (b *bench) bareServer() (*Client, func(), error) {
+func (b *bench) bareServer() (*loadtest.Client, func(), error) {
 	addr, err := stacktest.FreeAddr()
 	if err != nil {
 		return nil, nil, err
@@ -196,7 +197,7 @@ VALUES ($1, $2, $3, $4, $5, 1, $6, 'api_v2') RETURNING id`
 	})
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	return NewClient("http://"+addr, b.cfg.Concurrency, nil), func() { _ = srv.Close() }, nil
+	return loadtest.NewClient("http://"+addr, b.cfg.Concurrency, nil), func() { _ = srv.Close() }, nil
 }
 
 // asyncAndDrain is figures (2) and (3). With lead-worker stopped, async accepts through the
@@ -302,11 +303,11 @@ func (b *bench) httpPublishCeiling(ctx context.Context, pub *mq.Publisher, loop 
 	defer func() { _ = srv.Close() }()
 	refs := []struct {
 		name   string
-		client *Client
+		client *loadtest.Client
 		path   string
 	}{
-		{"bare HTTP server + confirmed publish", NewClient("http://"+b.refAddr, b.cfg.Concurrency, nil), "/"},
-		{"the same behind the gateway", NewClient(b.stack.URL("refgateway"), b.cfg.Concurrency,
+		{"bare HTTP server + confirmed publish", loadtest.NewClient("http://"+b.refAddr, b.cfg.Concurrency, nil), "/"},
+		{"the same behind the gateway", loadtest.NewClient(b.stack.URL("refgateway"), b.cfg.Concurrency,
 			map[string]string{"X-Api-Key": b.stack.APIKey}), "/v2/lead/create-async/"},
 	}
 	for _, ref := range refs {
@@ -434,7 +435,7 @@ FROM generate_series(1, $3) AS g`
 		name:     fmt.Sprintf("(4) list p99 (%d leads, c=1)", b.cfg.Rows),
 		platform: platform.Summary(),
 		baseline: baseline.Summary() + " (SQL)",
-		ratio:    ms(p99) / ms(baseline.Percentile(0.99)),
+		ratio:    loadtest.Millis(p99) / loadtest.Millis(baseline.Percentile(0.99)),
 		target:   "p99 < 25 ms", pass: p99 < 25*time.Millisecond,
 	})
 	fmt.Fprintf(b.out, "    gateway %s; the two queries alone %s\n", platform.Summary(), baseline.Summary())
@@ -463,8 +464,8 @@ func (b *bench) add(name string, platform, baseline Result, ratio float64, targe
 
 // leadAPI is a client of a lead-api process of the stack, called as the gateway calls it (the
 // internal token and the demo admin as the caller).
-func (b *bench) leadAPI(process string) *Client {
-	return NewClient(b.stack.URL(process), b.cfg.Concurrency,
+func (b *bench) leadAPI(process string) *loadtest.Client {
+	return loadtest.NewClient(b.stack.URL(process), b.cfg.Concurrency,
 		map[string]string{"X-Internal-Token": internalToken, "X-User-Id": "1", "X-Access-Group": "admin"})
 }
 

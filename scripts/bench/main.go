@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"ccplatform/gateway/e2e/loadtest"
 	"ccplatform/gateway/e2e/stacktest"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
@@ -85,7 +86,7 @@ type bench struct {
 	out     io.Writer
 	stack   *stacktest.Stack
 	leads   *sqlx.DB
-	api     *Client
+	api     *loadtest.Client
 	amqpURL string
 	// refAddr is where the bare publish server of figure (2)'s references listens; the second
 	// gateway ("refgateway") forwards the lead routes there.
@@ -185,7 +186,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 			{Name: "refgateway", Pkg: "./gateway/cmd/gateway", Health: "/readyz",
 				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000", "LEAD_URL=http://" + refAddr}},
 		},
-		Tools: map[string]string{"ccadmin": "./services/user/cmd/ccadmin"},
+		Tools: stacktest.OperatorTools(),
 	})
 	if st != nil {
 		defer st.Close()
@@ -204,7 +205,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 
 	b := &bench{cfg: cfg, out: out, stack: st, leads: leads, amqpURL: amqpURL, refAddr: refAddr,
 		workerPprof: workerPprof, dbName: dbName(dbURL), dbURL: dbURL,
-		api: NewClient(st.BaseURL, cfg.Concurrency, map[string]string{"X-Api-Key": st.APIKey})}
+		api: loadtest.NewClient(st.BaseURL, cfg.Concurrency, map[string]string{"X-Api-Key": st.APIKey})}
 	if err := b.machine(ctx); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"ccplatform/gateway/e2e/loadtest"
 	"ccplatform/gateway/e2e/stacktest"
 	"ccplatform/pkg/db"
 
@@ -248,9 +249,9 @@ func (b *bench) webhookLag(ctx context.Context, recv *receiver) error {
 	p99 := lags.Percentile(0.99)
 	fmt.Fprintf(b.out, "    %d creates in %s (%.0f/s), %d webhooks: lag p50 %.0fms p99 %.0fms max %.0fms\n",
 		len(answered), sent.Round(time.Millisecond), float64(len(answered))/sent.Seconds(), lags.OK,
-		ms(lags.Percentile(0.5)), ms(p99), ms(lags.Percentile(1)))
+		loadtest.Millis(lags.Percentile(0.5)), loadtest.Millis(p99), loadtest.Millis(lags.Percentile(1)))
 	b.rows = append(b.rows, row{name: fmt.Sprintf("(7a) lead.created lag p99 at %d/s", lagRate),
-		platform: fmt.Sprintf("p50 %.0fms p99 %.0fms", ms(lags.Percentile(0.5)), ms(p99)), baseline: "-",
+		platform: fmt.Sprintf("p50 %.0fms p99 %.0fms", loadtest.Millis(lags.Percentile(0.5)), loadtest.Millis(p99)), baseline: "-",
 		ratio: p99.Seconds(), target: "< 1 s", pass: p99 < time.Second && lags.Errors == 0})
 	return nil
 }

@@ -7,7 +7,11 @@ require (
 	ccplatform/pkg v0.0.0
 )
 
-require github.com/lib/pq v1.12.3 // indirect
+require (
+	github.com/go-sql-driver/mysql v1.10.1 // indirect
+	github.com/jmoiron/sqlx v1.4.0 // indirect
+	github.com/lib/pq v1.12.3 // indirect
+)
 
 replace (
 	ccplatform/gateway => ../../gateway

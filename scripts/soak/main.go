@@ -106,7 +106,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) (bool, error) {
 	fmt.Fprintln(out, "soak: building and starting the stack")
 	st, err := stacktest.Start(stacktest.Config{
 		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken,
-		Processes: processes(), Tools: map[string]string{"ccadmin": "./services/user/cmd/ccadmin"},
+		Processes: processes(), Tools: stacktest.OperatorTools(),
 	})
 	if st != nil {
 		defer st.Close()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"ccplatform/gateway/e2e/loadtest"
 	"ccplatform/gateway/e2e/stacktest"
 )
 
@@ -71,12 +71,12 @@ type leadOrder struct {
 	code string
 }
 
-// mix is the load: the client, the ids it works on, and what it measured.
+// mix is the load: the clients, the ids it works on, and what it measured.
 type mix struct {
-	client  *http.Client
-	baseURL string
-	key     string
-	rec     *recorder
+	// api sends the key; anon is the same connections without it.
+	api  *loadtest.Client
+	anon *loadtest.Client
+	rec  *recorder
 
 	adminID    int64
 	leadOrders []leadOrder
@@ -101,9 +101,9 @@ type mix struct {
 }
 
 func newMix(baseURL, key string, workers int) *mix {
-	tr := &http.Transport{MaxIdleConns: workers * 2, MaxIdleConnsPerHost: workers * 2, IdleConnTimeout: time.Minute}
+	api := loadtest.NewClient(baseURL, workers, map[string]string{"X-Api-Key": key})
 	return &mix{
-		client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, baseURL: baseURL, key: key, rec: newRecorder(),
+		api: api, anon: &loadtest.Client{HTTP: api.HTTP, BaseURL: baseURL}, rec: newRecorder(),
 		orders: newRing[int64](), leads: newRing[int64](), jobs: newRing[string](), calls: newRing[int64](),
 		users: newRing[int64](), groups: newRing[int64](), notes: newRing[int64](),
 	}
@@ -246,7 +246,7 @@ func (m *mix) quiet() {
 	for deadline := time.Now().Add(10 * time.Second); m.inflight.Load() > 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
-	m.client.CloseIdleConnections()
+	m.api.HTTP.CloseIdleConnections()
 }
 
 func (m *mix) resume() { m.paused.Store(false) }
@@ -280,7 +280,7 @@ func (m *mix) publishCalls(ctx context.Context, st *stacktest.Stack, every time.
 			continue
 		}
 		order := m.callOrders[i%len(m.callOrders)]
-		if _, err := st.Admin("simulate-calls", "--order", strconv.FormatInt(order, 10), "--count", "20"); err != nil {
+		if _, err := st.CCAdmin("simulate-calls", "--order", strconv.FormatInt(order, 10), "--count", "20"); err != nil {
 			m.callErrors.Add(1)
 			fmt.Println("soak: call events:", err)
 		}
@@ -291,49 +291,31 @@ func (m *mix) publishCalls(ctx context.Context, st *stacktest.Stack, every time.
 // answer came) and the envelope's data of a 200. want is the status the request should get: a
 // request of the mix gets 200, one that provokes an error on purpose names it.
 func (m *mix) request(ctx context.Context, route string, want int, method, path string, body any, withKey bool) (int, json.RawMessage) {
-	var rd io.Reader
+	var raw []byte
 	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
 			panic(fmt.Sprintf("soak: body of %s: %v", route, err))
 		}
-		rd = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, m.baseURL+path, rd)
-	if err != nil {
-		panic(fmt.Sprintf("soak: request of %s: %v", route, err))
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if withKey {
-		req.Header.Set("X-Api-Key", m.key)
+	client := m.api
+	if !withKey {
+		client = m.anon
 	}
 	start := time.Now()
-	resp, err := m.client.Do(req)
-	status := 0
-	var raw []byte
-	if err == nil {
-		raw, err = io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err == nil {
-			status = resp.StatusCode
-		}
-	}
+	status, answer, err := client.Send(ctx, method, path, raw)
 	if err == nil && status != want {
-		err = fmt.Errorf("status %d: %.300s", status, raw)
+		err = fmt.Errorf("status %d: %.300s", status, answer)
 	}
 	m.rec.record(route, status, status == want, time.Since(start), err)
 	if status != http.StatusOK {
 		return status, nil
 	}
-	var env struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
+	data, err := loadtest.Data(answer)
+	if err != nil {
 		return status, nil
 	}
-	return status, env.Data
+	return status, data
 }
 
 // do is a request of the mix (with the key, 200 wanted) whose data, when it answered 200, is
@@ -356,42 +338,14 @@ func (m *mix) post(ctx context.Context, path string, body, out any) error {
 }
 
 func (m *mix) unmeasured(ctx context.Context, method, path string, body, out any) error {
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	var rd io.Reader
+	var raw []byte
 	if body != nil {
-		rd = bytes.NewReader(raw)
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
+			return fmt.Errorf("%s %s: %w", method, path, err)
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, method, m.baseURL+path, rd)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	req.Header.Set("X-Api-Key", m.key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := m.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, err = io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("%s %s: read: %w", method, path, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s %s: status %d: %.300s", method, path, resp.StatusCode, raw)
-	}
-	var env struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return fmt.Errorf("%s %s: not an envelope: %w", method, path, err)
-	}
-	if err := json.Unmarshal(env.Data, out); err != nil {
-		return fmt.Errorf("%s %s: data: %w", method, path, err)
-	}
-	return nil
+	return m.api.Do(ctx, method, path, raw, out)
 }
 
 type idData struct {
@@ -585,13 +539,12 @@ func (m *mix) notificationStream(ctx context.Context) {
 	const route = "GET /v2/notification/stream"
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.baseURL+"/v2/notification/stream/", nil)
+	req, err := m.api.NewRequest(ctx, http.MethodGet, "/v2/notification/stream/", nil)
 	if err != nil {
 		panic(fmt.Sprintf("soak: request of %s: %v", route, err))
 	}
-	req.Header.Set("X-Api-Key", m.key)
 	start := time.Now()
-	resp, err := m.client.Do(req)
+	resp, err := m.api.HTTP.Do(req)
 	if err != nil {
 		m.rec.record(route, 0, false, time.Since(start), err)
 		return

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"ccplatform/gateway/e2e/loadtest"
 	"ccplatform/gateway/e2e/stacktest"
 )
 
@@ -320,7 +321,7 @@ func printMinute(out io.Writer, minute int, w *window, s sample) {
 	}
 	line := "  p99 ms "
 	for _, route := range slices.Sorted(maps.Keys(w.latencies)) {
-		item := fmt.Sprintf(" %s %.1f |", route, ms(percentile(w.latencies[route], 0.99)))
+		item := fmt.Sprintf(" %s %.1f |", route, loadtest.Millis(loadtest.Percentile(w.latencies[route], 0.99)))
 		if len(line)+len(item) > 130 {
 			fmt.Fprintln(out, strings.TrimSuffix(line, " |"))
 			line = "        "
@@ -342,14 +343,3 @@ func printMinute(out io.Writer, minute int, w *window, s sample) {
 		fmt.Fprintf(out, "  %-20s %8.1f %11.0f %9s\n", name, p.rss/mib, p.goroutines, db)
 	}
 }
-
-func percentile(lat []time.Duration, q float64) time.Duration {
-	if len(lat) == 0 {
-		return 0
-	}
-	s := slices.Clone(lat)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(q*float64(len(s))))]
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -9,7 +9,7 @@ import "strings"
 func optionalEnv(binary, name string) string {
 	if binary == "ccadmin" {
 		switch name {
-		case "ORDER_URL", "LEAD_URL", "CALL_URL", "AMQP_URL":
+		case "USER_URL", "ORDER_URL", "LEAD_URL", "CALL_URL", "AMQP_URL":
 			// No tag default: main.go applies its own when they are unset, and empty means
 			// "skip that part of the demo data".
 			return "ccadmin: unset = its default"

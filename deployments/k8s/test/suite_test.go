@@ -16,7 +16,7 @@ const (
 )
 
 // cliBinaries run as one-off commands (a Job, kubectl run), never as a Deployment.
-func cliBinaries() map[string]bool { return map[string]bool{"ccadmin": true} }
+func cliBinaries() map[string]bool { return map[string]bool{"user-admin": true, "ccadmin": true} }
 
 // queueConst names a queue-name constant in the Go sources.
 type queueConst struct{ file, name string }

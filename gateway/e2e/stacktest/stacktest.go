@@ -50,7 +50,8 @@ type Config struct {
 	InternalToken string
 	// Processes is the stack in start order. Every HTTP process's base URL is given to every
 	// process as <NAME>_URL (a "-api" suffix dropped: lead-api → LEAD_URL). The process named
-	// "gateway" starts after the demo data and the API key were made with the "ccadmin" tool.
+	// "gateway" starts after the demo data and the API key were made with the "user-admin" and
+	// "ccadmin" tools (OperatorTools).
 	Processes []Process
 	// Tools are built but not started (name → package).
 	Tools map[string]string
@@ -166,6 +167,15 @@ func (s *Stack) MetricsURL(name string) string { return "http://" + s.metricsAdd
 // LogDir holds one log file per process.
 func (s *Stack) LogDir() string { return s.logDir }
 
+// BuildTags are the build tags of every binary, as scripts/stack.sh and the image build them:
+// nomsgpack leaves gin's MessagePack codec (unused: every body is JSON) out of the binary, about
+// 10 MB of it and 2 MiB of resident memory per process (docs/performance.md, figure (8)).
+const BuildTags = "nomsgpack"
+
+// buildEnv builds without cgo, like the image: nothing needs it, and a binary linked to libc maps
+// libc too (1.5 MiB resident per process).
+func buildEnv() []string { return append(os.Environ(), "CGO_ENABLED=0") }
+
 // build compiles every binary with one go command (packages build in parallel and share the
 // cache), into BinDir under each package's last path element.
 func (s *Stack) build() error {
@@ -184,14 +194,14 @@ func (s *Stack) build() error {
 	if err := os.MkdirAll(s.binDir, 0o755); err != nil {
 		return fmt.Errorf("bin dir: %w", err)
 	}
-	cmd := exec.Command("go", append([]string{"build", "-o", s.binDir + string(filepath.Separator)}, pkgs...)...)
-	cmd.Dir = s.root
+	cmd := exec.Command("go", append([]string{"build", "-tags", BuildTags, "-o", s.binDir + string(filepath.Separator)}, pkgs...)...)
+	cmd.Dir, cmd.Env = s.root, buildEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("build %s: %w\n%s", strings.Join(pkgs, " "), err, out)
 	}
 	for _, p := range tagged {
-		cmd := exec.Command("go", "build", "-tags", p.Tags, "-o", s.binary(p), p.Pkg)
-		cmd.Dir = s.root
+		cmd := exec.Command("go", "build", "-tags", BuildTags+","+p.Tags, "-o", s.binary(p), p.Pkg)
+		cmd.Dir, cmd.Env = s.root, buildEnv()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("build %s -tags %s: %w\n%s", p.Pkg, p.Tags, err, out)
 		}
@@ -271,26 +281,52 @@ func (s *Stack) Addrs() map[string]string {
 	return out
 }
 
-// Admin runs ccadmin with the stack's environment and returns its stdout.
-func (s *Stack) Admin(args ...string) (string, error) { return s.AdminEnv(nil, args...) }
+// OperatorTools are the operator tools (name → package) a stack with a gateway is built with: its
+// demo data and API key are made with them, as scripts/stack.sh does. user-admin works on the user
+// service's schema (its demo users and agent groups, users, API keys); ccadmin is a client of the
+// other services' APIs and events (their demo data, simulated calls, dialers, imports).
+func OperatorTools() map[string]string {
+	return map[string]string{
+		"user-admin": "./services/user/cmd/user-admin",
+		"ccadmin":    "./tools/cmd/ccadmin",
+	}
+}
 
-// AdminEnv runs ccadmin with the stack's environment plus extra variables (later ones win).
-func (s *Stack) AdminEnv(extra []string, args ...string) (string, error) {
-	cmd := exec.Command(s.binary(Process{Pkg: s.cfg.Tools["ccadmin"]}), args...)
+// UserAdmin runs user-admin with the stack's environment and returns its stdout.
+func (s *Stack) UserAdmin(args ...string) (string, error) {
+	return s.ToolEnv("user-admin", nil, args...)
+}
+
+// CCAdmin runs ccadmin with the stack's environment and returns its stdout.
+func (s *Stack) CCAdmin(args ...string) (string, error) { return s.ToolEnv("ccadmin", nil, args...) }
+
+// ToolEnv runs the tool of Config.Tools called name with the stack's environment plus extra
+// variables (later ones win) and returns its stdout.
+func (s *Stack) ToolEnv(name string, extra []string, args ...string) (string, error) {
+	pkg, ok := s.cfg.Tools[name]
+	if !ok {
+		return "", fmt.Errorf("%s is not a tool of the stack (Config.Tools)", name)
+	}
+	cmd := exec.Command(s.binary(Process{Pkg: pkg}), args...)
 	cmd.Env = append(s.Env(), extra...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("ccadmin %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+		return "", fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, stderr.String())
 	}
 	return strings.TrimSpace(stdout.String()), nil
 }
 
+// seed loads the demo data and makes the admin's key as scripts/stack.sh does: the user service's
+// users and agent groups first, which the other services' demo data names.
 func (s *Stack) seed() error {
-	if _, err := s.Admin("seed", "--demo"); err != nil {
+	if _, err := s.UserAdmin("seed"); err != nil {
 		return err
 	}
-	key, err := s.Admin("apikey", "create", "--email", "admin@demo.callcenter.local", "--name", "e2e")
+	if _, err := s.CCAdmin("seed", "--demo"); err != nil {
+		return err
+	}
+	key, err := s.UserAdmin("apikey", "create", "--email", "admin@demo.callcenter.local", "--name", "e2e")
 	if err != nil {
 		return err
 	}

@@ -38,12 +38,11 @@ func main() { app.Main("call-ingest", run) }
 // run consumes until ctx is done: the batches in hand finish (commit, confirm, ack), the rest
 // goes back to the broker; then the broker connection and the database close, the database last.
 func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
-	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
+	conn, err := app.OpenDatabase(ctx, o, migrations.Schema, cfg.Database)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	o.Database(conn.DB)
 	if cfg.Queue == "" {
 		cfg.Queue = telephony.Queue
 	}

@@ -11,7 +11,6 @@ import (
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/orderscope"
 	"ccplatform/pkg/svcclient"
-	"ccplatform/pkg/web"
 	"ccplatform/services/call/internal/migrations"
 	"ccplatform/services/call/internal/server"
 
@@ -34,18 +33,15 @@ func main() { app.Main("call", run) }
 
 // run serves until ctx is done, then drains in-flight requests and closes the database last.
 func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
-	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
+	conn, err := app.OpenDatabase(ctx, o, migrations.Schema, cfg.Database)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	o.Database(conn.DB)
 	orders := svcclient.New("order", cfg.OrderURL, cfg.InternalToken, orderTimeout)
-	h := server.New(server.Deps{Ops: o, DB: conn, Log: log, InternalToken: cfg.InternalToken,
+	h := server.New(server.Deps{API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken}, DB: conn,
 		Scopes: orderscope.New(orders, orderscope.DefaultTTL)})
 	var tasks app.Tasks
-	tasks.Work("http", func(ctx context.Context) error {
-		return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
-	})
+	tasks.HTTP(cfg.HTTPAddr, h, log)
 	return tasks.Run(ctx)
 }

@@ -2,10 +2,11 @@
 // 13). Calls are written only by the ingest consumer; this package reads them.
 package call
 
-import "time"
+import (
+	"time"
 
-// TimeLayout is RFC 3339 with a numeric offset (+00:00 for UTC), as every time of the API.
-const TimeLayout = "2006-01-02T15:04:05-07:00"
+	"ccplatform/pkg/web"
+)
 
 // Record is a call as stored.
 type Record struct {
@@ -62,7 +63,7 @@ func ViewOf(r Record) Call {
 		IsPredictive:            r.IsPredictive,
 		ClientPhone:             phoneDigits(r.ClientPhone),
 		HasRecords:              r.HasRecords,
-		CreatedAt:               r.CreatedAt.UTC().Format(TimeLayout),
+		CreatedAt:               web.Time(r.CreatedAt),
 	}
 }
 

@@ -83,11 +83,8 @@ func (s *Store) Get(ctx context.Context, id int64) (Record, error) {
 	const q = `SELECT ` + columns + ` FROM calls WHERE id = $1`
 	var r Record
 	err := s.conn.GetContext(ctx, &r, q, id)
-	if db.IsNoRows(err) {
-		return Record{}, apperr.NotFoundf("call %d not found", id)
-	}
-	if err != nil {
-		return Record{}, fmt.Errorf("get call %d: %w", id, err)
+	if err = db.OneRow(err, apperr.NotFoundf("call %d not found", id), "get call %d", id); err != nil {
+		return Record{}, err
 	}
 	return r, nil
 }

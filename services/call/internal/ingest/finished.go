@@ -3,6 +3,7 @@ package ingest
 import (
 	"time"
 
+	"ccplatform/pkg/web"
 	"ccplatform/services/call/internal/call"
 
 	"github.com/google/uuid"
@@ -14,9 +15,6 @@ const (
 	FinishedKey  = "call.finished"
 	FinishedType = "call.finished"
 )
-
-// timeLayout is RFC 3339 with a numeric offset, as every time the platform sends.
-const timeLayout = "2006-01-02T15:04:05-07:00"
 
 // Pending is a stored call whose call.finished the broker has not confirmed yet.
 type Pending struct {
@@ -47,7 +45,7 @@ type Finished struct {
 // FinishedOf is the event announcing p. Its id was fixed when the call was stored, so a copy sent
 // again after a lost confirm carries the same id.
 func FinishedOf(p Pending) Finished {
-	ended := p.EndedAt.UTC().Format(timeLayout)
+	ended := web.Time(p.EndedAt)
 	return Finished{
 		EventID:    p.FinishedEventID.String(),
 		Type:       FinishedType,

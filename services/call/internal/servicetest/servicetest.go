@@ -5,18 +5,14 @@
 package servicetest
 
 import (
-	"context"
-	"fmt"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
-	"ccplatform/pkg/ops"
-	"ccplatform/pkg/webtest"
-
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/mqtest"
+	"ccplatform/pkg/ops"
+	"ccplatform/pkg/webtest"
 	"ccplatform/services/call/internal/migrations"
 	"ccplatform/services/call/internal/server"
 
@@ -38,27 +34,12 @@ type Env struct {
 
 // Main runs the test package with an Env of its own, given to setup before the tests run.
 func Main(m *testing.M, label string, setup func(*Env)) {
-	dbtest.Main(m, label, func(url string) int {
-		amqpURL, dropVhost, err := mqtest.CreateVhost(label)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "servicetest:", err)
-			return 1
-		}
-		defer func() {
-			if err := dropVhost(); err != nil {
-				fmt.Fprintln(os.Stderr, "servicetest: drop vhost:", err)
-			}
-		}()
-		ctx := context.Background()
-		conn, err := migrations.Schema.Open(ctx, url, 16)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "servicetest:", err)
-			return 1
-		}
-		defer conn.Close()
-		setup(&Env{DB: conn, DBURL: url, AMQPURL: amqpURL, Client: webtest.Client{Token: Token,
-			Handler: server.New(server.Deps{Ops: ops.New("test"), DB: conn, Log: zap.NewNop(), InternalToken: Token})}})
-		return m.Run()
+	dbtest.MainSchema(m, label, migrations.Schema, 16, func(conn *sqlx.DB, url string) int {
+		return mqtest.WithVhost(label, func(amqpURL string) int {
+			setup(&Env{DB: conn, DBURL: url, AMQPURL: amqpURL, Client: webtest.Client{Token: Token,
+				Handler: server.New(server.Deps{API: ops.API{Ops: ops.New("test"), Log: zap.NewNop(), InternalToken: Token}, DB: conn})}})
+			return m.Run()
+		})
 	})
 }
 

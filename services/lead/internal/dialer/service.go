@@ -110,18 +110,14 @@ func (s *Service) Lease(ctx context.Context, caller web.Caller, r LeaseRequest) 
 	if err != nil || len(leads) == 0 {
 		return empty, err
 	}
-	expires := until.Format(lead.TimeLayout)
+	expires := web.Time(until)
 	out := Lease{ID: &id, ExpiresAt: &expires, List: make([]LeasedView, len(leads))}
 	for i, l := range leads {
 		out.List[i] = LeasedView{LeaseID: id, LeaseExpiresAt: expires, ID: l.ID, Phone: l.Phone, Name: l.Name,
 			UTCOffset: l.UTCOffset, Priority: l.Priority, Attempts: l.Attempts, StatusID: l.StatusID,
-			CustomValues: l.CustomValues}
+			CustomValues: l.CustomValues, PlanningCallDateTime: web.TimeOrNull(l.PlanningCallAt)}
 		if out.List[i].CustomValues == nil {
 			out.List[i].CustomValues = lead.CustomValues{}
-		}
-		if l.PlanningCallAt != nil {
-			p := l.PlanningCallAt.UTC().Format(lead.TimeLayout)
-			out.List[i].PlanningCallDateTime = &p
 		}
 	}
 	return out, nil
@@ -197,5 +193,5 @@ func (s *Service) Extend(ctx context.Context, caller web.Caller, r ExtendRequest
 	if err != nil {
 		return Extended{}, err
 	}
-	return Extended{LeaseID: r.LeaseID, LeaseExpiresAt: until.Format(lead.TimeLayout), LeadIDs: ids}, nil
+	return Extended{LeaseID: r.LeaseID, LeaseExpiresAt: web.Time(until), LeadIDs: ids}, nil
 }

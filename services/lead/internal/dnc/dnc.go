@@ -14,7 +14,7 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/optional"
 	"ccplatform/pkg/phone"
-	"ccplatform/services/lead/internal/lead"
+	"ccplatform/pkg/web"
 )
 
 // Bounds of a request.
@@ -142,13 +142,8 @@ type View struct {
 
 // ViewOf is the wire form of e at now.
 func ViewOf(e Entry, now time.Time) View {
-	v := View{ID: e.ID, Phone: e.Phone, OrderID: e.OrderID, Reason: e.Reason, Active: Active(e, now),
-		CreatedAt: e.CreatedAt.UTC().Format(lead.TimeLayout), UpdatedAt: e.UpdatedAt.UTC().Format(lead.TimeLayout)}
-	if e.ExpiresAt != nil {
-		s := e.ExpiresAt.UTC().Format(lead.TimeLayout)
-		v.ExpiresAt = &s
-	}
-	return v
+	return View{ID: e.ID, Phone: e.Phone, OrderID: e.OrderID, Reason: e.Reason, Active: Active(e, now),
+		ExpiresAt: web.TimeOrNull(e.ExpiresAt), CreatedAt: web.Time(e.CreatedAt), UpdatedAt: web.Time(e.UpdatedAt)}
 }
 
 // Active reports whether e stops calls at now.

@@ -149,11 +149,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	now := h.now()
-	views := make([]View, len(entries))
-	for i, e := range entries {
-		views[i] = ViewOf(e, now)
-	}
-	return listquery.NewResult(views, page, total), nil
+	return listquery.ResultOf(entries, func(e Entry) View { return ViewOf(e, now) }, page, total), nil
 }
 
 // CheckResult is the data of the check.

@@ -268,3 +268,31 @@ func TestOtherRoutesKeepTheCommonBodyLimit(t *testing.T) {
 		assert.Equal(t, "body: must be at most 1048576 bytes", res.Message, path)
 	}
 }
+
+// A chunk the database refuses is written row by row: only the row refused even alone is refused,
+// with the database's reason, and the import goes on to its end.
+func TestARowTheDatabaseRefusesIsRefusedAlone(t *testing.T) {
+	// Something the checks accept and the database refuses, standing for any such fault.
+	_, err := env.DB.Exec(`ALTER TABLE leads ADD CONSTRAINT test_import_refused CHECK (name IS DISTINCT FROM 'refused')`)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, err := env.DB.Exec(`ALTER TABLE leads DROP CONSTRAINT test_import_refused`)
+		assert.NoError(t, err)
+	})
+	orderID, code := newOrder()
+	file := "phone,leadType,name\n" + newPhone() + ",straight,a\n" + newPhone() + ",straight,refused\n" +
+		newPhone() + ",straight,c\n"
+	v := view(t, upload(t, "text/csv", fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code), file))
+	drain(t)
+
+	v = view(t, env.Do(t, "GET", "/v2/lead/import/"+v.ID, nil))
+	assert.Equal(t, imports.StateDone, v.State)
+	assert.Equal(t, []int{3, 3, 2, 1}, []int{v.RowsTotal, v.RowsDone, v.RowsCreated, v.RowsRefused})
+	var refused rowsPage
+	res := env.Do(t, "GET", "/v2/lead/import/"+v.ID+"/rows?status=refused", nil)
+	require.NoError(t, json.Unmarshal(res.Data, &refused), "%d %s %s", res.Status, res.Message, res.Data)
+	require.Len(t, refused.List, 1)
+	assert.Equal(t, 3, refused.List[0].Row, "the file's second row, on its third line")
+	assert.Contains(t, refused.List[0].Errors["row"], "refused by the database: ")
+	assert.Contains(t, refused.List[0].Errors["row"], "test_import_refused")
+}

@@ -87,7 +87,7 @@ func (r *Runner) Step(ctx context.Context) (bool, error) {
 	}
 	var fault error
 	for _, imp := range open {
-		n, finished, err := r.runChunk(ctx, imp, r.chunk)
+		n, finished, err := r.runChunk(ctx, imp, r.chunk, r.settle)
 		if err != nil && !db.Transient(err) {
 			// A permanent refusal of the chunk's writes: settle its rows one by one, so that only
 			// the row the database refuses is refused.
@@ -110,9 +110,9 @@ func (r *Runner) Step(ctx context.Context) (bool, error) {
 // even alone is refused with the database's reason.
 func (r *Runner) oneByOne(ctx context.Context, imp Import, n int) error {
 	for range n {
-		claimed, _, err := r.runChunk(ctx, imp, 1)
+		claimed, _, err := r.runChunk(ctx, imp, 1, r.settle)
 		if err != nil && !db.Transient(err) {
-			err = r.refuseNext(ctx, imp, map[string]string{"row": "refused by the database: " + err.Error()})
+			_, _, err = r.runChunk(ctx, imp, 1, refuse(map[string]string{"row": "refused by the database: " + err.Error()}))
 			if err != nil && !db.Transient(err) {
 				// Not even the refusal can be written: give the import up rather than retry it
 				// forever, and say why.
@@ -160,9 +160,14 @@ ORDER BY row_no LIMIT $2 FOR UPDATE SKIP LOCKED`
 	return rows, nil
 }
 
-// runChunk claims up to limit pending rows of imp and settles them in one transaction. It returns
-// how many it claimed and whether the import is finished (no row left pending).
-func (r *Runner) runChunk(ctx context.Context, imp Import, limit int) (n int, finished bool, err error) {
+// settleFunc decides the outcomes of the rows a chunk claimed, writing inside tx what they need
+// (their leads); an error rolls the whole chunk back.
+type settleFunc func(ctx context.Context, tx *sqlx.Tx, imp Import, rows []claimed) ([]outcome, error)
+
+// runChunk claims up to limit pending rows of imp and settles them with settle, in one transaction
+// that also records their outcomes and adds them to the import's counters. It returns how many it
+// claimed and whether the import is finished (no row left pending).
+func (r *Runner) runChunk(ctx context.Context, imp Import, limit int, settle settleFunc) (n int, finished bool, err error) {
 	var outs []outcome
 	err = db.InTx(ctx, r.conn, func(tx *sqlx.Tx) error {
 		rows, err := claim(ctx, tx, imp.ID, limit)
@@ -171,7 +176,7 @@ func (r *Runner) runChunk(ctx context.Context, imp Import, limit int) (n int, fi
 		}
 		n = len(rows)
 		if n > 0 {
-			if outs, err = r.settle(ctx, tx, imp, rows); err != nil {
+			if outs, err = settle(ctx, tx, imp, rows); err != nil {
 				return err
 			}
 			if err := record(ctx, tx, imp.ID, outs); err != nil {
@@ -188,25 +193,15 @@ func (r *Runner) runChunk(ctx context.Context, imp Import, limit int) (n int, fi
 	return n, finished, nil
 }
 
-// refuseNext refuses the first pending row of imp with errs.
-func (r *Runner) refuseNext(ctx context.Context, imp Import, errs map[string]string) error {
-	var outs []outcome
-	err := db.InTx(ctx, r.conn, func(tx *sqlx.Tx) error {
-		rows, err := claim(ctx, tx, imp.ID, 1)
-		if err != nil || len(rows) == 0 {
-			return err
+// refuse refuses every claimed row with errs.
+func refuse(errs map[string]string) settleFunc {
+	return func(_ context.Context, _ *sqlx.Tx, _ Import, rows []claimed) ([]outcome, error) {
+		outs := make([]outcome, len(rows))
+		for i, row := range rows {
+			outs[i] = outcome{no: row.No, status: RowRefused, errors: errs}
 		}
-		outs = []outcome{{no: rows[0].No, status: RowRefused, errors: errs}}
-		if err := record(ctx, tx, imp.ID, outs); err != nil {
-			return err
-		}
-		_, err = finish(ctx, tx, imp.ID)
-		return err
-	})
-	if err == nil {
-		r.count(outs)
+		return outs, nil
 	}
-	return err
 }
 
 func (r *Runner) count(outs []outcome) {

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"ccplatform/pkg/web"
 )
 
 // Lead types and the ways a lead is created (DESIGN §4).
@@ -121,8 +123,8 @@ type Meta struct {
 	JobID *string
 }
 
-// TimeLayout is RFC 3339 with a numeric zone, so UTC reads +00:00 as DESIGN §3 shows.
-const TimeLayout = "2006-01-02T15:04:05-07:00"
+// TimeLayout is the API's instant layout (web.TimeLayout) under the name the import views use.
+const TimeLayout = web.TimeLayout
 
 // View is the wire form of a lead (operation 8). It has every Lead field of the contract except
 // previousLeadId and nextLeadId, which only the list shows; messengerId (a v1 field) is added.
@@ -176,17 +178,13 @@ func ViewOf(l Lead) View {
 		ExternalIDCrmC: l.ExternalIDCrmC, ExternalIDCrmD: l.ExternalIDCrmD,
 		StatusID: l.StatusID, LeadType: l.LeadType, CreateMethod: l.CreateMethod, Source: l.Source,
 		IsSecondary: l.IsSecondary, Priority: l.Priority, UTCOffset: l.UTCOffset,
-		CreatedAt: l.CreatedAt.UTC().Format(TimeLayout), UpdatedAt: l.UpdatedAt.UTC().Format(TimeLayout),
+		CreatedAt: web.Time(l.CreatedAt), UpdatedAt: web.Time(l.UpdatedAt), PlanningCallDateTime: web.TimeOrNull(l.PlanningCallAt),
 		OrderID: l.OrderID, OrderCode: l.OrderCode, SocialLogin: l.SocialLogin,
 		MessengerUserName: l.MessengerUserName, MessengerPhone: l.MessengerPhone, MessengerID: l.MessengerID,
 		AdCampaignID: l.AdCampaignID, CustomValues: l.CustomValues, DoNotCall: l.DoNotCall,
 	}
 	if v.CustomValues == nil {
 		v.CustomValues = CustomValues{}
-	}
-	if l.PlanningCallAt != nil {
-		s := l.PlanningCallAt.UTC().Format(TimeLayout)
-		v.PlanningCallDateTime = &s
 	}
 	if l.SocialNetworkID != nil {
 		// The Lead table types socialNetworkId as a string.

@@ -2,7 +2,6 @@ package lead
 
 import (
 	"ccplatform/pkg/customfield"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,30 +59,30 @@ func New(ch Changes, meta Meta) Lead {
 // ApplyTo writes the changes onto l: a value sets a field, a null clears it, an absent field
 // keeps it. A changed phone brings its inferred utcOffset along unless the body sends one.
 func (ch Changes) ApplyTo(l *Lead) {
-	set(&l.LeadType, ch.LeadType)
-	set(&l.Phone, ch.Phone)
-	set(&l.OrderID, ch.OrderID)
-	set(&l.OrderCode, ch.OrderCode)
-	set(&l.StatusID, ch.StatusID)
-	set(&l.Priority, ch.Priority)
-	set(&l.Source, ch.Source)
-	setPtr(&l.MessengerUserName, ch.MessengerUserName)
-	setPtr(&l.MessengerPhone, ch.MessengerPhone)
-	setPtr(&l.MessengerID, ch.MessengerID)
-	setPtr(&l.SocialNetworkID, ch.SocialNetworkID)
-	setPtr(&l.SocialLogin, ch.SocialLogin)
-	setPtr(&l.Name, ch.Name)
-	setPtr(&l.SourceComment, ch.SourceComment)
-	setPtr(&l.ExternalIDCrmA, ch.ExternalIDCrmA)
-	setPtr(&l.ExternalIDCrmB, ch.ExternalIDCrmB)
-	setPtr(&l.ExternalIDCrmC, ch.ExternalIDCrmC)
-	setPtr(&l.ExternalIDCrmD, ch.ExternalIDCrmD)
-	setPtr(&l.AdCampaignID, ch.AdCampaignID)
-	setPtr(&l.PlanningCallAt, ch.PlanningCallAt)
+	optional.Set(&l.LeadType, ch.LeadType)
+	optional.Set(&l.Phone, ch.Phone)
+	optional.Set(&l.OrderID, ch.OrderID)
+	optional.Set(&l.OrderCode, ch.OrderCode)
+	optional.Set(&l.StatusID, ch.StatusID)
+	optional.Set(&l.Priority, ch.Priority)
+	optional.Set(&l.Source, ch.Source)
+	optional.SetPtr(&l.MessengerUserName, ch.MessengerUserName)
+	optional.SetPtr(&l.MessengerPhone, ch.MessengerPhone)
+	optional.SetPtr(&l.MessengerID, ch.MessengerID)
+	optional.SetPtr(&l.SocialNetworkID, ch.SocialNetworkID)
+	optional.SetPtr(&l.SocialLogin, ch.SocialLogin)
+	optional.SetPtr(&l.Name, ch.Name)
+	optional.SetPtr(&l.SourceComment, ch.SourceComment)
+	optional.SetPtr(&l.ExternalIDCrmA, ch.ExternalIDCrmA)
+	optional.SetPtr(&l.ExternalIDCrmB, ch.ExternalIDCrmB)
+	optional.SetPtr(&l.ExternalIDCrmC, ch.ExternalIDCrmC)
+	optional.SetPtr(&l.ExternalIDCrmD, ch.ExternalIDCrmD)
+	optional.SetPtr(&l.AdCampaignID, ch.AdCampaignID)
+	optional.SetPtr(&l.PlanningCallAt, ch.PlanningCallAt)
 	if ch.Phone.Present() && !ch.UTCOffset.Set {
 		l.UTCOffset = ch.PhoneUTCOffset
 	}
-	setPtr(&l.UTCOffset, ch.UTCOffset)
+	optional.SetPtr(&l.UTCOffset, ch.UTCOffset)
 	if ch.CustomValues.Present() {
 		// Sending customValues replaces the whole map, as for orders ({} clears it).
 		cv := make(CustomValues, len(ch.CustomValues.V))
@@ -91,21 +90,6 @@ func (ch Changes) ApplyTo(l *Lead) {
 			cv[strconv.FormatInt(id, 10)] = v
 		}
 		l.CustomValues = cv
-	}
-}
-
-func set[T any](dst *T, v optional.Value[T]) {
-	if v.Present() {
-		*dst = v.V
-	}
-}
-
-func setPtr[T any](dst **T, v optional.Value[T]) {
-	switch {
-	case v.Present():
-		*dst = v.Ptr()
-	case v.Set && v.Null:
-		*dst = nil
 	}
 }
 
@@ -151,20 +135,7 @@ func (ch *Changes) CheckReferences(mode Mode, refs References, fe apperr.FieldEr
 	if !ch.CustomValues.Present() {
 		return
 	}
-	for id, raw := range ch.CustomValues.V {
-		name := "customValues." + strconv.FormatInt(id, 10)
-		f, ok := refs.Fields[id]
-		if !ok {
-			fe.Addf(name, "no lead custom field has id %d", id)
-			continue
-		}
-		v, rule := f.CheckValue(raw)
-		if rule != "" {
-			fe.Add(name, rule)
-			continue
-		}
-		ch.CustomValues.V[id] = json.RawMessage(v)
-	}
+	customfield.CheckValues(ch.CustomValues.V, refs.Fields, "lead", fe)
 }
 
 // RenameFields returns err with its field errors renamed by names (v2 name → another version's

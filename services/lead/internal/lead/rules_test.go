@@ -256,36 +256,6 @@ func TestCheckReferences(t *testing.T) {
 	}, fe)
 }
 
-func TestLinkInABatch(t *testing.T) {
-	leads := []Lead{
-		{ID: 101, OrderID: 1, Phone: "+1"},
-		{ID: 102, OrderID: 1, Phone: "+2"},
-		{ID: 103, OrderID: 1, Phone: "+1"},
-		{ID: 104, OrderID: 2, Phone: "+1"},
-		{ID: 105, OrderID: 1, Phone: "+1"},
-	}
-	next := Link(leads, map[PhoneKey]int64{{OrderID: 1, Phone: "+2"}: 50})
-	assert.Equal(t, map[int64]int64{50: 102}, next, "only the stored lead is updated outside the batch")
-
-	assert.False(t, leads[0].IsSecondary)
-	assert.Nil(t, leads[0].PreviousLeadID)
-	assert.Equal(t, ptr[int64](103), leads[0].NextLeadID)
-	assert.True(t, leads[1].IsSecondary)
-	assert.Equal(t, ptr[int64](50), leads[1].PreviousLeadID)
-	assert.True(t, leads[2].IsSecondary)
-	assert.Equal(t, ptr[int64](101), leads[2].PreviousLeadID)
-	assert.Equal(t, ptr[int64](105), leads[2].NextLeadID)
-	assert.False(t, leads[3].IsSecondary, "another order")
-	assert.Equal(t, ptr[int64](103), leads[4].PreviousLeadID)
-	assert.Nil(t, leads[4].NextLeadID)
-}
-
-func TestLockIDsAreSortedAndDistinct(t *testing.T) {
-	ids := LockIDs([]Lead{{OrderID: 1, Phone: "+1"}, {OrderID: 2, Phone: "+1"}, {OrderID: 1, Phone: "+1"}, {OrderID: 1, Phone: "+2"}})
-	require.Len(t, ids, 3)
-	assert.IsIncreasing(t, ids)
-}
-
 func TestRenameFields(t *testing.T) {
 	err := apperr.FieldErrors{"phone": "bad", "socialLogin": "is required"}.Err()
 	renamed := RenameFields(err, map[string]string{"phone": "client_phone"})

@@ -57,7 +57,7 @@ func insertArgs(l Lead) []any {
 		l.JobID, l.CreatedBy}
 }
 
-// createLead is Create's one statement: claim_lead_id (migration 00003) takes the key's lock, draws
+// createLead is Create's one statement: claim_lead_id (migration 00011) takes the key's lock, draws
 // the id and links the previous lead, the insert stores the lead with its links, and the outbox
 // gets its lead.created, all in one statement (one round trip, one implicit transaction) where
 // BEGIN, the insert, the event's insert and COMMIT would be four. The event is the one eventOf
@@ -65,7 +65,7 @@ func insertArgs(l Lead) []any {
 // what the database decided: the id, the link, the times and doNotCall, written as the detail route
 // writes them (RFC 3339 in UTC, whole seconds).
 const createLead = `
-WITH c AS MATERIALIZED (SELECT new_id, previous_id FROM claim_lead_id($1, $2, $3)),
+WITH c AS MATERIALIZED (SELECT new_id, previous_id FROM claim_lead_id($1, $2, $3, NULL)),
 l AS (
 INSERT INTO leads (id, is_secondary, previous_lead_id, order_id, phone, order_code, name, source_comment, ip,
     external_id_crm_a, external_id_crm_b, external_id_crm_c, external_id_crm_d, status_id, lead_type,
@@ -116,10 +116,8 @@ func (s *Store) Create(ctx context.Context, l Lead) (Lead, error) {
 }
 
 // InsertBatch stores leads (in the given order) and their lead.created events inside tx and returns
-// them as stored, with their ids and the secondary-lead links. It takes a transaction advisory
-// lock per (order, phone) in sorted order, so concurrent creates of the same phone link one after
-// another and never deadlock; the ids are drawn after the locks, so a later lead of a key always
-// has a larger id.
+// them as stored, with their ids and the secondary-lead links, which claim_lead_ids decides by the
+// rule of Create's claim_lead_id.
 func InsertBatch(ctx context.Context, tx *sqlx.Tx, leads []Lead) ([]Lead, error) {
 	if len(leads) == 0 {
 		return nil, nil
@@ -128,25 +126,9 @@ func InsertBatch(ctx context.Context, tx *sqlx.Tx, leads []Lead) ([]Lead, error)
 		return nil, fmt.Errorf("insert %d leads at once: at most %d fit in one statement", len(leads), MaxInsertBatch)
 	}
 	out := append([]Lead(nil), leads...)
-	const lock = `SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k`
-	if _, err := tx.ExecContext(ctx, lock, pq.Int64Array(LockIDs(out))); err != nil {
-		return nil, fmt.Errorf("lock lead phones: %w", err)
-	}
-	latest, err := latestByKey(ctx, tx, out)
-	if err != nil {
+	if err := claimIDs(ctx, tx, out); err != nil {
 		return nil, err
 	}
-	// The id column's own sequence, named as claim_lead_id names it (migration 00005): looking it
-	// up with pg_get_serial_sequence would search the catalogs once per row.
-	const ids = `SELECT nextval('leads_id_seq') AS id FROM generate_series(1, $1) ORDER BY 1`
-	var newIDs []int64
-	if err := tx.SelectContext(ctx, &newIDs, ids, len(out)); err != nil {
-		return nil, fmt.Errorf("allocate lead ids: %w", err)
-	}
-	for i := range out {
-		out[i].ID = newIDs[i]
-	}
-	next := Link(out, latest)
 
 	var q strings.Builder
 	q.WriteString("INSERT INTO leads (" + strings.Join(insertColumns, ", ") + ") VALUES ")
@@ -169,10 +151,35 @@ func InsertBatch(ctx context.Context, tx *sqlx.Tx, leads []Lead) ([]Lead, error)
 	if err := insertReturning(ctx, tx, q.String(), args, out); err != nil {
 		return nil, err
 	}
-	if err := linkNext(ctx, tx, next); err != nil {
-		return nil, err
-	}
 	return out, recordCreated(ctx, tx, out)
+}
+
+// claimIDs sets the id and the links of each of leads, in their order, from claim_lead_ids
+// (migration 00011), which also points the stored leads they repeat at them.
+func claimIDs(ctx context.Context, tx *sqlx.Tx, leads []Lead) error {
+	locks, orders, phones := make([]int64, len(leads)), make([]int64, len(leads)), make([]string, len(leads))
+	for i, l := range leads {
+		k := KeyOf(l)
+		locks[i], orders[i], phones[i] = k.LockID(), k.OrderID, k.Phone
+	}
+	var rows []struct {
+		N        int    `db:"ordinality"`
+		ID       int64  `db:"new_id"`
+		Previous *int64 `db:"previous_id"`
+		Next     *int64 `db:"next_id"`
+	}
+	const q = `SELECT c.ordinality, c.new_id, c.previous_id, c.next_id FROM claim_lead_ids($1, $2, $3) WITH ORDINALITY AS c`
+	if err := tx.SelectContext(ctx, &rows, q, pq.Int64Array(locks), pq.Int64Array(orders), pq.StringArray(phones)); err != nil {
+		return fmt.Errorf("claim lead ids: %w", err)
+	}
+	if len(rows) != len(leads) {
+		return fmt.Errorf("claim lead ids: %d rows for %d leads", len(rows), len(leads))
+	}
+	for _, r := range rows {
+		l := &leads[r.N-1]
+		l.ID, l.IsSecondary, l.PreviousLeadID, l.NextLeadID = r.ID, r.Previous != nil, r.Previous, r.Next
+	}
+	return nil
 }
 
 // insertReturning runs the insert q of leads and sets on each what the database decided.
@@ -196,55 +203,6 @@ func insertReturning(ctx context.Context, tx *sqlx.Tx, q string, args []any, lea
 		l.CreatedAt, l.UpdatedAt, l.DoNotCall = r.CreatedAt, r.UpdatedAt, r.DoNotCall
 	}
 	return nil
-}
-
-// linkNext points stored leads at their new next leads (stored lead id → next lead id).
-func linkNext(ctx context.Context, tx *sqlx.Tx, next map[int64]int64) error {
-	if len(next) == 0 {
-		return nil
-	}
-	prev, nxt := make([]int64, 0, len(next)), make([]int64, 0, len(next))
-	for p, n := range next {
-		prev, nxt = append(prev, p), append(nxt, n)
-	}
-	const link = `
-UPDATE leads SET next_lead_id = v.next
-FROM unnest($1::bigint[], $2::bigint[]) AS v(id, next)
-WHERE leads.id = v.id`
-	if _, err := tx.ExecContext(ctx, link, pq.Int64Array(prev), pq.Int64Array(nxt)); err != nil {
-		return fmt.Errorf("link previous leads: %w", err)
-	}
-	return nil
-}
-
-// latestByKey finds, per key of leads, the newest stored lead.
-func latestByKey(ctx context.Context, tx *sqlx.Tx, leads []Lead) (map[PhoneKey]int64, error) {
-	orders, phones := make([]int64, 0, len(leads)), make([]string, 0, len(leads))
-	seen := map[PhoneKey]bool{}
-	for _, l := range leads {
-		if k := KeyOf(l); !seen[k] {
-			seen[k] = true
-			orders, phones = append(orders, k.OrderID), append(phones, k.Phone)
-		}
-	}
-	const q = `
-SELECT DISTINCT ON (l.order_id, l.phone) l.order_id, l.phone, l.id
-FROM leads l
-JOIN unnest($1::bigint[], $2::text[]) AS k(order_id, phone) ON l.order_id = k.order_id AND l.phone = k.phone
-ORDER BY l.order_id, l.phone, l.id DESC`
-	var rows []struct {
-		OrderID int64  `db:"order_id"`
-		Phone   string `db:"phone"`
-		ID      int64  `db:"id"`
-	}
-	if err := tx.SelectContext(ctx, &rows, q, pq.Int64Array(orders), pq.StringArray(phones)); err != nil {
-		return nil, fmt.Errorf("find previous leads: %w", err)
-	}
-	out := make(map[PhoneKey]int64, len(rows))
-	for _, r := range rows {
-		out[PhoneKey{OrderID: r.OrderID, Phone: r.Phone}] = r.ID
-	}
-	return out, nil
 }
 
 // Get reads one lead; a lead that does not exist is NotFound.

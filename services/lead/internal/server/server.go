@@ -16,6 +16,7 @@ import (
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/leadv1"
 
+	"github.com/gin-gonic/gin"
 	"github.com/jmoiron/sqlx"
 	"go.uber.org/zap"
 )
@@ -37,22 +38,19 @@ type Deps struct {
 	Imports       *imports.Handler
 }
 
-// New is lead-api's HTTP handler. Routes are registered without a trailing slash and answer with
-// one too. Everything but the ops endpoints requires the internal token.
+// New is lead-api's HTTP handler (ops.API.Handler).
 func New(d Deps) http.Handler {
-	// The engine admits an import's file; every other route keeps the default body limit.
-	e := web.NewEngine(d.Log, imports.MaxBody, d.Ops.HTTPMetrics())
-	// /livez, /readyz and /metrics need no token: orchestrators and Prometheus call them.
-	d.Ops.Routes(e)
-
-	d.Imports.Routes(e.Group("", web.RequireInternalToken(d.InternalToken)))
-	r := e.Group("", web.RequireInternalToken(d.InternalToken), web.BodyLimit(web.DefaultBodyLimit))
 	idempotent := d.Idempotency.Middleware()
-	lead.NewHandler(d.Leads, d.Accepter).Routes(r, idempotent)
-	leadv1.NewHandler(d.Leads, d.Accepter).Routes(r, idempotent)
-	job.NewHandler(d.DB, d.JobIDs).Routes(r)
-	catalog.NewHandler(d.Catalog).Routes(r)
-	d.Dialer.Routes(r, idempotent)
-	d.DNC.Routes(r, idempotent)
-	return web.TrimTrailingSlash(e)
+	api := ops.API{Ops: d.Ops, Log: d.Log, InternalToken: d.InternalToken}
+	// The engine admits an import's file; every other route keeps the default body limit.
+	return api.Handler(imports.MaxBody, func(r gin.IRouter) {
+		d.Imports.Routes(r)
+		r = r.Group("", web.BodyLimit(web.DefaultBodyLimit))
+		lead.NewHandler(d.Leads, d.Accepter).Routes(r, idempotent)
+		leadv1.NewHandler(d.Leads, d.Accepter).Routes(r, idempotent)
+		job.NewHandler(d.DB, d.JobIDs).Routes(r)
+		catalog.NewHandler(d.Catalog).Routes(r)
+		d.Dialer.Routes(r, idempotent)
+		d.DNC.Routes(r, idempotent)
+	})
 }

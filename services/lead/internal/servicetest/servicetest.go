@@ -13,13 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"ccplatform/pkg/ops"
-	"ccplatform/pkg/webtest"
-
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/mqtest"
+	"ccplatform/pkg/ops"
+	"ccplatform/pkg/webtest"
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/imports"
 	"ccplatform/services/lead/internal/job"
@@ -61,49 +60,48 @@ type Env struct {
 // Main runs the test package with an Env of its own, given to setup before the tests run.
 func Main(m *testing.M, label string, ready func(*Env)) {
 	dbtest.Main(m, label, func(dbURL string) int {
-		amqpURL, dropVhost, err := mqtest.CreateVhost(label)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "servicetest:", err)
-			return 1
-		}
-		defer func() { _ = dropVhost() }()
-		ctx := context.Background()
-		s := setup.Settings{OrderURL: UnreachableOrderURL, OrderCacheTTL: time.Hour}
-		s.InternalToken, s.Database.URL, s.MaxConns, s.Broker.URL = Token, dbURL, 16, amqpURL
-		conn, err := setup.OpenDB(ctx, s)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "servicetest:", err)
-			return 1
-		}
-		defer conn.Close()
-		log := zap.NewNop()
-		leads, dir, cat := setup.Leads(s, conn)
-		broker := mq.Dial(amqpURL, label, log, mq.WorkQueue(job.Queue))
-		defer broker.Close()
-		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		defer cancel()
-		if err := broker.Wait(wctx); err != nil {
-			fmt.Fprintln(os.Stderr, "servicetest:", err)
-			return 1
-		}
-		pub := mq.NewPublisher(broker)
-		defer pub.Close()
-		ids := job.NewIDs("test-job-secret")
-		env := &Env{DB: conn, DBURL: dbURL, AMQPURL: amqpURL, Broker: broker, Settings: s, Leads: leads,
-			Orders: dir, Catalog: cat, JobIDs: ids}
-		probes := ops.New("lead-api")
-		probes.Database(conn.DB)
-		probes.Broker(broker)
-		queue, dncList := setup.Queue(conn, leads, dir, cat, env.Now)
-		env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{Ops: probes,
-			DB: conn, Log: log, InternalToken: Token, Leads: leads, Catalog: cat,
-			Accepter: job.NewAccepter(pub, ids, 5*time.Second), JobIDs: ids,
-			Idempotency: idempotency.New(conn, log), Dialer: queue, DNC: dncList,
-			Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs("test-import-secret"), cat.ByIDs, log),
-		})}
-		ready(env)
-		return m.Run()
+		return mqtest.WithVhost(label, func(amqpURL string) int { return run(m, label, dbURL, amqpURL, ready) })
 	})
+}
+
+// run builds the Env on the package's database and vhost and runs the tests.
+func run(m *testing.M, label, dbURL, amqpURL string, ready func(*Env)) int {
+	ctx := context.Background()
+	s := setup.Settings{OrderURL: UnreachableOrderURL, OrderCacheTTL: time.Hour}
+	s.InternalToken, s.Database.URL, s.MaxConns, s.Broker.URL = Token, dbURL, 16, amqpURL
+	conn, err := setup.OpenDB(ctx, s)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "servicetest:", err)
+		return 1
+	}
+	defer conn.Close()
+	log := zap.NewNop()
+	leads, dir, cat := setup.Leads(s, conn)
+	broker := mq.Dial(amqpURL, label, log, mq.WorkQueue(job.Queue))
+	defer broker.Close()
+	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := broker.Wait(wctx); err != nil {
+		fmt.Fprintln(os.Stderr, "servicetest:", err)
+		return 1
+	}
+	pub := mq.NewPublisher(broker)
+	defer pub.Close()
+	ids := job.NewIDs("test-job-secret")
+	env := &Env{DB: conn, DBURL: dbURL, AMQPURL: amqpURL, Broker: broker, Settings: s, Leads: leads,
+		Orders: dir, Catalog: cat, JobIDs: ids}
+	probes := ops.New("lead-api")
+	probes.Database(conn.DB)
+	probes.Broker(broker)
+	queue, dncList := setup.Queue(conn, leads, dir, cat, env.Now)
+	env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{Ops: probes,
+		DB: conn, Log: log, InternalToken: Token, Leads: leads, Catalog: cat,
+		Accepter: job.NewAccepter(pub, ids, 5*time.Second), JobIDs: ids,
+		Idempotency: idempotency.New(conn, log), Dialer: queue, DNC: dncList,
+		Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs("test-import-secret"), cat.ByIDs, log),
+	})}
+	ready(env)
+	return m.Run()
 }
 
 // Now is the dialing queue's clock: the instant SetNow set, else time.Now.

@@ -12,7 +12,6 @@ import (
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/svcclient"
-	"ccplatform/pkg/web"
 	"ccplatform/services/notification/internal/command"
 	"ccplatform/services/notification/internal/live"
 	"ccplatform/services/notification/internal/migrations"
@@ -39,12 +38,11 @@ func main() { app.Main("notification-api", run) }
 // run serves until ctx is done, then ends the live streams, drains in-flight requests, and closes
 // the broker and the database last.
 func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
-	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
+	conn, err := app.OpenDatabase(ctx, o, migrations.Schema, cfg.Database)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	o.Database(conn.DB)
 	liveQueue := live.OwnQueue()
 	broker := mq.Dial(cfg.Broker.URL, "notification-api", log, mq.WorkQueue(command.Queue), live.QueueTopology(liveQueue))
 	defer broker.Close()
@@ -59,21 +57,17 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	var tasks app.Tasks
 	tasks.Background("live listener", func(ctx context.Context) error { return live.Listen(ctx, broker, liveQueue, hub, log) })
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
-	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))
+	tasks.Background("idempotency purge", keys.PurgeHourly)
 	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, userTimeout)
 	defer users.CloseIdleConnections()
 	h := server.New(server.Deps{
-		Ops:           o,
-		DB:            conn,
-		Log:           log,
-		InternalToken: cfg.InternalToken,
-		Users:         recipient.NewDirectory(users),
-		Publisher:     publisher,
-		Idempotency:   keys,
-		Hub:           hub,
+		API:         ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken},
+		DB:          conn,
+		Users:       recipient.NewDirectory(users),
+		Publisher:   publisher,
+		Idempotency: keys,
+		Hub:         hub,
 	})
-	tasks.Work("http", func(ctx context.Context) error {
-		return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
-	})
+	tasks.HTTP(cfg.HTTPAddr, h, log)
 	return tasks.Run(ctx)
 }

@@ -62,12 +62,11 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	if err != nil {
 		return err
 	}
-	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
+	conn, err := app.OpenDatabase(ctx, o, migrations.Schema, cfg.Database)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	o.Database(conn.DB)
 	broker := mq.Dial(cfg.Broker.URL, "notification-worker", log, mq.WorkQueue(command.Queue), live.ExchangeTopology)
 	defer broker.Close()
 	o.Broker(broker)

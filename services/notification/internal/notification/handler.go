@@ -39,11 +39,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	views := make([]View, len(items))
-	for i, n := range items {
-		views[i] = n.ToView()
-	}
-	return listquery.NewResult(views, page, total), nil
+	return listquery.ResultOf(items, Notification.ToView, page, total), nil
 }
 
 // read marks one of the caller's notifications read; data is [].

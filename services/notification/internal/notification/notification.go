@@ -5,6 +5,8 @@ package notification
 import (
 	"slices"
 	"time"
+
+	"ccplatform/pkg/web"
 )
 
 // Priority decides whether a notification opens by itself and whether channels set to "urgent
@@ -69,21 +71,10 @@ type View struct {
 	CreatedAt string   `json:"createdAt"`
 }
 
-// timeLayout is RFC 3339 with a numeric zone, so UTC reads +00:00 as DESIGN §3 shows.
-const timeLayout = "2006-01-02T15:04:05-07:00"
-
-// FormatTime writes a stored time the way every response does.
-func FormatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
-
 // ToView is n as the wire shows it.
 func (n Notification) ToView() View {
-	v := View{ID: n.ID, Title: n.Title, Text: n.Text, Priority: n.Priority, Level: n.Level,
-		IsRead: n.ReadAt != nil, CreatedAt: FormatTime(n.CreatedAt)}
-	if n.ReadAt != nil {
-		s := FormatTime(*n.ReadAt)
-		v.ReadAt = &s
-	}
-	return v
+	return View{ID: n.ID, Title: n.Title, Text: n.Text, Priority: n.Priority, Level: n.Level,
+		IsRead: n.ReadAt != nil, ReadAt: web.TimeOrNull(n.ReadAt), CreatedAt: web.Time(n.CreatedAt)}
 }
 
 // OpensAutomatically is the contract's urgent rule: an urgent notification opens by itself in the

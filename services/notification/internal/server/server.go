@@ -14,17 +14,14 @@ import (
 	"ccplatform/services/notification/internal/live"
 	"ccplatform/services/notification/internal/notification"
 
+	"github.com/gin-gonic/gin"
 	"github.com/jmoiron/sqlx"
-	"go.uber.org/zap"
 )
 
 // Deps is what the handler needs from the outside.
 type Deps struct {
-	// Ops serves /livez, /readyz and /metrics and counts every request; main adds its checks.
-	Ops           *ops.Ops
-	DB            *sqlx.DB
-	Log           *zap.Logger
-	InternalToken string
+	ops.API
+	DB *sqlx.DB
 	// Users checks that the target of a private notification exists (the user service).
 	Users       command.Users
 	Publisher   *mq.Publisher
@@ -36,8 +33,7 @@ type Deps struct {
 	Heartbeat      time.Duration
 }
 
-// New is the API's HTTP handler. Routes are registered without a trailing slash and answer with
-// one too. Everything but the ops endpoints requires the internal token.
+// New is the API's HTTP handler (ops.API.Handler).
 func New(d Deps) http.Handler {
 	if d.ConfirmTimeout <= 0 {
 		d.ConfirmTimeout = command.ConfirmTimeout
@@ -45,13 +41,9 @@ func New(d Deps) http.Handler {
 	if d.Heartbeat <= 0 {
 		d.Heartbeat = 15 * time.Second
 	}
-	e := web.NewEngine(d.Log, web.DefaultBodyLimit, d.Ops.HTTPMetrics())
-	// /livez, /readyz and /metrics need no token: orchestrators and Prometheus call them.
-	d.Ops.Routes(e)
-
-	r := e.Group("", web.RequireInternalToken(d.InternalToken))
-	command.NewHandler(d.Users, d.Publisher, d.ConfirmTimeout).Routes(r, d.Idempotency.Middleware())
-	notification.NewHandler(notification.NewStore(d.DB)).Routes(r)
-	live.NewHandler(d.Hub, d.Heartbeat).Routes(r)
-	return web.TrimTrailingSlash(e)
+	return d.Handler(web.DefaultBodyLimit, func(r gin.IRouter) {
+		command.NewHandler(d.Users, d.Publisher, d.ConfirmTimeout).Routes(r, d.Idempotency.Middleware())
+		notification.NewHandler(notification.NewStore(d.DB)).Routes(r)
+		live.NewHandler(d.Hub, d.Heartbeat).Routes(r)
+	})
 }

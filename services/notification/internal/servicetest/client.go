@@ -13,24 +13,11 @@ import (
 	"time"
 
 	"ccplatform/pkg/web"
+	"ccplatform/pkg/webtest"
 )
 
-// Envelope is a decoded answer.
-type Envelope struct {
-	Success bool            `json:"success"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-	Header  http.Header     `json:"-"`
-}
-
-// Errors is data.errors of a validation failure.
-func (e Envelope) Errors() map[string]string {
-	var v struct {
-		Errors map[string]string `json:"errors"`
-	}
-	_ = json.Unmarshal(e.Data, &v)
-	return v.Errors
-}
+// Envelope is a decoded answer with its status and headers.
+type Envelope = webtest.Response
 
 // Call sends a request with the internal token and, when userID > 0, the verified caller.
 // headers are name/value pairs.
@@ -62,7 +49,7 @@ func Call(t testing.TB, method, url string, userID int64, body string, headers .
 	if err := json.Unmarshal(raw, &env); err != nil {
 		t.Fatalf("%s %s: not an envelope (%d): %s", method, url, resp.StatusCode, raw)
 	}
-	env.Header = resp.Header
+	env.Status, env.Header = resp.StatusCode, resp.Header
 	return resp.StatusCode, env
 }
 

@@ -9,7 +9,6 @@ package servicetest
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -54,28 +53,17 @@ type Env struct {
 
 // Main runs the test package with an Env of its own, given to setup before the tests run.
 func Main(m *testing.M, label string, setup func(*Env)) {
-	dbtest.Main(m, label, func(url string) int {
-		amqpURL, dropVhost, err := mqtest.CreateVhost(label)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "servicetest:", err)
-			return 1
-		}
-		defer func() { _ = dropVhost() }()
-		ctx := context.Background()
-		conn, err := migrations.Schema.Open(ctx, url, 16)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "servicetest:", err)
-			return 1
-		}
-		defer conn.Close()
-		bot := NewBot()
-		defer bot.Close()
-		log := zap.NewNop()
-		if os.Getenv("TEST_LOG") != "" {
-			log, _ = zap.NewDevelopment()
-		}
-		setup(&Env{DB: conn, AMQPURL: amqpURL, Bot: bot, Log: log})
-		return m.Run()
+	dbtest.MainSchema(m, label, migrations.Schema, 16, func(conn *sqlx.DB, _ string) int {
+		return mqtest.WithVhost(label, func(amqpURL string) int {
+			bot := NewBot()
+			defer bot.Close()
+			log := zap.NewNop()
+			if os.Getenv("TEST_LOG") != "" {
+				log, _ = zap.NewDevelopment()
+			}
+			setup(&Env{DB: conn, AMQPURL: amqpURL, Bot: bot, Log: log})
+			return m.Run()
+		})
 	})
 }
 
@@ -135,8 +123,8 @@ func (e *Env) StartAPI(t testing.TB, o APIOptions) *API {
 	probes := ops.New("notification-api")
 	probes.Database(e.DB.DB)
 	probes.Broker(conn)
-	srv := httptest.NewServer(server.New(server.Deps{Ops: probes,
-		DB: e.DB, Log: e.Log, InternalToken: Token, Users: users, Publisher: publisher,
+	srv := httptest.NewServer(server.New(server.Deps{API: ops.API{Ops: probes, Log: e.Log, InternalToken: Token},
+		DB: e.DB, Users: users, Publisher: publisher,
 		Idempotency: idempotency.New(e.DB, e.Log), Hub: hub, ConfirmTimeout: o.ConfirmTimeout, Heartbeat: time.Second,
 	}))
 	t.Cleanup(func() {

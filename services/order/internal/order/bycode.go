@@ -2,7 +2,6 @@ package order
 
 import (
 	"context"
-	"fmt"
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
@@ -35,11 +34,8 @@ func (s *Store) GetByCode(ctx context.Context, code string) (Order, error) {
 	const q = `SELECT ` + columns + ` FROM orders WHERE code = $1`
 	var r row
 	err := s.conn.GetContext(ctx, &r, q, code)
-	if db.IsNoRows(err) {
-		return Order{}, apperr.NotFoundf("no order has code %q", code)
-	}
-	if err != nil {
-		return Order{}, fmt.Errorf("get order by code %q: %w", code, err)
+	if err = db.OneRow(err, apperr.NotFoundf("no order has code %q", code), "get order by code %q", code); err != nil {
+		return Order{}, err
 	}
 	return r.order()
 }

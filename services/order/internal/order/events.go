@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"ccplatform/pkg/event"
+	"ccplatform/pkg/web"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -25,7 +26,7 @@ func UpdatedOf(o Order) (event.Event, error) {
 	if err != nil {
 		return event.Event{}, fmt.Errorf("order %d: %w", o.ID, err)
 	}
-	ev.OccurredAt = o.UpdatedAt.UTC().Format(TimeLayout)
+	ev.OccurredAt = web.Time(o.UpdatedAt)
 	if o.UpdatedBy != nil {
 		ev.ActorUserID = *o.UpdatedBy
 	}

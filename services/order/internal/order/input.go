@@ -58,7 +58,7 @@ type TransferNumberInput struct {
 
 // Changes is a checked Input: the same tri-state fields, with values normalized (dates parsed,
 // schedule padded, ids without repeats). CustomValues is keyed by custom-field id and holds the
-// sent values until CheckCustomValues has matched them with their fields.
+// sent values until customfield.CheckValues has matched them with their fields.
 type Changes struct {
 	Code                       optional.Value[string]
 	ServiceTitle               optional.Value[string]
@@ -336,29 +336,29 @@ func customValueIDs(fe apperr.FieldErrors, in map[string]json.RawMessage) map[in
 // ApplyTo writes the sent fields onto o: a value replaces, null clears a nullable field, and an
 // unsent field keeps its value.
 func (c Changes) ApplyTo(o *Order) {
-	set(&o.Code, c.Code)
-	set(&o.ServiceTitle, c.ServiceTitle)
-	set(&o.Title, c.Title)
-	set(&o.CallSchedule, c.CallSchedule)
-	set(&o.CallHolidayOverrides, c.CallHolidayOverrides)
-	set(&o.AutoDialingEnabled, c.AutoDialingEnabled)
-	set(&o.PredictiveModeEnabled, c.PredictiveModeEnabled)
-	setNullable(&o.AIDefaultLanguage, c.AIDefaultLanguage)
-	set(&o.AmdDetectionEnabled, c.AmdDetectionEnabled)
-	set(&o.CallRecordRule, c.CallRecordRule)
-	set(&o.SipEndpointUsageScheme, c.SipEndpointUsageScheme)
-	set(&o.AgentUserIDs, c.AgentUserIDs)
-	set(&o.AgentGroupIDs, c.AgentGroupIDs)
-	set(&o.ShowLeadContactsToAgent, c.ShowLeadContactsToAgent)
-	setNullable(&o.CallAttemptGroupID, c.CallAttemptGroupID)
-	setNullable(&o.ClientUserID, c.ClientUserID)
-	setNullable(&o.QualifiedLeadsPerDayLimit, c.QualifiedLeadsPerDayLimit)
-	setNullable(&o.CallScenarioID, c.CallScenarioID)
-	set(&o.LeadTransformEnabled, c.LeadTransformEnabled)
-	set(&o.Status, c.Status)
-	set(&o.SpeechRecognitionEnabled, c.SpeechRecognitionEnabled)
-	set(&o.IgnoreLeadTimezone, c.IgnoreLeadTimezone)
-	set(&o.SipEndpointIDs, c.SipEndpointIDs)
+	optional.Set(&o.Code, c.Code)
+	optional.Set(&o.ServiceTitle, c.ServiceTitle)
+	optional.Set(&o.Title, c.Title)
+	optional.Set(&o.CallSchedule, c.CallSchedule)
+	optional.Set(&o.CallHolidayOverrides, c.CallHolidayOverrides)
+	optional.Set(&o.AutoDialingEnabled, c.AutoDialingEnabled)
+	optional.Set(&o.PredictiveModeEnabled, c.PredictiveModeEnabled)
+	optional.SetPtr(&o.AIDefaultLanguage, c.AIDefaultLanguage)
+	optional.Set(&o.AmdDetectionEnabled, c.AmdDetectionEnabled)
+	optional.Set(&o.CallRecordRule, c.CallRecordRule)
+	optional.Set(&o.SipEndpointUsageScheme, c.SipEndpointUsageScheme)
+	optional.Set(&o.AgentUserIDs, c.AgentUserIDs)
+	optional.Set(&o.AgentGroupIDs, c.AgentGroupIDs)
+	optional.Set(&o.ShowLeadContactsToAgent, c.ShowLeadContactsToAgent)
+	optional.SetPtr(&o.CallAttemptGroupID, c.CallAttemptGroupID)
+	optional.SetPtr(&o.ClientUserID, c.ClientUserID)
+	optional.SetPtr(&o.QualifiedLeadsPerDayLimit, c.QualifiedLeadsPerDayLimit)
+	optional.SetPtr(&o.CallScenarioID, c.CallScenarioID)
+	optional.Set(&o.LeadTransformEnabled, c.LeadTransformEnabled)
+	optional.Set(&o.Status, c.Status)
+	optional.Set(&o.SpeechRecognitionEnabled, c.SpeechRecognitionEnabled)
+	optional.Set(&o.IgnoreLeadTimezone, c.IgnoreLeadTimezone)
+	optional.Set(&o.SipEndpointIDs, c.SipEndpointIDs)
 	if c.CustomValues.Present() {
 		// customValues is one field: sending it replaces the whole map.
 		o.CustomValues = make(map[string]json.RawMessage, len(c.CustomValues.V))
@@ -366,20 +366,8 @@ func (c Changes) ApplyTo(o *Order) {
 			o.CustomValues[strconv.FormatInt(id, 10)] = v
 		}
 	}
-	set(&o.AgentLeadCreationIsAllowed, c.AgentLeadCreationIsAllowed)
-	set(&o.AgentLeadEditMode, c.AgentLeadEditMode)
-	set(&o.AutoProcessCall, c.AutoProcessCall)
-	set(&o.TransferNumbers, c.TransferNumbers)
-}
-
-func set[T any](dst *T, v optional.Value[T]) {
-	if v.Present() {
-		*dst = v.V
-	}
-}
-
-func setNullable[T any](dst **T, v optional.Value[T]) {
-	if v.Set {
-		*dst = v.Ptr()
-	}
+	optional.Set(&o.AgentLeadCreationIsAllowed, c.AgentLeadCreationIsAllowed)
+	optional.Set(&o.AgentLeadEditMode, c.AgentLeadEditMode)
+	optional.Set(&o.AutoProcessCall, c.AutoProcessCall)
+	optional.Set(&o.TransferNumbers, c.TransferNumbers)
 }

@@ -3,6 +3,7 @@ package order
 import (
 	"context"
 
+	"ccplatform/pkg/web"
 	"ccplatform/services/order/internal/callattempt"
 )
 
@@ -34,6 +35,6 @@ func internalViewOf(ctx context.Context, o Order, groups *callattempt.Store) (In
 	if err != nil || !found {
 		return v, err
 	}
-	v.CallAttemptGroup = &AttemptGroupView{ID: g.ID, Intervals: nonNil(g.Intervals), ResetAttemptsEnabled: g.ResetAttemptsEnabled}
+	v.CallAttemptGroup = &AttemptGroupView{ID: g.ID, Intervals: web.List(g.Intervals), ResetAttemptsEnabled: g.ResetAttemptsEnabled}
 	return v, nil
 }

@@ -6,6 +6,8 @@ package order
 import (
 	"encoding/json"
 	"time"
+
+	"ccplatform/pkg/web"
 )
 
 // The enumerations of the contract.
@@ -85,9 +87,6 @@ func New(defaultCallAttemptGroupID *int64) Order {
 	}
 }
 
-// TimeLayout is RFC 3339 with a numeric zone, so UTC reads +00:00 as DESIGN §3 shows.
-const TimeLayout = "2006-01-02T15:04:05-07:00"
-
 // HolidayLayout is how holiday dates are returned (dd.mm.yyyy).
 const HolidayLayout = "02.01.2006"
 
@@ -152,8 +151,8 @@ func ViewOf(o Order) View {
 		AmdDetectionEnabled:        o.AmdDetectionEnabled,
 		CallRecordRule:             o.CallRecordRule,
 		SipEndpointUsageScheme:     o.SipEndpointUsageScheme,
-		AgentUserIDs:               nonNil(o.AgentUserIDs),
-		AgentGroupIDs:              nonNil(o.AgentGroupIDs),
+		AgentUserIDs:               web.List(o.AgentUserIDs),
+		AgentGroupIDs:              web.List(o.AgentGroupIDs),
 		ShowLeadContactsToAgent:    o.ShowLeadContactsToAgent,
 		CallAttemptGroupID:         o.CallAttemptGroupID,
 		QualifiedLeadsPerDayLimit:  o.QualifiedLeadsPerDayLimit,
@@ -162,14 +161,14 @@ func ViewOf(o Order) View {
 		Status:                     o.Status,
 		SpeechRecognitionEnabled:   o.SpeechRecognitionEnabled,
 		IgnoreLeadTimezone:         o.IgnoreLeadTimezone,
-		SipEndpointIDs:             nonNil(o.SipEndpointIDs),
+		SipEndpointIDs:             web.List(o.SipEndpointIDs),
 		CustomValues:               emptyList,
 		AgentLeadCreationIsAllowed: o.AgentLeadCreationIsAllowed,
 		AgentLeadEditMode:          o.AgentLeadEditMode,
 		AutoProcessCall:            o.AutoProcessCall,
 		TransferNumbers:            make([]transferNumber, 0, len(o.TransferNumbers)),
-		CreatedAt:                  o.CreatedAt.UTC().Format(TimeLayout),
-		UpdatedAt:                  o.UpdatedAt.UTC().Format(TimeLayout),
+		CreatedAt:                  web.Time(o.CreatedAt),
+		UpdatedAt:                  web.Time(o.UpdatedAt),
 		CreatedBy:                  o.CreatedBy,
 		UpdatedBy:                  o.UpdatedBy,
 		ClientUserID:               o.ClientUserID,
@@ -188,11 +187,4 @@ func ViewOf(o Order) View {
 		v.TransferNumbers = append(v.TransferNumbers, w)
 	}
 	return v
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

@@ -180,7 +180,7 @@ func (s *Service) checkReferences(ctx context.Context, ch *Changes, caller Calle
 		if err != nil {
 			return err
 		}
-		CheckCustomValues(ch, fields, fe)
+		customfield.CheckValues(ch.CustomValues.V, fields, "order", fe)
 	}
 	if ch.CallAttemptGroupID.Present() {
 		ok, err := s.attempts.Exists(ctx, ch.CallAttemptGroupID.V)
@@ -251,25 +251,6 @@ func sentFieldIDs(ch Changes) []int64 {
 		ids = append(ids, id)
 	}
 	return ids
-}
-
-// CheckCustomValues matches every sent value with its field (fields, by id) and replaces it by the
-// checked value; an unknown field or a value of the wrong type is a problem.
-func CheckCustomValues(ch *Changes, fields map[int64]customfield.Field, fe apperr.FieldErrors) {
-	for id, raw := range ch.CustomValues.V {
-		name := "customValues." + strconv.FormatInt(id, 10)
-		f, ok := fields[id]
-		if !ok {
-			fe.Addf(name, "no order custom field has id %d", id)
-			continue
-		}
-		v, rule := f.CheckValue(raw)
-		if rule != "" {
-			fe.Add(name, rule)
-			continue
-		}
-		ch.CustomValues.V[id] = v
-	}
 }
 
 func joinIDs(ids []int64) string {

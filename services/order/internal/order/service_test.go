@@ -1,12 +1,10 @@
 package order
 
 import (
-	"encoding/json"
 	"testing"
 
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
-	"ccplatform/pkg/customfield"
 	"ccplatform/pkg/optional"
 
 	"github.com/stretchr/testify/assert"
@@ -37,20 +35,4 @@ func TestLanguages(t *testing.T) {
 		"aiDefaultLanguage":        "must be one of the available languages: ru, en (or null)",
 		"transferNumbers[0].names": "keys must be one of the available languages: ru, en",
 	}, fe)
-}
-
-func TestCheckCustomValues(t *testing.T) {
-	ch := Changes{CustomValues: optional.Of(map[int64]json.RawMessage{
-		1: json.RawMessage(`"text"`), 2: json.RawMessage(`5`), 3: json.RawMessage(`"x"`),
-	})}
-	fields := map[int64]customfield.Field{
-		1: {ID: 1, Type: customfield.TypeString},
-		2: {ID: 2, Type: customfield.TypeString},
-	}
-	fe := apperr.FieldErrors{}
-	CheckCustomValues(&ch, fields, fe)
-	assert.Equal(t, "must be a string", fe["customValues.2"])
-	assert.Equal(t, "no order custom field has id 3", fe["customValues.3"])
-	assert.NotContains(t, fe, "customValues.1")
-	assert.JSONEq(t, `"text"`, string(ch.CustomValues.V[1]))
 }

@@ -10,6 +10,7 @@ import (
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
+	"ccplatform/pkg/web"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -76,7 +77,7 @@ func rowOf(o Order) (row, error) {
 	if err != nil {
 		return row{}, fmt.Errorf("encode custom values: %w", err)
 	}
-	transfer, err := json.Marshal(nonNil(o.TransferNumbers))
+	transfer, err := json.Marshal(web.List(o.TransferNumbers))
 	if err != nil {
 		return row{}, fmt.Errorf("encode transfer numbers: %w", err)
 	}
@@ -90,7 +91,7 @@ func rowOf(o Order) (row, error) {
 		AutoDialingEnabled: o.AutoDialingEnabled, PredictiveModeEnabled: o.PredictiveModeEnabled,
 		AIDefaultLanguage: o.AIDefaultLanguage, AmdDetectionEnabled: o.AmdDetectionEnabled,
 		CallRecordRule: o.CallRecordRule, SipEndpointUsageScheme: o.SipEndpointUsageScheme,
-		AgentUserIDs: nonNil(o.AgentUserIDs), AgentGroupIDs: nonNil(o.AgentGroupIDs),
+		AgentUserIDs: web.List(o.AgentUserIDs), AgentGroupIDs: web.List(o.AgentGroupIDs),
 		ShowLeadContactsToAgent: o.ShowLeadContactsToAgent, CallAttemptGroupID: o.CallAttemptGroupID,
 		QualifiedLeadsPerDayLimit: o.QualifiedLeadsPerDayLimit, CallScenarioID: o.CallScenarioID,
 		LeadTransformEnabled: o.LeadTransformEnabled, Status: o.Status,
@@ -108,12 +109,12 @@ func (r row) order() (Order, error) {
 		AutoDialingEnabled: r.AutoDialingEnabled, PredictiveModeEnabled: r.PredictiveModeEnabled,
 		AIDefaultLanguage: r.AIDefaultLanguage, AmdDetectionEnabled: r.AmdDetectionEnabled,
 		CallRecordRule: r.CallRecordRule, SipEndpointUsageScheme: r.SipEndpointUsageScheme,
-		AgentUserIDs: nonNil([]int64(r.AgentUserIDs)), AgentGroupIDs: nonNil([]int64(r.AgentGroupIDs)),
+		AgentUserIDs: web.List([]int64(r.AgentUserIDs)), AgentGroupIDs: web.List([]int64(r.AgentGroupIDs)),
 		ShowLeadContactsToAgent: r.ShowLeadContactsToAgent, CallAttemptGroupID: r.CallAttemptGroupID,
 		QualifiedLeadsPerDayLimit: r.QualifiedLeadsPerDayLimit, CallScenarioID: r.CallScenarioID,
 		LeadTransformEnabled: r.LeadTransformEnabled, Status: r.Status,
 		SpeechRecognitionEnabled: r.SpeechRecognitionEnabled, IgnoreLeadTimezone: r.IgnoreLeadTimezone,
-		SipEndpointIDs:             nonNil([]int64(r.SipEndpointIDs)),
+		SipEndpointIDs:             web.List([]int64(r.SipEndpointIDs)),
 		AgentLeadCreationIsAllowed: r.AgentLeadCreationIsAllowed, AgentLeadEditMode: r.AgentLeadEditMode,
 		AutoProcessCall: r.AutoProcessCall,
 		CreatedAt:       r.CreatedAt, UpdatedAt: r.UpdatedAt, CreatedBy: r.CreatedBy, UpdatedBy: r.UpdatedBy,
@@ -212,12 +213,8 @@ func (s *Store) codesFrom(ctx context.Context, base string) ([]string, error) {
 func (s *Store) Get(ctx context.Context, id int64) (Order, error) {
 	const q = `SELECT ` + columns + ` FROM orders WHERE id = $1`
 	var r row
-	err := s.conn.GetContext(ctx, &r, q, id)
-	if db.IsNoRows(err) {
-		return Order{}, notFound(id)
-	}
-	if err != nil {
-		return Order{}, fmt.Errorf("get order %d: %w", id, err)
+	if err := db.OneRow(s.conn.GetContext(ctx, &r, q, id), notFound(id), "get order %d", id); err != nil {
+		return Order{}, err
 	}
 	return r.order()
 }
@@ -249,12 +246,8 @@ RETURNING ` + columns
 	var out Order
 	err := db.InTx(ctx, s.conn, func(tx *sqlx.Tx) error {
 		var cur row
-		err := tx.GetContext(ctx, &cur, lock, id)
-		if db.IsNoRows(err) {
-			return notFound(id)
-		}
-		if err != nil {
-			return fmt.Errorf("lock order %d: %w", id, err)
+		if err := db.OneRow(tx.GetContext(ctx, &cur, lock, id), notFound(id), "lock order %d", id); err != nil {
+			return err
 		}
 		o, err := cur.order()
 		if err != nil {

@@ -4,18 +4,14 @@
 package servicetest
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
-	"ccplatform/pkg/ops"
-	"ccplatform/pkg/webtest"
-
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/ops"
 	"ccplatform/pkg/svcclient"
+	"ccplatform/pkg/webtest"
 	"ccplatform/services/order/internal/migrations"
 	"ccplatform/services/order/internal/server"
 
@@ -42,24 +38,16 @@ type Env struct {
 
 // Main runs the test package with an Env of its own, given to setup before the tests run.
 func Main(m *testing.M, label string, setup func(*Env)) {
-	dbtest.Main(m, label, func(url string) int {
-		ctx := context.Background()
-		conn, err := migrations.Schema.Open(ctx, url, 16)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "servicetest:", err)
-			return 1
-		}
-		defer conn.Close()
+	dbtest.MainSchema(m, label, migrations.Schema, 16, func(conn *sqlx.DB, _ string) int {
 		log := zap.NewNop()
 		env := &Env{DB: conn}
 		probes := ops.New("order")
 		probes.Database(conn.DB)
-		env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{Ops: probes,
-			DB:            conn,
-			Log:           log,
-			InternalToken: Token,
-			Users:         svcclient.New("user", UnreachableUserURL, Token, time.Second),
-			Idempotency:   idempotency.New(conn, log),
+		env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{
+			API:         ops.API{Ops: probes, Log: log, InternalToken: Token},
+			DB:          conn,
+			Users:       svcclient.New("user", UnreachableUserURL, Token, time.Second),
+			Idempotency: idempotency.New(conn, log),
 		})}
 		setup(env)
 		return m.Run()

@@ -6,13 +6,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"time"
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/ops"
-	"ccplatform/pkg/web"
 	"ccplatform/services/user/internal/migrations"
 	"ccplatform/services/user/internal/server"
 
@@ -35,20 +33,17 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	if err := checkPlaceholder(cfg.AvatarPlaceholder); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
+	conn, err := app.OpenDatabase(ctx, o, migrations.Schema, cfg.Database)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	o.Database(conn.DB)
 	var tasks app.Tasks
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
-	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))
-	h := server.New(server.Deps{Ops: o, Log: log, DB: conn, InternalToken: cfg.InternalToken,
+	tasks.Background("idempotency purge", keys.PurgeHourly)
+	h := server.New(server.Deps{API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken}, DB: conn,
 		AvatarPlaceholder: cfg.AvatarPlaceholder, Idempotency: keys})
-	tasks.Work("http", func(ctx context.Context) error {
-		return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
-	})
+	tasks.HTTP(cfg.HTTPAddr, h, log)
 	return tasks.Run(ctx)
 }
 

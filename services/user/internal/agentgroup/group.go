@@ -13,6 +13,7 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/optional"
+	"ccplatform/pkg/web"
 	"ccplatform/services/user/internal/idcheck"
 )
 
@@ -23,9 +24,6 @@ const (
 	// request from binding an unbounded number of rows.
 	MaxAgents = 1000
 )
-
-// TimeLayout is RFC 3339 with an explicit +00:00, as every time of the API is written.
-const TimeLayout = "2006-01-02T15:04:05-07:00"
 
 // Names are a group's names by interface language.
 type Names struct {
@@ -53,16 +51,12 @@ type View struct {
 
 // ViewOf is g as the contract shows it; agentIds is [] rather than null for a group without agents.
 func ViewOf(g Group) View {
-	ids := g.AgentIDs
-	if ids == nil {
-		ids = []int64{}
-	}
 	return View{
 		ID:        g.ID,
 		Names:     g.Names,
-		AgentIDs:  ids,
-		CreatedAt: g.CreatedAt.UTC().Format(TimeLayout),
-		UpdatedAt: g.UpdatedAt.UTC().Format(TimeLayout),
+		AgentIDs:  web.List(g.AgentIDs),
+		CreatedAt: web.Time(g.CreatedAt),
+		UpdatedAt: web.Time(g.UpdatedAt),
 	}
 }
 

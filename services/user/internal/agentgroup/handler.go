@@ -99,11 +99,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	views := make([]View, len(groups))
-	for i, g := range groups {
-		views[i] = ViewOf(g)
-	}
-	return listquery.NewResult(views, page, total), nil
+	return listquery.ResultOf(groups, ViewOf, page, total), nil
 }
 
 // checkAgents refuses agents that are not users, naming them.

@@ -54,11 +54,8 @@ const agentFilter = ` WHERE ($1::bigint IS NULL OR EXISTS (
 func (s *Store) Get(ctx context.Context, id int64) (Group, error) {
 	const q = selectGroups + ` WHERE g.id = $1`
 	var r row
-	if err := s.db.GetContext(ctx, &r, q, id); err != nil {
-		if db.IsNoRows(err) {
-			return Group{}, notFound(id)
-		}
-		return Group{}, fmt.Errorf("get agent group %d: %w", id, err)
+	if err := db.OneRow(s.db.GetContext(ctx, &r, q, id), notFound(id), "get agent group %d", id); err != nil {
+		return Group{}, err
 	}
 	return r.group(), nil
 }

@@ -84,25 +84,10 @@ type View struct {
 	RevokedAt  *string  `json:"revokedAt"`
 }
 
-// timeLayout is RFC 3339 with a numeric zone, so UTC reads +00:00 as every resource shows it.
-const timeLayout = "2006-01-02T15:04:05-07:00"
-
-func timeText(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := t.UTC().Format(timeLayout)
-	return &s
-}
-
 // ViewOf is k as the API shows it.
 func ViewOf(k Key) View {
-	scopes := []string(k.Scopes)
-	if scopes == nil {
-		scopes = []string{}
-	}
-	return View{ID: k.ID, Prefix: k.Prefix + "...", Name: k.Name, Scopes: scopes, ExpiresAt: timeText(k.ExpiresAt), UserID: k.UserID,
-		CreatedAt: *timeText(&k.CreatedAt), LastUsedAt: timeText(k.LastUsedAt), RevokedAt: timeText(k.RevokedAt)}
+	return View{ID: k.ID, Prefix: k.Prefix + "...", Name: k.Name, Scopes: web.List([]string(k.Scopes)), ExpiresAt: web.TimeOrNull(k.ExpiresAt), UserID: k.UserID,
+		CreatedAt: web.Time(k.CreatedAt), LastUsedAt: web.TimeOrNull(k.LastUsedAt), RevokedAt: web.TimeOrNull(k.RevokedAt)}
 }
 
 // create makes a key for the caller (admin: for any active user with userId) with scopes within

@@ -81,11 +81,9 @@ func (s *Store) Create(ctx context.Context, userID int64, n New) (Key, string, e
 		scopes = append(scopes, string(sc))
 	}
 	var k Key
-	if err := s.db.GetContext(ctx, &k, q, userID, n.Name, Prefix(plain), Hash(plain), scopes, n.ExpiresAt); err != nil {
-		if db.IsNoRows(err) {
-			return Key{}, "", apperr.NotFoundf("user %d: not found", userID)
-		}
-		return Key{}, "", fmt.Errorf("create key for user %d: %w", userID, err)
+	err = s.db.GetContext(ctx, &k, q, userID, n.Name, Prefix(plain), Hash(plain), scopes, n.ExpiresAt)
+	if err = db.OneRow(err, apperr.NotFoundf("user %d: not found", userID), "create key for user %d", userID); err != nil {
+		return Key{}, "", err
 	}
 	return k, plain, nil
 }
@@ -106,11 +104,8 @@ func (s *Store) Verify(ctx context.Context, plain string) (Identity, error) {
 		UserID      int64          `db:"user_id"`
 		AccessGroup string         `db:"access_group"`
 	}
-	if err := s.db.GetContext(ctx, &row, q, Hash(plain), s.now()); err != nil {
-		if db.IsNoRows(err) {
-			return Identity{}, ErrUnauthorized()
-		}
-		return Identity{}, fmt.Errorf("verify key: %w", err)
+	if err := db.OneRow(s.db.GetContext(ctx, &row, q, Hash(plain), s.now()), ErrUnauthorized(), "verify key"); err != nil {
+		return Identity{}, err
 	}
 	now := s.now()
 	if row.LastUsedAt == nil || now.Sub(*row.LastUsedAt) >= touchEvery {
@@ -162,11 +157,9 @@ func (s *Store) RevokeOwned(ctx context.Context, id, owner int64) error {
 func (s *Store) RevokeKey(ctx context.Context, plain string) (int64, error) {
 	const q = `UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE hash = $1 RETURNING id`
 	var id int64
-	if err := s.db.GetContext(ctx, &id, q, Hash(plain)); err != nil {
-		if db.IsNoRows(err) {
-			return 0, apperr.NotFoundf("api key %s...: not found", Prefix(plain))
-		}
-		return 0, fmt.Errorf("revoke key: %w", err)
+	err := s.db.GetContext(ctx, &id, q, Hash(plain))
+	if err = db.OneRow(err, apperr.NotFoundf("api key %s...: not found", Prefix(plain)), "revoke key"); err != nil {
+		return 0, err
 	}
 	return id, nil
 }

@@ -1,5 +1,5 @@
 // Package migrations holds the SQL that builds the users schema, embedded so that the service
-// and ccadmin both carry it and migrate the schema themselves at start.
+// and user-admin both carry it and migrate the schema themselves at start.
 package migrations
 
 import (
@@ -13,6 +13,6 @@ import (
 var files embed.FS
 
 // Schema is the PostgreSQL schema the user service owns: its tables and the idempotency table of
-// its create routes (agent groups, API keys). The service and ccadmin both migrate it at start
+// its create routes (agent groups, API keys). The service and user-admin both migrate it at start
 // (Schema.Open), which is safe from many processes at once.
 var Schema = db.Schema{Name: "users", Sets: []db.Migrations{db.Embedded(files), idempotency.Migrations()}}

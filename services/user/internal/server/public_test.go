@@ -209,7 +209,7 @@ func TestAvatarPlaceholderIsConfigurable(t *testing.T) {
 	f := setup(t)
 	f.reset(t)
 	id := f.create(t, user.User{Email: "noavatar@example.com", IsActive: true})
-	h := server.New(server.Deps{Ops: ops.New("user"), Log: zap.NewNop(), DB: f.db, InternalToken: token, AvatarPlaceholder: "https://img.example.org/none.svg",
+	h := server.New(server.Deps{API: ops.API{Ops: ops.New("user"), Log: zap.NewNop(), InternalToken: token}, DB: f.db, AvatarPlaceholder: "https://img.example.org/none.svg",
 		Idempotency: idempotency.New(f.db, zap.NewNop())})
 	g := fixture{h: h, db: f.db}
 	code, env := g.do(t, http.MethodGet, "/v2/user/detail/"+itoa(id), "", authed())

@@ -12,17 +12,14 @@ import (
 	"ccplatform/services/user/internal/apikey"
 	"ccplatform/services/user/internal/user"
 
+	"github.com/gin-gonic/gin"
 	"github.com/jmoiron/sqlx"
-	"go.uber.org/zap"
 )
 
 // Deps is what the routes need.
 type Deps struct {
-	// Ops serves /livez, /readyz and /metrics and counts every request; main adds its checks.
-	Ops           *ops.Ops
-	Log           *zap.Logger
-	DB            *sqlx.DB
-	InternalToken string
+	ops.API
+	DB *sqlx.DB
 	// AvatarPlaceholder is the link shown for users without an avatar; empty means
 	// user.DefaultAvatarPlaceholder.
 	AvatarPlaceholder string
@@ -30,12 +27,8 @@ type Deps struct {
 	Idempotency *idempotency.Store
 }
 
-// New is the service's whole HTTP handler; paths answer with and without a trailing slash.
+// New is the service's whole HTTP handler (ops.API.Handler).
 func New(d Deps) http.Handler {
-	e := web.NewEngine(d.Log, web.DefaultBodyLimit, d.Ops.HTTPMetrics())
-	// /livez, /readyz and /metrics need no token: orchestrators and Prometheus call them.
-	d.Ops.Routes(e)
-
 	placeholder := d.AvatarPlaceholder
 	if placeholder == "" {
 		placeholder = user.DefaultAvatarPlaceholder
@@ -43,13 +36,9 @@ func New(d Deps) http.Handler {
 	users := user.NewStore(d.DB)
 	groups := agentgroup.NewStore(d.DB)
 	idempotent := d.Idempotency.Middleware()
-
-	// Public routes come through the gateway, which sends the token too: every route but the
-	// ops endpoints demand it.
-	r := e.Group("", web.RequireInternalToken(d.InternalToken))
-	apikey.NewHandler(apikey.NewStore(d.DB), users).Routes(r, idempotent)
-	user.NewHandler(users, placeholder).Routes(r)
-	agentgroup.NewHandler(groups, users).Routes(r, idempotent)
-
-	return web.TrimTrailingSlash(e)
+	return d.Handler(web.DefaultBodyLimit, func(r gin.IRouter) {
+		apikey.NewHandler(apikey.NewStore(d.DB), users).Routes(r, idempotent)
+		user.NewHandler(users, placeholder).Routes(r)
+		agentgroup.NewHandler(groups, users).Routes(r, idempotent)
+	})
 }

@@ -49,7 +49,7 @@ func setup(t *testing.T) fixture {
 	probes := ops.New("user")
 	probes.Database(conn.DB)
 	return fixture{
-		h:    server.New(server.Deps{Ops: probes, Log: zap.NewNop(), DB: conn, InternalToken: token, Idempotency: idempotency.New(conn, zap.NewNop())}),
+		h:    server.New(server.Deps{API: ops.API{Ops: probes, Log: zap.NewNop(), InternalToken: token}, DB: conn, Idempotency: idempotency.New(conn, zap.NewNop())}),
 		db:   conn,
 		keys: apikey.NewStore(conn),
 		user: user.NewStore(conn),

@@ -31,11 +31,8 @@ const columns = `id, name, last_name, email, is_active, access_group, web_rtc_en
 func (s *Store) Get(ctx context.Context, id int64) (User, error) {
 	const q = `SELECT ` + columns + ` FROM users WHERE id = $1`
 	var u User
-	if err := s.db.GetContext(ctx, &u, q, id); err != nil {
-		if db.IsNoRows(err) {
-			return User{}, notFound(id)
-		}
-		return User{}, fmt.Errorf("get user %d: %w", id, err)
+	if err := db.OneRow(s.db.GetContext(ctx, &u, q, id), notFound(id), "get user %d", id); err != nil {
+		return User{}, err
 	}
 	return u, nil
 }
@@ -45,11 +42,8 @@ func (s *Store) GetByEmail(ctx context.Context, email string) (User, error) {
 	const q = `SELECT ` + columns + ` FROM users WHERE email = $1`
 	email = NormalizeEmail(email)
 	var u User
-	if err := s.db.GetContext(ctx, &u, q, email); err != nil {
-		if db.IsNoRows(err) {
-			return User{}, emailNotFound(email)
-		}
-		return User{}, fmt.Errorf("get user by e-mail: %w", err)
+	if err := db.OneRow(s.db.GetContext(ctx, &u, q, email), emailNotFound(email), "get user by e-mail"); err != nil {
+		return User{}, err
 	}
 	return u, nil
 }

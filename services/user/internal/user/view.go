@@ -7,14 +7,12 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
+	"ccplatform/pkg/web"
 )
 
-// Time layouts of the User object: the contract gives login and activity times as
-// `yyyy-mm-dd hh:mm:ss`, and every other time as RFC 3339, written with an explicit +00:00.
-const (
-	ActivityTimeLayout = "2006-01-02 15:04:05"
-	TimeLayout         = "2006-01-02T15:04:05-07:00"
-)
+// ActivityTimeLayout is how the User object writes login and activity times: the contract gives
+// them as `yyyy-mm-dd hh:mm:ss`, and every other time as the API's instants (web.Time).
+const ActivityTimeLayout = "2006-01-02 15:04:05"
 
 // DefaultAvatarPlaceholder is the image a user without an avatar is shown with, unless the
 // deployment configures its own (AVATAR_PLACEHOLDER_URL).
@@ -52,10 +50,6 @@ func ViewOf(u User, avatarPlaceholder string) View {
 	if u.Avatar != nil && strings.TrimSpace(*u.Avatar) != "" {
 		avatar = *u.Avatar
 	}
-	skills := []string(u.LanguageSkillsCode)
-	if skills == nil {
-		skills = []string{}
-	}
 	return View{
 		ID:                             u.ID,
 		Name:                           u.Name,
@@ -65,7 +59,7 @@ func ViewOf(u User, avatarPlaceholder string) View {
 		AccessGroup:                    string(u.AccessGroup),
 		WebRtcIsEnabled:                u.WebRTCEnabled,
 		InterfaceLanguageCode:          u.InterfaceLanguageCode,
-		LanguageSkillsCode:             skills,
+		LanguageSkillsCode:             web.List([]string(u.LanguageSkillsCode)),
 		AutoAnswer:                     u.AutoAnswer,
 		PhoneMode:                      string(u.PhoneMode),
 		Avatar:                         avatar,
@@ -76,7 +70,7 @@ func ViewOf(u User, avatarPlaceholder string) View {
 		EmailNotificationsPriority:     u.EmailNotificationsPriority,
 		LastLoginAt:                    activityTime(u.LastLoginAt),
 		LastActivityAt:                 activityTime(u.LastActivityAt),
-		CreatedAt:                      u.CreatedAt.UTC().Format(TimeLayout),
+		CreatedAt:                      web.Time(u.CreatedAt),
 	}
 }
 

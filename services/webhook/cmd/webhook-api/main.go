@@ -4,13 +4,11 @@ package main
 
 import (
 	"context"
-	"time"
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/ops"
-	"ccplatform/pkg/web"
 	"ccplatform/services/webhook/internal/migrations"
 	"ccplatform/services/webhook/internal/server"
 	"ccplatform/services/webhook/internal/urlguard"
@@ -33,21 +31,18 @@ func main() { app.Main("webhook-api", run) }
 
 // run serves until ctx is done, then drains in-flight requests and closes the database last.
 func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
-	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
+	conn, err := app.OpenDatabase(ctx, o, migrations.Schema, cfg.Database)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	o.Database(conn.DB)
 	var tasks app.Tasks
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
-	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))
+	tasks.Background("idempotency purge", keys.PurgeHourly)
 	h := server.New(server.Deps{
-		Ops: o, DB: conn, Log: log, InternalToken: cfg.InternalToken, Idempotency: keys,
+		API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken}, DB: conn, Idempotency: keys,
 		Guard: urlguard.Policy{AllowHTTP: cfg.AllowHTTP, AllowPrivate: cfg.AllowPrivate},
 	})
-	tasks.Work("http", func(ctx context.Context) error {
-		return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
-	})
+	tasks.HTTP(cfg.HTTPAddr, h, log)
 	return tasks.Run(ctx)
 }

@@ -56,19 +56,16 @@ func main() { app.Main("webhook-dispatcher", run) }
 // run fans out and delivers until ctx is done, then lets the attempts in flight finish and closes
 // the broker and the database last.
 func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
-	conn, err := migrations.Schema.Open(ctx, cfg.Database.URL, cfg.MaxConns)
+	conn, err := app.OpenDatabase(ctx, o, migrations.Schema, cfg.Database)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	o.Database(conn.DB)
 	broker := mq.Dial(cfg.Broker.URL, "webhook-dispatcher", log, fanout.Topology(), mq.WorkQueue(delivery.NotificationQueue))
 	defer broker.Close()
 	o.Broker(broker)
 	pub := mq.NewPublisher(broker)
 	defer pub.Close()
-	backlog := outbox.NewCollector(conn)
-	o.Registry.MustRegister(backlog)
 
 	orders := svcclient.New("order", cfg.OrderURL, cfg.InternalToken, orderTimeout)
 	defer orders.CloseIdleConnections()
@@ -95,7 +92,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 			app.Sleep(ctx, time.Hour)
 		}
 	}))
-	relay := &outbox.Relay{DB: conn, Publisher: pub, Log: log, Published: backlog.Published()}
+	relay := outbox.NewRelay(conn, pub, log, o.Registry)
 	tasks.Background("outbox relay", app.Every(relay.Run))
 	return o.ServeWhile(ctx, cfg.HTTPAddr, log, tasks.Run)
 }

@@ -49,11 +49,7 @@ func (h *Handler) log(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	views := make([]View, len(ds))
-	for i, d := range ds {
-		views[i] = ViewOf(d)
-	}
-	return listquery.NewResult(views, page, total), nil
+	return listquery.ResultOf(ds, ViewOf, page, total), nil
 }
 
 // redeliver answers 202: the event is due again at once, the attempt follows.

@@ -256,11 +256,9 @@ UPDATE deliveries SET state = 'pending', next_attempt_at = $3, first_attempt_at 
 WHERE subscription_id = $1 AND event_id = $2 RETURNING id`
 	var id int64
 	err := s.conn.GetContext(ctx, &id, q, sub, eventID, now)
-	if db.IsNoRows(err) {
-		return 0, apperr.NotFoundf("event %s was never sent to webhook %d", eventID, sub)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("redeliver %s to %d: %w", eventID, sub, err)
+	missing := apperr.NotFoundf("event %s was never sent to webhook %d", eventID, sub)
+	if err = db.OneRow(err, missing, "redeliver %s to %d", eventID, sub); err != nil {
+		return 0, err
 	}
 	return id, nil
 }

@@ -13,35 +13,29 @@ import (
 	"ccplatform/services/webhook/internal/subscription"
 	"ccplatform/services/webhook/internal/urlguard"
 
+	"github.com/gin-gonic/gin"
 	"github.com/jmoiron/sqlx"
-	"go.uber.org/zap"
 )
 
 // Deps is what the handler needs from the outside.
 type Deps struct {
-	// Ops serves /livez, /readyz and /metrics and counts every request; main adds its checks.
-	Ops           *ops.Ops
-	DB            *sqlx.DB
-	Log           *zap.Logger
-	InternalToken string
-	Idempotency   *idempotency.Store
+	ops.API
+	DB          *sqlx.DB
+	Idempotency *idempotency.Store
 	// Guard checks endpoint URLs (WEBHOOK_ALLOW_HTTP, WEBHOOK_ALLOW_PRIVATE).
 	Guard urlguard.Policy
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
 
-// New is the API's HTTP handler. Routes are registered without a trailing slash and answer with
-// one too. Everything but the ops endpoints requires the internal token.
+// New is the API's HTTP handler (ops.API.Handler).
 func New(d Deps) http.Handler {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	e := web.NewEngine(d.Log, web.DefaultBodyLimit, d.Ops.HTTPMetrics())
-	d.Ops.Routes(e)
-	r := e.Group("", web.RequireInternalToken(d.InternalToken))
 	subs := subscription.NewStore(d.DB)
-	subscription.NewHandler(subs, d.Guard, d.Now).Routes(r, d.Idempotency.Middleware())
-	delivery.NewHandler(delivery.NewStore(d.DB), subs, d.Now).Routes(r)
-	return web.TrimTrailingSlash(e)
+	return d.Handler(web.DefaultBodyLimit, func(r gin.IRouter) {
+		subscription.NewHandler(subs, d.Guard, d.Now).Routes(r, d.Idempotency.Middleware())
+		delivery.NewHandler(delivery.NewStore(d.DB), subs, d.Now).Routes(r)
+	})
 }

@@ -6,9 +6,6 @@
 package servicetest
 
 import (
-	"context"
-	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -43,27 +40,17 @@ type Env struct {
 
 // Main runs the test package with an Env of its own, given to ready before the tests run.
 func Main(m *testing.M, label string, ready func(*Env)) {
-	dbtest.Main(m, label, func(dbURL string) int {
-		amqpURL, dropVhost, err := mqtest.CreateVhost(label)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "servicetest:", err)
-			return 1
-		}
-		defer func() { _ = dropVhost() }()
-		conn, err := migrations.Schema.Open(context.Background(), dbURL, 32)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "servicetest:", err)
-			return 1
-		}
-		defer conn.Close()
-		env := &Env{DB: conn, AMQPURL: amqpURL, Clock: NewClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)),
-			Guard: urlguard.Policy{AllowHTTP: true, AllowPrivate: true}}
-		env.Client = webtest.Client{Token: Token, UserID: "1", Handler: server.New(server.Deps{
-			Ops: ops.New("webhook-api"), DB: conn, Log: zap.NewNop(), InternalToken: Token,
-			Idempotency: idempotency.New(conn, zap.NewNop()), Guard: env.Guard, Now: env.Clock.Now,
-		})}
-		ready(env)
-		return m.Run()
+	dbtest.MainSchema(m, label, migrations.Schema, 32, func(conn *sqlx.DB, _ string) int {
+		return mqtest.WithVhost(label, func(amqpURL string) int {
+			env := &Env{DB: conn, AMQPURL: amqpURL, Clock: NewClock(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)),
+				Guard: urlguard.Policy{AllowHTTP: true, AllowPrivate: true}}
+			env.Client = webtest.Client{Token: Token, UserID: "1", Handler: server.New(server.Deps{
+				API: ops.API{Ops: ops.New("webhook-api"), Log: zap.NewNop(), InternalToken: Token}, DB: conn,
+				Idempotency: idempotency.New(conn, zap.NewNop()), Guard: env.Guard, Now: env.Clock.Now,
+			})}
+			ready(env)
+			return m.Run()
+		})
 	})
 }
 

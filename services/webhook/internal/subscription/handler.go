@@ -153,11 +153,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	views := make([]View, len(subs))
-	for i, s := range subs {
-		views[i] = ViewOf(s)
-	}
-	return listquery.NewResult(views, page, total), nil
+	return listquery.ResultOf(subs, ViewOf, page, total), nil
 }
 
 func (h *Handler) detail(c *gin.Context) (any, error) {

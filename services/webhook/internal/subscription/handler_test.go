@@ -126,7 +126,7 @@ func TestBadSubscriptionsAreRefusedNamingTheField(t *testing.T) {
 // address inside the network are refused when the subscription is saved.
 func TestTheSecureDefaultsRefuseHTTPAndInternalAddresses(t *testing.T) {
 	strict := webtest.Client{Token: servicetest.Token, UserID: "504", AccessGroup: "client", Handler: server.New(server.Deps{
-		Ops: ops.New("webhook-api"), DB: env.DB, Log: zap.NewNop(), InternalToken: servicetest.Token,
+		API: ops.API{Ops: ops.New("webhook-api"), Log: zap.NewNop(), InternalToken: servicetest.Token}, DB: env.DB,
 		Idempotency: idempotency.New(env.DB, zap.NewNop()), Guard: urlguard.Policy{}, Now: env.Clock.Now,
 	})}
 	for url, rule := range map[string]string{

@@ -79,13 +79,7 @@ func (s *Store) Get(ctx context.Context, v Viewer, id int64) (Subscription, erro
 // oneRow is the error of a statement on subscription id (doing names it): NotFound when no row
 // was found (missing, or not the viewer's: the same answer, so others' ids reveal nothing).
 func oneRow(err error, id int64, doing string) error {
-	if db.IsNoRows(err) {
-		return apperr.NotFoundf("webhook %d does not exist", id)
-	}
-	if err != nil {
-		return fmt.Errorf("%s %d: %w", doing, id, err)
-	}
-	return nil
+	return db.OneRow(err, apperr.NotFoundf("webhook %d does not exist", id), "%s %d", doing, id)
 }
 
 // Viewer is whose subscriptions a caller sees: their own, or all (staff).

@@ -30,7 +30,7 @@ type SecretView struct {
 // ViewOf is s as the API returns it.
 func ViewOf(s Subscription) View {
 	return View{
-		ID: s.ID, URL: s.URL, Events: nonNil(s.Events), OrderIDs: nonNil(s.OrderIDs), Description: s.Description,
+		ID: s.ID, URL: s.URL, Events: web.List(s.Events), OrderIDs: web.List(s.OrderIDs), Description: s.Description,
 		Enabled: s.Enabled, OwnerUserID: s.OwnerUserID, FailingSince: web.TimeOrNull(s.FailingSince),
 		DisabledReason: s.DisabledReason, PreviousSecretExpiresAt: web.TimeOrNull(s.PreviousSecretUntil),
 		CreatedAt: web.Time(s.CreatedAt), UpdatedAt: web.Time(s.UpdatedAt),
@@ -39,11 +39,3 @@ func ViewOf(s Subscription) View {
 
 // WithSecret is s as create and rotate-secret return it.
 func WithSecret(s Subscription) SecretView { return SecretView{View: ViewOf(s), Secret: s.Secret} }
-
-// nonNil is s, or an empty list for nil (a JSON [] rather than null).
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
