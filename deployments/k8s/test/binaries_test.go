@@ -12,11 +12,13 @@ import (
 )
 
 // Where the platform reads its configuration: config.Load[T] fills T from its `env` struct tags
-// (github.com/caarlos0/env), and app.Main(name, run) loads the config type of run that way. These
-// two and os.Getenv/os.LookupEnv are the only readers of the environment in the workspace.
+// (github.com/caarlos0/env), and app.Main(name, run) (services) and cli.Main(name, usage, run)
+// (operator tools) load the config type of run that way. These and os.Getenv/os.LookupEnv are the
+// only readers of the environment in the workspace.
 const (
 	configPkg = "ccplatform/pkg/config"
 	appPkg    = "ccplatform/pkg/app"
+	cliPkg    = "ccplatform/pkg/cli"
 )
 
 // envVar is one environment variable a binary reads.
@@ -106,7 +108,7 @@ func (s *sourceTree) readEnv(b *binary) error {
 		}
 	}
 	if roots == 0 {
-		return fmt.Errorf("loads no configuration (no config.Load[T] or app.Main): the test cannot tell what it reads")
+		return fmt.Errorf("loads no configuration (no config.Load[T], app.Main or cli.Main): the test cannot tell what it reads")
 	}
 	return nil
 }
@@ -142,11 +144,13 @@ func (s *sourceTree) readEnvIn(b *binary, p *goPackage, f *ast.File, imports map
 			}
 		case *ast.SelectorExpr:
 			switch {
-			case (refersTo(imports, fun, appPkg, "Main") || refersTo(imports, fun, appPkg, "Run")) && len(call.Args) == 2:
-				// app.Main(name, run): run's second parameter is the config type.
-				id, ok := call.Args[1].(*ast.Ident)
+			case (refersTo(imports, fun, appPkg, "Main") || refersTo(imports, fun, appPkg, "Run")) && len(call.Args) == 2,
+				refersTo(imports, fun, cliPkg, "Main") && len(call.Args) == 3:
+				// app.Main(name, run), cli.Main(name, usage, run): run (the last argument) has the
+				// config type as its second parameter.
+				id, ok := call.Args[len(call.Args)-1].(*ast.Ident)
 				if !ok {
-					walkErr = fmt.Errorf("%s: app.Main's run is not a function name", s.fset.Position(call.Pos()))
+					walkErr = fmt.Errorf("%s: Main's run is not a function name", s.fset.Position(call.Pos()))
 					return false
 				}
 				run, rf := p.funcDecl(id.Name)
