@@ -68,8 +68,6 @@ type Stack struct {
 	APIKey      string
 	DatabaseURL string
 	AMQPURL     string
-	// AdminID is the demo admin the key belongs to.
-	AdminID int64
 
 	cfg     Config
 	root    string
