@@ -15,7 +15,6 @@ import (
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
-	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/clock"
 	"ccplatform/services/lead/internal/diag"
 	"ccplatform/services/lead/internal/imports"
@@ -82,16 +81,14 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	ids := job.NewIDs(jobSecret(cfg))
 	queue, dncList := setup.Queue(conn, leads, dir, cat, now)
 	h := server.New(server.Deps{
-		Ops: o,
-		DB:  conn, Log: log, InternalToken: cfg.InternalToken, Leads: leads, Catalog: cat,
+		API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken},
+		DB:  conn, Leads: leads, Catalog: cat,
 		Accepter: job.NewAccepter(pub, ids, cfg.ConfirmTimeout).Counting(job.NewStateCounter(o.Registry).WithLabelValues("accepted")), JobIDs: ids, Idempotency: keys,
 		Dialer: queue, DNC: dncList,
 		// Import ids are signed like job ids, under a secret of their own: neither passes for the other.
 		Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs(jobSecret(cfg)+":imports"), cat.ByIDs, log),
 	})
-	tasks.Work("http", func(ctx context.Context) error {
-		return web.ListenAndServe(ctx, cfg.HTTPAddr, h, web.DefaultTimeouts, log)
-	})
+	tasks.HTTP(cfg.HTTPAddr, h, log)
 	return tasks.Run(ctx)
 }
 

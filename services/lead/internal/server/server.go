@@ -18,32 +18,27 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/jmoiron/sqlx"
-	"go.uber.org/zap"
 )
 
 // Deps is what the handler needs from the outside.
 type Deps struct {
-	// Ops serves /livez, /readyz and /metrics and counts every request; main adds its checks.
-	Ops           *ops.Ops
-	DB            *sqlx.DB
-	Log           *zap.Logger
-	InternalToken string
-	Leads         *lead.Service
-	Catalog       *catalog.Store
-	Accepter      *job.Accepter
-	JobIDs        *job.IDs
-	Idempotency   *idempotency.Store
-	Dialer        *dialer.Handler
-	DNC           *dnc.Handler
-	Imports       *imports.Handler
+	ops.API
+	DB          *sqlx.DB
+	Leads       *lead.Service
+	Catalog     *catalog.Store
+	Accepter    *job.Accepter
+	JobIDs      *job.IDs
+	Idempotency *idempotency.Store
+	Dialer      *dialer.Handler
+	DNC         *dnc.Handler
+	Imports     *imports.Handler
 }
 
 // New is lead-api's HTTP handler (ops.API.Handler).
 func New(d Deps) http.Handler {
 	idempotent := d.Idempotency.Middleware()
-	api := ops.API{Ops: d.Ops, Log: d.Log, InternalToken: d.InternalToken}
 	// The engine admits an import's file; every other route keeps the default body limit.
-	return api.Handler(imports.MaxBody, func(r gin.IRouter) {
+	return d.Handler(imports.MaxBody, func(r gin.IRouter) {
 		d.Imports.Routes(r)
 		r = r.Group("", web.BodyLimit(web.DefaultBodyLimit))
 		lead.NewHandler(d.Leads, d.Accepter).Routes(r, idempotent)

@@ -94,8 +94,8 @@ func run(m *testing.M, label, dbURL, amqpURL string, ready func(*Env)) int {
 	probes.Database(conn.DB)
 	probes.Broker(broker)
 	queue, dncList := setup.Queue(conn, leads, dir, cat, env.Now)
-	env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{Ops: probes,
-		DB: conn, Log: log, InternalToken: Token, Leads: leads, Catalog: cat,
+	env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{
+		API: ops.API{Ops: probes, Log: log, InternalToken: Token}, DB: conn, Leads: leads, Catalog: cat,
 		Accepter: job.NewAccepter(pub, ids, 5*time.Second), JobIDs: ids,
 		Idempotency: idempotency.New(conn, log), Dialer: queue, DNC: dncList,
 		Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs("test-import-secret"), cat.ByIDs, log),
