@@ -46,7 +46,8 @@ func orderCatalogs(cfg settings) seed.Step {
 	if cfg.OrderURL == "" {
 		return seed.Skipped("order custom fields", "ORDER_URL is empty")
 	}
-	return seed.OrderCustomFields(svcclient.New("order", cfg.OrderURL, cfg.InternalToken, serviceTimeout))
+	return seed.CustomFields("order custom fields", svcclient.New("order", cfg.OrderURL, cfg.InternalToken, serviceTimeout),
+		demo.OrderCustomFields())
 }
 
 // leadCatalogs is the seed step of the lead service's catalogs, skipped when LEAD_URL is empty.
@@ -54,7 +55,8 @@ func leadCatalogs(cfg settings) seed.Step {
 	if cfg.LeadURL == "" {
 		return seed.Skipped("lead custom fields", "LEAD_URL is empty")
 	}
-	return seed.LeadCustomFields(svcclient.New("lead", cfg.LeadURL, cfg.InternalToken, serviceTimeout))
+	return seed.CustomFields("lead custom fields", svcclient.New("lead", cfg.LeadURL, cfg.InternalToken, serviceTimeout),
+		demo.LeadCustomFields())
 }
 
 // demoActivity is the seed steps of the demo orders, their leads and their calls, each skipped

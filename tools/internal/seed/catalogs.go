@@ -9,21 +9,12 @@ import (
 	"ccplatform/tools/internal/demo"
 )
 
-// OrderCustomFields is the step that upserts demo.OrderCustomFields through the order service.
-func OrderCustomFields(order *svcclient.Client) Step {
-	return Step{Name: "order custom fields", Run: func(ctx context.Context) (string, error) {
-		n, err := upsertEach(ctx, order, "/internal/custom-fields", demo.OrderCustomFields())
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("%d upserted", n), nil
-	}}
-}
-
-// LeadCustomFields is the step that upserts demo.LeadCustomFields through lead-api.
-func LeadCustomFields(lead *svcclient.Client) Step {
-	return Step{Name: "lead custom fields", Run: func(ctx context.Context) (string, error) {
-		n, err := upsertEach(ctx, lead, "/internal/custom-fields", demo.LeadCustomFields())
+// CustomFields is the step, called name, that upserts fields into the custom-field catalog of the
+// service c talks to (demo.OrderCustomFields through the order service, demo.LeadCustomFields
+// through lead-api: both serve the same catalog route).
+func CustomFields(name string, c *svcclient.Client, fields []demo.CustomField) Step {
+	return Step{Name: name, Run: func(ctx context.Context) (string, error) {
+		n, err := upsertEach(ctx, c, "/internal/custom-fields", fields)
 		if err != nil {
 			return "", err
 		}
