@@ -325,7 +325,9 @@ cmd_run() {
     trap - INT TERM
     echo >&2
     log "stopping"
-    [ -n "$tail_pid" ] && kill "$tail_pid" 2>/dev/null
+    # A Ctrl-C at the terminal reaches tail too, so it may be gone already: under `set -e` a failed
+    # kill here would end the script before stop_all.
+    if [ -n "$tail_pid" ]; then kill "$tail_pid" 2>/dev/null || true; fi
     stop_all || true
     exit 0
   }
