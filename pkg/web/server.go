@@ -17,8 +17,8 @@ import (
 
 // NewEngine is a gin engine with the middleware every service runs: trace, request id and request
 // logger, access log, the given middleware (metrics: they see the final status of every request,
-// a recovered panic's 500 included), panic recovery, body limit, a query string parsed whole, and
-// envelopes for unknown routes and methods.
+// a recovered panic's 500 included), panic recovery, body limit, path parameters and a query
+// string of clean text, the query parsed whole, and envelopes for unknown routes and methods.
 func NewEngine(log *zap.Logger, bodyLimit int64, outer ...gin.HandlerFunc) *gin.Engine {
 	if gin.Mode() != gin.ReleaseMode {
 		gin.SetMode(gin.ReleaseMode)
@@ -30,7 +30,7 @@ func NewEngine(log *zap.Logger, bodyLimit int64, outer ...gin.HandlerFunc) *gin.
 	e.ContextWithFallback = true
 	e.Use(Trace(), RequestContext(log), AccessLog(log))
 	e.Use(outer...)
-	e.Use(Recover(log), BodyLimit(bodyLimit), WholeQuery)
+	e.Use(Recover(log), BodyLimit(bodyLimit), PathParams, WholeQuery)
 	e.NoRoute(func(c *gin.Context) {
 		Fail(c, apperr.NotFoundf("no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})
