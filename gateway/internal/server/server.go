@@ -87,6 +87,10 @@ func New(d Deps) (http.Handler, error) {
 	api := e.Group("", append(guards,
 		auth.Require(d.Auth),
 		ratelimit.Middleware(d.Limiter, auth.KeyOf),
+		// Path parameters and query values a service would store or look up must be text its
+		// database can hold: refused here, named as the route table names them, before any
+		// upstream sees them.
+		web.PathParams,
 		// The forwarder would pass such a query on as it is, and the reverse proxy would drop
 		// what it cannot parse: either way a filter could vanish on the way.
 		web.WholeQuery,

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -768,6 +769,48 @@ func TestPolicyIsEnforcedBeforeForwarding(t *testing.T) {
 	assert.Equal(t, []string{"81"}, e.Header["X-Key-Id"])
 	assert.Equal(t, []string{"leads:read,orders:read"}, e.Header["X-Key-Scopes"])
 	assert.Equal(t, []string{"8"}, e.Header["X-User-Id"])
+}
+
+// A path parameter or query value that is not clean text (PostgreSQL refuses NUL and invalid
+// UTF-8) is a 400 naming the parameter as the route table does, on every route, and reaches no
+// upstream; odd values that are clean text are the service's to judge.
+func TestBadTextInPathOrQueryIsRefusedBeforeForwarding(t *testing.T) {
+	h := newHarness(t, options{})
+	refused := func(t *testing.T, method, target, field string) {
+		t.Helper()
+		before := h.forwarded()
+		w, env := h.do(t, method, target, strings.NewReader(`{}`), nil)
+		require.Equal(t, http.StatusBadRequest, w.Code, "%s %s: %s", method, target, w.Body.String())
+		assert.False(t, env.Success)
+		assert.Contains(t, env.Message, field+": "+web.RuleText)
+		var data web.ValidationData
+		require.NoError(t, json.Unmarshal(env.Data, &data))
+		assert.Equal(t, web.RuleText, data.Errors[field])
+		assert.Equal(t, before, h.forwarded(), "%s %s reached an upstream", method, target)
+	}
+	for _, r := range route.Table() {
+		names := param.FindAllString(r.Path, -1)
+		for _, bad := range []string{"%00", "%ff", "%c3%28", "%1b", "%7f"} {
+			for _, name := range names {
+				target := strings.Replace(r.Path, name, bad, 1)
+				refused(t, r.Method, param.ReplaceAllString(target, "12")+"/", name[1:])
+			}
+			refused(t, r.Method, param.ReplaceAllString(r.Path, "12")+"/?orderId=1&orderCode="+bad, "orderCode")
+		}
+	}
+	// Clean text, however odd, goes on as it came: the service says whether it is an id.
+	for _, v := range []string{"99999999999999999999", "-1", "..", "%D0%BA%D0%BE%D0%B4"} {
+		w, env := h.do(t, http.MethodPost, "/v2/webhook/14/redeliver/"+v+"/?orderCode="+v, strings.NewReader(`{}`), nil)
+		require.Equal(t, http.StatusOK, w.Code, "%s: %s", v, env.Message)
+		e := echoOf(t, env)
+		decoded, err := url.PathUnescape(v)
+		require.NoError(t, err)
+		assert.Equal(t, "/v2/webhook/14/redeliver/"+decoded, e.Path)
+		assert.Equal(t, "orderCode="+v, e.Query)
+	}
+	// An encoded slash is a slash: a path of more segments, which no route has.
+	w, _ := h.do(t, http.MethodPost, "/v2/webhook/14/redeliver/a%2Fb/", strings.NewReader(`{}`), nil)
+	assert.Equal(t, http.StatusNotFound, w.Code)
 }
 
 // Every answer of an authenticated route tells the client its rate: the bucket's size, what is
