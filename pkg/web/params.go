@@ -20,13 +20,22 @@ const ruleQueryName = "parameter names " + RuleText
 // errQuerySyntax is the one answer to a query string url.ParseQuery cannot read whole.
 var errQuerySyntax = apperr.Field("query", "must be name=value pairs joined by & and percent-encoded (no ';')")
 
-// PathParams refuses a request whose path parameters are not clean text (RuleText), naming the
-// first one that is not, before any handler reads them. The parameters are the route's own
-// (gin decoded them from the path), so the gateway names them as its route table does.
+// RuleSegment is the rule of a path parameter holding an escaped slash: its value would change
+// into more segments on its way to a service.
+const RuleSegment = "must not contain a slash (%2F): a path parameter is one path segment"
+
+// PathParams refuses a request whose path parameters are not clean text (RuleText) or hold a
+// slash (RuleSegment), naming the first one that does, before any handler reads them. The
+// parameters are the route's own (gin decoded them from the path), so the gateway names them as
+// its route table does.
 func PathParams(c *gin.Context) {
 	for _, p := range c.Params {
-		if !CleanText(p.Value) {
+		switch {
+		case !CleanText(p.Value):
 			Fail(c, apperr.Field(p.Key, RuleText))
+			return
+		case strings.IndexByte(p.Value, '/') >= 0:
+			Fail(c, apperr.Field(p.Key, RuleSegment))
 			return
 		}
 	}

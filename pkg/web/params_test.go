@@ -57,6 +57,27 @@ func TestPathParamsMustBeCleanText(t *testing.T) {
 	}
 }
 
+// An escaped slash is a character of its segment to an engine routing on the path as sent (the
+// gateway's): the parameter holding it is refused, at the end of the path too, where it is no
+// trailing slash to trim.
+func TestAnEscapedSlashIsRefusedAsItsParameter(t *testing.T) {
+	e, _ := newTestEngine(t, DefaultBodyLimit)
+	e.UseEscapedPath = true
+	e.GET("/v2/lead/import/:importId", Handle(func(c *gin.Context) (any, error) { return c.Param("importId"), nil }))
+	e.POST("/v2/lead/import", Handle(func(c *gin.Context) (any, error) { return "import", nil }))
+	h := TrimTrailingSlash(e)
+	for _, path := range []string{"/v2/lead/import/%2F", "/v2/lead/import/%2F/", "/v2/lead/import/%2f//", "/v2/lead/import/a%2Fb/"} {
+		w, env := do(t, h, get(path))
+		require.Equal(t, http.StatusBadRequest, w.Code, "%s: %s", path, env.Message)
+		assert.Equal(t, "importId: "+RuleSegment, env.Message, path)
+	}
+	for path, want := range map[string]string{"/v2/lead/import/a%20b/": "a b", "/v2/lead/import/%61/": "a", "/v2/lead/import/x//": "x"} {
+		w, env := do(t, h, get(path))
+		require.Equal(t, http.StatusOK, w.Code, "%s: %s", path, env.Message)
+		assert.Equal(t, `"`+want+`"`, string(env.Data), path)
+	}
+}
+
 func TestQueryValuesMustBeCleanText(t *testing.T) {
 	e, _ := newTestEngine(t, DefaultBodyLimit)
 	e.POST("/v2/lead/import", Handle(func(c *gin.Context) (any, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -41,15 +42,23 @@ func NewEngine(log *zap.Logger, bodyLimit int64, outer ...gin.HandlerFunc) *gin.
 }
 
 // TrimTrailingSlash lets every route answer with and without its trailing slash: routes are
-// registered without it and the path is trimmed before routing.
+// registered without it and the path is trimmed before routing. The path is trimmed as it was
+// sent: an escaped slash (%2F) at its end belongs to the last segment and stays, so that a
+// parameter of "/" is refused as that parameter (PathParams), not routed as a shorter path.
 func TrimTrailingSlash(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
-			r.URL.Path = strings.TrimRight(p, "/")
-			if r.URL.Path == "" {
-				r.URL.Path = "/"
+		if ep := r.URL.EscapedPath(); len(ep) > 1 && strings.HasSuffix(ep, "/") {
+			ep = strings.TrimRight(ep, "/")
+			if ep == "" {
+				ep = "/"
 			}
-			r.URL.RawPath = ""
+			// EscapedPath is always a valid escaping; a path without escapes needs no raw form.
+			if p, err := url.PathUnescape(ep); err == nil {
+				r.URL.Path, r.URL.RawPath = p, ""
+				if strings.IndexByte(ep, '%') >= 0 {
+					r.URL.RawPath = ep
+				}
+			}
 		}
 		h.ServeHTTP(w, r)
 	})

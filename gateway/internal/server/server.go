@@ -59,6 +59,11 @@ func New(d Deps) (http.Handler, error) {
 	e.HandleMethodNotAllowed = true
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
+	// Routed on the path as it was sent: an escaped slash (%2F) is a character of its segment,
+	// so /v2/lead/import/%2F/ is that import route with an importId of "/" (a 400 naming it),
+	// not a shorter path to another route. Parameters are decoded before anything reads them.
+	e.UseEscapedPath = true
+	e.UnescapePathValues = true
 	e.Use(web.Trace(), web.RequestContext(d.Log), web.AccessLog(d.Log), d.Ops.HTTPMetrics(), web.Recover(d.Log))
 	e.NoRoute(func(c *gin.Context) {
 		web.Fail(c, apperr.NotFoundf("no route %s %s", c.Request.Method, c.Request.URL.Path))

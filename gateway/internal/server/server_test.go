@@ -808,9 +808,24 @@ func TestBadTextInPathOrQueryIsRefusedBeforeForwarding(t *testing.T) {
 		assert.Equal(t, "/v2/webhook/14/redeliver/"+decoded, e.Path)
 		assert.Equal(t, "orderCode="+v, e.Query)
 	}
-	// An encoded slash is a slash: a path of more segments, which no route has.
-	w, _ := h.do(t, http.MethodPost, "/v2/webhook/14/redeliver/a%2Fb/", strings.NewReader(`{}`), nil)
-	assert.Equal(t, http.StatusNotFound, w.Code)
+	// An escaped slash is a character of its segment, which no parameter may hold: it would reach
+	// the service as more segments. Nor is one at the end a trailing slash to trim.
+	for _, tc := range []struct{ method, target, field string }{
+		{http.MethodPost, "/v2/webhook/14/redeliver/a%2Fb/", "eventId"},
+		{http.MethodPost, "/v2/webhook/%2F/redeliver/1", "webhookId"},
+		{http.MethodGet, "/v2/lead/import/%2F/", "importId"},
+		{http.MethodGet, "/v2/lead/import/%2f", "importId"},
+	} {
+		before := h.forwarded()
+		w, env := h.do(t, tc.method, tc.target, nil, nil)
+		require.Equal(t, http.StatusBadRequest, w.Code, "%s %s: %s", tc.method, tc.target, w.Body.String())
+		assert.Equal(t, tc.field+": "+web.RuleSegment, env.Message)
+		assert.Equal(t, before, h.forwarded())
+	}
+	// Any other escape in a parameter is only another spelling of its value.
+	w, env := h.do(t, http.MethodGet, "/v2/order/detail/%31%32/", nil, nil)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.Equal(t, "/v2/order/detail/12", echoOf(t, env).Path)
 }
 
 // Every answer of an authenticated route tells the client its rate: the bucket's size, what is
