@@ -106,6 +106,34 @@ func TestInvalidIDs(t *testing.T) {
 	}
 }
 
+// A list reads only numbers and times, so text the database cannot hold (a NUL, a byte that is no
+// UTF-8, a broken character) is a field error of its reader too, even where web.WholeQuery did not
+// run first: nothing of it reaches a statement.
+func TestTextThatIsNotTextIsRefusedByEveryReader(t *testing.T) {
+	for _, bad := range []string{"%00", "%ff", "%c3%28", "1%00", "2026-01-01%00"} {
+		t.Run(bad, func(t *testing.T) {
+			q := query(t, "offset="+bad+"&limit="+bad+"&orderIds[]="+bad+"&statusIds[]="+bad+
+				"&createdAt[0]="+bad+"&createdAt[1]="+bad)
+			fe := apperr.FieldErrors{}
+			ParsePage(q, fe)
+			assert.Nil(t, IDs(q, "orderIds", fe))
+			assert.Nil(t, IntIDs(q, "statusIds", fe))
+			p := ParsePeriod(q, "createdAt", fe)
+			assert.Nil(t, p.From)
+			assert.Nil(t, p.To)
+			assert.ElementsMatch(t, []string{"offset", "limit", "orderIds[]", "statusIds[]", "createdAt[0]", "createdAt[1]"}, keys(fe))
+		})
+	}
+}
+
+func keys(fe apperr.FieldErrors) []string {
+	out := make([]string, 0, len(fe))
+	for k := range fe {
+		out = append(out, k)
+	}
+	return out
+}
+
 func TestIntIDsStayInAnIntegerColumn(t *testing.T) {
 	fe := apperr.FieldErrors{}
 	assert.Equal(t, []int64{1, 2147483647}, IntIDs(query(t, "statusIds[]=1&statusIds[]=2147483647"), "statusIds", fe))
