@@ -12,14 +12,18 @@ import (
 
 	"ccplatform/pkg/db"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // The sweep a fuzzer ran against a running stack, kept as a test: every text field of every body
 // with a NUL in it, every numeric filter at 2^31 and 2^63, query strings that cannot be parsed whole,
-// dates that are not dates and wrong content types. Each must be refused (400 or 415, the envelope
-// naming the field) and leave every table of every schema as it was.
+// dates that are not dates, wrong content types, and every path parameter and query value of every
+// operation of the description with a NUL, a byte that is no UTF-8 or a broken character in it, or
+// an odd value (huge, negative, "..", an encoded slash). Each must be refused (400 or 415, the
+// envelope naming the field or parameter; any 4xx for the odd values) and leave every table of
+// every schema as it was.
 
 // sweepSchemas are the schemas whose row counts must not move. Outbox tables are left out: their
 // relays delete rows of earlier tests' events at any moment.
@@ -210,6 +214,14 @@ func TestBadInputSweepIsRefusedAndWritesNothing(t *testing.T) {
 	// The call list needs one of its id filters; the others need none.
 	base := map[string]string{"/v2/call/": "orderIds[]=" + order + "&"}
 
+	// A subscription of the caller's, so that a redelivery reaches its event id. Its event never
+	// happens during the sweep; it is deleted after the count (a refused request cannot have).
+	r = stack.Call(t, http.MethodPost, "/v2/webhook/create/", map[string]any{
+		"url": "http://127.0.0.1:9/sweep", "events": []string{"order.updated"}, "description": "sweep"})
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	hook := strconv.FormatInt(int64(r.Data(t)["id"].(float64)), 10)
+	defer stack.Call(t, http.MethodPost, "/v2/webhook/delete/"+hook+"/", nil)
+
 	before := quietCounts(t)
 	sent := 0
 
@@ -313,6 +325,86 @@ func TestBadInputSweepIsRefusedAndWritesNothing(t *testing.T) {
 		}
 	})
 
+	ops := specOperations(t)
+	// Values of the parameters not under test: real ones where a service would look the first
+	// parameter up before reading the next (the subscription before its event id; the order a
+	// bulk import fills rows with), else ids nothing has.
+	pathFill := map[string]string{"webhookId": hook}
+	queryFill := map[string]string{"orderId": order, "orderCode": code}
+	// send is one request to op: a body that would be accepted as far as its content type goes
+	// (the bulk import takes a CSV file), the path parameters filled, and query as given.
+	send := func(t *testing.T, op specOperation, path, query string) Response {
+		t.Helper()
+		target := path
+		if query != "" {
+			target += "?" + query
+		}
+		sent++
+		if op.method != http.MethodPost {
+			return stack.Call(t, op.method, target, nil)
+		}
+		if op.path == "/v2/lead/import/" {
+			return stack.Call(t, op.method, target, "phone,leadType\n"+newPhone()+",straight\n", WithHeader("Content-Type", "text/csv"))
+		}
+		return stack.Call(t, op.method, target, "{}")
+	}
+	notText := []string{"%00", "%ff", "%c3%28"}
+
+	t.Run("text that is not text in every path parameter", func(t *testing.T) {
+		for _, op := range ops {
+			for _, name := range op.pathParams {
+				for _, bad := range notText {
+					r := send(t, op, op.fill(pathFill, name, bad), "")
+					refused(t, r, http.StatusBadRequest, name, op.method+" "+op.path+" "+name+"="+bad)
+				}
+			}
+		}
+	})
+
+	t.Run("text that is not text in every query value", func(t *testing.T) {
+		for _, op := range ops {
+			// An operation without query parameters is sent one it does not know: nothing may
+			// pass a value on unchecked.
+			names := op.queryParams
+			if len(names) == 0 {
+				names = []string{"q"}
+			}
+			for _, name := range names {
+				for _, bad := range notText {
+					query := ""
+					for _, other := range op.queryParams {
+						if v, ok := queryFill[other]; ok && other != name {
+							query += other + "=" + v + "&"
+						}
+					}
+					r := send(t, op, op.fill(pathFill, "", ""), query+name+"="+bad)
+					refused(t, r, http.StatusBadRequest, name, op.method+" "+op.path+" ?"+name+"="+bad)
+				}
+			}
+		}
+	})
+
+	t.Run("odd values in every path parameter", func(t *testing.T) {
+		for _, op := range ops {
+			for _, name := range op.pathParams {
+				// An escaped slash is a character of its segment that no parameter may hold.
+				for _, slash := range []string{"%2F", "a%2Fb", "%2f%2f"} {
+					r := send(t, op, op.fill(pathFill, name, slash), "")
+					refused(t, r, http.StatusBadRequest, name, op.method+" "+op.path+" "+name+"="+slash)
+				}
+				// The rest is clean text: each route's own rule refuses it, 400 or 404.
+				for _, odd := range []string{"99999999999999999999", "-1", "0", "..", "%20"} {
+					r := send(t, op, op.fill(pathFill, name, odd), "")
+					t.Run(op.method+" "+op.path+" "+name+"="+odd, func(t *testing.T) {
+						assert.True(t, r.Status >= 400 && r.Status < 500, "status %d: %s", r.Status, r.Body)
+						assert.False(t, r.Env.Success)
+						assert.NotEmpty(t, r.Env.Message)
+					})
+				}
+			}
+		}
+	})
+
 	// Async refusals must not surface later either: give any accepted job or notification time to
 	// land before comparing.
 	time.Sleep(time.Second)
@@ -337,3 +429,58 @@ func json9223() any { return jsonNumber("9223372036854775807") }
 type jsonNumber string
 
 func (n jsonNumber) MarshalJSON() ([]byte, error) { return []byte(n), nil }
+
+// specOperation is one operation of the public description (api/openapi.yaml): its method, its
+// path as written there ({name} for a parameter) and the names of its parameters by place.
+type specOperation struct {
+	method, path            string
+	pathParams, queryParams []string
+}
+
+// specOperations is every operation of the description, in path order.
+func specOperations(t *testing.T) []specOperation {
+	t.Helper()
+	doc := openapiCheck.doc
+	paths := doc.Paths.InMatchingOrder()
+	sort.Strings(paths)
+	var out []specOperation
+	for _, p := range paths {
+		item := doc.Paths.Value(p)
+		methods := make([]string, 0, 2)
+		for m := range item.Operations() {
+			methods = append(methods, m)
+		}
+		sort.Strings(methods)
+		for _, m := range methods {
+			op := specOperation{method: m, path: p}
+			for _, ref := range append(append(openapi3.Parameters{}, item.Parameters...), item.Operations()[m].Parameters...) {
+				switch prm := ref.Value; prm.In {
+				case openapi3.ParameterInPath:
+					op.pathParams = append(op.pathParams, prm.Name)
+				case openapi3.ParameterInQuery:
+					op.queryParams = append(op.queryParams, prm.Name)
+				}
+			}
+			out = append(out, op)
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// fill is the operation's path with name set to value (raw: escapes go as they are) and every
+// other parameter set from known, or to an id nothing has.
+func (op specOperation) fill(known map[string]string, name, value string) string {
+	path := op.path
+	for _, p := range op.pathParams {
+		v, ok := known[p]
+		if !ok {
+			v = "999999999"
+		}
+		if p == name {
+			v = value
+		}
+		path = strings.Replace(path, "{"+p+"}", v, 1)
+	}
+	return path
+}
