@@ -227,10 +227,11 @@ func (m *mix) badOversize(ctx context.Context) {
 	})
 }
 
-// badWideCSV is a CSV import (one row) whose header has 100,000 columns that are no field of a
-// lead: refused whole, as a header column that is not a field is.
+// badWideCSV is a CSV import (one row) whose header has 10,000 columns that are no field of a
+// lead: refused whole, as a header column that is not a field is. Not wider: the answer names
+// every column, and at 100,000 lead-api's memory follows the answers (docs/performance.md).
 func (m *mix) badWideCSV(ctx context.Context) {
-	const columns = 100_000
+	const columns = 10_000
 	var b strings.Builder
 	b.WriteString("phone,leadType")
 	for i := range columns {
