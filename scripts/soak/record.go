@@ -63,16 +63,20 @@ func (t tally) describe(keep func(outcome) bool) string {
 			n += routes[r]
 			rs = append(rs, fmt.Sprintf("%s %d", r, routes[r]))
 		}
-		label := strconv.Itoa(status)
-		switch status {
-		case 0:
-			label = "no answer"
-		case unreadable:
-			label = "unreadable answer"
-		}
-		parts = append(parts, fmt.Sprintf("%s=%d (%s)", label, n, strings.Join(rs, ", ")))
+		parts = append(parts, fmt.Sprintf("%s=%d (%s)", statusLabel(status), n, strings.Join(rs, ", ")))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// statusLabel names a counted status: the HTTP status, or what stands for none.
+func statusLabel(status int) string {
+	switch status {
+	case 0:
+		return "no answer"
+	case unreadable:
+		return "unreadable answer"
+	}
+	return strconv.Itoa(status)
 }
 
 // window is one period of requests between two samples (a minute in a long run).

@@ -186,7 +186,7 @@ func printWindow(out io.Writer, n int, w *window, s sample) {
 		if purposeful[status] {
 			mark = " (some on purpose)"
 		}
-		parts = append(parts, fmt.Sprintf("%d=%d%s", status, byStatus[status], mark))
+		parts = append(parts, fmt.Sprintf("%s=%d%s", statusLabel(status), byStatus[status], mark))
 	}
 	fmt.Fprintf(out, "  status  %s\n", strings.Join(parts, "  "))
 	if bad := w.outcomes.count(func(k outcome) bool { return !k.expected }); bad > 0 {

@@ -80,7 +80,7 @@ func printBadInputs(out io.Writer, tot tally) {
 		var parts []string
 		mark := ""
 		for _, status := range slices.Sorted(maps.Keys(byInput[label])) {
-			parts = append(parts, fmt.Sprintf("%d=%d", status, byInput[label][status]))
+			parts = append(parts, fmt.Sprintf("%s=%d", statusLabel(status), byInput[label][status]))
 			if !refused(status) {
 				mark = "  ← NOT REFUSED"
 			}
