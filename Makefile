@@ -36,7 +36,7 @@ fmt: ## format every Go file of the workspace
 bench: ## lead-scenario benchmarks, each beside a baseline of the same run (docs/performance.md)
 	@scripts/bench.sh
 
-soak: ## steady mix of every operation at 300 req/s for SOAK_DURATION (10m); fails on 5xx or growth
+soak: ## every operation (and bad input) at 300 req/s for SOAK_DURATION (10m); fails on 5xx or growth
 	@SOAK_DURATION=$(SOAK_DURATION) scripts/soak.sh
 
 fuzz: ## every fuzz target of the workspace for FUZZTIME each (default 10s; make fuzz FUZZTIME=5m)

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Soak (scripts/soak, results in docs/performance.md): a steady mix of every public operation
-# through the gateway at a fixed rate for a bounded time, printing per minute the throughput, p99
+# Soak (scripts/soak, results in docs/performance.md): a steady mix of every operation of the
+# public API (checked against gateway/api/openapi.yaml), with a few percent of bad input among it,
+# through the gateway at a fixed rate for a bounded time, printing per window the throughput, p99
 # per route, answers by status and each process's RSS, goroutines and database connections. Fails
-# on any 5xx or when a process's RSS or goroutines grow more than 10% after minute 2. Runs the real
-# binaries on a database and a vhost of its own. Not part of CI.
+# on any 5xx, a bad input not refused with a 4xx, an operation never answered, or growth of a
+# process's RSS or goroutines. Runs every binary `make up` starts on a database and a vhost of its
+# own. CI runs a short one (.ci/run); a run up to 2 minutes is short (a bounded growth check).
 #
 # Environment: DATABASE_URL, AMQP_URL (see scripts/deps.sh), SOAK_DURATION (default 10m).
 # Arguments go to the soak program (-d duration, -rate req/s; -h lists them).

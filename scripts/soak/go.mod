@@ -3,8 +3,11 @@ module ccplatform/soak
 go 1.26.0
 
 require (
+	ccplatform/clients/go v0.0.0
 	ccplatform/gateway v0.0.0
 	ccplatform/pkg v0.0.0
+	github.com/getkin/kin-openapi v0.153.0
+	github.com/oapi-codegen/runtime v1.8.0
 )
 
 require (
@@ -14,6 +17,7 @@ require (
 )
 
 replace (
+	ccplatform/clients/go => ../../clients/go
 	ccplatform/gateway => ../../gateway
 	ccplatform/pkg => ../../pkg
 )

@@ -1,10 +1,13 @@
 // Command soak sends a steady mix of every operation of the public API through the gateway at a
-// fixed rate for a bounded time, on the real binaries (gateway/e2e/stacktest) with a database and a
-// broker vhost of its own, both removed afterwards. Each minute it prints the throughput, the p99
-// of every route, the answers by status, and each process's RSS, goroutines and open database
-// connections read from its /metrics. It fails on any 5xx, transport error or status the mix did
-// not ask for, and when a process's RSS or goroutines grow more than 10% from the end of minute 2
-// to the end. `make soak` runs it.
+// fixed rate for a bounded time, with a few percent of bad input among it, on the real binaries
+// (every process `make up` starts, through gateway/e2e/stacktest) with a database and a broker
+// vhost of its own, both removed afterwards. Its requests go through the generated Go client
+// (clients/go), so a renamed field or route fails its build. Each window (a minute, 15 s in a
+// short run) it prints the throughput, the p99 of every route, the answers by status, and each
+// process's RSS, goroutines and open database connections read from its /metrics. It fails on
+// any 5xx, transport error or status the mix did not ask for, on an operation of the API
+// description the mix does not send or never got a success for, and when a process's RSS or
+// goroutines grow (growth.go). `make soak` runs it; CI runs a short one.
 package main
 
 import (
@@ -30,17 +33,26 @@ type Config struct {
 	// Workers bounds the requests in flight: a request that finds every worker busy is counted
 	// late and not sent, so a slow stack shows as a lower rate instead of a growing queue here.
 	Workers int
-	// Baseline is when the growth check takes its first sample: the first minutes fill pools,
-	// caches and heaps, which is warm-up, not a leak.
+	// Baseline is when the growth check of a long run takes its first sample: the first minutes
+	// fill pools, caches and heaps, which is warm-up, not a leak. A run not longer than Baseline
+	// is a short run (growth.go).
 	Baseline time.Duration
-	// Settle is how long the load stands still before each sample of the growth check.
+	// Settle is how long the load stands still before each sample of a long run's growth check.
 	Settle time.Duration
 	// CallsEvery is how often a batch of telephony call events is published (the call writes).
 	CallsEvery time.Duration
 }
 
-// maxGrowth is how much a process's RSS or goroutines may grow from the baseline to the end.
-const maxGrowth = 0.10
+// short is a run too short for the settled growth check.
+func (c Config) short() bool { return c.Duration <= c.Baseline }
+
+// window is how long the load runs between two samples.
+func (c Config) window() time.Duration {
+	if c.short() {
+		return shortWindow
+	}
+	return time.Minute
+}
 
 const internalToken = "soak-internal-token"
 
@@ -54,7 +66,7 @@ func main() {
 		}
 		cfg.Duration = d
 	}
-	flag.DurationVar(&cfg.Duration, "d", cfg.Duration, "how long the load runs (default from SOAK_DURATION, else 10m)")
+	flag.DurationVar(&cfg.Duration, "d", cfg.Duration, "how long the load runs (default from SOAK_DURATION, else 10m); up to -baseline it is a short run")
 	flag.IntVar(&cfg.Rate, "rate", cfg.Rate, "requests per second sent through the gateway")
 	flag.IntVar(&cfg.Workers, "workers", cfg.Workers, "requests in flight at most")
 	flag.DurationVar(&cfg.Baseline, "baseline", cfg.Baseline, "growth is measured from this point of the run to its end")
@@ -73,25 +85,37 @@ func main() {
 	}
 }
 
-// processes is the whole platform, as the end-to-end tests start it.
-func processes() []stacktest.Process {
-	return []stacktest.Process{
-		{Name: "user", Pkg: "./services/user/cmd/user", Health: "/readyz"},
-		{Name: "order", Pkg: "./services/order/cmd/order", Health: "/readyz"},
-		{Name: "lead-api", Pkg: "./services/lead/cmd/lead-api", Health: "/readyz"},
-		{Name: "lead-worker", Pkg: "./services/lead/cmd/lead-worker", Health: "/readyz", Consumer: true},
-		{Name: "call", Pkg: "./services/call/cmd/call", Health: "/readyz"},
-		{Name: "call-ingest", Pkg: "./services/call/cmd/call-ingest", Health: "/readyz", Consumer: true},
-		{Name: "notification-api", Pkg: "./services/notification/cmd/notification-api", Health: "/readyz"},
-		{Name: "notification-worker", Pkg: "./services/notification/cmd/notification-worker", Health: "/readyz", Consumer: true},
-		// One key sends the whole mix, above the per-key default of 200/s; the missing-key requests
-		// of the mix come from one address, above the default 401 budget.
-		{Name: "gateway", Pkg: "./gateway/cmd/gateway", Health: "/readyz",
-			Env: []string{"RATE_LIMIT_RPS=100000", "RATE_LIMIT_BURST=100000", "AUTH_FAILURE_RPS=100000", "AUTH_FAILURE_BURST=100000"}},
+// processes is the whole platform as `make up` starts it (scripts/stack.sh), with what the soak
+// changes for its own run.
+func processes() ([]stacktest.Process, error) {
+	procs, err := stacktest.Platform()
+	if err != nil {
+		return nil, err
 	}
+	for i, p := range procs {
+		switch p.Name {
+		case "gateway":
+			// One key sends the whole mix, above the per-key default of 200/s; the missing-key
+			// requests of the mix come from one address, above the default 401 budget.
+			procs[i].Env = append(procs[i].Env, "RATE_LIMIT_RPS=100000", "RATE_LIMIT_BURST=100000", "AUTH_FAILURE_RPS=100000", "AUTH_FAILURE_BURST=100000")
+		case "webhook-api", "webhook-dispatcher":
+			// The receiver listens in this process, on 127.0.0.1 over http: allowed here, never
+			// by default.
+			procs[i].Env = append(procs[i].Env, "WEBHOOK_ALLOW_HTTP=true", "WEBHOOK_ALLOW_PRIVATE=true")
+		}
+	}
+	return procs, nil
 }
 
 func run(ctx context.Context, cfg Config, out io.Writer) (bool, error) {
+	routes, err := loadRoutes()
+	if err != nil {
+		return false, err
+	}
+	procList, err := processes()
+	if err != nil {
+		return false, err
+	}
 	dbURL, dropDB, err := dbtest.Create("soak")
 	if err != nil {
 		return false, err
@@ -103,10 +127,10 @@ func run(ctx context.Context, cfg Config, out io.Writer) (bool, error) {
 	}
 	defer func() { _ = dropVhost() }()
 
-	fmt.Fprintln(out, "soak: building and starting the stack")
+	fmt.Fprintf(out, "soak: building and starting the stack (%d processes)\n", len(procList))
 	st, err := stacktest.Start(stacktest.Config{
 		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken,
-		Processes: processes(), Tools: stacktest.OperatorTools(),
+		Processes: procList, Tools: stacktest.OperatorTools(),
 	})
 	if st != nil {
 		defer st.Close()
@@ -118,14 +142,22 @@ func run(ctx context.Context, cfg Config, out io.Writer) (bool, error) {
 		return false, fmt.Errorf("start stack: %w", err)
 	}
 	fmt.Fprintf(out, "soak: logs in %s\n", st.LogDir())
+	other, err := st.UserAdmin("apikey", "create", "--email", otherCaller, "--name", "soak other caller")
+	if err != nil {
+		return false, err
+	}
 
-	m := newMix(st.BaseURL, st.APIKey, cfg.Workers)
+	m, err := newMix(routes, st.BaseURL, callers{admin: st.APIKey, other: other}, cfg.Workers)
+	if err != nil {
+		return false, err
+	}
 	if err := m.setup(ctx); err != nil {
 		return false, fmt.Errorf("setup: %w", err)
 	}
-	procs := newSampler(st, processes())
-	fmt.Fprintf(out, "soak: %d req/s for %s, %d workers, call events every %s, growth measured from %s to the end (each sample after %s without load)\n",
-		cfg.Rate, cfg.Duration, cfg.Workers, cfg.CallsEvery, cfg.Baseline, cfg.Settle)
+	defer m.receiver.close()
+	procs := newSampler(st, procList)
+	fmt.Fprintf(out, "soak: %d req/s for %s, %d workers, %d operations, call events every %s; %s\n",
+		cfg.Rate, cfg.Duration, cfg.Workers, len(routes), cfg.CallsEvery, growthPlan(cfg))
 
 	m.rec.swap() // the first window starts with the load, not with the setup
 	loadCtx, cancel := context.WithCancel(ctx)
@@ -134,12 +166,11 @@ func run(ctx context.Context, cfg Config, out io.Writer) (bool, error) {
 	wg.Go(func() { m.drive(loadCtx, cfg.Rate, cfg.Workers) })
 	wg.Go(func() { m.publishCalls(loadCtx, st, cfg.CallsEvery) })
 
-	// The load runs in windows of a minute (the last one may be shorter); the time it stands
-	// still for a sample is not counted in the duration.
+	// The time the load stands still for a sample is not counted in the duration.
 	var loaded time.Duration
-	var base, end *sample
-	for minute := 1; ; minute++ {
-		win := min(time.Minute, cfg.Duration-loaded)
+	var g growthSamples
+	for n := 1; ; n++ {
+		win := min(cfg.window(), cfg.Duration-loaded)
 		select {
 		case <-time.After(win):
 		case <-ctx.Done():
@@ -151,23 +182,15 @@ func run(ctx context.Context, cfg Config, out io.Writer) (bool, error) {
 			cancel()
 			wg.Wait()
 		}
-		// Each minute's figures are read with the load stopped for a moment (about 1.5 s), so
+		// Each window's figures are read with the load stopped for a moment (about 1.5 s), so
 		// that they count the processes, not the requests in flight at that instant.
 		paused := time.Now()
 		m.quiet()
 		s := procs.take(ctx, loaded, 4, 300*time.Millisecond)
 		m.rec.paused(time.Since(paused))
-		printMinute(out, minute, m.rec.swap(), s)
-		// The growth check compares samples taken once every idle keep-alive connection left
-		// from the minutes before has closed: their goroutines and buffers follow the busiest
-		// moment of the last two minutes, which on a shared machine is noise, not a leak.
+		printWindow(out, n, m.rec.swap(), s)
 		settled := time.Now()
-		switch {
-		case last && base != nil:
-			end = procs.settle(ctx, out, loaded, cfg.Settle)
-		case !last && base == nil && loaded >= cfg.Baseline:
-			base = procs.settle(ctx, out, loaded, cfg.Settle)
-		}
+		g.observe(ctx, cfg, out, procs, s, loaded, last)
 		// Counted in the next window, whose rate would otherwise include it.
 		m.rec.paused(time.Since(settled))
 		m.resume()
@@ -178,60 +201,5 @@ func run(ctx context.Context, cfg Config, out io.Writer) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	return verdict(out, cfg, m, base, end), nil
-}
-
-// verdict prints why the run failed, or that it passed.
-func verdict(out io.Writer, cfg Config, m *mix, base, end *sample) bool {
-	var fails []string
-	tot := m.rec.totals()
-	if n := tot.count(func(k outcome) bool { return k.status >= 500 }); n > 0 {
-		fails = append(fails, fmt.Sprintf("%d 5xx answers: %s", n, tot.describe(func(k outcome) bool { return k.status >= 500 })))
-	}
-	if n := tot.count(func(k outcome) bool { return k.status == 0 }); n > 0 {
-		fails = append(fails, fmt.Sprintf("%d requests without an answer: %s", n, tot.describe(func(k outcome) bool { return k.status == 0 })))
-	}
-	unexpected := func(k outcome) bool { return !k.expected && k.status != 0 && k.status < 500 }
-	if n := tot.count(unexpected); n > 0 {
-		fails = append(fails, fmt.Sprintf("%d answers the mix did not ask for: %s", n, tot.describe(unexpected)))
-	}
-	if n := m.callErrors.Load(); n > 0 {
-		fails = append(fails, fmt.Sprintf("%d batches of call events could not be published (see above)", n))
-	}
-	if base == nil || end == nil {
-		fmt.Fprintf(out, "growth not checked: the run is not longer than the baseline (%s)\n", cfg.Baseline)
-	} else {
-		fmt.Fprintf(out, "growth from %s to %s (settled samples):\n", base.at, end.at)
-		for _, name := range end.order {
-			b, l := base.procs[name], end.procs[name]
-			if !b.ok || !l.ok {
-				fails = append(fails, fmt.Sprintf("%s: metrics not read at %s or at the end", name, base.at))
-				continue
-			}
-			rss, gor := growth(b.rss, l.rss), growth(b.goroutines, l.goroutines)
-			fmt.Fprintf(out, "  %-20s RSS %6.1f → %6.1f MiB (%+5.1f%%)  goroutines %4.0f → %4.0f (%+5.1f%%)\n",
-				name, b.rss/mib, l.rss/mib, 100*rss, b.goroutines, l.goroutines, 100*gor)
-			if rss > maxGrowth {
-				fails = append(fails, fmt.Sprintf("%s: RSS grew %.1f%% (%.1f → %.1f MiB), more than %.0f%%", name, 100*rss, b.rss/mib, l.rss/mib, 100*maxGrowth))
-			}
-			if gor > maxGrowth {
-				fails = append(fails, fmt.Sprintf("%s: goroutines grew %.1f%% (%.0f → %.0f), more than %.0f%%", name, 100*gor, b.goroutines, l.goroutines, 100*maxGrowth))
-			}
-		}
-	}
-	fmt.Fprintf(out, "total: %d requests, %s\n", tot.count(func(outcome) bool { return true }), tot.describe(func(outcome) bool { return true }))
-	for _, f := range fails {
-		fmt.Fprintln(out, "FAIL:", f)
-	}
-	if len(fails) == 0 {
-		fmt.Fprintln(out, "PASS: no 5xx, no unexpected answer, no process grew more than 10% in RSS or goroutines")
-	}
-	return len(fails) == 0
-}
-
-func growth(from, to float64) float64 {
-	if from <= 0 {
-		return 0
-	}
-	return (to - from) / from
+	return verdict(out, cfg, m, g), nil
 }

@@ -10,138 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"ccplatform/gateway/e2e/loadtest"
 	"ccplatform/gateway/e2e/stacktest"
 )
-
-// outcome is what a route answered; status 0 is no answer (a transport error), expected an
-// answer the request asked for (200, or the error a request of the mix provokes on purpose).
-type outcome struct {
-	route    string
-	status   int
-	expected bool
-}
-
-// tally counts requests by outcome.
-type tally map[outcome]int
-
-func (t tally) count(keep func(outcome) bool) int {
-	n := 0
-	for k, v := range t {
-		if keep(k) {
-			n += v
-		}
-	}
-	return n
-}
-
-// describe lists the kept outcomes by status, then by route, e.g. "502=3 (POST /v2/lead/create 3)".
-func (t tally) describe(keep func(outcome) bool) string {
-	byStatus := map[int]map[string]int{}
-	for k, v := range t {
-		if !keep(k) {
-			continue
-		}
-		if byStatus[k.status] == nil {
-			byStatus[k.status] = map[string]int{}
-		}
-		byStatus[k.status][k.route] += v
-	}
-	var parts []string
-	for _, status := range slices.Sorted(maps.Keys(byStatus)) {
-		routes := byStatus[status]
-		n := 0
-		var rs []string
-		for _, r := range slices.Sorted(maps.Keys(routes)) {
-			n += routes[r]
-			rs = append(rs, fmt.Sprintf("%s %d", r, routes[r]))
-		}
-		label := strconv.Itoa(status)
-		if status == 0 {
-			label = "no answer"
-		}
-		parts = append(parts, fmt.Sprintf("%s=%d (%s)", label, n, strings.Join(rs, ", ")))
-	}
-	return strings.Join(parts, "; ")
-}
-
-// window is one minute of requests.
-type window struct {
-	start     time.Time
-	elapsed   time.Duration
-	latencies map[string][]time.Duration
-	outcomes  tally
-	late      int
-	// pause is how long the load stood still for the window's sample.
-	pause time.Duration
-}
-
-// recorder collects the requests of the current window and the totals of the run.
-type recorder struct {
-	mu    sync.Mutex
-	cur   *window
-	total tally
-	// said counts the failures printed as they happened (the first few only).
-	said int
-}
-
-func newRecorder() *recorder {
-	return &recorder{cur: newWindow(), total: tally{}}
-}
-
-func newWindow() *window {
-	return &window{start: time.Now(), latencies: map[string][]time.Duration{}, outcomes: tally{}}
-}
-
-// record counts one request; an unexpected answer or a transport error is printed too, the first
-// ten of the run, so a failure can be read without the logs.
-func (r *recorder) record(route string, status int, expected bool, took time.Duration, err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	k := outcome{route, status, expected}
-	r.cur.outcomes[k]++
-	r.total[k]++
-	if status != 0 {
-		r.cur.latencies[route] = append(r.cur.latencies[route], took)
-	}
-	if !expected && r.said < 10 {
-		r.said++
-		fmt.Printf("soak: %s: %v\n", route, err)
-	}
-}
-
-// late counts a request that found every worker busy and was not sent.
-func (r *recorder) late() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.cur.late++
-}
-
-// paused notes how long the load stood still in the current window.
-func (r *recorder) paused(d time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.cur.pause += d
-}
-
-// swap ends the current window and starts the next.
-func (r *recorder) swap() *window {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	w := r.cur
-	w.elapsed = time.Since(w.start)
-	r.cur = newWindow()
-	return w
-}
-
-func (r *recorder) totals() tally {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return maps.Clone(r.total)
-}
 
 // procStat is what one process's /metrics said.
 type procStat struct {
@@ -290,11 +163,11 @@ func parseMetrics(r io.Reader) (procStat, error) {
 
 const mib = 1 << 20
 
-// printMinute prints one window: throughput, answers by status, p99 per route, and each process.
-func printMinute(out io.Writer, minute int, w *window, s sample) {
-	n := w.outcomes.count(func(outcome) bool { return true })
-	fmt.Fprintf(out, "\n── minute %d (%s) ── %d requests, %.1f req/s (load paused %.1f s for the sample)",
-		minute, s.at.Round(time.Second), n, float64(n)/(w.elapsed-w.pause).Seconds(), w.pause.Seconds())
+// printWindow prints one window: throughput, answers by status, p99 per route, and each process.
+func printWindow(out io.Writer, n int, w *window, s sample) {
+	total := w.outcomes.count(func(outcome) bool { return true })
+	fmt.Fprintf(out, "\n── window %d (load to %s) ── %d requests, %.1f req/s (load paused %.1f s for the sample)",
+		n, s.at.Round(time.Second), total, float64(total)/(w.elapsed-w.pause).Seconds(), w.pause.Seconds())
 	if w.late > 0 {
 		fmt.Fprintf(out, ", %d not sent (every worker busy)", w.late)
 	}
@@ -303,7 +176,7 @@ func printMinute(out io.Writer, minute int, w *window, s sample) {
 	purposeful := map[int]bool{}
 	for k, v := range w.outcomes {
 		byStatus[k.status] += v
-		if k.expected && k.status != http.StatusOK {
+		if k.expected && !success(k.status) {
 			purposeful[k.status] = true
 		}
 	}
@@ -311,9 +184,9 @@ func printMinute(out io.Writer, minute int, w *window, s sample) {
 	for _, status := range slices.Sorted(maps.Keys(byStatus)) {
 		mark := ""
 		if purposeful[status] {
-			mark = " (on purpose)"
+			mark = " (some on purpose)"
 		}
-		parts = append(parts, fmt.Sprintf("%d=%d%s", status, byStatus[status], mark))
+		parts = append(parts, fmt.Sprintf("%s=%d%s", statusLabel(status), byStatus[status], mark))
 	}
 	fmt.Fprintf(out, "  status  %s\n", strings.Join(parts, "  "))
 	if bad := w.outcomes.count(func(k outcome) bool { return !k.expected }); bad > 0 {
