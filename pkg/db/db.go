@@ -233,3 +233,26 @@ func OneRow(err, missing error, doing string, args ...any) error {
 	}
 	return fmt.Errorf("%s: %w", fmt.Sprintf(doing, args...), err)
 }
+
+// conflictTries bounds InTxRetrying: a conflict that comes back twice more is not a race any
+// longer but load, and the caller's answer (503 through Transient) says so.
+const conflictTries = 3
+
+// InTxRetrying is InTx, run again from the start when PostgreSQL ends the transaction to break a
+// deadlock (40P01) or a serialization conflict (40001): the victim of such a conflict did nothing
+// wrong, and its work succeeds once the other side has committed. fn must be safe to run again.
+func InTxRetrying(ctx context.Context, conn *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
+	var err error
+	for range conflictTries {
+		if err = InTx(ctx, conn, fn); !conflict(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// conflict reports whether err is PostgreSQL breaking a deadlock or a serialization conflict.
+func conflict(err error) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}

@@ -439,3 +439,36 @@ func TestSchemaOpenMigrates(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "migrate svc_broken")
 }
+
+func TestInTxRetryingRunsAgainAfterAConflictAndNotAfterOtherErrors(t *testing.T) {
+	conn := txTable(t)
+	runs := 0
+	err := InTxRetrying(ctxT(t), conn, func(tx *sqlx.Tx) error {
+		runs++
+		if _, err := tx.Exec(`INSERT INTO codes VALUES ($1, 'a')`, runs); err != nil {
+			return err
+		}
+		if runs == 1 {
+			// What PostgreSQL answers the victim of a deadlock: the whole transaction is gone.
+			return fmt.Errorf("record: %w", &pq.Error{Code: "40P01", Message: "deadlock detected"})
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 2, runs)
+	assert.Equal(t, 1, count(t, conn, "codes"), "the first run was rolled back, the second committed")
+
+	runs = 0
+	boom := errors.New("boom")
+	err = InTxRetrying(ctxT(t), conn, func(tx *sqlx.Tx) error { runs++; return boom })
+	assert.Same(t, boom, err)
+	assert.Equal(t, 1, runs, "only a conflict runs again")
+
+	runs = 0
+	err = InTxRetrying(ctxT(t), conn, func(tx *sqlx.Tx) error {
+		runs++
+		return &pq.Error{Code: "40001", Message: "could not serialize access"}
+	})
+	assert.Equal(t, conflictTries, runs, "a conflict that keeps coming back is handed up")
+	assert.True(t, conflict(err))
+}

@@ -117,15 +117,29 @@ WHERE id = $1 AND ($2 OR owner_user_id = $9) RETURNING ` + columns
 }
 
 // Delete removes subscription id with its deliveries.
+//
+// Its deliveries are locked first (in id order, so two deletes queue up instead of crossing): the
+// dispatcher records a batch's results on the deliveries and then on their subscriptions, so a
+// delete that locked the subscription first and cascaded into a delivery the dispatcher holds
+// would deadlock with it. A
+// delivery fanned out between the two steps can still meet such a cycle; PostgreSQL breaks it and
+// the delete runs again.
 func (s *Store) Delete(ctx context.Context, v Viewer, id int64) error {
-	res, err := s.conn.ExecContext(ctx, `DELETE FROM subscriptions WHERE id = $1 AND ($2 OR owner_user_id = $3)`, id, v.All, v.UserID)
-	if err != nil {
-		return fmt.Errorf("delete subscription %d: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return apperr.NotFoundf("webhook %d does not exist", id)
-	}
-	return nil
+	return db.InTxRetrying(ctx, s.conn, func(tx *sqlx.Tx) error {
+		const lock = `SELECT d.id FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+WHERE s.id = $1 AND ($2 OR s.owner_user_id = $3) ORDER BY d.id FOR UPDATE OF d`
+		if _, err := tx.ExecContext(ctx, lock, id, v.All, v.UserID); err != nil {
+			return fmt.Errorf("lock deliveries of subscription %d: %w", id, err)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM subscriptions WHERE id = $1 AND ($2 OR owner_user_id = $3)`, id, v.All, v.UserID)
+		if err != nil {
+			return fmt.Errorf("delete subscription %d: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return apperr.NotFoundf("webhook %d does not exist", id)
+		}
+		return nil
+	})
 }
 
 // Rotate makes secret the signing secret of subscription id; the current one keeps signing beside
