@@ -90,7 +90,7 @@ func TestDemoDataAnswersEveryRead(t *testing.T) {
 		t.Run(code, func(t *testing.T) {
 			id := demoOrderID(t, code)
 
-			// Operation 3: the order with everything a campaign has.
+			// getOrder: the order with everything a campaign has.
 			o := getData(t, fmt.Sprintf("/v2/order/detail/%d/", id))
 			assert.Equal(t, code, o["code"])
 			assert.NotEmpty(t, o["title"])
@@ -114,7 +114,7 @@ func TestDemoDataAnswersEveryRead(t *testing.T) {
 				assert.Equal(t, "admin", author["accessGroup"])
 			}
 
-			// Operation 7: the order's leads, a secondary one linked to the lead it repeats.
+			// listLeads: the order's leads, a secondary one linked to the lead it repeats.
 			leads := getPage(t, fmt.Sprintf("/v2/lead/?orderIds[]=%d&limit=100", id))
 			assert.GreaterOrEqual(t, leads.Total, 15)
 			assert.LessOrEqual(t, leads.Total, 25)
@@ -146,7 +146,7 @@ func TestDemoDataAnswersEveryRead(t *testing.T) {
 			}
 			assert.Greater(t, len(statuses), 3, "leads in several statuses")
 
-			// Operations 12 and 13: the calls of the order's leads, and one call's detail.
+			// listCalls and getCall: the calls of the order's leads, and one call's detail.
 			calls := demoCalls(t, id)
 			require.Positive(t, calls.Total, "call-ingest stored the demo calls")
 			for _, c := range calls.List {

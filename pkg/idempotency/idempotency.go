@@ -46,7 +46,7 @@ func Migrations() db.Migrations {
 type Store struct {
 	conn    *sqlx.DB
 	replays prometheus.Counter
-	// Retention is how long a key is remembered (24 h by DESIGN §3).
+	// Retention is how long a key is remembered (24 h: docs/api.md, "Idempotency").
 	Retention time.Duration
 	// Abandoned is how long a claimed key may stay without a response before it is taken over: the
 	// process that claimed it died mid-request.

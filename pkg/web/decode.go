@@ -22,7 +22,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// DefaultBodyLimit is the largest request body accepted (DESIGN §3).
+// DefaultBodyLimit is the largest request body accepted (docs/api.md, "Limits").
 const DefaultBodyLimit = 1 << 20
 
 // ReadBody reads the request body once (bounded by the BodyLimit middleware, if any) and keeps it
@@ -73,7 +73,7 @@ func IsReadTimeout(err error) bool {
 var errMediaType = apperr.New(apperr.UnsupportedMediaType, "Content-Type: must be application/json (charset utf-8, if any)")
 
 // CheckContentType accepts exactly `application/json`, with at most a `charset=utf-8` parameter
-// (DESIGN §3). A missing type is refused too: a body is only read as what it says it is, and
+// (docs/api.md). A missing type is refused too: a body is only read as what it says it is, and
 // other `+json` types (JSON Patch, merge patch) mean operations this API does not have.
 func CheckContentType(c *gin.Context) error {
 	mt, params, err := mime.ParseMediaType(c.GetHeader("Content-Type"))

@@ -26,7 +26,7 @@ type Config struct {
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8094"`
 	// Queue is the platform's queue (telephony.Queue when empty); tests use one of their own.
 	Queue string `env:"INGEST_QUEUE"`
-	// Batching: one transaction and one multi-row INSERT per batch (DESIGN §8).
+	// Batching: one transaction and one multi-row INSERT per batch (docs/events.md).
 	Prefetch  int           `env:"INGEST_PREFETCH" envDefault:"256"`
 	BatchSize int           `env:"INGEST_BATCH_SIZE" envDefault:"100"`
 	BatchWait time.Duration `env:"INGEST_BATCH_WAIT" envDefault:"20ms"`

@@ -1,4 +1,4 @@
-// Command call serves the Call resource (operations 12 and 13) from the calls schema, which
+// Command call serves the Call resource (listCalls and getCall) from the calls schema, which
 // call-ingest fills from the telephony platform's events.
 package main
 

@@ -1,5 +1,5 @@
-// Package call serves the Call resource: the filtered list (operation 12) and one call (operation
-// 13). Calls are written only by the ingest consumer; this package reads them.
+// Package call serves the Call resource: the filtered list (listCalls) and one call (getCall).
+// Calls are written only by the ingest consumer; this package reads them.
 package call
 
 import (

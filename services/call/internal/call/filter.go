@@ -7,7 +7,7 @@ import (
 	"ccplatform/pkg/listquery"
 )
 
-// Filter is what the call list (operation 12) asks for. Every filter that is given narrows the
+// Filter is what the call list (listCalls) asks for. Every filter that is given narrows the
 // list: leads AND orders AND users AND statuses AND the period.
 type Filter struct {
 	LeadIDs   []int64

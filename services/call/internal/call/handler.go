@@ -26,7 +26,7 @@ func (h *Handler) Routes(r gin.IRouter) {
 	r.GET("/v2/call/detail/:callId", web.Handle(h.detail))
 }
 
-// list is operation 12: a page of calls with the total after the filters.
+// list is listCalls (GET /v2/call/): a page of calls with the total after the filters.
 func (h *Handler) list(c *gin.Context) (any, error) {
 	ctx := c.Request.Context()
 	f, err := ParseFilter(c.Request.URL.Query())
@@ -58,7 +58,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 	return listquery.NewResult(calls, f.Page, total), nil
 }
 
-// detail is operation 13.
+// detail is getCall (GET /v2/call/detail/{callId}/).
 func (h *Handler) detail(c *gin.Context) (any, error) {
 	id, err := web.PathID(c, "callId")
 	if err != nil {

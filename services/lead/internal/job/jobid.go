@@ -1,6 +1,6 @@
-// Package job is the asynchronous lead create (operations 5 and 10) up to the queue: the accept
-// path that publishes a job and answers with its id, the job ids that verify themselves, and the
-// job status route that reads the outcomes the worker records.
+// Package job is the asynchronous lead create (createLeadAsync, createLeadAsyncV1) up to the
+// queue: the accept path that publishes a job and answers with its id, the job ids that verify
+// themselves, and the job status route that reads the outcomes the worker records.
 package job
 
 import (

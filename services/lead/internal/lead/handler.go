@@ -35,7 +35,7 @@ func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
 	r.GET("/internal/leads", web.Handle(h.briefs))
 }
 
-// create is operation 4: returns the id of the new lead.
+// create is createLead (POST /v2/lead/create/): returns the id of the new lead.
 func (h *Handler) create(c *gin.Context) (any, error) {
 	var in Input
 	if err := web.DecodeJSON(c, &in); err != nil {
@@ -55,7 +55,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	return web.ID{ID: id}, nil
 }
 
-// createAsync is operation 5: the body's shape is checked now, everything else by the worker.
+// createAsync is createLeadAsync: the body's shape is checked now, everything else by the worker.
 // It answers {jobId} once the broker confirmed the job; GET /v2/lead/job/:jobId follows it.
 func (h *Handler) createAsync(c *gin.Context) (any, error) {
 	var in Input
@@ -91,7 +91,7 @@ func MetaOf(c *gin.Context, method string) Meta {
 	return Meta{CreateMethod: method, IP: web.ClientIP(c), CreatedBy: web.CallerOf(c).Ref()}
 }
 
-// update is operation 6; data is [].
+// update is updateLead (POST /v2/lead/update/{leadId}/); data is [].
 func (h *Handler) update(c *gin.Context) (any, error) {
 	id, err := web.PathID(c, "leadId")
 	if err != nil {
@@ -115,7 +115,7 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	return nil, h.svc.Update(c.Request.Context(), id, ch, caller.Ref())
 }
 
-// detail is operation 8.
+// detail is getLead (GET /v2/lead/detail/{leadId}/).
 func (h *Handler) detail(c *gin.Context) (any, error) {
 	id, err := web.PathID(c, "leadId")
 	if err != nil {
@@ -137,7 +137,7 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 	return Masked(ViewOf(l), scope), nil
 }
 
-// list is operation 7.
+// list is listLeads (GET /v2/lead/).
 func (h *Handler) list(c *gin.Context) (any, error) {
 	q := c.Request.URL.Query()
 	fe := apperr.FieldErrors{}

@@ -18,7 +18,7 @@ import (
 	"ccplatform/pkg/phone"
 )
 
-// Input is the v2 body of create (operations 4, 5) and update (operation 6). Every field is an
+// Input is the v2 body of createLead, createLeadAsync and updateLead. Every field is an
 // optional.Value so that a field not sent, sent as null and sent with a value are told apart.
 // Fields the contract types loosely (socialNetworkId: a number or a string of digits;
 // planningCallDateTime: Unix seconds or ISO; sourceComment: text or JSON) arrive raw.

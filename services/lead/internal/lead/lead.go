@@ -14,7 +14,7 @@ import (
 	"ccplatform/pkg/web"
 )
 
-// Lead types and the ways a lead is created (DESIGN §4).
+// Lead types and the ways a lead is created (docs/api.md, "Lead": createMethod).
 const (
 	TypeStraight  = "straight"
 	TypeSelection = "selection"
@@ -126,7 +126,7 @@ type Meta struct {
 // TimeLayout is the API's instant layout (web.TimeLayout) under the name the import views use.
 const TimeLayout = web.TimeLayout
 
-// View is the wire form of a lead (operation 8). It has every Lead field of the contract except
+// View is the wire form of a lead (getLead). It has every Lead field of the contract except
 // previousLeadId and nextLeadId, which only the list shows; messengerId (a v1 field) is added.
 type View struct {
 	ID                   int64        `json:"id"`
@@ -162,7 +162,7 @@ type View struct {
 	DoNotCall bool `json:"doNotCall"`
 }
 
-// ListItem is the wire form of a lead in the list (operation 7): the detail plus the links
+// ListItem is the wire form of a lead in the list (listLeads): the detail plus the links
 // between a lead and its repeats.
 type ListItem struct {
 	View

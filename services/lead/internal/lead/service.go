@@ -101,7 +101,7 @@ func (s *Service) references(ctx context.Context, chs ...Changes) (References, e
 	return References{Statuses: statuses, Fields: fields}, nil
 }
 
-// Create is a synchronous create (operations 4 and 9) of a body that passed CheckBody.
+// Create is a synchronous create (createLead, createLeadV1) of a body that passed CheckBody.
 func (s *Service) Create(ctx context.Context, ch Changes, meta Meta) (int64, error) {
 	prepared, err := s.Prepare(ctx, []Pending{{Changes: ch, Meta: meta}})
 	if err != nil {
@@ -117,7 +117,7 @@ func (s *Service) Create(ctx context.Context, ch Changes, meta Meta) (int64, err
 	return l.ID, nil
 }
 
-// Update is a partial update (operations 6 and 11) of a body that passed CheckBody. The
+// Update is a partial update (updateLead, updateLeadV1) of a body that passed CheckBody. The
 // secondary-lead links stay as they were made at create, even when the phone changes: they record
 // which leads repeated which when they came in.
 func (s *Service) Update(ctx context.Context, id int64, ch Changes, by *int64) error {

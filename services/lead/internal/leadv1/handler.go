@@ -27,7 +27,7 @@ func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
 	r.POST("/v1/lead/update/:lead_id", web.Handle(h.update))
 }
 
-// create is operation 9: returns the id of the new lead.
+// create is createLeadV1 (POST /v1/lead/create/): returns the id of the new lead.
 func (h *Handler) create(c *gin.Context) (any, error) {
 	var in Input
 	if err := web.DecodeJSON(c, &in); err != nil {
@@ -47,7 +47,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	return web.ID{ID: id}, nil
 }
 
-// createAsync is operation 10: like operation 5, with the v1 body.
+// createAsync is createLeadAsyncV1: like createLeadAsync, with the v1 body.
 func (h *Handler) createAsync(c *gin.Context) (any, error) {
 	var in Input
 	if err := web.DecodeJSON(c, &in); err != nil {
@@ -63,7 +63,7 @@ func (h *Handler) createAsync(c *gin.Context) (any, error) {
 	return lead.Enqueue(c, h.accept, "v1", lead.MethodAPIv1Async)
 }
 
-// update is operation 11; data is [] like operation 6.
+// update is updateLeadV1; data is [] like updateLead.
 func (h *Handler) update(c *gin.Context) (any, error) {
 	id, err := web.PathID(c, "lead_id")
 	if err != nil {

@@ -1,6 +1,7 @@
-// Package leadv1 maps the earlier version of the lead operations (9, 10, 11: snake_case bodies)
-// onto the same leads, rules and store as version 2 (DESIGN §4): each v1 field becomes its v2
-// field, the v2 rules run, and every error names the field as the v1 caller sent it.
+// Package leadv1 maps the earlier version of the lead operations (createLeadV1,
+// createLeadAsyncV1, updateLeadV1: snake_case bodies) onto the same leads, rules and store as
+// version 2 (docs/api.md, "Versions"): each v1 field becomes its v2 field, the v2 rules run, and
+// every error names the field as the v1 caller sent it.
 package leadv1
 
 import (

@@ -44,7 +44,7 @@ func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
 	r.POST("/v2/notification/group", idempotent, web.Handle(h.send(Group)))
 }
 
-// send is operations 20, 21 and 22: data is [] once the broker has the command.
+// send is notifyUser, notifyAll and notifyGroup: data is [] once the broker has the command.
 func (h *Handler) send(kind Kind) func(c *gin.Context) (any, error) {
 	return func(c *gin.Context) (any, error) {
 		var req Request

@@ -20,7 +20,7 @@ func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
 	r.POST("/v2/call-attempt/create", idempotent, web.Handle(h.create))
 }
 
-// create is operation 19: returns the id of the new group.
+// create is createCallAttemptGroup: returns the id of the new group.
 func (h *Handler) create(c *gin.Context) (any, error) {
 	var req CreateRequest
 	if err := web.DecodeJSON(c, &req); err != nil {

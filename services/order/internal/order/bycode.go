@@ -10,7 +10,7 @@ import (
 )
 
 // internalByCode is GET /internal/orders?code=…: the order with that code, the same view as
-// operation 3, so that tools loading fixed data (the demo seed) find their orders again instead of
+// getOrder, so that tools loading fixed data (the demo seed) find their orders again instead of
 // making them twice. An unknown code is a 404; no code is a 400.
 func (h *Handler) internalByCode(c *gin.Context) (any, error) {
 	code := c.Query("code")
@@ -20,7 +20,7 @@ func (h *Handler) internalByCode(c *gin.Context) (any, error) {
 	return h.svc.ByCode(c.Request.Context(), code)
 }
 
-// ByCode is the order with code, as operation 3 shows it.
+// ByCode is the order with code, as getOrder shows it.
 func (s *Service) ByCode(ctx context.Context, code string) (View, error) {
 	o, err := s.orders.GetByCode(ctx, code)
 	if err != nil {

@@ -32,7 +32,7 @@ func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
 	r.GET("/internal/orders", web.Handle(h.internalByCode))     // ?code=…
 }
 
-// create is operation 1: returns the id of the new order.
+// create is createOrder (POST /v2/order/create/): returns the id of the new order.
 func (h *Handler) create(c *gin.Context) (any, error) {
 	var in Input
 	if err := web.DecodeJSON(c, &in); err != nil {
@@ -45,8 +45,8 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	return web.ID{ID: id}, nil
 }
 
-// update is operation 2. The contract shows no response body; like the other update operations
-// (6, 17) it answers data `[]`, and the caller reads the order back with operation 3 if needed.
+// update is updateOrder. The contract shows no response body; like the other update operations
+// (updateLead, updateAgentGroup) it answers data `[]`; the caller reads it back with getOrder.
 func (h *Handler) update(c *gin.Context) (any, error) {
 	id, err := web.PathID(c, "orderId")
 	if err != nil {
@@ -59,7 +59,7 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	return nil, h.svc.Update(c.Request.Context(), id, in, web.CallerOf(c))
 }
 
-// detail is operation 3.
+// detail is getOrder (GET /v2/order/detail/{orderId}/).
 func (h *Handler) detail(c *gin.Context) (any, error) {
 	id, err := web.PathID(c, "orderId")
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"ccplatform/services/order/internal/callattempt"
 )
 
-// InternalView is what other services read (GET /internal/orders/:id): the view of operation 3
+// InternalView is what other services read (GET /internal/orders/:id): the view of getOrder
 // plus the call-attempt group the order names. The lead worker needs the group's intervals to
 // plan the next call, and gets every dialing rule in one lookup this way; the public detail keeps
 // to the contract and does not carry the group.

@@ -90,7 +90,7 @@ func New(defaultCallAttemptGroupID *int64) Order {
 // HolidayLayout is how holiday dates are returned (dd.mm.yyyy).
 const HolidayLayout = "02.01.2006"
 
-// View is the wire form of an order (operation 3 and the internal read).
+// View is the wire form of an order (getOrder and the internal read).
 type View struct {
 	ID                         int64            `json:"id"`
 	Code                       string           `json:"code"`

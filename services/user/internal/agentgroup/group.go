@@ -1,6 +1,7 @@
 // Package agentgroup holds agent groups: named sets of agents that orders are assigned to as a
-// whole. It has the body and query rules of operations 16, 17 and 18, the store in the users
-// schema, and the internal check other services use to validate references to groups.
+// whole. It has the body and query rules of createAgentGroup, updateAgentGroup and
+// listAgentGroups, the store in the users schema, and the internal check other services use to
+// validate references to groups.
 package agentgroup
 
 import (
@@ -66,7 +67,7 @@ type NamesInput struct {
 	GB optional.Value[string] `json:"gb"`
 }
 
-// Input is the body of operations 16 and 17.
+// Input is the body of createAgentGroup and updateAgentGroup.
 type Input struct {
 	Names    optional.Value[NamesInput] `json:"names"`
 	AgentIDs optional.Value[[]int64]    `json:"agentIds"`
@@ -84,12 +85,12 @@ type Changes struct {
 // Empty reports a body that changes nothing.
 func (c Changes) Empty() bool { return c.NameRU == nil && c.NameGB == nil && c.AgentIDs == nil }
 
-// CheckCreate applies the rules of operation 16: names.ru, names.gb and agentIds are all required.
+// CheckCreate applies createAgentGroup's rules: names.ru, names.gb and agentIds are all required.
 func (in Input) CheckCreate() (Changes, error) {
 	return in.check(true)
 }
 
-// CheckUpdate applies the rules of operation 17: every field is optional, and names may carry only
+// CheckUpdate applies updateAgentGroup's rules: every field is optional, and names may carry only
 // one language, the other keeping its value. agentIds, when sent, replaces the whole set.
 func (in Input) CheckUpdate() (Changes, error) {
 	return in.check(false)
@@ -173,7 +174,7 @@ type Filter struct {
 	Limit   int
 }
 
-// ParseListQuery reads operation 18's query: agentId (> 0; sent empty it does not filter) and
+// ParseListQuery reads listAgentGroups' query: agentId (> 0; sent empty it does not filter) and
 // the page.
 func ParseListQuery(q url.Values) (Filter, listquery.Page, error) {
 	fe := apperr.FieldErrors{}

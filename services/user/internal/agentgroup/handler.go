@@ -24,8 +24,9 @@ func NewHandler(groups *Store, users *user.Store) *Handler {
 	return &Handler{groups: groups, users: users}
 }
 
-// Routes registers operations 16, 17 and 18 and the check other services call on r, which must
-// already demand the internal token; idempotent guards the create route.
+// Routes registers createAgentGroup, updateAgentGroup and listAgentGroups and the check other
+// services call on r, which must already demand the internal token; idempotent guards the create
+// route.
 func (h *Handler) Routes(r gin.IRoutes, idempotent gin.HandlerFunc) {
 	r.POST("/v2/agent-group/create", idempotent, web.Handle(h.create))
 	r.POST("/v2/agent-group/update/:id", web.Handle(h.update))
@@ -33,7 +34,7 @@ func (h *Handler) Routes(r gin.IRoutes, idempotent gin.HandlerFunc) {
 	r.POST("/internal/agent-groups/check", idcheck.Handle(h.groups.Missing))
 }
 
-// create is operation 16: returns the new group's id.
+// create is createAgentGroup (POST /v2/agent-group/create/): returns the new group's id.
 func (h *Handler) create(c *gin.Context) (any, error) {
 	var in Input
 	if err := web.DecodeJSON(c, &in); err != nil {
@@ -55,7 +56,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	return web.ID{ID: id}, nil
 }
 
-// update is operation 17: data `[]`.
+// update is updateAgentGroup (POST /v2/agent-group/update/{id}/): data `[]`.
 func (h *Handler) update(c *gin.Context) (any, error) {
 	id, err := web.PathID(c, "id")
 	if err != nil {
@@ -77,7 +78,7 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	return nil, h.groups.Update(ctx, id, ch)
 }
 
-// list is operation 18. An agent (call-center) sees only the groups they are in: an agentId
+// list is listAgentGroups. An agent (call-center) sees only the groups they are in: an agentId
 // naming someone else matches nothing for them.
 func (h *Handler) list(c *gin.Context) (any, error) {
 	f, page, err := ParseListQuery(c.Request.URL.Query())

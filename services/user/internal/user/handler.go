@@ -20,7 +20,7 @@ func NewHandler(store *Store, avatarPlaceholder string) *Handler {
 	return &Handler{store: store, avatarPlaceholder: avatarPlaceholder}
 }
 
-// Routes registers operations 14 and 15 and the routes other services call on r, which must
+// Routes registers listUsers and getUser and the routes other services call on r, which must
 // already demand the internal token. The list answers at /v2/user too, the path the contract's
 // sample call uses.
 func (h *Handler) Routes(r gin.IRoutes) {
@@ -35,7 +35,7 @@ func (h *Handler) Routes(r gin.IRoutes) {
 // agents do not browse the staff (gateway/README.md, "Who may do what").
 func SeesOnlySelf(g AccessGroup) bool { return g == GroupClient || g == GroupCallCenter }
 
-// list is operation 14.
+// list is listUsers (GET /v2/user/list/).
 func (h *Handler) list(c *gin.Context) (any, error) {
 	f, page, err := ParseListQuery(c.Request.URL.Query())
 	if err != nil {
@@ -56,7 +56,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 	return listquery.NewResult(h.views(users), page, total), nil
 }
 
-// detail is operation 15.
+// detail is getUser (GET /v2/user/detail/{userId}/).
 func (h *Handler) detail(c *gin.Context) (any, error) {
 	id, err := web.PathID(c, "userId")
 	if err != nil {

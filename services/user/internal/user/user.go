@@ -1,5 +1,5 @@
 // Package user holds the platform's users: their profile and call-center settings, the rules those
-// fields obey, the store in the users schema, the public list and detail (operations 14, 15), and
+// fields obey, the store in the users schema, the public list and detail (listUsers, getUser), and
 // the internal routes other services ask about users (reference checks, notification recipients).
 package user
 

@@ -18,7 +18,7 @@ const ActivityTimeLayout = "2006-01-02 15:04:05"
 // deployment configures its own (AVATAR_PLACEHOLDER_URL).
 const DefaultAvatarPlaceholder = "https://static.example.com/avatars/placeholder.png"
 
-// View is the contract's User object, as operations 14 and 15 return it and as other services
+// View is the contract's User object, as listUsers and getUser return it and as other services
 // receive it (notification recipients).
 type View struct {
 	ID                             int64    `json:"id"`
@@ -83,7 +83,7 @@ func activityTime(t *time.Time) *string {
 	return &s
 }
 
-// ParseListQuery reads the filters and page of operation 14. A filter sent empty
+// ParseListQuery reads the filters and page of listUsers. A filter sent empty
 // (`accessGroup=`) does not filter, like one not sent; any other value must be one the contract
 // lists, so a typo is a 400 rather than a silently unfiltered or empty list.
 func ParseListQuery(q url.Values) (Filter, listquery.Page, error) {
