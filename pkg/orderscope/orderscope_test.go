@@ -281,3 +281,14 @@ func TestEventAsOf(t *testing.T) {
 	assert.Equal(t, received, EventAsOf("2026-11-21T10:00:09+00:00", received), "never after the event was received")
 	assert.Equal(t, received, EventAsOf("not a time", received))
 }
+
+// A question about a moment still ahead of this clock (a margin for another clock) is answered by
+// one read started now, not by reading again until the moment comes.
+func TestCheckAsOfAheadOfTheClock(t *testing.T) {
+	o, clk := newOrderService(t, 3), &clock{t: time.Unix(1000, 0)}
+	r := newResolver(o, clk)
+	_, ok, err := r.CheckAsOf(context.Background(), client, 9, time.Unix(1001, 0))
+	require.NoError(t, err)
+	assert.False(t, ok)
+	assert.Equal(t, int32(1), o.calls.Load())
+}
