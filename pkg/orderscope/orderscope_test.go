@@ -292,3 +292,28 @@ func TestCheckAsOfAheadOfTheClock(t *testing.T) {
 	assert.False(t, ok)
 	assert.Equal(t, int32(1), o.calls.Load())
 }
+
+// The cost of a check answered by the cache (a yes within the TTL), and of one that asks the
+// order service (a stand-in over loopback: the client's share, not the order service's query).
+func BenchmarkCheck(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"success":true,"message":"","data":{"all":false,"orderIds":[3,5]}}`))
+	}))
+	defer srv.Close()
+	r := New(svcclient.New("order", srv.URL, "t", time.Second), time.Hour)
+	ctx := context.Background()
+	b.Run("hit", func(b *testing.B) {
+		for b.Loop() {
+			if _, ok, err := r.Check(ctx, client, 3); err != nil || !ok {
+				b.Fatal(ok, err)
+			}
+		}
+	})
+	b.Run("fresh", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := r.Fresh(ctx, client); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
