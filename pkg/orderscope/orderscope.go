@@ -151,8 +151,8 @@ const (
 )
 
 // EventAsOf is the asOf for CheckAsOf of an event stamped occurredAt (the API's time format) and
-// received (handed to its consumer) at received: the earlier of the stamp plus its resolution and
-// skew, and the receipt. A scope read after the receipt reflects every change made before the
+// handed to its consumer at received: the earlier of the stamp plus its resolution and skew, and
+// the receipt. A scope read after the receipt reflects every change made before the
 // event was published, so one call per caller per received batch is enough, however many of
 // its events miss. An unreadable stamp counts as the receipt.
 func EventAsOf(occurredAt string, received time.Time) time.Time {
@@ -207,15 +207,15 @@ func (r *Resolver) get(ctx context.Context, caller web.Caller, asOf time.Time) (
 	}
 }
 
-// fly makes flight f's call, shared by everyone waiting on it (one of them hanging up must not
-// fail the others: the client's own time-out still bounds it), and stores the answer unless a
-// Clear came in between.
 // seesAll reports a caller who sees every order without asking: a call without a user (another
 // service), and staff.
 func seesAll(caller web.Caller) bool {
 	return caller.UserID == 0 || access.Group(caller.AccessGroup).SeesEveryOrder()
 }
 
+// fly makes flight f's call, shared by everyone waiting on it (one of them hanging up must not
+// fail the others: the client's own time-out still bounds it), and stores the answer unless a
+// Clear came in between.
 func (r *Resolver) fly(ctx context.Context, key string, caller web.Caller, f *flight, gen uint64) {
 	f.scope, f.err = r.ask(ctx, caller)
 	r.mu.Lock()
