@@ -39,8 +39,10 @@ type Config struct {
 	CallURL         string `env:"CALL_URL"`
 	NotificationURL string `env:"NOTIFICATION_URL"`
 	WebhookURL      string `env:"WEBHOOK_URL"`
-	// AuthCacheTTL is how long a verified key is trusted; a revoked key works at most this long.
-	AuthCacheTTL    time.Duration `env:"AUTH_CACHE_TTL" envDefault:"5s"`
+	// AuthCacheTTL is how long a verified key is trusted (never past its expiry); a revoked key,
+	// or a deactivated user's, works at most this long (docs/architecture.md, "Order scopes and
+	// keys": at most 1 s).
+	AuthCacheTTL    time.Duration `env:"AUTH_CACHE_TTL" envDefault:"1s"`
 	BodyLimitBytes  int64         `env:"BODY_LIMIT_BYTES" envDefault:"1048576"`
 	UpstreamTimeout time.Duration `env:"UPSTREAM_TIMEOUT" envDefault:"10s"`
 	RateLimitRPS    float64       `env:"RATE_LIMIT_RPS" envDefault:"200"`

@@ -28,7 +28,7 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, "http://127.0.0.1:8081", cfg.UserURL)
 	assert.Equal(t, "http://127.0.0.1:8082", cfg.OrderURL)
 	assert.Empty(t, cfg.LeadURL)
-	assert.Equal(t, 5*time.Second, cfg.AuthCacheTTL)
+	assert.Equal(t, time.Second, cfg.AuthCacheTTL, "a revoked key stops within 1 s")
 	assert.Equal(t, int64(1<<20), cfg.BodyLimitBytes)
 	assert.Equal(t, 10*time.Second, cfg.UpstreamTimeout)
 	assert.Equal(t, 200.0, cfg.RateLimitRPS)

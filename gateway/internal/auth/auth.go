@@ -1,6 +1,7 @@
 // Package auth decides who is calling: it verifies the X-Api-Key through the user service and
-// remembers the answer for a few seconds, so that a hit costs no network hop while a revoked key
-// still stops working within seconds.
+// remembers the answer for a moment (AUTH_CACHE_TTL, 1 s by default) and never past the key's
+// expiry, so that a hit costs no network hop while a revoked key, an expired one or a deactivated
+// user's stops working within that moment on every replica.
 package auth
 
 import (
@@ -29,6 +30,8 @@ type Identity struct {
 	AccessGroup string   `json:"accessGroup"`
 	KeyID       int64    `json:"keyId"`
 	Scopes      []string `json:"scopes"`
+	// ExpiresAt ends the key (nil: it does not expire); the cache trusts it no longer.
+	ExpiresAt *time.Time `json:"expiresAt"`
 }
 
 // HasScope reports whether the key may be used for what scope s covers: a key without scopes has
@@ -69,7 +72,7 @@ var (
 
 // Options tune a Cache.
 type Options struct {
-	// TTL is how long a verified key is trusted without asking again.
+	// TTL is how long a verified key is trusted without asking again (never past its ExpiresAt).
 	TTL time.Duration
 	// NegativeTTL is how long a refused key is refused without asking again; short, so that a
 	// key issued a moment ago starts working at once, but long enough to absorb a flood of bad keys.
@@ -150,7 +153,12 @@ func (c *Cache) verified(ctx context.Context, h KeyHash, key string) (*verified,
 		switch {
 		case err == nil:
 			v := newVerified(id, h)
-			c.store(h, entry{v: v}, c.opts.TTL)
+			ttl := c.opts.TTL
+			if id.ExpiresAt != nil {
+				// An expiring key is trusted up to its expiry, not a moment past it.
+				ttl = min(ttl, id.ExpiresAt.Sub(c.opts.Now()))
+			}
+			c.store(h, entry{v: v}, ttl)
 			return v, nil
 		case apperr.KindOf(err) == apperr.Unauthorized:
 			c.store(h, entry{}, c.opts.NegativeTTL)

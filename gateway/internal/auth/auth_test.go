@@ -29,11 +29,14 @@ func (c *clock) Add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// fakeVerify knows key "good" (user 7, admin) and refuses the rest; it counts calls.
+// fakeVerify knows key "good" (user 7, admin) and refuses the rest; it counts calls. With expires
+// set, "good" ends then (on clk).
 type fakeVerify struct {
 	calls   atomic.Int32
 	revoked atomic.Bool
 	down    atomic.Bool
+	expires *time.Time
+	clk     *clock
 }
 
 func (f *fakeVerify) verify(_ context.Context, key string) (Identity, error) {
@@ -41,15 +44,17 @@ func (f *fakeVerify) verify(_ context.Context, key string) (Identity, error) {
 	switch {
 	case f.down.Load():
 		return Identity{}, apperr.Unavailablef("user service is unavailable")
+	case f.expires != nil && !f.clk.Now().Before(*f.expires):
+		return Identity{}, apperr.New(apperr.Unauthorized, "unknown key")
 	case key == "good" && !f.revoked.Load():
-		return Identity{UserID: 7, AccessGroup: "admin"}, nil
+		return Identity{UserID: 7, AccessGroup: "admin", ExpiresAt: f.expires}, nil
 	default:
 		return Identity{}, apperr.New(apperr.Unauthorized, "unknown key")
 	}
 }
 
 func newCache(f *fakeVerify, clk *clock) *Cache {
-	return NewCache(f.verify, Options{TTL: 5 * time.Second, NegativeTTL: time.Second, Now: clk.Now})
+	return NewCache(f.verify, Options{TTL: time.Second, NegativeTTL: time.Second, Now: clk.Now})
 }
 
 func TestCacheHitCostsNoCall(t *testing.T) {
@@ -70,13 +75,32 @@ func TestCacheExpiresSoRevocationTakesEffect(t *testing.T) {
 	require.NoError(t, err)
 
 	f.revoked.Store(true)
-	clk.Add(4 * time.Second)
+	clk.Add(900 * time.Millisecond)
 	_, err = c.Verify(context.Background(), "good")
 	require.NoError(t, err, "still trusted within the TTL")
 
-	clk.Add(time.Second)
+	clk.Add(100 * time.Millisecond)
 	_, err = c.Verify(context.Background(), "good")
 	assert.Equal(t, apperr.Unauthorized, apperr.KindOf(err), "refused once the TTL is over")
+	assert.Equal(t, int32(2), f.calls.Load())
+}
+
+// A verified key is trusted for the TTL but never past its expiry: there the user service is asked
+// again, and refuses it.
+func TestCacheStopsAKeyAtItsExpiry(t *testing.T) {
+	clk := &clock{now: time.Unix(1000, 0)}
+	expires := clk.Now().Add(300 * time.Millisecond)
+	f := &fakeVerify{expires: &expires, clk: clk}
+	c := newCache(f, clk)
+	_, err := c.Verify(context.Background(), "good")
+	require.NoError(t, err)
+	clk.Add(299 * time.Millisecond)
+	_, err = c.Verify(context.Background(), "good")
+	require.NoError(t, err, "trusted up to its expiry")
+	assert.Equal(t, int32(1), f.calls.Load())
+	clk.Add(time.Millisecond)
+	_, err = c.Verify(context.Background(), "good")
+	assert.Equal(t, apperr.Unauthorized, apperr.KindOf(err), "refused at its expiry, within the TTL")
 	assert.Equal(t, int32(2), f.calls.Load())
 }
 
@@ -188,7 +212,7 @@ func TestUserServiceVerify(t *testing.T) {
 		var body struct{ Key string }
 		_ = decodeJSON(r, &body)
 		if body.Key == "good" {
-			_, _ = w.Write([]byte(`{"success":true,"message":"","data":{"userId":7,"accessGroup":"call-center"}}`))
+			_, _ = w.Write([]byte(`{"success":true,"message":"","data":{"userId":7,"accessGroup":"call-center","expiresAt":"2026-11-21T10:00:00.25Z"}}`))
 			return
 		}
 		w.WriteHeader(http.StatusUnauthorized)
@@ -199,7 +223,8 @@ func TestUserServiceVerify(t *testing.T) {
 	verify := UserService(svcclient.New("user", srv.URL, "secret", time.Second))
 	id, err := verify(context.Background(), "good")
 	require.NoError(t, err)
-	assert.Equal(t, Identity{UserID: 7, AccessGroup: "call-center"}, id)
+	expires := time.Date(2026, 11, 21, 10, 0, 0, 250_000_000, time.UTC)
+	assert.Equal(t, Identity{UserID: 7, AccessGroup: "call-center", ExpiresAt: &expires}, id)
 	assert.Equal(t, "secret", gotToken)
 
 	_, err = verify(context.Background(), "nope")

@@ -34,7 +34,8 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	caller := web.CallerOf(c)
-	scope, err := h.scopes.For(ctx, caller)
+	// Asked afresh: an order assigned a moment ago is in it.
+	scope, err := h.scopes.Fresh(ctx, caller)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +71,8 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	caller := web.CallerOf(c)
-	scope, err := h.scopes.For(ctx, caller)
+	// A miss is asked again: it may be an order assigned a moment ago.
+	scope, _, err := h.scopes.Check(ctx, caller, r.OrderID)
 	if err != nil {
 		return nil, err
 	}

@@ -56,11 +56,11 @@ type LeasedView struct {
 // error of a missing order (as a lead create answers).
 func (s *Service) orderOf(ctx context.Context, caller web.Caller, id int64) (orders.Order, error) {
 	missing := apperr.Field("orderId", "no order has id "+strconv.FormatInt(id, 10))
-	scope, err := s.orders.ScopeFor(ctx, caller)
+	_, ok, err := s.orders.CheckScope(ctx, caller, id)
 	if err != nil {
 		return orders.Order{}, err
 	}
-	if !scope.Contains(id) {
+	if !ok {
 		return orders.Order{}, missing
 	}
 	o, err := s.orders.Get(ctx, id)
@@ -146,11 +146,11 @@ func (s *Service) checkLease(ctx context.Context, caller web.Caller, id string) 
 	if err != nil {
 		return err
 	}
-	scope, err := s.orders.ScopeFor(ctx, caller)
+	_, ok, err := s.orders.CheckScope(ctx, caller, order)
 	if err != nil {
 		return err
 	}
-	if !scope.Contains(order) {
+	if !ok {
 		return apperr.NotFoundf("lease %s does not exist", id)
 	}
 	return nil

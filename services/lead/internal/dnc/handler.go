@@ -7,7 +7,6 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
-	"ccplatform/pkg/orderscope"
 	"ccplatform/pkg/phone"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/orders"
@@ -52,25 +51,31 @@ func (h *Handler) body(c *gin.Context, mode Mode) (Change, error) {
 		return Change{}, err
 	}
 	ctx := c.Request.Context()
-	scope, err := h.orders.ScopeFor(ctx, web.CallerOf(c))
-	if err != nil {
-		return Change{}, err
-	}
 	if ch.OrderID == nil {
+		// Staff see every order whatever is cached: no question to the order service.
+		scope, err := h.orders.ScopeFor(ctx, web.CallerOf(c))
+		if err != nil {
+			return Change{}, err
+		}
 		if !scope.All {
 			return Change{}, apperr.New(apperr.Forbidden, "only staff manage the every-order do-not-call list: name an orderId of your own")
 		}
 		return ch, nil
 	}
-	return ch, h.checkOrder(ctx, scope, *ch.OrderID)
+	return ch, h.checkOrder(ctx, web.CallerOf(c), *ch.OrderID)
 }
 
-// checkOrder refuses an order that does not exist or lies outside scope, with the same answer.
-func (h *Handler) checkOrder(ctx context.Context, scope orderscope.Scope, id int64) error {
-	if !scope.Contains(id) {
+// checkOrder refuses an order that does not exist or lies outside caller's scope, with the same
+// answer.
+func (h *Handler) checkOrder(ctx context.Context, caller web.Caller, id int64) error {
+	_, ok, err := h.orders.CheckScope(ctx, caller, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
 		return apperr.Field("orderId", "no order has id "+strconv.FormatInt(id, 10))
 	}
-	_, err := h.orders.Get(ctx, id)
+	_, err = h.orders.Get(ctx, id)
 	if apperr.KindOf(err) == apperr.NotFound {
 		return apperr.Field("orderId", "no order has id "+strconv.FormatInt(id, 10))
 	}
@@ -129,7 +134,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	ctx := c.Request.Context()
-	scope, err := h.orders.ScopeFor(ctx, web.CallerOf(c))
+	scope, err := h.orders.FreshScope(ctx, web.CallerOf(c))
 	if err != nil {
 		return nil, err
 	}
@@ -173,11 +178,7 @@ func (h *Handler) check(c *gin.Context) (any, error) {
 	}
 	ctx := c.Request.Context()
 	if orderID != nil {
-		scope, err := h.orders.ScopeFor(ctx, web.CallerOf(c))
-		if err != nil {
-			return nil, err
-		}
-		if err := h.checkOrder(ctx, scope, *orderID); err != nil {
+		if err := h.checkOrder(ctx, web.CallerOf(c), *orderID); err != nil {
 			return nil, err
 		}
 	}

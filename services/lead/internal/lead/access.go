@@ -3,6 +3,7 @@ package lead
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
@@ -15,9 +16,15 @@ import (
 // a lead in an order outside the caller's scope is answered exactly as a missing lead, and an
 // orderId outside it as a missing order.
 
-// Scope is the orders caller may see.
+// Scope is the orders caller may see, cached: for masking what a check already let through.
 func (s *Service) Scope(ctx context.Context, caller web.Caller) (orderscope.Scope, error) {
 	return s.orders.ScopeFor(ctx, caller)
+}
+
+// FreshScope is the orders caller may see as the order service answers now, for lists: an order
+// created or assigned just before is in it.
+func (s *Service) FreshScope(ctx context.Context, caller web.Caller) (orderscope.Scope, error) {
+	return s.orders.FreshScope(ctx, caller)
 }
 
 // CheckVisible refuses a lead that does not exist or lies outside caller's orders, with the same
@@ -31,10 +38,11 @@ func (s *Service) CheckVisible(ctx context.Context, caller web.Caller, id int64)
 	if err != nil {
 		return err
 	}
-	if !scope.Contains(l.OrderID) {
+	_, ok, err := s.orders.CheckScope(ctx, caller, l.OrderID)
+	if err == nil && !ok {
 		return apperr.NotFoundf("lead %d does not exist", id)
 	}
-	return nil
+	return err
 }
 
 // CheckUpdate refuses an update of a lead caller may not see (as a missing lead) and, for an
@@ -75,15 +83,28 @@ func (s *Service) CheckUpdate(ctx context.Context, caller web.Caller, id int64) 
 // CheckCreate refuses a create in an order outside caller's scope (the same field error as an
 // order that does not exist) and, for an agent, in an order that does not let agents create leads.
 func (s *Service) CheckCreate(ctx context.Context, caller web.Caller, ch Changes) error {
+	return s.checkCreate(ctx, caller, ch, s.orders.CheckScope)
+}
+
+// CheckCreateAsOf is CheckCreate for a create asked for at asOf and made later (an import's rows):
+// a scope read since asOf answers every row, rather than one question per row that misses.
+func (s *Service) CheckCreateAsOf(ctx context.Context, caller web.Caller, ch Changes, asOf time.Time) error {
+	return s.checkCreate(ctx, caller, ch, func(ctx context.Context, caller web.Caller, id int64) (orderscope.Scope, bool, error) {
+		return s.orders.CheckScopeAsOf(ctx, caller, id, asOf)
+	})
+}
+
+func (s *Service) checkCreate(ctx context.Context, caller web.Caller, ch Changes,
+	inScope func(context.Context, web.Caller, int64) (orderscope.Scope, bool, error)) error {
 	if !ch.OrderID.Present() {
 		return nil
 	}
 	id := ch.OrderID.V
-	scope, err := s.Scope(ctx, caller)
+	scope, ok, err := inScope(ctx, caller, id)
 	if err != nil || scope.All {
 		return err
 	}
-	if !scope.Contains(id) {
+	if !ok {
 		return apperr.Field("orderId", "no order has id "+strconv.FormatInt(id, 10))
 	}
 	g := access.Group(caller.AccessGroup)

@@ -151,7 +151,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	// Narrowed in SQL to the caller's orders, so totals and pages count only what they may see.
-	scope, err := h.svc.Scope(c.Request.Context(), web.CallerOf(c))
+	scope, err := h.svc.FreshScope(c.Request.Context(), web.CallerOf(c))
 	if err != nil {
 		return nil, err
 	}

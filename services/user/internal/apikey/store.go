@@ -39,12 +39,14 @@ type New struct {
 }
 
 // Identity is who a verified key speaks for, with the key's id and scopes; the gateway forwards
-// it to the services.
+// it to the services. ExpiresAt (nil: never) is the instant the key ends, to the nanosecond: the
+// gateway trusts its cached answer no longer.
 type Identity struct {
-	UserID      int64    `json:"userId"`
-	AccessGroup string   `json:"accessGroup"`
-	KeyID       int64    `json:"keyId"`
-	Scopes      []string `json:"scopes"`
+	UserID      int64      `json:"userId"`
+	AccessGroup string     `json:"accessGroup"`
+	KeyID       int64      `json:"keyId"`
+	Scopes      []string   `json:"scopes"`
+	ExpiresAt   *time.Time `json:"expiresAt"`
 }
 
 // ErrUnauthorized is the answer for every key that does not verify. One message for every reason
@@ -91,7 +93,7 @@ func (s *Store) Create(ctx context.Context, userID int64, n New) (Key, string, e
 // Verify resolves a key to its user. It is one lookup by the unique hash index joined to the
 // user's row, so a revoked or expired key or a deactivated user is refused on the very next call.
 func (s *Store) Verify(ctx context.Context, plain string) (Identity, error) {
-	const q = `SELECT k.id, k.last_used_at, k.scopes, u.id AS user_id, u.access_group
+	const q = `SELECT k.id, k.last_used_at, k.scopes, k.expires_at, u.id AS user_id, u.access_group
 		FROM api_keys k JOIN users u ON u.id = k.user_id
 		WHERE k.hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $2) AND u.is_active`
 	if !WellFormed(plain) {
@@ -101,6 +103,7 @@ func (s *Store) Verify(ctx context.Context, plain string) (Identity, error) {
 		ID          int64          `db:"id"`
 		LastUsedAt  *time.Time     `db:"last_used_at"`
 		Scopes      pq.StringArray `db:"scopes"`
+		ExpiresAt   *time.Time     `db:"expires_at"`
 		UserID      int64          `db:"user_id"`
 		AccessGroup string         `db:"access_group"`
 	}
@@ -117,7 +120,7 @@ func (s *Store) Verify(ctx context.Context, plain string) (Identity, error) {
 	if scopes == nil {
 		scopes = []string{}
 	}
-	return Identity{UserID: row.UserID, AccessGroup: row.AccessGroup, KeyID: row.ID, Scopes: scopes}, nil
+	return Identity{UserID: row.UserID, AccessGroup: row.AccessGroup, KeyID: row.ID, Scopes: scopes, ExpiresAt: row.ExpiresAt}, nil
 }
 
 func (s *Store) touch(ctx context.Context, id int64, now time.Time) error {

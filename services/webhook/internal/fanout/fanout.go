@@ -34,10 +34,10 @@ func Topology() mq.Topology {
 	return mq.Subscription(event.Exchange, Queue, subscription.EventTypes()...)
 }
 
-// Scopes tells which orders a subscription's owner may see (pkg/orderscope, from the order
-// service).
+// Scopes tells whether a subscription's owner could see an order when an event happened
+// (pkg/orderscope, from the order service; asOf from orderscope.EventAsOf).
 type Scopes interface {
-	For(ctx context.Context, caller web.Caller) (orderscope.Scope, error)
+	CheckAsOf(ctx context.Context, caller web.Caller, orderID int64, asOf time.Time) (orderscope.Scope, bool, error)
 }
 
 // Fanout is the handler of Queue.
@@ -87,6 +87,7 @@ func PayloadOf(ev event.Event) ([]byte, error) {
 // no known reason is tried alone, and fails alone (with its message).
 func (f *Fanout) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 	out := make([]mq.Result, len(batch))
+	received := f.now()
 	var items []item
 	seen := map[string]bool{} // an event twice in the batch (a redelivered copy) is recorded once
 	for i, d := range batch {
@@ -102,7 +103,7 @@ func (f *Fanout) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 		for _, ev := range evs {
 			if !seen[ev.ID] {
 				seen[ev.ID] = true
-				items = append(items, item{ev: ev, index: i})
+				items = append(items, item{ev: ev, index: i, asOf: orderscope.EventAsOf(ev.OccurredAt, received)})
 			}
 		}
 	}
@@ -133,10 +134,12 @@ func outcomeOf(err error) mq.Outcome {
 	return mq.Fail
 }
 
-// item is a decoded event of a batch and the index of the message that carried it.
+// item is a decoded event of a batch and the index of the message that carried it; asOf is when
+// the event certainly had happened, for its owners' scopes.
 type item struct {
 	ev    event.Event
 	index int
+	asOf  time.Time
 }
 
 // record writes items' events and their deliveries in one transaction.
@@ -154,7 +157,7 @@ func (f *Fanout) record(ctx context.Context, items []item) error {
 		}
 		var to []int64
 		for _, s := range subs {
-			ok, err := f.sees(ctx, s, it.ev)
+			ok, err := f.sees(ctx, s, it.ev, it.asOf)
 			if err != nil {
 				return err
 			}
@@ -182,7 +185,7 @@ func (f *Fanout) record(ctx context.Context, items []item) error {
 // sees reports whether subscription s gets ev: its order filter lets it through, and its owner
 // may see the event's object (staff every order; a client its own orders; a refused job, and an
 // event of no order, only the user whose request caused it).
-func (f *Fanout) sees(ctx context.Context, s subscription.Subscription, ev event.Event) (bool, error) {
+func (f *Fanout) sees(ctx context.Context, s subscription.Subscription, ev event.Event, asOf time.Time) (bool, error) {
 	if len(s.OrderIDs) > 0 && !slices.Contains([]int64(s.OrderIDs), ev.OrderID) {
 		return false, nil
 	}
@@ -193,9 +196,11 @@ func (f *Fanout) sees(ctx context.Context, s subscription.Subscription, ev event
 	if ev.OrderID == 0 || ev.Type == jobFailed {
 		return ev.ActorUserID == s.OwnerUserID, nil
 	}
-	scope, err := f.scopes.For(ctx, web.Caller{UserID: s.OwnerUserID, AccessGroup: s.OwnerGroup})
+	// A scope cached before the event is asked again before it says no (an order created or
+	// assigned just before the event): one call per owner per batch at most.
+	_, ok, err := f.scopes.CheckAsOf(ctx, web.Caller{UserID: s.OwnerUserID, AccessGroup: s.OwnerGroup}, ev.OrderID, asOf)
 	if err != nil {
 		return false, fmt.Errorf("orders of webhook %d's owner: %w", s.ID, err)
 	}
-	return scope.Contains(ev.OrderID), nil
+	return ok, nil
 }

@@ -29,8 +29,9 @@ func TestMain(m *testing.M) {
 // order service's own rules are tested there and end to end (gateway/e2e/webhook_test.go).
 type ownOrders map[int64][]int64
 
-func (o ownOrders) For(_ context.Context, c web.Caller) (orderscope.Scope, error) {
-	return orderscope.Scope{OrderIDs: o[c.UserID]}, nil
+func (o ownOrders) CheckAsOf(_ context.Context, c web.Caller, id int64, _ time.Time) (orderscope.Scope, bool, error) {
+	s := orderscope.Scope{OrderIDs: o[c.UserID]}
+	return s, s.Contains(id), nil
 }
 
 func subscribe(t *testing.T, user, group string, body map[string]any) int64 {
