@@ -39,7 +39,7 @@ func newOrder() (int64, string) {
 
 func newPhone() string { return fmt.Sprintf("+7917%07d", 1000000+phoneSeq.Add(1)) }
 
-func upload(t *testing.T, contentType, query, body string) servicetest.Response {
+func post(t *testing.T, contentType, query, body string) servicetest.Response {
 	t.Helper()
 	return env.Do(t, "POST", "/v2/lead/import/"+query, body, "Content-Type", contentType)
 }
@@ -79,7 +79,7 @@ func TestCSVImportCreatesLeadsAndReportsEveryRefusedRow(t *testing.T) {
 		first + ",selection,Ann again,,\n" + // a repeat within the file: linked to the first
 		other + ",straight,Cy,high,\n" +
 		other + ",,Dee,,\n" // no lead type (an unknown order is refused likewise: gateway/e2e)
-	res := upload(t, "text/csv", fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code), file)
+	res := post(t, "text/csv", fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code), file)
 	require.Equal(t, http.StatusAccepted, res.Status, "%s %s", res.Message, res.Data)
 	v := view(t, res)
 	assert.Equal(t, imports.StateQueued, v.State)
@@ -133,7 +133,7 @@ func TestRowResultsDownloadAsCSV(t *testing.T) {
 	orderID, code := newOrder()
 	file := fmt.Sprintf(`{"phone":%q,"leadType":"straight","orderId":%d,"orderCode":%q}`+"\n"+`{"phone":"1"}`+"\n",
 		newPhone(), orderID, code)
-	v := view(t, upload(t, "application/x-ndjson; charset=utf-8", "", file))
+	v := view(t, post(t, "application/x-ndjson; charset=utf-8", "", file))
 	drain(t)
 	rec := env.Raw(t, "GET", "/v2/lead/import/"+v.ID+"/rows/", nil, "Accept", "text/csv")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
@@ -166,7 +166,7 @@ func TestABadFileIsRefusedWholeAndStoresNothing(t *testing.T) {
 		"json body":        {"application/json", "", `{"phone":"+79001234567"}`, 415, "", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			res := upload(t, tc.contentType, tc.query, tc.body)
+			res := post(t, tc.contentType, tc.query, tc.body)
 			require.Equal(t, tc.status, res.Status, "%s %s", res.Message, res.Data)
 			assert.False(t, res.Success)
 			if tc.field != "" {
@@ -204,7 +204,7 @@ func (f *fixedRows) Next() (imports.Row, error) {
 
 func TestImportOfAnotherUserIsNotFound(t *testing.T) {
 	orderID, code := newOrder()
-	v := view(t, upload(t, "text/csv", fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code), "phone,leadType\n"+newPhone()+",straight\n"))
+	v := view(t, post(t, "text/csv", fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code), "phone,leadType\n"+newPhone()+",straight\n"))
 	other := env.Client
 	other.UserID = "8"
 	for _, path := range []string{"/v2/lead/import/" + v.ID, "/v2/lead/import/" + v.ID + "/rows"} {
@@ -229,7 +229,7 @@ func TestConcurrentRunnersSettleEveryRowOnce(t *testing.T) {
 	for i := range n {
 		fmt.Fprintf(&b, "%s,straight\n", phones[i%len(phones)])
 	}
-	v := view(t, upload(t, "text/csv", fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code), b.String()))
+	v := view(t, post(t, "text/csv", fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code), b.String()))
 
 	var wg sync.WaitGroup
 	for range 4 {
@@ -282,7 +282,7 @@ func TestARowTheDatabaseRefusesIsRefusedAlone(t *testing.T) {
 	orderID, code := newOrder()
 	file := "phone,leadType,name\n" + newPhone() + ",straight,a\n" + newPhone() + ",straight,refused\n" +
 		newPhone() + ",straight,c\n"
-	v := view(t, upload(t, "text/csv", fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code), file))
+	v := view(t, post(t, "text/csv", fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code), file))
 	drain(t)
 
 	v = view(t, env.Do(t, "GET", "/v2/lead/import/"+v.ID, nil))

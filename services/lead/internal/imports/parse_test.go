@@ -52,7 +52,7 @@ func TestCSVRowsBecomeV2CreateBodies(t *testing.T) {
 		"+79001234567,straight,12,5,\"Ann, \"\"the\"\" first\",1767225600,42,true,007,1.5,x\n" +
 		"+79001234568,selection,,,,2026-12-01T10:00:00+03:00,,,,,\n" +
 		"+79001234569,straight,twelve,high,Bob,,4.2,yes,,NaN,\n"
-	rows, err := newCSV(strings.NewReader(file), fieldsOf(catalog))
+	rows, err := newCSV(strings.NewReader(file), charset{}, fieldsOf(catalog))
 	require.NoError(t, err)
 	got := readAll(t, rows)
 	require.Len(t, got, 3)
@@ -81,7 +81,7 @@ func TestCSVHeaderMistakesRefuseTheFile(t *testing.T) {
 		"header is blank": {"\n\n", "body", "must have a header row"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			rows, err := newCSV(strings.NewReader(tc.file), fieldsOf(nil))
+			rows, err := newCSV(strings.NewReader(tc.file), charset{}, fieldsOf(nil))
 			if err == nil {
 				_, err = rows.Next()
 				_, err2 := rows.Next()
@@ -98,7 +98,7 @@ func TestCSVHeaderMistakesRefuseTheFile(t *testing.T) {
 }
 
 func TestCSVRowOfTheWrongWidthIsThatRowsError(t *testing.T) {
-	rows, err := newCSV(strings.NewReader("phone,name\n+79001234567\n+79001234568,Bob\n\n"), fieldsOf(nil))
+	rows, err := newCSV(strings.NewReader("phone,name\n+79001234567\n+79001234568,Bob\n\n"), charset{}, fieldsOf(nil))
 	require.NoError(t, err)
 	got := readAll(t, rows)
 	require.Len(t, got, 2)
@@ -135,7 +135,7 @@ func TestFileOverTheLimitIs413(t *testing.T) {
 	assert.Equal(t, "body: must be at most 64 bytes", e.Message)
 
 	csvBody := http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(strings.NewReader("phone\n"+strings.Repeat("+79001234567\n", 100))), 64)
-	cr, err := newCSV(csvBody, fieldsOf(nil))
+	cr, err := newCSV(csvBody, charset{}, fieldsOf(nil))
 	require.NoError(t, err)
 	for err == nil {
 		_, err = cr.Next()
