@@ -296,3 +296,54 @@ func TestARowTheDatabaseRefusesIsRefusedAlone(t *testing.T) {
 	assert.Contains(t, refused.List[0].Errors["row"], "refused by the database: ")
 	assert.Contains(t, refused.List[0].Errors["row"], "test_import_refused")
 }
+
+// A header of a million columns is answered by a short 400, not by a line per column.
+func TestAWideHeaderIsAShortRefusal(t *testing.T) {
+	for _, commas := range []int{1 << 20, 5 << 20} {
+		rec := env.Raw(t, "POST", "/v2/lead/import/?orderId=1&orderCode=x", "phone,leadType,name"+strings.Repeat(",", commas)+"\n",
+			"Content-Type", "text/csv")
+		assert.Equal(t, http.StatusBadRequest, rec.Code)
+		assert.Less(t, rec.Body.Len(), 1024, "%d commas", commas)
+		assert.Contains(t, rec.Body.String(), `"body: the header row must have at most `)
+	}
+}
+
+// CSV and NDJSON agree on text: what is not UTF-8 is refused by row (naming the CSV column), a
+// declared charset of a CSV is converted, and one nobody converts is a 415 naming it.
+func TestImportTextIsUTF8OrADeclaredCharset(t *testing.T) {
+	orderID, code := newOrder()
+	query := fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code)
+	res := post(t, "text/csv", query, "phone,leadType,name\n"+newPhone()+",straight,An\xffa\n"+newPhone()+",straight,Ann\n")
+	require.Equal(t, http.StatusAccepted, res.Status, res.Message)
+	csvView := view(t, res)
+	res = post(t, "application/x-ndjson", query, `{"phone":"`+newPhone()+`","leadType":"straight","name":"An`+"\xff"+`a"}`+"\n")
+	require.Equal(t, http.StatusAccepted, res.Status, res.Message)
+	ndjsonView := view(t, res)
+	phone := newPhone()
+	res = post(t, "text/csv; charset=windows-1251", query, "phone,leadType,name\n"+phone+",straight,\xc0\xed\xed\xe0\n")
+	require.Equal(t, http.StatusAccepted, res.Status, res.Message)
+	drain(t)
+
+	var refused rowsPage
+	require.NoError(t, json.Unmarshal(env.Do(t, "GET", "/v2/lead/import/"+csvView.ID+"/rows?status=refused", nil).Data, &refused))
+	require.Len(t, refused.List, 1)
+	assert.Equal(t, 2, refused.List[0].Row)
+	assert.Equal(t, map[string]string{"name": "must be UTF-8 text (a CSV file in another charset names it in the Content-Type: utf-8, iso-8859-1, windows-1251 or windows-1252)"},
+		refused.List[0].Errors)
+	var refusedNDJSON rowsPage
+	require.NoError(t, json.Unmarshal(env.Do(t, "GET", "/v2/lead/import/"+ndjsonView.ID+"/rows?status=refused", nil).Data, &refusedNDJSON))
+	require.Len(t, refusedNDJSON.List, 1)
+	assert.Equal(t, map[string]string{"row": "must be UTF-8 text"}, refusedNDJSON.List[0].Errors)
+	var name string
+	require.NoError(t, env.DB.Get(&name, `SELECT name FROM leads WHERE phone = $1`, phone))
+	assert.Equal(t, "Анна", name)
+
+	for contentType, message := range map[string]string{
+		"text/csv; charset=koi8-r":             `Content-Type: charset "koi8-r" is not supported: a CSV file must be utf-8, iso-8859-1, windows-1251 or windows-1252`,
+		"application/x-ndjson; charset=latin1": `Content-Type: charset "latin1": an NDJSON file must be UTF-8 (charset=utf-8, if any)`,
+	} {
+		res := post(t, contentType, query, "phone,leadType\n"+newPhone()+",straight\n")
+		assert.Equal(t, http.StatusUnsupportedMediaType, res.Status, contentType)
+		assert.Equal(t, message, res.Message)
+	}
+}

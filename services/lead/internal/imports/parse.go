@@ -172,11 +172,11 @@ func newCSV(r io.Reader, cs charset, fields func([]int64) (map[int64]customfield
 		return nil, apperr.Field("body", "must have a header row and at least one data row")
 	case errors.Is(err, errRowTooLong):
 		return nil, apperr.Field("body", fmt.Sprintf("the header row must be at most %d bytes", maxHeaderBytes))
-	case err != nil:
+	case err != nil && !errors.Is(err, errTooManyCells):
 		return nil, fileError(err)
-	case len(header) > maxColumns:
-		return nil, apperr.Field("body", fmt.Sprintf("the header row must have at most %d columns (the v2 create fields and %d custom fields), not %d",
-			maxColumns, customfield.MaxValues, len(header)))
+	case err != nil || len(header) > maxColumns:
+		return nil, apperr.Field("body", fmt.Sprintf("the header row must have at most %d columns (the v2 create fields and %d custom fields)",
+			maxColumns, customfield.MaxValues))
 	}
 	cols, err := headerColumns(header)
 	if err != nil {
@@ -198,27 +198,53 @@ func newCSV(r io.Reader, cs charset, fields func([]int64) (map[int64]customfield
 // csvReadAhead is how far encoding/csv reads past the end of a row (its bufio.Reader's size).
 const csvReadAhead = 4096
 
-// errRowTooLong is rowBound's refusal of a row past its bound.
-var errRowTooLong = errors.New("row too long")
+// rowBound's refusals of a row past its bounds.
+var (
+	errRowTooLong   = errors.New("row too long")
+	errTooManyCells = errors.New("row of too many cells")
+)
 
-// rowBound hands encoding/csv the file up to limit bytes: csv.Reader holds a whole row, and every
-// one of its cells, in memory, so a row of megabytes of commas would cost gigabytes. Before each
-// row the limit moves to the row's start plus maxLine and the reader's read-ahead, so a row within
-// maxLine is never cut and one far beyond it is refused as it is read.
+// rowBound hands encoding/csv the file within bounds: csv.Reader holds a whole row, and every one
+// of its cells, in memory, so a row of megabytes of commas would cost gigabytes. Before each row
+// the byte limit moves to the row's start plus maxLine and the reader's read-ahead, so a row within
+// maxLine is never cut and one far beyond it is refused as it is read; and a line is cut at its
+// maxColumns-th separator outside quotes (RFC 4180 quoting), no valid row having as many cells.
 type rowBound struct {
-	r     io.Reader
-	n     int64
-	limit int64
+	r      io.Reader
+	n      int64
+	limit  int64
+	commas int  // separators so far in the current line, outside quotes
+	quoted bool // inside a quoted cell
+	err    error
 }
 
 func (b *rowBound) Read(p []byte) (int, error) {
-	if b.n >= b.limit {
+	switch {
+	case b.err != nil:
+		return 0, b.err
+	case b.n >= b.limit:
 		return 0, errRowTooLong
 	}
 	if room := b.limit - b.n; int64(len(p)) > room {
 		p = p[:room]
 	}
 	n, err := b.r.Read(p)
+	for i, c := range p[:n] {
+		switch {
+		case c == '"':
+			b.quoted = !b.quoted // a doubled quote inside a quoted cell toggles twice
+		case b.quoted:
+		case c == '\n':
+			b.commas = 0
+		case c == ',':
+			if b.commas++; b.commas >= maxColumns {
+				b.err, n = errTooManyCells, i
+			}
+		}
+		if b.err != nil {
+			break
+		}
+	}
 	b.n += int64(n)
 	return n, err
 }
@@ -243,10 +269,14 @@ func (c *csvRows) Next() (Row, error) {
 	switch {
 	case errors.Is(err, io.EOF):
 		return Row{}, io.EOF
-	case errors.Is(err, errRowTooLong):
+	case errors.Is(err, errRowTooLong), errors.Is(err, errTooManyCells):
 		// Where the row ends is not known without reading it: the file is refused.
 		line, _ := c.r.FieldPos(0)
-		return Row{}, apperr.Field("body", fmt.Sprintf("line %d: a row must be at most %d bytes", line, maxLine))
+		rule := fmt.Sprintf("a row must be at most %d bytes", maxLine)
+		if errors.Is(err, errTooManyCells) {
+			rule = fmt.Sprintf("a row must have at most %d cells", maxColumns)
+		}
+		return Row{}, apperr.Field("body", fmt.Sprintf("line %d: %s", line, rule))
 	case err != nil:
 		// A broken quote spoils the rest of the file: no reader can find the next row reliably.
 		return Row{}, fileError(err)
