@@ -186,6 +186,9 @@ func (h *Handler) accept(c *gin.Context) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
+	// The request id (in the logger) and the import id, together: lead-worker logs by import.
+	logging.From(c.Request.Context(), h.log).Info("lead imports: import accepted", zap.Stringer("import", stored.ID),
+		zap.Int("rows", stored.RowsTotal))
 	return ViewOf(stored), nil
 }
 

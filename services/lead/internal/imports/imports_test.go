@@ -293,8 +293,24 @@ func TestARowTheDatabaseRefusesIsRefusedAlone(t *testing.T) {
 	require.NoError(t, json.Unmarshal(res.Data, &refused), "%d %s %s", res.Status, res.Message, res.Data)
 	require.Len(t, refused.List, 1)
 	assert.Equal(t, 3, refused.List[0].Row, "the file's second row, on its third line")
-	assert.Contains(t, refused.List[0].Errors["row"], "refused by the database: ")
-	assert.Contains(t, refused.List[0].Errors["row"], "test_import_refused")
+	// The database's words go to the log, not to the caller.
+	assert.Equal(t, map[string]string{"row": imports.RuleRefusedByDatabase}, refused.List[0].Errors)
+}
+
+// A row whose refusal names a member it sent holding U+0000 (which jsonb cannot store) is refused
+// in the rules' words, not the database's.
+func TestARefusalNamingANULMemberIsStored(t *testing.T) {
+	orderID, code := newOrder()
+	file := fmt.Sprintf(`{"phone":%q,"leadType":"straight","a\u0000":1,"a\u0000":2}`+"\n"+
+		`{"phone":%q,"leadType":"straight","customValues":{"a\u0000":1,"a\u0000":2}}`+"\n", newPhone(), newPhone())
+	v := view(t, post(t, "application/x-ndjson", fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code), file))
+	drain(t)
+	var refused rowsPage
+	res := env.Do(t, "GET", "/v2/lead/import/"+v.ID+"/rows?status=refused", nil)
+	require.NoError(t, json.Unmarshal(res.Data, &refused), "%d %s %s", res.Status, res.Message, res.Data)
+	require.Len(t, refused.List, 2)
+	assert.Equal(t, map[string]string{`a\u0000`: "must appear only once"}, refused.List[0].Errors)
+	assert.Equal(t, map[string]string{`customValues.a\u0000`: "must appear only once"}, refused.List[1].Errors)
 }
 
 // A header of a million columns is answered by a short 400, not by a line per column.
@@ -346,4 +362,31 @@ func TestImportTextIsUTF8OrADeclaredCharset(t *testing.T) {
 		assert.Equal(t, http.StatusUnsupportedMediaType, res.Status, contentType)
 		assert.Equal(t, message, res.Message)
 	}
+}
+
+// When not even a row's refusal can be written, the import fails saying so in stable words; the
+// database's go to the log.
+func TestAnImportThatCannotRecordARefusalFailsInStableWords(t *testing.T) {
+	orderID, code := newOrder()
+	file := "phone,leadType,name\n" + newPhone() + ",straight,refused\n"
+	v := view(t, post(t, "text/csv", fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code), file))
+	// The lead is refused, and so is the row's refusal, of this import only.
+	for _, ddl := range []string{
+		`ALTER TABLE leads ADD CONSTRAINT test_import_stopped CHECK (name IS DISTINCT FROM 'refused')`,
+		fmt.Sprintf(`ALTER TABLE lead_import_rows ADD CONSTRAINT test_import_stopped CHECK (status <> 'refused' OR import_id <> '%s') NOT VALID`, v.ID),
+	} {
+		_, err := env.DB.Exec(ddl)
+		require.NoError(t, err)
+	}
+	t.Cleanup(func() {
+		for _, table := range []string{"leads", "lead_import_rows"} {
+			_, err := env.DB.Exec(`ALTER TABLE ` + table + ` DROP CONSTRAINT test_import_stopped`)
+			assert.NoError(t, err)
+		}
+	})
+	drain(t)
+	v = view(t, env.Do(t, "GET", "/v2/lead/import/"+v.ID, nil))
+	assert.Equal(t, imports.StateFailed, v.State)
+	require.NotNil(t, v.Error)
+	assert.Equal(t, imports.ErrorImportStopped, *v.Error)
 }
