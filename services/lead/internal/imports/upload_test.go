@@ -188,3 +188,32 @@ func TestStalledOrEndlessBodiesAre408(t *testing.T) {
 	require.NoError(t, env.DB.Get(&after, `SELECT count(*) FROM lead_imports`))
 	assert.Equal(t, before+1, after, "only the upload that arrived whole")
 }
+
+// Once the whole file is in, storing it may take longer than the longest pause in a body: a
+// pause's deadline left on the connection would cancel the request (net/http lifts it at the
+// body's end; this holds it to that).
+func TestStoringMayOutlastTheStallTimeout(t *testing.T) {
+	dir := t.TempDir()
+	addr := uploadServer(t, env.DB, upload.Limits{PerKey: 1, Total: 1, Stall: 200 * time.Millisecond, Whole: time.Minute, Dir: dir})
+	orderID, code := newOrder()
+	// Storing waits for this transaction's lock on lead_imports.
+	tx, err := env.DB.Beginx()
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	_, err = tx.Exec(`LOCK TABLE lead_imports IN EXCLUSIVE MODE`)
+	require.NoError(t, err)
+
+	tr := startUpload(t, addr, 1, orderID, code)
+	_, err = io.WriteString(tr.conn, tr.rest)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		var waiting int
+		require.NoError(t, env.DB.Get(&waiting, `SELECT count(*) FROM pg_stat_activity
+WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO lead_imports%'`))
+		return waiting == 1
+	}, 5*time.Second, 10*time.Millisecond, "the upload waits for the lock")
+	time.Sleep(500 * time.Millisecond) // longer than the stall timeout, while the upload is stored
+	require.NoError(t, tx.Rollback())
+	res, ans := tr.answer(t, 10*time.Second)
+	assert.Equal(t, http.StatusAccepted, res.StatusCode, ans.Message)
+}

@@ -102,65 +102,35 @@ func (f *File) Close() error {
 
 // Spool copies body into a temporary file in limits.Dir and returns it read from its start. Each
 // read of the body must bring a byte within limits.Stall and the whole body arrive within
-// limits.Whole, both as read deadlines of w's connection: a body past either is refused with 408,
-// one past the route's body limit with 413 (web.BodyReadError). w must be the request's own writer;
-// one that cannot set deadlines (a test recorder) leaves the body unbounded in time.
+// limits.Whole (web.PacedBody, through w, the request's own writer): a body past either is refused
+// with 408, one past the route's body limit with 413 (web.BodyReadError).
 func Spool(w http.ResponseWriter, body io.Reader, limits Limits) (*File, error) {
 	f, err := os.CreateTemp(limits.Dir, "upload-*")
 	if err != nil {
 		return nil, fmt.Errorf("spool upload: %w", err)
 	}
 	out := &File{File: f}
-	r := &stallReader{r: body, rc: http.NewResponseController(w), stall: limits.Stall, whole: limits.Whole}
+	var end time.Time
 	if limits.Whole > 0 {
-		r.end = time.Now().Add(limits.Whole)
+		end = time.Now().Add(limits.Whole)
 	}
-	out.Size, err = io.Copy(f, r)
+	paced := web.NewPacedBody(w, body, limits.Stall, end)
+	out.Size, err = io.Copy(f, paced)
 	if err == nil {
 		_, err = f.Seek(0, io.SeekStart)
 	}
 	if err != nil {
 		_ = out.Close()
-		if web.IsReadTimeout(err) {
-			return nil, r.timeout()
-		}
 		var pathErr *os.PathError
-		if errors.As(err, &pathErr) {
+		switch {
+		case web.IsReadTimeout(err) && paced.EndDue():
+			return nil, apperr.New(apperr.RequestTimeout, "body: not received within %s; send the file at once, not piece by piece", limits.Whole)
+		case web.IsReadTimeout(err):
+			return nil, apperr.New(apperr.RequestTimeout, "body: nothing arrived for %s; send the file without pausing", limits.Stall)
+		case errors.As(err, &pathErr):
 			return nil, fmt.Errorf("spool upload: %w", err)
 		}
 		return nil, web.BodyReadError(err)
 	}
 	return out, nil
-}
-
-// stallReader moves the connection's read deadline before every read: the next byte is due
-// within stall, and none after end (when set).
-type stallReader struct {
-	r            io.Reader
-	rc           *http.ResponseController
-	stall, whole time.Duration
-	end          time.Time
-	// wholeDue: the last deadline set was end's, not a pause's.
-	wholeDue bool
-}
-
-func (s *stallReader) Read(p []byte) (int, error) {
-	if s.stall > 0 || !s.end.IsZero() {
-		d := s.end
-		s.wholeDue = true
-		if t := time.Now().Add(s.stall); s.stall > 0 && (d.IsZero() || t.Before(d)) {
-			d, s.wholeDue = t, false
-		}
-		_ = s.rc.SetReadDeadline(d) // a writer without deadlines: nothing to bound
-	}
-	return s.r.Read(p)
-}
-
-// timeout is the answer to a read that ran into the deadline: the whole body too slow, or a pause
-// too long.
-func (s *stallReader) timeout() error {
-	if s.wholeDue {
-		return apperr.New(apperr.RequestTimeout, "body: not received within %s; send the file at once, not piece by piece", s.whole)
-	}
-	return apperr.New(apperr.RequestTimeout, "body: nothing arrived for %s; send the file without pausing", s.stall)
 }
