@@ -246,11 +246,17 @@ func TestSlowUploadsLeaveLeadAPIAnswering(t *testing.T) {
 			}()
 		}
 	}
-	for range perKey*len(keys) - 2*len(keys) {
-		a := <-answers
-		require.Equal(t, http.StatusTooManyRequests, a.status, "%+v", a)
-		assert.Equal(t, "5", a.retryAfter)
-		assert.Contains(t, a.message, "uploads: ")
+	// Past its two, each key's uploads are refused at once (the wait is bounded all the same).
+	var refused []answer
+	wait := time.After(10 * time.Second)
+collect:
+	for len(refused) < perKey*len(keys)-2*len(keys) {
+		select {
+		case a := <-answers:
+			refused = append(refused, a)
+		case <-wait:
+			break collect
+		}
 	}
 	// Eight uploads trickle on: lead-api answers everyone else at once.
 	for range 5 {
@@ -259,6 +265,12 @@ func TestSlowUploadsLeaveLeadAPIAnswering(t *testing.T) {
 		assert.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 		assert.Less(t, time.Since(start), 2*time.Second)
 		time.Sleep(200 * time.Millisecond) // spread over the trickle
+	}
+	require.Len(t, refused, perKey*len(keys)-2*len(keys))
+	for _, a := range refused {
+		assert.Equal(t, http.StatusTooManyRequests, a.status, "%+v", a)
+		assert.Equal(t, "5", a.retryAfter)
+		assert.Contains(t, a.message, "uploads: ")
 	}
 	close(stop)
 	for range 2 * len(keys) {
