@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -187,4 +189,97 @@ func TestCcadminImportReportsAndSavesRefusedRows(t *testing.T) {
 
 	total, _ := page(t, stack.APIKey, "/v2/lead/?orderIds[]="+strconv.FormatInt(orderID, 10))
 	assert.Equal(t, 2, total)
+}
+
+// Uploads that trickle in and then stall cannot take lead-api from everyone else: each key has at
+// most two uploads in progress (the rest are answered 429 at once), no upload holds a database
+// connection while its file arrives, and a stalled one is answered 408 after lead-api's pause
+// bound (IMPORT_STALL_TIMEOUT, 3 s in this stack). Lead details answer meanwhile.
+func TestSlowUploadsLeaveLeadAPIAnswering(t *testing.T) {
+	orderID, code := leadOrder(t, "Slow uploads")
+	leadID := createLead(t, "/v2/lead/create/", v2Lead(orderID, code, newPhone()))
+	var keys []string
+	for i := range 4 {
+		keys = append(keys, newMember(t, fmt.Sprintf("uploader.%d@slow.e2e", i), "admin").key)
+	}
+	addr := strings.TrimPrefix(stack.BaseURL, "http://")
+	type answer struct {
+		status     int
+		retryAfter string
+		message    string
+	}
+	const perKey = 10
+	answers := make(chan answer, perKey*len(keys))
+	stop := make(chan struct{})
+	for _, key := range keys {
+		for range perKey {
+			conn, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = conn.Close() })
+			// A length past what the gateway once held in memory: the body streams to lead-api.
+			_, err = fmt.Fprintf(conn, "POST /v2/lead/import/?orderId=%d&orderCode=%s HTTP/1.1\r\nHost: gw\r\nX-Api-Key: %s\r\n"+
+				"Content-Type: text/csv\r\nContent-Length: %d\r\n\r\nphone,leadType\n", orderID, code, key, 16<<20)
+			require.NoError(t, err)
+			go func() { // a byte a second, until the test stops it
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(time.Second):
+						if _, err := conn.Write([]byte("7")); err != nil {
+							return
+						}
+					}
+				}
+			}()
+			go func() {
+				_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+				res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+				if err != nil {
+					answers <- answer{message: err.Error()}
+					return
+				}
+				defer res.Body.Close()
+				var env struct{ Message string }
+				_ = json.NewDecoder(res.Body).Decode(&env)
+				answers <- answer{res.StatusCode, res.Header.Get("Retry-After"), env.Message}
+			}()
+		}
+	}
+	// Past its two, each key's uploads are refused at once (the wait is bounded all the same).
+	var refused []answer
+	wait := time.After(10 * time.Second)
+collect:
+	for len(refused) < perKey*len(keys)-2*len(keys) {
+		select {
+		case a := <-answers:
+			refused = append(refused, a)
+		case <-wait:
+			break collect
+		}
+	}
+	// Eight uploads trickle on: lead-api answers everyone else at once.
+	for range 5 {
+		start := time.Now()
+		r := stack.Call(t, http.MethodGet, "/v2/lead/detail/"+strconv.FormatInt(leadID, 10)+"/", nil)
+		assert.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		assert.Less(t, time.Since(start), 2*time.Second)
+		time.Sleep(200 * time.Millisecond) // spread over the trickle
+	}
+	require.Len(t, refused, perKey*len(keys)-2*len(keys))
+	for _, a := range refused {
+		assert.Equal(t, http.StatusTooManyRequests, a.status, "%+v", a)
+		assert.Equal(t, "5", a.retryAfter)
+		assert.Contains(t, a.message, "uploads: ")
+	}
+	close(stop)
+	for range 2 * len(keys) {
+		a := <-answers
+		assert.Equal(t, http.StatusRequestTimeout, a.status, "%+v", a)
+		assert.Equal(t, "body: nothing arrived for 3s; send the file without pausing", a.message)
+	}
+	// Their places are free again.
+	v := startImport(t, "text/csv", fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code), "phone,leadType\n"+newPhone()+",straight\n",
+		WithKey(keys[0]))
+	assert.Equal(t, "queued", v.State)
 }

@@ -39,7 +39,8 @@ var processes = []process{
 	{name: "user", pkg: "./services/user/cmd/user", health: "/readyz"},
 	{name: "order", pkg: "./services/order/cmd/order", health: "/readyz"},
 	// At info, lead-api and the gateway write their access lines (trace_test.go reads them).
-	{name: "lead-api", pkg: "./services/lead/cmd/lead-api", health: "/readyz", env: []string{"LOG_LEVEL=info"}},
+	// A short pause bound, so that import_test.go sees stalled uploads answered in seconds.
+	{name: "lead-api", pkg: "./services/lead/cmd/lead-api", health: "/readyz", env: []string{"LOG_LEVEL=info", "IMPORT_STALL_TIMEOUT=3s"}},
 	// At debug, lead-worker writes a line per job done (trace_test.go follows a trace into it).
 	{name: "lead-worker", pkg: "./services/lead/cmd/lead-worker", health: "/readyz", consumer: true, env: []string{"LOG_LEVEL=debug"}},
 	{name: "call", pkg: "./services/call/cmd/call", health: "/readyz"},

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // Kind classifies an error by what the caller can do about it.
@@ -157,16 +158,105 @@ func (fe FieldErrors) Err() error {
 	return &Error{Kind: Invalid, Message: fe.Message(), Fields: fe}
 }
 
-// Message is "field: rule; other: rule", sorted so that it is stable.
-func (fe FieldErrors) Message() string {
+// Bounds of the field errors an answer names, whatever a request made them: a header of a
+// million columns is refused by its first MaxNamedFields mistakes, not by a million of them.
+const (
+	// MaxNamedFields is how many fields an answer names; the rest are counted ("and N more").
+	MaxNamedFields = 20
+	// MaxNameText and MaxRuleText bound a field's name and its rule, in bytes as JSON writes
+	// them (escapes counted).
+	MaxNameText = 256
+	MaxRuleText = 1024
+)
+
+// Bounded is fe as an answer names it: the first MaxNamedFields fields in name order, each name
+// and rule clipped (Clip), and how many fields were left out.
+func (fe FieldErrors) Bounded() (FieldErrors, int) {
+	names := fe.names()
+	out := make(FieldErrors, min(len(names), MaxNamedFields))
+	for _, f := range names[:min(len(names), MaxNamedFields)] {
+		out[Clip(f, MaxNameText)] = Clip(fe[f], MaxRuleText)
+	}
+	return out, len(names) - len(out)
+}
+
+// names are the fields in name order.
+func (fe FieldErrors) names() []string {
 	names := make([]string, 0, len(fe))
 	for f := range fe {
 		names = append(names, f)
 	}
 	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, f := range names {
-		parts[i] = f + ": " + fe[f]
+	return names
+}
+
+// MaxMessageText bounds the message of field errors, in bytes as JSON text: the fields that
+// do not fit are counted with the rest.
+const MaxMessageText = 12 << 10
+
+// Message is "field: rule; other: rule", sorted so that it is stable, naming at most
+// MaxNamedFields fields (fewer if their text would pass MaxMessageText) and then how many more
+// there are.
+func (fe FieldErrors) Message() string {
+	names := fe.names()
+	var parts []string
+	size := 0
+	for _, f := range names[:min(len(names), MaxNamedFields)] {
+		part := Clip(f, MaxNameText) + ": " + Clip(fe[f], MaxRuleText)
+		if size += jsonTextLen(part) + 2; size > MaxMessageText {
+			break
+		}
+		parts = append(parts, part)
+	}
+	if more := len(names) - len(parts); more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// Clip cuts s to at most n bytes as JSON text (encoding/json's escapes of quotes, control and
+// HTML characters, invalid UTF-8 and U+2028/U+2029 counted at their escaped length), ending
+// with "…" when it cut anything; it never cuts a character in two.
+func Clip(s string, n int) string {
+	if len(s) <= n/6 {
+		return s // even all escaped, it fits
+	}
+	const ellipsis = "…"
+	size, cut := 0, -1
+	for i, r := range s {
+		w := jsonLen(r, s[i:])
+		if cut < 0 && size+w > n-len(ellipsis) {
+			cut = i
+		}
+		size += w
+		if size > n {
+			return s[:cut] + ellipsis
+		}
+	}
+	return s
+}
+
+// jsonTextLen is how many bytes encoding/json writes for s, quotes aside.
+func jsonTextLen(s string) int {
+	n := 0
+	for i, r := range s {
+		n += jsonLen(r, s[i:])
+	}
+	return n
+}
+
+// jsonLen is how many bytes encoding/json writes for r, read from the start of rest.
+func jsonLen(r rune, rest string) int {
+	switch {
+	case r == utf8.RuneError:
+		if _, size := utf8.DecodeRuneInString(rest); size == 1 {
+			return 6 // invalid UTF-8: \ufffd
+		}
+		return 3
+	case r == '"' || r == '\\':
+		return 2
+	case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
+		return 6
+	}
+	return utf8.RuneLen(r)
 }

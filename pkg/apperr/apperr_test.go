@@ -1,9 +1,11 @@
 package apperr
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -78,4 +80,39 @@ func TestFieldShorthands(t *testing.T) {
 	assert.Equal(t, Unavailable, KindOf(Unavailablef("down")))
 	_, ok = As(errors.New("plain"))
 	assert.False(t, ok)
+}
+
+func TestFieldErrorsNameAtMostTwentyFields(t *testing.T) {
+	fe := FieldErrors{}
+	for i := range 1000 {
+		fe.Add(fmt.Sprintf("header column %04d", i+1), "is not a field")
+	}
+	msg := fe.Err().Error()
+	assert.True(t, strings.HasPrefix(msg, "header column 0001: is not a field; header column 0002: "), msg)
+	assert.True(t, strings.HasSuffix(msg, "header column 0020: is not a field; and 980 more"), msg)
+
+	shown, more := fe.Bounded()
+	assert.Len(t, shown, MaxNamedFields)
+	assert.Equal(t, 980, more)
+	assert.Equal(t, "is not a field", shown["header column 0020"])
+	assert.NotContains(t, shown, "header column 0021")
+}
+
+func TestClipBoundsTheJSONText(t *testing.T) {
+	assert.Equal(t, "short", Clip("short", 100))
+	for _, s := range []string{
+		strings.Repeat("a", 5000),
+		strings.Repeat("<\x01\"", 5000),
+		strings.Repeat("я", 5000),
+		strings.Repeat("\xff", 5000),
+	} {
+		c := Clip(s, 1024)
+		b, err := json.Marshal(c)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, len(b)-2, 1024, "%.20q", s)
+		assert.Greater(t, len(b)-2, 1024-12, "%.20q: cut no shorter than needed", s)
+		assert.True(t, strings.HasSuffix(c, "…"))
+	}
+	exact := strings.Repeat("a", 1024)
+	assert.Equal(t, exact, Clip(exact, 1024), "what fits is left whole")
 }

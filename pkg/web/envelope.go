@@ -81,9 +81,18 @@ func ErrorEnvelope(err error) (int, Envelope) {
 	if !ok || e.Kind.Status() == http.StatusInternalServerError {
 		return http.StatusInternalServerError, Envelope{Message: "internal error", Data: EmptyData}
 	}
-	env := Envelope{Message: e.Message, Data: EmptyData}
+	env := Envelope{Message: apperr.Clip(e.Message, MaxErrorMessage), Data: EmptyData}
 	if len(e.Fields) > 0 {
-		env.Data = ValidationData{Errors: e.Fields}
+		fields, _ := e.Fields.Bounded()
+		env.Data = ValidationData{Errors: fields}
 	}
 	return e.Kind.Status(), env
 }
+
+// MaxErrorMessage bounds an error answer's message, in bytes as JSON text. With the field errors
+// bounded too (apperr.FieldErrors.Bounded: 20 names and rules of at most 1,280 bytes), no error
+// answer's body exceeds MaxErrorBody, whatever the request made of its errors.
+const MaxErrorMessage = 16 << 10
+
+// MaxErrorBody is the most an error answer's body takes.
+const MaxErrorBody = 64 << 10

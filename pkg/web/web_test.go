@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -704,4 +705,43 @@ func TestListIsNeverNull(t *testing.T) {
 	}{List[int64](nil), List([]string{"a"})})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"none":[],"some":["a"]}`, string(out))
+}
+
+// However many fields a request gets wrong, the answer names 20 and counts the rest, and its body
+// stays within MaxErrorBody: through Fail and through WriteError alike.
+func TestErrorAnswersAreBounded(t *testing.T) {
+	fe := apperr.FieldErrors{}
+	for i := range 100_000 {
+		fe.Add(fmt.Sprintf("header column %d %s", i+1, strings.Repeat("<", 300)), strings.Repeat("\x01", 2000))
+	}
+	huge := []error{fe.Err(), apperr.New(apperr.Invalid, "%s", strings.Repeat("\"", 1<<20)),
+		&apperr.Error{Kind: apperr.Invalid, Message: strings.Repeat("m", 1<<20), Fields: fe}}
+	for i, err := range huge {
+		e, _ := newTestEngine(t, DefaultBodyLimit)
+		e.GET("/x", func(c *gin.Context) { Fail(c, err) })
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil))
+		direct := httptest.NewRecorder()
+		WriteError(direct, err)
+		for _, body := range []*bytes.Buffer{rec.Body, direct.Body} {
+			assert.Equal(t, http.StatusBadRequest, rec.Code)
+			assert.LessOrEqual(t, body.Len(), MaxErrorBody, "error %d", i)
+			var env struct {
+				Message string          `json:"message"`
+				Data    json.RawMessage `json:"data"`
+			}
+			require.NoError(t, json.Unmarshal(body.Bytes(), &env))
+			if i == 1 {
+				assert.Equal(t, "[]", string(env.Data))
+				continue
+			}
+			var data ValidationData
+			require.NoError(t, json.Unmarshal(env.Data, &data))
+			assert.Len(t, data.Errors, apperr.MaxNamedFields, "error %d", i)
+			if i == 0 {
+				// The long names and rules fill the message before 20 do: the rest are counted.
+				assert.Regexp(t, `^header column 1 <+…: \x01+…; .*; and 999\d\d more$`, env.Message)
+			}
+		}
+	}
 }

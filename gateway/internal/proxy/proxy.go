@@ -169,6 +169,10 @@ type Target struct {
 	// Stream lifts the server's read and write deadlines for this route, whose answer is a
 	// long-lived event stream.
 	Stream bool
+	// Upload marks a route of large bodies (an import's file): the body goes to the upstream as
+	// it arrives, never held here whole, so the upstream bounds how it arrives (and this
+	// process's memory is not the client's to fill by announcing a length it never sends).
+	Upload bool
 }
 
 // Handler forwards every request it gets to t. The request's path must already be without its
@@ -211,6 +215,17 @@ func (p *Proxy) handler(t Target) gin.HandlerFunc {
 			_ = rc.SetReadDeadline(time.Time{})
 			_ = rc.SetWriteDeadline(time.Time{})
 			rp.ServeHTTP(c.Writer, c.Request)
+		}
+	}
+	if t.Upload {
+		return func(c *gin.Context) {
+			r := watchBody(c.Request)
+			if bw, ok := r.Body.(*bodyWatch); ok {
+				// The reverse proxy reports a failure with its own request, whose body wraps
+				// this one: the watch travels in the context too.
+				r = r.WithContext(context.WithValue(r.Context(), watchKey{}, bw))
+			}
+			rp.ServeHTTP(&closesEarly{ResponseWriter: c.Writer, r: r}, r)
 		}
 	}
 	if f := p.newForwarder(t, rp); f != nil {
@@ -262,19 +277,53 @@ func (w *idWriter) Write(b []byte) (int, error) {
 func (w *idWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // bodyWatch records whether reading the client's body ran into the server's read timeout, so a
-// failed forward can tell a client too slow to send its body (408) from a failing upstream.
+// failed forward can tell a client too slow to send its body (408) from a failing upstream, and
+// whether it was read to its end.
 type bodyWatch struct {
 	io.ReadCloser
 	timedOut atomic.Bool
+	ended    atomic.Bool
 }
 
 func (b *bodyWatch) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && err != io.EOF && web.IsReadTimeout(err) {
+	switch {
+	case err == io.EOF:
+		b.ended.Store(true)
+	case err != nil && web.IsReadTimeout(err):
 		b.timedOut.Store(true)
 	}
 	return n, err
 }
+
+// closesEarly closes the connection after an answer given before the request's body was read to
+// its end (an upstream refusing an upload at once, or answering a stalled one): net/http would
+// otherwise read the rest of the body before the answer goes out, as slowly as the client sends it.
+type closesEarly struct {
+	http.ResponseWriter
+	r    *http.Request
+	sent bool
+}
+
+func (w *closesEarly) WriteHeader(code int) {
+	if !w.sent && code >= http.StatusOK {
+		w.sent = true
+		if b, ok := w.r.Body.(*bodyWatch); ok && !b.ended.Load() {
+			w.Header().Set("Connection", "close")
+		}
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *closesEarly) Write(b []byte) (int, error) {
+	if !w.sent {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController flush through the wrapper.
+func (w *closesEarly) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // watchBody puts a bodyWatch around r's body, if it has one.
 func watchBody(r *http.Request) *http.Request {
@@ -284,8 +333,14 @@ func watchBody(r *http.Request) *http.Request {
 	return r
 }
 
+// watchKey keys an upload's bodyWatch in its request's context.
+type watchKey struct{}
+
 func bodyTimedOut(r *http.Request) bool {
 	b, ok := r.Body.(*bodyWatch)
+	if !ok {
+		b, ok = r.Context().Value(watchKey{}).(*bodyWatch)
+	}
 	return ok && b.timedOut.Load()
 }
 

@@ -49,6 +49,8 @@ type Deps struct {
 	Health gin.HandlerFunc
 	// Forbidden counts the 403s of the route policies; nil counts nothing.
 	Forbidden prometheus.Counter
+	// UploadStall is the longest pause in an upload route's body (0: DefaultUploadStall).
+	UploadStall time.Duration
 }
 
 // New is the gateway's handler. Every path answers with and without its trailing slash.
@@ -109,7 +111,7 @@ func New(d Deps) (http.Handler, error) {
 		if r.BodyLimit > 0 {
 			// An upload route: its body streams to the upstream (which bounds it again) however it
 			// is sent, and may take longer to arrive than the server's read deadline allows.
-			chain = append(chain, web.BodyLimit(r.BodyLimit), liftReadDeadline)
+			chain = append(chain, web.BodyLimit(r.BodyLimit), paceUpload(d.UploadStall))
 		} else {
 			chain = append(chain, web.BodyLimit(d.BodyLimit), bufferUnknownLength)
 		}
@@ -135,7 +137,8 @@ func handlerFor(r route.Route, d Deps) (gin.HandlerFunc, error) {
 	if !ok {
 		return notDeployed(r.Service), nil
 	}
-	return d.Proxy.Handler(proxy.Target{Service: string(r.Service), Base: base, Path: r.UpstreamPath, Stream: r.Stream}), nil
+	return d.Proxy.Handler(proxy.Target{Service: string(r.Service), Base: base, Path: r.UpstreamPath, Stream: r.Stream,
+		Upload: r.BodyLimit > 0}), nil
 }
 
 // authorize enforces the route's policy on the verified caller before anything is forwarded: a
@@ -192,16 +195,30 @@ func methodNotAllowed(c *gin.Context) {
 	web.Fail(c, apperr.New(apperr.MethodNotAllowed, "method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path))
 }
 
-// uploadTime is how long an upload route's body may take to arrive.
-const uploadTime = 5 * time.Minute
+// An upload route's body may take uploadTime to arrive, with no pause longer than
+// DefaultUploadStall: a backstop above the service's own bounds (lead-api's IMPORT_STALL_TIMEOUT,
+// 10 s by default, answers first, in its words), so that a client gone quiet holds neither its
+// connection nor the upstream's for the whole uploadTime.
+const (
+	uploadTime         = 5 * time.Minute
+	DefaultUploadStall = 30 * time.Second
+)
 
-// liftReadDeadline gives an upload's body uploadTime to arrive, and its answer as long again.
-func liftReadDeadline(c *gin.Context) {
-	rc := http.NewResponseController(c.Writer)
-	// Errors mean the writer cannot change deadlines (a test recorder): nothing to lift.
-	_ = rc.SetReadDeadline(time.Now().Add(uploadTime))
-	_ = rc.SetWriteDeadline(time.Now().Add(2 * uploadTime))
-	c.Next()
+// paceUpload bounds an upload's body by stall and uploadTime instead of the server's read
+// timeout, and gives its answer as long again.
+func paceUpload(stall time.Duration) gin.HandlerFunc {
+	if stall <= 0 {
+		stall = DefaultUploadStall
+	}
+	return func(c *gin.Context) {
+		now := time.Now()
+		// An error means the writer cannot change deadlines (a test recorder): nothing to lift.
+		_ = http.NewResponseController(c.Writer).SetWriteDeadline(now.Add(2 * uploadTime))
+		if c.Request.Body != nil && c.Request.Body != http.NoBody {
+			c.Request.Body = web.NewPacedBody(c.Writer, c.Request.Body, stall, now.Add(uploadTime))
+		}
+		c.Next()
+	}
 }
 
 // bufferUnknownLength reads a body of unknown length (chunked) here, under the body limit, so an

@@ -115,6 +115,8 @@ type options struct {
 	streams      *ratelimit.Streams
 	// spec serves the API description.
 	spec bool
+	// uploadStall is Deps.UploadStall.
+	uploadStall time.Duration
 }
 
 type harness struct {
@@ -159,6 +161,7 @@ func newHarness(t testing.TB, o options) *harness {
 		Health:       o.health,
 		AuthFailures: o.authFailures,
 		Streams:      o.streams,
+		UploadStall:  o.uploadStall,
 	}
 	if o.spec {
 		deps.SpecYAML = api.YAML
@@ -890,4 +893,83 @@ func TestDocsPageNeedsNoKeyAndNoLimit(t *testing.T) {
 	// Without the description there is nothing to render: no page either.
 	w, _ := newHarness(t, options{}).do(t, http.MethodGet, "/docs/", nil, nil)
 	assert.Equal(t, http.StatusNotFound, w.Code)
+}
+
+// An upload's body goes to the upstream as it arrives, never held whole by the gateway: the
+// upstream sees its first bytes while the client is still sending, and its answer before the
+// body's end (a refusal) reaches the client at once, the connection then closed.
+func TestUploadBodiesStreamToTheUpstream(t *testing.T) {
+	got := make(chan string, 1)
+	lead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, 5)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- string(b)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = io.WriteString(w, `{"success":false,"message":"refused before the end","data":[]}`)
+	}))
+	t.Cleanup(lead.Close)
+	h := newHarness(t, options{urls: map[route.Service]string{route.Lead: lead.URL}})
+	conn := startSending(t, h.srv.Listener.Addr().String(), 8<<20, "phone")
+	select {
+	case first := <-got:
+		assert.Equal(t, "phone", first)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream never saw the body's first bytes")
+	}
+	resp, env := answerOf(t, conn)
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.Equal(t, "refused before the end", env.Message)
+	assert.True(t, resp.Close, "Connection: close")
+}
+
+// An upload whose client goes quiet is answered 408 by the gateway after the longest pause, and
+// the upstream's request is ended with it.
+func TestAStalledUploadIs408(t *testing.T) {
+	ended := make(chan error, 1)
+	lead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, err := io.Copy(io.Discard, r.Body)
+		ended <- err
+	}))
+	t.Cleanup(lead.Close)
+	h := newHarness(t, options{urls: map[route.Service]string{route.Lead: lead.URL}, uploadStall: 300 * time.Millisecond})
+	start := time.Now()
+	conn := startSending(t, h.srv.Listener.Addr().String(), 100, "phone")
+	resp, env := answerOf(t, conn)
+	assert.Equal(t, http.StatusRequestTimeout, resp.StatusCode)
+	assert.Contains(t, env.Message, "body: not received in time")
+	assert.Less(t, time.Since(start), 3*time.Second)
+	select {
+	case err := <-ended:
+		assert.Error(t, err, "the upstream's body ends short")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the upstream's request never ended")
+	}
+}
+
+// startSending opens an import upload announcing length bytes and sends only first.
+func startSending(t *testing.T, addr string, length int, first string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	_, err = fmt.Fprintf(conn, "POST /v2/lead/import/ HTTP/1.1\r\nHost: gw\r\nX-Api-Key: %s\r\nContent-Type: text/csv\r\nContent-Length: %d\r\n\r\n%s",
+		goodKey, length, first)
+	require.NoError(t, err)
+	return conn
+}
+
+// answerOf reads the answer on conn, waiting at most 5 s.
+func answerOf(t *testing.T, conn net.Conn) (*http.Response, envelope) {
+	t.Helper()
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err, "an answer within 5 s")
+	defer resp.Body.Close()
+	var env envelope
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
+	return resp, env
 }

@@ -22,6 +22,7 @@ import (
 	"ccplatform/services/lead/internal/orders"
 	"ccplatform/services/lead/internal/server"
 	"ccplatform/services/lead/internal/setup"
+	"ccplatform/services/lead/internal/upload"
 
 	"go.uber.org/zap"
 )
@@ -39,6 +40,14 @@ type Config struct {
 	// the end-to-end tests set calling windows and lease expiry through it instead of waiting.
 	ClockFile string `env:"CLOCK_FILE"`
 	AppEnv    string `env:"APP_ENV" envDefault:"development"`
+	// Bulk import uploads (internal/upload): how many may arrive at once per API key and in all,
+	// the longest pause in a body and the longest arrival of a whole one, and where the files
+	// are kept while they arrive.
+	ImportUploadsPerKey int           `env:"IMPORT_UPLOADS_PER_KEY" envDefault:"2"`
+	ImportUploads       int           `env:"IMPORT_UPLOADS" envDefault:"8"`
+	ImportStallTimeout  time.Duration `env:"IMPORT_STALL_TIMEOUT" envDefault:"10s"`
+	ImportUploadTime    time.Duration `env:"IMPORT_UPLOAD_TIME" envDefault:"5m"`
+	ImportSpoolDir      string        `env:"IMPORT_SPOOL_DIR"`
 }
 
 func main() { app.Main("lead-api", run) }
@@ -86,7 +95,10 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 		Accepter: job.NewAccepter(pub, ids, cfg.ConfirmTimeout).Counting(job.NewStateCounter(o.Registry).WithLabelValues("accepted")), JobIDs: ids, Idempotency: keys,
 		Dialer: queue, DNC: dncList,
 		// Import ids are signed like job ids, under a secret of their own: neither passes for the other.
-		Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs(jobSecret(cfg)+":imports"), cat.ByIDs, log),
+		Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs(jobSecret(cfg)+":imports"), cat.ByIDs, upload.NewGate(upload.Limits{
+			PerKey: cfg.ImportUploadsPerKey, Total: cfg.ImportUploads, Stall: cfg.ImportStallTimeout,
+			Whole: cfg.ImportUploadTime, Dir: cfg.ImportSpoolDir,
+		}), log),
 	})
 	tasks.HTTP(cfg.HTTPAddr, h, log)
 	return tasks.Run(ctx)

@@ -17,7 +17,7 @@ func TestImportedLeadsRecordLeadCreated(t *testing.T) {
 	first, second := newPhone(), newPhone()
 	before := len(env.Events(t, lead.EventCreated))
 	file := "phone,leadType,name\n" + first + ",straight,Ann\n12,straight,Bob\n" + second + ",selection,Cy\n"
-	res := upload(t, "text/csv", fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code), file)
+	res := post(t, "text/csv", fmt.Sprintf("?orderId=%d&orderCode=%s", orderID, code), file)
 	require.Equal(t, http.StatusAccepted, res.Status, "%s %s", res.Message, res.Data)
 	drain(t)
 

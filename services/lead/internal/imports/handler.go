@@ -1,6 +1,7 @@
 package imports
 
 import (
+	"bufio"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -18,6 +19,7 @@ import (
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
+	"ccplatform/services/lead/internal/upload"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -29,9 +31,10 @@ const (
 	// MaxBody is the import route's own body limit; every other route keeps web.DefaultBodyLimit.
 	MaxBody = 64 << 20
 	MaxRows = 200_000
-	// uploadTime is how long a whole file may take to arrive and be stored: the server's read and
-	// write deadlines are sized for small bodies.
-	uploadTime = 5 * time.Minute
+	// storeTime is how long storing a received file's rows may take before the answer, beyond
+	// the upload's own time (upload.Limits.Whole): the server's write deadline is sized for small
+	// answers.
+	storeTime  = 2 * time.Minute
 	maxCodeLen = 100
 )
 
@@ -48,16 +51,17 @@ type Fields func(ctx context.Context, ids []int64) (map[int64]customfield.Field,
 
 // Handler serves the import routes.
 type Handler struct {
-	log    *zap.Logger
-	store  *Store
-	ids    *job.IDs
-	fields Fields
+	log     *zap.Logger
+	store   *Store
+	ids     *job.IDs
+	fields  Fields
+	uploads *upload.Gate
 }
 
 // NewHandler keeps imports in store; ids names them (only their creator can read them back, as
-// with async jobs).
-func NewHandler(store *Store, ids *job.IDs, fields Fields, log *zap.Logger) *Handler {
-	return &Handler{log: log, store: store, ids: ids, fields: fields}
+// with async jobs); uploads admits and bounds the files while they arrive.
+func NewHandler(store *Store, ids *job.IDs, fields Fields, uploads *upload.Gate, log *zap.Logger) *Handler {
+	return &Handler{log: log, store: store, ids: ids, fields: fields, uploads: uploads}
 }
 
 // Routes registers the import routes on r, which must require the internal token and bound the
@@ -120,10 +124,17 @@ func (h *Handler) create(c *gin.Context) {
 }
 
 func (h *Handler) accept(c *gin.Context) (View, error) {
-	mt, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	// Until the whole body is in, an answer closes the connection: the server would otherwise read
+	// the rest of the body first, as slowly as the client sends it, to keep the connection.
+	c.Header("Connection", "close")
+	mt, params, _ := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	format, ok := formats[mt]
 	if !ok {
 		return View{}, apperr.New(apperr.UnsupportedMediaType, "Content-Type: must be text/csv or application/x-ndjson")
+	}
+	cs, err := charsetOf(format, params["charset"])
+	if err != nil {
+		return View{}, err
 	}
 	q := c.Request.URL.Query()
 	fe := apperr.FieldErrors{}
@@ -134,14 +145,22 @@ func (h *Handler) accept(c *gin.Context) (View, error) {
 	if err := fe.Err(); err != nil {
 		return View{}, err
 	}
-	// A whole file takes longer to arrive than the server's deadlines allow a request.
-	rc := http.NewResponseController(c.Writer)
-	_ = rc.SetReadDeadline(time.Now().Add(uploadTime))
-	_ = rc.SetWriteDeadline(time.Now().Add(uploadTime + 10*time.Second))
+	file, leave, err := h.receive(c, caller)
+	if err != nil {
+		return View{}, err
+	}
+	c.Writer.Header().Del("Connection")
+	defer leave()
+	defer func() {
+		if err := file.Close(); err != nil {
+			logging.From(c.Request.Context(), h.log).Warn("lead imports: spooled upload not removed", zap.Error(err))
+		}
+	}()
 
+	body := bufio.NewReaderSize(file, 64<<10)
 	var rows Rows
 	if format == FormatCSV {
-		cr, err := newCSV(c.Request.Body, func(ids []int64) (map[int64]customfield.Field, error) {
+		cr, err := newCSV(body, cs, func(ids []int64) (map[int64]customfield.Field, error) {
 			return h.fields(c.Request.Context(), ids)
 		})
 		if err != nil {
@@ -157,7 +176,7 @@ func (h *Handler) accept(c *gin.Context) (View, error) {
 		}
 		rows = cr
 	} else {
-		rows = newNDJSON(c.Request.Body)
+		rows = newNDJSON(body)
 	}
 	stored, err := h.store.Create(c.Request.Context(), imp, rows, MaxRows)
 	if errors.Is(err, ErrStatsStale) {
@@ -167,7 +186,36 @@ func (h *Handler) accept(c *gin.Context) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
+	// The request id (in the logger) and the import id, together: lead-worker logs by import.
+	logging.From(c.Request.Context(), h.log).Info("lead imports: import accepted", zap.Stringer("import", stored.ID),
+		zap.Int("rows", stored.RowsTotal))
 	return ViewOf(stored), nil
+}
+
+// receive takes the whole file onto disk before the import touches the database: a transaction
+// opened while a slow client trickles its body would hold a connection of the pool as long. The
+// uploads in progress are bounded per API key and in all (429 with Retry-After past either);
+// leave ends this one.
+func (h *Handler) receive(c *gin.Context, caller web.Caller) (*upload.File, func(), error) {
+	key := caller.KeyID
+	if key <= 0 {
+		key = -caller.UserID // a call without a key (another service's): one bucket per user
+	}
+	leave, err := h.uploads.Enter(key)
+	if err != nil {
+		if upload.Refused(err) {
+			upload.SetRetryAfter(c.Writer.Header())
+		}
+		return nil, nil, err
+	}
+	// A whole file takes longer to arrive and be stored than the server's write deadline allows.
+	_ = http.NewResponseController(c.Writer).SetWriteDeadline(time.Now().Add(h.uploads.Limits().Whole + storeTime))
+	file, err := upload.Spool(c.Writer, c.Request.Body, h.uploads.Limits())
+	if err != nil {
+		leave()
+		return nil, nil, err
+	}
+	return file, leave, nil
 }
 
 // orderDefaults reads the orderId and orderCode query parameters, which fill rows without their

@@ -34,8 +34,17 @@ type Rows interface {
 	Next() (Row, error)
 }
 
-// maxLine bounds one NDJSON line, as the create route bounds its body.
+// maxLine bounds one NDJSON line or CSV row, as the create route bounds its body.
 const maxLine = 1 << 20
+
+// maxHeaderBytes bounds a CSV header row: maxColumns names of a few dozen bytes each fit many
+// times over.
+const maxHeaderBytes = 64 << 10
+
+// maxColumns bounds a CSV header: every v2 create field once, and a column for each custom value
+// one lead may carry. The check comes before any column is looked at, so a header of a million
+// columns costs no more than one of maxColumns+1.
+var maxColumns = len(fieldKinds) + customfield.MaxValues
 
 // kind is how a CSV cell becomes a JSON value.
 type kind int
@@ -144,22 +153,30 @@ func customKind(f customfield.Field, known bool) kind {
 // csvRows reads a CSV file whose header row names v2 fields.
 type csvRows struct {
 	r    *csv.Reader
+	in   *rowBound
+	cs   charset
 	cols []column
 	buf  bytes.Buffer
 }
 
-// newCSV reads the header of r; fields are the custom fields it may name (unknown ones are
-// written as strings and refused by the rules like any unknown field).
-func newCSV(r io.Reader, fields func([]int64) (map[int64]customfield.Field, error)) (*csvRows, error) {
-	cr := csv.NewReader(r)
+// newCSV reads the header of r, text in cs; fields are the custom fields it may name (unknown
+// ones are written as strings and refused by the rules like any unknown field).
+func newCSV(r io.Reader, cs charset, fields func([]int64) (map[int64]customfield.Field, error)) (*csvRows, error) {
+	in := &rowBound{r: cs.reader(r), limit: maxHeaderBytes + csvReadAhead}
+	cr := csv.NewReader(in)
 	cr.ReuseRecord = true
 	cr.FieldsPerRecord = -1 // a short or long row is that row's mistake, not the file's
 	header, err := cr.Read()
-	if errors.Is(err, io.EOF) {
+	switch {
+	case errors.Is(err, io.EOF):
 		return nil, apperr.Field("body", "must have a header row and at least one data row")
-	}
-	if err != nil {
+	case errors.Is(err, errRowTooLong):
+		return nil, apperr.Field("body", fmt.Sprintf("the header row must be at most %d bytes", maxHeaderBytes))
+	case err != nil && !errors.Is(err, errTooManyCells):
 		return nil, fileError(err)
+	case err != nil || len(header) > maxColumns:
+		return nil, apperr.Field("body", fmt.Sprintf("the header row must have at most %d columns (the v2 create fields and %d custom fields)",
+			maxColumns, customfield.MaxValues))
 	}
 	cols, err := headerColumns(header)
 	if err != nil {
@@ -175,7 +192,61 @@ func newCSV(r io.Reader, fields func([]int64) (map[int64]customfield.Field, erro
 			cols[i].kind = customKind(f, ok)
 		}
 	}
-	return &csvRows{r: cr, cols: cols}, nil
+	return &csvRows{r: cr, in: in, cs: cs, cols: cols}, nil
+}
+
+// csvReadAhead is how far encoding/csv reads past the end of a row (its bufio.Reader's size).
+const csvReadAhead = 4096
+
+// rowBound's refusals of a row past its bounds.
+var (
+	errRowTooLong   = errors.New("row too long")
+	errTooManyCells = errors.New("row of too many cells")
+)
+
+// rowBound hands encoding/csv the file within bounds: csv.Reader holds a whole row, and every one
+// of its cells, in memory, so a row of megabytes of commas would cost gigabytes. Before each row
+// the byte limit moves to the row's start plus maxLine and the reader's read-ahead, so a row within
+// maxLine is never cut and one far beyond it is refused as it is read; and a line is cut at its
+// maxColumns-th separator outside quotes (RFC 4180 quoting), no valid row having as many cells.
+type rowBound struct {
+	r      io.Reader
+	n      int64
+	limit  int64
+	commas int  // separators so far in the current line, outside quotes
+	quoted bool // inside a quoted cell
+	err    error
+}
+
+func (b *rowBound) Read(p []byte) (int, error) {
+	switch {
+	case b.err != nil:
+		return 0, b.err
+	case b.n >= b.limit:
+		return 0, errRowTooLong
+	}
+	if room := b.limit - b.n; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := b.r.Read(p)
+	for i, c := range p[:n] {
+		switch {
+		case c == '"':
+			b.quoted = !b.quoted // a doubled quote inside a quoted cell toggles twice
+		case b.quoted:
+		case c == '\n':
+			b.commas = 0
+		case c == ',':
+			if b.commas++; b.commas >= maxColumns {
+				b.err, n = errTooManyCells, i
+			}
+		}
+		if b.err != nil {
+			break
+		}
+	}
+	b.n += int64(n)
+	return n, err
 }
 
 // names reports whether the header has a column name.
@@ -190,21 +261,32 @@ func (c *csvRows) names(name string) bool {
 
 // Next reads the next data row; an empty cell is a field not sent.
 func (c *csvRows) Next() (Row, error) {
-	rec, err := c.r.Read()
+	rec, err := c.read()
 	for err == nil && len(rec) == 1 && strings.TrimSpace(rec[0]) == "" && len(c.cols) > 1 {
 		// A blank line (often the last one) is no row at all.
-		rec, err = c.r.Read()
+		rec, err = c.read()
 	}
-	if errors.Is(err, io.EOF) {
+	switch {
+	case errors.Is(err, io.EOF):
 		return Row{}, io.EOF
-	}
-	if err != nil {
+	case errors.Is(err, errRowTooLong), errors.Is(err, errTooManyCells):
+		// Where the row ends is not known without reading it: the file is refused.
+		line, _ := c.r.FieldPos(0)
+		rule := fmt.Sprintf("a row must be at most %d bytes", maxLine)
+		if errors.Is(err, errTooManyCells) {
+			rule = fmt.Sprintf("a row must have at most %d cells", maxColumns)
+		}
+		return Row{}, apperr.Field("body", fmt.Sprintf("line %d: %s", line, rule))
+	case err != nil:
 		// A broken quote spoils the rest of the file: no reader can find the next row reliably.
 		return Row{}, fileError(err)
 	}
 	line, _ := c.r.FieldPos(0)
 	if len(rec) != len(c.cols) {
 		return Row{No: line, Errors: map[string]string{"row": fmt.Sprintf("must have %d cells like the header, not %d", len(c.cols), len(rec))}}, nil
+	}
+	if errs := c.invalidText(rec); errs != nil {
+		return Row{No: line, Errors: errs}, nil
 	}
 	c.buf.Reset()
 	c.buf.WriteByte('{')
@@ -223,6 +305,39 @@ func (c *csvRows) Next() (Row, error) {
 	c.buf.WriteByte('}')
 	return Row{No: line, Body: bytes.Clone(c.buf.Bytes())}, nil
 }
+
+// read reads the next record, at most maxLine bytes from where the last one ended.
+func (c *csvRows) read() ([]string, error) {
+	c.in.limit = c.r.InputOffset() + maxLine + csvReadAhead
+	return c.r.Read()
+}
+
+// invalidText names the cells of rec that are not text, by their column: invalid UTF-8 would
+// otherwise reach the lead as U+FFFD in place of what the file meant (text in another charset
+// says so in the Content-Type, which converts it), and so would a byte a declared charset leaves
+// undefined (its decoder's U+FFFD).
+func (c *csvRows) invalidText(rec []string) map[string]string {
+	var errs map[string]string
+	for i, cell := range rec {
+		rule := ""
+		switch {
+		case !utf8.ValidString(cell):
+			rule = ruleUTF8
+		case c.cs.enc != nil && strings.ContainsRune(cell, utf8.RuneError):
+			rule = fmt.Sprintf("must be %s text: it has a byte %s does not define", c.cs.name, c.cs.name)
+		default:
+			continue
+		}
+		if errs == nil {
+			errs = map[string]string{}
+		}
+		errs[c.cols[i].name] = rule
+	}
+	return errs
+}
+
+// ruleUTF8 is the rule a CSV cell that is not UTF-8 breaks.
+const ruleUTF8 = "must be UTF-8 text (a CSV file in another charset names it in the Content-Type: " + charsetNames + ")"
 
 // members writes the filled cells of rec as the members of a JSON object: those of the v2 field
 // columns, or with custom those of the custom-field columns, named by field id. It returns how many
@@ -250,7 +365,7 @@ func (c *csvRows) members(rec []string, custom bool) int {
 }
 
 func writeString(b *bytes.Buffer, s string) {
-	q, _ := json.Marshal(s) // a string always encodes (invalid UTF-8 becomes U+FFFD)
+	q, _ := json.Marshal(s) // a string always encodes (its UTF-8 is checked already)
 	b.Write(q)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"ccplatform/pkg/app"
@@ -107,13 +108,20 @@ func (r *Runner) Step(ctx context.Context) (bool, error) {
 	return false, fault
 }
 
+// Refusals that stand for a fault of the database's, whose own words (and their SQLSTATE) go to
+// the log with the import and row, never to the caller.
+const (
+	RuleRefusedByDatabase = "could not be stored: the database refused it; the reason is in the service log under this import and row"
+	ErrorImportStopped    = "the import stopped: a row's refusal could not be recorded; the reason is in the service log under this import id"
+)
+
 // oneByOne settles up to n pending rows each in its own transaction; a row the database refuses
-// even alone is refused with the database's reason.
+// even alone is refused with RuleRefusedByDatabase, the database's reason logged.
 func (r *Runner) oneByOne(ctx context.Context, imp Import, n int) error {
 	for range n {
 		claimed, _, err := r.runChunk(ctx, imp, 1, r.settle)
 		if err != nil && !db.Transient(err) {
-			_, _, err = r.runChunk(ctx, imp, 1, refuse(map[string]string{"row": "refused by the database: " + err.Error()}))
+			_, _, err = r.runChunk(ctx, imp, 1, r.refusedByDatabase(err))
 			if err != nil && !db.Transient(err) {
 				// Not even the refusal can be written: give the import up rather than retry it
 				// forever, and say why.
@@ -127,11 +135,23 @@ func (r *Runner) oneByOne(ctx context.Context, imp Import, n int) error {
 	return nil
 }
 
-// fail ends an import as failed, its pending rows left as they are.
+// refusedByDatabase refuses the claimed rows for cause, which it logs with each row.
+func (r *Runner) refusedByDatabase(cause error) settleFunc {
+	refuseAll := refuse(map[string]string{"row": RuleRefusedByDatabase})
+	return func(ctx context.Context, tx *sqlx.Tx, imp Import, rows []claimed) ([]outcome, error) {
+		for _, row := range rows {
+			r.log.Error("lead imports: row refused by the database", zap.Stringer("import", imp.ID), zap.Int("row", row.No), zap.Error(cause))
+		}
+		return refuseAll(ctx, tx, imp, rows)
+	}
+}
+
+// fail ends an import as failed, its pending rows left as they are; the import says
+// ErrorImportStopped, the log why.
 func (r *Runner) fail(ctx context.Context, id uuid.UUID, cause error) error {
 	r.log.Error("lead imports: import failed", zap.Stringer("import", id), zap.Error(cause))
 	const q = `UPDATE lead_imports SET state = 'failed', error = $2, finished_at = now() WHERE id = $1`
-	if _, err := r.conn.ExecContext(ctx, q, id, cause.Error()); err != nil {
+	if _, err := r.conn.ExecContext(ctx, q, id, ErrorImportStopped); err != nil {
 		return fmt.Errorf("fail import: %w", err)
 	}
 	return nil
@@ -309,7 +329,12 @@ func rowErrors(err error) (map[string]string, bool) {
 		return nil, false
 	}
 	if len(e.Fields) > 0 {
-		return e.Fields, true
+		// A row's errors are an answer like a create's: as bounded.
+		fields, more := e.Fields.Bounded()
+		if _, ok := fields["row"]; more > 0 && !ok {
+			fields["row"] = fmt.Sprintf("and %d more fields", more)
+		}
+		return fields, true
 	}
 	return map[string]string{"row": e.Message}, true
 }
@@ -328,8 +353,7 @@ func record(ctx context.Context, tx *sqlx.Tx, id uuid.UUID, outs []outcome) erro
 			created++
 		}
 		if o.errors != nil {
-			b, _ := json.Marshal(o.errors) // a map of strings always encodes
-			errs[i] = string(b)
+			errs[i] = storableErrors(o.errors)
 		}
 	}
 	const rows = `UPDATE lead_import_rows r SET status = u.status, lead_id = NULLIF(u.lead_id, 0),
@@ -347,6 +371,18 @@ WHERE id = $1`
 		return fmt.Errorf("count import rows: %w", err)
 	}
 	return nil
+}
+
+// storableErrors is a row's {field: rule} as JSON that jsonb takes: a field named after what the
+// row sent may hold U+0000 (a member name of the body), which jsonb refuses (22P05); it is written
+// as the six characters of its escape instead.
+func storableErrors(errs map[string]string) string {
+	clean := make(map[string]string, len(errs))
+	for f, rule := range errs {
+		clean[strings.ReplaceAll(f, "\x00", `\u0000`)] = strings.ReplaceAll(rule, "\x00", `\u0000`)
+	}
+	b, _ := json.Marshal(clean) // a map of strings always encodes
+	return string(b)
 }
 
 // finish marks the import done when no row is left pending, as tx sees them; a chunk another

@@ -3,7 +3,6 @@ package imports
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -128,8 +127,7 @@ func copyRows(ctx context.Context, tx *sqlx.Tx, id uuid.UUID, rows Rows, maxRows
 		var body, errs any
 		status := RowPending
 		if r.Errors != nil {
-			b, _ := json.Marshal(r.Errors) // a map of strings always encodes
-			status, errs = RowRefused, string(b)
+			status, errs = RowRefused, storableErrors(r.Errors)
 			refused++
 		} else {
 			body = string(r.Body)

@@ -26,6 +26,7 @@ import (
 	"ccplatform/services/lead/internal/orders"
 	"ccplatform/services/lead/internal/server"
 	"ccplatform/services/lead/internal/setup"
+	"ccplatform/services/lead/internal/upload"
 
 	"github.com/jmoiron/sqlx"
 	"go.uber.org/zap"
@@ -98,11 +99,14 @@ func run(m *testing.M, label, dbURL, amqpURL string, ready func(*Env)) int {
 		API: ops.API{Ops: probes, Log: log, InternalToken: Token}, DB: conn, Leads: leads, Catalog: cat,
 		Accepter: job.NewAccepter(pub, ids, 5*time.Second), JobIDs: ids,
 		Idempotency: idempotency.New(conn, log), Dialer: queue, DNC: dncList,
-		Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs("test-import-secret"), cat.ByIDs, log),
+		Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs("test-import-secret"), cat.ByIDs, upload.NewGate(UploadLimits), log),
 	})}
 	ready(env)
 	return m.Run()
 }
+
+// UploadLimits are the import uploads the Env's handler admits: lead-api's defaults.
+var UploadLimits = upload.Limits{PerKey: 2, Total: 8, Stall: 10 * time.Second, Whole: 5 * time.Minute}
 
 // Now is the dialing queue's clock: the instant SetNow set, else time.Now.
 func (e *Env) Now() time.Time {

@@ -470,14 +470,15 @@ func retryAll(results []mq.Result) []mq.Result {
 	return results
 }
 
-// maxReason bounds the reason a failed job keeps: enough for the field errors or the fault, and
-// never a whole dead-lettered body.
-const maxReason = 1000
+// deadLetteredReason is what the status route says of a job that left the queue unprocessed. Why
+// it left (the database's refusal, in the database's words) is for operators: it goes to the log
+// with the job and request ids, and stays on the dead-lettered copy.
+const deadLetteredReason = "not processed: the service could not store it; the reason is in the service log under this job id"
 
 // DeadLettered is the mq.ConsumerConfig.OnDeadLetter of lead.jobs: every job the dead-lettered
 // copy carries (a single job, or the jobs of a group that did not succeed) that has no outcome yet
-// is recorded as failed with the reason, so its status route reports `failed`, never `queued`,
-// once it left the queue. A job too broken to name its id cannot be reported by anyone.
+// is recorded as failed, so its status route reports `failed`, never `queued`, once it left the
+// queue. A job too broken to name its id cannot be reported by anyone.
 func (w *Worker) DeadLettered(ctx context.Context, d mq.Delivery, body []byte, why string) error {
 	jobs := [][]byte{body}
 	if d.Type == job.GroupType {
@@ -500,11 +501,9 @@ func (w *Worker) DeadLettered(ctx context.Context, d mq.Delivery, body []byte, w
 		if err != nil {
 			continue
 		}
-		r := "not processed: " + why
-		if len(r) > maxReason {
-			r = r[:maxReason]
-		}
-		r = strings.ToValidUTF8(r, "")
+		w.log.Warn("lead jobs: job dead-lettered, recorded as failed", zap.String("job_id", id.String()),
+			zap.String("request_id", m.RequestID), zap.String("reason", why))
+		r := deadLetteredReason
 		outcomes = append(outcomes, job.Outcome{JobID: id.String(), Status: job.StatusFailed, Reason: &r})
 	}
 	if len(outcomes) == 0 {
