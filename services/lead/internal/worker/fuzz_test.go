@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"ccplatform/pkg/apperr"
-	"ccplatform/pkg/mq"
 	"ccplatform/pkg/phone"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/job"
@@ -51,55 +50,6 @@ func FuzzJobMessage(f *testing.F) {
 		}
 		again := fuzzWorker.decode(it.msg.AppendJSON(nil))
 		sameJob(t, raw, it, again)
-	})
-}
-
-// FuzzJobGroup: whatever a group message (job.GroupType) holds, the worker splits and decodes it
-// without a panic: a body that is not a JSON array is dead-lettered whole; otherwise each job is
-// sorted as FuzzJobMessage says, the dead-lettered copy of the jobs that did not succeed splits
-// back into exactly those jobs, and the readable jobs, grouped again as lead-api groups them,
-// decode to the same jobs.
-func FuzzJobGroup(f *testing.F) {
-	f.Add([]byte(`[` + jobSeeds[0] + `,` + jobSeeds[1] + `]`))
-	f.Add([]byte(`[` + jobSeeds[2] + `, ` + jobSeeds[6] + ` ,null,1,"x",[]]`))
-	f.Add([]byte(`[]`))
-	f.Add([]byte(`null`))
-	f.Add([]byte(`{"jobs":[]}`))
-	f.Add([]byte(`[` + jobSeeds[0]))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		group, err := mq.SplitGroup(body)
-		if err != nil {
-			return // broken: the whole delivery is dead-lettered with the error
-		}
-		var failed, readable [][]byte
-		var items []*item
-		for _, raw := range group {
-			it := fuzzWorker.decode(raw)
-			checkJob(t, raw, it)
-			if it.unreadable != "" || it.failed != "" {
-				failed = append(failed, it.raw)
-			}
-			if it.unreadable == "" {
-				readable = append(readable, it.msg.AppendJSON(nil))
-				items = append(items, it)
-			}
-		}
-		kept, err := mq.SplitGroup(mq.JoinGroup(failed))
-		if err != nil || len(kept) != len(failed) {
-			t.Fatalf("%q: the dead-lettered copy of %q splits into %q, %v", body, failed, kept, err)
-		}
-		for i := range kept {
-			if !bytes.Equal(kept[i], failed[i]) {
-				t.Fatalf("%q: job %q is dead-lettered as %q", body, failed[i], kept[i])
-			}
-		}
-		again, err := mq.SplitGroup(mq.JoinGroup(readable))
-		if err != nil || len(again) != len(items) {
-			t.Fatalf("%q: the readable jobs grouped again split into %q, %v", body, again, err)
-		}
-		for i, raw := range again {
-			sameJob(t, body, items[i], fuzzWorker.decode(raw))
-		}
 	})
 }
 

@@ -1,8 +1,8 @@
 // Package worker turns queued lead jobs into leads. One handler call takes a batch of deliveries,
-// each carrying one job or a group of them (job.GroupType): every job is decoded and fully checked (a job that can never succeed is recorded as failed), and the
-// leads of the valid ones are written in ONE transaction with their job outcomes. The broker acks
-// only after that transaction committed, and the lead's job_id is unique, so a redelivered job
-// creates nothing twice.
+// each carrying one job (job.MessageType): every job is decoded and fully checked (a job that can
+// never succeed is recorded as failed), and the leads of the valid ones are written in ONE
+// transaction with their job outcomes. The broker acks only after that transaction committed, and
+// the lead's job_id is unique, so a redelivered job creates nothing twice.
 package worker
 
 import (
@@ -35,8 +35,7 @@ type Worker struct {
 	svc  *lead.Service
 	log  *zap.Logger
 	jobs *prometheus.CounterVec
-	// txJobs bounds the jobs written by one transaction: a batch of group messages carries many
-	// more jobs than messages.
+	// txJobs bounds the jobs written by one transaction.
 	txJobs int
 }
 
@@ -59,12 +58,10 @@ func (w *Worker) Counting(jobs *prometheus.CounterVec) *Worker {
 // stateCreated is the state label of the jobs that created their lead.
 const stateCreated = "created"
 
-// item is one job on its way through a batch: a delivery carries one job, or several when it is a
-// group message (job.GroupType).
+// item is one job on its way through a batch.
 type item struct {
-	// delivery is the index of the delivery that carried the job; raw is the job as carried.
+	// delivery is the index of the delivery that carried the job.
 	delivery int
-	raw      []byte
 	msg      job.Message
 	pending  lead.Pending
 	// ready is the lead to store; failed the reason the job can never succeed; unreadable the
@@ -83,23 +80,13 @@ func (w *Worker) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 	var items []*item
 	broken := make([]string, len(batch))
 	for i, d := range batch {
-		jobs := [][]byte{d.Body}
-		if d.Type == job.GroupType {
-			group, err := mq.SplitGroup(d.Body)
-			if err != nil {
-				broken[i] = "undecodable job group: " + err.Error()
-				continue
-			}
-			jobs = jobs[:0]
-			for _, j := range group {
-				jobs = append(jobs, j)
-			}
+		if d.Type != job.MessageType && d.Type != "" {
+			broken[i] = fmt.Sprintf("unknown message type %q", d.Type)
+			continue
 		}
-		for _, raw := range jobs {
-			it := w.decode(raw)
-			it.delivery = i
-			items = append(items, it)
-		}
+		it := w.decode(d.Body)
+		it.delivery = i
+		items = append(items, it)
 	}
 
 	results := make([]mq.Result, len(items))
@@ -198,71 +185,24 @@ func namedOrder(m job.Message) int64 {
 	return in.OrderID.Or(0)
 }
 
-// settle turns the jobs' results into one result per delivery. A delivery is retried if any of its
-// jobs must be retried (the others are done by then and will be skipped as finished), else it
-// fails or is dead-lettered if any of its jobs did, keeping only those jobs in the dead-lettered
-// copy of a group.
+// settle turns the jobs' results into one result per delivery: a delivery carries one job, or
+// none when it could not be read as one.
 func settle(batch []mq.Delivery, broken []string, items []*item, results []mq.Result) []mq.Result {
 	out := make([]mq.Result, len(batch))
-	bad := make([][]int, len(batch)) // per delivery, its items that did not succeed
 	for i, it := range items {
-		d, r := it.delivery, results[i]
-		if r.Outcome == mq.Ack {
-			continue
-		}
-		bad[d] = append(bad[d], i)
-		if rank(r.Outcome) > rank(out[d].Outcome) {
-			out[d].Outcome = r.Outcome
-		}
+		out[it.delivery] = results[i]
 	}
 	for d := range batch {
 		if broken[d] != "" {
 			out[d] = mq.Result{Outcome: mq.DeadLetter, Reason: broken[d]}
-			continue
 		}
-		if len(bad[d]) == 0 {
-			continue
-		}
-		if batch[d].Type != job.GroupType {
-			out[d] = results[bad[d][0]]
-			continue
-		}
-		var reasons []string
-		var keep [][]byte
-		for _, i := range bad[d] {
-			reasons = append(reasons, "job "+jobName(items[i])+": "+results[i].Reason)
-			keep = append(keep, items[i].raw)
-		}
-		out[d].Reason = strings.Join(reasons, "; ")
-		out[d].Keep = mq.JoinGroup(keep)
 	}
 	return out
 }
 
-// rank orders outcomes by what a delivery of several jobs must do: retrying wins over failing,
-// which wins over dead-lettering at once, which wins over acking.
-func rank(o mq.Outcome) int {
-	switch o {
-	case mq.Retry:
-		return 3
-	case mq.Fail:
-		return 2
-	case mq.DeadLetter:
-		return 1
-	}
-	return 0
-}
-
-func jobName(it *item) string {
-	if it.msg.JobID != "" {
-		return it.msg.JobID
-	}
-	return "(unreadable)"
-}
-
 // decode reads one job into an item, which is unreadable if the job can never be read.
 func (w *Worker) decode(raw []byte) *item {
-	it := &item{raw: raw, dupOf: -1}
+	it := &item{dupOf: -1}
 	var m job.Message
 	if err := json.Unmarshal(raw, &m); err != nil {
 		it.unreadable = fmt.Sprintf("undecodable job: %v", err)
@@ -474,44 +414,27 @@ func retryAll(results []mq.Result) []mq.Result {
 // never a whole dead-lettered body.
 const maxReason = 1000
 
-// DeadLettered is the mq.ConsumerConfig.OnDeadLetter of lead.jobs: every job the dead-lettered
-// copy carries (a single job, or the jobs of a group that did not succeed) that has no outcome yet
-// is recorded as failed with the reason, so its status route reports `failed`, never `queued`,
-// once it left the queue. A job too broken to name its id cannot be reported by anyone.
-func (w *Worker) DeadLettered(ctx context.Context, d mq.Delivery, body []byte, why string) error {
-	jobs := [][]byte{body}
-	if d.Type == job.GroupType {
-		group, err := mq.SplitGroup(body)
-		if err != nil {
-			return nil
-		}
-		jobs = jobs[:0]
-		for _, j := range group {
-			jobs = append(jobs, j)
-		}
-	}
-	var outcomes []job.Outcome
-	for _, raw := range jobs {
-		var m job.Message
-		if json.Unmarshal(raw, &m) != nil {
-			continue
-		}
-		id, err := job.Parse(m.JobID)
-		if err != nil {
-			continue
-		}
-		r := "not processed: " + why
-		if len(r) > maxReason {
-			r = r[:maxReason]
-		}
-		r = strings.ToValidUTF8(r, "")
-		outcomes = append(outcomes, job.Outcome{JobID: id.String(), Status: job.StatusFailed, Reason: &r})
-	}
-	if len(outcomes) == 0 {
+// DeadLettered is the mq.ConsumerConfig.OnDeadLetter of lead.jobs: the job the dead-lettered copy
+// carries, if it has no outcome yet, is recorded as failed with the reason, so its status route
+// reports `failed`, never `queued`, once it left the queue. A job too broken to name its id cannot
+// be reported by anyone.
+func (w *Worker) DeadLettered(ctx context.Context, _ mq.Delivery, body []byte, why string) error {
+	var m job.Message
+	if json.Unmarshal(body, &m) != nil {
 		return nil
 	}
+	id, err := job.Parse(m.JobID)
+	if err != nil {
+		return nil
+	}
+	r := "not processed: " + why
+	if len(r) > maxReason {
+		r = r[:maxReason]
+	}
+	r = strings.ToValidUTF8(r, "")
+	outcome := job.Outcome{JobID: id.String(), Status: job.StatusFailed, Reason: &r}
 	return db.InTx(ctx, w.conn, func(tx *sqlx.Tx) error {
-		_, err := job.RecordOutcomes(ctx, tx, outcomes)
+		_, err := job.RecordOutcomes(ctx, tx, []job.Outcome{outcome})
 		return err
 	})
 }
