@@ -17,13 +17,7 @@ import (
 const Queue = "lead.jobs"
 
 // MessageType is the AMQP type of a message carrying one job, which is how lead-api publishes.
-// GroupType is a JSON array of jobs (mq.JoinGroup) that earlier versions of lead-api published;
-// lead-worker still reads it so that no job queued before an upgrade is lost
-// (docs/performance.md, "Job groups against single-job messages").
-const (
-	MessageType = "lead.create"
-	GroupType   = "lead.create.group"
-)
+const MessageType = "lead.create"
 
 // Message is the body of a job on the queue: the body as the caller sent it, with what is needed
 // to check and store it later.
@@ -35,12 +29,11 @@ type Message struct {
 	CallerUserID *int64          `json:"callerUserId"`
 	// IP is the client address the gateway forwarded, stored with the lead.
 	IP *string `json:"ip,omitempty"`
-	// RequestID is the accepting request's X-Request-Id. It travels with the job, not only as the
-	// message's header, because a group message (GroupType) carried the jobs of many requests: it
-	// ties the worker's lines, and a dead-lettered job, to the request that queued it.
+	// RequestID is the accepting request's X-Request-Id, carried in the job itself: it ties the
+	// worker's lines, and a dead-lettered job, to the request that queued it.
 	RequestID string `json:"requestId,omitempty"`
-	// Traceparent is the accepting request's W3C trace context, carried with each job for the
-	// same reason: the worker's span and log lines of the job continue that request's trace.
+	// Traceparent is the accepting request's W3C trace context, carried in the job itself: the
+	// worker's span and log lines of the job continue that request's trace.
 	Traceparent string `json:"traceparent,omitempty"`
 }
 

@@ -46,7 +46,7 @@ func FuzzJobMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		it := fuzzWorker.decode(raw)
 		checkJob(t, raw, it)
-		if it.unreadable != "" {
+		if deadLettered(it) {
 			return
 		}
 		again := fuzzWorker.decode(it.msg.AppendJSON(nil))
@@ -54,63 +54,17 @@ func FuzzJobMessage(f *testing.F) {
 	})
 }
 
-// FuzzJobGroup: whatever a group message (job.GroupType) holds, the worker splits and decodes it
-// without a panic: a body that is not a JSON array is dead-lettered whole; otherwise each job is
-// sorted as FuzzJobMessage says, the dead-lettered copy of the jobs that did not succeed splits
-// back into exactly those jobs, and the readable jobs, grouped again as lead-api groups them,
-// decode to the same jobs.
-func FuzzJobGroup(f *testing.F) {
-	f.Add([]byte(`[` + jobSeeds[0] + `,` + jobSeeds[1] + `]`))
-	f.Add([]byte(`[` + jobSeeds[2] + `, ` + jobSeeds[6] + ` ,null,1,"x",[]]`))
-	f.Add([]byte(`[]`))
-	f.Add([]byte(`null`))
-	f.Add([]byte(`{"jobs":[]}`))
-	f.Add([]byte(`[` + jobSeeds[0]))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		group, err := mq.SplitGroup(body)
-		if err != nil {
-			return // broken: the whole delivery is dead-lettered with the error
-		}
-		var failed, readable [][]byte
-		var items []*item
-		for _, raw := range group {
-			it := fuzzWorker.decode(raw)
-			checkJob(t, raw, it)
-			if it.unreadable != "" || it.failed != "" {
-				failed = append(failed, it.raw)
-			}
-			if it.unreadable == "" {
-				readable = append(readable, it.msg.AppendJSON(nil))
-				items = append(items, it)
-			}
-		}
-		kept, err := mq.SplitGroup(mq.JoinGroup(failed))
-		if err != nil || len(kept) != len(failed) {
-			t.Fatalf("%q: the dead-lettered copy of %q splits into %q, %v", body, failed, kept, err)
-		}
-		for i := range kept {
-			if !bytes.Equal(kept[i], failed[i]) {
-				t.Fatalf("%q: job %q is dead-lettered as %q", body, failed[i], kept[i])
-			}
-		}
-		again, err := mq.SplitGroup(mq.JoinGroup(readable))
-		if err != nil || len(again) != len(items) {
-			t.Fatalf("%q: the readable jobs grouped again split into %q, %v", body, again, err)
-		}
-		for i, raw := range again {
-			sameJob(t, body, items[i], fuzzWorker.decode(raw))
-		}
-	})
-}
-
 // checkJob fails t unless it is sorted exactly one way, a failed job for a 400 of its body.
 func checkJob(t *testing.T, raw []byte, it *item) {
 	t.Helper()
-	if it.unreadable != "" {
-		if it.failed != "" || it.pending.Meta.JobID != nil {
-			t.Fatalf("%q: unreadable (%s) yet checked: %q %+v", raw, it.unreadable, it.failed, it.pending)
+	if deadLettered(it) {
+		if it.result.Reason == "" || it.failed != "" || it.pending.Meta.JobID != nil {
+			t.Fatalf("%q: unreadable (%s) yet checked: %q %+v", raw, it.result.Reason, it.failed, it.pending)
 		}
 		return
+	}
+	if it.result.Outcome != mq.Ack || it.result.Reason != "" || it.repeat != nil {
+		t.Fatalf("%q: read, yet settled already: %+v", raw, it.result)
 	}
 	if _, err := job.Parse(it.msg.JobID); err != nil {
 		t.Fatalf("%q: read with job id %q: %v", raw, it.msg.JobID, err)
@@ -149,13 +103,16 @@ func checkJob(t *testing.T, raw []byte, it *item) {
 	}
 }
 
+// deadLettered reports whether decode found no job to read in it: its delivery is dead-lettered.
+func deadLettered(it *item) bool { return it.result.Outcome == mq.DeadLetter }
+
 // sameJob fails t unless again, the job of it encoded and decoded again, is the same job with the
 // same outcome.
 func sameJob(t *testing.T, raw []byte, it, again *item) {
 	t.Helper()
 	switch {
-	case again.unreadable != "":
-		t.Fatalf("%q read as %+v, its encoding %s is unreadable: %s", raw, it.msg, it.msg.AppendJSON(nil), again.unreadable)
+	case deadLettered(again):
+		t.Fatalf("%q read as %+v, its encoding %s is unreadable: %s", raw, it.msg, it.msg.AppendJSON(nil), again.result.Reason)
 	case !reflect.DeepEqual(again.msg, sent(it.msg)):
 		t.Fatalf("%q read as %+v, encoded again reads as %+v", raw, it.msg, again.msg)
 	case again.failed != it.failed:

@@ -1,8 +1,8 @@
 // Package worker turns queued lead jobs into leads. One handler call takes a batch of deliveries,
-// each carrying one job or a group of them (job.GroupType): every job is decoded and fully checked (a job that can never succeed is recorded as failed), and the
-// leads of the valid ones are written in ONE transaction with their job outcomes. The broker acks
-// only after that transaction committed, and the lead's job_id is unique, so a redelivered job
-// creates nothing twice.
+// each carrying one job (job.MessageType): every job is decoded and fully checked (a job that can
+// never succeed is recorded as failed), and the leads of the valid ones are written in ONE
+// transaction with their job outcomes. The broker acks only after that transaction committed, and
+// the lead's job_id is unique, so a redelivered job creates nothing twice.
 package worker
 
 import (
@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"ccplatform/pkg/apperr"
@@ -35,8 +34,7 @@ type Worker struct {
 	svc  *lead.Service
 	log  *zap.Logger
 	jobs *prometheus.CounterVec
-	// txJobs bounds the jobs written by one transaction: a batch of group messages carries many
-	// more jobs than messages.
+	// txJobs bounds the jobs written by one transaction.
 	txJobs int
 }
 
@@ -59,110 +57,125 @@ func (w *Worker) Counting(jobs *prometheus.CounterVec) *Worker {
 // stateCreated is the state label of the jobs that created their lead.
 const stateCreated = "created"
 
-// item is one job on its way through a batch: a delivery carries one job, or several when it is a
-// group message (job.GroupType).
+// item is one delivery on its way through a batch, and what its job comes to.
 type item struct {
-	// delivery is the index of the delivery that carried the job; raw is the job as carried.
-	delivery int
-	raw      []byte
-	msg      job.Message
-	pending  lead.Pending
-	// ready is the lead to store; failed the reason the job can never succeed; unreadable the
-	// reason the job cannot even be read (it is dead-lettered).
-	ready      *lead.Lead
-	failed     string
-	unreadable string
-	// dupOf is the index of an earlier item of the same job in the batch, or -1.
-	dupOf int
+	msg     job.Message
+	pending lead.Pending
+	// ready is the lead to store; failed the reason the job can never succeed (its outcome is
+	// recorded, and the delivery acked).
+	ready  *lead.Lead
+	failed string
 	// order is, for a failed job, the existing order it named (0: none), for its lead.job.failed.
 	order int64
+	// result settles the delivery: Ack until something else is decided.
+	result mq.Result
+	// repeat is the item of the same job earlier in the batch, which settles this one too.
+	repeat *item
 }
+
+// open reports whether it is still to be checked and written: read, not a repeat, not settled.
+func (it *item) open() bool { return it.repeat == nil && it.result.Outcome == mq.Ack }
 
 // Handle is the mq.BatchHandler of lead.jobs.
 func (w *Worker) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
-	var items []*item
-	broken := make([]string, len(batch))
-	for i, d := range batch {
-		jobs := [][]byte{d.Body}
-		if d.Type == job.GroupType {
-			group, err := mq.SplitGroup(d.Body)
-			if err != nil {
-				broken[i] = "undecodable job group: " + err.Error()
-				continue
-			}
-			jobs = jobs[:0]
-			for _, j := range group {
-				jobs = append(jobs, j)
-			}
+	items := w.read(batch)
+	if err := w.check(ctx, openItems(items)); err != nil {
+		w.log.Warn("lead jobs: catalogs unreachable, retrying the batch", zap.Error(err))
+		for _, it := range openItems(items) {
+			it.result = mq.Result{Outcome: mq.Retry, Reason: "catalogs unreachable"}
 		}
-		for _, raw := range jobs {
-			it := w.decode(raw)
-			it.delivery = i
-			items = append(items, it)
-		}
+		return resultsOf(items)
 	}
-
-	results := make([]mq.Result, len(items))
-	first := map[string]int{}
-	var pending []int
-	for i, it := range items {
-		if it.unreadable != "" {
-			results[i] = mq.Result{Outcome: mq.DeadLetter, Reason: it.unreadable}
-			continue
-		}
-		if j, seen := first[it.msg.JobID]; seen {
-			it.dupOf = j
-			continue
-		}
-		first[it.msg.JobID] = i
-		if it.failed == "" {
-			pending = append(pending, i)
-		}
-	}
-
-	if len(pending) > 0 {
-		ps := make([]lead.Pending, len(pending))
-		for n, i := range pending {
-			ps[n] = items[i].pending
-		}
-		prepared, err := w.svc.Prepare(ctx, ps)
-		if err != nil {
-			w.log.Warn("lead jobs: catalogs unreachable, retrying the batch", zap.Error(err))
-			return settle(batch, broken, items, retryAll(results))
-		}
-		for n, i := range pending {
-			switch p := prepared[n]; {
-			case p.Err == nil:
-				l := p.Lead
-				items[i].ready = &l
-			case apperr.KindOf(p.Err) == apperr.Invalid:
-				items[i].failed = reason(items[i].msg, p.Err)
-			default:
-				// The order service is unavailable: the job is fine, the check must wait.
-				results[i] = mq.Result{Outcome: mq.Retry, Reason: p.Err.Error()}
-			}
-		}
-	}
-
-	w.nameOrders(ctx, items)
-	var store []int
-	for i, it := range items {
-		if it.unreadable == "" && it.dupOf < 0 && results[i].Outcome == mq.Ack {
-			store = append(store, i)
-		}
-	}
+	store := openItems(items)
+	w.nameOrders(ctx, store)
 	for len(store) > 0 {
 		n := min(len(store), w.txJobs)
-		w.commit(ctx, items, store[:n], results)
+		w.commit(ctx, store[:n])
 		store = store[n:]
 	}
-	for i, it := range items {
-		if it.dupOf >= 0 {
-			// A second delivery of a job in the same batch is settled like the first.
-			results[i] = results[it.dupOf]
+	return resultsOf(items)
+}
+
+// read decodes the batch, one item per delivery. A second delivery of a job in the batch is marked
+// as a repeat of the first, and settled like it.
+func (w *Worker) read(batch []mq.Delivery) []*item {
+	items := make([]*item, len(batch))
+	first := make(map[string]*item, len(batch))
+	for i, d := range batch {
+		it := w.decodeDelivery(d)
+		if it.open() {
+			if f, seen := first[it.msg.JobID]; seen {
+				it.repeat = f
+			} else {
+				first[it.msg.JobID] = it
+			}
+		}
+		items[i] = it
+	}
+	return items
+}
+
+// openItems is the items still to be checked and written, in batch order.
+func openItems(items []*item) []*item {
+	var out []*item
+	for _, it := range items {
+		if it.open() {
+			out = append(out, it)
 		}
 	}
-	return settle(batch, broken, items, results)
+	return out
+}
+
+// resultsOf is the result of each delivery: a repeat's is that of the job's first delivery.
+func resultsOf(items []*item) []mq.Result {
+	out := make([]mq.Result, len(items))
+	for i, it := range items {
+		if it.repeat != nil {
+			it = it.repeat
+		}
+		out[i] = it.result
+	}
+	return out
+}
+
+// check runs the reference checks of the jobs whose body passed, in one round for all, and
+// settles each by its answer (prepared). The error is a fault that concerns every job (the
+// catalogs are unreachable).
+func (w *Worker) check(ctx context.Context, items []*item) error {
+	var asked []*item
+	var ps []lead.Pending
+	for _, it := range items {
+		if it.failed == "" {
+			asked = append(asked, it)
+			ps = append(ps, it.pending)
+		}
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	prepared, err := w.svc.Prepare(ctx, ps)
+	if err != nil {
+		return err
+	}
+	for n, it := range asked {
+		it.prepared(prepared[n])
+	}
+	return nil
+}
+
+// prepared records what the reference checks answered for it: a lead to store, a reason the job
+// fails for good, or, when the order service is unavailable, a retry (the job is fine, the check
+// must wait).
+func (it *item) prepared(p lead.Prepared) {
+	switch {
+	case p.Err == nil:
+		l := p.Lead
+		it.ready = &l
+	case apperr.KindOf(p.Err) == apperr.Invalid:
+		it.failed = reason(it.msg, p.Err)
+	default:
+		it.result = mq.Result{Outcome: mq.Retry, Reason: p.Err.Error()}
+	}
 }
 
 // nameOrders sets the order of each failed job that names an existing one, so that its event
@@ -171,7 +184,7 @@ func (w *Worker) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 func (w *Worker) nameOrders(ctx context.Context, items []*item) {
 	known := map[int64]int64{}
 	for _, it := range items {
-		if it.failed == "" || it.dupOf >= 0 {
+		if it.failed == "" {
 			continue
 		}
 		id := namedOrder(it.msg)
@@ -198,83 +211,34 @@ func namedOrder(m job.Message) int64 {
 	return in.OrderID.Or(0)
 }
 
-// settle turns the jobs' results into one result per delivery. A delivery is retried if any of its
-// jobs must be retried (the others are done by then and will be skipped as finished), else it
-// fails or is dead-lettered if any of its jobs did, keeping only those jobs in the dead-lettered
-// copy of a group.
-func settle(batch []mq.Delivery, broken []string, items []*item, results []mq.Result) []mq.Result {
-	out := make([]mq.Result, len(batch))
-	bad := make([][]int, len(batch)) // per delivery, its items that did not succeed
-	for i, it := range items {
-		d, r := it.delivery, results[i]
-		if r.Outcome == mq.Ack {
-			continue
-		}
-		bad[d] = append(bad[d], i)
-		if rank(r.Outcome) > rank(out[d].Outcome) {
-			out[d].Outcome = r.Outcome
-		}
+// decodeDelivery reads the job a delivery carries. A message of another type than a job's (an
+// untyped one is read as a job) is dead-lettered unread: lead.create.group, the JSON array of jobs
+// that earlier versions of lead-api published, is no longer read.
+func (w *Worker) decodeDelivery(d mq.Delivery) *item {
+	if d.Type != job.MessageType && d.Type != "" {
+		return unreadable("unknown message type %q", d.Type)
 	}
-	for d := range batch {
-		if broken[d] != "" {
-			out[d] = mq.Result{Outcome: mq.DeadLetter, Reason: broken[d]}
-			continue
-		}
-		if len(bad[d]) == 0 {
-			continue
-		}
-		if batch[d].Type != job.GroupType {
-			out[d] = results[bad[d][0]]
-			continue
-		}
-		var reasons []string
-		var keep [][]byte
-		for _, i := range bad[d] {
-			reasons = append(reasons, "job "+jobName(items[i])+": "+results[i].Reason)
-			keep = append(keep, items[i].raw)
-		}
-		out[d].Reason = strings.Join(reasons, "; ")
-		out[d].Keep = mq.JoinGroup(keep)
-	}
-	return out
+	return w.decode(d.Body)
 }
 
-// rank orders outcomes by what a delivery of several jobs must do: retrying wins over failing,
-// which wins over dead-lettering at once, which wins over acking.
-func rank(o mq.Outcome) int {
-	switch o {
-	case mq.Retry:
-		return 3
-	case mq.Fail:
-		return 2
-	case mq.DeadLetter:
-		return 1
-	}
-	return 0
+// unreadable is an item whose delivery is dead-lettered at once, for the reason format says.
+func unreadable(format string, args ...any) *item {
+	return &item{result: mq.Result{Outcome: mq.DeadLetter, Reason: fmt.Sprintf(format, args...)}}
 }
 
-func jobName(it *item) string {
-	if it.msg.JobID != "" {
-		return it.msg.JobID
-	}
-	return "(unreadable)"
-}
-
-// decode reads one job into an item, which is unreadable if the job can never be read.
+// decode reads one job into an item: dead-lettered if the job can never be read, failed if its
+// body can never make a lead, else pending its reference checks.
 func (w *Worker) decode(raw []byte) *item {
-	it := &item{raw: raw, dupOf: -1}
 	var m job.Message
 	if err := json.Unmarshal(raw, &m); err != nil {
-		it.unreadable = fmt.Sprintf("undecodable job: %v", err)
-		return it
+		return unreadable("undecodable job: %v", err)
 	}
 	id, err := job.Parse(m.JobID)
 	if err != nil {
-		it.unreadable = fmt.Sprintf("job without a valid jobId: %v", err)
-		return it
+		return unreadable("job without a valid jobId: %v", err)
 	}
 	m.JobID = id.String()
-	it.msg = m
+	it := &item{msg: m}
 	var ch lead.Changes
 	switch m.Version {
 	case "v2":
@@ -285,8 +249,7 @@ func (w *Worker) decode(raw []byte) *item {
 	case "v1":
 		ch, err = leadv1.Decode(w.svc, m.Body)
 	default:
-		it.unreadable = fmt.Sprintf("job %s: unknown version %q", m.JobID, m.Version)
-		return it
+		return unreadable("job %s: unknown version %q", m.JobID, m.Version)
 	}
 	if err != nil {
 		it.failed = reason(m, err)
@@ -312,49 +275,58 @@ func reason(m job.Message, err error) string {
 	return err.Error()
 }
 
-// commit writes the outcomes of items[idx] and settles them in results: in one transaction, or
-// job by job when the database refuses the batch (db.WriteSplitting), so one bad job cannot hold
-// the others back. A transient fault retries the jobs it stopped.
-func (w *Worker) commit(ctx context.Context, items []*item, idx []int, results []mq.Result) {
-	errs := db.WriteSplitting(len(idx), func(part []int) error {
-		sub := make([]int, len(part))
+// commit writes the outcomes of items and settles them: in one transaction, or job by job when
+// the database refuses the batch (db.WriteSplitting), so one bad job cannot hold the others back.
+func (w *Worker) commit(ctx context.Context, items []*item) {
+	errs := db.WriteSplitting(len(items), func(part []int) error {
+		sub := make([]*item, len(part))
 		for n, p := range part {
-			sub[n] = idx[p]
+			sub[n] = items[p]
 		}
-		return w.commitTx(ctx, items, sub)
+		return w.commitTx(ctx, sub)
 	}, func(err error) {
-		w.log.Warn("lead jobs: batch refused, writing each job alone", zap.Int("jobs", len(idx)), zap.Error(err))
+		w.log.Warn("lead jobs: batch refused, writing each job alone", zap.Int("jobs", len(items)), zap.Error(err))
 	})
 	var transient error
 	for n, err := range errs {
-		i := idx[n]
-		switch {
-		case err == nil:
-		case db.Transient(err):
+		it := items[n]
+		it.result = written(err)
+		switch it.result.Outcome {
+		case mq.Retry:
 			transient = err
-			results[i] = mq.Result{Outcome: mq.Retry, Reason: err.Error()}
-		default:
-			m := items[i].msg
+		case mq.Fail:
+			m := it.msg
 			fields := append([]zap.Field{zap.String("job_id", m.JobID), zap.String("request_id", m.RequestID), zap.Error(err)},
 				tracing.LogFields(tracing.WithTraceparent(ctx, m.Traceparent))...)
 			w.log.Error("lead jobs: job refused by the database", fields...)
-			results[i] = mq.Result{Outcome: mq.Fail, Reason: err.Error()}
 		}
 	}
 	if transient != nil {
-		w.log.Warn("lead jobs: transient database fault, retrying", zap.Int("jobs", len(idx)), zap.Error(transient))
+		w.log.Warn("lead jobs: transient database fault, retrying", zap.Int("jobs", len(items)), zap.Error(transient))
 	}
 }
 
-// commitTx writes the outcomes of items[idx] in one transaction and, once it committed, counts
-// and traces them.
-func (w *Worker) commitTx(ctx context.Context, items []*item, idx []int) error {
+// written is the result of a job whose write ended with err: acked once written, retried after a
+// transient fault, failed (redelivered up to MaxAttempts) when the database refused it.
+func written(err error) mq.Result {
+	switch {
+	case err == nil:
+		return mq.Result{Outcome: mq.Ack}
+	case db.Transient(err):
+		return mq.Result{Outcome: mq.Retry, Reason: err.Error()}
+	}
+	return mq.Result{Outcome: mq.Fail, Reason: err.Error()}
+}
+
+// commitTx writes the outcomes of items in one transaction and, once it committed, counts and
+// traces them.
+func (w *Worker) commitTx(ctx context.Context, items []*item) error {
 	start := time.Now()
 	var created, failed int
 	var outcomes []job.Outcome
 	err := db.InTx(ctx, w.conn, func(tx *sqlx.Tx) error {
 		var err error
-		outcomes, created, failed, err = write(ctx, tx, items, idx)
+		outcomes, created, failed, err = write(ctx, tx, items)
 		return err
 	})
 	if err != nil {
@@ -365,21 +337,21 @@ func (w *Worker) commitTx(ctx context.Context, items []*item, idx []int) error {
 		w.jobs.WithLabelValues(stateCreated).Add(float64(created))
 		w.jobs.WithLabelValues(job.StatusFailed).Add(float64(failed))
 	}
-	w.traceOutcomes(ctx, start, items, idx, outcomes)
+	w.traceOutcomes(ctx, start, items, outcomes)
 	return nil
 }
 
 // traceOutcomes ends, for each job whose outcome a transaction committed, a span continuing the
 // trace of the request that queued it (from start, when the transaction began), and writes its
 // debug line naming that trace.
-func (w *Worker) traceOutcomes(ctx context.Context, start time.Time, items []*item, idx []int, outcomes []job.Outcome) {
+func (w *Worker) traceOutcomes(ctx context.Context, start time.Time, items []*item, outcomes []job.Outcome) {
 	debug := w.log.Core().Enabled(zap.DebugLevel)
 	if !debug && !tracing.Exporting() {
 		return
 	}
-	byJob := make(map[string]job.Message, len(idx))
-	for _, i := range idx {
-		byJob[items[i].msg.JobID] = items[i].msg
+	byJob := make(map[string]job.Message, len(items))
+	for _, it := range items {
+		byJob[it.msg.JobID] = it.msg
 	}
 	tracer := tracing.Tracer()
 	for _, o := range outcomes {
@@ -398,10 +370,10 @@ func (w *Worker) traceOutcomes(ctx context.Context, start time.Time, items []*it
 // write stores, inside tx, the leads of the jobs that have no outcome yet (with their lead.created
 // events), every outcome and the lead.job.failed events of the failed ones, and returns those
 // outcomes and how many jobs it created leads for and how many it failed.
-func write(ctx context.Context, tx *sqlx.Tx, items []*item, idx []int) (outcomes []job.Outcome, created, failed int, err error) {
-	ids := make([]string, len(idx))
-	for n, i := range idx {
-		ids[n] = items[i].msg.JobID
+func write(ctx context.Context, tx *sqlx.Tx, items []*item) (outcomes []job.Outcome, created, failed int, err error) {
+	ids := make([]string, len(items))
+	for n, it := range items {
+		ids[n] = it.msg.JobID
 	}
 	finished, err := job.Finished(ctx, tx, ids)
 	if err != nil {
@@ -409,8 +381,7 @@ func write(ctx context.Context, tx *sqlx.Tx, items []*item, idx []int) (outcomes
 	}
 	var leads []lead.Lead
 	var refused []*item
-	for _, i := range idx {
-		it := items[i]
+	for _, it := range items {
 		switch {
 		case finished[it.msg.JobID]:
 			// Done before this delivery (a redelivery after a lost ack): nothing to write.
@@ -461,56 +432,30 @@ func announceFailures(ctx context.Context, tx *sqlx.Tx, refused []*item, outcome
 	return nil
 }
 
-func retryAll(results []mq.Result) []mq.Result {
-	for i := range results {
-		if results[i].Outcome == mq.Ack {
-			results[i] = mq.Result{Outcome: mq.Retry, Reason: "catalogs unreachable"}
-		}
-	}
-	return results
-}
-
 // deadLetteredReason is what the status route says of a job that left the queue unprocessed. Why
 // it left (the database's refusal, in the database's words) is for operators: it goes to the log
 // with the job and request ids, and stays on the dead-lettered copy.
 const deadLetteredReason = "not processed: the service could not store it; the reason is in the service log under this job id"
 
-// DeadLettered is the mq.ConsumerConfig.OnDeadLetter of lead.jobs: every job the dead-lettered
-// copy carries (a single job, or the jobs of a group that did not succeed) that has no outcome yet
-// is recorded as failed, so its status route reports `failed`, never `queued`, once it left the
-// queue. A job too broken to name its id cannot be reported by anyone.
-func (w *Worker) DeadLettered(ctx context.Context, d mq.Delivery, body []byte, why string) error {
-	jobs := [][]byte{body}
-	if d.Type == job.GroupType {
-		group, err := mq.SplitGroup(body)
-		if err != nil {
-			return nil
-		}
-		jobs = jobs[:0]
-		for _, j := range group {
-			jobs = append(jobs, j)
-		}
-	}
-	var outcomes []job.Outcome
-	for _, raw := range jobs {
-		var m job.Message
-		if json.Unmarshal(raw, &m) != nil {
-			continue
-		}
-		id, err := job.Parse(m.JobID)
-		if err != nil {
-			continue
-		}
-		w.log.Warn("lead jobs: job dead-lettered, recorded as failed", zap.String("job_id", id.String()),
-			zap.String("request_id", m.RequestID), zap.String("reason", why))
-		r := deadLetteredReason
-		outcomes = append(outcomes, job.Outcome{JobID: id.String(), Status: job.StatusFailed, Reason: &r})
-	}
-	if len(outcomes) == 0 {
+// DeadLettered is the mq.ConsumerConfig.OnDeadLetter of lead.jobs: the job the dead-lettered copy
+// carries, if it has no outcome yet, is recorded as failed, so its status route reports `failed`,
+// never `queued`, once it left the queue. A job too broken to name its id cannot be reported by
+// anyone.
+func (w *Worker) DeadLettered(ctx context.Context, _ mq.Delivery, body []byte, why string) error {
+	var m job.Message
+	if json.Unmarshal(body, &m) != nil {
 		return nil
 	}
+	id, err := job.Parse(m.JobID)
+	if err != nil {
+		return nil
+	}
+	w.log.Warn("lead jobs: job dead-lettered, recorded as failed", zap.String("job_id", id.String()),
+		zap.String("request_id", m.RequestID), zap.String("reason", why))
+	r := deadLetteredReason
+	outcome := job.Outcome{JobID: id.String(), Status: job.StatusFailed, Reason: &r}
 	return db.InTx(ctx, w.conn, func(tx *sqlx.Tx) error {
-		_, err := job.RecordOutcomes(ctx, tx, outcomes)
+		_, err := job.RecordOutcomes(ctx, tx, []job.Outcome{outcome})
 		return err
 	})
 }

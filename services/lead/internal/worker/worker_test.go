@@ -314,80 +314,43 @@ func TestDatabaseOutageIsRetriedUntilItHeals(t *testing.T) {
 
 func orderCached() orders.Order { return orders.Order{ID: orderID, Code: orderCode} }
 
-// group is a delivery carrying several jobs, as lead-api publishes them.
-func group(jobs ...[]byte) mq.Delivery {
-	return mq.Delivery{Type: job.GroupType, Body: mq.JoinGroup(jobs)}
-}
-
-func TestGroupedJobsAreEachStoredOrFailedAndTheGroupAcked(t *testing.T) {
+// Earlier versions of lead-api published jobs in groups (type lead.create.group, a JSON array of
+// jobs); the worker reads one job a message, so such a message is dead-lettered as it came, and
+// none of its jobs is stored.
+func TestJobGroupsAreDeadLetteredAsAnUnknownMessageType(t *testing.T) {
 	env.Order(orderID, orderCode)
 	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
-	a, bodyA := message(t, "v2", v2("+79161110040"))
-	bad, bodyBad := message(t, "v1", map[string]any{"lead_type": "straight", "client_phone": "12", "order_id": orderID, "order_code": orderCode})
-	b, bodyB := message(t, "v2", v2("+79161110041"))
-	single, bodySingle := message(t, "v2", v2("+79161110042"))
-	batch := []mq.Delivery{group(bodyA, bodyBad, bodyB), {Type: job.MessageType, Body: bodySingle}, group(bodyB)}
-	for range 2 {
-		// The second round is a redelivery of the same messages: nothing is written twice.
-		assert.Equal(t, []mq.Outcome{mq.Ack, mq.Ack, mq.Ack}, outcomes(w.Handle(context.Background(), batch)))
-	}
-	for _, id := range []string{a, b, single} {
-		leads := leadsOfJob(t, id)
-		require.Len(t, leads, 1, id)
-		assert.Equal(t, job.StatusDone, outcome(t, id).Status)
-		assert.Equal(t, leads[0].ID, *outcome(t, id).LeadID)
-	}
-	assert.Empty(t, leadsOfJob(t, bad))
-	assert.Equal(t, job.StatusFailed, outcome(t, bad).Status)
-}
-
-func TestGroupWithAJobThatMustWaitIsRetriedWhole(t *testing.T) {
-	env.Order(orderID, orderCode)
-	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
-	unknown := v2("+79161110050")
-	unknown["orderId"] = 987655 // not cached, and the order service is unreachable in these tests
-	u, bodyU := message(t, "v2", unknown)
-	ok, bodyOK := message(t, "v2", v2("+79161110051"))
-	garbage := []byte(`{"jobId":"x","version":"v2"}`)
-	results := w.Handle(context.Background(), []mq.Delivery{group(bodyOK, bodyU, garbage)})
-	assert.Equal(t, []mq.Outcome{mq.Retry}, outcomes(results), "retrying wins over dead-lettering")
-	assert.Len(t, leadsOfJob(t, ok), 1, "the job that could be stored is stored meanwhile")
-	assert.Empty(t, leadsOfJob(t, u))
-
-	// Once the order is known, the redelivered group stores the waiting job, not the done one
-	// again, and dead-letters only the unreadable job.
-	env.Order(987655, orderCode)
-	results = w.Handle(context.Background(), []mq.Delivery{group(bodyOK, bodyU, garbage)})
-	require.Equal(t, []mq.Outcome{mq.DeadLetter}, outcomes(results))
-	assert.Len(t, leadsOfJob(t, ok), 1)
-	assert.Len(t, leadsOfJob(t, u), 1)
-	assert.JSONEq(t, "["+string(garbage)+"]", string(results[0].Keep), "only the unreadable job is kept for the dead-letter queue")
-	assert.Contains(t, results[0].Reason, "job without a valid jobId")
-}
-
-func TestUndecodableGroupIsDeadLetteredWhole(t *testing.T) {
-	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
-	results := w.Handle(context.Background(), []mq.Delivery{{Type: job.GroupType, Body: []byte(`{"jobId":"not an array"}`)}})
-	require.Equal(t, []mq.Outcome{mq.DeadLetter}, outcomes(results))
-	assert.Contains(t, results[0].Reason, "undecodable job group")
+	a, bodyA := message(t, "v2", v2("+79161110050"))
+	b, bodyB := message(t, "v2", v2("+79161110051"))
+	single, bodySingle := message(t, "v2", v2("+79161110052"))
+	grouped := mq.Delivery{Type: "lead.create.group", Body: mq.JoinGroup([][]byte{bodyA, bodyB})}
+	results := w.Handle(context.Background(), []mq.Delivery{grouped, {Type: job.MessageType, Body: bodySingle}})
+	require.Equal(t, []mq.Outcome{mq.DeadLetter, mq.Ack}, outcomes(results))
+	assert.Equal(t, `unknown message type "lead.create.group"`, results[0].Reason)
 	assert.Nil(t, results[0].Keep, "the message is dead-lettered as it came")
+	assert.Empty(t, leadsOfJob(t, a))
+	assert.Empty(t, leadsOfJob(t, b))
+	assert.Len(t, leadsOfJob(t, single), 1)
+
+	// Its dead-lettering records nothing: the body names no one job.
+	require.NoError(t, w.DeadLettered(context.Background(), grouped, grouped.Body, results[0].Reason))
+	var n int
+	require.NoError(t, env.DB.Get(&n, `SELECT count(*) FROM lead_jobs WHERE job_id = ANY($1)`, pq.Array([]string{a, b})))
+	assert.Zero(t, n)
 }
 
-func TestGroupsAreWrittenInTransactionsOfBoundedSize(t *testing.T) {
+func TestJobsAreWrittenInTransactionsOfBoundedSize(t *testing.T) {
 	env.Order(orderID, orderCode)
 	w := worker.New(env.DB, env.Leads, zap.NewNop(), 3)
 	var ids []string
-	var batch []mq.Delivery
-	for g := range 2 {
-		var jobs [][]byte
-		for j := range 4 {
-			id, body := message(t, "v2", v2(fmt.Sprintf("+7916111006%d", g*4+j)))
-			ids = append(ids, id)
-			jobs = append(jobs, body)
-		}
-		batch = append(batch, group(jobs...))
+	var bodies [][]byte
+	for j := range 8 {
+		id, body := message(t, "v2", v2(fmt.Sprintf("+7916111006%d", j)))
+		ids = append(ids, id)
+		bodies = append(bodies, body)
 	}
-	assert.Equal(t, []mq.Outcome{mq.Ack, mq.Ack}, outcomes(w.Handle(context.Background(), batch)))
+	results := w.Handle(context.Background(), deliveries(bodies...))
+	assert.Equal(t, []mq.Outcome{mq.Ack, mq.Ack, mq.Ack, mq.Ack, mq.Ack, mq.Ack, mq.Ack, mq.Ack}, outcomes(results))
 	for _, id := range ids {
 		require.Len(t, leadsOfJob(t, id), 1, id)
 	}
@@ -401,8 +364,8 @@ func TestGroupsAreWrittenInTransactionsOfBoundedSize(t *testing.T) {
 }
 
 // A job the database refuses every time fails MaxAttempts times and is dead-lettered; the
-// dead-lettering records it failed, so its status never stays queued. The other job of its group
-// is stored as usual.
+// dead-lettering records it failed, so its status never stays queued. The other jobs are stored as
+// usual.
 func TestAJobTheDatabaseRefusesEndsFailedNeverQueued(t *testing.T) {
 	env.Order(orderID, orderCode)
 	// Something the checks accept and the database refuses, standing for any such fault.
@@ -425,7 +388,8 @@ func TestAJobTheDatabaseRefusesEndsFailedNeverQueued(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	require.NoError(t, pub.Publish(ctx, "", job.Queue, mq.Message{ID: single, Type: job.MessageType, Body: bodySingle}))
-	require.NoError(t, pub.Publish(ctx, "", job.Queue, mq.Message{ID: "group-1", Type: job.GroupType, Body: mq.JoinGroup([][]byte{bodyGood, bodyBad})}))
+	require.NoError(t, pub.Publish(ctx, "", job.Queue, mq.Message{ID: good, Type: job.MessageType, Body: bodyGood}))
+	require.NoError(t, pub.Publish(ctx, "", job.Queue, mq.Message{ID: bad, Type: job.MessageType, Body: bodyBad}))
 
 	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
 	done := make(chan struct{})
@@ -454,7 +418,7 @@ func TestAJobTheDatabaseRefusesEndsFailedNeverQueued(t *testing.T) {
 	assert.Equal(t, job.StatusDone, outcome(t, good).Status)
 	require.Len(t, leadsOfJob(t, good), 1)
 
-	// The copies are kept for operators, the group's with only its refused job.
+	// The copies of the refused jobs are kept for operators, as they came.
 	ch, err := conn.Channel(context.Background())
 	require.NoError(t, err)
 	defer ch.Close()
@@ -468,5 +432,5 @@ func TestAJobTheDatabaseRefusesEndsFailedNeverQueued(t *testing.T) {
 		copies[d.MessageId] = string(d.Body)
 	}
 	assert.Equal(t, string(bodySingle), copies[single])
-	assert.Equal(t, string(mq.JoinGroup([][]byte{bodyBad})), copies["group-1"])
+	assert.Equal(t, string(bodyBad), copies[bad])
 }
