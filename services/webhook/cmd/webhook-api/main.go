@@ -25,6 +25,8 @@ type Config struct {
 	// loopback and private addresses (tests, development). Both off is the secure default.
 	AllowHTTP    bool `env:"WEBHOOK_ALLOW_HTTP" envDefault:"false"`
 	AllowPrivate bool `env:"WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
+	// AllowPorts are the ports an endpoint may use (WEBHOOK_ALLOW_PRIVATE lifts this rule too).
+	AllowPorts []int `env:"WEBHOOK_ALLOW_PORTS" envDefault:"443" envSeparator:","`
 }
 
 func main() { app.Main("webhook-api", run) }
@@ -41,7 +43,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	tasks.Background("idempotency purge", keys.PurgeHourly)
 	h := server.New(server.Deps{
 		API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken}, DB: conn, Idempotency: keys,
-		Guard: urlguard.Policy{AllowHTTP: cfg.AllowHTTP, AllowPrivate: cfg.AllowPrivate},
+		Guard: urlguard.Policy{AllowHTTP: cfg.AllowHTTP, AllowPrivate: cfg.AllowPrivate, Ports: cfg.AllowPorts},
 	})
 	tasks.HTTP(cfg.HTTPAddr, h, log)
 	return tasks.Run(ctx)

@@ -33,8 +33,10 @@ type Config struct {
 	OrderURL string `env:"ORDER_URL" envDefault:"http://127.0.0.1:8082"`
 	// AllowPrivate lets deliveries reach loopback and private addresses (tests, development).
 	AllowPrivate bool `env:"WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
-	Workers      int  `env:"WEBHOOK_WORKERS" envDefault:"128"`
-	PerEndpoint  int  `env:"WEBHOOK_PER_ENDPOINT" envDefault:"16"`
+	// AllowPorts are the ports a delivery may connect to (WEBHOOK_ALLOW_PRIVATE lifts this rule too).
+	AllowPorts  []int `env:"WEBHOOK_ALLOW_PORTS" envDefault:"443" envSeparator:","`
+	Workers     int   `env:"WEBHOOK_WORKERS" envDefault:"128"`
+	PerEndpoint int   `env:"WEBHOOK_PER_ENDPOINT" envDefault:"16"`
 	// Poll is the pause after a scan that found nothing due.
 	Poll time.Duration `env:"WEBHOOK_POLL_INTERVAL" envDefault:"100ms"`
 	// ClaimFor is how long the deliveries of a dispatcher that died wait before another sends
@@ -70,7 +72,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	orders := svcclient.New("order", cfg.OrderURL, cfg.InternalToken, orderTimeout)
 	defer orders.CloseIdleConnections()
 	fan := fanout.New(conn, orderscope.New(orders, orderscope.DefaultTTL), time.Now, log)
-	sender := delivery.NewSender(urlguard.Policy{AllowPrivate: cfg.AllowPrivate})
+	sender := delivery.NewSender(urlguard.Policy{AllowPrivate: cfg.AllowPrivate, Ports: cfg.AllowPorts})
 	defer sender.Close()
 	store := delivery.NewStore(conn)
 	d := delivery.NewDispatcher(store, sender, delivery.NotifyOwner,
