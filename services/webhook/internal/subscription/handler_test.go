@@ -122,6 +122,31 @@ func TestBadSubscriptionsAreRefusedNamingTheField(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, client.Do(t, http.MethodGet, "/v2/webhook/detail/x", nil).Status)
 }
 
+// No field of a subscription is nullable: null is a 400 naming the field and changes nothing, on
+// update as on create (it used to read as "not sent" and answer 200).
+func TestNullFieldsAreRefused(t *testing.T) {
+	client := env.As("505", "client")
+	created := decode(t, client.Do(t, http.MethodPost, "/v2/webhook/create/", map[string]any{
+		"url": "http://127.0.0.1:9/hooks", "events": []string{"lead.created"}, "description": "CRM", "orderIds": []int64{4}}))
+	path := "/v2/webhook/update/" + itoa(created.ID)
+	for _, field := range []string{"url", "events", "description", "enabled", "orderIds"} {
+		res := client.Do(t, http.MethodPost, path, map[string]any{field: nil})
+		assert.Equal(t, http.StatusBadRequest, res.Status, field)
+		assert.Contains(t, res.Errors()[field], "must not be null", field)
+		body := map[string]any{"url": "http://127.0.0.1:9/other", "events": []string{"lead.updated"}}
+		body[field] = nil
+		res = client.Do(t, http.MethodPost, "/v2/webhook/create/", body)
+		assert.Equal(t, http.StatusBadRequest, res.Status, field)
+		assert.Contains(t, res.Errors()[field], "must not be null", field)
+	}
+	after := decode(t, client.Do(t, http.MethodGet, "/v2/webhook/detail/"+itoa(created.ID), nil))
+	created.Secret = ""
+	assert.Equal(t, created, after, "nothing changed")
+	var n int
+	require.NoError(t, env.DB.Get(&n, `SELECT count(*) FROM subscriptions WHERE owner_user_id = 505`))
+	assert.Equal(t, 1, n, "nothing created")
+}
+
 // With the secure defaults (no WEBHOOK_ALLOW_HTTP, no WEBHOOK_ALLOW_PRIVATE) an http URL and an
 // address inside the network are refused when the subscription is saved.
 func TestTheSecureDefaultsRefuseHTTPAndInternalAddresses(t *testing.T) {
@@ -131,9 +156,10 @@ func TestTheSecureDefaultsRefuseHTTPAndInternalAddresses(t *testing.T) {
 	})}
 	for url, rule := range map[string]string{
 		"http://93.184.215.14/hook":        "must use https",
-		"https://127.0.0.1/hook":           "internal address",
-		"https://169.254.169.254/metadata": "internal address",
-		"https://[::1]/hook":               "internal address",
+		"https://127.0.0.1/hook":           "special-purpose address",
+		"https://169.254.169.254/metadata": "special-purpose address",
+		"https://[::1]/hook":               "special-purpose address",
+		"https://93.184.215.14:8080/hook":  "port 8080 is not allowed",
 	} {
 		res := strict.Do(t, http.MethodPost, "/v2/webhook/create", map[string]any{"url": url, "events": []string{"lead.created"}})
 		assert.Equal(t, http.StatusBadRequest, res.Status, url)

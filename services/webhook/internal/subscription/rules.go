@@ -47,10 +47,10 @@ type Fields struct {
 // CheckCreate applies the rules to a create: url and events are required.
 func CheckCreate(ctx context.Context, guard urlguard.Policy, in Input) (Fields, error) {
 	fe := apperr.FieldErrors{}
-	if !in.URL.Present() {
+	if !in.URL.Set {
 		fe.Add("url", "is required")
 	}
-	if !in.Events.Present() {
+	if !in.Events.Set {
 		fe.Add("events", "is required")
 	}
 	f := Fields{Enabled: true, Events: []string{}, OrderIDs: []int64{}}
@@ -61,14 +61,19 @@ func CheckCreate(ctx context.Context, guard urlguard.Policy, in Input) (Fields, 
 // CheckUpdate applies the rules to an update of cur: a field not sent keeps its value.
 func CheckUpdate(ctx context.Context, guard urlguard.Policy, in Input, cur Fields) (Fields, error) {
 	fe := apperr.FieldErrors{}
-	if in.URL.Ptr() == nil && in.URL.Present() {
-		fe.Add("url", "must not be null")
-	}
 	apply(ctx, guard, in, &cur, fe)
 	return cur, fe.Err()
 }
 
 func apply(ctx context.Context, guard urlguard.Policy, in Input, f *Fields, fe apperr.FieldErrors) {
+	// No field of a subscription is nullable: a null would otherwise read as "not sent" and the
+	// update answer 200 having changed nothing.
+	for name, null := range map[string]bool{"url": in.URL.IsNull(), "events": in.Events.IsNull(),
+		"description": in.Description.IsNull(), "enabled": in.Enabled.IsNull(), "orderIds": in.OrderIDs.IsNull()} {
+		if null {
+			fe.Add(name, "must not be null")
+		}
+	}
 	if u := in.URL.Ptr(); u != nil {
 		if err := guard.CheckURL(ctx, strings.TrimSpace(*u)); err != nil {
 			fe.Add("url", err.Error())
@@ -89,12 +94,7 @@ func apply(ctx context.Context, guard urlguard.Policy, in Input, f *Fields, fe a
 		}
 		f.Description = d
 	}
-	if in.Enabled.Present() {
-		if in.Enabled.Ptr() == nil {
-			fe.Add("enabled", "must be true or false")
-		}
-		f.Enabled = in.Enabled.Or(f.Enabled)
-	}
+	optional.Set(&f.Enabled, in.Enabled)
 	if in.OrderIDs.Present() {
 		ids := in.OrderIDs.Or(nil)
 		if len(ids) > maxOrderIDs {
