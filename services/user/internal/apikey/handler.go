@@ -9,6 +9,7 @@ import (
 
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/optional"
 	"ccplatform/pkg/web"
@@ -90,6 +91,10 @@ func ViewOf(k Key) View {
 		CreatedAt: web.Time(k.CreatedAt), LastUsedAt: web.TimeOrNull(k.LastUsedAt), RevokedAt: web.TimeOrNull(k.RevokedAt)}
 }
 
+// ReplayMessage is the message of a create replayed for its Idempotency-Key: the answer without
+// the key, which is shown once.
+const ReplayMessage = "the key was shown once, in the first answer, and cannot be shown again: revoke it and create another if it was lost"
+
 // create makes a key for the caller (admin: for any active user with userId) with scopes within
 // that user's rights.
 func (h *Handler) create(c *gin.Context) (any, error) {
@@ -139,6 +144,8 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A retry with the same Idempotency-Key answers the key's id and the rest, never the key.
+	idempotency.ReplayAs(c, ReplayMessage, ViewOf(k))
 	v := ViewOf(k)
 	v.Key = plain
 	return v, nil

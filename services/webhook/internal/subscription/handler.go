@@ -5,6 +5,7 @@ import (
 
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/web"
 	"ccplatform/services/webhook/internal/signature"
@@ -16,6 +17,10 @@ import (
 // SecretOverlap is how long a rotated-out secret keeps signing beside the new one, so receivers
 // can switch without losing a delivery.
 const SecretOverlap = 24 * time.Hour
+
+// ReplayMessage is the message of a create replayed for its Idempotency-Key: the answer without
+// the secret, which is shown once.
+const ReplayMessage = "the secret was shown once, in the first answer, and cannot be shown again: rotate it (rotate-secret) if it was lost"
 
 // Handler serves the subscription routes.
 type Handler struct {
@@ -84,6 +89,8 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A retry with the same Idempotency-Key answers the subscription, never its secret.
+	idempotency.ReplayAs(c, ReplayMessage, ViewOf(s))
 	return WithSecret(s), nil
 }
 

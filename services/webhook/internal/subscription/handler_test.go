@@ -13,6 +13,7 @@ import (
 	"ccplatform/pkg/webtest"
 	"ccplatform/services/webhook/internal/server"
 	"ccplatform/services/webhook/internal/servicetest"
+	"ccplatform/services/webhook/internal/subscription"
 	"ccplatform/services/webhook/internal/urlguard"
 
 	"github.com/stretchr/testify/assert"
@@ -120,6 +121,30 @@ func TestBadSubscriptionsAreRefusedNamingTheField(t *testing.T) {
 	require.NoError(t, env.DB.Get(&n, `SELECT count(*) FROM subscriptions WHERE owner_user_id = 503`))
 	assert.Zero(t, n, "nothing stored")
 	assert.Equal(t, http.StatusBadRequest, client.Do(t, http.MethodGet, "/v2/webhook/detail/x", nil).Status)
+}
+
+// The secret is shown once: a create replayed for its Idempotency-Key answers the subscription
+// without it and says why, and the idempotency table never held it.
+func TestAReplayedCreateNeverShowsTheSecretAgain(t *testing.T) {
+	client := env.As("506", "client")
+	body := map[string]any{"url": "http://127.0.0.1:9/replay", "events": []string{"lead.created"}}
+	first := decode(t, client.Do(t, http.MethodPost, "/v2/webhook/create/", body, "Idempotency-Key", "create-1"))
+	require.True(t, strings.HasPrefix(first.Secret, "whsec_"))
+	var stored string
+	require.NoError(t, env.DB.Get(&stored, `SELECT convert_from(response, 'UTF8') FROM idempotency_keys WHERE key = 'create-1'`))
+	assert.NotContains(t, stored, first.Secret)
+
+	res := client.Do(t, http.MethodPost, "/v2/webhook/create/", body, "Idempotency-Key", "create-1")
+	assert.Equal(t, "true", res.Header.Get(idempotency.ReplayedHeader))
+	again := decode(t, res)
+	assert.Empty(t, again.Secret)
+	assert.NotContains(t, string(res.Data), "whsec_")
+	assert.Equal(t, subscription.ReplayMessage, res.Message)
+	first.Secret = ""
+	assert.Equal(t, first, again, "the rest of the answer")
+	var n int
+	require.NoError(t, env.DB.Get(&n, `SELECT count(*) FROM subscriptions WHERE owner_user_id = 506`))
+	assert.Equal(t, 1, n)
 }
 
 // No field of a subscription is nullable: null is a 400 naming the field and changes nothing, on
