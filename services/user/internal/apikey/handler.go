@@ -26,14 +26,16 @@ type Owners interface {
 
 // Handler serves key verification to the gateway and the self-service key routes to integrators.
 type Handler struct {
-	store  *Store
-	owners Owners
-	now    func() time.Time
+	store     *Store
+	owners    Owners
+	maxActive int
+	now       func() time.Time
 }
 
-// NewHandler is a handler over store; owners answers who a new key's user is.
-func NewHandler(store *Store, owners Owners) *Handler {
-	return &Handler{store: store, owners: owners, now: time.Now}
+// NewHandler is a handler over store; owners answers who a new key's user is; a user may have at
+// most maxActive active keys made through the API (0: no cap).
+func NewHandler(store *Store, owners Owners, maxActive int) *Handler {
+	return &Handler{store: store, owners: owners, maxActive: maxActive, now: time.Now}
 }
 
 // Routes registers the key check the gateway calls and the self-service key routes (through the
@@ -140,7 +142,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	k, plain, err := h.store.Create(c.Request.Context(), owner, n)
+	k, plain, err := h.store.CreateWithin(c.Request.Context(), owner, n, h.maxActive)
 	if err != nil {
 		return nil, err
 	}

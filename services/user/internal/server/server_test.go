@@ -274,3 +274,35 @@ func TestAReplayedKeyCreateNeverShowsTheKeyAgain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, keys, 1, "made once")
 }
+
+// Each key has its own rate limit: a user makes at most apikey.DefaultMaxActive active keys
+// through the API, and a revoked (or expired) key frees its place.
+func TestActiveKeysPerUserAreCapped(t *testing.T) {
+	f := setup(t)
+	owner := f.newUser(t, "cap@keys.test", user.GroupClient)
+	headers := map[string]string{"X-Internal-Token": token, "X-User-Id": strconv.FormatInt(owner, 10), "X-Access-Group": "client"}
+	_, _, err := f.keys.Create(context.Background(), owner, apikey.New{Name: "expired"})
+	require.NoError(t, err)
+	_, err = f.db.Exec(`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE user_id = $1`, owner)
+	require.NoError(t, err)
+	var last struct {
+		ID int64 `json:"id"`
+	}
+	for i := range apikey.DefaultMaxActive {
+		code, env := f.do(t, http.MethodPost, "/v2/api-key/create", `{"name":"k`+strconv.Itoa(i)+`"}`, headers)
+		require.Equal(t, http.StatusOK, code, env.Message)
+		require.NoError(t, json.Unmarshal(env.Data, &last))
+	}
+	code, env := f.do(t, http.MethodPost, "/v2/api-key/create", `{"name":"one too many"}`, headers)
+	assert.Equal(t, http.StatusConflict, code)
+	assert.False(t, env.Success)
+	assert.Contains(t, env.Message, "at most 10 active API keys")
+	keys, err := f.keys.List(context.Background(), []int64{owner})
+	require.NoError(t, err)
+	assert.Len(t, keys, apikey.DefaultMaxActive+1, "nothing made")
+
+	code, env = f.do(t, http.MethodPost, "/v2/api-key/revoke/"+strconv.FormatInt(last.ID, 10), `{}`, headers)
+	require.Equal(t, http.StatusOK, code, env.Message)
+	code, env = f.do(t, http.MethodPost, "/v2/api-key/create", `{"name":"in its place"}`, headers)
+	assert.Equal(t, http.StatusOK, code, env.Message)
+}
