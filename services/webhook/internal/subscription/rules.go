@@ -19,6 +19,42 @@ func EventTypes() []string {
 	return []string{"lead.created", "lead.updated", "lead.status_changed", "lead.job.failed", "call.finished", "order.updated"}
 }
 
+// ReadScope is the key scope that reads the data of events of type typ: a key narrowed away from
+// it may not receive them either ("" for a type that is not an event type).
+func ReadScope(typ string) access.Scope {
+	switch typ {
+	case "lead.created", "lead.updated", "lead.status_changed", "lead.job.failed":
+		return access.LeadsRead
+	case "call.finished":
+		return access.CallsRead
+	case "order.updated":
+		return access.OrdersRead
+	}
+	return ""
+}
+
+// KeyCovers reports whether a key of scopes (none: the owner's full rights) may receive events of
+// type typ.
+func KeyCovers(scopes []string, typ string) bool {
+	return len(scopes) == 0 || slices.Contains(scopes, string(ReadScope(typ)))
+}
+
+// CheckEventScopes refuses events the caller's key may not read, naming the event type and the
+// scope it lacks: a subscription would otherwise deliver data the key cannot fetch.
+func CheckEventScopes(events, scopes []string) error {
+	var lacking []string
+	for _, e := range events {
+		if !KeyCovers(scopes, e) {
+			lacking = append(lacking, e+" needs "+string(ReadScope(e)))
+		}
+	}
+	if len(lacking) > 0 {
+		return apperr.New(apperr.Forbidden, "events: this API key may not read the data of %s (a key scope it lacks)",
+			strings.Join(lacking, ", "))
+	}
+	return nil
+}
+
 // Bounds of a subscription's fields.
 const (
 	maxDescription = 255
