@@ -115,21 +115,6 @@ func (e AgentGroupPageSuccess) Valid() bool {
 	}
 }
 
-// Defines values for ApiKeyCreatedResultMessage.
-const (
-	ApiKeyCreatedResultMessageEmpty ApiKeyCreatedResultMessage = ""
-)
-
-// Valid indicates whether the value is a known member of the ApiKeyCreatedResultMessage enum.
-func (e ApiKeyCreatedResultMessage) Valid() bool {
-	switch e {
-	case ApiKeyCreatedResultMessageEmpty:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ApiKeyCreatedResultSuccess.
 const (
 	ApiKeyCreatedResultSuccessTrue ApiKeyCreatedResultSuccess = true
@@ -1474,6 +1459,21 @@ func (e Scope) Valid() bool {
 	}
 }
 
+// Defines values for SecretOnceSuccessSuccess.
+const (
+	SecretOnceSuccessSuccessTrue SecretOnceSuccessSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SecretOnceSuccessSuccess enum.
+func (e SecretOnceSuccessSuccess) Valid() bool {
+	switch e {
+	case SecretOnceSuccessSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SuccessMessage.
 const (
 	SuccessMessageEmpty SuccessMessage = ""
@@ -1810,21 +1810,6 @@ func (e WebhookResultSuccess) Valid() bool {
 	}
 }
 
-// Defines values for WebhookSecretResultMessage.
-const (
-	WebhookSecretResultMessageEmpty WebhookSecretResultMessage = ""
-)
-
-// Valid indicates whether the value is a known member of the WebhookSecretResultMessage enum.
-func (e WebhookSecretResultMessage) Valid() bool {
-	switch e {
-	case WebhookSecretResultMessageEmpty:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for WebhookSecretResultSuccess.
 const (
 	WebhookSecretResultSuccessTrue WebhookSecretResultSuccess = true
@@ -1998,7 +1983,7 @@ type ApiKey struct {
 	ExpiresAt *time.Time  `json:"expiresAt"`
 	Id        PositiveInt `json:"id"`
 
-	// Key the key itself: only in the answer of its creation
+	// Key the key itself: only in the first answer of its creation (not in a replay for its Idempotency-Key)
 	Key        *string     `json:"key,omitempty"`
 	LastUsedAt *time.Time  `json:"lastUsedAt"`
 	Name       string      `json:"name"`
@@ -2021,27 +2006,10 @@ type ApiKeyCreate struct {
 
 // ApiKeyCreatedResult defines model for ApiKeyCreatedResult.
 type ApiKeyCreatedResult struct {
-	Data struct {
-		// CreatedAt RFC 3339 in UTC (2027-03-01T09:30:00+00:00)
-		CreatedAt Timestamp   `json:"createdAt"`
-		ExpiresAt *time.Time  `json:"expiresAt"`
-		Id        PositiveInt `json:"id"`
-
-		// Key the key itself: only in the answer of its creation
-		Key        string      `json:"key"`
-		LastUsedAt *time.Time  `json:"lastUsedAt"`
-		Name       string      `json:"name"`
-		Prefix     string      `json:"prefix"`
-		RevokedAt  *time.Time  `json:"revokedAt"`
-		Scopes     []Scope     `json:"scopes"`
-		UserId     PositiveInt `json:"userId"`
-	} `json:"data"`
-	Message ApiKeyCreatedResultMessage `json:"message"`
+	Data    ApiKey                     `json:"data"`
+	Message string                     `json:"message"`
 	Success ApiKeyCreatedResultSuccess `json:"success"`
 }
-
-// ApiKeyCreatedResultMessage defines model for ApiKeyCreatedResult.Message.
-type ApiKeyCreatedResultMessage string
 
 // ApiKeyCreatedResultSuccess defines model for ApiKeyCreatedResult.Success.
 type ApiKeyCreatedResultSuccess bool
@@ -2055,7 +2023,7 @@ type ApiKeyPage struct {
 			ExpiresAt *time.Time  `json:"expiresAt"`
 			Id        PositiveInt `json:"id"`
 
-			// Key the key itself: only in the answer of its creation
+			// Key the key itself: only in the first answer of its creation (not in a replay for its Idempotency-Key)
 			Key        *string     `json:"key,omitempty"`
 			LastUsedAt *time.Time  `json:"lastUsedAt"`
 			Name       string      `json:"name"`
@@ -3241,6 +3209,17 @@ type ResultSuccess bool
 // Scope defines model for Scope.
 type Scope string
 
+// SecretOnceSuccess The envelope of an answer that shows a secret once (a new API key, a webhook's signing secret): message is empty, but in a create replayed for its Idempotency-Key, whose data lacks the secret, where it says the secret cannot be shown again.
+type SecretOnceSuccess struct {
+	// Data the result
+	Data    interface{}              `json:"data"`
+	Message string                   `json:"message"`
+	Success SecretOnceSuccessSuccess `json:"success"`
+}
+
+// SecretOnceSuccessSuccess defines model for SecretOnceSuccess.Success.
+type SecretOnceSuccessSuccess bool
+
 // Success The envelope of every success; each operation's schema says what data is.
 type Success struct {
 	// Data the result
@@ -3393,10 +3372,12 @@ type Webhook struct {
 
 // WebhookAttempt defines model for WebhookAttempt.
 type WebhookAttempt struct {
-	At        time.Time `json:"at"`
-	Attempt   int       `json:"attempt"`
-	Error     *string   `json:"error"`
-	LatencyMs int       `json:"latencyMs"`
+	At      time.Time `json:"at"`
+	Attempt int       `json:"attempt"`
+
+	// Error why the attempt failed: answered <status>, or without an answer one of connection refused, connection reset, timed out, TLS handshake failed, host not found, host unreachable, address not allowed, connection failed
+	Error     *string `json:"error"`
+	LatencyMs int     `json:"latencyMs"`
 
 	// ResponseBody the first 1 KiB of the answer
 	ResponseBody *string `json:"responseBody"`
@@ -3407,13 +3388,15 @@ type WebhookAttempt struct {
 
 // WebhookDelivery defines model for WebhookDelivery.
 type WebhookDelivery struct {
-	AttemptLog       []WebhookAttempt     `json:"attemptLog"`
-	Attempts         int                  `json:"attempts"`
-	CreatedAt        time.Time            `json:"createdAt"`
-	DeliveredAt      *time.Time           `json:"deliveredAt"`
-	EventId          string               `json:"eventId"`
-	EventType        WebhookEventType     `json:"eventType"`
-	Id               int                  `json:"id"`
+	AttemptLog  []WebhookAttempt `json:"attemptLog"`
+	Attempts    int              `json:"attempts"`
+	CreatedAt   time.Time        `json:"createdAt"`
+	DeliveredAt *time.Time       `json:"deliveredAt"`
+	EventId     string           `json:"eventId"`
+	EventType   WebhookEventType `json:"eventType"`
+	Id          int              `json:"id"`
+
+	// LastError the last attempt's error (WebhookAttempt.error)
 	LastError        *string              `json:"lastError"`
 	LastLatencyMs    *int                 `json:"lastLatencyMs"`
 	LastResponseBody *string              `json:"lastResponseBody"`
@@ -3536,17 +3519,14 @@ type WebhookSecretResult struct {
 		// PreviousSecretExpiresAt until when the rotated-out secret still signs
 		PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
 
-		// Secret the Standard Webhooks signing secret, shown only now
-		Secret    string    `json:"secret"`
+		// Secret the Standard Webhooks signing secret, shown only now: absent from a create replayed for its Idempotency-Key
+		Secret    *string   `json:"secret,omitempty"`
 		UpdatedAt time.Time `json:"updatedAt"`
 		Url       string    `json:"url"`
 	} `json:"data"`
-	Message WebhookSecretResultMessage `json:"message"`
+	Message string                     `json:"message"`
 	Success WebhookSecretResultSuccess `json:"success"`
 }
-
-// WebhookSecretResultMessage defines model for WebhookSecretResult.Message.
-type WebhookSecretResultMessage string
 
 // WebhookSecretResultSuccess defines model for WebhookSecretResult.Success.
 type WebhookSecretResultSuccess bool
@@ -4623,7 +4603,7 @@ type ClientInterface interface {
 
 	// CreateApiKeyWithBody Make an API key (shown once)
 	//
-	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4632,7 +4612,7 @@ type ClientInterface interface {
 
 	// CreateApiKey Make an API key (shown once)
 	//
-	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4735,7 +4715,7 @@ type ClientInterface interface {
 
 	// CheckDnc Whether a phone may be called in an order
 	//
-	// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count.
+	// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count. A client checks what its list shows, no more: its own order's entries only (the every-order list is staff's), and orderId is required of it (400 naming orderId).
 	//
 	// Corresponds with GET /v2/dnc/check/ (the `CheckDnc` operationId).
 	CheckDnc(ctx context.Context, params *CheckDncParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5010,7 +4990,7 @@ type ClientInterface interface {
 
 	// CreateWebhookWithBody Subscribe an endpoint to events
 	//
-	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5019,7 +4999,7 @@ type ClientInterface interface {
 
 	// CreateWebhook Subscribe an endpoint to events
 	//
-	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5045,7 +5025,7 @@ type ClientInterface interface {
 
 	// UpdateWebhookWithBody Change a subscription
 	//
-	// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+	// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5054,7 +5034,7 @@ type ClientInterface interface {
 
 	// UpdateWebhook Change a subscription
 	//
-	// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+	// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5297,7 +5277,7 @@ func (c *Client) ListApiKeys(ctx context.Context, params *ListApiKeysParams, req
 
 // CreateApiKeyWithBody Make an API key (shown once)
 //
-// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5316,7 +5296,7 @@ func (c *Client) CreateApiKeyWithBody(ctx context.Context, params *CreateApiKeyP
 
 // CreateApiKey Make an API key (shown once)
 //
-// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5549,7 +5529,7 @@ func (c *Client) ListDncEntries(ctx context.Context, params *ListDncEntriesParam
 
 // CheckDnc Whether a phone may be called in an order
 //
-// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count.
+// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count. A client checks what its list shows, no more: its own order's entries only (the every-order list is staff's), and orderId is required of it (400 naming orderId).
 //
 // Corresponds with GET /v2/dnc/check/ (the `CheckDnc` operationId).
 func (c *Client) CheckDnc(ctx context.Context, params *CheckDncParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6174,7 +6154,7 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, r
 
 // CreateWebhookWithBody Subscribe an endpoint to events
 //
-// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6193,7 +6173,7 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, params *CreateWebhoo
 
 // CreateWebhook Subscribe an endpoint to events
 //
-// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6259,7 +6239,7 @@ func (c *Client) RotateWebhookSecret(ctx context.Context, webhookId WebhookId, r
 
 // UpdateWebhookWithBody Change a subscription
 //
-// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6278,7 +6258,7 @@ func (c *Client) UpdateWebhookWithBody(ctx context.Context, webhookId WebhookId,
 
 // UpdateWebhook Change a subscription
 //
-// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9201,7 +9181,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithBodyWithResponse Make an API key (shown once)
 	//
-	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9210,7 +9190,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithResponse Make an API key (shown once)
 	//
-	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9321,7 +9301,7 @@ type ClientWithResponsesInterface interface {
 
 	// CheckDncWithResponse Whether a phone may be called in an order
 	//
-	// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count.
+	// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count. A client checks what its list shows, no more: its own order's entries only (the every-order list is staff's), and orderId is required of it (400 naming orderId).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9624,7 +9604,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithBodyWithResponse Subscribe an endpoint to events
 	//
-	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9633,7 +9613,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithResponse Subscribe an endpoint to events
 	//
-	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9665,7 +9645,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookWithBodyWithResponse Change a subscription
 	//
-	// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+	// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9674,7 +9654,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookWithResponse Change a subscription
 	//
-	// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+	// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20728,6 +20708,14 @@ type UpdateWebhookResponse408Headers struct {
 	XRequestId         string
 }
 
+// UpdateWebhookResponse409Headers the declared response headers of an HTTP 409 response for UpdateWebhook
+type UpdateWebhookResponse409Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
 // UpdateWebhookResponse413Headers the declared response headers of an HTTP 413 response for UpdateWebhook
 type UpdateWebhookResponse413Headers struct {
 	RateLimitLimit     *int
@@ -20808,6 +20796,8 @@ type UpdateWebhookResponse struct {
 	JSON404 *NotFound
 	// JSON408 the response for an HTTP 408 `application/json` response
 	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -20836,6 +20826,8 @@ type UpdateWebhookResponse struct {
 	Headers404 *UpdateWebhookResponse404Headers
 	// Headers408 the parsed response headers for an HTTP 408 response
 	Headers408 *UpdateWebhookResponse408Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateWebhookResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *UpdateWebhookResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -20882,6 +20874,11 @@ func (r UpdateWebhookResponse) GetJSON404() *NotFound {
 // GetJSON408 returns the response for an HTTP 408 `application/json` response
 func (r UpdateWebhookResponse) GetJSON408() *RequestTimeout {
 	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateWebhookResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -21617,7 +21614,7 @@ func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, param
 
 // CreateApiKeyWithBodyWithResponse Make an API key (shown once)
 //
-// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21632,7 +21629,7 @@ func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Conte
 
 // CreateApiKeyWithResponse Make an API key (shown once)
 //
-// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21821,7 +21818,7 @@ func (c *ClientWithResponses) ListDncEntriesWithResponse(ctx context.Context, pa
 
 // CheckDncWithResponse Whether a phone may be called in an order
 //
-// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count.
+// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count. A client checks what its list shows, no more: its own order's entries only (the every-order list is staff's), and orderId is required of it (400 naming orderId).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -22334,7 +22331,7 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, para
 
 // CreateWebhookWithBodyWithResponse Subscribe an endpoint to events
 //
-// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22349,7 +22346,7 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 
 // CreateWebhookWithResponse Subscribe an endpoint to events
 //
-// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22405,7 +22402,7 @@ func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Contex
 
 // UpdateWebhookWithBodyWithResponse Change a subscription
 //
-// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22420,7 +22417,7 @@ func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Cont
 
 // UpdateWebhookWithResponse Change a subscription
 //
-// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -44230,6 +44227,13 @@ func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, err
 		}
 		response.JSON408 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44454,6 +44458,37 @@ func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, err
 			headers.XRequestId = value
 		}
 		response.Headers408 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateWebhookResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers UpdateWebhookResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -45685,376 +45720,389 @@ func ParseRedeliverWebhookEventResponse(rsp *http.Response) (*RedeliverWebhookEv
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rbiNJmij2KuE8e1DUdlJFUlJJRWEBq0vV05qu20qqnp0tyVIwM0hGKxnBzogUi1MooHf8x8AasA9w",
-	"ABuG7eP1D//xn9nBzNnx7pleYJ+A9QrnSYz4voi8kMmbLlV9ycGgS8yMjOsX3/3yzgvkYCgFE1p57Xde",
-	"n9GQxfDnUcgGQ6mZ0PVjNozomIXmcchUEPOh5lJ4be/M03HCzjwy6jNBdJ8rwhXRfUaUljELCRVqxGIi",
-	"u4QKwmgccRaTmH2bMKXJiOs+NqYDRtIBg3H9KzYmVISkI8MxqcV2fJ8Iqftc9MiIKhJKwQjtUS429gnt",
-	"KCY0kYJQ0uWx0nbkTc/32Fs6GEbMa8NkPd9TQZ8NqFkNE8nAa7/BF+e+p8dD007pmIue9/697x1TzZ7x",
-	"Add1+O/sFpz2GTl4dUSu2PiBIlpeMUE6SXDFNKkdH5w+vXh29Pzo9OLz18cnp27lamOTnNj5smsWj4v7",
-	"RBPdZ0LzgGoWEjlkMTWDESkCBvt1xcZmn69ZzLuchaSmpNkaXP52o2k2KsZfO40tImPzuPWY9Pi1mR3r",
-	"yth0RPWGD9sszCTcGTLSo5qN6JhEZsWKCEliqllhOcevTv6qsVHY3e1GI7+1Ay74wOxuM91WLjTrsXhq",
-	"X4/ZgHJh9ntmb3/VlxFLN41ErKsJF24LHii30bSrWYzgZ4CiBrAA0DV1fMUZbz1+XDrjxtIZK1YCCScs",
-	"kCJUJBGaR7OT5Ip0kyhCkF15js11Zsh0PK4fmM2Yt5fKzrFGNYkYVZo0N4iWZES5doChmAjNJYOJTk/G",
-	"HAaPDS4wd2aNA/+b+jGeY/2oBJG8LF6ENmxfEHEm9ANF5EiQ/PcIqhz2tGmm32ztkaBPYxpoFitzjd4c",
-	"1P+W1n/TqD/evGjXz33CIsUAOgY0ZKQzLkB6jZLXr48ONzbJU5hFJHsk4oKZnkw7h7EEHTBFuC6ilUa4",
-	"3dmjO636XneX1bfpbqf+mG5v1Xc6rW6TPQoeh82Gt2jrhlRrFpt9+O+m5v2u6Tdbe+//wpvFTe99b0hj",
-	"OmDaYuwnMTMI44tYDmY3WGkaa7ecwLQ0GGXIYi5DnxydvCR7jxpNsxGhueuAMsxfdc0HbKOw3FajtVtv",
-	"bNUbzdNGow3//6yx1W6YNXIz1rcJi8ee75nd8tpegPM60G8a5wXsO4tt7RJO5ewCmAiXTt8nXARRovg1",
-	"S1dCIzh0RgUSphHcg5COyxe11Vy6iuayVeQo2VdsPLuU5/SKqWwlhv51mQHj2FzgdkYSr/Jk0OAKLkhr",
-	"m/QJUsQCpW01Go6K1ACtlBDwNjGQt7FfHAFaU0NaWQxD+eb4R30eIbVBeuqugNI8ikicCOWb62fozeNN",
-	"8gXlEQszVE1jBhQJJ1e8LrvBY/bo0e7j+u52a6e+3QhZ/fH2dqfOGrvdoNl93KBs1x0CMiTZKUwxCYWD",
-	"GNC3z5jo6b7Xbu3s+AYhud/NMtJ+NBjKWJdhI7NqHhIODZ4xGiq7tSwsXvzOo+5W0GT1x+b2b4e7rL4X",
-	"NLv1Ftumu+Hjzk6wlV6KIdX9bB3cjb0ILXRlPKDaa3tJwkOvbAlmbriAdFK7peNF2HDRaH8Rs67X9v7d",
-	"w4wlfIhv1cNXUnHNr9mR0Diu44XSYXca5dcGeIjCMYWsS5NI4ycD+tYSDcM9LCEhL7tdS3jTYeeMKrFl",
-	"6bD5ccrp6Ms4ZPHUtjZLt1Xalne1r3ZkNQuSMBLhQLojJQkNAjbU5krbOag3jfO/+q/f/T9++gB/BXIw",
-	"oHXFDK3QLCxgvTfN8zn75/osorpFSzk6fMYVruJEU52o0mUoeGXWUZyH35ozE+X6mpoK12yg7K3Hs2w1",
-	"t3e397Yebe8uBqT0CY1jOoYJ/4p1+lJezUMFKumkjx6YyRd4olYpZIzSLm/MM703X6qhFIrBSj+n4S+Q",
-	"XzG/AikMbjd/0uEwMsICl+LhN8pMOwe477yQauq135z73oApRXsOHxDF4mseGC7o2mBrck0j7kQ2s9lJ",
-	"EDClvHaXRoq9XxUQnsaxjJ+KaxbJIcNlzEpMbuhOLK+QygRSCBagnBOn6JYoOWAo8xl5xVAcQ1a+PD19",
-	"ZYhKTl4tEdTKZmm/eDjdfL5Islov2SflosKqvZjmJdzyos8LbWG/P6ehfXQTSHnnMXOEsKuKD5+KcCi5",
-	"0HCfvUFi2GBphAXCBkNtrqrmGsghVyQFdTONDNyK3bTJTC/7BDppk3wf9weCRwJhnYthotuEIoclY5Jy",
-	"1KQTM3oFYhCJk4iRmtmcTdwZKwcwGvRJl7MoNHI09pGHUkp+efLyBZGdb1igfeSpAb0RJOHYOKDC7sSQ",
-	"xoqFlkOtXe5fQq80JJf//pIwFdAh84k0onrTbzQa2WTVRnUZ5l6GJ1J0Ix7o2yPNKeazTWgUMxqOSQLH",
-	"Bmw0CXm3y2Ij3Ftm+J4x6bTabERVfj45tt4AINdqLj+/jxB6TaMEtUN4TTuMJIJ/mzBQ7dErJkiNCuQy",
-	"HigSyJD5cCHMdSK5W1IB5QKgRGnyZuiZh157t4Bf8zBmeIz3q3Ntx0wZtngOdPGi0M1Ci82KJztHV7xo",
-	"S8o+KVe3/mxh5KkhjPZ4bo27bgwh8+HjUAq2DxfeYAbgz6vbXnqSX8i4w8OQidufo7mKNO5wbW0CFM6U",
-	"9GKZDMmAjoHxCGgUkVcvT07Jw+vWQ8DUD/H+PrxnaoQa78KkZExUIIdMkRCtFDSK5AhwSmbaqFlN7MPj",
-	"pweHz59uDkKfnHm/6ktYUyjJqE/1mbdhuSgrPljVMPBnMesmCpSzQJ5oD1XHIOiwkGufKDquSNJ8ILWy",
-	"5SkfMJncAcZBjYUT9EIe4uGjipILovmAfSQpE2wtQrrBrSb19auT0+OnB88vTo+eP335+pTURsC8a5gs",
-	"VyQRV0KOxD7qZRebKyvImg9ZR0KzWNAIzuz2gMVtdwTYzHsEoQNBEsHeDllgGB9QH6LqPKCJAnY4kr2e",
-	"Y7XzdiIe+taoqvpyJCrYmAsbv5SdA6vKvBkz/I3smHG9nU6D7XW3g3qru0Xr26CVDx+16lvdRrcZ7NHH",
-	"nV3m3Q3TnJvzYu75G9kBecwpa0nNAAnovGLSp4ZYbexn5iyrNuglNKZCM9CAVFz2PQPgC6m/kIkI74rg",
-	"PX78mISS4VGyt/xeFQAvJFFJ0M+rmKSw+lQaRSxOWULFmOGLrFaVvaWBjsaERvyKVaRrIXQcmTMfMHFD",
-	"DFWEEeDMHVti73vIhpEc36u+M88MgWYHIUFNceFTEyI1rhV5ffzMvQik6PJeErOwgpn5MPOKjiNJw1Mp",
-	"n9G4x24PNB0ZjtupMo5qMpBKk2Zje29n9xHpjDVT9ww7oD7kCpXPn788/LXzavv16dMTRDvmzaNt8px/",
-	"TroyLtjOa50xeYI7UEeLfM7DIGYUvY1I0E/EFUNvhwq+5sOX/X1nghqCl7nfMQsYv0ZFrhHP9sEXLOc2",
-	"A3BANXgifgyQM8xTYWJWdNMWn4EG2kAQTFcmGjmsnC2RKxJEUlUYaxFEnVjg+cGpGA0gCKl5105lBW56",
-	"nj6y4p7vB3KAqXgt6DXlEe1E7I59E0ANk3X+cVikmuWjuSaCsVChS16icvos8L0eoxEX1J4+yUGjdqbj",
-	"b2RnI2fhjRkN+iwkQo72Z5zZ/QzbOj1C6oJbIa5S8DuV8jkVY/tY3YF6XUoyoGKcejLi0YMXm4HFVqNB",
-	"hgAGgRQh/Gmd/+8RNF9eg3e7067POOP/5Yaf85cmNAxjphRRQ/PLsPCgcaciAH/m7UYzZf9rB69Pv7z4",
-	"4uDo2evjpxd/6WexAWmQQSSlYcqoNixC5qtO7KGYpmIjlTwH5uuIXzOidMzowEgbgqCe9eTi1dPji6+e",
-	"/prUcp7qbbLz0ybNU175C7/ONb313XgtaKL7Mua/uQvB9W/qB0OOXg9WLW6OPGbXAB33C//p2GTAleKi",
-	"57s5+OkMZEzY2yGPWeg7PwfA11zQQPNrNgVit91alQyNfMPC5yzk9BRc9267xU5EMr3lxL2pjkgt6NNY",
-	"MU0S3a3v+YR3CRXgzf4xJEDUJRkso8jl9Nwureu5E1Ev7VT/CqZ6ubE/LRr6aBNS5FKzt/phoK4vzekV",
-	"On5bFyF0XtHBOQCZnjTsywEAwS9imQzLAvbOPDxGtM56fhoDh9TD80FHVQ+Y0OAFmvtVV0xwsLjkLNCe",
-	"7w1kyGKq8U044OZZSTSdn5/aC3CTfXcvo5cO3WNCp5tCw5Cbz2n0KpZDFmvO3LXxvWHu0TsPDMnWlzl1",
-	"Ol7mU+xn4SLLbp8R45Wmg6H5iodreYyjt7Fac0W9TknYiu/FSXk0S+a9/Ma08c332Q5bd6D3vpcMw7VX",
-	"PNU9eFbjkvxs4/ObmR+mbBLZMaOHFWxNFL3seu03i2eVffmrmGsQNt7776a2Lt3u1TZlankzK5v94ryw",
-	"hle0t8YKTiz6n522s5Wt1g+MOttJxNGdOL0Eq+1mqcP9zKrfL9mJ9Eza71a5n+v4/+cu0a3uyezZz0Ln",
-	"kNuAsIXXdcoKjWFgqKs3wobqyxH6uaCJGZVhQcy0T6SIxsD8DGPW5W+Bsy6u6maICXkrhV+lcUlpgKC5",
-	"tklk5X8McpjZt7Vx21VZ7FwqmWjFom7bLhg1glkQtdkBZ1b1SuYSUaVfK7cLN1uPsBRs5gVufTnsILd6",
-	"m2HRl2rli3gSAFM3C/SGOz4K1w1QmsHWdrF2O9Lp5SEmHauIyHNnkN+Y87n3JsPoRYguwGYRWixgdBOd",
-	"xGyfmM0FBzLMFoDXx37u+beEg1z4IQSzLTi54iSFFCzTMD2wYeIx7/W1mdV6xzygb4/wg/wkbnnqCw8k",
-	"zFxUPy6dstjUdJMHS4M2zlcnMdDJD5vQrr0dQuppJgV25T0s+abU+AmNojVZTeTqX/WlYLNw/3Sz+Wib",
-	"hLxnsLWRG2WiyWf7ZECVkeiNqAjEHeL5wblCkVFfKgYU0MiPRmKmgVanEjgFsFB2u6S2+5f2f492jVyc",
-	"D69v1B//5flnf1FGFG5GGUMeo6kpL81wEciB6db3ZKJ70vxZJpV0ueCqfyS45iDB5LqApRuU6QQjNVaa",
-	"DTzfIKTzFfBSn6pjFsg4zEssHSkjRsWN6DFXr2IWclCnlHcZpeHIs0yXzIJqZ18W4sPmNLGBoHPELxpd",
-	"mWM5TFAutLk4liXN8D0tNY3W/ipDo7PcCaidRn1J+lSEEQtTbxyvrKcR5foGEy8jxcVNnAWuPKz6WUR4",
-	"SpyzYOZ0r+fsz/xpzz+JKfjxC7ihAK35m1jGDRg8dKA1GwynJb0i8gE/0WsalZDcAReJZop0mB4xJgjF",
-	"7grkNg0s3mntPFoWnb6U8HJ16ALQc7HoFmnO3qSYKabtItVTYS56WPZlcVkxGzKq09VkGX2cZUBdKcSr",
-	"GCLQocGVVza8jeiczamwWD2An/m5nZ93fj9eyRao4C2p6N1zTMtnPGc2rjnG7K9J3tPdX4MjkEIlA6vC",
-	"nUWe3yYsYaSfdB4o/LtwJe95akkcM6Ev0ileBDJBbf5iaiAYCyO27ndTd2fe6HO7L7tasGUXcyXT1ECw",
-	"YOutoiEdLTWClyCKqSXkRs/G8vEoymY7jSPZWxYkZkaGfpTkjrC5q8z0hrHsMKKlNPirZJdFMujg4cSM",
-	"Kile9WOq2HIFZ3EKZZNO7TUzKay+QnybDG2yqZENBR/FEjjB9Y4jvciQZSfnALHkELJ9dzNdcAKHwHwf",
-	"HcJNEWOLivKEbg6bmUF/IXvV2Zn6S8Nin39m/irhss+nSRYVxPZFzpJGY4uRhovxwhh5q82xYkLNzKdN",
-	"BIQeSkGo2W8jrvskiBgFcN2AlYngIAzvRThdw3ZgZrACN4kq7Vk4GBrmSKVh5oZOWcEI/HYNv+bbpH7m",
-	"gWAjguAOWaNAsTH2/HWwEM44m9L5CnrNc9zuJ30WXH3S7Q7lC6mdlDrL1OQkkKVQjVs/T2YFI+dn3jJ2",
-	"aGh524yxzma4zsaur/c6/uIJ2draeuyTEg1YGyCoJ2V4Y51XbiundFkFDVvbJvXDyIia0rTbBY3thuev",
-	"h2XsVZh7RbgB+THB1RAKYZ8PFIG31mGwwEnMrKjAviOz737PEiq8ZGX88ZKdKwOQcib5UASHLGJl577y",
-	"5puDhwOo4wEwoWPO1F0dxJ1s5g125NPi9BDnsCZ3575a49o/FToer0twUuVMETKgMeaPTbEGsHpDqhQL",
-	"S2XAH4+haOGFKOAgz78v1J9HCktXeFem8lkCYydRNL/QVOWysh39UAQ/XhE9vTy3ENMh+cahnXoREN6c",
-	"t6fipmKmk1go59G7IqEp0RIVXbHWsxNj5tou5RFQ+swPnsjYB5IPOa9wxraZ8sk7m9LqHSSyglwK79/P",
-	"mo3dKUrBVjjFbPfMUa6BwLLMY+UflWzoFKaDVRgZlGiJvtRJBJ7ckNBLIb3Ld9lc5rZh51TurDFXHCxI",
-	"f85U/wuJQetEs7caSDX66jJlCfH8hKUFcdEaCWALz+9WJHz6VjORTx83dREZVQxx7ZL0pD62zSm0U+Vl",
-	"s9WYPre+OTbI4B2Z/erGckCEHHm5FKFbU1rYxnJkPrURbvKL1v0JWQtUyc/RB0QQSofZumCzapA4L0sK",
-	"D4tzTrAbqxqOp0jpNEKCTp/mafrKnMDqkDLnlGZG99MdWpWN+pLRSPeP2VDGek10ai8NJD2LEwYStb0+",
-	"BLwoQdmDvEVBV5MM91H/43pA5qv4fS6mpY2Kj+CKjRWqQM68zRR9X7ExC0knPwbjkNJtRMfz0fQ87LlQ",
-	"TzylC36/WPu1CD/dJUKyiWVXJf5LADpNePZprji/rcfNqpCPya0/rqEBx/yas9GSWcnRmtt2a7Zg1MeE",
-	"/7EcQbwVZosK22QZv+ATqgi12e8eKLLdaNjsn7rPBqR2GcvRpbWpxZDWimoSyCQKSRbzBeh4Dq3KAD2z",
-	"npdj/3QBlo1fSZiJca9ne4zl6IHCIgdOR8QjSJv/5OTrB8rG90AEkGnTnNYUzLPQrwYkx3LksMy0izEQ",
-	"fdtXzkw9lwvLQdWPV2TJLsYtZJbprZ1VlmFlj7aN4tA6YiEZM73vQKoNunbMmfaWK61IDQ9gYz+7Moox",
-	"Yk8jix6wXWdCJgij8MWs54vvva2bD+vXNLbOt288c35pJ8dy9CTt51iOjl1X6TIBzazrSdtJoisbf7Jv",
-	"afeADToI5zQa0TF4zoJ3IJga0kojfYhEt8lRx0zfnWetS4pVjrBwsiCvLbrx0y5FbhrTneJiOiwwCA8q",
-	"KMk46/xm+hr3VS6YQ12bDyFsZ8XTx0N9cvK15w74xeEvT16+gBPnq8kboAZ5IkNWjvHS1zYJc5o++VYa",
-	"77Tno3C6X1JzpppYjhSSBqA0Qgq2vubVdJLLG7vYpmQaH5bqsWAuaTbX2N1roiTp0niJuQg7drexvG/b",
-	"oU80OOs50mIzNXDRS4eEai1ocFo+6KnUNJpLy5TLU2uGWoVUxXrBHTFIrz6S8RWLiW1LpLk6N74khqCV",
-	"HAaYzMN2YcC+TXpRGJjU8nvrwgGAZCM/Q8PUTgj+AcRGlRvMnQgBaD8/CldIAVwIu+l+H75wGlPDavAy",
-	"UNm3GKPYYcb0sGsmSAzeXMgVPbATpxGpXQLCuyTK4NpRf7yfXZA8VVKajoklKhs5OoMbZogLLgqMaqAE",
-	"tVhsHXTz164zSznTLvH3IXaMP76w3Ze73sHpprCR18hmSCkPxrkLWrzYxQvmyENRdZtBbwHdl7FGs6nq",
-	"Po3cY7P0rasKwM9WlXmeMRquzRIAs2Ovk2HZ0vCaWQJPwyd0MKS8JxZakac9ip8z3Zdhwbd3yC+uW55v",
-	"/7igaiwC97OZ/lF83rpAXqDUkfhmvEeQKC0HXxuepoRbxLd1lJB4aOQjYH+8EjgrmN5nETTaYaE8H2x0",
-	"KOtC6jo4IcKmW0ppWoCpUsZ5s81Gm1yxoXY5NUEtBPOhJOQ0Ago+a8BibzFP6FH4JB4crHRghU8+X/+T",
-	"J+t/crjSJ+s7aw/LT8Ilh0iFSkM9gN/txnKwknlOoUqXxiXhWa7eAHRtKTKeqHMsg+S51i4vQgKMKFQk",
-	"KD1D04+Lrne3R+mY8l4fMCGLrENz2aUYMKWY6M3n266bJN9mFSYsbZ8GNSzdsPST14rFLu555bCi5Q3Z",
-	"W/1sueqAaoLuwSotlLnSggtM9SK2eA3gXMHCehdhIJ9NxYHMRupFFCi+QVyHVDPnd3gzFm8Ys2suE7XC",
-	"YdhCpe5Aark7tbGajTrmMuZ6PCdWQgacRs9kj69mj8b2L5g2rNyKtE3JJA7mKILh1RM5GNhkGCtxx/OD",
-	"O25iLve9RAdZwbg1DUVpIHrOyF5cFWDYGRozQ0Fm6MMM9i9EW6Tobop3SLe7iH7nQHAOPPLbMM/+P49b",
-	"nYaKIlyV4bUZ9FjEwX6Rg5riP/JMxMxlKqC5MkYX8MCaIf/mmy8Md6O+bpUp8G5De5boIgIZshSfkWz/",
-	"lwaR3gThztrXHJDNOpBk8z6fy2PjPn/dnLUOB/Z0L3hYihkwDmW+g7p9v4g++EggZJyFDHoLeKx5MzGb",
-	"cKHviLNY6IziXKzd4V0EC4npxdqs3mJa8G3Cf3MRyd5S3Mne6pcxqNxmKcgqFGPVTUh0cCFTxLzcYm+P",
-	"aQo4crtV2NdpjLMYic3DJIdMUx7dWJYEh3XoIpeswYFrEbPZ+usOt/lk1OdBH9MaFEXSjUogrQTSSiCt",
-	"BNIfukBaSYyrS4yVFFdJcT9ZKW4ed5XKXDP3+dTgwBYiayDzme8NVoW20X5Q1kQxEW6SA8zqw3PInCrT",
-	"0ib5sfZ9KdKeioGDhjezoYPUegNh7VM6TqsTkxr46+KMfJIehk/KTm4D6Ag3/W03Glm4nqFDajkTlxMB",
-	"H22vgERuzDMN6NuCH3RO3szOa5ZnWTPkqYyHuV0XT27fxeGNurih1DdLoaeOqM8CSLFsJAFDRyJuuMmI",
-	"X1m+ZB8dTmWMoJ4Gunr+DWn92isXN/3wDiT5eSR30fa/Fvzty/jo5CU0nqK0qUN5q7m9u7239Wh7N+cv",
-	"UE+f7vnLifLaG3ILwTmj1cXNlHGPCh6QmvWv3/CJkKLuHiPepGEdEwih6qmGPsf4CL2ONyEfb8lzzBpT",
-	"yg7N8AhraBhyzMLUekSK8o0UjA1Z6uARUM16Mh6TB1yQYSx7Rnx4sNTlo8BIpCDQ3M4ffbO1UkhBKVH7",
-	"pez8KCzseT/TNRjwLLqt3E/tG9mxXiGkRt1f5uGAhowICTS9HIbmOCs615gR5ZqLHtDRmowJFxuEEnQ6",
-	"KXMMWeIOUu5ikE5jHV+DH6+7KXhK3MLT1Hz/cX3Lc1q5BXN6DSxdxVdWfGXFV1Z8ZcVXVnzlj56vRJJW",
-	"bmyNogudKsvWBd0pW+1yelC03a7aPr2py0y0q6Oc+9Z0fwSD6r3e55ShXgq5OUPsDeFTsbmh4mgJK7uJ",
-	"o75Em5kiNfQTzxdRhzcbRWeIR9tLw+PXijaXI4wzzyKracwgrvqWEee+F7lqNFOGKFsTB2yKUGIMxs0P",
-	"11yeZfQO3D8yNTHO1M8O6nz+GX/asPipGPSbWVtyAekleZMg7qNQki9h+WgPK00vH2VNOUyxcK40tmpU",
-	"vBlyDcHVDblmbiGXI3eW0aRRpDDqZPU4orsz9a9tiv4oSQ3WMJjeMOHQR7VFLjbt3cJItwCuCzmOrB0v",
-	"bwjL2cdyCZxzhrg5drUC6JXhvBe5krNlKVCuWZS3/ztKk096OqKxC0+ihgEp9QfI7/lMWswkBtM0xGgO",
-	"mVCk46qeuIBtWy4Csi13acAI72aFSsG3JeKwd7MTxc5LJ6XZWz1bz6LUGfGWaaJhpMIx4tYuO5Ifr94t",
-	"vwrMk3BzHVy+r1OZlTZbaTEFCJ9dVM/1trDgxFQ1t+ljxk7OV5i84c7vbO63L2xje1g+85Vi0O8iSPwG",
-	"tRqOLYUvc2G6D/y1Fo6JGb1VESSHo+ZjpMUYCAn2EjSU7mI632WVCV5CjsEb1BeES7R+kUH4NvXI5lIc",
-	"qYMokiM25+TT9k9Drp9bD6304BKzVXVbqQKTIYDf/fWc04feXsNdWXvi3FZDeEZFL7HofOmp00F4yDT6",
-	"1+VqIpSsM9HykNOIi97Sdq9iaUB+ftrgYKrcxKoZhM13X8qIh3T88prFMQ+n0qYW8maH71rvz842C39s",
-	"vy+tUzNTahIqChgp+jiJSopqXnB1EUghWIABxnBuxYelHrw0ik4CJmjM5TprPgn6LLQTKTI1z6UI6djw",
-	"8ieJ+atN3px5X37Zfv78zPPTv86JjMmbc5tTx3wgu918OrP5G9jGf0p3Lcu72Jrdwuzlbj5b7W7JZsOW",
-	"vl5Q/8XW2sgcTTsskqKniJYrOXTODQ+4oUs1fvX5eEm1Ghfmn857tcneSIrbN+fripPEDHQvwjC6NVt6",
-	"QMc00A8UGVGIh7tJ0smlWR7Pb0RXe0LGzKBQs8m/Kao2p92EYyqUoW8LcdAwrYljEPLCpt8mNOJdjtK7",
-	"esXiQzp+Vq5tcrZLIYnT8iw/TMXiax6w0zk01PfmuM+Wz7ZQjmhdApH7+LWiPWaQSrFgcExFKAcXGbth",
-	"H1ibz0XMhkxzW+yIXTNxEUmKuUZyvy5CyqNxKf5TQ8aCvkGsPcGXkpxM6Zp6hae8lMq5enLRleVi19xd",
-	"1wBHLH4BNS2KO7kGo5FWOS1CSmQpMNpvtIQMNfMu6A3v4spJ21a6tLa2x1Imz7Zz9V1XqUByQx9l/Go5",
-	"iu0bVjokXJOIqlXuZBnbasOcCpc1Y2YLFHgOE1LKIM3DRGXMWjkrNsOJzL3GU7yjP8UEz0c0pdzYIsQ4",
-	"w8bMQc25jHNz730p9p/BczP+0AuY9DKOfJYrncUA833AM2qfB8sptmWu6LJuAC18VCiXXcjyWQ6h2UYX",
-	"N65c3IYhPq6rEUpxc7QuxSWXV6NeUZpbUjHuRyPcLVvHj17WK2Gt8r4y62VxmycWTun+adC3eUYNXxzQ",
-	"iBkOgpgb3U6LIbUard16s1XfavrE/N1smb+2mpvN1qb5bf5+2Gw9NH/vgygFgW0kEZELuduuQ2dkzCgG",
-	"yakNLL90nCjFqTA/nopexFWfDKTQOCtS22qSyR8mf5z88+R3k3/88N2H/4nggIcsQMc4N6cNn8ghEv9o",
-	"TLoSQZh0xoSSoVSKdyJGNB9AOLyZIhUhMajVhcIa3iOM5XDIwk1yzCJqKBQZyThUPnkt+Fv4WvmQKtH2",
-	"Z7ZJmanDK+hSj2RuqWjvpS6dq0uCxiI2gNyPZaf0pnW+YWagk1hgCrYw3BwMNsfjMWRizleOzNutl5ZH",
-	"+WQC/Z0D9nzZ30Cx292h4YcYuwKAjOWAoGJgnjqg1tpuNxrgOMlEiDqBjZWVBLdQBNyp7E9q1L5+oIgc",
-	"CReYCHCImUfNnZYjsU9oOOBYw2sgQxZTLWPrmaqhzBEW9LDdbaylVZhOMJGvjUzrv2nUH1/U59VHvleH",
-	"0B+xZL3ePZmWspfYzu5T6l5Y5OpnLIIvPZJFIvkcqXueDLx0rBXE9TKviExKnrEso2MBNiAR74CJ3f68",
-	"EnKkDG2DYjGk9llKvTesxyeYmwWNCHurmVBcCkO5W2YujyxnsjSvo51caX3NRdxkmRNaag1ew6NoymZb",
-	"ogkQ1sJUkuwX3A+c16hpR4bmQGr2xWeYt9l0jYZ6TPa1sdQjRpcnuMW0E6Y/F0Cggz5L879qFAjXqEUG",
-	"q7crdKOWnURe9bnUmfCYRQudAefWNrHhFNYJ3eWezadrgI5vWM9kmtWag56L9U5uU7SkbCPTvflh15bB",
-	"QqK2JvidFY+5dQWYtQq+fFxNQU7LWT6dk0AWU4Ug09eO0axsf41iDtmD4RjcO/zhXoGLnXuVqFwfwPzX",
-	"wdciay5yTgqqrZiAwDgRpA1GrNOX8sp9UUYNT7JyLmskQTo1UpQtYGYuMF5nS4j3CTNybVo47YEiuJUu",
-	"GzTVrvDN/NI2Jem/8dCL5WncjpczFjOltAw6uONKWjkH8EJ55WW6j3czXS2iVO9mSl7P8kazVZdtdWUs",
-	"tSzGGERGzFyRa/chv5HLZQVRajXnwfxox9/Z2iFBn8Y0MOTHlZXFtPZm5fmghPLKtIY0vj59YnUYja16",
-	"o3naeNzearQbjc8a5r8b83Ktz5xmMbRhlb3Ol69eWqE6UzKYSdsq5HbnyNHJS7L3qNEk6QxXr1Gduj2t",
-	"U+Az9blawz3L6b8OhBqV8YT1JuFCaSq0TxqGwbEVzF3F9URoHgEtNr0MqOYBodhXwX29EPNSxiXQa6pp",
-	"GVNKIi6uXAUebAU7DCm1hhENWF9GUI9mgLfujqzjbGDzvM1Gp5g3eWcvtVD4mG3+qsQ5yrpE+QZCzu+j",
-	"FGrqC+qUreUpKOPEbG6v45Wm0zpIq8iWiN+235MrHkXK9T5f2zLDE1CloX+ux2XlF8bj8bg+GNTDkPT7",
-	"7cGgDdh2eqOmPD+239fR88P+QwruIIu8Qsx0IChnxbmkqA7zvske2PPEfU9x5dClNODpSZ/qozXjqlaH",
-	"9vJP7gLi13OanzFzpKoImeie5KJXlyJCoT+Qg9zvTDlUyiCMWOdYB0eLdmFBsqn0yByCyd0qv4DDZ0ea",
-	"d4dLr14Bref3JEW1y453FmSWnu4i3LgQERav2wwuWOZdacjlj9f1G4j9Ldy9zfcfV7rBGZfP5lcoP9zG",
-	"+Xk13q6AkcvK/HEFkHe8JD/JMKLajEjcB5CTdYuERvCQ3bQg8sYq7sdsISdwbXZxZbiwO/nUfAVJ40qI",
-	"ppkcF70TLsritJV5nC9HGrKIp8WgWYg0i9CuZjGhJJNhblOefaUwxXW9vuRIYKjuvEAjlzv3hAUx04UQ",
-	"ruKeIMfqPJhILLUBvLpMtGFqY6ZtJV3Fe+LmW1FwF1oNnpM4WtE93bRMoSm3pcU7kQFjcfumgGbmoszf",
-	"y3XKxFvgtSbztQMKV982mo2wGPLScnrLAzWpZiIYP1crFFNjaiiFYp/LcI6PF9rVm+Qr/rlTW6YC0op5",
-	"M8s5dSdLLu1unrbX7ZzZQ68wVn4LskJThbUuOPNDi2RuFkX6DOPn18GQDsjKwglyoalLok5vQoFgoexW",
-	"AStwjY/KU9GzFPXfgFTwOZjS8FZP17gLSj/L34cVwtyp0sdT92KlcU4K0L58IMHeanv2tzmBtADfbMXS",
-	"9ITXrSLn7kBWt9Q9Ocx16Z4trCDnACQPDllduVx4a3E7ZrZ0+izzkFByaEVknwd1P39VV8ADP17OfBqh",
-	"3YJJn7mhOXiLGA03s+K48NNSV/cTkfOF9RN2T7+Rnc20RGtAo2jTFf1zbEHaz2pgC9PLCnmYbtJHr9MZ",
-	"pY8sdKWTSl/8Una+cPOCh09oFH2RzQ2egcOk6zW3R0dimJQlDSny+0ut4/fNii90kcizudPuTtGY4PCW",
-	"H1DMefzUIPdbO19PAD2GDPtm/XzAXHwXBs8ZD/e4xMTc13qoyOvjZ453Ydbxo5iEpdXI5a7Ksa7zUMOP",
-	"HiXcASo4ZhapflLrr5MI58lVi9iTuYRzxbLebgNSKjlDAHOzyxNCHHhVy2+63x9TRZLCycI5oYT1SQGg",
-	"0rxUmpefkuYFuyqXxU80FSGNQ2IPWMFYXPTsBHwoAyIwC6CQI69grBn1FQsuvJ+7tifd4tXwLx5JEnM9",
-	"Rj9RFPaH/CsGkiEHNoPRMA3I89re39QPhrxuWmQAiV+8f//e+mmWpvIdJp2IB5kfiSKKxdcQvBzLpIdp",
-	"5HpUsxEdb5Kn11iVX/cJjZSE1NEqzQ3KtToTOsbtIyqiqu8+caoQ391cqAJlRCnf5QV2ri5n4vKdbeQT",
-	"6xvigy/L+0tS6yQ6Tdebd80hSseMDjA+oc/Ik5OvSShHIpLo/UbFmcAaWw8UlEjf2CeXtvdLMwXM3yrc",
-	"/DYJCHqKBDSOx+TSjN8mb84vfSLjM2F/v4MlqDZ5B87abRInEXv//hKmCG6fODmHmEltu9HY2DwTxV2B",
-	"QThT5PJv6tbtr34UXtoYbufpDoiAQ4WdJtGSNFt7Oc8RIrtn4s1B/W/R9Xzzol0/t74HUjDMHd4Z549z",
-	"wx0O6sNwlwhNdJ8JbbaVhRlcnIl0jsdUM/DorsN/L/38o2M2oNxgiEs4isIbxfQlqVlPiA0fGlCy3Xp8",
-	"Ji6PmY7H9QOD3i83z8SJzSjaJq1GI/N5ajVahNoi7D4mLg9JRA1NqFHSSaIrgoe8sQ/xKFyg7y03EpJ5",
-	"1DwTA64UF72HibgSBnddpnfn0rTYgi26YuMHiqB5kYBHmAFYFcghUySUUF+fRpEcobiR7VLNbu7D46cH",
-	"h8+fbg5Cn5x5v+pLkEZCCZ5ZZx7Mb490ZDiGvmIWMH4NBnBwj9k/E9uNbeLmGMsE02vz0Hy4Q0axFD0y",
-	"gGI4mDgbG5qraVo8JoEU3YgHZtXNLRxIXqN4dCbA3d682SHUvjOHj65LgRQaQi/GQ0Zqvzx5+WIfrpOM",
-	"yYtD8GtyF3Bqw1uPSUy16x7L9JHCyW7sk51Gk1i/fVh5yIaRHBsCv9NopQeWDNP7bGDTvNxyn52JRNBr",
-	"yoGsmTfbaYchD/FoEKLtZm6eiTPx78hBBtlwVO4WpqdHBGMhJCY/eHVkQAB2JeO6MBkYEuMc1BBExjAK",
-	"5ub9b+p1cswOZVA/Egatt13OXovX6yHrcnTDV5jBl9Tr+MeZSOM7294TGkX1gAkD3+ksLMY+eHXk+d41",
-	"ixUi89ZmA7iPIRN0yL22t7XZ2NxCgtwHEvLwuvmwz2ik+w8hn/VDSE9VRvrRCo6hZTmEYXOmbSI2BKx5",
-	"xcbYLGUK2+4wfoEf+e43aC/SX4bapj+eMRqmP8yi0x9563f60DIjpAYukA6A3NuNtN1zHsTymHY6XBef",
-	"Pf/2y6Rj4dOmyVDJAJGoZT8HUnAtzR5ANYQNn2gWsWFfivErdxIGf11LHrD0Se3MM+Bn7h7vJTELzzyX",
-	"DRN0AtyQVw3lJ1OoM2yi9yWcyxNzLDnDARxbq9EAsQNvJfICw8juycNvrMDA3tLB0EaLWZmmeA75N+wt",
-	"CxLIFwZefo3NhvlfK+/16b38KpfECnjHLOAm28R8r+kugjyWPk3imAl9kb69gOyWGOHDWBixklcQR8QS",
-	"ZlMkp8o7NTOnc79sNVvN9daCQLJsi/ZW7jTNXrWgu2bLlQJ51Y+psl0uH2IGDheNU+iuCJozXRfalq0N",
-	"hL1loiBC8jGDcqbAfE6F48L1Sj80VwKcdxCJAsRPMRjzRrRfPJxu/t73SviR1XvJPpnqyWblXLUX0/y9",
-	"7+VZumWfF9rC5m3j7S/7KMUSDz+noYsWgU+ayz95LQyjJ2P+GwYJc7dbj5d/dCrlcyrGdixlvttZZX5H",
-	"Ns4JbSfw1dYPEqethgeKyAUYoVheIeckMM7egLURP/LjgTapeMtyjEy7hGrNfp2/hZlr9ur30V8ShWEO",
-	"6KkVxEAYfT9bmrlwd80i2zlJCgPtwY6PhYuksFHjGdOAWgtok0QRGdDhJjkw4qT7LIlzkQ+p/gPYL8fp",
-	"BVQYdHbNYt4dO5Z9s8Ij5XgE4jQGAyjr6xnZijnzhGMrH6jsXCEdQsPINyQZ+sB6U2GkVVS0gDxpzh3q",
-	"TdAe6KaRsUSFtGE0DcV+iPqQOpS6Bm5zKNFyUGR+0HZmmMAD0/LrJnCtMR0w7biJssVmTR4ehWwwlGCo",
-	"BZ3HOaqFmNLOnr46qikUc/DUELJ9tBqtXW+qcIM3+V8nv5/8bvJnMvlPkz9++O2H7ybfT34/XV297e0+",
-	"bj5qtra2dx7teoVq+flqx4XCNTs7OwbNFKvcewGNQ1UfqKt8xXbDRmVlFLwgZiHXxDT1CeQabkyVKW17",
-	"EJ9wYW5TSU3TtodT9YpFDbZWpv+ZMfTrJpKwTEFnMW4Ze7uYgPxSdg6s2O99TKKIZGrxR1/IuMPDkAn8",
-	"Ym/5F3ZahqLIxM5uBer7xEr08EFzhZm9ouNI0vBUymc0Bkuet93cWWUbVDI09IKFz1nIqdPof2weYYUT",
-	"eyH1kbm4AyMkh/hZayXYcCxExo0s/uTEyq0ZxcZPt5d/aodKz7uAjfGuEIpxuoAq+7EUMlHR2Ei4ccRZ",
-	"TKycn8e4WPOiDOGuhGorLFth2WkEY31YKgxbYdifLIa9HYJFq97Dd4BfePh+AapFR615qDZFhbs+WvSG",
-	"VPcze57t35u+16vih2JO/tsh6mJptOZeY7uxg+WcVkPULplMay3slhZruyvsBhkGjtP49h8yhtte6Vp+",
-	"IRMR3gYlVhjuJ4Lh8K44DLcyTms9zGW8mG8NCnJWKMiXQSKuNPp8gHUIEmaYP8eQgo2LWfvGM670QZrQ",
-	"U83iwxKfz0LfXBGYLOGKdAzgYw74FFHtWDT6bcIgM5XFSfANusDdAG/6S1liW0BphZZWp3R+V9YddMJ8",
-	"884t0Wzjjv/ovBCY4WFKiGa9uXPa2Gs3spQQWBMKjDAurVav47W9Eya4jHGvzTHFicHs//Dht5Pfffju",
-	"w/8w+dPkj2Ty/eRfJ3/88N3kdx9+O/n+w3cf/n7Kp8cO26o3mqfNZruVG9ZsACaEaqZpmpp3Y3nI4Av9",
-	"Vst0l5BeSnYtLPUcMFZKw09rfFifRlZk5O7JiEHS0zfDEY58bqRy+rGi7iG7pZ9U/zCDNe8GDd4AWdlM",
-	"4ZUQXwnxFW5aKsSLPIJaCz850X0VqX0RkkqRSLNUcv9BCO1F7Obvnd8AL2XFCCoBvBLAK+y0igBewE6k",
-	"loqxkJcVXMSVLV2zsRx3DXn9io3zcnmJTA1O/kvlacyCbvM1LZOZExcI8ZMVmWcl5JKkibBTaWyOabdn",
-	"JGnTrlEiSW9jSPhrNd1vy0jezZ18e7vRQTyos7fgmANRJV3+1jwNri62Os1ugz4ONjc3gZpcyyvsViRR",
-	"ZA5GDlmmz3H5S3OZTc/9tHhr8z5FbgC/5eL2FcJoJWZXYnZFLE77UIUmgorjNtJA+USwEVPapr+pGVIC",
-	"SHtAx1gnxoVnmHu9sW/TJiJxgeiyHD1BylFCS0pk9OKV/cJGduD8smm0sTxIVjADK7Fx3SeIZ4q1aQSN",
-	"Y6hNo6ULmjFti8XWY97ra/QNxHBmQjVJUe4mMYQt66kzdj1Z1z8zReju4NVRHYI1shi22nZjq8TL3mog",
-	"MDDuU2oflhCWv51DI1bA+2ui7rWVD+tT3XsitldsPEUsW+Eu2+4+anSatBVshdtsp/uosdvcaz3eotud",
-	"neBRuMv2uo8btNkpvPeKlBtJ7Ecm0XdIja0CyAlas2T5FGotjAza8UkaA2NuEMb3kBriFgztpT3KwYSU",
-	"I97pVTAkcBjRMVtK9co+KZDeig2o1HWVQPxT4XGe0yuWD6SsuTwBQVHyncupIEJdpq07hlbzCHpKjLY/",
-	"gqau0oal2rDqQt39hUJIh9ALG7mRihDmAmWcum+4dCnYA7XvRAZsQ7iCKo3biy8geHvYfHWr2vSeTNX6",
-	"/KS8NeT8vqaRVX43/Ob2duPc97iyxVPTvD6xodt23ll6cpsmxYZgT/7vD99N/kQm/zr5fvKvH/7+w28n",
-	"/zz5k7cySza9M5Wxr+IeKmS3ssduHhkRd7FnbH/5VlOYbL5X20unmweRzCBVm1Mwp/6wCQT3M8W+YlBG",
-	"uPApOL71qQgjFpZ7vhksoNZGivZyfxHLwSractv8VELjqVKHjIaEh4rU0iA+bhd8FKo350AboHrcRt5A",
-	"8Gb3vNxEYGuJvTlf2UpwdGg2YjUDgUvYNLsOdD8c9aXb7+wYCvPeOV9k2rineWPOGjfxH4EVBLy3X5XG",
-	"z8xR2jQb7UbBkhHyGAOevXZaJ8TzPcyqeiS45lTL2GvbwTzf61OFBZmVI7U89NpbTUOgX2WVRByNRkgD",
-	"N3kLrmDGKNRmxSd299HKQaMrg1oOE7yJJ5hzyGvvbVkTyMybxzuZPmbH90aU69Iemq17tKcYRLHcmuLg",
-	"vTKnVOaUilkAr0WkxLWULhEZT5E3R/g2phiHaYYhZJry6OE78+PIKh/KkyRlFogcuyAkMAk2A5Uy8haJ",
-	"+JVhZmziMSPDzbIJv2DAJSxQYmyV+xvhPO9Xk3EDpX9FW25GW+6MjCzW/wcIaxUF+dFp4itl3A9BGUdD",
-	"K53OpyYhpxGLH0Jp93CByf00rRqdVui2GXL6MjIiG9fKPu5TBQQGTaXhBoRb9VkU4nuLR0jN1u4jzVZj",
-	"g3RjOSBCjvaJpY5Zjp7BJnkGI4/6UrmxaRQzGo7dIDCGGVTTK1vTmtScLwKuEQhfn14z6HNjkxzYrlam",
-	"jSLNdFlKHJ/CHj6zxctvrBlMi2h7W90W3Q2arL7X2Q7r2+xRt/6YNjv11C5MdzuerbqdYuetRmNlDIwz",
-	"TvHDPZrX02rkIKzDjJ8WLel5i/ujPIFdcz/uhja5nVlmnQbwG6f5fPGGcI2XoiJdPwfSVXlV/7zJ7Jcy",
-	"CjGoWbEHyqKASIoe5FRxZBdp0Azdha8WkN0vqSGV1JGwZEi0JJeQufjSDmUNba6sDNVAC8PE0MORjwX4",
-	"E+Fqzig6QMyFtA+T918WEfLlPhHSVojHZj2mkRSTAaNi1OcRIzU9knZeSPmtb1w6ykCaQ7UugDZ1dPbW",
-	"TH5jkxwmrJ2bv+EdaKLlIacRFz1r7gL86tiKbxMa8S6HnLf2L2APXrH4kI4BTTlORYZ0TGqvT5+QkI43",
-	"9lMUbSRt0xUXhJIuFzQiKDz5UP1+GFFhMKURUA6pZqdQCV5hbQcZY+5mKPEAOyzkyLzlQvGQZWt5oICr",
-	"OAn6LEwiRkZchHIESzEdSOHMpGZI0/JLGfGQjl9eszjmIVMuibOZ8QNFfmOaA5uV6AAVs/tQUT9NPZht",
-	"Ie8JGUNWDzN3+NK6TGISH8hnirzMhl2zEYLdvkjsL5R1IXUdFAgRV9pPKZuBj0Q43gtgxLcry+AmdIuz",
-	"fecnGUqmSI3agvM0HuMHRuZU4MQJ38Xc3LGNTQLK9rZ5AIWFibkk6I3pm05F+ZFR1whVLlkJADMd8GDd",
-	"sJ/zcJO8kLpv2oYGIqkgULQJkwhgCng4fsuNbJIDQQrrJz1+bc5MOxQAPGjHuavt54+yUNMLq0YRJsL0",
-	"a8UMd4oKA/wNwGDeAveJJiAw8KRMLu6rrVKw3WhgVvBUm2PelviaArcK1+eTWsMRjcCM8M/6QF3VmzPM",
-	"bbPV8L0I2aedRl4hsk7WFsU+Esu7kMlt3YLJ9XOJFdJSmE3fCxKl5eBrGiU4+abX9ib/++T7D383+efJ",
-	"7ye/c0Vldv17nt6SZDsuHdpnRZ1b2S2emVnRz3aYlqBv5DVgW5Cy7GWasez8bsQCCzyLpAIrnoowhwpq",
-	"RXRic60juuHKYJzKdbVyXa2cTyqpY3V7Uqq6Mpx+KglQyx1gUZ4QuWhbHGK5NBKzZfLIL4DJAdYm03dY",
-	"CcRp06g2fGJBOahBc2eIAtSOsdog3zClNIo2fAJpta3wINhby/VYlR0qVwbEsG6O2R07KWeTnKa1t3N5",
-	"vXFmhidDbWDb5Z3KKxFT5SGMYCQnkZd6tJRXBEu+IWN89zrDY9zxT8+BlSjo1tK5rUY/7XI/kcbxYysR",
-	"09Uu4RcKgFoxApX68SOoHyvO4efKORgSjlQszGsqqIa4l0VMgi2PUOpn8iIXF+ynhJUJDdX4uAiiJGQh",
-	"qdnAXPBt2NgkJ5p2u0A6saCV+WC8T6hTfmDJRezEapNyGpAaWPz69uM6cj5SMLVR7uF6KIKn2NmKqR25",
-	"U17VMKgYk/sTrAVacEKdFmXL/DpR6s1Tj5k6oXNTTOY2AaYFa81PoFk+ptOQ/JRTS1p/GfSluUEgL8bC",
-	"clQb5H1s5qgpYlsA2aPqiqE2V0vSsRxh6JVlmSybxD26aB6KYLmHJkvvQmWmrHw0K8oIPpplho88URRB",
-	"kSIuKVIZyhcSfCZBNR8ntlIUFS5FBVA8pGSpw4zScqhc3AYWnJq1obQLpiakimC3KNLCTfIrZ/VAzOZn",
-	"kSH5po7AQHHDkqQUZpmHIlhGOLO53inJnO82upSEZkanmpnWbODMxr2T0TujeSk0uX1YSq3ujJwAACwW",
-	"ZVH7UZGTipxU5MRre7/qM1AmUosQDbpJmUTwPRApGz+fvCzLhYRF1v1Go4HDKOx5bDGuVXs+cIIMImTl",
-	"GxoT4zSebjYfbZNazIaMaksAMAeCD6Z49B4AchLbVCwW7aQeERiVh81RkLMYV4F8ZwhOOxPqUEubqqoz",
-	"uc5Wgt9ubO1nr7kuqFiXWLjJgVuodRA19BvpD6p4rZ8MvbKKYsFGBBl6zPHkxAJSs0z8xiY5hdas22VB",
-	"rq5/pqa2srNv5Wk3NKjdw1T43c8ppmnMyBUbomuB6ssRSVH7vIRQi4TXT5MUCuWmGRIEgDxF2/dI7XHz",
-	"0QbZfbRT396qt5re+XI5ai3ydP8pomgYMlymhYy7lNYOTOfzyeuXckQG5lY7Nm3EYkZgRugc5d67qVVa",
-	"5MqcXCmFK15lRV7lVaId+zDH+W8RkxKyiC1kUo7ZQF5bglvQZDI3KnAOb2mgrWiKtmInt5WyG+15Mqxh",
-	"bhzbsYGeeiBkT3MnaKLOC9tcoL8svJ8lxIewzgIhvjEdXYFsnq9DQHBu90oA8ZjvlOzhrNcmfDHAU1iJ",
-	"mj8f2lSRmp9KYmF6lWJ92e2uRWyguuXyZDmpW9LcZDnFRMbl1sKbOeXcKh/OOjlnfmJ5Xmj4xBZbNgeA",
-	"oiUqP54z3ZfmUOiQX1y3vNVtfKu4Q+dUqjbgnr3Fi3kUPokHB17bO6g3G42mN/XmczfLwtMnpU8P80bG",
-	"Xd/jQ5j51mZjs9nc2gTttzpxsRCF0P/TxeWhsdv0kc1lMPX0tWLxC1BkF9IGz/POFuwtAH/WP9yjJ3NK",
-	"Ty82lpb7dGO3w5hdc5mo4mBFl+58uWqbtHi6TLV7nMQB6up7VPDAc4+eyMEAgNJ7dwb1sc+89lm+OvaZ",
-	"559hVAG8wVLZZ957byqnwmpW3WnP83uz8ZpdW27kjSwWqxilSidfMR9g4nVXYk65WWAykMTUqRpbr6f5",
-	"aRE6MhxDwiv4xNzKgk+youM0GZ/1cP5GdsiIqtQ6uo8K8EQHEiMNY/BU5rpPegxQ8S9lZ5PsNLYg/lIV",
-	"OoFoRGdmrSkGkSeYED2XOB1iLnN64PpXbDy39oAZ8cCs/JNqmleh3vNpdTntXEL5bkHn7oX8FCjJOnTh",
-	"jjO4/lJ2DiyIVVlcK3H0J5nFFaJDAN/3YylkoiC61iHWb2RnYyWSsVALihexTRxy8lEQ9lODKhVW6WmQ",
-	"EAbxBOYvUJY66yXqNDHVq5FncWAn9RpKw1MXWSAA0DRFCwbXq4MogoI1NWdxXUgMKjpQ0YEqk3dFA34W",
-	"NKBAApbgfJeHE6PNFubhhL7vLg/njdCyVbTcnfqu0tr9YLR296aj+ylp4+5M8bY8qJPUXLqZopoT8+Sk",
-	"KlafjPo86GdO2ZAiQvXlSG1Uarsq92lF0W+R+zRCIrmIgvOB4bJWUfFBZaIuj0Aaw0xsrUYDPG9jOcIS",
-	"oY+2yXP+uRHcuMpKfdr4DOgFMNu+80MBB+ErxoaKfP7y8NcXz46eH51efP7r06cnGz543l63nHw3ZLEZ",
-	"qE0uNXurHwbq+tKKdwQvinlbVERiNe/U4TYkl3niunmWNBpbAbQ5CuEHuySBjJKBwOQMl3k24G1dhIYV",
-	"sKOayeVGgsWZKUZcsE1yacnOJQ6bEqdLs4OYjxw2DaTaUAInBAVkdZ/x2GzXJnkKexRjejXrr9xhXRlj",
-	"FIfVr9ZajRak8SJ4lOQS/W4vMa0ERNpYId424MompYuk0phwtm6oF6bIEwRCehR6ApnRYbl556Q4idCB",
-	"Kb/+cZ65M4vGl1lKMFK7zLNGl2Z3DWt0gdO63DA7HrNuAum+dKa7xa8eKHL5Ds6qDRN4f0mYudVqk3wh",
-	"jTSffmN1xke4WjOVyJqz8dGxHClQUcc2scW0YrjtAB0qwoMqGaEf07XZfdwkB9gKztDWu+0wVF5T03zU",
-	"lxFzFb0a6OtsjlG57EftDHYR7Gz6EKvVtuBbuyy2aZmjzQDMwGkOvgTjcKtsrBQE8hAhY0Ld9+A3/uTk",
-	"a98sPZYjn0gDDfnL7GML0onlFROmr+MvnpDt5l6DaBYPFKldGoC/9A3QGjYdKbfAzE84DjijG/gp3Z8I",
-	"Y6RglBTIXP4RkQw66BkfMCzeQ3E1uBG+geoXh788efkCBy3uGjyXnW9YoM3mGExk1tc0qGkDzQsGyOCQ",
-	"TKdwiOkVm5U2EGrmuEPMC7ay7n3ZJYfbLTCc696jlmdnNatG81NX/iWTLLDTc6cLrHd+wgP69hkTPd33",
-	"2s1Gw5+JVFtZJ+YQb0EGM+wzsPPAJecZemSgrRACb50YAm/MnOFpqSBx5r0/E/O63ivpmkVY/gBe2XM7",
-	"89ot98tsC7L4sIlq2IEhCjs17cYzS1hqBajeSAmNzW+KN0+TgVQa4XyTfB5RcQVvMNxCXfHhkIX7hJrz",
-	"fqDcJeMWQ3MUtGfiCT1HbYvbj4rbVJFrdtV3spJfoLLNM5E/Ht+dhl96AH6z4eel3cLHe366377vL9xF",
-	"h6/QFmkRKDIC0/yBIjWrhs700rCeNOGmnwsedYfqlybd9Mnm5uYGYkHYBDcEVSswH/Y43UlKETBzXq9P",
-	"v6jvkc5YM+voO6DxFRwc5Dm12TghwZ7Bl45TA9YHNCxCQ04J8w6TZHGhWc+gAIdpY9KRMmJU2O8MOgTi",
-	"ZxFDxDWLaYTRu1wDEodFwb6BEh1IHsKNE+oQu7IofKCAZqfkvYPl8g2F6KRwaolxLEdlQJpSGEiuRWMN",
-	"rtq1jCqYRtCguVEGyCtogFv3XDsdhBCrIHDpT7NAIgxYM+hWXdsK6l6j86i7FTRZ/THdadW3w11W3wua",
-	"3XqLbdPd8HFnJ9hqrKj7MEje6a/bDfx9COoQ++MYqWL6+xS9dVqgd4h1oW66ppohHUhQQLoDtYJlzhYq",
-	"FgypNrAE8oZBakCy9/PsL1cu8MyQtxxzW2kTKm/pyjTxI1NkWCHOFpYQpJNEV1gsBUUHGTtBALj4GhRy",
-	"UVyKtACzFDqmgd5YTQ/yDv9daMtI/awTxWKoc2kpQB4NDegYJR1uaC8UewYy+UDlrR2b5NLh4UuDuS5z",
-	"WPqSfIa/LWK+nEZzlyF8JiFBoybs24RGtgvA3ZdzDSe4q+tbte3e3KEB5da0s+SrZvrVxySpzTxJbU2R",
-	"1OYCkrpwBY7SmqP+iHSWOwCpKGalf6/I1tpk60SDQR10YYnZA8xOjOTLYvC7pFUGucwnWEcCVeOYNomi",
-	"bzxVoFLwMauFq6FhNTIPFLlEj8dLMoxZ1ywgU7v7Vn0/oDqAJO6mdxD/DEkO5UgYxorUbLEN1MAOeKro",
-	"NrRhvJFT8KLKHXWRrhJJlFkLUc+Lst60Dtjq+exqiJnjxia5SxI9Nzgq0ybfgpLOT3kIQo7Ld4i7UtDK",
-	"WS3mHJ1c+sFaREGOMG7qx5L7ECHD8QW5UqGxHDk6a5bTdowGzNZ99S51CBgkCnTTLleNUzu47DCWkXif",
-	"jYEjwjBbuWHcoWRxL6007qV1p/RbjmzwyzwNnblN9jLhpH1c95lo+XY3/F3/TGz5dtK+f+a9O/NS5eeZ",
-	"1ybmv6ttjmn5/sxbSSnn5yx2pXMs19/Mi/FBiwUmU7e4dGAwwpOTrysWpmJhKhbmJizMSxuOI7uZJfgO",
-	"eZhvZOfhu29k5xaS9jeyc2Ma/os0rmgVkx7MM2c3gOAgOwBQ4Azr7nQabK+7HdRb3S1a3wZBM3zUqm91",
-	"G91msEcfd3aZV1ojHAZZmOsxFWeThIfeHIvaXdBXnMrKi8nR3ZQQ3qHAag9qscT6DZxkhesrXF/h+huK",
-	"q2gazIcAod9OYKNmboHt0Vm16Cde7m520DMTJ1106cmn+E2jeJ6GXD+XIcrXNO5wjYgdg4H6VPQYca6y",
-	"tkpgGuWz77zcl3uizxKN17CK23ue3zAQaFlRuSXV41qnzYarHrc1XT2uWSgf11oLN+O23FmQzdPBUI8d",
-	"sq+KlVTWrJ8OnsWb4lBQLVX1gKuFdRRBBLYAoQqpedehiRzrPKukej5+kWu71HmtaT1xEwEcdX4cjKss",
-	"MLrNOYon/LqgBGAiGZiFGJRjPjOowfM9iBfxzv2yHOY/fNXTqpYrHnrtZsv3uDo2+5JFyVyzyCzassR5",
-	"ZOwlsaF1WGoj53ahQaHkTf6Xye8m/zz53eSfyL/9v5P/7cN3kz9O/jD504ffTv784e8nfyTm3YfvPvz2",
-	"w9+T//rdfyR5b6p/+xcy+c+TP3z4Dx9+S8zvD38HrjJcw5FO/g9DSj78/eT/I5N/cmPcZ5mOPHguT+Ui",
-	"poC5YvY/LbNfUYh7yA5n2VIueqD0eKCKYF9M3GYTnAC6RktxRjWKt6WcevRimQwLzHiRiMD9HP/CtPqk",
-	"IfAwTzDER1E9MIcbexkKDVmXGmaxgEKzhw5r/qfJvxi2+cN/+PCdwWxk8nsCDHEBA0418m6Eyk4lbtld",
-	"ccQnZpeqmPOKFf4JITpELaly11XvpcBGkJ5FOesgs2HMrxcnIDkQBDmrAk4lcsgEuCRzrVjUdZEzFv1y",
-	"c0BdGjDCu5kumgNHzMuC03FlrxXgqE9Z0XYVBvPTsJS+ZzbR7NbODREsbG+FXyv8WuHXhfhVCkRY6+LS",
-	"pBPxYClneBBFPwgcN6IxSF9LOMB/IK1Wu9Egkz9MvietLfjznya/n3w/+fPknyd/IpM/A9r7/sPfffjt",
-	"h/9+8q8G+RWQ2f81+d3kHyffAx6c/NnwkP8y+dPkz5M/Tf50M06xQmEVCqtQ2GIURqMIWcQ1cZiRih++",
-	"41PWpiIae07jq/x9PC617WThuq1Syz1fbLa/daHEH6i9pLLcfvo7YgAYK9R1U5PmPN0R6olq2w1w2St6",
-	"y2ysebmUjhkdzPfcOQPV9fjMy4rDQW4JM+JZYYQzj7BrI5MNWVyUy2qU5O/m15yNyDBKILGIOEi0HFDN",
-	"zYLHPpaWNauyAh5UQfetBzZkXHKh0Ir0GY11h1GtNsmBDbU9OT1+evD85OLV0+OLr57+muD6FEzq4NUR",
-	"uWJjrJ86kLFL6dB6jOq3Y6bjcf2gq1ncJjsliSRPoLNZa8wSiwS4dcLe1HE6Rf9OeNMmuM8ipJq2ybsz",
-	"K1mdGdHqTJwJ26qw41ljbho2W/4Z8jgYF18mskF4u5kQNsnExWnZDxo6Lgwa44nY0PlrFmHcPEql8BQt",
-	"I2fONHJmrR5n1uxxlpla4NO5xhYMwZ+GjTPLVZnNWFh8fsby8BTA0m59ZW6ozA0/xXzw12za0DtLSEhN",
-	"sfiaxXWwUwNGWYVggOPOOmmBFa7y1KAin2j8B71S0NeHCCnqmOhA8eFTEQ4lF/ooVPvkMoDsN1yRAQ0Z",
-	"hoheQheXGN0iB1xrFm6S1+JKyJEgAzbosBjjyG0ihX2SohqfpAn2fPf08zFMw774fJxLaqMY5AMK0C0J",
-	"s9hgroY+VS4F0ON5OYZf2jK4n06SBucqsFochWbw5rmPz14rLLnTfrNz7oMB5kBrcwS2MViFzeMvZcRD",
-	"On55zeKYh1jObau52WxtGoTt+QZv79UbzXoDip+aT06CPgsTM4E3b7zGY7SXN/fMv+f+rZ/s2ifm/2bA",
-	"2VjOPLwZ8f4/Tv44+S+T7+sf/m7yxw/fTX4/+dOHvzPNCqBmNyd1dM30q6maYC39KfhDUKG6LH4BgRV4",
-	"9pCqBNirjuEgaITl9hLT///54beTP0z+OPkXMvlXcP/6w+R3k/9sMAKGZkCGy+3HO2kR9NUr6QEkVlmT",
-	"K/VERTtXzZo8W8Ucc89PE0KXK9lGkC9Kluxqf99duuSbURhbcO0uEybPozOl6flTb6kZ31+v7YWJYdyh",
-	"aJ5XSqwoP0QV8DMqegm6KsWJaTsID5nGPFJPhYGI3EiJloecGt4nfYUKHfPmVSwNsi9kXr4NTWw0NxtN",
-	"82PP0cRjFsg4PE4w8RoUjL/g6iKQQrAAK1sj6WSCxlzm0k5/dIIKk3ttDXlbpRR25ZzXjsHCrStkwH5z",
-	"bp3ofA/ZNAMH5kr+BmI381mngY7KeDB9qMOYhTzQ/JoZ2Jl++21CI97lLIQUf69YfEjHVq6z6Y5W5BP6",
-	"cgRgLIWmgVanEpzZU4VgKRuRPXytaI+ZEwSdYkxFKAcXmRFDDRkL+gY8eoKXQe6PiyOZk8C6ddpsOSd1",
-	"l8Dasdt35nYIaG1xOJFD6ZXQXwUUVbzRDfNPr8oZueigAmdUrizAnMijmGsz2SxZoYQGNNqfUgzY1BaK",
-	"Ce0TCGS3AjtoESBx4i1YLciquK7Ij0EAd8GQ3VTWn8viLKCEO42bkhMy+ROZfD/5x8m/TH4HlvX/0VsP",
-	"U//KnnYVYXRvEUaVFPtzD0lyeHDVoKRpTJ4oFs+XaE9dCc4UFRKqIC27kR9UeY4deHUQcaoWmOSnfMLL",
-	"IpLQp9R5sa+GeA5y35Rk1G4+bBAZg9XxIYYxrRIaxdUBCCE//eCo/JZPH5EhPwdAViHVLL2mmhoBoa/1",
-	"ULUfPjRyDA82bfebgRw8xDbq4TCiAevLKGTx5hD8vWYFzGa9uXPa2JsSIgzzHBWn8t+GbCA3zQP8vRnJ",
-	"gEaubcFWO0UmZxu8KnGtNTLrjgEE6z/stBA2qSBoIlKIsD1Hts3JFY8ihS3fYNNex0BDRJWGT7geT0nV",
-	"pLnb3t5pN1seNoMyRdNtQJjHLTFtXtiQ4n+Y/JfJnz58N/nz5HsrAaZlmJ70qS6p2VS+P1YULW+VbVKx",
-	"oNP/PPnz5M8wKOQXcuqdVPIdsc6xDo6Kp3CPUWkG7yyPRnMuSZWEWBUWr9gIKCyOgRyQpm9I09x+mCHi",
-	"gTIMwDBCKcs0LZiQ8TYVuQmnMEePlgX6ctREorNPht/tdNIMQY6xGSgWXTNFajkHKCeubW+Uas/LgzlS",
-	"ArhT6hVoQxzu1TPwBgr4ijJXlPl+KfOdEeHFKlob1lDR30pDWxHsm1YInIoNKiPDRqi7Ie1VjE2T3QWi",
-	"fiXlV1J+xUtUvEQl5VdcRiXl/7Cl/Pk8w4h1+lJezecYXuQS2IDPNHIQitlasXIkiEo66Sdqn9BwwAX6",
-	"gA9kaJgHGStXQ7jM481M9Fc4kfWT8//wkos9qjeb9dajXAJHi92LO/vk+DlRYxGYF1wBGj1mFIaz5f2n",
-	"KBx48rsUc5suRf654Ut4xEXvhIsgrYTvEplZK731zJIjgaX6j5AQumLvJyyImX76dshjprIUZlNOP3MX",
-	"lsRRjlkI4kGBU4BzfZgR9fvMUWbBaDmpKMBsRTIqklGRDEcypq+GIx0jh6JnqMfSqKHTPiPM+vmQHtO2",
-	"XjmGktoYJoNOWUiMbGXLmE55+Rj5tEYtBWqn1Adt2w+w6pwPHyDxwRf7RGna7bYdAcJiyoLGsRwxqITu",
-	"UCQ6H/X4NRMbvi2QynuCheTVy5NTUjvRVIQ0DomjVW33V/0o9NO/zc4qTQfD7NEJ7wmqk5htYIHbJI6I",
-	"q9MBWBOJpfVkipmS0TUjWhJKIimHHRpcQXnba0j8DMWEr+ogGhEahjFTWCHdFZk30hiWYDXz56JHFOD3",
-	"fcKhFJ3qw74ZUR/KqpvBO2MSS001q2PbecFPdkmfNPxpLh2dQyLR33gTXW4v0DsCCOe6dGtNKnQkhole",
-	"ww/q1gX5Pi7nMXdb740fQdD02t6or1hw8bz71V8/jvd+8dWvv41PR9+8fnW4d/Ts1d8eydYz+oyejLz7",
-	"42DuklnBxS5Wn+dxMsaxG/Rn96PAvaQXzfAAw4iO2VKyX/ZJgfeo+KAqFK5yIvzJ1I9AXNIBP8KUK9PS",
-	"xoqvxPGFLGKaPXxnfx8tzNtzCI1vyjk4YnqXgW1Ije6owtvhkuqsoeNwcdPCAjKvRM+fg020KiXx80a5",
-	"iAGNQJnn44zcZdi4kEUchNNI9lbEvuhrNYV9S0tL/ILpHxLm/ZlJLD8G+WN1yaMiVpUDT0UAblSfU0zJ",
-	"8DUjxMtE5+T4jZVwf0FLN5cBn73HM7pBwUZ2YFQeOkwGWf+wtpBTH3aY4iEjXJOaHkl4DOpMRbgoUXKS",
-	"RGgekTmo0SetbdInEdUs9omSJGYBM/RPkYAKokZcB/1Z9eMxrLugMqkI2sckaNnqdmdXN6WZe9L64mv1",
-	"+V8f9WMVPOlHf330/OvPOjvq5NdqKDu78vAnr5nLLldFMysBrxLwfur0/Rf8ela8QyxQMMGtROJdhoWV",
-	"aPuBGIPrWxz5VoHnk1wLPzVv+sTSlH0s1Kr7huQaQm9+85hcQwqfTQI+fWbKU+uBSKGI6q6MB8RRLRJE",
-	"jMboC2SIThIzQ9BlHM7LpXBX0ugNjYes4BdZmfQqAbkSkCtiXxH7itivnksSq5bT6au/nLLnSbrV+nKm",
-	"VvO+bed9piDdh5ZAk1MTXuYXABXia0MmQi56vlMws9AHGs3CDZ9QTIKofKsMeKvdIyjuRuzHRAqGmfnR",
-	"f8q2eaBcqudAhswHaV4EmHHZ9AczJk3yFf/cWb9QAbEJCfg5S4vG7xDlk62G+W+LDLjwSbOB/27Zf5uk",
-	"b971fbJt/rNH+jAM/NvVLMZ9wYWla6j92z82G/9+wxYysNY31LJzZRsv9EQ+TI/nNpzKTJQSeF1lR4/l",
-	"67hKC4JmEUs4xzlhS675bMySPTfgEOype77rbCZ2yffe1s2X9Wsa25SBb7xs6a/SzrJnh7lus6df2AF+",
-	"LMFQCCbPZM/+XMJ+2PbgscwA3bU9BGgWkh0buwNX4Lny2tutbMLIoWLIkaARwa9dAkgMJ9ppNMwa3ZXE",
-	"tJor84H2ODKeClAEwPN2txm0wi1W36GPOvXtYDes77HH3XqDNjutYCvcZjtd5zd3ioAxxQ8aJm8XA5Oe",
-	"zlu30s+KazePjpes37Q5Ke4BeoXb7KxzFr6TqZzgCrRTgL9/r3IL7ePl3uVhHnlUHGFlMqm4rBsV185b",
-	"xpEtuRXLFTPb4cN3Fkcus5qkE7BMDHJfwHgZop1Xj3BFwoQR2qNcuDpKyJJR0o2Z6pOY6XhMlE377JNR",
-	"n2rDVWU82yakrhw5liXl7AQ060mNjvEwixITiVuexVdQEudOuZdsC3hIapn3+0aBc1mR6pRkYXGUa1Ea",
-	"lgF9+4yJnu577WZrz/cGXKS/Z0OzZ1mH1s1YBwcJR0gQ16axM+TqbjUUdnrzVRV/nbDE6f4ck4wseEWj",
-	"Kq1FpbX46bv9MgFZnnMkLEdhgGzNIajvwb6bYJ4AIy0N+VfM/Hlu0CtWm0LSkmlp2w8fNlu7m43Nxmaz",
-	"vdfYawB/bnufJiuQOFi1C6WsAjoYUt4TCgO7SIdFUvSIlpsZubBpTWfpFGREtv1BuJgyCzZdp+WhslKH",
-	"VLla9kPz/BvZITImnTHpJNEV4QMDoMh8dLkh27bi/HUr1XYwGkecxeS6SUCIzk0RJl8yQ2AuMK0z+dag",
-	"5jb8ZDGsVzFUWSTMrh7r7dvgtR6/hvcD0qHBlZlsX0YhPjGbxOLcBLDXeTOQdSE1VOWA+Ls2gXQPyjIc",
-	"MJMQA9GwH1g9VLCE/LMyNr9zkXX5gUVQMuoTCM+Dql9a2sXV0oxvG7nvIZCvpAfIPuP4sdQeVd4HRrvP",
-	"9gFZUHBXewgdhq0ayfgK1gdglesGGtV78NHC3kDKvaaRAVc9Ykxg/jwn2E+trp4K/LN9FrJ0pOo+WI9V",
-	"x9Gg7wqHypEgXHTkW3hjGAFbCDE3YLHs2+yAJxjqiNghZXu1JEMaawERlg5ZqHYxRtS3BkQ0cWIwY55z",
-	"h+x9hL3VTCjDKbuidTbZYP7AUrRTDq8YDWpXbCt9rtE7HfK6+aJs+aAynYKqB4pkeDbXT5/RSPe99+fv",
-	"//8AAAD//w==",
+	"7L3rbiNJmij2KuE8e1DkdpJFUlJJRWEBq0vV05qu20qqnp0tyVIwM0hGKxnBzogUi1MooHf8x8AasA9w",
+	"ABuG7eP1D//xn9nBzNnx7pleYJ+A9QrnSYz4voi8kMmbLlV94WDQJWZGxvWL73555wVyMJSCCa289juv",
+	"z2jIYvjzKGSDodRM6NoxG0Z0zELzOGQqiPlQcym8tnfm6ThhZx4Z9Zkgus8V4YroPiNKy5iFhAo1YjGR",
+	"XUIFYTSOOItJzL5NmNJkxHUfG9MBI+mAwbj2FRsTKkLSkeGYVGI7vk+E1H0uemREFQmlYIT2KBfVfUI7",
+	"iglNpCCUdHmstB257vkee0sHw4h5bZis53sq6LMBNathIhl47Tf44tz39Hho2ikdc9Hz3r/3vWOq2TM+",
+	"4LoG/53dgtM+IwevjsgVGz9QRMsrJkgnCa6YJpXjg9OnF8+Onh+dXnz++vjk1K1cVevkxM6XXbN4XNwn",
+	"mug+E5oHVLOQyCGLqRmMSBEw2K8rNjb7fM1i3uUsJBUlzdbg8rcbTbNRMf7aaWwRGZvHrcekx6/N7FhX",
+	"xqYjqqs+bLMwk3BnyEiPajaiYxKZFSsiJImpZoXlHL86+atGtbC7241GfmsHXPCB2d1muq1caNZj8dS+",
+	"HrMB5cLs98ze/qovI5ZuGolYVxMu3BY8UG6jaVezGMHPAEUFYAGga+r4ijPeevy4dMaNpTNWrAQSTlgg",
+	"RahIIjSPZifJFekmUYQgu/Icm+vMkOl4XDswmzFvL5WdY4VqEjGqNGlWiZZkRLl2gKGYCM0lg4lOT8Yc",
+	"Bo8NLjB3Zo0D/5vaMZ5j7agEkbwsXoQ2bF8QcSb0A0XkSJD89wiqHPa0aabfbO2RoE9jGmgWK3ON3hzU",
+	"/pbWftOoPa5ftGvnPmGRYgAdAxoy0hkXIL1CyevXR4fVOnkKs4hkj0RcMNOTaecwlqADpgjXRbTSCLc7",
+	"e3SnVdvr7rLaNt3t1B7T7a3aTqfVbbJHweOw2fAWbd2Qas1isw//3dS83zX9Zmvv/V94s7jpve8NaUwH",
+	"TFuM/SRmBmF8EcvB7AYrTWPtlhOYlgajDFnMZeiTo5OXZO9Ro2k2IjR3HVCG+aum+YBVC8ttNVq7tcZW",
+	"rdE8bTTa8P/PGlvthlkjN2N9m7B47Pme2S2v7QU4rwP9pnFewL6z2NYu4VTOLoCJcOn0fcJFECWKX7N0",
+	"JTSCQ2dUIGEawT0I6bh8UVvNpatoLltFjpJ9xcazS3lOr5jKVmLoX5cZMI7NBW5nJPEqTwYNruCCtLZJ",
+	"nyBFLFDaVqPhqEgF0EoJAW8TA3nV/eII0Joa0spiGMo3xz/q8wipDdJTdwWU5lFE4kQo31w/Q28e18kX",
+	"lEcszFA1jRlQJJxc8brsBo/Zo0e7j2u7262d2nYjZLXH29udGmvsdoNm93GDsl13CMiQZKcwxSQUDmJA",
+	"3z5joqf7Xru1s+MbhOR+N8tI+9FgKGNdho3MqnlIODR4xmio7NaysHjxO4+6W0GT1R6b278d7rLaXtDs",
+	"1lpsm+6Gjzs7wVZ6KYZU97N1cDf2IrTQlfGAaq/tJQkPvbIlmLnhAtJJ7ZaOF2HDRaP9Rcy6Xtv7dw8z",
+	"lvAhvlUPX0nFNb9mR0LjuI4XSofdaZRfG+AhCscUsi5NIo2fDOhbSzQM97CEhLzsdi3hTYedM6rElqXD",
+	"5scpp6Mv45DFU9vaLN1WaVve1b7akdUsSMJIhAPpjpQkNAjYUJsrbeeg3jTO/+q/fvf/+OkD/BXIwYDW",
+	"FDO0QrOwgPXeNM/n7J/rs4jqFi3l6PAZV7iKE011okqXoeCVWUdxHn5rzkyU62tqKlyzgbK3Hs+y1dze",
+	"3d7berS9uxiQ0ic0jukYJvwr1ulLeTUPFaikkz56YCZf4IlapZAxSru8Mc/03nyphlIoBiv9nIa/QH7F",
+	"/AqkMLjd/EmHw8gIC1yKh98oM+0c4L7zQqqp135z7nsDphTtOXxAFIuveWC4oGuDrck1jbgT2cxmJ0HA",
+	"lPLaXRop9n5VQHgaxzJ+Kq5ZJIcMlzErMbmhO7G8QioTSCFYgHJOnKJbouSAocxn5BVDcQxZ+fL09JUh",
+	"Kjl5tURQK5ul/eLhdPP5IslqvWSflIsKq/Zimpdwy4s+L7SF/f6chvbRTSDlncfMEcKuKj58KsKh5ELD",
+	"ffYGiWGDpREWCBsMtbmqmmsgh1yRFNTNNDJwK3bTJjO97BPopE3yfdwfCB4JhHUuholuE4ocloxJylGT",
+	"TszoFYhBJE4iRipmc+q4M1YOYDToky5nUWjkaOwjD6WU/PLk5QsiO9+wQPvIUwN6I0jCsXFAhd2JIY0V",
+	"Cy2HWrncv4ReaUgu//0lYSqgQ+YTaUT1pt9oNLLJqurmMsy9DE+k6EY80LdHmlPMZ5vQKGY0HJMEjg3Y",
+	"aBLybpfFRri3zPA9Y9JptdmIqvx8cmy9AUCu1Vx+fh8h9JpGCWqH8Jp2GEkE/zZhoNqjV0yQChXIZTxQ",
+	"JJAh8+FCmOtEcrekajsEFhAvNg36LDSiWaLgYxoY7sfpz5RPLNkskFwFV6fwxAhLRqx7ffysmhvcHtXm",
+	"Msy/DCjF3ows8NBr7xbweh62DW/zfnVu8Zgpw47PgWpeFPZZaLFo8WTn6KgXbUnZJ+Vq3p8tjDw1BNke",
+	"z61x5o0hZD58HErB9gHRGKQCcsHmtpee5Bcy7vAwZOL252iuIo07XFtbBIUzJb1YJkMyoGNgeAIaReTV",
+	"y5NT8vC69RAoxEO8vw/vmQqipr0wKUMzAjlkioRoHaFRJEeAUzKTSsVqgB8ePz04fP60Pgh9cub9qi9h",
+	"TaEkoz7VZ17Vcm9WbLEqaeALY9ZNFCiFgSzSHqqsQcBiIdc+UXS84c/mA6mVaU/5gMnkDjAOakqcgBny",
+	"EA8fVaNcEM0H7CNJt2DjEdINbjW4r1+dnB4/PXh+cXr0/OnL16ekMgKhQcNkuSKJuBJyJPZRH7zYTLqB",
+	"rPmQdSQ0iwWN4MxuD1jcdkeAvb1HEDoQJBHs7ZAFhvEBtSWq7AOaKGDDI9nrORY/b5/ioW+NuaovR2ID",
+	"G3Nh45eyc2BVqDdjhr+RHTOut9NpsL3udlBrdbdobRusAeGjVm2r2+g2gz36uLPLvLthmnNzXsw9fyM7",
+	"IAc6JTGpGCABXVtM+tQQq+p+Zkaz6opeQmMqNAPNy4bLvmcAfCH1FzIR4V0RvMePH5NQMjxK9pbfq+Lh",
+	"hSQqCfp51ZYRxxFHRRGLU5ZQMWb4IqvNZW9poKMxoRG/YhvStRA6jsyZD5i4IYYqwghw5o4tsfc9ZMNI",
+	"ju9Vz5pnhkCjhJCgprjwqQmRCteKvD5+5l4EUnR5L4lZuIGZ+TDzio4jScNTKZ/RuMduDzQdGY7bqRKQ",
+	"ajKQSpNmY3tvZ/cR6Yw1U/cMO6C25AqV3p+/PPy186b79enTE0Q75s2jbfKcf066Mi7Y7CudMXmCO1BD",
+	"T4CcZ0PMKHo5kaCfiCuGXhYb+JoPX/b3nQlqCF7mfscsYPwadbhGPNsHH7Scuw7AAdXgAfkxQM4wT4WJ",
+	"WdFNW3wGymsDQTBdmWjksHI2TK5IEEm1wViLIOrEAs8PTsVoAEFIzbt2Kitw0/P0kRvu+X4gB5iK14Je",
+	"Ux7RTsTu2CcC1DBZ5x+HRapYPpprIhgLFboCJiqnzwKf7zEaj0Ht6ZMcNGpnsv5Gdqo5y7KzvAk52p9x",
+	"ovczbOv0CKnr7wZxlYLfqZTPqRjbx+oO1OtSkgEV49SDEo8+NZ22Gg0yBDAIpAjhT2s0vUfQfHkNXvVO",
+	"uz4TBPCXVT/np01oGMZMKaKG5pdh4UHjTkUAftTbjWbK/lcOXp9+efHFwdGz18dPL/7Sz2IS0uCGSErD",
+	"lFFtWITMR57YQzFNRTWVPAfm64hfM6J0zOjASBuCoJ715OLV0+OLr57+mlRyHvJtsvPTJs1T0QALv841",
+	"vfXdeC1oovsy5r+5C8H1b2oHQ47eFlYtbo48ZtcAHfcL/+nYZMCV4qLnuzn46QxkTNjbIY9Z6Dv/CsDX",
+	"XKBvwxSI3XZrVTI08g0Ln7OQ01NwGbztFjsRyfSWE/emOiKVoE9jxTRJdLe25xPeJVSAF/3HkABRl2Sw",
+	"jCKX03O7tC7vTkS9tFP9K5jqZXV/WjT00SakyKVmb/XDQF1fmtMrdPy2JkLofEMH5wBketKwLwcABL+I",
+	"ZTIsCxQ88/AY0Trr+WnsHVIPzwcdVS1gQoP3ae5XTTHBweKSs0B7vjeQIYupxjfhgJtnJVF8fn5qL8A9",
+	"9929jF46dI8JnW4KDUNuPqfRq1gOWaw5c9fG94a5R+88MCRbH+rU2XmZL7Ofhaksu31GjFeaDobmKx6u",
+	"5amOXs5qzRX1OiXhMr4XJ+VRNJnX9BvTxjffZzts3YHe+14yDNde8VT34NGNS/Kzjc9vZn6Ysklkx4we",
+	"VrA1UfSy67XfLJ5V9uWvYq5B2Hjvv5vaunS7V9uUqeXNrGz2i/PCGl7R3horOLHof3bazla2Wj8w6mwn",
+	"EUc35vQSrLabpY7+M6t+v2Qn0jNpv1vlfq4Td5C7RLe6J7NnPwudQ24D0RZe1ykrNIafoa7eCBuqL0fo",
+	"54ImZlSGBTHTPpEiGgPzM4xZl78Fzrq4qpshJuStFH6VxkOlgYnm2iaRlf8xuGJm39bGbVdlMXupZKIV",
+	"i7ptu2CRC5DLQrjNPqTG1YrhNLgg1AbtISui1Ywjh1cy94gq/Vq5XbvZ+oWleDMv8KjKYQ2529sMi75X",
+	"K1/ckwCYwNlLYrjpo3DdQKoZ7G4Xa7cjnV4ewtKxiog/dwb5jTmfe88yClC8AQVYLkKXA6REJzHbJ2Zz",
+	"weEMsxrgdbOfe/4t4SAXJglBdwtOrjhJIQXLNFIPbDh7zHt9bWa13jEP6Nsj/CA/iVue+sIDCTOX1hXp",
+	"GuC2lyJgd0XhLB6eT3fg/Q+b+q63Uv+dJ6Se5lwMhj1/D0u+KYl+QqNoTf4TWf1XfSnYLHA/rTcfbZOQ",
+	"9wxqNsKkTDT5bJ8MqDJivkHaQPEhuQB4XCgy6kvFgCwaodKI0TTQ6lQC+wBmy26XVHb/0v7v0a7B8flY",
+	"/0bt8V+ef/YXZZj/ZuQy5DHan/IiDheBHJhufU8muifNn2WiSpcLrvpHgmsOYk2uC1i6wYtOWlJjpdnA",
+	"8w3WOV8B+fSpOmaBjMO8GNORMmJU3IhIc/UqZiEHHUt5l1EaGz3Lickswnf2ZSFYbU4TG5U6Ryaj0ZU5",
+	"lsMEhUWbGGRZBg/f01LTaO2vMlw5y7KALmrUl6RPRRixMHXR8cp6GlGubzDxMnpb3MRZ4MrDqp+Fp6cU",
+	"OIusTvd6zv7Mn/b8k5iCH7+AGwrQmr+JZSTf4KEDrdlgOC3+FZEPOI9e06iErg64SDRTpMP0iDFBKHZX",
+	"oKlplPNOa+fRslD5pdSVq0MXDZ8LjLdIc/YmxUwxbRepngpz0cOyL4vLitmQUZ2uJksv5MwF6kohXsW4",
+	"gQ4Nrryy4W146WyCh8U6A/zMz+38vPP78Yq7QAVvSUXXZouWrn/5jOfMxjXHBAJrkvd099fgCKRQycDq",
+	"dWeR57cJSxjpJ50HCv8uXMl7nloSx0zoi3SKF4FMUMW/mBoIxsKIrfvd1N2ZN/rc7suuFmzZxVzxM7Ua",
+	"LNh6q31IR0st4yWIYmoJudGzsXw8irLZTuNI9pYFiZmRoR8liSxsIi0zvWEsO4xoKQ3+KtllkQw6eDgx",
+	"o0qKV/2YKrZc61mcQtmkUyPOTD6trxDfJkOb+Wpk49JHsQROcL3jSC8ypPzJeUUsOYRs391MF5zAITDf",
+	"R4dwU8TYoqI8oZvDZmbQX0ildXam/tKw2Oefmb9KuOzzaZJFBbF9kbOk0dhipOECvzBg3yp3rJhQMfNp",
+	"EwHxiFIQavbbyOQ+CSJGAVyrsDIRHIThDSTQ5aRmDYOCmcEK3CTquWfhYGiYI5XGvBs6ZQUjcOY1/Jpv",
+	"MwyaB4KNCII7pLAC7cXY89fBQjjjbErnKyg7z3G7n/RZcPVJtzuUL6R2UuosU5OTQJZCNW79PJkVLJ+f",
+	"ecvYoaHlbTPGOpvhOhu7vnLr+IsnZGtr67FPStRcbYCgnpThjRVbua2cUlgV1Ghtm2EQwyUqStNuF9S4",
+	"Vc9fD8vYqzD3inAD8qDoHRgGGGJBHygCb60XYYGTmFlRgX1HZt/9niVUeMnK+OMlO1cGIOVM8qEIDlnE",
+	"ys595c03Bw8HUMMDYELHnKm7Oog72cwb7MinxekhzmFN7s59tca1fyp0PF6X4KTKmSJkQGNMZptiDWD1",
+	"hlQpFpbKgD8e69HCC1HAQZ5/X6g/jxSWrvCu7OezBMZOomhjoanKZWXj+qEIfrwienp5biGmQ0aOQzv1",
+	"IiC8OW9PBVPFTCexUM7Nd0VCU6IlKvpnrWc8xjS6XcojoPSZczyRsQ8kHxJw4YxtM+WTdza/1jvIqgUJ",
+	"Ft6/n7Ulu1OUgq1witnumaNcA4FladDKPyrZ0ClMB6swMijREh2skwjcuyG7mEJ6l++yucyXw86p3INj",
+	"rjhYkP6c/f4XEiPZiWZvNZBqdOBlyhLi+dlTC+KiNRLAFp7frUj49K1mIp/LbuoiMqoY4toluVJ9bJtT",
+	"aKfKy2arMX1ufXNskE48MvvVjeWACDnycvlKt6a0sI3lyHxqI9zkF637E7IWqJKfow+IIL4OU4fBZlUg",
+	"i1+WoR4W5zxjq6tah6dI6TRCgk6f5mn6ypzA6pAy55RmRvfTHVqVjfqS0Uj3j9lQxnpNdGovDWRgixMG",
+	"ErW9PgRcK0HZg7xFQVeTDPdR/+N6QOar+H0u0KWNio/gio0VqkDOvHqKvq/YmIWkkx+DccgvN6Lj+Wh6",
+	"HvZcqCee0gW/X6z9WoSf7hIh2Sy3qxL/JQCdZkH7NFec39atZlXIx0zbH9fQgGN+zdloyazkaM1tuzVb",
+	"MOpj9YFYjiAIC1NIhW2yjF/wCVWE2pR4DxTZbjRsKlLdZwNSuYzl6NLa1GLIdUU1CWQShSQLBAN0PIdW",
+	"ZYCeWc/LsX+6AMvGryTMxLjXsz3GcvRAYcWF1Kcughz+T06+fqBs0A+EBZk2zWlNwTwL/WpAcixHDstM",
+	"+x0D0bd95czUc7mwHFT9eEWW7GLcQmaZ3tpZZRmWGWnb0A6tIxaSMdP7DqTaoGvHRGpvudKKVPAAqvvZ",
+	"lVGMEXsaWUiB7ToTMkEYhS9mPV98723NfFi7prH1yH3jmfNLOzmWoydpP8dydOy6SpcJaGZd99pOEl3Z",
+	"oJR9S7sHbNBBOKfRiI7BnRZcAMHUkJY96UN4us3UOmb67txtXaascoSFkwV5bdGNn3YpctOY7hQX02GB",
+	"QXhQzknGWec309e4r3IRHurafAixPCuePh7qk5OvPXfALw5/efLyBZw4X03eADXIExmycoyXvrYZodNc",
+	"zrfSeKc9H4XT/ZKKM9XEcqSQNAClEVKw9TWvppNcMtnFNiXT+LBUjwVzSVO8xu5eEyVJl8ZLzEXYsbuN",
+	"5X3bDn2iwVnPkRabvoGLXjoklI5Bg9PyQU+lptFcWqZc8loz1CqkKtYL7ohBerWRjK9YTGxbIs3VufEl",
+	"MQSt5DDAZB62CwP2bSaMwsCkkt9bFyMAJBv5GRqmdkLwDyA21Nxg7kQIQPv5UbhCCuDi2k33+/CF05ga",
+	"VoOXgcq+xRjFDjOmh10zQWLw5kKu6IGdOI1I5RIQ3iVRBteO+uP97ILkqZLSdEwsUanm6AxumCEuuCgw",
+	"qoES1GKxddDNX7vOLOVMu8Tfh9gx/vjCdl/uegenm8JGXiObIaU8GOcuaPFiFy+YIw9F1W0GvQV0X8Ya",
+	"zeav+zRyj03dt64qAD9bVeZ5xmi4NksAzI69ToZlS2NuZgk8DZ/QwZDynlhoRZ72KH7OdF+GBd/eIb+4",
+	"bnm+/eOCqrEI3M9m+kfxeesCeYFSR+Kb8R5BorQcfG14mhJuEd/WUELioZGPgP3xSuCsYHqfRdBoh4Va",
+	"gbDRoawJqWvghAibbimlaQGmShnnzTbVNrliQ+0SbYJaCOZDSchpBBR81oDF3mLy0KPwSTw4WOnACp98",
+	"vv4nT9b/5HClT9Z31h6Wn4TLGJEKlYZ6AL/bjeVgJfOcQpUujUtitlzxA+jaUmQ8UedYBhl1rV1ehAQY",
+	"UYjmKj1D048LuXe3R+mY8l4fMCGLrENz2aUYMKWY6M3n266bJN9mFSYsbZ8GNSzdsPST14rFLhh65dih",
+	"5Q3ZW/1sueqAaoLuwSqt2rnSggtM9SK2eA3gXMHCehdhIJ9NxYHMhuNFFCi+QVyHVDPnd3gzFm8Ys2su",
+	"E7XCYdiqqe5AKrk7VV3NRh1zGXM9nhMrIQNOo2eyx1ezR2P7F0wbVm5F2qZkEgdzFMHw6okcDGyGjJW4",
+	"4/nBHTcxl/teooOset2ahqI0Oj1nZC+uCjDsDI2ZoSAz9GEG+xeiLVJ0N8U7pNtdRL9zIDgHHvltmGf/",
+	"n8etTkNFEa7K8NoMeiziYL/IQU3xH3kmYuYyFdBcGaMLeGDNPADmmy8Md6O+bpUp8G5De5boIgIZshSf",
+	"kWz/l0aK3gThztrXHJDNOpBk8z6fy2PjPn/dnLUOB/Z0L3hYihkwDmW+g7p9v4g++EggZJyFDHoLeKx5",
+	"MzGbcKHviLNY6IziXKzd4V0EC4npxdqs3mJa8G3Cf3MRyd5S3Mne6pcxqNxmKcgqFGPVTUh0cCFTxLzc",
+	"Ym+PaQo4crtV2NdpjLMYic3DJIdMUx7dWJYEh3XoIpfBwYFrEbPZYvAOt/lk1OdBH3MdFEXS6kYg3Qik",
+	"G4F0I5D+0AXSjcS4usS4keI2UtxPVoqbx12lMtfMfT41OLCFyBrIfOZ7gyWqbbQf1DpRTIR1coCpe3gO",
+	"mVNlWtpMPta+L0XaUzFw0PBmNnSQWm8gLMRKx2mpZFIBf12ckU/Sw/BJ2clVgY5w0992o5GF6xk6pJYz",
+	"cTkR8NH2CkjkxjzTgL4t+EHn5M3svGZ5ljVDnsp4mNt18eT2XRzeqIsbSn2zFHrqiPosgLzLRhIwdCTi",
+	"hpuM+JXlS/bR4VTGCOppoKvn35DWr71ycdMP70CSn0dyF23/a8HfvoyPTl5C4ylKmzqUt5rbu9t7W4+2",
+	"d3P+ArX06Z6/nCivvSG3EJwzWl3cTBn3qOABqVj/+qpPhBQ19xjxJg1rmEAIVU8V9DnGR+h1XIckvSXP",
+	"MWtMKTs0wyOsoWHIMQtT6xEpyjdSMDZkqYNHQDXryXhMHnBBhrHsGfHhwVKXjwIjkYJAczt/9M3WSiEF",
+	"pUTtl7Lzo7Cw5/1M12DAs+i2cj+1b2THeoWQCnV/mYcDGjIiJND0chia46zoXGNGlGsuekBHKzImXFQJ",
+	"Jeh0UuYYssQdpNzFIJ3GOr4GP153U/CUuIWnqfn+4/qW57RyC+b0Gli6DV+54Ss3fOWGr9zwlRu+8kfP",
+	"VyJJKze2RtGFTpVl64LulK12OT0o2m5XbZ/e1GUm2tVRzn1ruj+CQfVe73PKUC+F3Jwh9obwqdjcUHG0",
+	"hJXdxFFfos1MkQr6iecrq8ObatEZ4tH20vD4taLN5QjjzLPIahoziKu+ZcS570WuRM2UIcoWygGbItQd",
+	"g3HzwzWXZxm9A/ePTE2MM/Wzgzqff8afNix+Kgb9ZtaWXEB6Sd4kiPso1OlLWD7aw0rTy0dZUw5TLJwr",
+	"ja0aFW+GXENwdUOumVvI5cidZTRpFCmMOlk9jujuTP1rm6I/SlKDNQymN0w49FFtkYtNe7cw0i2A60KO",
+	"I2vHyxvCcvaxXALnnCFujl2tAHplOO9Frg5tWQqUaxbl7f+O0uSTno5o7MKTqGFASv0B8ns+kxYzicE0",
+	"DTGaQyYU6bhSKC5g29aEgGzLXRowwrtZ9VLwbYk47N3sRLHz0klp9lbPFq0odUa8ZZpoGKlwjLi1y47k",
+	"x6t3y68C8yTcXAeX7+tUZvXOVlpMAcJnF9VzvS0sODFV4m36mLGT8xUmb7jzO5v77avX2B6Wz3ylGPS7",
+	"CBK/Qa2GY0vhy1yY7gN/rYVjYkZvVenI4aj5GGkxBkKCvQQNpbuYzndZZYKXkGPwBkUH4RKtX3kQvk09",
+	"srkUR+ogiuSIzTn5tP3TkOvn1kMrPbjEbFXNVqrAZAjgd3895/Sht9dwV9aeOLfVEJ5R0UssOl966nQQ",
+	"HjKN/nW5mggl60y0POQ04qK3tN2rWBqQn582OJgqN7FqBmHz3Zcy4iEdv7xmcczDqbSphbzZ4bvW+7Oz",
+	"euGP7feldWpm6k9CRQEjRR8nUUmlzQuuLgIpBAswwBjOrfiw1IOXRtFJwASNuVxnzSdBn4V2IkWm5rkU",
+	"IR0bXv4kMX+1yZsz78sv28+fn3l++tc5kTF5c25z6pgPZLebT2c2fwPb+E/prmV5F1uzW5i93M1nq90t",
+	"2WzY0tcL6r/YWhuZo2mHRVL0FNFyJYfOueEBN3Spxq8+Hy+pVuPC/NN5rzbZG0lx++Z8XXGSmIHuRRhG",
+	"t2JLD+iYBvqBIiMK8XA3STq5NMvj+Y3oak/ImBkUajb5N0XV5rSbcEyFMvRtIQ4apjVxDEJe2PTbhEa8",
+	"y1F6V69YfEjHz8q1Tc52KSRxWp7lh6lYfM0DdjqHhvreHPfZ8tkWyhGtSyByH79WtMcMUilWEY6pCOXg",
+	"ImM37ANr87mI2ZBpbosdsWsmLiJJMddI7tdFSHk0LsV/ashY0DeItSf4UpKTKV1Tr/CUl1I5V08uurJc",
+	"7Jq76xrgiMUvoKZFcSfXYDTS0qdFSIksBUb7jZaQoWbeBb3hXVw5adtKl9bW9ljK5Nl2rujrKhVIbuij",
+	"jF8tR7F9w0qHhGsSUbXKnSxjW22YU+GyZsxsgQLPYUJKGaR5mKiMWStnxWY4kbnXeIp39KeY4PmIppQb",
+	"W4QYZ9iYOag5l3Fu7r0vxf4zeG7GH3oBk17Gkc9ypbMYYL4PeEbt82A5xbbMFV3WDaCFjwo1tAtZPssh",
+	"NNvo4saVi9swxMd1NUIpbo7Wpbjk8hLVK0pzSyrG/WiEu2Xr+NHLeiWsVd5XZr0sbvPEwindPw36Ns+o",
+	"4YsDGjHDQRBzo9tpMaRWo7Vba7ZqW02fmL+bLfPXVrPebNXNb/P3w2brofl7H0QprJudiMiF3G3XoDMy",
+	"ZhSD5FQVyy8dJ0pxKsyPp6IXcdUnAyk0zopUtppk8ofJHyf/PPnd5B8/fPfhfyI44CEL0DHOzanqEzlE",
+	"4h+NSVciCJPOmFAylErxTsSI5gMIhzdTpCIkBrW6UFjDe4SxHA5ZWCfHLKKGQpGRjEPlk9eCv4WvlQ+p",
+	"Em1/ZpuUmTq8gi71SOaWivZe6tK5uiRoLGIDyP1YdkpvWudVMwOdxAJTsIVhfTCoj8djyMScrxyZt1sv",
+	"LY/yyQT6Owfs+bK/gWK3u0PDDzF2BQAZywFBxcA8dUCltd1uNMBxkokQdQLVlZUEt1AE3KnsTyrUvn6g",
+	"iBwJF5gIcIiZR82dliOxT2g44FjDayBDFlMtY+uZqqHMERb0sN1V19IqTCeYyNdGprXfNGqPL2rz6iPf",
+	"q0Poj1iyXu+eTEvZS2xn9yl1Lyxy9TMWwZceySKRfI7UPU8GXjrWCuJ6mVdEJiXPWJbRsQAbkIh3wMRu",
+	"f14JOVKGtkGxGFL5LKXeVevxCeZmQSPC3momFJfCUO6Wmcsjy5kszetoJ1daX3MRN1nmhJZag9fwKJqy",
+	"2ZZoAoS1MJUk+wX3A+c1atqRoTmQin3xGeZtNl2joR6TfVWXesTo8gS3mHbC9OcCCHTQZ2n+V40C4Rq1",
+	"yGD1doVu1LKTyKs+lzoTHrNooTPg3NomNpzCOqG73LP5dA3Q8Q3rmUyzWnPQc7HeyW2KlpRtZLo3P+za",
+	"MlhI1NYEv7PiMbeuALNWwZePqynIaTnLp3MSyGKqEGT62jGale2vUcwhezAcg3uHP9wrcLFzrxKV6wOY",
+	"/xr4WmTNRc5JQbUVExAYJ4K0wYh1+lJeuS/KqOEJC2KmX4qAnWSFXdZIh3Rq5ClbysxcZWo4WjViMaIx",
+	"TIxEiYJhsIxRhUIN24NXR+SKjX1CiZ3nA0UU7wkjpmH7ajstpsMVBlP5pJNoKATq3PxjNozo2GYEMcz1",
+	"UcgGQ6mZCMa1r8wAmBUEau1ENLiysV4wgnnJYgjjglTV2RsSUGFre5hFCEJ7lIv5tXhK8pUjlK5eT8eC",
+	"j8FZd1zu627OFpG2HXifMBr0s/J45vDgwric31S78ka33jR3r8rZx4+xgTk3/0IR7WUarnczXS3iR97N",
+	"FDaf5YBna2vbGtpYUFuMMVSQmLmibOZDFiuXsQxiESvOT/3Rjr+ztUOCPo1pYJgMVzwYixeYledDT8rr",
+	"D5vr+Pr0idVUNbZqjeZp43F7q9FuND5rmP9W52XUnznNYgDLKnudL1K+tA55pkoyk7a15u3OkaOTl2Tv",
+	"UaNJ0hmuXok8dW5bp4xr6lm3hhOe03IeAJadPZRak3ChNBXaJw3Dxto69a6ufiI0jwDPmV4GVPPAYuxi",
+	"kEIhsqmMF6TXVNMy0YNEXFy5OkvYCnYYEqcNIxqwvoyg6tAAb90d+UCwgc3mNxuDZN7kXfrUQhFztvmr",
+	"Ehc46/jmGwg5v4+Ct6nHr1OplycajROzub2OV5o07SCtFVyiZLH9nlzxKFKu9/k6tRnOjyoN/XM9Liuy",
+	"MR6Px7XBoBaGpN9vDwZtwLbTGzXl37P9vob+PfYfUnD6WeT7Y6YDoVcrziVFdZjdT/bAaivue4orB6il",
+	"YW1P+lQfrRk9tzq0l39yFxC/XmjEjDErVTjJRPckF72aFBGqdgI5yP3OVIClDMKIdY51cLRoFxakFEuP",
+	"zCGY3K3yCzh8dqR5d7j06hXQen5PUlS77HhnQWbp6S7CjQsRYfG6zeCCZT60hlz+eB38gdjfwqnffP9x",
+	"ZViccflsfoXS121c3Ffj7QoYuayYI1cAecdLstAMI6rNiMR9AJl3t0hoBA/ZTcteV1dxMmcLOYFrs4sr",
+	"w4XdyafmK0gNWEI0zeS46J1wURaNr8zjfNHZkEU8LfnNQqRZhHY1i41YncowtynCv1Iw6rq+fXIkMCB7",
+	"XjiZy5CMGohCoF5xT5BjdX5qJJbaAF5NJtqJ6lgvWfGeuPlWFJzCVoPnJI5WDEIwLVNoym1p8U5kwFjc",
+	"vimgmbko8/dyngtRGUq2wGsdI9YOG11922g2wmLIW1I00faTlilDKYaFLgsFGIowC4WfzxOSqagg6q5L",
+	"rEEda/zbqnaFZ5CsxywnJDLRPjl9dkL6VISqT6+YHd8nfSNQC6lJVybC/U5EzGjQN8flp1mQTSOKLhKF",
+	"kVav/xhR0G89VyvUCGRqKIVin8twjusiuos0yVf8c6eNTyXCFdPBlosmTnhe2t08I4YDFQM0XmGs/BZk",
+	"9dMKa10A5IcWq94sOPoZpoVYhyS4W1UWJZOLuF4STH0TkgsLZbeKwwK8dVReYYGltO4GtJHPIQ2GmXxa",
+	"fvnBkEGVdrf/gcIqtaRS3Ok6PK2udpeUfpa/Tytkf6BKH0/dq5XGOSncluUDCfZW2xXd5gTTupSzhXxT",
+	"CFm3uKK7Q1k5X/fkMNele7awsKIDsDw4ZeUWc1Hfxe2Y2dLps8xDUsmhFalj/qr4+au+Ah758Yoy0wjx",
+	"FlLNzA3PwVvEaFjPakbDT8uOuJ+I3C+s+7x7+o3s1FOyGNAoqrtamI6PSvtZDWxhell9G9NN+uh1OqP0",
+	"kYWudFLpi1/KzhduXvDwCY2iL7K5wTPwI3a95vboSAyTslw6RQFpqdPIfcsuCz2H8nLBtBdgNCY4vOUn",
+	"FHOOcBWw4rXzZTbQkc7wu9b9Dbwo7sIPYCbwIy7xvOhrPVTk9fEzx/sw6w9VzE3UauRSuuV4/Xmo4UeP",
+	"Eu4AFRwzi1Q/qVOEE6HnCaKL2Ju5hHPFavduA1IqOUMAc7PLE0IceFWHiHS/P6ZOKYWThXNCkXTtmc24",
+	"JdwJKGyUVhul1U9JaYVdlUtJJ5qKkMYhsQc87VzjW78WoNZCjtou5zE466/sXuMVzGOjvmLBhbfRr62C",
+	"t/EAk5jrMbpdo5JhyM22GsAF9oTRMI1v9dre39QOhtxuvANf/OL9+/fW7bk0M/Yw6UQ8yBx2FFEsvoZc",
+	"ALFMepiVsUc1G9FxnTyF+zukuk9opCRkYlepCo1rdSZ0jLtGVERV333iVDC+u+dQVM2IYL5Ls+18is7E",
+	"5TvbyHeOXj44Db2/JJVOotPs13lPN6J0zOgAw336jDw5+ZqEciQiic6kVJwJLFn3QJFYjlR1n1za3i/N",
+	"FDAdsnDzqxMQEBUJaByPyaUZv03enF/6RMZnwv5+B0tQbfIOYh/aJE4i9v79JUwRvKhpqsIzaJxUthuN",
+	"av1MFHcFBuFMkcu/qVkv2tpReGlTIrjAEUAbHApWNYmWpNnay7noENk9E28Oan+LkRz1i3bt3Dp5SMEw",
+	"FX9nnD/Oqjscp/dEP71E95nQZltZmMHFmUjneEw1gwCJGvz30s8/OmYDyg0+uYSjKLxRTF+SinU5qfrQ",
+	"gJLt1uMzcXnMdDyuHRhicFk/Eyc2QW+btBqNzLms1WgRGgRsqFnoYx2AkETUUJAKJZ0kuiJ4yNV9CO/i",
+	"Al3ZuZGszKPmmRhwpbjoPUzElTCY7jK9O5emxRZs0RUbP1AE7bgEHCwNwKpADpkiocx0tSimZLtUsZv7",
+	"8PjpweHzp/VB6JMz71d9CVJMKMEF7syD+e2RjgzH0FfMAsavwdMAVMr7Z2K7sU3cHGOZYLZ6HpoPd8go",
+	"lqJHBlBbCvPQY0NzNU2LxySQohvxwKy6uYUDyWsUq84ERK+YNzuE2nfm8NFHLJBCQyTTeMhI5ZcnL1/s",
+	"w3WSMXlxCA5k7gJObXjrMYmpdt1j1UtSONnqPtlpNIkNg4GVh2wYybFhB3YarfTAkmF6nw1smpdb7rMz",
+	"kQh6TTkQQfNmO+0w5CEeDUK03cz6mTgT/44cZJANR+VuYXp6RDAWQp5/64UKu5LxaJhbD0l3DmoIImMY",
+	"BY0M/02tRo7ZoQxqR8Kg9bYzPli8XgtZl2NUizVFkFoN/zgTabh023tCo6gWMGHgO52FxdgHr44837tm",
+	"sUJk3qo3gFcZMkGH3Gt7W/VGfQvpcB9IyMPr5sM+o5HuP4T08A8h21sZo3DgbCZFhGFTENYRGwLWvGJj",
+	"bJaykG13GL/Aj3z3G7Qe6S9DZNMfzxgN0x9m0emPvJtB+tCyLqQCvqYOgNzbatruOQ9ieUw7Ha6Lz55/",
+	"+2XSsfBps86oZIBI1DKrAym4lmYPoLhI1SeaRWzYl2L8yp2EwV/XkgcsfVI58wz4mbvHe0nMwjPPJZcF",
+	"XQI35FVDNdcU6gxT6X0J5/LEHEvOYAHH1mo0QEjBW4m8wDCye/LwGytesLd0MLTBl1YCKp5D/g17y4IE",
+	"0u+BO2Wj3jD/a+Xda72XX+VywgGnmcWvZZuY7zXdRZDj0qdJHDOhL9K3F5AsFgPmGAsjVvIKwvJYwmzG",
+	"8VTpp2bmdO6XrWarud5aEEiWbdHeyp2myeAWdNdsuco6r/oxVbbL5UPMwOGicQrdFUFzputC27K1gWi4",
+	"THBESD5mUB0YmM+p6Ha4XumH5kqAlxQiUYD4KQZj3oj2i4fTzd/7Xgk/snov2SdTPdkkt6v2Ypq/9708",
+	"S7fs80Jb2LxtvP1lH6VY4uHnNHTBV/BJc/knr4Vh9GTMf8Mg//R26/Hyj06lfE7F2I6lzHc7q8zvyIYN",
+	"os0Fvtr6QeK01fBAEbkAIxTLK+ScnNGeKxA/8uOB7ql4y3KMTLuEas1+nb+FmQ/86vfRXxLUZA7oqRXE",
+	"QBh9P1vpvHB3zSLbOUkK81aA/wDWAZPCJmHImAbUcUCbJIrIgA7r5MCIk+6zJM6FmKTaEmC/HKdn43Cu",
+	"Wcy7Y8ey1zd4pByPQEDMYABVsj0jWzFn1nBs5QOVnStkF2kY+YYkQx9YbyqMtIr6FZAnzblD+RbaA502",
+	"MpaoyDaMpqHYD1ENUoPK8cBtDiVaHIrMD9rcDBN4YFp+3QSuNaYDph03UbbYrMnDnPYJdB7nqA1iSjs7",
+	"/OqoplAbxVNDSJ7TarR2vak6KN7kf538fvK7yZ/J5D9N/vjhtx++m3w/+b03Xf3E233cfNRsbW3vPNq1",
+	"9suLTHnliocX6kDt7OwYNGNVVheYv8ELaByq2kBdOV0WzLCZr0riBTELuSamqU8gdXdjqupv24NAkAtz",
+	"m0pKBLc9nKpXrBGytTL9z4yoXzeRhGV6OYtxy9jbxQTkl7JzYMV+72MSRSRTiz/6QsYdHoZM4Bd7y7+w",
+	"0zIURSZ2ditQ3ydWoocPmivM7BUdR5KGp1I+ozFYAL3t5s4q26CSoaEXLHzOQk6d/v9j8wgrnNgLqY/M",
+	"xR0YITnEz1orwYZjITJuZPEnJ1ZuzSg2frq9/FM7VHreBWyMd4VQDHsHVNmPpZCJisZGwo0jzmJi5fw8",
+	"xsUSMmUIdyVUu8GyGyw7jWCs78sGw24w7E8Ww94OwaIx7+E7wC88fL8A1aKD1zxUm6LCXR8tekOq+5k9",
+	"z/bvTd/rVfFDscTF7RB1sdJgc6+x3djB6mirIWqXm6m1FnZLax/eFXaDhB3HaSKBHzKG217pWn4hExHe",
+	"BiVuMNxPBMPhXXEYbmWc1nqYSyAz3xoU5KxQkH6GRFxp9BAB6xDknzF/jiGjIeZDKSLDZ1zpgzQ/rprF",
+	"hyW+ooW+uSIwWcIV6RjAx5IKKaLasWj024RBojeLk+AbdJ27Ad70l7LEth7ZCi2tTun8rqw76Lz55p1b",
+	"otnGHf/ReSEgxMPcG81ac+e0sdduZLk3sMQaGGFclrpex2t7J0xwGeNem2OKE4PZ/+HDbye/+/Ddh/9h",
+	"8qfJH8nk+8m/Tv744bvJ7z78dvL9h+8+/P2UK48dtlVrNE+bzXYrN6zZAMyv1kyznjXvxvKQwRf6u5bp",
+	"LiFbm+xaWOo5YNwoDT+t8WF9GrkhI3dPRgySnr4ZjnDkU42V048VdQ/ZLf2k+ocZrHk3aPAGyMom3t8I",
+	"8RshfoOblgrxIo+g1sJPTnRfRWpfhKRSJNIsldx/EEJ7Ebv5e+c3wEtZbY+NAL4RwDfYaRUBvICdSCUV",
+	"YzGCgrMoVLYSVHU57hry2hUb5+XyEpkanPyXytNYVMAmxlomMycu/uEnKzLPSsgl2Slhp9JIHtNuz0jS",
+	"pl2jRJLexlDy12q635aRvJs7+fZ2o4N4UGNvwTEHgkm6/K15GlxdbHWa3QZ9HNTrdaAm1/IKuxVJFJmD",
+	"kUOW6XNcOuBcouBzP62F3LxPkRvAb7m4fYUwuhGzN2L2hlic9qGoUwQF/G2kgfKJYCOmtE27UzGkBJD2",
+	"gI6x7JILzzD3urpv81Nmmanz9AQpRwktKZHRi1f2CxvZgfPLptHGajtZ/RksbMh1nyCeKZZ6EjSOodST",
+	"li5oxrTlmSPfA0Vi3utr9A3EMGhCNUlRbp0Ywpb11Bm7nqzrn5kidHfw6qgGwRpZDFtlu7FVrZMDnGaf",
+	"KuJSGzcbbgVmhzAsCrTLIzo2nz3Ol4SyYTLmT4wygBJG5kSQiBOuq3Vyis6H4NloYycD1iaUxEzHY5JG",
+	"GShzilNxkjZSRWUNMPLI8gousg4zooswTXyusGbQ/HTkpaoXjAj8lGqXJRT1b+cQxxUI3po0a22ty/rs",
+	"xj1xGVdsPMUltMJdtt191Og0aSvYCrfZTvdRY7e513q8Rbc7O8GjcJftdR83aLNTeO8VWRbkLT4yb3KH",
+	"bIjVfDkJc5YfOYWaLSO8Tem1hKsLgU2kgkg1d5WqRa4lvQqG9mME9DJyX/ZJgefY8D8bPeVGE/BTYe6e",
+	"0yuWjyCtZCxBdSUWDRHqMjXlMbSaR9BTYrT9EVSUGzVgqgbcXKi7v1AI6S4pq87LTsDBpyKKYZDHUrAH",
+	"at/JStjGMOaUbDe2F19AcHOxCf5WNWY+maoZ/El5a8gqf00jq/Vv+M3t7ca573FlizCn6Y8gd62dd5YA",
+	"32aTsbHnk//7w3eTP5HJv06+n/zrh7//8NvJP0/+5K3Mkk3vzMbKueEeNshuZVflPDIi7mLPGD3zraYw",
+	"2Xx3vpfOKAEimUGqNgljTu9jMy7uZxYNxaAceeFT8PjrUxFGLCx3+TNYQK2NFO3l/iKWg1XMBLb5qYTG",
+	"UyVTGQ0JDxWppNGL3C74KFRvzoE2QIKrat4y8mb3vNw2YmsSvjlf2TxydGg2YjXLiEtQNbsO9Lsc9aXb",
+	"7+wYCvPeOV9k07mneWOyHjfxH4H5B9zWX5UGDs1R2jQb7UbBhBPyGCO9vXZaicbzPUxDeyS45lTL2Gvb",
+	"wTzf61OFhd2VI7U89NpbTUOgX2W1ahyNRkiD+AALrmC/KdR4xid299G8Q6Mrg1oOE7yJJ5hsyWvvbVnb",
+	"z8ybxzuZPmbH90aU69Iemq17NCQZRLHcjOTgfWNH2tiRNswCuGsiJa6kdInIeIq8OcJXnWIcphmGkGnK",
+	"o4fvzI8jq3wozw6VmV5y7IKQwCSkBo3txjaJ+JVhZmzGNSPDzbIJv2DAJSxQYmyVO1rhPO9Xk3EDpf+G",
+	"ttyMttwZGVms/w8Q1jYU5Eenid8o434IyjgaWul0PjUJOY1Y/JC91UyEC3wNTtPq82mlf5saqC8jI7Jx",
+	"rezjPsXySGgqDasQZ9ZnUYjvLR4hFVsdkjRbjSpmLBZytE8sdcySEw3q5BmMjEXAcRAaxYyGYzcIjGEG",
+	"1fTK1sYnFeeEgWsEwten1wz6BIcD7Gpl2ijSFJ+lxPEp7OEz06d3C81gWozf2+q26G7QZLW9znZY22aP",
+	"urXHtNmppXZhutvxbPX+FDtvNRorY2CccYof7tG8bg/VCusw46dFS3re4v4oT2DX3I+7oU1uZ5ZZpwH8",
+	"xmkiY7whXOOl2JCunwPp2riT/7zJ7JcyCjGaW7EHyqKASIoeJJNxZBdp0Azdha8WkN0vqSGV1JGwZEi0",
+	"JJfg6nZph7KGNleHh2qghWFi6OHIJ5B2NxGuSA+4rRnMhbQPaxxcFhHy5T4RkiDtxGY9ppEUkwGjYtTn",
+	"ESMVPZJ2Xkj5rVNgOspAggceuunYnNnZWzP5ap0cJqydmz94/yVaHnIacdGz5i7Ar46t+DahEe9ySPZr",
+	"/wL24BWLD+kY0JTjVGRIx6Ty+vQJCem4up+iaCNpm664IJR0uaARQeHJh/IIw4gKgymNgHJINTPnDp8k",
+	"UWREdkhaDZUwYIeFHJm3XCgesmwtDxRwFSdBn4VJxMiIi1COYCmmAymcmdQMaVp+KSMe0vHLaxbHPGTK",
+	"Za82M36gyG9Mc2CzEh2gYnafmLWlORezLeQ9IWNIZ2LmDl9aX1HMXgSJXJGXqdo1GyHY7YvE/kJZE1LX",
+	"QIEQcaX9lLIZ+EiE470ARny7sgxuQrc423d+kqFkilQowfzyNB7jB0bmVGmZimHMzR2r1gko29vmAZSu",
+	"JuaSoBuqbzoV5UdGXSNUuWQemmY64LpbtZ/zsE5eSN03bUMDkVQQqHKF2RMw9z0cv+VG6uRAkML6SY9f",
+	"mzPTDgUAD9px7mr7+aMsFEHDMluEiTD9WjHDnaLCAH8DMJi3wH2iCQgMPCmTi/tqyzNsNxqYDj3V5pi3",
+	"JamsgVuF6/NJreGIRmBG+GdtoK5qzRnmttlq+F6E7NNOI68QWSddjWIfieVdyOS2bsHk+rmMEmnt0abv",
+	"BYnScvA1jRKcfNNre5P/ffL9h7+b/PPk95Pfudo7u/49T29JliGXB+6zos6t7BbPzKzoZ+tQAtRbzTRg",
+	"W5Cr7WWaqu38bsQCCzyLpAIrnoowhwoqRXRik8wjuuHKYJyN6+rGdXXjfLKROla3J6WqK8Ppp5IAtdwB",
+	"ViMKkYu2VTGWSyMxWyaP/AKYHGBtMn2HlUCcNo1qwycWlIMaNHeGKEDRHKsNgpLuNIqqPoF84lZ4EOyt",
+	"5Xqsyg6VKwNiWDfH7I6dlIMhPbaGTJbQHGdmeDLUBrZdwq28EjFVHsIIRnISealHS3lFsDIeMsZ3rzM8",
+	"xh3/9BxYiYJuLZ3bavTTLvcTaRw/thIxXe0SfqEAqBtGYKN+/Ajqxw3n8HPlHAwJRyoW5jUVVEPcyyIm",
+	"wdaFKPUzeZELiPZTwsqEhjKEXARRErKQVGw8L/g2VOvkRNNuF0gnVvIyH4z3CXXKD6w1iZ1YbVJOA1IB",
+	"i1/fflxDzkcKpqrlHq6HIniKna2Y05I75VUFo6mxqgHB2qcFJ9RpUbbMrxOl3jz1mKmLOje3Zm4TYFqw",
+	"1vwEmuVjOg3JTzmnpvWXQV+aGwTyYiwsR7VB3sdmjpoitnWiPaquGGpztSQdyxGGXll6zbJJ3KOL5qEI",
+	"lntosvQubMyUGx/NDWUEH80yw0eeKIqgSBGXVOcM5QsJPpOgmo8TWyKLCpfZAigeUrLUYUZpOVQubgMr",
+	"bc3aUNoFUxNSRbBbFGlhnfzKWT0Qs/lZZEi+qSMwUNUxZ36A9SmohIsaTbNJqi9HyidCkoGMWbtIlx+o",
+	"jFqBiWJ6KOgCSovRbveBKy5sp5f3gkWSD3WYXaYP26qEwEM9zkMRLCPt2W7eKVGf79i6lMhnZrGKmdZs",
+	"aE/13gn9nVHlFN7dPiylp3dG8AAAFgvbqJ/ZELwNwdsQPK/t/arPQN1JLUI06CZlY8E7QqSCxnwCuCxN",
+	"Fda/9xuNBg6jsOexxbhWMfvAiVqIkJVvqGCM03habz7aJpWYDRnVlkRhlgYfnAXQvwEIXmyTxThq4nw2",
+	"MG4Qm6OoaTEuECEgVO1M7EQ9cqpMzyRPW6R/u7G1n73muqAEXmKDJwduodaF1ZBDpD+ohLaePPTKqrIF",
+	"GxEUOTD9lhNcSMWKGdU6OYXWrNtlgU4rvucU6Va6963E74YGw0CYiuf7OdU5jRm5YkN0fjD0nqSofV7K",
+	"qkXi9adJW4WS3QwJAkCeou17pPK4+ahKdh/t1La3aq2md75c0luLPN1/EisahgyXaSHjLuXJA9P5fPL6",
+	"pRyRgbnVjvcbsZgRmBG6b7n3bmobPffG4L1RW294lRV5lVeJduzDHPfERUxKyCK2kEk5ZgN5bQluQdfK",
+	"3KjAObylgbbCM1qzndxWym6050nZPsnYjir6EoIaYJo7QSN6Xh3ABXr0wvtZQnwI6ywQ4hvT0RXI5vk6",
+	"BATndq8EEI/5TskeznptwhcDPIUbUfPnQ5s2pOankvOZXqVYX3a7axEbKDy6PJ1P6jg1N51PMcd0uT3z",
+	"Zm5Dt8rYs05WnJ9YJhoaPrF1sM0BoGiJyo/nTPelORQ65BfXLW91K+QqDts5lapNCcDe4sU8Cp/EgwOv",
+	"7R3Umo1G05t687mbZeHpk9Knh3kz6K7v8SHMfKveqDebW3XQfqsTF61RSE5wurhyN3abPrLZFqaevlYs",
+	"fgGK7EJi43n+44K9BeDP+od79GROVfDF5txyr3Psdhizay4TVRys6HSeryRu0ypPVxB3j5M4QF19jwoe",
+	"eO7REzkYAFB6786gdPmZ1z7LFy4/8/wzjHuAN1jF/Mx7701lfVjN7jztG39vVmiza8vN0JHFYhtGaaOT",
+	"3zAfYIR2V2JOJWBgMpDE1KgaW7+s+YkbOjIcQ0ou+MTcyoLXNNQnsEZh64P9jeyQEVWpdXQfFeCJDiTG",
+	"QsbgS811n/QYoOJfyk6d7DS2IEJUFTqBeElnZq0oBrExmLLdX1xxoTpP1WxGPDAr/6Sa5lWo93xaXU47",
+	"l1C+W9C5eyE/BUqyDl244xyzv5SdAwtimzyzG3H0J5lnFuJXAN/3YylkoiD+1yHWb2SnuhLJWKgFxYvY",
+	"Jg45+SgI+6lBNXXVMUgIfXsC8xcoS531EnWamIwWKvDgEqzUaygNT514gQBA0xQtGFyvDqIIaglVnMV1",
+	"ITHY0IENHdjkGt/QgJ8FDSiQgCU432UKxXi4hZlCoe+7yxR6I7RsFS13p77baO1+MFq7e9PR/ZS0cXem",
+	"eFsedkoqLiFOUc2JmXxSFatPRn0e9DO38cwFvLpR222ys24o+i2ys0ZIJBdRcD4wXNYqKj6ondTlEUhj",
+	"mCuu1WiA520sR1i99dE2ec4/N4IbV1kVVhtBAr3YQqrWDwUchK8YGyry+cvDX188O3p+dHrx+a9Pn55U",
+	"ffC8vW45+W7IYjNQm1xq9lY/DNT1pRXvCF4U87aoiMTiqanDbUgu88S1fpY0GlsBtDkK4Qe7JIGMkoHA",
+	"9BGXeTbgbU2EhhWwo5rJ5UaCxQ0h/kSwOrm0ZOcSh02J06XZQcyYDpsGUm0ogROC2r66z3hstqtOnsIe",
+	"xZgAzvord1hXxhjFYfWrlVajBYnGCB4luUS/20tMfAGxQFaItw24smnzIqk0psStGeqFSfyEC8oBTyAz",
+	"Oiw375wUJxE6MOXXP84zd2bR+DJLWkYql3nW6NLsrmGNLnBal1Wz4zHrJpCQTGe6W/zqgSKX7+Cs2jCB",
+	"95eEmVut6uQLaaT59BurMz7C1ZqpRNacjY+O5UiBijq2qTemFcNtB+hQrB9UyQj9mFDO7mOdHGArOMOs",
+	"/G6MihRCyagvI+ZqjjXQ19kco3L5mdoZ7CLY2QQnVqttwbdyWWzTMkebAZiB0xx8CcbhVtloLgjkIULG",
+	"hLrvwW/8ycnXEGIVy5FPpIGG/GX2sQXpxPKKCdPX8RdPyHZzr0E0iweKVC4NwF/6xRrJAnNT4TjgjG7g",
+	"p3R/IoyRglFSIHMZUkQy6KBnfMCwvBDF1eBG+AaqXxz+8uTlCxy0uGvwXHa+YYE2m2MwkVlf06CmKpoX",
+	"DJDBIZlO4RDTKzYrbSDUzHGHmBdsZd37sksOt1tgONe9x1XPzmpWjeanrvxLJllgp+dOF1jv/IQH9O0z",
+	"Jnq677WbjYY/E6m2sk7MId6CDGbYZ2DngUvOM/TIQFshBN46MQTemDnD01JB4sx7fybmdb1X0jWLsEAD",
+	"vLLndua1W+6X2RZk8WET1bADQxR2atqNZ5awVApQXU0Jjc3AijfP1TU3cF4nn0dUXMEbDLdQV3w4ZOE+",
+	"oea8Hyh3ybjF0BwF7Zl4Qs9R2+L2o+I2VeSaXfWdrOQXqGzzTOSPx3en4ZcegN9s+Hlpt/Dxnp/ut+/7",
+	"C3fR4Su0RVoEiozANH+gSMWqoTO9NKwnTQnq58Jb3aH6pWlBfVKv16uIBWET3BBUrcB82ON0JylFwMx5",
+	"vT79orZHOmPNrKPvgMZXcHCQidXmC4UUgAZfOk4NWB/QsAgNWS/MO0zjxYVmPYMCHKaNSUfKiFFhvzPo",
+	"EIifRQwR1yymEcYXcw1IHBYF+wZKdCB5CDdOqEPsyqLwgQKanZL3zhh22FCITgqnlhjHclQGpCmFgfRf",
+	"NNbgql3JqIJpBA2a1TJAXkED3Lrn6u4ghFgFgUvQmgUSYcCaQbfq2tZ49xqdR92toMlqj+lOq7Yd7rLa",
+	"XtDs1lpsm+6Gjzs7wVZjRd2HQfJOf91u4O9DUIfYH8dIFdPfp+it0wK9Q6wLld011QzpQIIC0h2oFSxz",
+	"tlCxYEi1gSWQNwxSA5K9n2d/uXKBZ4a85ZjbjTZh4y29MU38yBQZVoizpS8E6STRFZZzQdFBxk4QAC6+",
+	"AqVmFJciLREthY5poKur6UHe4b8LbRmpn3WiWAyVOC0FyKOhAR2jpMMN7YVy1EAmH6i8taNOLh0evjSY",
+	"6zKHpS/JZ/jbIubLaTR3GcJnElJIasK+TWhkuwDcfTnXcIK7ur5V2+7NHRpQbk07S75qpl99TJLazJPU",
+	"1hRJbS4gqQtX4CitOeqPSGe5A5ANxdzo3zdka22ydaLBoA66sMTsAeZPRvJlMfhd0iqDXOYTrCOBqnFM",
+	"7ETRN54qUCn4mNXCVfmwGpkHilyix+MlGcasaxaQqd19q74fUB1AmnnTO4h/hiSHciQMY0UqthwIamAH",
+	"PFV0G9owruYUvKhyR12kq5USZdZC1POirDetA7Z6PrsaYuZYrZO7JNFzg6MybfItKOn8pIwg5LiMjLgr",
+	"Ba2c1WLO0cmlH6xFFOQI46Z+LNkZETIcX5ArZhrLkaOzZjltx2jAbN1X71KHgEGiQDftctU4tYPLDmMZ",
+	"iffZGDgiDLOVG8YdShb30krjXlp3Sr/lyAa/zNPQmdtkLxNO2sd1n4mWb3fD3/XPxJZvJ+37Z967My9V",
+	"fp55bWL+u9rmmJbvz7yVlHJ+zmJXOsdy/c28GB+0WGC6d4tLBwYjPDn5esPCbFiYDQtzExbmpQ3Hkd3M",
+	"EnyHPMw3svPw3TeycwtJ+xvZuTEN/0UaV7SKSQ/mmbMbQHCQHQAocIZ1dzoNttfdDmqt7hatbYOgGT5q",
+	"1ba6jW4z2KOPO7vMK61iDoMszPWYirNJwkNvjkXtLugrTmXlxeTobkoI71BgtQe1WGL9Bk5yg+s3uH6D",
+	"628orqJpMB8ChH47gY2auQW2R2fVop94ubvZQc9MnHTRpSefhDiN4nkacv1chihf07jDNSJ2DAbqU9Fj",
+	"xLnK2iTBaZTPvvNyX+6JPks0XsMqbu95fsNAoGVl75bUt2udNhuuvt3WdH27ZqHAXWst3IzbcmdBNk8H",
+	"Qz12yH5TTmVjzfrp4Fm8KQ4FVVJVD7haWEcRRGALEKqQmncdmsixzrNKqufjF7m2S53XmtYTNxHAUefH",
+	"wbjKAqPbnKN4wq8LSgAmkoFZiEE55jODGjzfg3gR79wvy2H+w1c9rWq54qHXbrZ8j6tjsy9ZlMw1i8yi",
+	"LUucR8ZeEhtah8VAcm4XGhRK3uR/mfxu8s+T303+ifzb/zv53z58N/nj5A+TP3347eTPH/5+8kdi3n34",
+	"7sNvP/w9+a/f/UeS96b6t38hk/88+cOH//Dht8T8/vB34CrDNRzp5P8wpOTD30/+PzL5JzfGfRYSyYPn",
+	"8lQuYgqYN8z+p2X2NxTiHrLDWbaUix4oPR6oItgXE7fZBCeArtFSnFGN4m0ppx69WCbDAjNeJCJwP8e/",
+	"MK0+aQg8zBMM8VFUC8zhxl6GQkPWpYZZLKDQ7KHDmv9p8i+Gbf7wHz58ZzAbmfyeAENcwIBTjbwbobJT",
+	"iVt2VxzxidmlTcz5hhX+CSE6RC2pctfVF6bARpCeRTnrILNhzK8XJyA5EAQ5qwJOJXLIBLgkc61Y1HWR",
+	"Mxb9cnNAXRowwruZLpoDR8zLgtNxZa8V4KhPWXN3FQbz07CUvmc20ezWzg0RLGzvBr9u8OsGvy7Er1Ig",
+	"wloXlyadiAdLOcODKPpB4LgRjUH6WsIB/gNptdqNBpn8YfI9aW3Bn/80+f3k+8mfJ/88+ROZ/BnQ3vcf",
+	"/u7Dbz/895N/NcivgMz+r8nvJv84+R7w4OTPhof8l8mfJn+e/Gnyp5txihsUtkFhGxS2GIXRKEIWcU0c",
+	"ZqTih+/4lLWpiMae0/gqfx+PS207Wbhuq9Ryzxeb7W9dKPEHai/ZWG4//R0xAIwV6rqpSXOe7gj1RJXt",
+	"BrjsFb1lqmteLqVjRgfzPXfOQHU9PvOy4nCQW8KMeFYY4cwj7NrIZEMWF+WyCiX5u/k1ZyMyjBJILCIO",
+	"Ei0HVHOz4LGPxW/NqqyAB3XafeuBDRmXXCi0In1GY91hVKs6ObChtienx08Pnp9cvHp6fPHV018TXJ+C",
+	"SR28OiJXbIz1UwcydikdWo9R/XbMdDyuHXQ1i9tkpySR5Al0NmuNWWKRALdO2JsaTqfo3wlv2gT3WYRU",
+	"0zZ5d2YlqzMjWp2JM2FbFXY8a8xNw2bLP0MeB+Piy0Q2CG83E8Immbg4LftBQ8eFQWM8ERs6f80ijJtH",
+	"qRSeomXkzJlGzqzV48yaPc4yUwt8OtfYgiH407BxZrkqsxkLy+PPWB6eAljard+YGzbmhp9iPvhrNm3o",
+	"nSUkpKJYfM3iGtipAaOsQjDAcWedtMAKV3lqUJFPNP6DXino60OEFDVMdKD48KkIh5ILfRSqfXIZQPYb",
+	"rsiAhgxDRC+hi0uMbpEDrjUL6+S1uBJyJMiADTosxjhym0hhn6Soxidpgj3fPf18DNOwLz4f55LaKIZl",
+	"zdEtCbPYYK6GPlUuBdDjeTmGX9oyuJ9OkgbnKrBaHIVm8Oa5j89eKyy5036zc+6DAeZAa3MEtjFYhc3j",
+	"L2XEQzp+ec3imIdYzm2rWW+26gZhe77B23u1RrPWgOKn5pOToM/CxEzgzRuv8Rjt5c098++5f+snu/aJ",
+	"+b8ZcDaWMw9vRrz/j5M/Tv7L5Pvah7+b/PHDd5PfT/704e9MswKo2c1JHV0z/WqqJlhLfwr+EFSoLotf",
+	"QGAFnj2kKgH2qmM4CBphub3E9P9/fvjt5A+TP07+hUz+Fdy//jD53eQ/G4yAoRmQ4XL78U5aBH31SnoA",
+	"iZusyRv1xIZ2rpo1ebaKOeaenyaELleyjSBflCzZ1f6+u3TJN6MwtuDaXSZMnkdnStPzp95SM76/XtsL",
+	"E8O4Q9E8r5RYUX6IKuBnVPQSdFWKE9N2EB4yjXmkngoDEbmREi0POTW8T/oKFTrmzatYGmRfyLx8G5rY",
+	"aNYbTfNjz9HEYxbIODxOMPEaFIy/4OoikEKwACtbI+lkgsZc5tJOf3SCCpN7bQ15W6UUduWc147Bwq0r",
+	"ZMB+c26d6HwP2TQDB+ZK/gZiN/NZp4GOyngwfajDmIU80PyaGdiZfvttQiPe5SyEFH+vWHxIx1aus+mO",
+	"VuQT+nIEYCyFpoFWpxKc2VOFYCkbkT18rWiPmRMEnWJMRSgHF5kRQw0ZC/oGPHqCl0Huj4sjmZPAunXa",
+	"bDkndZfA2rHbd+Z2CGhtcTiRQ+kboX8TULThjW6Yf3pVzshFBxU4o3JlAeZEHsVcm8lmyQolNKDR/pRi",
+	"wKa2UExon0AguxXYQYsAiRNvwWpBVsV1RX4MArgLhuymsv5cFmcBJdxp3JSckMmfyOT7yT9O/mXyO7Cs",
+	"/4/eepj6V/a0NxFG9xZhtJFif+4hSQ4PrhqUNI3JE8Xi+RLtqSvBmaJCQhWkZTfygyrPsQOvDiJO1QKT",
+	"/JRPeFlEEvqUOi/21RDPQe6bkozazYcNImOwOj7EMKZVQqO4OgAh5KcfHJXf8ukjMuTnAMgqpJql11RT",
+	"IyD0tR6q9sOHRo7hQd12Xw/k4CG2UQ+HEQ1YX0Yhi+tD8PeaFTCbtebOaWNvSogwzHNUnMp/G7KBrJsH",
+	"+LseyYBGrm3BVjtFJmcbvCpxrTUy644BBOs/7LQQNqkgaCJSiLA9R7bNyRWPIoUt32DTXsdAQ0SVhk+4",
+	"Hk9J1aS5297eaTdbHjaDMkXTbUCYxy0xbV7YkOJ/mPyXyZ8+fDf58+R7KwGmZZie9KkuqdlUvj9WFC1v",
+	"lW1SsaDT/zz58+TPMCjkF3LqnVTyHbHOsQ6Oiqdwj1FpBu8sj0ZzLkkbCXFTWHzDRkBhcQzkgDR9Q5rm",
+	"9sMMEQ+UYQCGEUpZpmnBhIy3qchNOIU5erQs0JejJhKdfTL8bqeTZghyjM1AseiaKVLJOUA5cW27Wqo9",
+	"Lw/mSAngTqlXoA1xuFfPwBso4DeUeUOZ75cy3xkRXqyitWENG/q70dBuCPZNKwROxQaVkWEj1N2Q9irG",
+	"psnuAlF/I+VvpPwNL7HhJTZS/obL2Ej5P2wpfz7PMGKdvpRX8zmGF7kENuAzjRyEYrZWrBwJopJO+ona",
+	"JzQccIE+4AMZGuZBxsrVEC7zeDMT/RVOZP3k/D+85GKPas1mrfUol8DRYvfizj45fk7UWATmBVeARo8Z",
+	"heFsef8pCgee/C7FXN2lyD83fAmPuOidcBGklfBdIjNrpbeeWXIksFT/ERJCV+z9hAUx00/fDnnMVJbC",
+	"bMrpZ+7CkjjKMQtBPChwCnCuDzOifp85yiwYLScVBZjdkIwNydiQDEcypq+GIx0jh6JnqMfSqKHTPiPM",
+	"+vmQHtO2XjmGktoYJoNOWUiMbGXLmE55+Rj5tEItBWqn1Adt2w+w6pwPHyDxwRf7RGna7bYdAcJiyoLG",
+	"sRwxqITuUCQ6H/X4NRNV3xZI5T3BQvLq5ckpqZxoKkIah8TRqrb7q3YU+unfZmeVpoNh9uiE9wTVScyq",
+	"WOA2iSPi6nQA1iRSEEjRv729hYTTejXFTMnomhEtCSWRlMMODa6g1O011cwnERdXNRCSCAYJ2yr9asgC",
+	"TqPaMImHUjFCwzBmSpHK0avrbdKHW0S4IEevrh8RLoIoCVlYrZOn2bGYgyCCsVDZWkM0JCqQQ0CfZvMN",
+	"HTQTz47pgcLQW0iYivQKj6Vtvsazqbt6cHhS9g2cQd3SG3ty8GqfUOhzxHVfJhpnoMBpCwuHRFG1TbYb",
+	"W/na5jB1s43gGWG+wGp8eci26VPN4ys2fqBszxiFbOeu+2zsyiBhIfSYpUV60R3NEFSYjSsD3NopXiCf",
+	"bJnTk4KR18fPSGW78bhYhn3ANc4uZMNIjiH6OZcbuyN1H4qzh4waIRM3yAxr5pwfyVwsIqSdPEIaesQR",
+	"I5/jWg1Em7EVUPx9wqE4oerDTRLRmEChfbMHnTGJpaaa1bBtm1ASMx2Ps1JQ4CQyVY4/dcKb2XB3hFz7",
+	"RNExzEIaILR0f168nb1FnzTibi7rNocrQxf3Onp5X+BRAq+2Lqu0JuNzJIaJXsP17tY1ID8uszt3W++N",
+	"BUbY99reqK9YcPG8+9VfP473fvHVr7+NT0ffvH51uHf07NXfHsnWM/qMnoy8+2Oa75I/xsUuttjM3F1A",
+	"+nY/CgxzetEM2zmM6Jgt5TTLPimwuxvWexN9ufFb/cmULEFc0gHX1VQQ0I5XWUnICFnENHv4zv4+Wpgq",
+	"6hAa35RzcMT0LmMpkRrdUVHBwyUFgUMnVOGmhQVkvtF2/BzM8JvqJT9vlIsYkNAiH2cEO5DdWcRBHxLJ",
+	"3orYF937prBvaTWTXzD9Q8K8PzOJ5ccgf6wueWyI1cZnbEMAblQSVkzJ8JVMAefk+OpKuL+gBpzLgM/e",
+	"4xnlo2AjOzBqJx0mA+0o6mOdfrLDFA8Z4ZpU9EjCY9CgK8JFiV6dJELziMxBjT5pbZM+iahmsU+UJDEL",
+	"mKF/igRUEDXiOujPqh+PYd0FlcmGoH1Mgpatbnd2dVOauSetL75Wn//1UT9WwZN+9NdHz7/+rLOjTn6t",
+	"hrKzKw9/8pq57HJtaOZGwNsIeD91+v4Lfj0r3iEWKNj4ViLxLqnHSrT9QIzB2zKOfKvA80muhZ9a1H1i",
+	"aQoaOME0rYDQm988JteQNWqfCEjWTMekw4ihHKSy3WjkzaQQ2V6tE/A3NQ+nFg5RbBHVXRkPiCNvJIgY",
+	"jdFPzVCnJGaG8ss4RPajYLQGe3xsDdfxOG8En2M6riy1Otuc1jPfa3pl3efQ6FwnB+ATQCPID00ShZ4J",
+	"W06NV27vXZa15K6E8BvaTFnBA3ljydzoBTZ6gQ2Ps0mQs2GK7jHNKzpN0WlcsZwDyrM+VjvOmVrNMb6d",
+	"d2eETDxaAt1OTZ2Z/4SmmpHKkImQi57vFPEs9IFFYaHhGTA/qfKt0uStdo+g7iKxHxMpWOquFo9dmwfK",
+	"ZWEPZMh80HqIYJxyIjBj0iRf8c8de4GKmjrUxuBMka6MIjkiO0T5ZKth/tsiAy580mzgv1v23ybpm3d9",
+	"n2yb/+yRPgwD/3Y1i3FfcGHpGir/9o/Nxr+v2hoj1kqJ1giubOOFQQKH6fHchrWZCSAE97fs6LGyJFdp",
+	"rd4smBDnOCei0DWfDSe05wYshT11z3edzYQV+t7bmvmydk1jm83zjZct/VXaWfbsMNdt9vQLO8CPJU4R",
+	"weSZ7NmfS/gV2x6CCRigu7aHAM1CsmPD6uAKPFdee7uVTRhZWowGFDQi+LXLzYqRfjuNhlmju5KY8XZl",
+	"xtEeR8aEAYoAeN7uNoNWuMVqO/RRp7Yd7Ia1Pfa4W2vQZqcVbIXbbKfr/AtPETCmGEjDFe5izODTeetW",
+	"+llx7ebR8ZL1mzYnxT3AgA2bOHnOwncy1RxcgXYK8Pcf8GGhfbw88CPMI48NC7kxLW24rBvVvc97ECBb",
+	"ciuWK2a2w4fvLI5cZl1KJ2CZGKuwkZZo5/UtXJEwYYT2KBeuxBmyZJR0Y6b61rFd2YzsPhn1qTZcVcaz",
+	"1SGr7MixLClnJ6BZT2qMWYFZlJiS3PIsvoJqVXfKvWRbwENSyQJTqgXOZUWqU5IgyVGuRRmSBvTtMyZ6",
+	"uu+1m6093xtwkf6ezZowyzq0bsY6OEg4QoK4No2dIVd3q9Kw05uv2/jrhCVOR+qYZGTBNzRqo+bYmHJ+",
+	"+u7RTEAC9hwJy1EYIFtzCOp7sIMnmMLDSEtD/hUzf54b9IqF4JC0ZGrd9sOHzdZuvVFv1JvtvcZeA/hz",
+	"2/s0WXmJoXiFKnMBHQwp7wkb3Ec6LJKiR7SsZ+TCZhyepVOQrNz2B5GcyizYdJ1WbsuqkFJltoUGARua",
+	"59/IDpEx6YxJJ4muCB9AzCQwH11uyDZH4nzdSrUdjMYRZzG5bhIQonNThMmXzBCYC8y4Tr41qLkNP1kM",
+	"61VoDzL8BK7eDC9cXGmPXzMMTOzQ4MpMti+jEJ+YTWJxbgLY67wZyJqQGgrmQGhsm0AmFmUZDphJiHGh",
+	"2A+sHorLQmpoGZvfuaDX/MAiKBn1CUTOQkE+Le3iKmkyxmrue4jcLOkBEkM5fiw1x5X3gYkoZvuABEW4",
+	"qz0bhEk1Gcn4CtYHYJXrBhrVevDRwt5Ayr2mkQFXPWJMYGpLJ9hPra6WCvyzfRYS6KTqPliPVcfRoO9q",
+	"+sqRIFx05Ft4YxgBW6M0N2CxIuPsgCcYhYzYIWV7tSRDGmsBwc8OWaj2dPQpGlrRFIxx0XnOHRJrEvZW",
+	"M6EMp+zqSdo8oPkDS9FOObymxlSzYluEd43e6ZDXzBdlyweV6RRUPVAkw7O5fvqMRrrvvT9///8HAAD/",
+	"/w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

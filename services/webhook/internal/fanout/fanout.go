@@ -168,16 +168,18 @@ func (f *Fanout) record(ctx context.Context, items []item) error {
 		}
 		var to []int64
 		for _, s := range subs {
-			ok, err := f.allowed(ctx, s, it.ev.Type)
+			if !subscription.KeyCovers(s.KeyScopes, it.ev.Type) {
+				continue // the key that made it may not read this data
+			}
+			ok, err := f.sees(ctx, s, it.ev)
 			if err != nil {
 				return err
 			}
-			if !ok {
-				continue
-			}
-			ok, err = f.sees(ctx, s, it.ev)
-			if err != nil {
-				return err
+			if ok {
+				// Asked last, so the user service hears only of owners who would get the event.
+				if ok, err = f.active(ctx, s); err != nil {
+					return err
+				}
 			}
 			if ok {
 				to = append(to, s.ID)
@@ -200,21 +202,17 @@ func (f *Fanout) record(ctx context.Context, items []item) error {
 	})
 }
 
-// allowed reports whether subscription s may still get events of type typ at all: the key that
-// created or last updated it may read their data, and its owner is an active user (a deactivated
-// or deleted owner's subscriptions stop, as their keys do).
-func (f *Fanout) allowed(ctx context.Context, s subscription.Subscription, typ string) (bool, error) {
-	if !subscription.KeyCovers(s.KeyScopes, typ) {
-		return false, nil
-	}
+// active reports whether subscription s's owner is still an active user: a deactivated or deleted
+// owner's subscriptions stop, as their keys do.
+func (f *Fanout) active(ctx context.Context, s subscription.Subscription) (bool, error) {
 	if f.owners == nil {
 		return true, nil
 	}
-	active, err := f.owners.Active(ctx, s.OwnerUserID)
+	ok, err := f.owners.Active(ctx, s.OwnerUserID)
 	if err != nil {
 		return false, fmt.Errorf("owner of webhook %d: %w", s.ID, err)
 	}
-	return active, nil
+	return ok, nil
 }
 
 // sees reports whether subscription s gets ev: its order filter lets it through, and its owner
