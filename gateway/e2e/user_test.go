@@ -603,3 +603,28 @@ func TestUserRecipientsRoute(t *testing.T) {
 	code, _ = recipients(t, `{"group":"root"}`)
 	assert.Equal(t, http.StatusBadRequest, code)
 }
+
+// An API key is shown once: the create retried with its Idempotency-Key answers the same key's id
+// and fields without the key, says it cannot be shown again, and makes no second key.
+func TestAReplayedKeyCreateDoesNotShowTheKeyAgain(t *testing.T) {
+	m := newMember(t, "client.replay@keys.e2e", "client")
+	body := map[string]any{"name": "crm", "scopes": []string{"leads:read"}}
+	first := stack.Call(t, http.MethodPost, "/v2/api-key/create/", body, WithKey(m.key), WithHeader("Idempotency-Key", "replay-1"))
+	require.Equal(t, http.StatusOK, first.Status, "%s", first.Body)
+	key, _ := first.Data(t)["key"].(string)
+	require.NotEmpty(t, key)
+
+	again := stack.Call(t, http.MethodPost, "/v2/api-key/create/", body, WithKey(m.key), WithHeader("Idempotency-Key", "replay-1"))
+	require.Equal(t, http.StatusOK, again.Status, "%s", again.Body)
+	assert.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	assert.NotContains(t, string(again.Body), key)
+	assert.NotContains(t, again.Data(t), "key")
+	assert.Equal(t, first.Data(t)["id"], again.Data(t)["id"])
+	assert.Equal(t, "crm", again.Data(t)["name"])
+	assert.Contains(t, again.Env.Message, "cannot be shown again")
+
+	r := stack.Call(t, http.MethodGet, "/v2/api-key/", nil, WithKey(m.key))
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	assert.EqualValues(t, 2, r.Data(t)["total"], "the member's own key and one more, made once")
+	assert.Equal(t, http.StatusOK, stack.Call(t, http.MethodGet, "/v2/lead/", nil, WithKey(key)).Status, "the key shown once works")
+}

@@ -135,3 +135,57 @@ func TestWebhooksDeliverSignedEventsOfTheOwnersOrdersOnly(t *testing.T) {
 	require.Eventually(t, func() bool { return len(recv.of(own)) == 2 }, 30*time.Second, 50*time.Millisecond, "the redelivery")
 	assert.Equal(t, got.event.ID, recv.of(own)[1].header.Get("Webhook-Id"))
 }
+
+// A key narrowed to webhooks:write may not read leads, so it may not subscribe to lead events
+// either (403 naming the event type and the scope); with the read scope of the events it may.
+func TestAWebhookKeySubscribesOnlyToEventsItMayRead(t *testing.T) {
+	m := newMember(t, "client.scoped@webhooks.e2e", "client")
+	id := strconv.FormatInt(m.id, 10)
+	hooksOnly := createdKey(t, "--user", id, "--name", "hooks only", "--scopes", "webhooks:write")
+	assert.Equal(t, http.StatusForbidden, stack.Call(t, http.MethodGet, "/v2/lead/", nil, WithKey(hooksOnly)).Status)
+	body := map[string]any{"url": "http://127.0.0.1:9/scoped", "events": []string{"lead.created"}}
+	r := stack.Call(t, http.MethodPost, "/v2/webhook/create/", body, WithKey(hooksOnly))
+	assert.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	assert.Contains(t, r.Env.Message, "lead.created needs leads:read")
+
+	reading := createdKey(t, "--user", id, "--name", "hooks and leads", "--scopes", "webhooks:write,leads:read")
+	r = stack.Call(t, http.MethodPost, "/v2/webhook/create/", body, WithKey(reading))
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	subID := strconv.FormatInt(int64(r.Data(t)["id"].(float64)), 10)
+	defer stack.Call(t, http.MethodPost, "/v2/webhook/delete/"+subID+"/", nil, WithKey(m.key))
+	r = stack.Call(t, http.MethodPost, "/v2/webhook/update/"+subID+"/", map[string]any{"events": []string{"lead.created", "order.updated"}}, WithKey(reading))
+	assert.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	assert.Contains(t, r.Env.Message, "order.updated needs orders:read")
+}
+
+// A deactivated owner's subscription gets no more events: an admin's subscription to the same
+// events is the witness that the event was fanned out.
+func TestADeactivatedOwnersWebhookGetsNoEvents(t *testing.T) {
+	m := newMember(t, "client.leaving@webhooks.e2e", "client")
+	mine := newHookReceiver(t)
+	r := stack.Call(t, http.MethodPost, "/v2/webhook/create/", map[string]any{"url": mine.URL + "/hooks", "events": []string{"order.updated"}}, WithKey(m.key))
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	subID := strconv.FormatInt(int64(r.Data(t)["id"].(float64)), 10)
+	witness := newHookReceiver(t)
+	r = stack.Call(t, http.MethodPost, "/v2/webhook/create/", map[string]any{"url": witness.URL + "/hooks", "events": []string{"order.updated"}})
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	witnessID := strconv.FormatInt(int64(r.Data(t)["id"].(float64)), 10)
+	defer func() {
+		for _, id := range []string{subID, witnessID} {
+			r := stack.Call(t, http.MethodPost, "/v2/webhook/delete/"+id+"/", nil)
+			assert.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		}
+	}()
+	order := createOrder(t, minimalOrder("Leaving client's order"), WithKey(m.key))
+
+	_, err := stack.UserAdmin("user", "set-active", "--id", strconv.FormatInt(m.id, 10), "--active=false")
+	require.NoError(t, err)
+	r = stack.Call(t, http.MethodPost, "/v2/order/update/"+strconv.FormatInt(order, 10)+"/", map[string]any{"title": "Renamed"})
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	require.Eventually(t, func() bool { return len(witness.of(order)) == 1 }, 30*time.Second, 50*time.Millisecond, "the witness got the event")
+	// One fan-out transaction records an event's deliveries to every subscription at once.
+	r = stack.Call(t, http.MethodGet, "/v2/webhook/"+subID+"/deliveries/", nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	assert.EqualValues(t, 0, r.Data(t)["total"], "nothing for the deactivated owner")
+	assert.Empty(t, mine.of(order))
+}

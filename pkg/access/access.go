@@ -36,7 +36,8 @@ func (g Group) Valid() bool { return g == None || slices.Contains(Groups(), g) }
 // Scope narrows what one API key may do; a key without scopes has its user's full rights.
 type Scope string
 
-// The scopes. dnc:write opens the do-not-call list; webhooks:write is reserved for webhooks.
+// The scopes. dnc:write opens the do-not-call list; webhooks:write the webhook routes (a subscription
+// to an event type needs its data's read scope too, which the webhook service checks).
 const (
 	OrdersRead        Scope = "orders:read"
 	OrdersWrite       Scope = "orders:write"

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -59,6 +60,30 @@ func New(conn *sqlx.DB, log *zap.Logger) *Store {
 	return &Store{conn: conn, Retention: 24 * time.Hour, Abandoned: time.Minute, log: log}
 }
 
+// replayKey is where ReplayAs leaves the answer to store in place of the one sent.
+const replayKey = "idempotency.replay"
+
+// ReplayAs makes a replay of this request answer data with message instead of the answer the
+// handler sends now: an answer that shows a secret once (an API key, a signing secret) must not
+// be stored, nor shown a second time to whoever holds the Idempotency-Key. data is the answer
+// without the secret; message says why it is missing.
+func ReplayAs(c *gin.Context, message string, data any) {
+	c.Set(replayKey, web.Envelope{Success: true, Message: message, Data: data})
+}
+
+// storedBody is the body to keep for replays of c's request: the one ReplayAs set, else the one sent.
+func storedBody(c *gin.Context, sent []byte) ([]byte, error) {
+	v, ok := c.Get(replayKey)
+	if !ok {
+		return sent, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: encode the answer to replay: %w", err)
+	}
+	return b, nil
+}
+
 // Middleware guards the route it is attached to.
 func (s *Store) Middleware() gin.HandlerFunc {
 	return func(c *gin.Context) {
@@ -108,12 +133,19 @@ func (s *Store) Middleware() gin.HandlerFunc {
 			// The request's own context may be cancelled by now; the outcome must still be recorded.
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
-			if err := s.finish(sctx, owner, key, status, rec.buf.Bytes()); err != nil {
+			body, err := storedBody(c, rec.buf.Bytes())
+			if err != nil {
+				// Never the answer sent instead: it may hold a secret. Released, the key lets the
+				// caller retry (and run the request again) rather than replay it.
+				logging.From(ctx, s.logger()).Error("idempotency: the answer to replay", zap.Error(err))
+				status, body = http.StatusInternalServerError, nil
+			}
+			if err := s.finish(sctx, owner, key, status, body); err != nil {
 				logging.From(ctx, s.logger()).Warn("idempotency: record outcome, retrying in the background", zap.Error(err))
 				// Left claimed, the key would refuse every retry as "still being processed" until
 				// Abandoned, and then a success would run a second time: keep trying while the
 				// claim holds (the database restarting is the usual cause).
-				go s.finishLater(context.WithoutCancel(ctx), owner, key, status, bytes.Clone(rec.buf.Bytes()))
+				go s.finishLater(context.WithoutCancel(ctx), owner, key, status, bytes.Clone(body))
 			}
 		}()
 		c.Next()

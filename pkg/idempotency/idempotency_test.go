@@ -85,6 +85,9 @@ func newAppOn(t *testing.T, c *sqlx.DB) *app {
 			return nil, apperr.Unavailablef("store is down")
 		case "panic":
 			panic("handler bug")
+		case "secret":
+			ReplayAs(c, "the secret was shown once and cannot be shown again", map[string]any{"name": in.Name})
+			return map[string]any{"name": in.Name, "secret": "s3cr3t"}, nil
 		}
 		if a.gate != nil {
 			<-a.gate
@@ -169,6 +172,26 @@ func TestSameKeySameBodyReplays(t *testing.T) {
 	// Whitespace differences are another body: the key is bound to the exact bytes.
 	w := a.post(t, call{key: "k-1", user: "7", body: `{"name": "a"}`})
 	assert.Equal(t, http.StatusConflict, w.Code)
+}
+
+// An answer that shows a secret once is never stored: a replay answers what the handler gave
+// ReplayAs, with its message.
+func TestASecretIsNeitherStoredNorReplayed(t *testing.T) {
+	a := newApp(t)
+	c := call{key: "k-secret", user: "7", body: `{"name":"secret"}`}
+	first := a.post(t, c)
+	require.Equal(t, http.StatusOK, first.Code, first.Body.String())
+	assert.Contains(t, first.Body.String(), "s3cr3t", "shown once")
+	var stored []byte
+	require.NoError(t, conn.Get(&stored, `SELECT response FROM idempotency_keys WHERE key = 'k-secret'`))
+	assert.NotContains(t, string(stored), "s3cr3t", "not stored")
+
+	second := a.post(t, c)
+	assert.Equal(t, http.StatusOK, second.Code)
+	assert.Equal(t, "true", second.Header().Get(ReplayedHeader))
+	assert.NotContains(t, second.Body.String(), "s3cr3t", "not shown twice")
+	assert.JSONEq(t, `{"success":true,"message":"the secret was shown once and cannot be shown again","data":{"name":"secret"}}`,
+		second.Body.String())
 }
 
 func TestTrailingSlashIsTheSameRoute(t *testing.T) {

@@ -27,6 +27,9 @@ func Null[T any]() Value[T] { return Value[T]{Set: true, Null: true} }
 // Present reports a field sent with a non-null value.
 func (v Value[T]) Present() bool { return v.Set && !v.Null }
 
+// IsNull reports a field sent as null.
+func (v Value[T]) IsNull() bool { return v.Set && v.Null }
+
 // Or returns the value when present, def otherwise.
 func (v Value[T]) Or(def T) T {
 	if v.Present() {

@@ -212,3 +212,17 @@ func TestSet(t *testing.T) {
 	SetPtr(&limit, Null[int64]())
 	assert.Nil(t, limit, "null clears")
 }
+
+func TestIsNullTellsNullFromAbsentAndValue(t *testing.T) {
+	var in struct {
+		A Value[string] `json:"a"`
+		B Value[string] `json:"b"`
+		C Value[string] `json:"c"`
+	}
+	if err := json.Unmarshal([]byte(`{"a":null,"b":"x"}`), &in); err != nil {
+		t.Fatal(err)
+	}
+	if !in.A.IsNull() || in.B.IsNull() || in.C.IsNull() {
+		t.Fatalf("IsNull: null %v, value %v, absent %v", in.A.IsNull(), in.B.IsNull(), in.C.IsNull())
+	}
+}

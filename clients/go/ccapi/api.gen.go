@@ -115,21 +115,6 @@ func (e AgentGroupPageSuccess) Valid() bool {
 	}
 }
 
-// Defines values for ApiKeyCreatedResultMessage.
-const (
-	ApiKeyCreatedResultMessageEmpty ApiKeyCreatedResultMessage = ""
-)
-
-// Valid indicates whether the value is a known member of the ApiKeyCreatedResultMessage enum.
-func (e ApiKeyCreatedResultMessage) Valid() bool {
-	switch e {
-	case ApiKeyCreatedResultMessageEmpty:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ApiKeyCreatedResultSuccess.
 const (
 	ApiKeyCreatedResultSuccessTrue ApiKeyCreatedResultSuccess = true
@@ -1474,6 +1459,21 @@ func (e Scope) Valid() bool {
 	}
 }
 
+// Defines values for SecretOnceSuccessSuccess.
+const (
+	SecretOnceSuccessSuccessTrue SecretOnceSuccessSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SecretOnceSuccessSuccess enum.
+func (e SecretOnceSuccessSuccess) Valid() bool {
+	switch e {
+	case SecretOnceSuccessSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SuccessMessage.
 const (
 	SuccessMessageEmpty SuccessMessage = ""
@@ -1810,21 +1810,6 @@ func (e WebhookResultSuccess) Valid() bool {
 	}
 }
 
-// Defines values for WebhookSecretResultMessage.
-const (
-	WebhookSecretResultMessageEmpty WebhookSecretResultMessage = ""
-)
-
-// Valid indicates whether the value is a known member of the WebhookSecretResultMessage enum.
-func (e WebhookSecretResultMessage) Valid() bool {
-	switch e {
-	case WebhookSecretResultMessageEmpty:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for WebhookSecretResultSuccess.
 const (
 	WebhookSecretResultSuccessTrue WebhookSecretResultSuccess = true
@@ -1998,7 +1983,7 @@ type ApiKey struct {
 	ExpiresAt *time.Time  `json:"expiresAt"`
 	Id        PositiveInt `json:"id"`
 
-	// Key the key itself: only in the answer of its creation
+	// Key the key itself: only in the first answer of its creation (not in a replay for its Idempotency-Key)
 	Key        *string     `json:"key,omitempty"`
 	LastUsedAt *time.Time  `json:"lastUsedAt"`
 	Name       string      `json:"name"`
@@ -2021,27 +2006,10 @@ type ApiKeyCreate struct {
 
 // ApiKeyCreatedResult defines model for ApiKeyCreatedResult.
 type ApiKeyCreatedResult struct {
-	Data struct {
-		// CreatedAt RFC 3339 in UTC (2027-03-01T09:30:00+00:00)
-		CreatedAt Timestamp   `json:"createdAt"`
-		ExpiresAt *time.Time  `json:"expiresAt"`
-		Id        PositiveInt `json:"id"`
-
-		// Key the key itself: only in the answer of its creation
-		Key        string      `json:"key"`
-		LastUsedAt *time.Time  `json:"lastUsedAt"`
-		Name       string      `json:"name"`
-		Prefix     string      `json:"prefix"`
-		RevokedAt  *time.Time  `json:"revokedAt"`
-		Scopes     []Scope     `json:"scopes"`
-		UserId     PositiveInt `json:"userId"`
-	} `json:"data"`
-	Message ApiKeyCreatedResultMessage `json:"message"`
+	Data    ApiKey                     `json:"data"`
+	Message string                     `json:"message"`
 	Success ApiKeyCreatedResultSuccess `json:"success"`
 }
-
-// ApiKeyCreatedResultMessage defines model for ApiKeyCreatedResult.Message.
-type ApiKeyCreatedResultMessage string
 
 // ApiKeyCreatedResultSuccess defines model for ApiKeyCreatedResult.Success.
 type ApiKeyCreatedResultSuccess bool
@@ -2055,7 +2023,7 @@ type ApiKeyPage struct {
 			ExpiresAt *time.Time  `json:"expiresAt"`
 			Id        PositiveInt `json:"id"`
 
-			// Key the key itself: only in the answer of its creation
+			// Key the key itself: only in the first answer of its creation (not in a replay for its Idempotency-Key)
 			Key        *string     `json:"key,omitempty"`
 			LastUsedAt *time.Time  `json:"lastUsedAt"`
 			Name       string      `json:"name"`
@@ -3241,6 +3209,17 @@ type ResultSuccess bool
 // Scope defines model for Scope.
 type Scope string
 
+// SecretOnceSuccess The envelope of an answer that shows a secret once (a new API key, a webhook's signing secret): message is empty, but in a create replayed for its Idempotency-Key, whose data lacks the secret, where it says the secret cannot be shown again.
+type SecretOnceSuccess struct {
+	// Data the result
+	Data    interface{}              `json:"data"`
+	Message string                   `json:"message"`
+	Success SecretOnceSuccessSuccess `json:"success"`
+}
+
+// SecretOnceSuccessSuccess defines model for SecretOnceSuccess.Success.
+type SecretOnceSuccessSuccess bool
+
 // Success The envelope of every success; each operation's schema says what data is.
 type Success struct {
 	// Data the result
@@ -3393,10 +3372,12 @@ type Webhook struct {
 
 // WebhookAttempt defines model for WebhookAttempt.
 type WebhookAttempt struct {
-	At        time.Time `json:"at"`
-	Attempt   int       `json:"attempt"`
-	Error     *string   `json:"error"`
-	LatencyMs int       `json:"latencyMs"`
+	At      time.Time `json:"at"`
+	Attempt int       `json:"attempt"`
+
+	// Error why the attempt failed: answered <status>, or without an answer one of connection refused, connection reset, timed out, TLS handshake failed, host not found, host unreachable, address not allowed, connection failed
+	Error     *string `json:"error"`
+	LatencyMs int     `json:"latencyMs"`
 
 	// ResponseBody the first 1 KiB of the answer
 	ResponseBody *string `json:"responseBody"`
@@ -3407,13 +3388,15 @@ type WebhookAttempt struct {
 
 // WebhookDelivery defines model for WebhookDelivery.
 type WebhookDelivery struct {
-	AttemptLog       []WebhookAttempt     `json:"attemptLog"`
-	Attempts         int                  `json:"attempts"`
-	CreatedAt        time.Time            `json:"createdAt"`
-	DeliveredAt      *time.Time           `json:"deliveredAt"`
-	EventId          string               `json:"eventId"`
-	EventType        WebhookEventType     `json:"eventType"`
-	Id               int                  `json:"id"`
+	AttemptLog  []WebhookAttempt `json:"attemptLog"`
+	Attempts    int              `json:"attempts"`
+	CreatedAt   time.Time        `json:"createdAt"`
+	DeliveredAt *time.Time       `json:"deliveredAt"`
+	EventId     string           `json:"eventId"`
+	EventType   WebhookEventType `json:"eventType"`
+	Id          int              `json:"id"`
+
+	// LastError the last attempt's error (WebhookAttempt.error)
 	LastError        *string              `json:"lastError"`
 	LastLatencyMs    *int                 `json:"lastLatencyMs"`
 	LastResponseBody *string              `json:"lastResponseBody"`
@@ -3536,17 +3519,14 @@ type WebhookSecretResult struct {
 		// PreviousSecretExpiresAt until when the rotated-out secret still signs
 		PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
 
-		// Secret the Standard Webhooks signing secret, shown only now
-		Secret    string    `json:"secret"`
+		// Secret the Standard Webhooks signing secret, shown only now: absent from a create replayed for its Idempotency-Key
+		Secret    *string   `json:"secret,omitempty"`
 		UpdatedAt time.Time `json:"updatedAt"`
 		Url       string    `json:"url"`
 	} `json:"data"`
-	Message WebhookSecretResultMessage `json:"message"`
+	Message string                     `json:"message"`
 	Success WebhookSecretResultSuccess `json:"success"`
 }
-
-// WebhookSecretResultMessage defines model for WebhookSecretResult.Message.
-type WebhookSecretResultMessage string
 
 // WebhookSecretResultSuccess defines model for WebhookSecretResult.Success.
 type WebhookSecretResultSuccess bool
@@ -4623,7 +4603,7 @@ type ClientInterface interface {
 
 	// CreateApiKeyWithBody Make an API key (shown once)
 	//
-	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4632,7 +4612,7 @@ type ClientInterface interface {
 
 	// CreateApiKey Make an API key (shown once)
 	//
-	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4735,7 +4715,7 @@ type ClientInterface interface {
 
 	// CheckDnc Whether a phone may be called in an order
 	//
-	// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count.
+	// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count. A client checks what its list shows, no more: its own order's entries only (the every-order list is staff's), and orderId is required of it (400 naming orderId).
 	//
 	// Corresponds with GET /v2/dnc/check/ (the `CheckDnc` operationId).
 	CheckDnc(ctx context.Context, params *CheckDncParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5010,7 +4990,7 @@ type ClientInterface interface {
 
 	// CreateWebhookWithBody Subscribe an endpoint to events
 	//
-	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5019,7 +4999,7 @@ type ClientInterface interface {
 
 	// CreateWebhook Subscribe an endpoint to events
 	//
-	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5045,7 +5025,7 @@ type ClientInterface interface {
 
 	// UpdateWebhookWithBody Change a subscription
 	//
-	// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+	// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5054,7 +5034,7 @@ type ClientInterface interface {
 
 	// UpdateWebhook Change a subscription
 	//
-	// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+	// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5297,7 +5277,7 @@ func (c *Client) ListApiKeys(ctx context.Context, params *ListApiKeysParams, req
 
 // CreateApiKeyWithBody Make an API key (shown once)
 //
-// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5316,7 +5296,7 @@ func (c *Client) CreateApiKeyWithBody(ctx context.Context, params *CreateApiKeyP
 
 // CreateApiKey Make an API key (shown once)
 //
-// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5549,7 +5529,7 @@ func (c *Client) ListDncEntries(ctx context.Context, params *ListDncEntriesParam
 
 // CheckDnc Whether a phone may be called in an order
 //
-// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count.
+// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count. A client checks what its list shows, no more: its own order's entries only (the every-order list is staff's), and orderId is required of it (400 naming orderId).
 //
 // Corresponds with GET /v2/dnc/check/ (the `CheckDnc` operationId).
 func (c *Client) CheckDnc(ctx context.Context, params *CheckDncParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6174,7 +6154,7 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, r
 
 // CreateWebhookWithBody Subscribe an endpoint to events
 //
-// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6193,7 +6173,7 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, params *CreateWebhoo
 
 // CreateWebhook Subscribe an endpoint to events
 //
-// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -6259,7 +6239,7 @@ func (c *Client) RotateWebhookSecret(ctx context.Context, webhookId WebhookId, r
 
 // UpdateWebhookWithBody Change a subscription
 //
-// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 //
 // Takes any type of body and a specified content type.
 //
@@ -6278,7 +6258,7 @@ func (c *Client) UpdateWebhookWithBody(ctx context.Context, webhookId WebhookId,
 
 // UpdateWebhook Change a subscription
 //
-// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9201,7 +9181,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithBodyWithResponse Make an API key (shown once)
 	//
-	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9210,7 +9190,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateApiKeyWithResponse Make an API key (shown once)
 	//
-	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+	// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9321,7 +9301,7 @@ type ClientWithResponsesInterface interface {
 
 	// CheckDncWithResponse Whether a phone may be called in an order
 	//
-	// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count.
+	// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count. A client checks what its list shows, no more: its own order's entries only (the every-order list is staff's), and orderId is required of it (400 naming orderId).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9624,7 +9604,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithBodyWithResponse Subscribe an endpoint to events
 	//
-	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9633,7 +9613,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreateWebhookWithResponse Subscribe an endpoint to events
 	//
-	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+	// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9665,7 +9645,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookWithBodyWithResponse Change a subscription
 	//
-	// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+	// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9674,7 +9654,7 @@ type ClientWithResponsesInterface interface {
 
 	// UpdateWebhookWithResponse Change a subscription
 	//
-	// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+	// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -20728,6 +20708,14 @@ type UpdateWebhookResponse408Headers struct {
 	XRequestId         string
 }
 
+// UpdateWebhookResponse409Headers the declared response headers of an HTTP 409 response for UpdateWebhook
+type UpdateWebhookResponse409Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
 // UpdateWebhookResponse413Headers the declared response headers of an HTTP 413 response for UpdateWebhook
 type UpdateWebhookResponse413Headers struct {
 	RateLimitLimit     *int
@@ -20808,6 +20796,8 @@ type UpdateWebhookResponse struct {
 	JSON404 *NotFound
 	// JSON408 the response for an HTTP 408 `application/json` response
 	JSON408 *RequestTimeout
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -20836,6 +20826,8 @@ type UpdateWebhookResponse struct {
 	Headers404 *UpdateWebhookResponse404Headers
 	// Headers408 the parsed response headers for an HTTP 408 response
 	Headers408 *UpdateWebhookResponse408Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateWebhookResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *UpdateWebhookResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -20882,6 +20874,11 @@ func (r UpdateWebhookResponse) GetJSON404() *NotFound {
 // GetJSON408 returns the response for an HTTP 408 `application/json` response
 func (r UpdateWebhookResponse) GetJSON408() *RequestTimeout {
 	return r.JSON408
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateWebhookResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -21617,7 +21614,7 @@ func (c *ClientWithResponses) ListApiKeysWithResponse(ctx context.Context, param
 
 // CreateApiKeyWithBodyWithResponse Make an API key (shown once)
 //
-// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21632,7 +21629,7 @@ func (c *ClientWithResponses) CreateApiKeyWithBodyWithResponse(ctx context.Conte
 
 // CreateApiKeyWithResponse Make an API key (shown once)
 //
-// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403).
+// For the caller (an admin: for any active user with userId), optionally narrowed to scopes within the user's rights and ending at expiresAt. Keys narrowed by scopes cannot call the API-key operations (403). A user has at most 10 active keys made this way (409 naming the limit; the deployment may change it). The key is shown once: a retry with the same Idempotency-Key answers the same key's fields without key, and message says it cannot be shown again.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -21821,7 +21818,7 @@ func (c *ClientWithResponses) ListDncEntriesWithResponse(ctx context.Context, pa
 
 // CheckDncWithResponse Whether a phone may be called in an order
 //
-// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count.
+// doNotCall is true when an active entry (not expired) stops calls to the phone in the order: the order's own or an every-order one. Without orderId, only the every-order entries count. A client checks what its list shows, no more: its own order's entries only (the every-order list is staff's), and orderId is required of it (400 naming orderId).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -22334,7 +22331,7 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, para
 
 // CreateWebhookWithBodyWithResponse Subscribe an endpoint to events
 //
-// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22349,7 +22346,7 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 
 // CreateWebhookWithResponse Subscribe an endpoint to events
 //
-// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https and may not resolve to a loopback, private or link-local address. The answer holds the signing secret; it is shown only here and by rotate-secret.
+// The endpoint gets each event of the listed types that the caller may see (a client: its own orders' leads, calls and orders; staff: every order, narrowed by orderIds when given), as a signed POST (Standard Webhooks: Webhook-Id, Webhook-Timestamp, Webhook-Signature). The url must be https on port 443 and may not resolve to a loopback, private, link-local or any other special-purpose address (IPv4 hidden in IPv6 included). Each event type needs the read scope of its data on the caller's key (lead events leads:read, call.finished calls:read, order.updated orders:read; a key without scopes has them all): 403 naming the type and the scope; the subscription keeps the key's scopes, and events they do not read are not sent. An owner has at most 25 subscriptions, 3 to one URL (409 naming the limit; the deployment may change both). A deactivated owner's subscriptions get no events. The answer holds the signing secret; it is shown only here and by rotate-secret: a retry with the same Idempotency-Key answers the subscription without it, saying so in message.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22405,7 +22402,7 @@ func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Contex
 
 // UpdateWebhookWithBodyWithResponse Change a subscription
 //
-// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22420,7 +22417,7 @@ func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Cont
 
 // UpdateWebhookWithResponse Change a subscription
 //
-// Any of url, events, description, orderIds, enabled; the others keep their values. Enabling a subscription the platform disabled clears its failure record.
+// Any of url, events, description, orderIds, enabled; the others keep their values; none may be null (400 naming the field). Enabling a subscription the platform disabled clears its failure record. The caller's key must read every event type the subscription keeps (403 naming the type and the scope), and the subscription takes its scopes. A url already used by 3 of the owner's subscriptions is a 409.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -44230,6 +44227,13 @@ func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, err
 		}
 		response.JSON408 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -44454,6 +44458,37 @@ func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, err
 			headers.XRequestId = value
 		}
 		response.Headers408 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateWebhookResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers UpdateWebhookResponse413Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -45685,387 +45720,400 @@ func ParseRedeliverWebhookEventResponse(rsp *http.Response) (*RedeliverWebhookEv
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1rbyNJlij2V8J576Co7SSLpKSSisICVpdU3Zqu10qqnp0tyVIwM0hGKxnBzogUi1MooHf8xcAasC9w",
-	"ARuG7evrD/7iL7ODmXvbu3d6gf0FrL9wf4kR50Tkg0y+9KjqBweDLjEfkREnTpz3450XyP5ACia08lrv",
-	"vB6jIYvhz6OQ9QdSM6Grx2wQ0RELzeWQqSDmA82l8FremafjhJ15ZNhjgugeV4QronuMKC1jFhIq1JDF",
-	"RHYIFYTROOIsJjH7NmFKkyHXPXyY9hlJPxiMql+xEaEiJG0Zjkgltt/3iZC6x0WXDKkioRSM0C7lYmOP",
-	"0LZiQhMpCCUdHittv1zzfI+9pf1BxLwWTNbzPRX0WJ+a1TCR9L3WG7xx7nt6NDDPKR1z0fXev/e9Y6rZ",
-	"M97nugr/nQbBaY+R/VdH5IqNHiii5RUTpJ0EV0yTyvH+6eHFs6PnR6cXn78+Pjl1K1cbNXJi58uuWTwq",
-	"wokmuseE5gHVLCRywGJqPkakCBjA64qNDJyvWcw7nIWkoqQBDS5/q94wgIrx13Z9k8jYXG4+Jl1+bWbH",
-	"OjI2A1G94QOYhZmE20NGulSzIR2RyKxYESFJTDUrLOf41clf1zcK0N2q1/Og7XPB+wa6jRSsXGjWZfEE",
-	"XI9Zn3Jh4D0F29/0ZMRSoJGIdTThwoHggXKAph3NYkQ/gxQVwAXArontK8548/Hj0hnXF85YsRJMOGGB",
-	"FKEiidA8mp4kV6STRBGi7NJzbKwyQ6bjUXXfAGMWLJWdY4VqEjGqNGlsEC3JkHLtEEMxEZpDBhOdnIzZ",
-	"DB4bWmDOzAob/rfVY9zH6lEJIXlZPAgtAF8QcSb0A0XkUJD8+4iqHGDaMNNvNHdJ0KMxDTSLlTlGb/ar",
-	"f0erv6tXH9cuWtVzn7BIMcCOPg0ZaY8KmF6h5PXro4ONGjmEWUSySyIumBnJPOcolqB9pgjXRbJSD7fa",
-	"u3S7Wd3t7LDqFt1pVx/Trc3qdrvZabBHweOwUffmgW5AtWaxgcN/NzHvdw2/0dx9/2+9adr03vcGNKZ9",
-	"pi3FfhIzQzCexrI/DWClaazdcgLzpKEoAxZzGfrk6OQl2X1UbxhAhOasA8kwf1U177ONwnKb9eZOtb5Z",
-	"rTdO6/UW/P+z+marbtbIzbe+TVg88nzPQMtreQHOa1+/qZ8XqO80tbVLOJXTC2AiXDh9n3ARRIni1yxd",
-	"CY1g0xkVyJiGcA5COipf1GZj4Soai1aR42RfsdH0Up7TK6aylRj+12EGjWNzgFsZS7zKs0FDK7ggzS3S",
-	"I8gRC5y2Wa87LlIBslLCwFvEYN7GXvEL8DQ1rJXF8CnfbP+wxyPkNshP3RFQmkcRiROhfHP8DL95XCNP",
-	"KY9YmJFqGjPgSDi54nHZCR6zR492Hld3tprb1a16yKqPt7baVVbf6QSNzuM6ZTtuE1AgyXZhQkgobESf",
-	"vn3GRFf3vFZze9s3BMn9bpSx9qP+QMa6jBqZVfOQcHjgGaOhsqBlYfHgtx91NoMGqz42p38r3GHV3aDR",
-	"qTbZFt0JH7e3g830UAyo7mXr4O7b88hCR8Z9qr2WlyQ89MqWYOaGC0gntVP6vQgfnPe1fxuzjtfy/s3D",
-	"TCR8iHfVw1dScc2v2ZHQ+F0nC6Wf3a6XHxuQIQrbFLIOTSKNr/TpW8s0jPSwgIW87HQs400/O+OrEp8s",
-	"/Wz+O+V89GUcsngCrI1SsEr75F3B1X5ZTaMkfIlwYN2RkoQGARtoc6TtHNSb+vlf/9fv/h8/vYC/Atnv",
-	"06pihldoFhao3pvG+Qz4uTGLpG7eUo4OnnGFqzjRVCeqdBkKbpl1FOfhN2fMRLmxJqbCNesre+pxL5uN",
-	"rZ2t3c1HWzvzESm9QuOYjmDCv2HtnpRXs0iBStrppQdm8gWZqFmKGcN0yBvLTO/Nm2oghWKw0s9p+AXK",
-	"K+ZXIIWh7eZPOhhERlngUjz8Rplp5xD3nRdSTb3Wm3Pf6zOlaNfRA6JYfM0DIwVdG2pNrmnEncpmgJ0E",
-	"AVPKa3VopNj7ZRHhMI5lfCiuWSQHDJcxrTG5T7djeYVcJpBCsAD1nDglt0TJPkOdz+grhuMYtvLl6ekr",
-	"w1Ry+mqJolY2S/vGw8nHZ6sky42SvVKuKiw7inm8RFqe93rhWYD35zS0l26CKe88ZrYQoKr44FCEA8mF",
-	"hvPs9RMjBkujLBDWH2hzVDXXwA65Iimqm2lk6FYcpkWmRtkjMEiL5Me4PxQ8EojrXAwS3SIUJSwZk1Si",
-	"Ju2Y0StQg0icRIxUDHBqCBmrBzAa9EiHsyg0ejSOkcdSSn598vIFke1vWKDNE0DbCPJvfDKgwoJhQGPF",
-	"QiueVi73LmFIGpLLX10SpgI6YD6RRk9v+PV6PZup2vBRXDcEKLvs269d0ygBeR5/Zgs0a8BJhJLhhEMW",
-	"yBAkUQTP69On1V2QD2WizQnVsYzyilbl9Wd1Mxktifmr8dSHf3eetsjlr+r1S59c/qrTgX+CzV81dy83",
-	"yqZKejJCjVPYlYZERVT1fJhkSCJ+xQgVI4IyKoCcVC5hRZekA0MaUJmnN9Z0YSZdeCJFJ+KBvj3/mJDD",
-	"W4RGMaPhiCSAxKBRkJB3OixmIlUe7pmpTFoQh1Tl55PTcAwWcq1mqjZ7iKZ4duCMAMVqM5II/m3CwMpJ",
-	"r5ggFSpQ4HqgiDk8DmW5IDmCsUbKOUiJivXNOBUPvdZOgdXkccyIW++XF2CPmTIawgzs4kX7AwstYS/u",
-	"7Ayz+TyQlL1Sbnn+xeLIoZER7PbcmnbdGENm48eBFGwPDryhDKCqrE976U4+lXGbhyETt99HcxRp3Oba",
-	"ukco7CnpxjIZkD4dgUgT0Cgir16enJKH182HQKkf4vl9eM/cCI3/hUnJmKhADpgiITpsaBTJIdCUzMtT",
-	"sUbph8eH+wfPD2v90Cdn3m96EtYUSjLsUX3mOanPalLWSg6iasw6iQI7NbAn2kUrOuh8LOTaJ4qO1ixp",
-	"NpJaNfuU95lM7oDioPHG6bwhD3Hz0VrLBdG8zz6Swg1uJyHdx61R+fWrk9Pjw/3nF6dHzw9fvj4llSHo",
-	"MRomyxVJxJWQQ7GHJur5nts1Zs3GrCOhWSxoBHt2e8TidjgCYuY9otC+IIlgbwcsMIIPWFLRixDQRIE4",
-	"HMlu14naeZcZD33rX1Y9ORRr3JiJG7+W7X1r1b2ZMPyNbJvvetvtOtvtbAXVZmeTVrfAQRE+alY3O/VO",
-	"I9ilj9s7zLsboTk35/nS8zeyDfqYs1uTikESMP/FpEcNs9rYyzx71oLSTWhMhWZgDFpL2feMgC+kfioT",
-	"Ed4Vw3v8+HFmW2Jv+b0aAF5IopKgl1rbIADGmpZpFLE4FQkVY0YusgZm9pYGOhoRGvGrtfFoPnYcmT3v",
-	"M3FDClXEEZDMnVjCnQFyEMnRvZp+88IQWHYQE9SEFD4xIVLhWpHXx8/cjUCKDu8mMQvXODMbZ17RUSRp",
-	"eCrlMxp32e2Rpi3DUSs1xlFN+lJp0qhv7W7vPCLtkWbqnnEHzIdcoSn+85cHv3UBfr89PTxBsmPuPNoi",
-	"z/nnYJvOhxFU2iPyBCFQxeCEXLBFzCiawUnQS8QVw8CPNX7Nxi/7+84UNUQvc75jFjB+jYZco57tQVhc",
-	"LoII8IBqCMr8GChnhKfCxKzqpi09Awu0wSCYrkw0Slg5typXJIikWlOseRh1YpHnR2diNIggpOYdO5Ul",
-	"pOlZ9si19Hw/mANCxWtBrymPaDtidxymAWaYbPCPIyJVrBzNNRGMhQqjExOVs2dBGPoIXdpg9vRJDhu1",
-	"86J/I9sbOX93zGjQYyERcrg3FdfvZ9TW2RHSaOQ14SpFv1Mpn1MxspfVHZjXpSR9KkZpUCduPQT0GVxs",
-	"1utkAGgQSBHCnzYP4h5R8+U1BPo76/pUXsJfbfi50HFCwzBmShE1ML+MCA8WdyoCCO3eqjdS8b+y//r0",
-	"y4un+0fPXh8fXvyVn6VJpPkWkZRGKKPaiAhZ2D6xm2IeFRup5tk3b0f8mhGlY0b7RtsQBO2sJxevDo8v",
-	"vjr8LankgvZbZPvnzZonEhTmvp179NZn47Wgie7JmP/uLhTXv63uDzhGPVizuNnymF0Ddtwv/qffJn2u",
-	"FBdd383BT2cgY8LeDnjMQt/FOQC95oIGml+zCRS7LWhVMjD6DQufs5DTU4hivC2InYpkRsupexMDkUrQ",
-	"o7FimiS6U931Ce8QKiCw/2NogGhLMlRGkcvJuV3aKHynol7aqf41TPVyY29SNfTRJ6TIpWZv9cNAXV+a",
-	"3SsM/LYqQhh8zQdnIGS60wCXfUCCL2KZDMpyF8883Eb0znp+mg6I3MPzwUZVDZjQEBCb+1VVTHDwuOQ8",
-	"0J7v9WXIYqrxTtjn5lpJYqGfn9oLiBh+dy9fL/10lwmdAoWGITev0+hVLAcs1py5Y+N7g9yldx44km1Y",
-	"dxp/vSi82s8yZxadPqPGK037A/MWD1cKnsfAa7Xiirrtkgwe34uT8sSeLJD7jXnGN+9nELbhQO99LxmE",
-	"K694YngIMscl+Rng88DMf6ZsEtk2Y4QVgCaKXna81pv5s8re/E3MNSgb7/13E6BLwb0cUCaWN7Wy6TfO",
-	"C2t4RbsrrODEkv/paTtf2XLjwFenB4k4Rlanh2A5aJbmHkyt+v0CSKR70nq3zPlcJRUid4hudU6m934a",
-	"Owfc5sbNPa4TXmjMiENbvVE2VE8OMc4FXcxoDAtipn0iRTQC4WcQsw5/C5J1cVU3I0woWyl8K03RSnMl",
-	"zbFNIqv/Y77HFNxWpm1XZWmEqWaiFYs6LbtgtAhm+eQGAs6t6pXMJaJKv1YOCjdbj7AcbOoGgr4cd1Ba",
-	"vc1nMZZq6YN4EoBQN430Rjo+ClfN1Zqi1naxFhzp9PIYk36rSMhze5AHzPnMc5NR9CJGF3CziC0WMTqJ",
-	"TmK2RwxwIYAMCyfg8bGve/4t8SCXiQl5fXN2rjhJIQXLLEwPbMZ8zLs9bWa12jb36dsjfCE/iVvu+twN",
-	"CbMQ1Y/Lpyw1NcPk0dKQjfPlWQwM8uNmtCuDQ0g9KaQAVN7Dkm/KjZ/QKFpR1ESp/lVPCjaN94e1xqMt",
-	"EvKuodYu3+azPdKnymj0kOFimDuUNoDgCkWGPakYcECjPxqNmQZanUqQFMBD2emQys5f2f892jF6cb7S",
-	"QL36+K/OP/u3ZUzhZpwx5DG6mvLaDBeB7JthfU8muivNn2VaSYcLrnpHgmsOGkxuCFi6IZlOMVIjpVnf",
-	"8w1BOl+CLvWoOmaBjMO8xtKWMmJU3Igfc/UqZiEHc0r5kFGamT0tdMksv3j6ZiFVbsYjNid2hvpFoyuz",
-	"LQcJ6oW2LMmi+iG+p6Wm0cpvZWR0WjoBs9OwJ0mPijBiYRqN45WNNKRc32DiZay4CMRp5Mrjqp8lx6fM",
-	"OcvrTmE9Az6zpz17Jybwxy/QhgK25k9imTRg6NC+1qw/mNT0isQH4kSvaVTCcvtcJJop0mZ6yJggFIcr",
-	"sNs0x3q7uf1oUaL+QsbL1YHLxc+l5VuiOX2SYqaYtotUh8Ic9LDszeKyYjZgVKeryYobOc+AulI2cxAC",
-	"kdo0uPLKPm+TW6fLS8w3D+Brfg7ys/bvp6vZAhe8JRe9e4lp8YxnzMY9juULVmTvKfRXkAikUEnfmnCn",
-	"iee3CUsY6SXtBwr/LhzJe55aEsdM6It0iheBTNCaP58bCMbCiK363sTZmfX1mcOXHS0A2cVMzTR1EMwB",
-	"vTU0pF9LneAlhGJiCbmvZ9/ycSvKZjtJI9lbFiRmRoZ/lJTRsGW8zPQGsWwzoqU09KsEyiLpt3FzYkaV",
-	"FK96MVVssYGzOIWySaf+mqlqXl8hvU0Gtu7W0GbFD2MJkuBq25EeZCg4lAuAWLAJGdzdTOfswAEI30cH",
-	"cFLEyJKiPKObIWZm2F8o5HV2pv7KiNjnn5m/SqTs80mWRQWxY5GzpF7fZKTucrywYoC15lg1oWLm0yIC",
-	"Ug+lINTA26jrPgkiRgFdN2BlItgPw3tRTlfwHZgZLCFNokl7Gg8GRjhSaZq54VNWMYK4XSOv+ba+obkg",
-	"2JAgukMBLTBsjDx/FSqEM86mdL6EXfMcwf2kx4KrTwruUL6Q2mmp00JNTgNZiNUI+lk6Kzg5P/MWiUMD",
-	"K9tmgnU2w1UAu7rd6/jpE7K5ufnYJyUWsBZgUFfK8MY2rxwoJ2xZBQtby9Y3xMyIitK00wGL7Ybnr0Zl",
-	"7FGYeUS4gFIZuBpCIe3zgSJw1wYMFiSJqRUVxHcU9t3vaUaFh6xMPl4AuTIEKReSD0RwwCJWtu9LA99s",
-	"PGxAFTeACR1zpu5qI+4EmDeAyKel6SHOYUXpzr21wrE/FDoercpwUuNMETPgYSylm1INEPUGVCkWluqA",
-	"Px1H0dwDUaBBnn9fpD9PFBau8K5c5dMMxk6i6H6hqcllaT/6gQh+uip6enhuoaZD8Y0DO/UiIrw5b03k",
-	"TcVMJ7FQLqJ3SUZTYiUqhmKt5ifGIr4dyiPg9FkcPJGxDywf6lvhjO1jyifvbHWvd1hgKk4i9v79tNvY",
-	"7aIUbIldzKBntnIFApYVYSt/qQSgE5QOVoFlviTGUicRRHJDbTPVSoPTmnWsqaX8XMFXLvBdK7GYG1aN",
-	"IqB1KxuerTRwTvo2P7kmsrr8pcaimBC74PJIkJm6ZkG1dHEAX0jMiCeavdUgB2AgMFOWy88uDFvQRa0H",
-	"Avbn/G71zcO3mol8mb6JU86oYkjIF5SB9fHZnLU8tYw2zDYUwdUzOAGV0iMDr04s+0TIoZcrxbo5YeKt",
-	"L+YUE4Bwk5+37k8ot6C9f4axIYI8PSwFBsCqQIHCrPg+LM5F2G4s65We4NOT1A4GPcwLDEuLGctjyoxd",
-	"mvq6n0JoWRntS0Yj3TtmAxnrFWm1PTRQUS1OGKjrjs5AiCZYklBwKRiCksEeGpfcCCjZFd/PJcy00KoS",
-	"XLGRQvvKmVdLecMVG7GQtPPfYBzqxQ3paDYPmEWa5xqhJwzN7+eb1ubRp7skSLaA77KSxQKETqupfZoj",
-	"zm8bzrMs5mMR8Y/rxcBvfs3ZcMGs5HBFsN1a5hj2sLFCLIeQzIWlqMIWWSSM+IQqQm1pvQeKbNXrtsqq",
-	"7rE+qVzGcuhKfcZQM4tqI4dEIckSyoAcz+BVGaJnrvly6p8uwOoIS2lKMcJ6esRYDh8obCbhDFA8gvYE",
-	"T06+fqBs8hCkF5lnGpNmiFnu/+WQ5FgOHZWZjF8Gpm/HyvnAZ0phOaz66epD2cG4hUI0CdppSxx2UGnZ",
-	"FBGtIxaSEdN7DqVaYMjHgmxvudKKVHADNvayI6MYI3Y3stQEO3SmwYKmC29Mh9X43tuqebF6TWMb2fvG",
-	"M/uXDnIsh0/ScY7l8NgNlS4TyMyqYbrtJLqyyS17lnf3Wb+NeE6jIR1BWC6EHoIfI+3o0oM0d1t5dcT0",
-	"3YXtuopb5QQLJwvK4LwTPxmv5KYxOSgups0CQ/CgU5WMs8FvZgxyb+UyRdS1eRFygpbcfdzUJydfe26D",
-	"Xxz8+uTlC9hxvpy+ARrhExmycoqX3p4sOX0rc3o68lE4Vcq64vxAsRwqZA3AaYQUbHWzrhkkV5R2vsPK",
-	"PHxQaiSDuaSlYmN3romSpEPjBb4oHNidxvKx7YBGZ5eKpazFloHgopt+ErrioDdr8UdPpabRTF6mXBFc",
-	"86llWFWs55wRQ/SqQxlfsZjYZ4k0R+fGh8QwtJLNAH982Cp8sGcrahQ+TCp52LpcA2DZKM/QMHVCghmE",
-	"2JR1Q7kTIYDs57/CFXIAlx9vht+DN5w51ogavAxV9izFKA6YCT3smgkSQ6gYSkUP7MRpRCqXQPAuiTK0",
-	"dtgb7WUHJM+VlKYjYpnKRo7PIMAMc8FFgccOLKyWiq1Cbv7GDWY5Zzok/j7AgfHHUzt8eVwf7G6KG3lz",
-	"b0aU8micO6DFg108YI49FO3CGfYWyH2ZaDRdB+/T6D22BOCqpgB8bVmd5xmj4coiAQg79jgZkS3N3Zlm",
-	"8DR8QvsDyrtirot6Mlz5OdM9GRYChwf84rrp+faPC6pGInA/G+kfxevNC5QFSqOUbyZ7BInSsv+1kWlK",
-	"pEW8W0UNiYe2/UKSC3DJ8Kzg158m0OjkhTaIAOhQVoXUVYhwBKBbTmmeALOujPM+oY0WuWID7Qp2glkI",
-	"5kNJyGkEHHzaO8beYhHSo/BJ3N9fasMKr3y++itPVn/lYKlXVo8EH5TvhKs8kSqVhnuAvNuJZX8p359C",
-	"ky6NS3K/XDMDGNpyZNxRF7UGlXmt01+EBARRMOyX7qEZx6Xuu9OjdEx5tweUkEU2WrrsUPSZUkx0Z8tt",
-	"1w2Sf2YZISx9Ps2YWAiw9JXXisUuqXrpnKXFD7K3+tli0wHVBGOPVdqQdKkFF4TqeWLxCsi5hPv2LnJM",
-	"PptIMplOA4wocHxDuA6oZi6o8WYi3iBm11wmaonNsA1h3YZUcmdqYzkHeMxlzPVoRiKGDDiNnskuX87Z",
-	"jc+/YNqIckvyNiWTOJhhCIZbT2S/byttLCUdz84cuYkv3vcSHWSN+VZ0FKVZ7jkPfnFVQGGneMwUB5ni",
-	"D1PUv5DKkZK7CdkhBXeR/M7A4Bx65MEwK7hglrQ6iRVFvCqja1PksUiD/aIENSF/5IWIqcNUIHNlgi7Q",
-	"gRXrCZh3noJ/+etmmQHvNrxngS0C+lk5ekYy+C/MUL0JwZ32rzkkm45OyeZ9PlPGRjh/3Zj2Dgd2dy94",
-	"WEoZMMlldvS7vT+PP/jIIGSc5SN6c2SsWTMxQLjQdyRZzI10cfHbbvMugrnM9GJlUW8+L/g24b+7iGR3",
-	"Ie1kb/XLGExu0xxkGY6xLBASHVzIlDAv9tjbbZpAjhy0CnCdpDjzidgsSnLANOXRjXVJiIaHIXKVIBy6",
-	"Fimb7XPvaJtPhj0e9LBmQlEl3VgrpGuFdK2QrhXSH7tCutYYl9cY11rcWov72Wpxs6SrVOeaOs+nhgY2",
-	"kVhj5G8ae4Pdt20qIfRMUUyENbKPJYN4jphTZZ60FYSsf1+KdKRiVqKRzWxeIrXRQNhYlY7SLtCkAvG6",
-	"LhY53QyflO3cBvARbsbbqtezXEDDh9RiIS6nAj7aWoKI3FhmmgiNzuub2X5Nyywr5lOVyTC3G+LJ7Yc4",
-	"uNEQN9T6pjn0xBb1WAD1m40mYPhIxJVrLg1kaw8DTmWMqJ5m0Xr+DXn9yisXN33xDjT5WSx3HvhfC/72",
-	"ZXx08hIenuC0aUB5s7G1s7W7+WhrJxcvUE2v7vqLmfLKALmF4pzx6iIwZdylggekYuPrN3wipKi6y0g3",
-	"aVjF6kRoeqpgzDFewqjjGhT7LbmOJWlKxaEpGWEFC0NOWJhYj0hJvtGC8UGWBngEVLOujEfkARdkEMuu",
-	"UR8eLAz5KAgSKQo0tvJb32gulVJQytR+Lds/CQ97Ps50BQE8S50rj1P7RrZtVAipUPeXudinISNCAk8v",
-	"x6EZwYouNGZIueaiC3y0ImPCxQahBINOygJDFoSDlIcYpNNYJdbgpxtuCpESt4g0Ne9/3NjynFVuzpxe",
-	"g0i3livXcuVarlzLlWu5ci1X/uTlSmRp5c7WKLrQqbFsVdSd8NUu5gdF3+2yz6cndZGLdnmSc9+W7o/g",
-	"UL3X85wK1AsxN+eIvSF+KjYzVRw9YWUncdiT6DNTpIJx4vkO7XBnoxgM8WhrYXr8Stnmcoh55llmNY0Z",
-	"5FXfMuPc9yLX6mbCEWVrGoBPEfqXwXfzn2ssLmF6B+EfmZkYZ+pnG3U+e48/bVr8RA76zbwtuYT0kqJM",
-	"kPdR6PeXsHy2h9WmF39lRT1MsXCmNrZsVrz55AqKq/vkioWLXAHeaUGTRpHCrJPl84juztW/siv6oxQ1",
-	"WMFhesNqRh/VFznftXcLJ90cvC4UULJ+vLwjLOcfy1WHzjniZvjVCqhXRvNe5PrZlpVAuWZR3v/vOE2+",
-	"ouqQxi49iRoBpDQeIA/zqZqbSQyuacjRHDChSNu1VHEJ27YXBZRy7tCAEd7JuqBCbEvEAXbTE8XBSyel",
-	"2Vs93SyjNBjxljWo4UuFbUTQLtqSn67dLb8KrJNwcxtcfqxTmfVNW2oxBQyfXlTXjTa3m8VEq7jJbcZB",
-	"zpeYvJHO72zut++aY0dYPPOlctDvIkn8Bo0gji2HLwthug/6tRKNiRm9VYclR6NmU6T5FAgZ9gIylEIx",
-	"ne+itgcvoYDhDZoXwiFavYMhvJtGZHMpjtR+FMkhm7Hz6fOHIdfPbYRWunGJAVXVtsHAYggQd389Y/dh",
-	"tNdwVlaeOLetFp5R0U0sOV+467QfHjCN8XW5hgsl60y0POA04qK78LlXsTQoP7smcTDRy2LZ8sTmvS9l",
-	"xEM6ennN4piHEzVZC0W5w3fN92dntcIfW+9Lm+BM9bGEdgVGiz5OopKOnRdcXQRSCBZggjHsW/FiaQQv",
-	"jaKTgAkac7nKmk+CHgvtRIpCzXMpQjoysvxJYv5qkTdn3pdftp4/P/P89K9zImPy5tzW1DEvyE4nX85s",
-	"NgBb+E8p1LKijs1pEGY3d/KlcHdKgA0gfT2nuYxt5JEFmrZZJEVXES2XCuicmR5ww5BqfOvz0YJWOC7N",
-	"P533cpO9kRa3Z/bXdT6JGdhehBF0K7avgY5poB8oMqSQD3eTipYLqzye34ivdoWMmSGhBsi/K5o2J8OE",
-	"YyqU4W9zadAgbbhjCPLcR79NaMQ7HLV39YrFB3T0rNza5HyXQhJn5Vm8mYrF1zxgpzN4qO/NCJ8tn22h",
-	"19GqDCL38mtFu8wQlWI34piKUPYvMnHDXrA+n4uYDZjmtpMSu2biIpIUa43kfl2ElEejUvqnBowFPUNY",
-	"u4IvZDmZ0TWNCk9lKZUL9eSiI8vVrplQ14BHLH4BDTOKkFxB0EhbqBYxJbIcGP03WkKFmlkH9IZncemi",
-	"bUsdWts4ZKGQZ59zzWOXaW9ywxhlfGsxie0ZUTokXJOIqmXOZJnYatOcCoc1E2YLHHiGEFIqIM2iRGXC",
-	"WrkoNiWJzDzGE7KjPyEEzyY0pdLYPMI4JcbMIM25inMzz30p9Z+ic1Px0HOE9DKJfFoqnaYAs2PAM26f",
-	"R8sJsWWm6rJqAi28VOjFXajyWY6hGaCLgCtXt+ETHzfUCLW4GVaX4pLLW10vqc0taEf3k1HuFq3jJ6/r",
-	"lYhW+ViZ1aq4zVILJ2z/NOjZOqNGLg5oxIwEQcyJbqWdlpr15k610axuNnxi/m40zV+bjVqjWTO/zd8P",
-	"G82H5u89UKWwhHoiIpdyt1WFwciIUUySUxvY2+k4UYpTYX4cim7EVY/0pdA4K1LZbJDxn8Z/Hv/T+A/j",
-	"f/zw3Yf/ieAHD1iAgXFuThs+kQNk/tGIdCSiMGmPCCUDqRRvR4xo3od0eDNFKkJiSKtLhTWyRxjLwYCF",
-	"NXLMImo4FBnKOFQ+eS34W3hb+VAq0Y5nwKTM1OEWDKmHMrdU9PdSV87VFUFjEetD7ceyXXrTPN8wM9BJ",
-	"LLAEWxjW+v3aaDSCSsz5tpR5v/XC3iufTKG/c8SerfsbLHbQHRh5iLErQMhY9gkaBmaZAyrNrVa9DoGT",
-	"TIRoE9hY2khwC0PAner+pELt7QeKyKFwiYmAh1h51JxpORR7hIZ9jg3C+jJkMdUytpGpGnooYbcQO9zG",
-	"SlaFyQIT+cbLtPq7evXxRXVW8+V7DQj9CWvWq52TSS17ge/sPrXuuR20fsEq+MItmaeSz9C6Z+nAC7+1",
-	"hLpeFhWRaclTnmUMLMAHSMTb4GK3P6+EHCrD26ATDal8lnLvDRvxCe5mQSPC3momFJfCcO6mmcsjK5ks",
-	"rOtoJ1favHOeNFkWhJZ6g1eIKJrw2ZZYAoT1MJUU+4XwAxc1ap4jA7MhFXvjM6zbbIZGRz0W+9pYGBGj",
-	"ywvcYtkJM55LINBBj6X1XzUqhCs0OoPV2xW6r5btRN70uTCY8JhFc4MBZ/Y2sekUNgjd1Z7Nl2uAgW/Y",
-	"z2RS1JpBnov9Tm7TtKQMkClsfty9ZbBLqW04fmfNY27dAWalhi8f11KQs3KWT+ckkMVSISj0tWJ0K9tf",
-	"w5hD9WDYBncPf7hbEGLnbiUqNwYI/1WItcgeF7kgBdVSTEBinAjSB4as3ZPyyr1Rxg1PsnYuKxRBOjVa",
-	"lO2OZg4wHmfLiPcIM3pt2pXtgSIISlcNmmrX+GZ2a5uS8t+46cX2NA7i5YLFVCstQw7uuJNWLgC80Lt5",
-	"ke3j3dRQ8zjVu6l+2tOy0XRLZ9u6Gfs4ixEmkREzV5Tafahv5GpZQZZaxUUwP9r2tze3SdCjMQ0M+3E9",
-	"a7GsvVl5PimhvO2tYY2vT59YG0Z9s1pvnNYftzbrrXr9s7r578asWutTu1lMbVgG1vne2AvbX2dGBjNp",
-	"2+LcQo4cnbwku4/qDZLOcPkG2GnY0yrdQ9OYqxXCs5z9a1+oYZlMWG0QLpSmQvukbgQc2x7dtXNPhOYR",
-	"8GIzSp9qHhCKYxXC1ws5L2VSAr2mmpYJpSTi4sp14MGnAMJQUmsQ0YD1ZAT9aPp46u7IO876ts7bdHaK",
-	"uZMP9lJzlY/px1+VBEfZkCjfYMj5ffRZTWNBnbG1vARlnBjgdtteaTmt/bRFbYn6bcc9ueJRpNzos60t",
-	"UzIBVRrG53pU1n5hNBqNqv1+NQxJr9fq91tAbScBNRH5sfW+ipEf9h9SCAeZFxVipgNJOUvOJSV1WPdN",
-	"dsGfJ+57ikunLqUJT096VB+tmFe1PLaXv3IXGL9a0PyUmyM1RchEdyUX3aoUESr9geznfmfGoVIBYcja",
-	"xzo4mgeFOcWm0i1zBCZ3qvwCDZ/+0qwzXHr0CmQ9D5OU1C7a3mmUWbi782jjXEJYPG5TtGBRdKVhlz/d",
-	"0G9g9rcI9zbvf1ztBmdcPpvfoP5wm+Dn5WS7AkUua/PHFWDe8YL6JIOIavNF4l6AmqybJDSKh+yk3ZY3",
-	"lgk/ZnMlgWsDxaXxwkLy0LwFReNKmKaZHBfdEy7K8rSVuZxvRxqyiKedplmIPIvQjmYxoSTTYW7T+32p",
-	"NMVVo77kUGCq7qxEI1c794QFMdOFFK4iTFBidRFMJJbaIF5VJtoItTHTtpOu4l1xc1AUwoWWw+ckjpYM",
-	"TzdPptiUA2nxTGTIWATfBNJMHZTZsFylB71FXusyXzmhcHmw0ewL8zEvbae3OFGTaiaC0XO1RDM1pgZS",
-	"KPa5DGfEeKFfvUG+4p87s2WqIC1ZN7NcUne65MLhZll7HeQMDL3Ct/IgyBpNFdY6Z88PLJG5WRbpM8yf",
-	"X4VCOiQrSyfIpaYuyDq9CQeChbJbJazAMT4qL0XPUtJ/A1bBZ1BKI1sdrnAWlH6WPw9LpLlTpY8nzsVS",
-	"3zkpYPviDwn2Vtu9v80OpA34pjuWpju8ahc5dwayvqXuykFuSHdtbgc5hyB5dMj6yuXSW4vgmALp5F7m",
-	"MaFk04rEPo/qfv6oLkEHfrqS+SRBu4WQPnVCc/gWMRrWsua48NNyV/cTifOFjRN2V7+R7VraojWgUVRz",
-	"Tf+cWJCOsxzawvSyRh5mmPTS63RG6SWLXemk0hu/lu2nbl5w8QmNoqfZ3OAaBEy6UXMwOhKDpKxoSFHe",
-	"X+gdv29RfG6IRF7MnQx3ikYEP2/lAcVcxE8Far+18v0EMGLIiG82zgfcxXfh8JyKcI9LXMw9rQeKvD5+",
-	"5mQXZgM/ikVYmvVc7aqc6DqLNPzkScIdkIJjZonqJ/X+Oo1wll41TzyZyTiXbOvtAJByySkGmJtdnhHi",
-	"h5f1/Kbw/pgmkhRP5s4JNaxPigBry8va8vJzsrzgUOW6+ImmIqRxSOwGK/gWF107AR/agAisAijk0Cs4",
-	"a4Y9xYIL75du7UlBvBz9xS1JYq5HGCeKyv6Af8VAM+QgZjAapgl5Xsv72+r+gFfNExlC4hvv37+3cZql",
-	"pXwHSTviQRZHoohi8TUkL8cy6WIZuS7VbEhHNXJ4jV35dY/QSEkoHa3S2qBcqzOhYwQfURFVPfeKM4X4",
-	"7uRCFyijSvmuLrALdTkTl+/sQz6xsSE+xLK8vySVdqLTcr350ByidMxoH/MTeow8OfmahHIoIonRb1Sc",
-	"Ceyx9UBBi/SNPXJpR780U8D6rcLNr0ZA0VMkoHE8Ipfm+y3y5vzSJzI+E/b3O1iCapF3EKzdInESsffv",
-	"L2GKEPaJk3OEmVS26vWNGtkXuHhrirLpKTYq5Ew06660coVr5YBg1iWMPKnI5R4s9AXpy5hdZtWMXVjJ",
-	"FvmKf147E0Xgw1o4U+Tyb6s2urB6FF7aVHEXUA/0hkMjnwbRkjSau7kAFSI7Z+LNfvXvMMK9dtGqntsQ",
-	"BykYlihvj/JYs+FwwK4VNoPQxKxGm91jYYZ+ZyKd4zHVDALHq/DfSz9/6Zj1KTeE6BLWXrijmL4kFRtw",
-	"seHDA5RsNR+fictjpuNRdd9wkcvamTixhUtbpFmvZ6FVzXqTUNvr3cf66CGJqGE9FUraSXRFEJc29iDt",
-	"hQsM8eVGETOXGmeiz5XiovswEVfCkMjL9Ihemic2AURXbPRAEfRiEgg8M+dCBXLAFAkltPGnUSSHqNVk",
-	"UKpY4D48Ptw/eH5Y64c+OfN+05Og9IQSAsDOPJjfLmnLcARjxSxg/Br87BCFs3cmtupbxM0xlglW8eah",
-	"eXGbDGMpuqQPPXewPjc+aCiAeeIxCaToRDwwq25s4ofkNWphZwKi+s2dbULtPbP5GCEVSKEhw2M0YKTy",
-	"65OXL/bg1MqYvDiA8Cl3zicA3nxMYqrd8NgNkBR2dmOPbNcbxKYHwMpDNojkyMgR2/VmumHJICUbBjfN",
-	"zU332plIBL2mHLinubOVDhjyELcGMdoCs3YmXhnKOKAx7TNzWHzybWIwH+LAMHcKL6SPuJMfM4gMaxFp",
-	"xKABiwMmdDVkgQwNCsJsz8Tr06fV3ZTcQnEHGeUPZ+X1Z/V6vW6Orfmr8dSHf3eepsdgUJghljZjZ0Kx",
-	"LmZrCUmYCuiAhUjAfXL5q+ZTA1EqRljREQ57Wjs9l/KVDls7E2fi35D97IwD0jp6lOIxEYyFUAl+/9WR",
-	"OQyAH5mYi9XXUPrJnR+C3A++gsWQ/5tqlRyzAxlUj4Thoy1XJNky0mrIOhzzHhSWTCbVKv5xJtKE2pb3",
-	"hEZR1YCexdksLIvcf3Xk+d41ixVyz2atDuLegAk64F7L26zVa5soAfWAZz+8bjzsMRrp3kMoIP4Q6oGV",
-	"yVoYdoC5fDnSaYvU1ZD9AJu6YiN8LJXCWw4tv8CXfPcbzEXpLyPepD+eMRqmP8yi0x/5cIP0opX+SAVi",
-	"Tt1Rcnc30uee8yCWx7Td5rp47fm3XyZte1JtXRKV9JGdWHm/LwXX0sAA2k9s+ESziA16UoxeuZ0wKHwt",
-	"ecDSK5UzzxxEQ4V4N4lZeOa58qNghOFGntHQ7zPFOiOXe1/Cvjwx25Lz1MC2Net10POQPqHwNYgsTB5+",
-	"YzU09pb2BzY9zyqRxX3I32FvWZBAgTYIq6zXzCmtN/Nhtt7Lr3JVw0BYzzKcMiDmR02hCApwejWJYyb0",
-	"RXr3AsqJYkoVY2HESm5B4hZLmK1JnVpL1dSczv2y1Ww2VlsLIskiEO0uPWhaLmzOcI2m673yqhdTZYdc",
-	"/IkpPJz3ncJwRdScGrrwbNnaQLtepHsjJh8z6B8L0v5E/jMcr/RFcyQgWgqJKGD8hKg164v2jYeTj7/3",
-	"vRLJbPlRslcmRrJlUJcdxTz+3vfywu2i1wvPAvC28PSXvZRSiYef09Cl58ArjcWvvBZG5JUx/x2DCsVb",
-	"zceLXzqV8jkVI/stZd7bXmZ+RzaxDJ1V8Nbmj5KmLUcHisQFRMJYXqEMKbCwgUFro+/lvwfmu+Ipy4l0",
-	"rRKuNf12/hRmsfDLn0d/QdqL2aBDq/mC9v9+uhd24eyaRbZyqisKkBA4gZ2ipLCiZiY0oJkInkmiiPTp",
-	"oEb2jf7uXkviXKpJanAC8cvJvAEVhpxds5h3Rk55qa3pSDkdgcSYfh/6KHtGy2TOH+TEygcq21eoP1E3",
-	"mh5JBj4oIVQYvR0tW6BZm32HBh+0C84AFCzRA2AETcOxH6IBqgq9xUHaHEh01RSFH3RWGiFw3zz5dQOk",
-	"Vqe1zMTw7JGHRyHrDyR4xsHIdI52OKa0C2BYntQUumd4agDlVZr15o430SnDG/+v4z+O/zD+Cxn/h/Gf",
-	"P/z+w3fjH8Z/nGxn3/J2HjceNZqbW9uPdqzj9yIzG7r20oVOQdvb24bMFNrft7yAxqGq9tVVvkW+EaOy",
-	"vhVeELOQa2Ie9QkUd65P9IVteZAQcmFOU0kT2ZaHU/WKXSQ2l+b/mff56waysMwiailumXg7n4H8Wrb3",
-	"rQHE+5hMEdnU/JeeyrjNw5AJfGN38Rt2WoajyMTObgnu+8TaNuCFxhIze0VHkaThqZTPaAyuU2+rsb0M",
-	"GFQyMPyChc9ZyKlzoXxsGWGJHXsh9ZE5uH2jJIf4WnMp3HAiRCaNzH/lxOqtGcfGV7cWv2o/le53gRrj",
-	"WSEUE6OBVPZiKWSiopHRcOOIs5hYPT9PcbHJSBnBXYrUrqnsmspOEhgbNLSmsGsK+7OlsLcjsOhGffgO",
-	"6AsP388htRgZN4vUpqRwx0cX6oDqXuZAteN7k+d6WfpQbIJwO0Jd7EXX2K1v1bexf9ZyhNpV72muRN3S",
-	"7nh3Rd2gpMNxWlDgx0zhtpY6lk9lIsLbkMQ1hfuZUDg8K47CLU3Tmg9zJUZme4OCnBcKCpSQiCuNQTbg",
-	"HYIKJebPEXgOuZj2bzzjSu+nFVTVND0sCbItjM0VgckSrkjbID4W3U8J1bYlo+DQzOgovIMxhzegm/5C",
-	"kdh2rFriSWtTOr8r7w5Gvb5555ZowLjtPzovZMJ4WIOjUW1sn9Z3W/WsBgc24QInjKtj1m17Le+ECS5j",
-	"hLXZpjgxlP0/fvj9+A8fvvvwP4y/H/+ZjH8Y/8v4zx++G//hw+/HP3z47sM/TARR2c82q/XGaaPRauY+",
-	"awCAFbgaaV2sxt14HjL8wkDhMtsl1POSHYtLXYeMa6Php3U+rM4j12zk7tmIIdKTJ8MxjnwxqnL+saTt",
-	"ITuln9T+MEU174YM3oBY2dLsayV+rcSvadNCJV7kCdRK9Mmp7sto7fOIVEpEGqWa+49CaS9SN3/3/AZ0",
-	"Kev+sFbA1wr4mjoto4AXqBOppGosFMK1MfSYA7yxmHYNePWKjfJ6eYlODVkVC/VpLDtvC2Qt0pkTl3ny",
-	"s1WZpzXkkiqVAKk0Gco8t2s0afNcvUST3sIc/Ndqctym0bwb2/nnLaCDuF9lbyEwB9J4OvytuRpcXWy2",
-	"G506fRzUajXgJtfyCocVSRSZjZEDltlzXMHYXCnZcz/tltu4T5Ub0G+xun2FOLpWs9dq9ppZnPag7U8E",
-	"Ld5tpoHyiWBDprStN1QxrASIdp+OsDGPS1Qx53pjz9apROYC6Xw5foKco4SXlOjoxSP71Oa44PyyabSw",
-	"H0vWoQRb33HdI0hnis2ABI1jaAakpUsfMs8Wu9vHvNvTGBuI+eOEapKS3BoxjC0bqT1yI9nQPzNFGG7/",
-	"1VEVkjWypMHKVn2zJMreWiAwE/FTWh8WMJa/m8EjlqD7K5LulY0Pq3Pde2K2V2w0wSyb4Q7b6jyqtxu0",
-	"GWyGW2y786i+09htPt6kW+3t4FG4w3Y7j+u00S7c94qcG1nsR2bRd8iNrQHIKVrTbPkUmlsMDdnxSZoD",
-	"Y04Q5veQCtIWzKWmXcrBhZRj3ulRMCxwENERW8j1yl4psN61GLA2160V4p+LjPOcXrF8ImXFFWYIiprv",
-	"TEkFCeoia90xPDWLoafMaOsjWOrW1rDUGrY+UHd/oBDTIfXCZm6kKoQ5QJmk7hspXQr2QO05lQGfcTnS",
-	"W/MPIER72AKBy/r0nkw0V/2ksjUUWb+mkTV+1/3G1lb93Pe4st1q00JKseHbdt5ZPXhbl8amYI//7w/f",
-	"jb8n438Z/zD+lw//8OH3438af+8tLZJNQmbt7FtLD2tit3TEbp4YEXewp3x/+acmKNnsqLaXzjYPKpkh",
-	"qraIY878YSs27mWGfcWgb3PhVQh861ERRiwsj3wzVECtTBTt4X4ay/4y1nL7+KmEhyd6SzIaEh4qUkmT",
-	"+Lhd8FGo3pwDb4B2fRt5B8GbnfNyF4Ft3vbmfGkvwdGBAcRyDgJXIWt6HRh+OOxJB+9sGwrz3j6f59q4",
-	"p3lj9R438Z+AFwSit1+V5s/MMNo06q16wZMR8hgTnr1W2pjF8z0sY3skuOZUy9hr2Y95vtejCjtgK8dq",
-	"eei1NhuGQb/KWrc4Ho2YBmHyFl3BjVFohotXLPTRy0GjK0NaDhI8iSdYfclr7W5aF8jUncfbmT1m2/eG",
-	"lOvSERrNe/SnGEKx2Jvi8H3tTlm7U9bCAkQtIieupHyJyHiCvTnGtzEhOEwKDCHTlEcP35kfR9b4UF4k",
-	"KfNA5MQFIUFIsLW4lNG3SMSvjDBjS7AZHW5aTPiCgZQwx4ixWR5vhPO8X0vGDYz+a95yM95yZ2xkvv0/",
-	"QFxbc5CfnCV+bYz7MRjjaGi109ncJOQ0YvFD6KUfznG5n6ZtutOW6LZCTk+mNVfxco8qYDDoKg03IN2q",
-	"x6IQ71s6Qiq2WSJpNOsbpBPLPhFyuEcsd8xq9PRr5Bl8ediTyn2bRjGj4ch9BL5hPqrplW0iTiouFgHX",
-	"CIyvR6+hJGx/o0b27VBL80aR1vwsZY6HAMNntlv8jS2Daddyb7PTpDtBg1V321thdYs96lQf00a7mvqF",
-	"6U7bs23OU+q8Wa8vTYFxxil9uEf3etr+HZR1mPFh0ZOe97g/yjPYFeFxN7zJQWaRdxrQb5QWUMYTwjUe",
-	"ijXr+iWwrnVU9S+bzX4poxCTmhV7oCwJiKToQk0Vx3aRB03xXXhrDtv9khpWSR0LSwZES3IJNZwv7aes",
-	"o8318aEaeGGYGH449AlUn02Ea/KjaB8pF/I+7JZwWSTIl3tESNuSHx/rMo2smPQZFcMejxip6KG080LO",
-	"b2Pj0q/0JVRHxjAdW0Q7u2smv1EjBwlr5eZvZAeaaHnAacRF17q7gL46seLbhEa8w6Hmrf0LxINXLD6g",
-	"IyBTTlKRIR2RyuvTJySko429lEQbTdsMxQWhpMMFjQgqTz4xYswgosJQSqOgHFDNTqH1vsJmGjLGKtbQ",
-	"UwMgLOTQ3OVC8ZBla3mgQKo4CXosTCJGhlyEcghLMQNI4dyk5pPmyS9lxEM6ennN4piHTLkizmbGDxT5",
-	"nXkcxKxEB2iY3SNmbWnpwQyEvCtkDFU9zNzhTRsyiUV8oJ4pyjIbds1GCXZwkTheKKtC6ioYECKutJ9y",
-	"NoMfiXCyF+CIb1eW4U3oFmfHzk8ylEyRCrUd/mk8wheMzqkgiBPei7k5Yxs1Asb2lrkAnZyJOSQYjelj",
-	"gf/SLaPuITS5ZD0XzHQggnXDvs7DGnkhsVJ3aDCSCgJdsrCIAFYBh+230gh2I8ivn3T5tdkz7UgAyKBt",
-	"F662l9/KQhM1bNOFLQpSIdpIp2gwwN+ADOYuSJ/oAgIHTyrkIlxtW4iteh2rgqfWHHO3JNYUpFU4Pp/U",
-	"G45kBGaEf1b76qramBJuG82670UoPm3X8waRVaq2KPaRRN65Qm7zFkKunyuskPYebfhekCgt+19D5Xwz",
-	"h4bX8sb/+/iHD38//qfxH8d/cF18dvx7nt6CYjuuHNpnRZtb2SmemlkxznaQ9vyv5y1gm1Cy7GVasez8",
-	"btQCizzztAKrnoowRwoqRXJia60jueHKUJx16Oo6dHUdfLLWOpb3J6WmKyPpp5oAtdIBticKUYq2zSEW",
-	"ayMxW6SPfAFCDog2mb3DaiDOmka1kRMLxkENljvDFKCLjrUG+UYopVG04RMoq22VB8HeWqnHmuzQuNIn",
-	"RnRzwu7IaTk1cpo2O8/V9caZGZkMrYEtV3cqb0RMjYfwBaM5ibzWo6W8IthjDwXju7cZHiPEP70EVmKg",
-	"W8nmthz/tMv9RBbHj21ETFe7QF4oIOpaEFibHz+C+XEtOfxSJQfDwpGLhXlLBdWQ9zJPSLDtEUrjTF7k",
-	"8oL9lLEyoaEvIRdBlIQsJBWbmAuxDRs1cqJppwOsExtamRdGe4Q64wf2uMRBrDUpZwGpgMevZ1+uouQj",
-	"BVMb5RGuByI4xMGWLO3InfGqgknFWNyfYPPVQhDqpCpbFteJWm+ee0w1Zp1ZYjIHBJgWrDU/gUb5N52F",
-	"5OdcWtLGy2AszQ0SeTEXlqPZIB9jM8NMEduO0x5VVwytuVqStpUIQ6+symTZJO4xRPNABIsjNFl6FtZu",
-	"ynWM5pozQoxmmeMjzxRFUOSIC5pUhvKFhJhJMM3Hie0URYUrUQEcDzlZGjCjtBwol7eBDaemfSitgqsJ",
-	"uSL4LYq8sEZ+47weSNn8LDMk/6hjMNDcsKQohVnmgQgWMc5srnfKMmeHjS5koZnTqWKmNZ04s3HvbPTO",
-	"eF6KTQ4OC7nVnbETQID5qixaP9bsZM1O1uzEa3m/6TEwJlJLEA25SYVEiD0QqRg/m70sqoWE7eb9er2O",
-	"n1E48shSXGv2fOAUGSTIyjc8JsZpHNYaj7ZIJWYDRrVlAFgDwQdXPEYPADuJbSkWS3bSiAjMysPHUZGz",
-	"FFeBfmcYTitT6mz7bmeqzvQ62xN/q765l93mumBiXeDhJvtuoTZA1PBv5D9o4rVxMvTKGooFGxIU6LHG",
-	"k1MLSMUK8Rs1cgpPs06HBTptsJ4zU1vd2bf6tPs0mN3DVPndyxmmaczIFRtgaIHqySFJSfusglDzlNdP",
-	"UxQK9aYpFgSIPMHbd0nlcePRBtl5tF3d2qw2G975Yj1qJfZ0/yWiaBgyXKbFjLvU1vbN4LPZ65dySPrm",
-	"VDsxbchiRmBGGBzl7rupra3Ia3fy2ii8llWWlFVeJdqJDzOC/+YJKSGL2Fwh5Zj15bVluAVLJnNfBcnh",
-	"LQ20VU3RV+z0tlJxozVLhzXCjRM7NjBSD5TsSekEXdR5ZZsLjJeF+9OM+ADWWWDEN+ajS7DN81UYCM7t",
-	"XhkgbvOdsj2c9cqMLwZ8Cteq5i+HN61Zzc+lsDC9Sqm+7HRWYjbQ3XJxsZw0LGlmsZxiIeNyb+HNgnJu",
-	"VQ9nlZozP7M6LzR8Ypstmw1A1RKNH8+Z7kmzKXTAL66b3vI+vmXCoXMmVZtwz97iwTwKn8T9fa/l7Vcb",
-	"9XrDm7jzuZtl4eqT0qsHeSfjju/xAcx8s1avNRqbNbB+qxOXC1FI/T+d3x4ah00v2VoGE1dfKxa/AEN2",
-	"oWzwrOhswd4C8mfjwzl6MqP19HxnaXlMNw47iNk1l4kqfqwY0p1vV22LFk+2qXaXkzhAW32XCh547tIT",
-	"2e8DUnrvzqA/9pnXOst3xz7z/DPMKoA72Cr7zHvvTdRUWM6rOxl5fm8+XgO1xU7eyFKxtaC0tsmvhQ9w",
-	"8bojMaPdLAgZyGKqVI1s1NPssghtGY6g4BW8Yk5lISZZ0VFajM9GOH8j22RIVeod3UMDeKIDiZmGMUQq",
-	"c90jXQak+NeyXSPb9U3Iv1SFQSAb0blZK4pB5gkWRM8VToecy5wduPoVG83sPWC+uG9W/kktzctw79m8",
-	"upx3LuB8t+Bz98J+CpxkFb5wxxVcfy3b+xbF1lVc1+roz7KKK2SHAL3vxVLIREF2rSOs38j2xlIsY64V",
-	"FA9iizji5KMi7KcOVSqs0dMQIUziCcxfYCx13ku0aWKpV6PP4oed1ms4DU9DZIEBwKMpWTC0Xu1HETSs",
-	"qTiP61xmsOYDaz6wruS95gG/CB5QYAELaL6rw4nZZnPrcMLYd1eH80Zk2Rpa7s58t7ba/Wisdvdmo/s5",
-	"WePuzPC2OKmTVFy5maKZE+vkpCZWnwx7POhlQdlQIkL15FBtrM1269qna45+i9qnETLJeRyc942UtYyJ",
-	"DzoTdXgE2hhWYmvW6xB5G8shtgh9tEWe88+N4sZV1urT5mfAKEDZ9lwcCgQIXzE2UOTzlwe/vXh29Pzo",
-	"9OLz354enmz4EHl73XT63YDF5kMtcqnZW/0wUNeXVr0jeFDM3aIhErt5pwG3IbnMM9faWVKvbwbwzFEI",
-	"P9glCWSU9AUWZ7jMiwFvqyI0ooD9qplc7kuwODPFiAtWI5eW7VziZ1PmdGkgiPXIAWig1YYSJCFoIKt7",
-	"jMcGXDVyCDCKsbyajVdus46MMYvD2lcrzXoTyngR3EpyiXG3l1hWAjJtrBJvH+DKFqWLpNJYcLZquBeW",
-	"yBMEUnoURgKZr8Ny88FJcRJhAFN+/aO8cGcWjTezkmCkcpkXjS4NdI1odIHTutwwEI9ZJ4FyXzqz3eJb",
-	"DxS5fAd71YIJvL8kzJxqVSNPpdHm03eszfgIV2umEll3Nl46lkMFJurYFraYNAy3HKJDR3gwJSP2Y7k2",
-	"C8ca2cenYA9tv9s2Q+M1NY8PezJirqNXHWOdzTYqV/2oleEuop0tH2Kt2hZ9K5fFZ5pmazMEM3iawy/B",
-	"OJwqmysFiTxEyJhQ9z7EjT85+do3S4/l0CfSYEP+MPv4BGnH8ooJM9bx0ydkq7FbJ5rFfUUqlwbhL32D",
-	"tEZMR84tsPITfgeC0Q3+lMInwhwp+EqKZK7+iEj6bYyMDxg276G4GgSEb7D6xcGvT16+wI8WoQbXZfsb",
-	"FmgDHEOJzPoahjSZhaWfM3Sk8O7r06fV3Q30QBg8hH0034V9Tk+hWdiTk68fKLd5Zos16UulDQX8in+O",
-	"JfMUhm5ZiuLGmiRPSJka9TpB4mSv+tkBdGPDCopDG/DskQHFzD1bmcXNFtCuRk7NMrnC1e3ZnTXqV8iC",
-	"iMaMXAY9Gium/5orWd3d3X5cbVz65BIrNqpqo7ndQDTLXWle+iSQ4poZFd3Mh2vnuUlb2hE7Lha6ESPS",
-	"TiyMIRYRd9C3M21sO1ziGh1Ibhm2dmZoz5Mlgfg93JCWweT2SDMYt1EntrYOUmWMc6RxzK+hRieUrtwm",
-	"fS4SzZT7fn3XbOsVG+UKZQ8lSQaRhKLGggxi2Y2ZUmm5Y4XcmzCj40DeSRTZzbCHEBppwwj2K83HiHqX",
-	"x0zHo+q+mculb2m5ASSmUqSlGg083fkyi5nWhZGmzQjWmZUKaINPMxYEvEdgsuG959RPz2rayOuniSYL",
-	"JllQ9mZOFxTD/IT79O0zJrq657Ua9bo/lUe5tMXWiQUFC4FR7kDZBB0ur26iemdVZLjrlGS4Y+YMV0vV",
-	"3DPv/ZmYNfRuydAswuYccMvu25nXarpfBiyogAIQ1aANnyhAajLIbFrsqRRo7kYqBlkShnwhT8Nq5POI",
-	"iiu4g8lA6ooPBsyQDrPfD5RjAdzKDxzNQFPZrp6TBYvgR7dC6mYwUPWdJu8XZMDGmchvj+92wy/dAL9R",
-	"9/O2mMLLu34Kb9/350LRcVMkdJaLoJg6zR4q1kmSeU1gPWk5WD+X2uw21S8tCeuTWq22gTw6z2sM/V4s",
-	"GtvtdDtp6JTZLyTohvraMPQ+ja9g46AKr60VC+UfDbtyegQI5mD/Exoqnph7WMKNC826hgQ4OSAmbSkj",
-	"RoV9zxB+EM0sYYi4ZjGNMLecI9WERQHcwMUDAhnijTM5IKtkUfhAgUSZCp/tEUDY8IN2iqdWVIzlsAxJ",
-	"U/kHSr/RWEMiQSWTWcxD8EBjo4Yg811NYssl4e8nSGSqZp8tQlRSfWfPPfrXBda8RzK+DXubZ9NES7mR",
-	"wjcv7ID0wy28nNStUCDMSXUovZQdviV8Ks0bNiZatogJqPXW5OYKCmepeZgCaliEuvbQjOnV2486m0GD",
-	"VR/T7WZ1K9xh1d2g0ak22RbdCR+3t4PN+pLWRMOYnEeoVcffB2BgtD+OUYhMf59i/FsTLHmxzk9VaaoZ",
-	"8q4ETQ53YKiz6s5cU50Rsh4oq8EbQgwC1V5eoeTKpXIalpxTF9f2uXX+wdrZ9xMzDVqziG3VIkg7ia6w",
-	"/RAqhqlihvpXBVojKS5F2tJcCh3TQG8sZ1l8h//O9Q6mmQuJYjF0jrUcIE+GjFoGtgNu5AVonw6s/YHK",
-	"+w9r5NLR4UtDuS5zVPqSfIa/LWG+nCRzlyG8BhoY14R9m9DIDgG0+3KmKxKhunqciIXNHbokb807S95q",
-	"pG99TJbayLPU5gRLbcxhqXNX4Dit2eqPyGe5Q5A1x1x7tNZsa2W2daIhRAWsy4mBAdb7RvZlKfhd8ipD",
-	"XGYzrCOBziYsREYx24QqggZNqBPjutJYK9IDRS4xhviSDGLWMQvIHFm+dYj1qQ6gLQKYfZVlyaEcCrAh",
-	"Vmz7GvRp9HnqOjK8YbSRc5lYkzMoc663T5T539FzgvrppFfFWs7takBN3KiRu2TRM9MNM//MLTjp7CKi",
-	"oOS4CqIIlYIl0Rr9Z9gR0xdWYgpyiJmIP5VqoogZTi7INd+N5dDxWbOclhM0YLburXdpiE0/UeDtcdWf",
-	"nKnE1VuygsT77Bv4RfjMZu4zblOyTLJmmknWvFP+LYc2nWyWVdGcJnuYcNI+rvtMNH0LDX/HPxObvp20",
-	"759578681GB75rWI+e9ywDFPvj/zljIk+jkfeOkcy+03s7Lm0AeI7QksLe0bivDk5Ou1CLMWYdYizE1E",
-	"mJc2wU12MtfuHcow38j2w3ffyPYtNO1vZPvGPPyLNFNvGTckzDPn64B0u9QNWuDK2+062+1sBdVmZ5NW",
-	"t0DRDB81q5udeqcR7NLH7R3mlXbdh4/MrZ6aqrNJwkNvhhfwLvgrTmXpxeT4bsoI71BhtRs1X2P9BnZy",
-	"TevXtH5N62+orqI7M59Uh5Fwgc1DuwW1x/DvYuZFeQDnftdMnHQwSC5fNDvNizsMuX4uQ9SvadzmGgk7",
-	"ptf1qOgy4oLPbd/NNG9uz+WNLM7tmGYar2EVt8/luGFq3aI2jQv6MTZPG3XXj3Fzsh9jo9CQsbkSbUaw",
-	"3Fna2mF/oEeO2K/b/6y9WT8fOosnxZGgSmrqgfAQG9yCBGwOQRVS844jEznRedpI9Xz0IvfswoC7ho1t",
-	"TwRI1PnvYKZyQdBtzDA84dsFIwATSd8sxJAc85ohDZ7vQQaWd+6XdQX48ZuelvVc8dBrNZq+x9WxgUuW",
-	"d3bNIrNoKxLnibGXxIbXYfOaXNiFBoOSN/5fxn8Y/9P4D+P/TP71/x3/bx++G/95/Kfx9x9+P/7Lh38Y",
-	"/5mYex+++/D7D/9A/ut3/57kI8D+9Z/J+D+N//Th3334PTG/P/w9hMpwDVs6/j8MK/nwD+P/j4z/s/vG",
-	"fTa+yaPn4uJIYgKZ18L+pxX21xziHuotWrGUiy4YPR6oItoXSyHakkFArtFTnHGN4mkp5x7dWCaDgjBe",
-	"ZCJwPkdfmKc+aVEJmCc44qOoGpjNjb2MhIasQ42wWCCh2UVHNf/D+J+N2Pzh3334zlA2Mv4jAYG4QAEn",
-	"HvJuRMpOJYLsriTiEwOldRWHtSj8MyJ0SFpS467rh01BjCBdS3JWIWaDmF/PL+mzLwhKVgWaSuSACQij",
-	"5lqxqONy0Sz55WaDOjRghHcyWzQHiZiXlXvAlb1WQKM+ZY/oZQTMTyNS+p4BooHW9g0JLIB3TV/X9HVN",
-	"X+fSVymQYK1KS5N2xIOFkuF+FP0oaNyQxqB9LZAA/yNpNlv1Ohn/afwDaW7Cn/95/MfxD+O/jP9p/D0Z",
-	"/wXI3g8f/v7D7z/89+N/McSvQMz+r/Efxv84/gHo4PgvRob85/H347+Mvx9/fzNJcU3C1iRsTcLmkzAa",
-	"RSgirkjDjFb88B2f8DYVydhzGl/lz+NxqW8nSzFulnru+Xy3/a1bj/5I/SVrz+2nPyMGgbHnYyd1ac6y",
-	"HaGdqLJVh5C9YrTMxoqHS+mY0f7syJ0zMF2Pzrys3SJUazFfPCt84cwj7NroZAMWF/WyCiX5s/k1Z0My",
-	"iBIo1SP2Ey37VHOz4JGPzZrNqqyCJwVTG76NwIYaZi59G8pgxLrNqFY1sm/Tg09Ojw/3n59cvDo8vvjq",
-	"8LcE16dgUvuvjqDSAnQk7suYTVRHyBVHaJHtktKsJzDYtDdmgUcCwjoBNlWcTjG+E+60CMJZhFTTFnl3",
-	"ZjWrM6NanYkzYZ8qQDx7mJsHG03/DGUczOUvU9kgJd9MCB/J1MVJ3Q8edFIYPIw7YtP9r1mEuf6olcJV",
-	"9IycOdfImfV6nFm3x1nmaoFXZzpbsGzAJG6cWanKAMOb14t6yvNwCGhpQb92N6zdDT/HDgvXbNLRO81I",
-	"SEWx+JrFVfBTA0VZhmFA4M4qhbZthZpTQ4p8ovEfjErBWB8ipKhicQbFB4ciHEgu9FGo9shlAPWkuCJ9",
-	"GjJMEb2EIS4xu0X2udYsrJHX4krIoSB91m+zGPPIbfGHPZKSGp+kJSt9d/XzEUzD3vh8lCsTpRhU2Aow",
-	"LAnrCWF9iR5VrmbP41lVu1/axtKfTpOG4CrwWhyF5uONcx+vvVbYxKr1ZvvcBwfMvtZmC+zD4BU2l7+U",
-	"EQ/p6OU1i2MeYoPEzUat0awZgu35hm7vVuuNah3aCZtXToIeCxMzgTdvvPpj9Jc3ds2/5/6tr+zYK+b/",
-	"5oPTuZx5fDPq/b8f/3n8X8Y/VD/8/fjPH74b/3H8/Ye/N48VUM0CJw10zeyrqZlgJfspxENQoTosfgGJ",
-	"Fbj3UE0DxKu2kSBohA0sEzP+//nh9+M/jf88/mcy/hcI//rT+A/j/2QoAqZmQM3Yrcfbrmbs++V7UwIm",
-	"ruuQr80Ta965bB1y270hxw+xm8MkI3TVx20G+bzy466b/t0VIL8Zh7EtDO+yBPksPlPa8CKNlpqK/fVa",
-	"XpgYwR3aUHqlzIryAzQBP6Oim2CoUpyYZ/vhAdNY++pQGIzIfSnR8oBTI/ukt9CgY+68iqUh9oVa5rfh",
-	"ifVGrd4wP3YdTzxmgYzD4wSLxUWcCX3B1UUghWAB9opH1skEjbnMFXL/6AwVJvfaOvI2Szns0lXknYCF",
-	"oCvUlH9zboPofA/FNIMH5kj+DnI383XcgY/KuD+5qYOYhTzQ/JoZ3Jm8+21CI97hLISyhK9YfEBHVq+z",
-	"5Y6WlBN6cghoLIWmgVanEoLZU4NgqRiRXXytaJeZHQSbYkxFKPsXmRNDDRgLegY9uoKXYe5PSyKZURK+",
-	"edpouiB1VxLeidt3FnYIZG1+OpEj6Wulf51QtJaNbljRfVnJyGUHFSSjcmMBVhkfxlybyWYFFiU8QKO9",
-	"CcOALW2hmNA+gUR2q7CDFQGKPd5C1IJKhauq/JgEcBcC2U11/ZkizhxOuF2/KTsh4+/J+IfxP47/efwH",
-	"8Kz/j95qlPo3drfXGUb3lmG01mJ/6SlJjg4um5Q0SckTxeLZGu2pa2qbkkJCFTQ6MPqDKq+xA7f2I07V",
-	"HJf8REx4WUYSxpS6KPblCM9+7p2SKuCNh3Wohxsn7CGmMS2TGsXVPighP//kqDzIJ7fIsJ99YKtQapZe",
-	"U02NgtDTeqBaDx8aPYYHNTt8LZD9h/iMejiIaMB6MgpZXBtAvNe0gtmoNrZP67sTSoQRnqPiVP7bkPVl",
-	"zVzA37VIBjRyzxZ8tRNscvqBVyWhtUZn3TaIYOOHnRXCFhUES0SKEXbkyD5zcsWjSOGTb/DRbttgQ0SV",
-	"hle4Hk1o1aSx09rabjWaHj4Gjb8mnwFlHkFinnlhU4r/4/i/jL//8N34L+MfrAaYNjZ70qO6pAtaOXys",
-	"Klr+VAakYou0/3n8l/Ff4KNQX8iZd1LNd8jaxzo4Ku7CPWalGbqzOBvNhSStNcR1q/61GAGt+jGRA8r0",
-	"DWha2w8rRDxQRgAYRKhlmUcLLmQ8TUVpwhnMMaJljr0cLZEY7JPRdzudtEKQE2z6ikXXTJFKLgDKqWtb",
-	"G6XW8/JkjpQBbpdGBdoUh3uNDLyBAX7Nmdec+X45850x4fkmWpvWsOa/awvtmmHftOfmRG5QGRs2St0N",
-	"ea9ibJLtzlH111r+WstfyxJrWWKt5a+ljLWW/+PW8mfLDEPW7kl5NVtieJErYAMx0yhBKGZbusmhICpp",
-	"p6+oPULDPhcYA96XoREeZKxcV+6yiDcz0d/gRFYvzv/jKy72qNpoVJuPcgUcLXUvQvbJ8XOiRiIwN7gC",
-	"MnrMKHwOaTGb4HAQye9KzNVcifxzI5fwiIvuCRcBcy+7QmbWS28js+RQsNgFgW1DqNU1l4k6YUHM9OHb",
-	"AY+ZykqYTQT9zFxYEkc5YSGI+wVJAfb1YcbU77NGmUWjxayigLNrlrFmGWuW4VjG5NFwrGPoSPQU91iY",
-	"NXTaY4TZOB/SZVphlXpMJbU5TIacspAY3cq2Xp2I8jH6aYVaDtRKuQ/6th9g1zkfXkDmgzf2iNK002k5",
-	"BoQNoAWNYzlkIWmPXIdbhcFHXX7NxIZvm7ryrmAhefXy5JRUTjQVIY1D4nhVy/1VPQr99G8DWaVpf5Bd",
-	"OuFdQXUSsw1sypvEEXF9OoBqIrO0kUwxUzK6ZkRLQkkk5aBNgytoyXsNhZ+hAfJVFVQjQsMwZkrhuBj/",
-	"RIw2hm1jzfy56BIF9H3PNTbvAdyMqt9jMVZmbo9ILDXVrIrPzkp+skv6pOlPM/noDBaJ8cY1DLm9wOgI",
-	"YJyr8q0VudCRGCR6hTioWzfk+7iSx0yw3ps8gqjptbxhT7Hg4nnnq795HO9+8dVvv41Ph9+8fnWwe/Ts",
-	"1d8dyeYz+oyeDL37k2DuUljBxc43n+dpMuaxG/Jn4VGQXtKDZmSAQURHbCHbL3ulIHus5aB1Ktw6iPBn",
-	"0z8CaUkb4ghTqUxLmyu+lMQXsohp9vCd/X00t27PATx8U8nBMdO7TGxDbnRHHd4OFnRnDZ2Ei0ALC8R8",
-	"rXr+Enyi61YSv2ySixTQKJR5Oc7oXUaMC1nEQTmNZHdJ6ouxVhPUt7S1xBdM/5go7y9MY/kp6B/Lax5r",
-	"ZrUO4FkzgBv15xQTOnzFKPEy0Tk9fmMp2l+w0s0UwKfP8ZRtULCh/TAaDx0lg6p/2FvImQ/bTPGQEa5J",
-	"RQ8lXAZzpiJclBg5SSI0j8gM0uiT5hbpkYhqFvtESRKzgBn+p0hABVFDroPetPnxGNZdMJmsGdrHZGjZ",
-	"6namVzdhmXvSfPq1+vxvjnqxCp70or85ev71Z+1tdfJbNZDtHXnws7fMZYdrzTPXCt5awfu58/cv+PW0",
-	"eodUoOCCW4rFuwoLS/H2fTGC0Lc48q0Bzye5J/zUvekTy1P2sFGr7hmWaxi9+c1jcg0lfGoEYvrMlCfW",
-	"A5lCEdUdGfeJ41okiBiNMRbIMJ0kZoahyzicVUvhrrTRGzoPWSEucu3SWyvIawV5zezXzH7N7JevJYld",
-	"y+nk0V/M2fMs3Vp9OVPLRd+28jFTUO5DS+DJqQsviwuADvGVARMhF13fGZhZ6AOPZuGGTygWQVS+NQa8",
-	"1e4SNHcj9mUiBcPK/Bg/ZZ95oFyp50CGzAdtXgRYcdmMBzMmDfIV/9x5v9AAUYMC/JylTeO3ifLJZt38",
-	"t0n6XPikUcd/N+2/DdIz93o+2TL/2SU9+Az829EsRrjgwtI1VP71Hxv1X23YRgbW+4ZWdq7sw3MjkQ/S",
-	"7bmNpDKVpQRRV9nWY/s6rtKGoFnGEs5xRtqSe3w6Z8nuG0gIdtc93w02lbvke2+r5s3qNY1tycA3Xrb0",
-	"V+lg2bWD3LDZ1af2Az+VZChEk2eya38uED/s8xCxzIDctTxEaBaSbZu7A0fgufJaW81swiihYsqRoBHB",
-	"t10BSEwn2q7XzRrdkcSymkvLgXY7MpkKSATg81anETTDTVbdpo/a1a1gJ6zussedap022s1gM9xi2x0X",
-	"N3eKiDEhDxohbwcTkw5nrVvpZ8W1m0vHC9ZvnjkpwgCjwm111hkL385MTnAEWinC339UucX20eLo8jBP",
-	"PNYS4dplspaybtRcO+8ZR7HkViJXzOyAD99ZGrnIa5JOwAoxKH2B4GWYdt48whUJE0Zol3Lh+iihSEZJ",
-	"J2aqR2Km4xFRtuyzT4Y9qo1UlclsNShdOXQiSyrZCXisKzUGxsMsSlwkbnmWXkFLnDuVXjIQ8JBUsuj3",
-	"jYLksiTXKanC4jjXvDIsffr2GRNd3fNajeau7/W5SH9Pp2ZPiw7Nm4kODhOOkCGuzGOn2NXdWijs9Gab",
-	"Kv4mYYmz/TkhGUXwNY9aWy3WVouff9gvE1DlOcfCchwG2NYMhvoe/LsJ1gkw2tKAf8XMn+eGvGK3KWQt",
-	"mZW29fBho7lTq9fqtUZrt75bB/ncjj7JVqBwsGoVWlkFtD+gvCsUJnaRNouk6BItaxm7sGVNp/kUVES2",
-	"40G6mDILNkOn7aGyVodUuV72A3P9G9kmMibtEWkn0RXhfYOgKHx0uGHbtuP8dTO1djAaR5zF5LpBQInO",
-	"TREmXzJDEC6wrDP51pDmFvxkMaxXMTRZJMyuHvvt2+S1Lr+G+33SpsGVmWxPRiFeMUBicW4COOqsGciq",
-	"kBq6ckD+XYtAuQdlBQ6YSYiJaDgOrB46WEL9WRmb37nMuvyHRVDy1SeQngddv7S0i6ukFd82cu9DIl/J",
-	"CFB9xsljqT+qfAzMdp8eA6qgIFS7iB1GrBrK+ArWB2iVGwYeqnbhpbmjgZZ7TSODrnrImMD6eU6xn1hd",
-	"NVX4p8csVOlIzX2wHmuOo0HPNQ6VQ0G4aMu3cMcIArYRYu6DxbZv0x88wVRHpA6p2KslGdBYC8iwdMRC",
-	"tYo5or51IKKLE5MZ85I7VO8j7K1mQhlJ2TWts8UG8xuWkp1yfMVsULti2+lzhdHpgFfNG2XLB5PpBFY9",
-	"UCSjs7lxeoxGuue9P3///wcAAP//",
+	"7L3rbiNJmij2KuE8Z1HkdpJFUlJJRWEBq0tV05qu20qqnp0tyVIwM0hGKxnBzogUi1MooHf8x8AasA9w",
+	"ABuG7ePjH/7jP7OLmXPGu2d6gX0C1iucJzHi+yLyQiZvulR193Aw6BIzI+P6xXe/vPcCORhKwYRWXvu9",
+	"12c0ZDH8eRSywVBqJnTtmA0jOmaheRwyFcR8qLkUXts783ScsDOPjPpMEN3ninBFdJ8RpWXMQkKFGrGY",
+	"yC6hgjAaR5zFJGbfJUxpMuK6j43pgJF0wGBc+5qNCRUh6chwTCqxHd8nQuo+Fz0yooqEUjBCe5SL6j6h",
+	"HcWEJlIQSro8VtqOXPd8j72jg2HEvDZM1vM9FfTZgJrVMJEMvPZbfHHue3o8NO2UjrnoeR8++N4x1ew5",
+	"H3Bdg//ObsFpn5GD10fkio0fKKLlFROkkwRXTJPK8cHp04vnRy+OTi++fHN8cupWrqp1cmLny65ZPC7u",
+	"E010nwnNA6pZSOSQxdQMRqQIGOzXFRubfb5mMe9yFpKKkmZrcPnbjabZqBh/7TS2iIzN49Zj0uPXZnas",
+	"K2PTEdVVH7ZZmEm4M2SkRzUb0TGJzIoVEZLEVLPCco5fn/xVo1rY3e1GI7+1Ay74wOxuM91WLjTrsXhq",
+	"X4/ZgHJh9ntmb3/VlxFLN41ErKsJF24LHii30bSrWYzgZ4CiArAA0DV1fMUZbz1+XDrjxtIZK1YCCScs",
+	"kCJUJBGaR7OT5Ip0kyhCkF15js11Zsh0PK4dmM2Yt5fKzrFCNYkYVZo0q0RLMqJcO8BQTITmksFEpydj",
+	"DoPHBheYO7PGgf9N7RjPsXZUgkheFS9CG7YviDgT+oEiciRI/nsEVQ572jTTb7b2SNCnMQ00i5W5Rm8P",
+	"an9La79p1B7XL9q1c5+wSDGAjgENGemMC5BeoeTNm6PDap08hVlEskciLpjpybRzGEvQAVOE6yJaaYTb",
+	"nT2606rtdXdZbZvudmqP6fZWbafT6jbZo+Bx2Gx4i7ZuSLVmsdmH/25q3u+bfrO19+HferO46YPvDWlM",
+	"B0xbjP0kZgZhPIvlYHaDlaaxdssJTEuDUYYs5jL0ydHJK7L3qNE0GxGauw4ow/xV03zAqoXlthqt3Vpj",
+	"q9ZonjYabfj/F42tdsOskZuxvktYPPZ8z+yW1/YCnNeBfts4L2DfWWxrl3AqZxfARLh0+j7hIogSxa9Z",
+	"uhIawaEzKpAwjeAehHRcvqit5tJVNJetIkfJvmbj2aW8oFdMZSsx9K/LDBjH5gK3M5J4lSeDBldwQVrb",
+	"pE+QIhYobavRcFSkAmilhIC3iYG86n5xBGhNDWllMQzlm+Mf9XmE1AbpqbsCSvMoInEilG+un6E3j+vk",
+	"GeURCzNUTWMGFAknV7wuu8Fj9ujR7uPa7nZrp7bdCFnt8fZ2p8Yau92g2X3coGzXHQIyJNkpTDEJhYMY",
+	"0HfPmejpvtdu7ez4BiG5380y0n40GMpYl2Ejs2oeEg4NnjMaKru1LCxe/M6j7lbQZLXH5vZvh7usthc0",
+	"u7UW26a74ePOTrCVXooh1f1sHdyNvQgtdGU8oNpre0nCQ69sCWZuuIB0Urul40XYcNFo/zZmXa/t/ZuH",
+	"GUv4EN+qh6+l4ppfsyOhcVzHC6XD7jTKrw3wEIVjClmXJpHGTwb0nSUahntYQkJedbuW8KbDzhlVYsvS",
+	"YfPjlNPRV3HI4qltbZZuq7Qt72pf7chqFiRhJMKBdEdKEhoEbKjNlbZzUG8b53/1X7//f/z0Af4K5GBA",
+	"a4oZWqFZWMB6b5vnc/bP9VlEdYuWcnT4nCtcxYmmOlGly1DwyqyjOA+/NWcmyvU1NRWu2UDZW49n2Wpu",
+	"727vbT3a3l0MSOkTGsd0DBP+Fev0pbyahwpU0kkfPTCTL/BErVLIGKVd3phn+mC+VEMpFIOVfknDXyC/",
+	"Yn4FUhjcbv6kw2FkhAUuxcNvlZl2DnDfeyHV1Gu/Pfe9AVOK9hw+IIrF1zwwXNC1wdbkmkbciWxms5Mg",
+	"YEp57S6NFPuwKiA8jWMZPxXXLJJDhsuYlZjc0J1YXiGVCaQQLEA5J07RLVFywFDmM/KKoTiGrHx1evra",
+	"EJWcvFoiqJXN0n7xcLr5fJFktV6yT8pFhVV7Mc1LuOVFnxfawn5/SUP76CaQ8t5j5ghhVxUfPhXhUHKh",
+	"4T57g8SwwdIIC4QNhtpcVc01kEOuSArqZhoZuBW7aZOZXvYJdNIm+T7uDwSPBMI6F8NEtwlFDkvGJOWo",
+	"SSdm9ArEIBInESMVszl13BkrBzAa9EmXsyg0cjT2kYdSSn558uolkZ1vWaBNC8BtBOk3tgyosNswpLFi",
+	"oWVPK5f7l9AlDcnlX1wSpgI6ZD6RRk5v+o1GI5upqvrIrhsElD327WjXNEqAn8ef2QLNGnASoWQ44ZAF",
+	"MgROFLfnzemz2h7whzLR5obqWEZ5Qavy5ouGmYyWxPzVfObDv7vP2uTyLxqNS59c/kW3C/8EW3/R2rus",
+	"lk2V9GWEEqewKw2Jiqjq+zDJkET8ihEqxgR5VNhyUrmEFV2SLnRptsq0rm7wwly88ESKbsQDfXv6McWH",
+	"twmNYkbDMUkAiEGiICHvdlnMRCo83DNRmdYgjqjKzycn4Rgo5FrNFW32EUzx7sAdAYzVYSQR/LuEgZaT",
+	"XjFBKlQgw/VAEXN5HMhyQXIIo2o7BG4YcRwN+iw0Umqi4GMaGEbQqRKVTywHUeA+FFz1whNz94yE++b4",
+	"eTU3uD2qzWWYfxlQoL8ZheSh194tkLg8bBs278PqjPMxU0YymQPVvKj3YKElKMWTnaOuX7QlZZ+Ua7z/",
+	"bGHkqeFN7PHcGmfeGELmw8ehFGwfEI1BKiAibW576Uk+k3GHhyETtz9HcxVp3OHammUonCnpxTIZkgEd",
+	"AysV0Cgir1+dnJKH162HQCEe4v19eM9UEI0OhUkZmhHIIVMkREMRjSI5ApySWZcqVhn+8PjpweGLp/VB",
+	"6JMz71d9CWsKJRn1qT7zHLdpJTirnQcWOWbdRIF+HMgi7aH2HmRNFnLtE0XHG/5sPpBa8f6UD5hM7gDj",
+	"oNLIydohD/HwUUvMBdF8wD6RoA/mLiHd4FaZ/eb1yenx04MXF6dHL56+enNKKiOQnzRMliuSiCshR2If",
+	"VeOLLcYbyJoPWUdCs1jQCM7s9oDFbXcE2Nt7BKEDQRLB3g1ZYBgf0OCi9SKgiQI2PJK9nmPx86Y6HvrW",
+	"rq36ciQ2sDEXNn4pOwdWm3wzZvhb2THjejudBtvrbge1VneL1rbBMBI+atW2uo1uM9ijjzu7zLsbpjk3",
+	"58Xc87eyA3Kg05eTigESUDvGpE8NsaruZxZFq7npJTSmQjNQQm247HsGwJdSP5OJCO+K4D1+/DjTabF3",
+	"/F4VDy8lUUnQT7V84HhjVdo0ilicsoSKMcMXWcU2e0cDHY0JjfjVRmm1GDqOzJkPmLghhirCCHDmji3h",
+	"TvE5jOT4XlXOeWYINEoICWqKC5+aEKlwrcib4+fuRSBFl/eSmIUbmJkPM6/pOJI0PJXyOY177PZA05Hh",
+	"uJ0qAakmA6k0aTa293Z2H5HOWDN1z7ADakuu0ATw5avDXzvHwl+fPj1BtGPePNomL/iXoBPPuy9UOmPy",
+	"BHeghk4ROSePmFFUv5Ogn4grhg4nG/iaD1/2950Jaghe5n7HLGD8GnW4RjzbB3e8nOcSwAHV4Az6KUDO",
+	"ME+FiVnRTVt8BsprA0EwXZlo5LBy5lyuSBBJtcFYiyDqxALPj07FaABBSM27diorcNPz9JEb7vl+IAeY",
+	"ijeCXlMe0U7E7tg9BNQwWeefhkWqWD6aayIYCxV6RSYqp88C9/cxmtJB7emTHDRqZ73/VnaqOTu7s7wJ",
+	"OdqfiSfwM2zr9AipF/QGcZWC36mUL6gY28fqDtTrUpIBFePUmRSPPjWdthoNMgQwCKQI4U9rNL1H0Hx1",
+	"DQEGTrs+Ew/xl1U/57JOaBjGTCmihuaXYeFB405FAC7l241myv5XDt6cfnXx7ODo+Zvjpxd/6WfhGWmc",
+	"RySlYcqoNixCFi5A7KGYpqKaSp4D83XErxlROmZ0YKQNQVDPenLx+unxxddPf00quWCBNtn5eZPmqcCI",
+	"hV/nmt76brwRNNF9GfPf3IXg+je1gyFHbwurFjdHHrNrgI77hf90bDLgSnHR890c/HQGMibs3ZDHLPSd",
+	"fwXgay7Qt2EKxG67tSoZGvmGhS9YyOkpeE/edoudiGR6y4l7Ux2RStCnsWKaJLpb2/MJ7xIqIKDgU0iA",
+	"qEsyWEaRy+m5XVrvfyeiXtqp/hVM9bK6Py0a+mgTUuRSs3f6YaCuL83pFTp+VxMhdL6hg3MAMj1p2JcD",
+	"AIJfxDIZlsVMnnl4jGid9fw0DBGph+eDjqoWMKHBETf3q6aY4GBxyVmgPd8byJDFVOObcMDNs5KARj8/",
+	"tZfgqfz+XkYvHbrHhE43hYYhN5/T6HUshyzWnLlr43vD3KP3HhiSrTt56ve9zK3bzyJ2lt0+I8YrTQdD",
+	"8xUP13LaR4dvteaKep2SyCHfi5PygKLMgfytaeOb77Mdtu5AH3wvGYZrr3iqe3BuxyX52cbnNzM/TNkk",
+	"smNGDyvYmih61fXabxfPKvvyVzHXIGx88N9PbV263attytTyZlY2+8V5YQ2vaW+NFZxY9D87bWcrW60f",
+	"GHW2k4ijR3d6CVbbzdKYh5lVf1iyE+mZtN+vcj/XCcHIXaJb3ZPZs5+FziG3MXkLr+uUFRoj8VBXb4QN",
+	"1Zcj9HNBEzMqw4KYaZ9IEY2B+RnGrMvfAWddXNXNEBPyVgq/SkPD0hhNc22TyMr/GGcys29r47arsvDF",
+	"VDLRikXdtl2wyMUKZtHsZh9S42rFcBpcEGrjF5EV0WrGkcMrmXtElX6j3K7dbP3CUryZF3hU5bCG3O1t",
+	"hkXfq5Uv7kkATODsJTHc9FG4bkzZDHa3i7XbkU4vD2HpWEXEnzuD/Macz71nGQUo3oACLBehywFSopOY",
+	"7ROzueBwhgke8LrZzz3/lnCQixiF+MMFJ1ecpJCCZRqpBzayP+a9vjazWu+YB/TdEX6Qn8QtT33hgYSZ",
+	"S+uKdA1w2ysRsLuicBYPz6c78P7HTX3XW6n/3hNST3MuBsOef4Al35REP6FRtCb/iaz+674UbBa4n9ab",
+	"j7ZJyHsGNbvgny/2yYAqI+ZDuI2h+JBnATwuFBn1pWJAFo1QacRoGmh1KoF9ALNlt0squ39p//do1+D4",
+	"fNqDRu3xX55/8W/LMP/NyGXIY7Q/5UUcLgI5MN36nkx0T5o/y0SVLhdc9Y8E1xzEmlwXsHSDF520pMZK",
+	"s4HnG6xzvgLy6VN1zAIZh3kxpiNlxKi4EZHm6nXMQg46lvIuozRMfJYTk1mw8+zLQtzenCY2QHeOTEaj",
+	"K3MshwkKizZHyrJkJr6npabR2l9luHKWZQFd1KgvSZ+KMGJh6qLjlfU0olzfYOJl9La4ibPAlYdVP4vU",
+	"TylwFmSe7vWc/Zk/7fknMQU/fgE3FKA1fxPLSL7BQwdas8FwWvwrIh9wHr2mUQldHXCRaKZIh+kRY4JQ",
+	"7K5AU9OA753WzqNlWQOWUleuDl1igFyOAIs0Z29SzBTTdpHqqTAXPSz7srismA0Z1elqskxLzlygrpQN",
+	"YwTvpA4Nrryy4W2k7Wyui8U6A/zMz+38vPP76Yq7QAVvSUXXZouWrn/5jOfMxjXHXAprkvd099fgCKRQ",
+	"ycDqdWeR53cJSxjpJ50HCv8uXMl7nloSx0zoi3SKF4FMUMW/mBoIxsKIrfvd1N2ZN/rc7suuFmzZxVzx",
+	"M7UaLNh6q31IR0st4yWIYmoJudGzsXw8irLZTuNI9o4FiZmRoR8lOT1sTjEzvWEsO4xoKQ3+KtllkQw6",
+	"eDgxo0qK1/2YKrZc61mcQtmkUyPOTGqxrxHfJkObBGxkQ/RHsQROcL3jSC8yZD/KeUUsOYRs391MF5zA",
+	"ITDfR4dwU8TYoqI8oZvDZmbQX8gqdnam/tKw2OdfmL9KuOzzaZJFBbF9kbOk0dhipOECvzB9gVXuWDGh",
+	"YubTJgLiEaUg1Oy3kcl9EkSMArhWYWUiOAjDG0igy0nNGgYFM4MVuEnUc8/CwdAwRyqNeTd0ygpG4Mxr",
+	"+DXfJls0DwQbEQR3yOYF2oux56+DhXDG2ZTOV1B2nuN2P+mz4OqzbncoX0rtpNRZpiYngSyFatz6eTIr",
+	"WD6/8JaxQ0PL22aMdTbDdTZ2feXW8bMnZGtr67FPStRcbYCgnpThjRVbua2cUlgV1Ghtm2wRwyUqStNu",
+	"F9S4Vc9fD8vYqzD3inABeTtwNYRCLOgDReCt9SIscBIzKyqw78jsu9+zhAovWRl/vGTnygCknEk+FMEh",
+	"i1jZua+8+ebg4QBqeABM6JgzdVcHcSebeYMd+bw4PcQ5rMndua/WuPZPhY7H6xKcVDlThAxojHl9U6wB",
+	"rN6QKsXCUhnwp2M9WnghCjjI8+8L9eeRwtIV3pX9fJbA2EkUbSw0VbmsbFw/FMFPV0RPL88txHTIyHFo",
+	"p14EhLfn7algqpjpJBbKufmuSGhKtERF/6z1jMeYUbhLeQSUPnOOJzL2geRDsi2csW2mfPLephp7j9mu",
+	"4iRiHz7M2pLdKUrBVjjFbPfMUa6BwLKMcOUflWzoFKaDVWDOMYkO1kkE7t2QaE21U4+1VgMTfCk/Z1Hm",
+	"Ar+1HIt5YcUoAlK3sj7bSgPlpO/yk2shqcs/ai5zFLELLncPmStrFkRL5xzwC4lh8kSzdxr4APQOZspS",
+	"+flZaguyqLVAwPmc3628+fSdZiKfM3DqljOqGCLyJTlpfWyb05anmtGmOYbidvUNTEDa9sjsVzeWAyLk",
+	"yMvlhd2aUvE2llOKqY1wk1+07s/It6C+f46yIYLgPcxLBptVgWyJWSUAWJxzu62uanqeotPT2A46fZpn",
+	"GFZmM1aHlDmnNDO6n+7QqjzaV4xGun/MhjLWa+Jqe2kgvVucMBDXHZ4Bv03QJCHjUlAEJcN9VC65HpCz",
+	"K36fi6Jpo1YluGJjhfqVM6+e0oYrNmYh6eTHYByS143oeD4NmIeaFyqhpxTNHxar1hbhp7tESDab8Kqc",
+	"xRKATlOsfZ4rzm/rs7Mq5GNG809rxcAxv+FstGRWcrTmtt2a5xj1scpDLEcQ4YX5qcI2WcaM+IQqQm2+",
+	"vQeKbDcaNuWr7rMBqVzGcuTyjsaQSItqw4dEIcmizAAdz6FVGaBnpvly7J8uwMoIK0lKMe71bI+xHD1Q",
+	"WNkiddiLoFbCk5NvHigbUQQxR6ZNc1oNMc/8vxqQHMuRwzLTTs1A9G1fORv4XC4sB1U/XXkouxi3EIim",
+	"t3ZWE4flXNo2bkTriIVkzPS+A6k2KPIxS9s7rrQiFTyA6n52ZRRjxJ5GFq9gu84kWJB04YtZtxrfe1cz",
+	"H9auaWzdfd965vzSTo7l6Enaz7EcHbuu0mUCmlnXd7eTRFc24mXf0u4BG3QQzmk0omPw1QX/QrBjpOVl",
+	"+hD7btPAjpm+O19el4arHGHhZEEYXHTjp/2V3DSmO8XFdFhgEB6UzZJx1vnNlEHuq1z4iLo2H0Kg0Iqn",
+	"j4f65OQbzx3wy8Nfnrx6CSfOV5M3QCJ8IkNWjvHS19P5r2+lTk97Pgpn8mpXnB0oliOFpAEojZCCra/W",
+	"NZ3kMtUuNliZxoelSjKYS5o/Nnb3mihJujReYovCjt1tLO/bdmhkdqlYSlpsbggueumQUKIHrVnLBz2V",
+	"mkZzaZlymXHNUKuQqlgvuCMG6dVGMr5iMbFtiTRX58aXxBC0ksMAe3zYLgzYt2k2CgOTSn5vXQACkGzk",
+	"Z2iYGiFBDUJsHLvB3IkQgPbzo3CFFMAFzZvu9+ELp441rAYvA5V9izGKHWZMD7tmgsTgKoZc0QM7cRqR",
+	"yiUgvEuiDK4d9cf72QXJUyWl6ZhYolLN0RncMENccFFgsQMNq8Vi66Cbv3adWcqZdom/D7Fj/PHMdl/u",
+	"1wenm8JGXt2bIaU8GOcuaPFiFy+YIw9FvXAGvQV0X8YazSbH+zxyj80LuK4qAD9bVeZ5zmi4NksAzI69",
+	"ToZlSwN6Zgk8DZ/QwZDynlhoop52V37BdF+GBcfhIb+4bnm+/eOCqrEI3M9m+kfxeesCeYFSL+Wb8R5B",
+	"orQcfGN4mhJuEd/WUELioa0FkeQcXDI4K9j1ZxE0GnmhJiNsdChrQuoaeDjCpltKaVqAWlfGeZtQtU2u",
+	"2FC7LJ6gFoL5UBJyGgEFn7WOsXeYmfQofBIPDlY6sMInX67/yZP1Pzlc6ZP1PcGH5Sfh0lGkQqWhHsDv",
+	"dmM5WMn2p1ClS+OSgDBXWQG6thQZT9R5rUG6Xmv0FyEBRhQU+6VnaPpx8fzu9igdU97rAyZkkfWWLrsU",
+	"A6YUE735fNt1k+TbrMKEpe3TiImlG5Z+8kax2EVarxyYtLwhe6efL1cdUE3Q91il1VFXWnCBqV7EFq8B",
+	"nCuYb+8ixuSLqSCT2Vi/iALFN4jrkGrmnBpvxuINY3bNZaJWOAxbndYdSCV3p6qrGcBjLmOux3MCMWTA",
+	"afRc9vhqxm5s/5Jpw8qtSNuUTOJgjiIYXj2Rg4FNv7ESdzw/cuQmtnjfS3SQVQlc01CUhr7nLPjFVQGG",
+	"naExMxRkhj7MYP9CKEeK7qZ4h3S7i+h3DgTnwCO/DfOcC+Zxq9NQUYSrMrw2gx6LONgvclBT/EeeiZi5",
+	"TAU0V8boAh5YM8mA+eYZ2Je/aZUp8G5De5boIqC4lsNnJNv/pWGoN0G4s/Y1B2Sz3inZvM/n8ti4z980",
+	"Z63DgT3dCx6WYgYMcpnv/W7fL6IPPhIIGWfxiN4CHmveTMwmXOg74iwWero4/213eBfBQmJ6sTart5gW",
+	"fJfw31xEsrcUd7J3+lUMKrdZCrIKxVh1ExIdXMgUMS+32NtjmgKO3G4V9nUa4yxGYvMwySHTlEc3liXB",
+	"Gx66yKWHcOBaxGy26L7DbT4Z9XnQx0QKRZG0uhFINwLpRiDdCKQ/doF0IzGuLjFupLiNFPezleLmcVep",
+	"zDVzn08NDmwhskbP39T3BkuB21BCKKSimAjr5ADzAvEcMqfKtLRpgqx9X4q0p2JUouHNbFwitd5AWOWV",
+	"jtOS1KQC/rrOFzk9DJ+UnVwV6Ag3/W03GlksoKFDajkTlxMBH22vgERuzDNNuUbn5c3svGZ5ljXjqcp4",
+	"mNt18eT2XRzeqIsbSn2zFHrqiPosgKTORhIwdCTiylW6BrS1jw6nMkZQT6NoPf+GtH7tlYubfngHkvw8",
+	"krto+98I/u5VfHTyChpPUdrUobzV3N7d3tt6tL2b8xeopU/3/OVEee0NuYXgnNHq4mbKuEcFD0jF+tdX",
+	"fSKkqLnHiDdpWMPsRKh6qqDPMT5Cr+M6ZAAueY4paUrZoRkeYQ0NQ45ZmFqPSFG+kYKxIUsdPAKqWU/G",
+	"Y/KACzKMZc+IDw+WunwUGIkUBJrb+aNvtlYKKSglar+UnZ+EhT3vZ7oGA56FzpX7qX0rO9YrhFSo+8s8",
+	"HNCQESGBppfD0BxnRecaM6Jcc9EDOlqRMeGiSihBp5Myx5Al7iDlLgbpNNbxNfjpupuCp8QtPE3N95/W",
+	"tzynlVswpzfA0m34yg1fueErN3zlhq/c8JU/eb4SSVq5sTWKLnSqLFsXdKdstcvpQdF2u2r79KYuM9Gu",
+	"jnLuW9P9CQyq93qfU4Z6KeTmDLE3hE/F5oaKoyWs7CaO+hJtZopU0E88X7Yd3lSLzhCPtpeGx68VbS5H",
+	"GGeeRVbTmEFc9S0jzn0vcvVvpgxRNqcB2BShqBmMmx+uuTyF6R24f2RqYpypnx3U+fwz/rxh8VMx6Dez",
+	"tuQC0kuSMkHcR6EIYMLy0R5Wml4+yppymGLhXGls1ah4M+Qagqsbcs3ERS4B7yyjSaNIYdTJ6nFEd2fq",
+	"X9sU/UmSGqxhML1hNqNPaotcbNq7hZFuAVwXEihZO17eEJazj+WyQ+cMcXPsagXQK8N5L3NFbstSoFyz",
+	"KG//d5Qmn1F1RGMXnkQNA1LqD5Df85mcm0kMpmmI0RwyoUjH1VlxAdu24ASkcu7SgBHezUqjgm9LxGHv",
+	"ZieKnZdOSrN3erYiRqkz4i1zUMNIhWPErV12JD9dvVt+FZgn4eY6uHxfpzIrprbSYgoQPruonuttYTWL",
+	"qfpx08eMnZyvMHnDnd/Z3G9fGsf2sHzmK8Wg30WQ+A0KQRxbCl/mwnQf+GstHBMzeqsySg5HzcdIizEQ",
+	"EuwlaCjdxXS+y8oevIIEhjeoaAiXaP2yhvBt6pHNpThSB1EkR2zOyaftn4Zcv7AeWunBJWararYMBiZD",
+	"AL/76zmnD729gbuy9sS5LbXwnIpeYtH50lOng/CQafSvyxVcKFlnouUhpxEXvaXtXsfSgPz8nMTBVC2L",
+	"VdMTm+++khEP6fjVNYtjHk7lZC0k5Q7ftz6cndULf2x/KC2CM1PcEsoVGCn6OIlKynhecHURSCFYgAHG",
+	"cG7Fh6UevDSKTgImaMzlOms+CfostBMpMjUvpAjp2PDyJ4n5q03ennlffdV+8eLM89O/zomMydtzm1PH",
+	"fCC73Xw6s/kb2MZ/SnctS+rYmt3C7OVuPhXubslmw5a+WVBcxhbyyBxNOyySoqeIlis5dM4ND7ihSzV+",
+	"9eV4SSkcF+afznu1yd5Iits35+sqn8QMdC/CMLoVW9dAxzTQDxQZUYiHu0lGy6VZHs9vRFd7QsbMoFCz",
+	"yb8pqjan3YRjKpShbwtx0DAtuGMQ8sKm3yU04l2O0rt6zeJDOn5erm1ytkshidPyLD9MxeJrHrDTOTTU",
+	"9+a4z5bPtlDraF0Ckfv4jaI9ZpBKsURxTEUoBxcZu2EfWJvPRcyGTHNbSYldM3ERSYq5RnK/LkLKo3Ep",
+	"/lNDxoK+Qaw9wZeSnEzpmnqFp7yUyrl6ctGV5WLX3F3XAEcsfgkFM4o7uQajkdZVLUJKZCkw2m+0hAw1",
+	"8y7oDe/iyknbVrq0tnDIUibPtnMVZVcpb3JDH2X8ajmK7RtWOiRck4iqVe5kGdtqw5wKlzVjZgsUeA4T",
+	"UsogzcNEZcxaOSs2w4nMvcZTvKM/xQTPRzSl3NgixDjDxsxBzbmMc3PvfSn2n8FzM/7QC5j0Mo58liud",
+	"xQDzfcAzap8Hyym2Za7osm4ALXxUKNBdyPJZDqHZRhc3rlzchiE+rasRSnFztC7FJZfXv15RmltSju4n",
+	"I9wtW8dPXtYrYa3yvjLrZXGbJxZO6f5p0Ld5Rg1fHNCIGQ6CmBvdTisttRqt3VqzVdtq+sT83WyZv7aa",
+	"9Warbn6bvx82Ww/N3/sgSmEK9URELuRuuwadkTGjGCSnqljb6ThRilNhfjwVvYirPhlIoXFWpLLVJJPf",
+	"T/4w+afJ7yb/8PH7j/8TwQEPWYCOcW5OVZ/IIRL/aEy6EkGYdMaEkqFUinciRjQfQDi8mSIVITGo1YXC",
+	"Gt4jjOVwyMI6OWYRNRSKjGQcKp+8EfwdfK18SJVo+zPbpMzU4RV0qUcyt1S091KXztUlQWMRG0Dux7JT",
+	"ets6r5oZ6CQWmIItDOuDQX08HkMm5nxZyrzdemntlc8m0N85YM+X/Q0Uu90dGn6IsSsAyFgOCCoG5qkD",
+	"Kq3tdqMBjpNMhKgTqK6sJLiFIuBOZX9Sofb1A0XkSLjARIBDzDxq7rQciX1CwwHHAmEDGbKYahlbz1QN",
+	"NZSwWojtrrqWVmE6wUS+8DKt/aZRe3xRm1d8+V4dQn/CkvV692Rayl5iO7tPqXthBa0/YxF86ZEsEsnn",
+	"SN3zZOClY60grpd5RWRS8oxlGR0LsAGJeAdM7PbnlZAjZWgbVKIhlS9S6l21Hp9gbhY0IuydZkJxKQzl",
+	"bpm5PLKcydK8jnZypcU7F3GTZU5oqTV4DY+iKZttiSZAWAtTSbJfcD9wXqOmHRmaA6nYF19g3mbTNRrq",
+	"MdlXdalHjC5PcItpJ0x/LoBAB32W5n/VKBCuUegMVm9X6EYtO4m86nOpM+ExixY6A86tbWLDKawTuss9",
+	"m0/XAB3fsJ7JNKs1Bz0X653cpmhJ2Uame/Pjri2DVUptwfE7Kx5z6wowaxV8+bSagpyWs3w6J4EspgpB",
+	"pq8do1nZ/hrFHLIHwzG4d/jDvQIXO/cqUbk+gPmvga9F1lzknBRUWzEBgXEiSBuMWKcv5ZX7oowanrAg",
+	"ZvqVCNhJVthljXRIp0aesnXSzFWmhqNVIxYjGsPESJQoGAbLGFUoFMg9eH1ErtjYJ5TYeT5QRPGeMGIa",
+	"tq+202I6XGEwlU86CVQHSyO7YjaM6NhmBDHM9VHIBkOpmQjGta/NAJgVBGrtRDS4srFeMIJ5yWII44JU",
+	"1dkbElBha3uYRQhCe5SL+bV4SvKVI5SuXk/Hgo/BWXdc7utuzhaRth14nzAa9LPae+bw4MK4nN9Uu/JG",
+	"t940d6/K2cdPsYE5N/9Che5lGq73M10t4kfez1RNn+WAZwt32wLdWK1bjDFUkJi5omzmQxYrl7EMYhEr",
+	"zk/90Y6/s7VDgj6NaWCYDFeZGIsXmJXnQ0/Kixub6/jm9InVVDW2ao3maeNxe6vRbjS+aJj/Vudl1J85",
+	"zWIAyyp7na+AvrTIeaZKMpO2heztzpGjk1dk71GjSdIZrl7mPHVuW6dGbOpZt4YTntNyHgCWnT2UWpNw",
+	"oTQV2icNw8baIviuaH8iNI8Az5leBlTzwGLsYpBCIbKpjBek11TTMtGDRFxcuTpL2Ap2GBKnDSMasL6M",
+	"oOrQAG/dHflAsIHN5jcbg2Te5F361EIRc7b56xIXOOv45hsIOb+Parqpx69TqZcnGo0Ts7m9jleaNO0g",
+	"LURcomSx/Z5c8ShSrvf5OrUZzo8qDf1zPS4rsjEej8e1waAWhqTfbw8GbcC20xs15d+z/aGG/j32H1Jw",
+	"+lnk+2OmA6FXK84lRXWY3U/2wGor7nuKKweopWFtT/pUH60ZPbc6tJd/chcQv15oxIwxK1U4yUT3JBe9",
+	"mhQRqnYCOcj9zlSApQzCiHWOdXC0aBcWpBRLj8whmNyt8gs4fHakeXe49OoV0Hp+T1JUu+x4Z0Fm6eku",
+	"wo0LEWHxus3ggmU+tIZc/nQd/IHY38Kp33z/aWVYnHH5bH6F0tdtXNxX4+0KGLmsmCNXAHnHS7LQDCOq",
+	"zYjEfQCZd7dIaAQP2U1raldXcTJnCzmBa7OLK8OF3cmn5itIDVhCNM3kuOidcFEWja/M43zR2ZBFPK0n",
+	"zkKkWYR2NYuNWJ3KMLep8L9SMOq6vn1yJDAge144mcuQjBqIQqBecU+QY3V+aiSW2gBeTSbaiepYL1nx",
+	"nrj5VhScwlaD5ySOVgxCMC1TaMptafFOZMBY3L4poJm5KPP3cp4LURlKtsBrHSPWDhtdfdtoNsJiyFtS",
+	"NNH2k5YpQymGhS4LBRiKMAuFn88TkqmoIOquS6xBnUuRVbUrPINkPWY5IZGJ9snp8xPSpyJUfXrF7Pg+",
+	"6RuBWkhNujIR7nciYkaDvjkuP82CbBpRdJEojLR6/ceIgn7rhVqhRiBTQykU+1KGc1wX0V2kSb7mXzpt",
+	"fCoRrpgOtlw0ccLz0u7mGTEcqBig8Qpj5bcgq59WWOsCID+0WPVmwdHPMS3EOiTB3aqyKJlcxPWSYOqb",
+	"kFxYKLtVHBbgraPyCgsspXU3oI18DmkwzOTT8ssPhgyqtLv9DxRWqSWV4k7X4Wl1tbuk9PP8fVoh+wNV",
+	"+njqXq00zknhtiwfSLB32q7oNieY1qWcLeSbQsi6xRXdHcrK+bonh7ku3bOFhRUdgOXBKSu3mIv6Lm7H",
+	"zJZOn2UekkoOrUgd81fFz1/1FfDIT1eUmUaIt5BqZm54Dt4iRsN6VjMaflp2xP1E5H5h3efd029lp56S",
+	"xYBGUd3VwnR8VNrPamAL08vq25hu0kdv0hmljyx0pZNKX/xSdp65ecHDJzSKnmVzg2fgR+x6ze3RkRgm",
+	"Zbl0igLSUqeR+5ZdFnoO5eWCaS/AaExweMtPKOYc4SpgxWvny2ygI53hd637G3hR3IUfwEzgR1ziedHX",
+	"eqjIm+Pnjvdh1h+qmJuo1cildMvx+vNQw08eJdwBKjhmFql+VqcIJ0LPE0QXsTdzCeeK1e7dBqRUcoYA",
+	"5maXJ4Q48KoOEel+f0qdUgonC+eEIunaM5txS7gTUNgorTZKq5+T0gq7KpeSTjQVIY1DYg942rnGt34t",
+	"QK2FHLVdzmNw1l/ZvcYrmMdGfcWCC2+jX1sFb+MBJjHXY3S7RiXDkJttNYAL7AmjYRrf6rW9v6kdDLnd",
+	"eAe++MWHDx+s23NpZuxh0ol4kDnsKKJYfA25AGKZ9DArY49qNqLjOnkK93dIdZ/QSEnIxK5SFRrX6kzo",
+	"GHeNqIiqvvvEqWB8d8+hqJoRwXyXZtv5FJ2Jy/e2ke8cvXxwGvpwSSqdRKfZr/OebkTpmNEBhvv0GXly",
+	"8g0J5UhEEp1JqTgTWLLugSKxHKnqPrm0vV+aKWA6ZOHmVycgICoS0Dgek0szfpu8Pb/0iYzPhP39Hpag",
+	"2uQ9xD60SZxE7MOHS5gieFHTVIVn0DipbDca1To5EFY/YVWOGO1l3W/ORKvhMpVXzN1y3m4acKkIFbnc",
+	"h4W+JAMZs8ssObjz39kmX/Mv62eiuPmwFs4UufybmnXWrR2FlzbzgotPAezEoS5Wk2hJmq29nCcQkd0z",
+	"8fag9rcYMFK/aNfOrS+JFAwz/nfGeaipOhhw6lV0B0zMarQ5PRZm4Hcm0jkeU80gDqMG/73084+O2YBy",
+	"g7YuYe2FN4rpS1Kxni1VHxpQst16fCYuj5mOx7UDQ3Mu62fixOYBbpNWo5H5sLUaLUKDgA01C30sNxCS",
+	"iBpCVaGkk0RXBGGpug9RZFygxzw3Apx51DwTA64UF72HibgSBqFeplf00rTYgi26YuMHiqC5mIAfp7kX",
+	"KpBDpkgoM5UwSkPZLlXs5j48fnpw+OJpfRD65Mz7VV+CsBRK8LQ782B+e6QjwzH0FbOA8WtwaADN9f6Z",
+	"2G5sEzfHWCaYFJ+H5sMdMoql6JEBlLDCdPfY0GAA0+IxCaToRjwwq25u4UDyGqW3MwFBMubNDqH2nTl8",
+	"dEULpNAQMDUeMlL55cmrl/twa2VMXh6Cn5q751Mb3npMYqpd91hckxROtrpPdhpNYqNtYOUhG0ZybLiO",
+	"nUYrPbBkmKINA5vm5Zb77Ewkgl5TDrTWvNlOOwx5iEeDEG03s34mXhvMOKQxHTBzWXzyXWIgHxzuMBQR",
+	"H6RN3M2PGbjgtdEXdsjigAldC1kgQwOCMNsz8eb0WW0vRbeQK0VG+ctZefNFo9FomGtr/mo+8+Hf3Wfp",
+	"NRgWZoiZAtmZUKyHwY9CEqYCOmQhInCfXP5F65nZUSrGmCAVLntaiiAXQZl2Wz8TZ+LfkIPsjgPQOnyU",
+	"wjERjIVQWMG6/QJ8ZEwxJjNEXil3fwhSPxgFrTr/Ta1GjtmhDGpHwtDRtrP2WEJaC1mXYxiRtf2QWg3/",
+	"OBNpfHrbe0KjqGa2nsXZLCyJPHh95PneNYsVUs9WvQHM4ZAJOuRe29uqN+pbyPj0gWY/vG4+7DMa6f5D",
+	"yMf/ENLrlXFmB85IVUSdNudjHckPkKkrNsZmKc/edmD5C/zId79BzZT+MlxN+uM5o2H6wyw6/ZH360gf",
+	"Wl6RVMC5110l97aatnvBg1ge006H6+KzF999lXTsTbVpflQyQHJipYOBFFxLswdQzaXqE80iNuxLMX7t",
+	"TsKA8LXkAUufVM48cxENFuK9JGbhmeey+YLyhht+RkP53BTqDBfvfQXn8sQcS85CBMfWajRAKkT8hMzX",
+	"MLJ78vBbK8+xd3QwtNGuVuQsnkP+DXvHggTyHYL/aqNubmmjlfdn9l59nUvCB6x9FjCYbWK+13QXQXBO",
+	"nyZxzIS+SN9eQHZejFBkLIxYySuIg2QJsyneUy2rmpnTuV+2mq3memtBIFm2RXsrd5pm31vQXbPlShm9",
+	"7sdU2S6XDzEDh4vGKXRXBM2Zrgtty9YGsvgySR0h+ZhBOWbg9qfSCcD1Sj80VwLc0hCJAsRPsVrzRrRf",
+	"PJxu/sH3Sjiz1XvJPpnqyWYVXrUX0/yD7+WZ22WfF9rC5m3j7S/7KMUSD7+koYt2g0+ayz95IwzLK2P+",
+	"GwYJv7dbj5d/dCrlCyrGdixlvttZZX5HNk4TjVzw1daPEqethgeKyAVYwlheIQ/pvCS4AnkvPx4o+4q3",
+	"LMfStUuo1uzX+VuYBR2sfh/9JVFk5oCeWskXpP8Ps6XlC3fXLLKdE12RgQSHDSy8JoVlNTOmAZVK0CaJ",
+	"IjKgwzo5MPK7+yyJczE9qXoK2C/H89rAp2sW8+7YCS/1DR4pxyMQgTQYQFlyz0iZzNmRHFv5QGXnCulc",
+	"GkbSI8nQByGECiO3o0ILJGtz7lAvh/bAiICMJVoODKNpKPZD1DvVoFQ/cJtDiSaeIvODRk7DBB6Ylt80",
+	"gWt1UstcCM+aPMyp+0DJdI7qN6a0c3xYHdUUitF4agjZilqN1q43VXjGm/yvk3+c/G7yJzL5D5M/fPzt",
+	"x+8nP0z+0ZsuN+PtPm4+ara2tnce7VqD8UWmLXTV2guFt3Z2dgyasTrCC0yY4QU0DlVtoK6c8hBm2MyX",
+	"gfGCmIVcE9PUJ5ArvTFVZrntQeTNhblNJTWZ2x5O1SsWZdlamf5nVutvmkjCMkWoxbhl7O1iAvJL2Tmw",
+	"ChDvUxJFJFOLP3om4w4PQybwi73lX9hpGYoiEzu7FajvE6vbgA+aK8zsNR1HkoanUj6nMZhcve3mzirb",
+	"oJKhoRcsfMFCTp3B5VPzCCuc2Eupj8zFHRghOcTPWivBhmMhMm5k8ScnVm7NKDZ+ur38UztUet4FbIx3",
+	"hVDMMwCosh9LIRMVjY2EG0ecxcTK+XmMizV7yhDuSqh2g2U3WHYawVhnow2G3WDYny2GvR2CRevpw/eA",
+	"X3j4YQGqRY+6eag2RYW7PppQh1T3MwOq7d+bvter4odiTZHbIepiacfmXmO7sYPl6FZD1C4ZVmst7JYW",
+	"m7wr7AYZUo7TzA0/Zgy3vdK1fCYTEd4GJW4w3M8Ew+FdcRhuZZzWepjL2DPfGhTkrFCQ74dEXGl0yQHr",
+	"ECT8MX+OwXKICWiKyPA5V/ogTUisZvFhiXNuoW+uCEyWcEU6BvCxhkWKqHYsGgWDZoZH4Rv0VbwB3vSX",
+	"ssS2ANwKLa1O6fyurDvoLfv2vVui2cYd/9F5IQLHw2QnzVpz57Sx125kyU6wph0YYVxawF7Ha3snTHAZ",
+	"416bY4oTg9n/48ffTn738fuP/8Pkj5M/kMkPk3+Z/OHj95Pfffzt5IeP33/8+ynfKTtsq9Zonjab7VZu",
+	"WLMBmNCumaaZa96N5SGDL3QwLtNdQno82bWw1HPAuFEafl7jw/o0ckNG7p6MGCQ9fTMc4cjndiunHyvq",
+	"HrJb+ln1DzNY827Q4A2Qla10sBHiN0L8BjctFeJFHkGthZ+c6L6K1L4ISaVIpFkquf8ohPYidvP3zm+A",
+	"l7JiKhsBfCOAb7DTKgJ4ATuRSirGYsgK+tBj7HB1Oe4a8toVG+fl8hKZGqIqlsrTWMXBZiJbJjMnLuDk",
+	"Zysyz0rIJelAYafS0CnTbs9I0qZdo0SS3sbY/Tdqut+WkbybO/n2dqODeFBj78AxB6J3uvydeRpcXWx1",
+	"mt0GfRzU63WgJtfyCrsVSRSZg5FDlulzXP7lXGbmcz8tPt28T5EbwG+5uH2FMLoRszdi9oZYnPahilbE",
+	"4gfKRRoonwg2YkrbPEcVQ0oAaQ/oGOtcuUAVc6+r+zYhaJYKPE9PkHKU0JISGb14ZZ/ZGBecXzaNNpY3",
+	"ygr+YCVJrvsE8UyxtpagcQy1tbR04UOmLc8c+R4oEvNeX6NvIMadE6pJinLrxBC2rKfO2PVkXf/MFKG7",
+	"g9dHNQjWyIIGK9uNrWqdHOA0+zSLRWs23ArMDmGAGGiXR3RsPnucjyCxAUPmT4wygKAUcyJIxAnX1To5",
+	"RedD8Gy0waoBaxNKYqbjMUmjDJQ5xanAVBuzo7IGGINleQUXW4Mp6EWYxt4pLNI0P/97qeoFQzA/p9pl",
+	"CUX92znEcQWCtybNWlvrsj67cU9cxhUbT3EJrXCXbXcfNTpN2gq2wm22033U2G3utR5v0e3OTvAo3GV7",
+	"3ccN2uwU3ntFlgV5i0/Mm9whG2I1X07CnOVHTqFIzghvU3ot4epCYBOpIFLNXaVqkWtJr4Kh/Rhyvozc",
+	"l31S4Dk2/M9GT7nRBPxcmLsX9IrlI0grGUtQXYlFQ4S6TE15DK3mEfSUGG1/AhXlRg2YqgE3F+ruLxRC",
+	"usuCq/OyE3DwqYhiGOSxFOyB2neyErZxweHbiy8guLnYjIqrGjOfTBVp/qy8NaTxv6aR1fo3/Ob2duPc",
+	"97iyVa/TfFOQLNjOO6s4YNP32Njzyf/98fvJH8nkXyY/TP7l499//O3knyZ/9FZmyaZ3ZmPl3HAPG2S3",
+	"sqtyHhkRd7FnjJ75VlOYbL473ytnlACRzCBVm/Uyp/exKS73M4uGYlD/vfApePz1qQgjFpa7/BksoNZG",
+	"ivZyP4vlYBUzgW1+KqHxVI1aRkPCQ0UqafQitws+CtXbc6ANkFGsmreMvN09L7eN2CKQb89XNo8cHZqN",
+	"WM0y4jKCza4D/S5Hfen2OzuGwrx3zhfZdO5p3pi2yE38J2D+Abf116WBQ3OUNs1Gu1Ew4YQ8xkhvr52W",
+	"/vF8D/P+HgmuOdUy9tp2MM/3+lRhJX3lSC0PvfZW0xDo11lxIEejEdIgPsCCK9hvCkW18YndfTTv0OjK",
+	"oJbDBG/iCaad8tp7W9b2M/Pm8U6mj9nxvRHlurSHZuseDUkGUSw3Izl439iRNnakDbMA7ppIiSspXSIy",
+	"niJvjvBVpxiHaYYhZJry6OF78+PIKh/Ks0NlppccuyAkMAmpQWO7sU0ifmWYGZt7zshws2zCLxhwCQuU",
+	"GFvljlY4z/vVZNxA6b+hLTejLXdGRhbr/wOEtQ0F+clp4jfKuB+DMo6GVjqdT01CTiMWP2TvNBPhAl+D",
+	"07Tcvy38r5hNDdSXabJZfNynWI8KTaVhFeLM+iwK8b3FI6Riy3GSZqtRxRTRQo72iaWOWXKiQZ08h5Gx",
+	"6joOQqOY0XDsBoExzKCaXjFBOjS4IhXnhIFrBMLXp9eQC3cADgfY1cq0UaTJTkuJ41PYw+emT+8WmkGY",
+	"FHS41W3R3aDJanud7bC2zR51a49ps1NL7cJ0t4PpE9Jd9dpbjcbKGBhnnOKHezSv20O1wjrM+GnRkp63",
+	"uD/KE9g19+NuaJPbmWXWaQC/cZo5Gm8I13gpNqTrz4F0bdzJ/7zJ7FcyCjGaW7EHyqKASIoeJJNxZBdp",
+	"0Azdha8WkN2vqCGV1JGwZEi0JJfg6nZph7KGNlf4iGqghWFi6OHIJ5B2NxGuKhK4rRnMhbQPi0pcFhHy",
+	"5T4RkiDtxGY9ppEUkwGjYtTnESMVPZJ2Xkj5rVNgOspAggceuunY7OHZWzP5ap0cJqydmz94/yVaHnIa",
+	"cdGz5i7Ar46t+C6hEe9ySPZr/wL24DWLD+kY0JTjVGRIx6Ty5vQJCem4up+iaCNpm664IJR0uaARQeHJ",
+	"h3oUw4gKgymNgHJINTPnDp8kUWREdkjfDaVHYIeFHJm3XCgesmwtDxRwFSdBn4VJxMiIi1COYCmmAymc",
+	"mdQMaVp+JSMe0vGraxbHPGTKZa82M36gyG9Mc2CzEh2gYnafmLWlORezLeQ9IWNIZ2LmDl9aX1HMXgSJ",
+	"XJGXqdo1GyHY7YvE/kJZE1LXQIEQcaX9lLIZ+EiE470ARny7sgxuQrc423d+kqFkilQowUz7NB7jB0bm",
+	"VGldkGHMzR2r1gko29vmAdQKJ+aSoBuqj5UNSo+Mukaocsk8NM10wHW3aj/nYZ28lJiiPDQQSQWBsmKY",
+	"PQHTn8PxW24EyzDk1096/NqcmXYoAHjQjnNX288fZaHqHNY1w9oMKRNtuFNUGOBvAAbzFrhPNAGBgSdl",
+	"cnFfbT2M7UYD06Gn2hzztiSVNXCrcH0+qzUc0QjMCP+sDdRVrTnD3DZbDd+LkH3aaeQVIuukq1HsE7G8",
+	"C5nc1i2YXD+XUSIt9tr0vSBRWg6+gZIBZg5Nr+1N/vfJDx//bvJPk3+c/M4VO9r173l6S7IMuTxwXxR1",
+	"bmW3eGZmRT9bhxKgwG2mAduCXG2v0lRt53cjFljgWSQVWPFUhDlUUCmiE5tkHtENVwbjbFxXN66rG+eT",
+	"jdSxuj0pVV0ZTj+VBKjlDrAuU4hctK2KsVwaidkyeeQXwOQAa5PpO6wE4rRpVBs+saAc1KC5M0QBygdZ",
+	"bRDU0KdRVPUJ5BO3woNg7yzXY1V2qFwZEMO6OWZ37KQcDOkp1MLKZmZ4MtQGtl3CrbwSMVUewghGchJ5",
+	"qUdLeUWwFCEyxnevMzzGHf/8HFiJgm4tndtq9NMu9zNpHD+1EjFd7RJ+oQCoG0Zgo378BOrHDefw58o5",
+	"GBKOVCzMayqohriXRUyCrQtR6mfyMhcQ7aeElQkNBRm5CKIkZCGp2Hhe8G2o1smJpt0ukE6s5GU+GO8T",
+	"6pQfWNwTO7HapJwGpAIWv779uIacjxRMVcs9XA9F8BQ7WzGnJXfKqwpGU2NVA4LFZgtOqNOibJlfJ0q9",
+	"eeoxU4h2bm7N3CbAtGCt+Qk0y8d0GpKfc05N6y+DvjQ3COTFWFiOaoO8j80cNUVsC3N7VF0x1OZqSTqW",
+	"Iwy9svSaZZO4RxfNQxEs99Bk6V3YmCk3Ppobygg+mmWGjzxRFEGRIi6pzhnKlxJ8JkE1Hye2RBYVLrMF",
+	"UDykZKnDjNJyqFzcBlbamrWhtAumJqSKYLco0sI6+ZWzeiBm87PIkHxTR2CgqmPO/ADrU1ATGDWaZpNU",
+	"X46UT4SEItLtIl1+oDJqBSaK6aGgCygtRrvdB67Msp1e3gsWST4UvnaZPmyrEgIP9TgPRbCMtGe7eadE",
+	"fb5j61Iin5nFKmZas6E91Xsn9HdGlVN4d/uwlJ7eGcEDAFgsbKN+ZkPwNgRvQ/C8tverPgN1J7UI0aCb",
+	"lI0F7wiRChrzCeCyNFVNQ8OafqPRwGEU9jy2GNcqZh84UQsRsvINFYxxGk/rzUfbpBKzIaPakijM0uCD",
+	"swD6NwDBi22yGEdNnM8Gxg1icxQ1LcYFIgSEqp2JnbayulOmZ5KnjxXMtxtb+9lrrgtK4CU2eHLgFmpd",
+	"WA05RPqDSmjryUOvrCpbsBFBkQPTbznBhVSsmFGtk1NozbpdFui09n1OkW6le99K/G5oMAyEqXi+n1Od",
+	"05iRKzZE5wdD70mK2uelrFokXn+etFUo2c2QIADkKdq+RyqPm4+qZPfRTm17q9ZqeufLJb21yNP9J7Gi",
+	"YchwmRYy7lKePDCdzyevX8kRGZhb7Xi/EYsZgRmh+5Z776a20XNvDN4btfWGV1mRV3mdaMc+zHFPXMSk",
+	"hCxiC5mUYzaQ15bgFnStzI0KnMM7GmgrPKM128ltpexGe56U7ZOM7aiiLyGoAaa5EzSi59UBXKBHL7yf",
+	"JcSHsM4CIb4xHV2BbJ6vQ0BwbvdKAPGY75Ts4azXJnwxwFO4ETX/fGjThtT8XHI+06sU68tudy1iA4VH",
+	"l6fzSR2n5qbzKeaYLrdn3sxt6FYZe9bJivMzy0RDwye2DrY5ABQtUfnxgum+NIdCh/ziuuWtboVcxWE7",
+	"p1K1KQHYO7yYR+GTeHDgtb2DWrPRaHpTb750syw8fVL69DBvBt31PT6EmW/VG/Vmc6sO2m914qI1CskJ",
+	"ThdX7sZu00c228LU0zeKxS9BkV1IbDzPf1ywdwD8Wf9wj57MqQq+2Jxb7nWO3Q5jds1looqDFZ3O85XE",
+	"bVrl6Qri7nESB6ir71HBA889eiIHAwBK7/0ZlC4/89pn+cLlZ55/hnEP8AarmJ95H7yprA+r2Z2nfePv",
+	"zQptdm25GTqyWGzDKG108hvmA4zQ7krMqQQMTAaSmBpVY+uXNT9xQ0eGY0jJBZ+YW1nwmob6BNYobH2w",
+	"v5UdMqIqtY7uowI80YHEWMgYfKm57pMeA1T8S9mpk53GFkSIqkInEC/pzKwVxSA2BlO2+4srLlTnqZrN",
+	"iAdm5Z9V07wK9Z5Pq8tp5xLKdws6dy/kp0BJ1qELd5xj9peyc2BBbJNndiOO/izzzEL8CuD7fiyFTBTE",
+	"/zrE+q3sVFciGQu1oHgR28QhJx8FYT81qKauOgYJoW9PYP4CZamzXqJOE5PRQgUeXIKVeg2l4akTLxAA",
+	"aJqiBYPr1UEUQS2hirO4LiQGGzqwoQObXOMbGvBnQQMKJGAJzneZQjEebmGmUOj77jKF3ggtW0XL3anv",
+	"Nlq7H43W7t50dD8nbdydKd6Wh52SikuIU1RzYiafVMXqk1GfB/3MbTxzAa9u1Hab7Kwbin6L7KwREslF",
+	"FJwPDJe1iooPaid1eQTSGOaKazUa4HkbyxFWb320TV7wL43gxlVWhdVGkEAvtpCq9UMBB+ErxoaKfPnq",
+	"8NcXz49eHJ1efPnr06cnVR88b69bTr4bstgM1CaXmr3TDwN1fWnFO4IXxbwtKiKxeGrqcBuSyzxxrZ8l",
+	"jcZWAG2OQvjBLkkgo2QgMH3EZZ4NeFcToWEF7KhmcrmRYHFDiD8RrE4uLdm5xGFT4nRpdhAzpsOmgVQb",
+	"SuCEoLav7jMem+2qk6ewRzEmgLP+yh3WlTFGcVj9aqXVaEGiMYJHSS7R7/YSE19ALJAV4m0DrmzavEgq",
+	"jSlxa4Z6YRI/4YJywBPIjA7LzTsnxUmEDkz59Y/zzJ1ZNL7MkpaRymWeNbo0u2tYowuc1mXV7HjMugkk",
+	"JNOZ7ha/eqDI5Xs4qzZM4MMlYeZWqzp5Jo00n35jdcZHuFozlcias/HRsRwpUFHHNvXGtGK47QAdivWD",
+	"KhmhHxPK2X2skwNsBWeYld+NUZFCKBn1ZcRczbEG+jqbY1QuP1M7g10EO5vgxGq1LfhWLottWuZoMwAz",
+	"cJqDL8E43CobzQWBPETImFD3PfiNPzn5BkKsYjnyiTTQkL/MPrYgnVheMWH6On72hGw39xpEs3igSOXS",
+	"APylX6yRLDA3FY4DzugGfkr3J8IYKRglBTKXIUUkgw56xgcMywtRXA1uhG+g+uXhL09evcRBi7sGz2Xn",
+	"WxZoszkGE5n1NQ1qMgtLhzN4pPDtm9Nntb0qWiAMHMI5mnHhnNNbaBb25OSbB8odHs+qSj/aJl/zLzGp",
+	"n0LXLYtRXF/T6AkxU7PRIIic7FM/u4BpxWpAroWuzfbskyHF2EKbO8bNFsCuTk7NMrnC1e3bkzXiV8iC",
+	"iMaMXAZ9Gium/4orWdvb23lca1765BJzSqpas7XTRDDLPWld+iSQ4poZEd3Mh2tnuUmL7hHbL6biEWPS",
+	"Sewegy8inqBvZ9rccbDENRqQ3DJsds/Q3ieLArnODqRtILkz1gz6bTaIzf6DWBn9HGkc82vIIgrJNXfI",
+	"gItEM+XGb+yZY71i41wq75EkyTCSkHZZkGEsezFTKk3IrJB6E2ZkHIg7iSJ7GPYSQo1z6MGO0nqMoHd5",
+	"zHQ8rh2YuVz6FpebjcRQijSZpNlPd7/MYmZlYcRpc5x15oUCWufTjAQB7REYbHjvUf+zs5pV8vppoMmS",
+	"SRaEvbnTBcEwP+EBffeciZ7ue+1mo+HPxFGurLF1bEFBQ2CEOxA2QYbLi5so3lkRGd46IRnemDnD01Ix",
+	"98z7cCbmdb1X0jWLsHwIvLLndua1W+6X2RYUQGET1bADQxR2atrJbJbtqRRwbjVlgywKQ7qQx2F18mVE",
+	"xRW8wWAgdcWHQ2ZQhznvB8qRAG75B45qoJloV8/xgsXtR7NCamYwu+o7Sd4v8IDNM5E/Ht+dhl96AH6z",
+	"4ed1MYWP9/x0v33fX7iLjpoiorNUBNnUWfJQsUaSzGoC60kT1vq54Gt3qH5p0lqf1Ov1KtLoPK0x+Hs5",
+	"a2yP052kwVPmvBChG+xr3dAHNL6Cg4M8wTabLSSoNOTKyRHAmIP+T2jIyWLeYZI5LjTrGRTg+ICYdKSM",
+	"GBX2O4P4gTWziCHimsU0wuh3jlgTFgX7BiYeYMgQbpzKAUkli8IHCjjKlPnsjGGHDT3opHBqWcVYjsqA",
+	"NOV/IDkdjTUEElQynsU0ggbNah23zHdZky2VhL+fIJKpmXO2AFFJ5Z191/SvCqR5n2R0G842T6aJlrKa",
+	"7m+e2QHuh9v9cly3QoYwx9Uh91J2+VawqbRuWDpp1TQrINZblZtLeZyF5mEIqCER6tpDNabX6DzqbgVN",
+	"VntMd1q17XCX1faCZrfWYtt0N3zc2Qm2GitqEw1hchahdgN/H4KC0f44RiYy/X2K/m8t0OTFOj9Vpalm",
+	"SLsSVDncgaLOijsLVXWGyXqgrARvEDEwVPt5gZIrF8ppSHJOXNzo5zbxBxtj309MNWjVIraYjCCdJLrC",
+	"AkkoGKaCGcpfFSjepLgUadF1KXRMA11dTbP4Hv9daB1MIxcSxWKobWspQB4NGbEMdAfc8AtQ4B1I+wOV",
+	"tx/WyaXDw5cGc13msPQl+QJ/W8R8OY3mLkP4DCQwrgn7LqGR7QJw9+VcUyTu6vp+InZv7tAkeWvaWfJV",
+	"M/3qU5LUZp6ktqZIanMBSV24AkdpzVF/QjrLHYBsKObGorUhW2uTrRMNLiqgXU7MHmBGciRfFoPfJa0y",
+	"yGU+wToSaGzCVGkUo02oIqjQhDwxrm6O1SI9UOQSfYgvyTBmXbOAzJDlW4PYgOoACjeA2ldZkhzKkQAd",
+	"YsUW2EGbxoCnpiNDG8bVnMnEqpxBmHPVh6LM/o6WE5RPp60qVnNuVwNiYrVO7pJEzw03zOwzt6Ck89Oc",
+	"gpDjcpzirhQ0iVbpP0ePmH6wFlGQI4xE/KnkO0XIcHxBrjxwLEeOzprltB2jAbN1X71PXWwGiQJrj8v+",
+	"5FQlLt+SZSQ+ZGPgiDDMVm4YdyhZJFkrjSRr3Sn9liMbTjZPq2huk71MOGkf130mWr7dDX/XPxNbvp20",
+	"759578+8VGF75rWJ+e9qm2NafjjzVlIk+jkbeOkcy/U386Lm0AaIBRQsLh0YjPDk5JsNC7NhYTYszE1Y",
+	"mFc2wE12M9PuHfIw38rOw/ffys4tJO1vZefGNPwXaaTeKmZImGfO1gHhdqkZtECVdzoNttfdDmqt7hat",
+	"bYOgGT5q1ba6jW4z2KOPO7vMkewh1f2MYsMgC7OnpuJskvDQm2MFvAv6ilNZeTE5upsSwjsUWO1BLZZY",
+	"v4WT3OD6Da7f4PobiqtozswH1aEnXGDj0G6B7dH9uxh5Ue7AedAzEydddJLLp/VO4+Kehly/kCHK1zTu",
+	"cI2IHcPr+lT0GHHO5zbtdho3t+/iRpbHdswSjTewitvHctwwtG5ZIcklFSNbp82Gqxi5NV0xslkoGdla",
+	"CzfjttxZ2NrTwVCPHbLfFCjaWLN+PngWb4pDQZVU1QPuIda5BRHYAoQqpOZdhyZyrPOskurF+GWu7VKH",
+	"u6b1bU8EcNT5cTBSucDoNuconvDrghKAiWRgFmJQjvnMoAbP9yACyzv3y6oC/PhVT6tarnjotZst3+Pq",
+	"2OxLFnd2zSKzaMsS55Gxl8SG1mF5nZzbhQaFkjf5Xya/m/zT5HeT/0z+9f+d/G8fv5/8YfL7yR8//nby",
+	"p49/P/kDMe8+fv/xtx//nvzX7/89yXuA/es/k8l/mvz+47/7+Ftifn/8O3CV4RqOdPJ/GFLy8e8n/x+Z",
+	"/Gc3xn2W5smD5/LkSGIKmDfM/udl9jcU4h7yLVq2lIseKD0eqCLYF1Mh2pRBgK7RUpxRjeJtKacevVgm",
+	"wwIzXiQicD/HvzCtPmtSCZgnGOKjqBaYw429DIWGrEsNs1hAodlDhzX/w+SfDdv88d99/N5gNjL5RwIM",
+	"cQEDTjXyboTKTiVu2V1xxCdmlzZZHDas8M8I0SFqSZW7rmI3BTaC9CzKWQeZDWN+vTilz4EgyFkVcCqR",
+	"QybAjZprxaKui0Wz6JebA+rSgBHezXTRHDhiXpbuAVf2RgGO+pxVrFdhMD8PS+l7ZhPNbu3cEMHC9m7w",
+	"6wa/bvDrQvwqBSKsdXFp0ol4sJQzPIiiHwWOG9EYpK8lHOB/JK1Wu9Egk99PfiCtLfjzP0/+cfLD5E+T",
+	"f5r8kUz+BGjvh49/9/G3H//7yb8Y5FdAZv/X5HeTf5j8AHhw8ifDQ/7z5I+TP03+OPnjzTjFDQrboLAN",
+	"CluMwmgUIYu4Jg4zUvHD93zK2lREYy9ofJW/j8eltp0sxLhVarnni832ty49+iO1l2wst5//jhgAxpqP",
+	"3dSkOU93hHqiynYDXPaK3jLVNS+X0jGjg/meO2eguh6feVm5RcjWYkY8K4xw5hF2bWSyIYuLclmFkvzd",
+	"/IazERlGCaTqEQeJlgOquVnw2Mdy0mZVVsCTgrliygHmMHPh25AGI9YdRrWqkwMbHnxyevz04MXJxeun",
+	"xxdfP/01wfUpmNTB6yPItAAViQcyZlPZEXLJEdpkpyQ16wl0NmuNWWKRALdO2JsaTqfo3wlv2gT3WYRU",
+	"0zZ5f2YlqzMjWp2JM2FbFXY8a8xNw2bLP0MeB2P5y0Q2CMk3E8Immbg4LftBQ8eFQWM8ERvuf80ijPVH",
+	"qRSeomXkzJlGzqzV48yaPc4yUwt8OtfYgmkDpmHjzHJVZjO8RbWoZywPTwEs7dZvzA0bc8PPscLCNZs2",
+	"9M4SElJRLL5mcQ3s1IBRViEY4LizTqJtm6Hm1KAin2j8B71S0NeHCClqmJxB8eFTEQ4lF/ooVPvkMoB8",
+	"UlyRAQ0ZhoheQheXGN0iB1xrFtbJG3El5EiQARt0WIxx5Db5wz5JUY1P0pSVvnv65RimYV98Oc6liVIM",
+	"MmwF6JaE+YQwv0SfKpez5/G8rN2vbGHpzydJg3MVWC2OQjN489zHZ28UFrFqv90598EAc6C1OQLbGKzC",
+	"5vFXMuIhHb+6ZnHMQyyQuNWsN1t1g7A93+DtvVqjWWtAOWHzyUnQZ2FiJvD2rdd4jPby5p7599y/9ZNd",
+	"+8T83ww4G8uZhzcj3v/7yR8m/2XyQ+3j303+8PH7yT9O/vjx70yzAqjZzUkdXTP9aqomWEt/Cv4QVKgu",
+	"i19CYAWePWTTAPaqYzgIGmEBy8T0/39+/O3k95M/TP6ZTP4F3L9+P/nd5D8ZjIChGZAzdvvxjssZ+2H1",
+	"2pQAiZs85Bv1xIZ2rpqH3FZvyNFDrOYwTQhd9nEbQb4o/birpn93CchvRmFsCcO7TEE+j86UFrxIvaVm",
+	"fH+9thcmhnGHMpReKbGi/BBVwM+p6CXoqhQnpu0gPGQac189FQYiciMlWh5yanif9BUqdMyb17E0yL6Q",
+	"y/w2NLHRrDea5seeo4nHLJBxeJxgsriIM6EvuLoIpBAswFrxSDqZoDGXuUTun5ygwuTeWEPeVimFXTmL",
+	"vGOwcOsKOeXfnlsnOt9DNs3AgbmSv4HYzXwed6CjMh5MH+owZiEPNL9mBnam336X0Ih3OQshLeFrFh/S",
+	"sZXrbLqjFfmEvhwBGEuhaaDVqQRn9lQhWMpGZA/fKNpj5gRBpxhTEcrBRWbEUEPGgr4Bj57gZZD70+JI",
+	"5qSEb502W85J3aWEd+z2nbkdAlpbHE7kUPpG6N8EFG14oxtmdF+VM3LRQQXOqFxZgFnGRzHXZrJZgkUJ",
+	"DWi0P6UYsKktFBPaJxDIbgV20CJAssdbsFqQqXBdkR+DAO6CIbuprD+XxVlACXcaNyUnZPJHMvlh8g+T",
+	"f578Dizr/6O3Hqb+lT3tTYTRvUUYbaTYP/eQJIcHVw1KmsbkiWLxfIn21BW1TVEhoQoKHRj5QZXn2IFX",
+	"BxGnaoFJfsonvCwiCX1KnRf7aojnIPdNSRbw5sMG5MONE/YQw5hWCY3i6gCEkJ9/cFR+y6ePyJCfAyCr",
+	"kGqWXlNNjYDQ13qo2g8fGjmGB3XbfT2Qg4fYRj0cRjRgfRmFLK4Pwd9rVsBs1po7p429KSHCMM9RcSr/",
+	"bcgGsm4e4O96JAMaubYFW+0UmZxt8LrEtdbIrDsGEKz/sNNC2KSCoIlIIcL2HNk2J1c8ihS2fItNex0D",
+	"DRFVGj7hejwlVZPmbnt7p91sedgMCn9NtwFhHrfEtHlpQ4r/4+S/TP748fvJnyY/WAkwLWz2pE91SRW0",
+	"8v2xomh5q2yTiiXS/ufJnyZ/gkEhv5BT76SS74h1jnVwVDyFe4xKM3hneTSac0naSIibUv0bNgJK9WMg",
+	"B6TpG9I0tx9miHigDAMwjFDKMk0LJmS8TUVuwinM0aNlgb4cNZHo7JPhdzudNEOQY2wGikXXTJFKzgHK",
+	"iWvb1VLteXkwR0oAd0q9Am2Iw716Bt5AAb+hzBvKfL+U+c6I8GIVrQ1r2NDfjYZ2Q7BvWnNzKjaojAwb",
+	"oe6GtFcxNk12F4j6Gyl/I+VveIkNL7GR8jdcxkbK/3FL+fN5hhHr9KW8ms8xvMwlsAGfaeQgFLMl3eRI",
+	"EJV00k/UPqHhgAv0AR/I0DAPMlauKneZx5uZ6K9wIusn5//xJRd7VGs2a61HuQSOFrsXd/bJ8QuixiIw",
+	"L7gCNHrMKAyHuJhNUTjw5Hcp5uouRf654Ut4xEXvhIuAuY9dIjNrpbeeWXIkWOycwHbA1eqay0SdsCBm",
+	"+um7IY+ZylKYTTn9zF1YEkc5ZiGIBwVOAc71YUbU7zNHmQWj5aSiALMbkrEhGRuS4UjG9NVwpGPkUPQM",
+	"9VgaNXTaZ4RZPx/SY1phlnoMJbUxTAadspAY2cqWXp3y8jHyaYVaCtROqQ/ath9g1TkfPkDigy/2idK0",
+	"2207AoQFoAWNYzliIemMXYVbhc5HPX7NRNW3RV15T7CQvH51ckoqJ5qKkMYhcbSq7f6qHYV++rfZWaXp",
+	"YJg9OuE9QXUSsyoW5U3iiLg6HYA1iRQEUvRvb28h4bReTTFTMrpmREtCSSTlsEODKyjPe00180nExVUN",
+	"hCRXBx1dm9SQBZxGtWESD6VihIYhlBevHL2+3iZ9uEWEC3L0+voR4SKIkpCF1Tp5mh2LhjKxjIXK1hqi",
+	"IVGBHAL6NJtv6KCZeHZMDxSG3kLCVKRXeCxt8zWeTd3Vg8OTsm/gDOqW3tiTa9uC79CnK1oOM1DgtIWF",
+	"Q6Ko2ibbja18XVmYelpJ3XyB1fjykG3Tp5rHV2z8QNmeMQrZzl332diVQYL105ilhYXRHc0QVJiNK13c",
+	"2ileIJ9smdOTgpE3x89JZbvxOD9VKLWEswvZMJJjiH7O5cbuSN2vGs4rZNQImbhBZlgz5/xI5mIRIe3k",
+	"EdLQI44Y+RzXaiDajK2A4u+7Uvd9uEkiGpM+i3HvOmMSS001q2HbNqEkZjoeZ6WgwEkkF9hW+5qNUye8",
+	"mQ13R8i1TxQdwyykAUJL9+fF29lb9Fkj7uaybnO4MnRxr6OX9wUeJfBq67JKazI+R2KY6DVc725dA/LT",
+	"Mrtzt/XeWGCEfa/tjfqKBRcvul//9eN47xdf//q7+HT07ZvXh3tHz1//7ZFsPafP6cnIuz+m+S75Y1zs",
+	"YovNzN0FpG/3o8AwpxfNsJ3DiI7ZUk6z7JMCu7thvTfRlxu/1Z9NyRLEJR1wXU0FAe14lZWEjJBFTLOH",
+	"7+3vo4Wpog6h8U05B0dM7zKWEqnRHRUVPFxSEDh0QhVuWlhA5httx5+DGX5TveTPG+UiBiS0yMcZwQ5k",
+	"dxZx0IdEsrci9kX3vinsW1rN5BdM/5gw75+ZxPJTkD9Wlzw2xGrjM7YhADcqCSumZPhKpoBzcnx1Jdxf",
+	"UAPOZcBn7/GM8lGwkR0YtZMOk4F2FPWxTj/ZYYqHjHBNKnok4TFo0BXhokSvThKheUTmoEaftLZJn0RU",
+	"s9gnSpKYBczQP0UCKogacR30Z9WPx7DugspkQ9A+JUHLVrc7u7opzdyT1rNv1Jd/fdSPVfCkH/310Ytv",
+	"vujsqJNfq6Hs7MrDn71mLrtcG5q5EfA2At7Pnb7/gl/PineIBQo2vpVIvEvqsRJtPxBj8LaMI98q8HyS",
+	"a+GnFnWfWJqCBk4wTSsg9OY3j8k1ZI3aJwKSNdMx6TBiKAepbDcaeTMpRLZX6wT8Tc3DqYVDFFtEdVfG",
+	"A+LIGwkiRmP0UzPUKYmZofwyDpH9KBitwR4fW8N1PM4bweeYjitLrc42p/XM95peWfc5NDrXyQH4BNAI",
+	"8kOTRKFnwpZT45Xbe5dlLbkrIfyGNlNW8EDeWDI3eoGNXmDD42wS5GyYontM84pOU3QaVyzngPKsj9WO",
+	"c6ZWc4xv590ZIROPlkC3U1Nn5j+hqWakMmQi5KLnO0U8C31gUVhoeAbMT6p8qzR5p90jqLtI7MdECpa6",
+	"q8Vj1+aBclnYAxkyH7QeIhinnAjMmDTJ1/xLx16goqYOtTE4U6Qro0iOyA5RPtlqmP+2yIALnzQb+O+W",
+	"/bdJ+uZd3yfb5j97pA/DwL9dzWLcF1xYuobKv/5Ds/EXVVtjxFop0RrBlW28MEjgMD2e27A2MwGE4P6W",
+	"HT1WluQqrdWbBRPiHOdEFLrms+GE9tyApbCn7vmus5mwQt97VzNf1q5pbLN5vvWypb9OO8ueHea6zZ4+",
+	"swP8VOIUEUyey579uYRfse0hmIABumt7CNAsJDs2rA6uwAvltbdb2YSRpcVoQEEjgl+73KwY6bfTaJg1",
+	"uiuJGW9XZhztcWRMGKAIgOftbjNohVustkMfdWrbwW5Y22OPu7UGbXZawVa4zXa6zr/wFAFjioE0XOEu",
+	"xgw+nbdupZ8X124eHS9Zv2lzUtwDDNiwiZPnLHwnU83BFWinAH//AR8W2sfLAz/CPPLYsJAb09KGy7pR",
+	"3fu8BwGyJbdiuWJmO3z43uLIZdaldAKWibEKG2mJdl7fwhUJE0Zoj3LhSpwhS0ZJN2aqbx3blc3I7pNR",
+	"n2rDVWU8Wx2yyo4cy5JydgKa9aTGmBWYRYkpyS3P4iuoVnWn3Eu2BTwklSwwpVrgXFakOiUJkhzlWpQh",
+	"aUDfPWeip/teu9na870BF+nv2awJs6xD62asg4OEIySIa9PYGXJ1tyoNO735uo2/TljidKSOSUYWfEOj",
+	"NmqOjSnn5+8ezQQkYM+RsByFAbI1h6B+ADt4gik8jLQ05F8z8+e5Qa9YCA5JS6bWbT982Gzt1hv1Rr3Z",
+	"3mvsNYA/t71Pk5VXGIpXqDIX0MGQ8p6wwX2kwyIpekTLekYubMbhWToFycptfxDJqcyCTddp5basCilV",
+	"ZltoELChef6t7BAZk86YdJLoivABxEwC89HlhmxzJM7XrVTbwWgccRaT6yYBITo3RZh8yQyBucCM6+Q7",
+	"g5rb8JPFsF6F9iDDT+DqzfDCxZX2+DXDwMQODa7MZPsyCvGJ2SQW5yaAvc6bgawJqaFgDoTGtglkYlGW",
+	"4YCZhBgXiv3A6qG4LKSGlrH5nQt6zQ8sgpJRn0DkLBTk09IurpImY6zmvofIzZIeIDGU48dSc1x5H5iI",
+	"YrYPSFCEu9qzQZhUk5GMr2B9AFa5bqBRrQcfLewNpNxrGhlw1SPGBKa2dIL91OpqqcA/22chgU6q7oP1",
+	"WHUcDfqupq8cCcJFR76DN4YRsDVKcwMWKzLODniCUciIHVK2V0sypLEWEPzskIVqT0efoqEVTcEYF53n",
+	"3CGxJmHvNBPKcMqunqTNA5o/sBTtlMNrakw1K7ZFeNfonQ55zXxRtnxQmU5B1QNFMjyb66fPaKT73ofz",
+	"D/9/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -1,11 +1,13 @@
 package dnc_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
+	"ccplatform/services/lead/internal/dnc"
 	"ccplatform/services/lead/internal/servicetest"
 
 	"github.com/stretchr/testify/assert"
@@ -84,4 +86,33 @@ func TestBadInputNamesTheField(t *testing.T) {
 	assert.Equal(t, map[string]string{"phone": "is required", "orderId": "must be an integer > 0"}, res.Errors())
 	res = env.Do(t, http.MethodGet, "/v2/dnc?phone=abc&limit=0", nil)
 	assert.Equal(t, map[string]string{"phone": "must be a phone number in E.164 format", "limit": "must be an integer from 1 to 100"}, res.Errors())
+}
+
+// A caller who may not see the every-order list (a client) checks its order's entries only: the
+// check reveals no more than the list shows it.
+func TestTheCheckOfAClientLeavesOutTheEveryOrderEntries(t *testing.T) {
+	store := dnc.NewStore(env.DB)
+	ctx := context.Background()
+	order := int64(12)
+	_, err := store.Add(ctx, dnc.Change{Phones: []string{"+79165550201"}}, nil)
+	require.NoError(t, err)
+	_, err = store.Add(ctx, dnc.Change{Phones: []string{"+79165550202"}, OrderID: &order}, nil)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		phone      string
+		everyOrder bool
+		want       bool
+	}{
+		{"+79165550201", true, true},   // staff: the every-order entry stops calls in order 12
+		{"+79165550201", false, false}, // a client: not on its order's list
+		{"+79165550202", true, true},
+		{"+79165550202", false, true},
+	} {
+		listed, err := store.Listed(ctx, tc.phone, &order, tc.everyOrder, time.Now())
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, listed, "%s every-order %v", tc.phone, tc.everyOrder)
+	}
+	listed, err := store.Listed(ctx, "+79165550201", nil, true, time.Now())
+	require.NoError(t, err)
+	assert.True(t, listed, "staff check the every-order list without an order")
 }

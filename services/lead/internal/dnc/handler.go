@@ -177,12 +177,22 @@ func (h *Handler) check(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	ctx := c.Request.Context()
+	scope, err := h.orders.ScopeFor(ctx, web.CallerOf(c))
+	if err != nil {
+		return nil, err
+	}
+	// The every-order entries are staff's: a client's list hides them, so its check must not
+	// reveal them either; it checks its own order's entries only.
+	everyOrder := scope.All
+	if orderID == nil && !everyOrder {
+		return nil, apperr.Field("orderId", "is required: a client checks the entries of its own orders (the every-order list is staff's)")
+	}
 	if orderID != nil {
 		if err := h.checkOrder(ctx, web.CallerOf(c), *orderID); err != nil {
 			return nil, err
 		}
 	}
-	listed, err := h.store.Listed(ctx, phone, orderID, h.now())
+	listed, err := h.store.Listed(ctx, phone, orderID, everyOrder, h.now())
 	if err != nil {
 		return nil, err
 	}

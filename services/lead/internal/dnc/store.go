@@ -120,14 +120,16 @@ func (s *Store) List(ctx context.Context, f Filter, page listquery.Page) ([]Entr
 	return list, total, nil
 }
 
-// Listed reports whether phone has an entry active at now for the order (orderID nil: an
-// every-order entry; else that order's or an every-order one).
-func (s *Store) Listed(ctx context.Context, phone string, orderID *int64, now time.Time) (bool, error) {
+// Listed reports whether phone has an entry active at now for the order (orderID nil: none), or,
+// when everyOrder, an every-order entry: a caller who may not see the every-order list (a client)
+// checks its order's entries only.
+func (s *Store) Listed(ctx context.Context, phone string, orderID *int64, everyOrder bool, now time.Time) (bool, error) {
 	const q = `
-SELECT EXISTS (SELECT 1 FROM dnc_entries WHERE phone = $1 AND coalesce(order_id, 0) IN (0, coalesce($2::bigint, 0))
-    AND (expires_at IS NULL OR expires_at > $3))`
+SELECT EXISTS (SELECT 1 FROM dnc_entries WHERE phone = $1
+    AND (order_id = $2 OR ($3 AND order_id IS NULL))
+    AND (expires_at IS NULL OR expires_at > $4))`
 	var ok bool
-	if err := s.conn.GetContext(ctx, &ok, q, phone, orderID, now); err != nil {
+	if err := s.conn.GetContext(ctx, &ok, q, phone, orderID, everyOrder, now); err != nil {
 		return false, fmt.Errorf("check do-not-call list: %w", err)
 	}
 	return ok, nil

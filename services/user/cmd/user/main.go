@@ -24,6 +24,9 @@ type Config struct {
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8081"`
 	// AvatarPlaceholder is the image link of users without an avatar (the contract promises a link).
 	AvatarPlaceholder string `env:"AVATAR_PLACEHOLDER_URL"`
+	// MaxActiveKeys caps the active API keys a user makes through the API (operators' user-admin
+	// is not capped).
+	MaxActiveKeys int `env:"API_KEY_MAX_ACTIVE" envDefault:"10"`
 }
 
 func main() { app.Main("user", run) }
@@ -42,7 +45,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	tasks.Background("idempotency purge", keys.PurgeHourly)
 	h := server.New(server.Deps{API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken}, DB: conn,
-		AvatarPlaceholder: cfg.AvatarPlaceholder, Idempotency: keys})
+		AvatarPlaceholder: cfg.AvatarPlaceholder, Idempotency: keys,
+		MaxActiveKeys: cfg.MaxActiveKeys})
 	tasks.HTTP(cfg.HTTPAddr, h, log)
 	return tasks.Run(ctx)
 }

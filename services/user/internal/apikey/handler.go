@@ -9,6 +9,7 @@ import (
 
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/optional"
 	"ccplatform/pkg/web"
@@ -25,14 +26,16 @@ type Owners interface {
 
 // Handler serves key verification to the gateway and the self-service key routes to integrators.
 type Handler struct {
-	store  *Store
-	owners Owners
-	now    func() time.Time
+	store     *Store
+	owners    Owners
+	maxActive int
+	now       func() time.Time
 }
 
-// NewHandler is a handler over store; owners answers who a new key's user is.
-func NewHandler(store *Store, owners Owners) *Handler {
-	return &Handler{store: store, owners: owners, now: time.Now}
+// NewHandler is a handler over store; owners answers who a new key's user is; a user may have at
+// most maxActive active keys made through the API (0: no cap).
+func NewHandler(store *Store, owners Owners, maxActive int) *Handler {
+	return &Handler{store: store, owners: owners, maxActive: maxActive, now: time.Now}
 }
 
 // Routes registers the key check the gateway calls and the self-service key routes (through the
@@ -90,6 +93,10 @@ func ViewOf(k Key) View {
 		CreatedAt: web.Time(k.CreatedAt), LastUsedAt: web.TimeOrNull(k.LastUsedAt), RevokedAt: web.TimeOrNull(k.RevokedAt)}
 }
 
+// ReplayMessage is the message of a create replayed for its Idempotency-Key: the answer without
+// the key, which is shown once.
+const ReplayMessage = "the key was shown once, in the first answer, and cannot be shown again: revoke it and create another if it was lost"
+
 // create makes a key for the caller (admin: for any active user with userId) with scopes within
 // that user's rights.
 func (h *Handler) create(c *gin.Context) (any, error) {
@@ -135,10 +142,12 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	k, plain, err := h.store.Create(c.Request.Context(), owner, n)
+	k, plain, err := h.store.CreateWithin(c.Request.Context(), owner, n, h.maxActive)
 	if err != nil {
 		return nil, err
 	}
+	// A retry with the same Idempotency-Key answers the key's id and the rest, never the key.
+	idempotency.ReplayAs(c, ReplayMessage, ViewOf(k))
 	v := ViewOf(k)
 	v.Key = plain
 	return v, nil

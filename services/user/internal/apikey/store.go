@@ -69,8 +69,20 @@ type Store struct {
 func NewStore(conn *sqlx.DB) *Store { return &Store{db: conn, now: time.Now} }
 
 // Create makes a key for a user and returns it with the key itself, which is not stored and
-// cannot be shown again. An unknown user is NotFound.
+// cannot be shown again. An unknown user is NotFound. It knows no cap: operators (user-admin) make
+// what they decide; the self-service route goes through CreateWithin.
 func (s *Store) Create(ctx context.Context, userID int64, n New) (Key, string, error) {
+	return s.CreateWithin(ctx, userID, n, 0)
+}
+
+// DefaultMaxActive caps a user's active keys when nothing else is configured (API_KEY_MAX_ACTIVE):
+// each key has a rate limit of its own, so keys without end would multiply a user's limit.
+const DefaultMaxActive = 10
+
+// CreateWithin is Create refusing (409, naming the limit) a key beyond maxActive active keys
+// (neither revoked nor expired) of the user; 0 is no cap. The user's row is locked while the keys
+// are counted, so two creates at once cannot both take the last place.
+func (s *Store) CreateWithin(ctx context.Context, userID int64, n New, maxActive int) (Key, string, error) {
 	const q = `INSERT INTO api_keys (user_id, name, prefix, hash, scopes, expires_at)
 		SELECT u.id, $2, $3, $4, $5, $6 FROM users u WHERE u.id = $1
 		RETURNING ` + keyColumns
@@ -83,7 +95,23 @@ func (s *Store) Create(ctx context.Context, userID int64, n New) (Key, string, e
 		scopes = append(scopes, string(sc))
 	}
 	var k Key
-	err = s.db.GetContext(ctx, &k, q, userID, n.Name, Prefix(plain), Hash(plain), scopes, n.ExpiresAt)
+	err = db.InTx(ctx, s.db, func(tx *sqlx.Tx) error {
+		if maxActive > 0 {
+			if _, err := tx.ExecContext(ctx, `SELECT 1 FROM users WHERE id = $1 FOR UPDATE`, userID); err != nil {
+				return fmt.Errorf("lock user %d: %w", userID, err)
+			}
+			var active int
+			err := tx.GetContext(ctx, &active, `SELECT count(*) FROM api_keys
+WHERE user_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)`, userID, s.now())
+			if err != nil {
+				return fmt.Errorf("count the keys of user %d: %w", userID, err)
+			}
+			if active >= maxActive {
+				return apperr.Conflictf("limit reached: a user may have at most %d active API keys (revoke one first)", maxActive)
+			}
+		}
+		return tx.GetContext(ctx, &k, q, userID, n.Name, Prefix(plain), Hash(plain), scopes, n.ExpiresAt)
+	})
 	if err = db.OneRow(err, apperr.NotFoundf("user %d: not found", userID), "create key for user %d", userID); err != nil {
 		return Key{}, "", err
 	}

@@ -25,6 +25,9 @@ type Deps struct {
 	AvatarPlaceholder string
 	// Idempotency stores the answers of keyed creates; main purges its expired keys.
 	Idempotency *idempotency.Store
+	// MaxActiveKeys caps a user's active API keys made through the API (API_KEY_MAX_ACTIVE); 0 is
+	// apikey.DefaultMaxActive.
+	MaxActiveKeys int
 }
 
 // New is the service's whole HTTP handler (ops.API.Handler).
@@ -36,8 +39,12 @@ func New(d Deps) http.Handler {
 	users := user.NewStore(d.DB)
 	groups := agentgroup.NewStore(d.DB)
 	idempotent := d.Idempotency.Middleware()
+	maxKeys := d.MaxActiveKeys
+	if maxKeys == 0 {
+		maxKeys = apikey.DefaultMaxActive
+	}
 	return d.Handler(web.DefaultBodyLimit, func(r gin.IRouter) {
-		apikey.NewHandler(apikey.NewStore(d.DB), users).Routes(r, idempotent)
+		apikey.NewHandler(apikey.NewStore(d.DB), users, maxKeys).Routes(r, idempotent)
 		user.NewHandler(users, placeholder).Routes(r)
 		agentgroup.NewHandler(groups, users).Routes(r, idempotent)
 	})

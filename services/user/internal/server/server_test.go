@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -236,4 +237,72 @@ func TestHealthDatabaseDown(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, code)
 	assert.False(t, env.Success)
 	assert.Equal(t, "not ready: database: unreachable: sql: database is closed", env.Message)
+}
+
+// A key is shown once: the create replayed for its Idempotency-Key answers the key's id and other
+// fields and says the key cannot be shown again; the key is not in the idempotency table either.
+func TestAReplayedKeyCreateNeverShowsTheKeyAgain(t *testing.T) {
+	f := setup(t)
+	owner := f.newUser(t, "replay@keys.test", user.GroupClient)
+	headers := map[string]string{"X-Internal-Token": token, "Idempotency-Key": "key-1", "X-User-Id": strconv.FormatInt(owner, 10),
+		"X-Access-Group": "client"}
+	body := `{"name":"crm","scopes":["leads:read"]}`
+	code, first := f.do(t, http.MethodPost, "/v2/api-key/create", body, headers)
+	require.Equal(t, http.StatusOK, code, first.Message)
+	var created struct {
+		ID  int64  `json:"id"`
+		Key string `json:"key"`
+	}
+	require.NoError(t, json.Unmarshal(first.Data, &created))
+	require.NotEmpty(t, created.Key)
+
+	var stored string
+	require.NoError(t, f.db.Get(&stored, `SELECT convert_from(response, 'UTF8') FROM idempotency_keys WHERE key = 'key-1'`))
+	assert.NotContains(t, stored, created.Key, "the key is not stored")
+
+	code, again := f.do(t, http.MethodPost, "/v2/api-key/create", body, headers)
+	require.Equal(t, http.StatusOK, code, again.Message)
+	assert.NotContains(t, string(again.Data), created.Key)
+	assert.Equal(t, apikey.ReplayMessage, again.Message)
+	var replayed map[string]any
+	require.NoError(t, json.Unmarshal(again.Data, &replayed))
+	assert.NotContains(t, replayed, "key")
+	assert.EqualValues(t, created.ID, replayed["id"])
+	assert.Equal(t, "crm", replayed["name"])
+	assert.Equal(t, []any{"leads:read"}, replayed["scopes"])
+	keys, err := f.keys.List(context.Background(), []int64{owner})
+	require.NoError(t, err)
+	assert.Len(t, keys, 1, "made once")
+}
+
+// Each key has its own rate limit: a user makes at most apikey.DefaultMaxActive active keys
+// through the API, and a revoked (or expired) key frees its place.
+func TestActiveKeysPerUserAreCapped(t *testing.T) {
+	f := setup(t)
+	owner := f.newUser(t, "cap@keys.test", user.GroupClient)
+	headers := map[string]string{"X-Internal-Token": token, "X-User-Id": strconv.FormatInt(owner, 10), "X-Access-Group": "client"}
+	_, _, err := f.keys.Create(context.Background(), owner, apikey.New{Name: "expired"})
+	require.NoError(t, err)
+	_, err = f.db.Exec(`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE user_id = $1`, owner)
+	require.NoError(t, err)
+	var last struct {
+		ID int64 `json:"id"`
+	}
+	for i := range apikey.DefaultMaxActive {
+		code, env := f.do(t, http.MethodPost, "/v2/api-key/create", `{"name":"k`+strconv.Itoa(i)+`"}`, headers)
+		require.Equal(t, http.StatusOK, code, env.Message)
+		require.NoError(t, json.Unmarshal(env.Data, &last))
+	}
+	code, env := f.do(t, http.MethodPost, "/v2/api-key/create", `{"name":"one too many"}`, headers)
+	assert.Equal(t, http.StatusConflict, code)
+	assert.False(t, env.Success)
+	assert.Contains(t, env.Message, "at most 10 active API keys")
+	keys, err := f.keys.List(context.Background(), []int64{owner})
+	require.NoError(t, err)
+	assert.Len(t, keys, apikey.DefaultMaxActive+1, "nothing made")
+
+	code, env = f.do(t, http.MethodPost, "/v2/api-key/revoke/"+strconv.FormatInt(last.ID, 10), `{}`, headers)
+	require.Equal(t, http.StatusOK, code, env.Message)
+	code, env = f.do(t, http.MethodPost, "/v2/api-key/create", `{"name":"in its place"}`, headers)
+	assert.Equal(t, http.StatusOK, code, env.Message)
 }

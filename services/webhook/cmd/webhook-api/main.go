@@ -11,6 +11,7 @@ import (
 	"ccplatform/pkg/ops"
 	"ccplatform/services/webhook/internal/migrations"
 	"ccplatform/services/webhook/internal/server"
+	"ccplatform/services/webhook/internal/subscription"
 	"ccplatform/services/webhook/internal/urlguard"
 
 	"go.uber.org/zap"
@@ -25,6 +26,12 @@ type Config struct {
 	// loopback and private addresses (tests, development). Both off is the secure default.
 	AllowHTTP    bool `env:"WEBHOOK_ALLOW_HTTP" envDefault:"false"`
 	AllowPrivate bool `env:"WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
+	// AllowPorts are the ports an endpoint may use (WEBHOOK_ALLOW_PRIVATE lifts this rule too).
+	AllowPorts []int `env:"WEBHOOK_ALLOW_PORTS" envDefault:"443" envSeparator:","`
+	// MaxPerOwner and MaxPerURL cap one user's subscriptions, and those to one URL: each is a
+	// delivery per event.
+	MaxPerOwner int `env:"WEBHOOK_MAX_PER_OWNER" envDefault:"25"`
+	MaxPerURL   int `env:"WEBHOOK_MAX_PER_URL" envDefault:"3"`
 }
 
 func main() { app.Main("webhook-api", run) }
@@ -41,7 +48,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	tasks.Background("idempotency purge", keys.PurgeHourly)
 	h := server.New(server.Deps{
 		API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken}, DB: conn, Idempotency: keys,
-		Guard: urlguard.Policy{AllowHTTP: cfg.AllowHTTP, AllowPrivate: cfg.AllowPrivate},
+		Guard:  urlguard.Policy{AllowHTTP: cfg.AllowHTTP, AllowPrivate: cfg.AllowPrivate, Ports: cfg.AllowPorts},
+		Limits: subscription.Limits{PerOwner: cfg.MaxPerOwner, PerURL: cfg.MaxPerURL},
 	})
 	tasks.HTTP(cfg.HTTPAddr, h, log)
 	return tasks.Run(ctx)

@@ -17,6 +17,7 @@ import (
 	"ccplatform/services/webhook/internal/delivery"
 	"ccplatform/services/webhook/internal/fanout"
 	"ccplatform/services/webhook/internal/migrations"
+	"ccplatform/services/webhook/internal/owner"
 	"ccplatform/services/webhook/internal/urlguard"
 
 	"go.uber.org/zap"
@@ -31,10 +32,14 @@ type Config struct {
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8096"`
 	// OrderURL tells which orders a subscription's owner may see.
 	OrderURL string `env:"ORDER_URL" envDefault:"http://127.0.0.1:8082"`
+	// UserURL tells whether a subscription's owner is still active.
+	UserURL string `env:"USER_URL" envDefault:"http://127.0.0.1:8081"`
 	// AllowPrivate lets deliveries reach loopback and private addresses (tests, development).
 	AllowPrivate bool `env:"WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
-	Workers      int  `env:"WEBHOOK_WORKERS" envDefault:"128"`
-	PerEndpoint  int  `env:"WEBHOOK_PER_ENDPOINT" envDefault:"16"`
+	// AllowPorts are the ports a delivery may connect to (WEBHOOK_ALLOW_PRIVATE lifts this rule too).
+	AllowPorts  []int `env:"WEBHOOK_ALLOW_PORTS" envDefault:"443" envSeparator:","`
+	Workers     int   `env:"WEBHOOK_WORKERS" envDefault:"128"`
+	PerEndpoint int   `env:"WEBHOOK_PER_ENDPOINT" envDefault:"16"`
 	// Poll is the pause after a scan that found nothing due.
 	Poll time.Duration `env:"WEBHOOK_POLL_INTERVAL" envDefault:"100ms"`
 	// ClaimFor is how long the deliveries of a dispatcher that died wait before another sends
@@ -48,7 +53,8 @@ type Config struct {
 	BatchSize int `env:"WEBHOOK_EVENTS_BATCH_SIZE" envDefault:"50"`
 }
 
-// orderTimeout bounds a call to the order service for an owner's scope.
+// orderTimeout bounds a call to the order service for an owner's scope, and to the user service
+// for whether the owner is active.
 const orderTimeout = 3 * time.Second
 
 func main() { app.Main("webhook-dispatcher", run) }
@@ -70,7 +76,10 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	orders := svcclient.New("order", cfg.OrderURL, cfg.InternalToken, orderTimeout)
 	defer orders.CloseIdleConnections()
 	fan := fanout.New(conn, orderscope.New(orders, orderscope.DefaultTTL), time.Now, log)
-	sender := delivery.NewSender(urlguard.Policy{AllowPrivate: cfg.AllowPrivate})
+	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, orderTimeout)
+	defer users.CloseIdleConnections()
+	fan.CheckingOwners(owner.New(users, owner.TTL))
+	sender := delivery.NewSender(urlguard.Policy{AllowPrivate: cfg.AllowPrivate, Ports: cfg.AllowPorts})
 	defer sender.Close()
 	store := delivery.NewStore(conn)
 	d := delivery.NewDispatcher(store, sender, delivery.NotifyOwner,

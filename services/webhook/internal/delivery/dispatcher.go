@@ -183,6 +183,11 @@ func (d *Dispatcher) attempt(ctx context.Context, x Due) {
 	at := d.now()
 	out := d.sender.Send(ctx, x.URL, x.EventID, x.Secrets(at), x.Body, at)
 	r := Result{Due: x, At: at, Outcome: out}
+	if out.Cause != nil {
+		// The log the owner reads has the stable reason; the cause is for operators.
+		d.log.Info("webhooks: attempt failed", zap.Int64("delivery", x.ID), zap.Int64("subscription", x.SubscriptionID),
+			zap.String("reason", out.Err), zap.Error(out.Cause))
+	}
 	if !out.OK() {
 		first := at
 		if x.FirstAttemptAt != nil {

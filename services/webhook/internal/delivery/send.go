@@ -3,12 +3,14 @@ package delivery
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"ccplatform/services/webhook/internal/signature"
@@ -56,7 +58,8 @@ func (s *Sender) Close() { s.client.CloseIdleConnections() }
 type Outcome struct {
 	StatusCode int // 0: no answer
 	Latency    time.Duration
-	Err        string // why there was no answer, or the status that was not 2xx
+	Err        string // why there was no answer, or the status that was not 2xx: a stable message the owner sees
+	Cause      error  // the raw error behind Err, for the dispatcher's log only (it names internal addresses)
 	Excerpt    string // up to ExcerptBytes of the answer
 }
 
@@ -67,13 +70,13 @@ func (o Outcome) OK() bool { return o.StatusCode >= 200 && o.StatusCode < 300 }
 func (s *Sender) Send(ctx context.Context, url, id string, secrets []string, body []byte, now time.Time) Outcome {
 	headers, err := signature.Headers(secrets, id, now, body)
 	if err != nil {
-		return Outcome{Err: err.Error()}
+		return Outcome{Err: "signing failed", Cause: err}
 	}
 	ctx, cancel := context.WithTimeout(ctx, AttemptTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return Outcome{Err: fmt.Sprintf("request: %v", err)}
+		return Outcome{Err: "invalid request", Cause: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "ccplatform-webhooks/1")
@@ -83,7 +86,7 @@ func (s *Sender) Send(ctx context.Context, url, id string, secrets []string, bod
 	start := time.Now()
 	res, err := s.client.Do(req)
 	if err != nil {
-		return Outcome{Latency: time.Since(start), Err: reason(err)}
+		return Outcome{Latency: time.Since(start), Err: reason(err), Cause: err}
 	}
 	defer res.Body.Close()
 	buf, _ := io.ReadAll(io.LimitReader(res.Body, drainBytes))
@@ -94,16 +97,34 @@ func (s *Sender) Send(ctx context.Context, url, id string, secrets []string, bod
 	return out
 }
 
-// reason says why an attempt got no answer, in the terms an integrator acts on.
+// reason says why an attempt got no answer, in stable terms an integrator acts on: the raw error
+// names the addresses dialed (of the platform's network too) and Go's internals, so it goes to
+// the dispatcher's log only.
 func reason(err error) string {
-	var ne net.Error
+	var (
+		ne    net.Error
+		dns   *net.DNSError
+		cert  *tls.CertificateVerificationError
+		rec   tls.RecordHeaderError
+		alert tls.AlertError
+	)
 	switch {
-	case errors.Is(err, urlguard.ErrInternal):
-		return "refused: the endpoint resolves to an internal address"
+	case errors.Is(err, urlguard.ErrInternal), errors.Is(err, urlguard.ErrPort):
+		return "address not allowed"
+	case errors.As(err, &dns):
+		return "host not found"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection reset"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "host unreachable"
+	case errors.As(err, &cert), errors.As(err, &rec), errors.As(err, &alert):
+		return "TLS handshake failed"
 	case errors.As(err, &ne) && ne.Timeout():
-		return fmt.Sprintf("no answer within %s", AttemptTimeout)
+		return "timed out"
 	}
-	return err.Error()
+	return "connection failed"
 }
 
 // excerpt is the first ExcerptBytes of b, as text: invalid UTF-8 and NUL (which the log's text

@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -62,6 +63,38 @@ func TestDeliveryRefusesAnInternalAddressAtDialTime(t *testing.T) {
 	out := s.Send(context.Background(), srv.URL, "evt-3", secret(t), []byte(`{}`), time.Now())
 	assert.False(t, out.OK())
 	assert.Zero(t, out.StatusCode)
-	assert.Contains(t, out.Err, "internal address")
+	assert.Equal(t, "address not allowed", out.Err)
+	assert.ErrorIs(t, out.Cause, urlguard.ErrInternal, "the cause, for the dispatcher's log")
 	assert.False(t, reached.Load())
+}
+
+// The delivery log, which the owner reads, carries stable reasons; the raw dial error (with the
+// address dialed) is the Cause, which only the dispatcher's log gets.
+func TestAFailedAttemptSaysWhyInStableTerms(t *testing.T) {
+	s := delivery.NewSender(urlguard.Policy{AllowPrivate: true})
+	defer s.Close()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := "http://" + ln.Addr().String() + "/hook"
+	require.NoError(t, ln.Close())
+	out := s.Send(context.Background(), closed, "evt-4", secret(t), []byte(`{}`), time.Now())
+	assert.Equal(t, "connection refused", out.Err)
+	assert.ErrorContains(t, out.Cause, "dial tcp")
+
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer tlsSrv.Close()
+	out = s.Send(context.Background(), tlsSrv.URL, "evt-5", secret(t), []byte(`{}`), time.Now())
+	assert.Equal(t, "TLS handshake failed", out.Err, "a certificate no authority signed")
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
+	defer slow.Close()
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	out = s.Send(ctx, slow.URL, "evt-7", secret(t), []byte(`{}`), time.Now())
+	assert.Equal(t, "timed out", out.Err)
+
+	out = s.Send(context.Background(), "https://no-such-host.invalid/hook", "evt-8", secret(t), []byte(`{}`), time.Now())
+	assert.Equal(t, "host not found", out.Err)
 }

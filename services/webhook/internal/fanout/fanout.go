@@ -40,11 +40,18 @@ type Scopes interface {
 	CheckAsOf(ctx context.Context, caller web.Caller, orderID int64, asOf time.Time) (orderscope.Scope, bool, error)
 }
 
+// Owners tells whether a subscription's owner is still an active user (internal/owner, from the
+// user service).
+type Owners interface {
+	Active(ctx context.Context, userID int64) (bool, error)
+}
+
 // Fanout is the handler of Queue.
 type Fanout struct {
 	conn   *sqlx.DB
 	subs   *subscription.Store
 	scopes Scopes
+	owners Owners
 	now    func() time.Time
 	log    *zap.Logger
 }
@@ -52,6 +59,13 @@ type Fanout struct {
 // New fans out into conn's schema, asking scopes who sees what.
 func New(conn *sqlx.DB, scopes Scopes, now func() time.Time, log *zap.Logger) *Fanout {
 	return &Fanout{conn: conn, subs: subscription.NewStore(conn), scopes: scopes, now: now, log: log}
+}
+
+// CheckingOwners makes f skip the subscriptions of owners that owners says are not active (the
+// dispatcher always wires it; without it every owner counts as active).
+func (f *Fanout) CheckingOwners(owners Owners) *Fanout {
+	f.owners = owners
+	return f
 }
 
 // Payload is the body of a webhook: the event as integrators receive it.
@@ -157,9 +171,18 @@ func (f *Fanout) record(ctx context.Context, items []item) error {
 		}
 		var to []int64
 		for _, s := range subs {
+			if !subscription.KeyCovers(s.KeyScopes, it.ev.Type) {
+				continue // the key that made it may not read this data
+			}
 			ok, err := f.sees(ctx, s, it.ev, it.asOf)
 			if err != nil {
 				return err
+			}
+			if ok {
+				// Asked last, so the user service hears only of owners who would get the event.
+				if ok, err = f.active(ctx, s); err != nil {
+					return err
+				}
 			}
 			if ok {
 				to = append(to, s.ID)
@@ -180,6 +203,19 @@ func (f *Fanout) record(ctx context.Context, items []item) error {
 	return db.InTx(ctx, f.conn, func(tx *sqlx.Tx) error {
 		return delivery.EnqueueAll(ctx, tx, batch, f.now())
 	})
+}
+
+// active reports whether subscription s's owner is still an active user: a deactivated or deleted
+// owner's subscriptions stop, as their keys do.
+func (f *Fanout) active(ctx context.Context, s subscription.Subscription) (bool, error) {
+	if f.owners == nil {
+		return true, nil
+	}
+	ok, err := f.owners.Active(ctx, s.OwnerUserID)
+	if err != nil {
+		return false, fmt.Errorf("owner of webhook %d: %w", s.ID, err)
+	}
+	return ok, nil
 }
 
 // sees reports whether subscription s gets ev: its order filter lets it through, and its owner

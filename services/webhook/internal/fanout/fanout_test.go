@@ -147,3 +147,34 @@ func TestTheQueueIsBoundToTheEventsExchange(t *testing.T) {
 	stop()
 	<-done
 }
+
+// active is the user service's answer of whether each owner is active (internal/owner asks it for
+// real; tested there against an HTTP server answering as the user service does).
+type active map[int64]bool
+
+func (a active) Active(_ context.Context, id int64) (bool, error) { return a[id], nil }
+
+// A subscription gets only the events its key may read (the key that created or last updated it;
+// none stored: the owner's full rights), and none once its owner is deactivated or deleted.
+func TestEventsStopForKeysThatMayNotReadThemAndForInactiveOwners(t *testing.T) {
+	url := "http://127.0.0.1:9/scoped"
+	full := subscribe(t, "801", "client", map[string]any{"url": url, "events": []string{"lead.created"}})
+	narrowed := subscribe(t, "801", "client", map[string]any{"url": url, "events": []string{"lead.created"}})
+	_, err := env.DB.Exec(`UPDATE subscriptions SET key_scopes = '{webhooks:write,calls:read}' WHERE id = $1`, narrowed)
+	require.NoError(t, err)
+	reading := subscribe(t, "802", "client", map[string]any{"url": url, "events": []string{"lead.created"}})
+	_, err = env.DB.Exec(`UPDATE subscriptions SET key_scopes = '{webhooks:write,leads:read}' WHERE id = $1`, reading)
+	require.NoError(t, err)
+	gone := subscribe(t, "803", "client", map[string]any{"url": url, "events": []string{"lead.created"}})
+	staffGone := subscribe(t, "804", "admin", map[string]any{"url": url, "events": []string{"lead.created"}})
+
+	f := fanout.New(env.DB, ownOrders{801: {30}, 802: {30}, 803: {30}}, env.Clock.Now, zap.NewNop()).
+		CheckingOwners(active{801: true, 802: true, 803: false, 804: false})
+	ev, err := event.New("lead.created", 30, map[string]any{"id": 1, "orderId": 30})
+	require.NoError(t, err)
+	msg, err := ev.Message()
+	require.NoError(t, err)
+	assert.Equal(t, mq.Ack, f.Handle(context.Background(), []mq.Delivery{{Body: msg.Body}})[0].Outcome)
+	assert.Equal(t, []int64{full, reading}, deliveredTo(t, ev.ID), "not %d (its key may not read leads), %d nor %d (inactive owners)",
+		narrowed, gone, staffGone)
+}

@@ -24,6 +24,9 @@ type Deps struct {
 	Idempotency *idempotency.Store
 	// Guard checks endpoint URLs (WEBHOOK_ALLOW_HTTP, WEBHOOK_ALLOW_PRIVATE).
 	Guard urlguard.Policy
+	// Limits cap the subscriptions of an owner (WEBHOOK_MAX_PER_OWNER, WEBHOOK_MAX_PER_URL); the
+	// zero value is subscription.DefaultLimits.
+	Limits subscription.Limits
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 }
@@ -33,9 +36,12 @@ func New(d Deps) http.Handler {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	if d.Limits == (subscription.Limits{}) {
+		d.Limits = subscription.DefaultLimits
+	}
 	subs := subscription.NewStore(d.DB)
 	return d.Handler(web.DefaultBodyLimit, func(r gin.IRouter) {
-		subscription.NewHandler(subs, d.Guard, d.Now).Routes(r, d.Idempotency.Middleware())
+		subscription.NewHandler(subs, d.Guard, d.Limits, d.Now).Routes(r, d.Idempotency.Middleware())
 		delivery.NewHandler(delivery.NewStore(d.DB), subs, d.Now).Routes(r)
 	})
 }

@@ -5,6 +5,7 @@ import (
 
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/web"
 	"ccplatform/services/webhook/internal/signature"
@@ -17,16 +18,21 @@ import (
 // can switch without losing a delivery.
 const SecretOverlap = 24 * time.Hour
 
+// ReplayMessage is the message of a create replayed for its Idempotency-Key: the answer without
+// the secret, which is shown once.
+const ReplayMessage = "the secret was shown once, in the first answer, and cannot be shown again: rotate it (rotate-secret) if it was lost"
+
 // Handler serves the subscription routes.
 type Handler struct {
-	store *Store
-	guard urlguard.Policy
-	now   func() time.Time
+	store  *Store
+	guard  urlguard.Policy
+	limits Limits
+	now    func() time.Time
 }
 
-// NewHandler serves store, checking URLs with guard; now is the clock.
-func NewHandler(store *Store, guard urlguard.Policy, now func() time.Time) *Handler {
-	return &Handler{store: store, guard: guard, now: now}
+// NewHandler serves store, checking URLs with guard and counts against limits; now is the clock.
+func NewHandler(store *Store, guard urlguard.Policy, limits Limits, now func() time.Time) *Handler {
+	return &Handler{store: store, guard: guard, limits: limits, now: now}
 }
 
 // Routes registers the routes on r (which must already require the internal token).
@@ -47,7 +53,7 @@ func ViewerOf(c *gin.Context) (Viewer, Owner, error) {
 		return Viewer{}, Owner{}, apperr.New(apperr.Unauthorized, "%s: missing, the caller is unknown", web.HeaderUserID)
 	}
 	g := access.Group(caller.AccessGroup)
-	return Viewer{UserID: caller.UserID, All: SeesAll(g)}, Owner{UserID: caller.UserID, Group: caller.AccessGroup}, nil
+	return Viewer{UserID: caller.UserID, All: SeesAll(g)}, Owner{UserID: caller.UserID, Group: caller.AccessGroup, Scopes: caller.Scopes}, nil
 }
 
 // Target is the caller's view and the subscription id of the path.
@@ -76,14 +82,19 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckEventScopes(f.Events, owner.Scopes); err != nil {
+		return nil, err
+	}
 	secret, err := signature.NewSecret()
 	if err != nil {
 		return nil, err
 	}
-	s, err := h.store.Create(c.Request.Context(), owner, f, secret, h.now())
+	s, err := h.store.Create(c.Request.Context(), owner, f, secret, h.now(), h.limits)
 	if err != nil {
 		return nil, err
 	}
+	// A retry with the same Idempotency-Key answers the subscription, never its secret.
+	idempotency.ReplayAs(c, ReplayMessage, ViewOf(s))
 	return WithSecret(s), nil
 }
 
@@ -104,7 +115,12 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := h.store.Update(c.Request.Context(), v, id, f, h.now())
+	// The subscription takes the updating key's scopes, so they must cover every event it keeps.
+	scopes := web.CallerOf(c).Scopes
+	if err := CheckEventScopes(f.Events, scopes); err != nil {
+		return nil, err
+	}
+	s, err := h.store.Update(c.Request.Context(), v, cur, f, scopes, h.now(), h.limits)
 	if err != nil {
 		return nil, err
 	}

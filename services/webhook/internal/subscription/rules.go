@@ -19,6 +19,42 @@ func EventTypes() []string {
 	return []string{"lead.created", "lead.updated", "lead.status_changed", "lead.job.failed", "call.finished", "order.updated"}
 }
 
+// ReadScope is the key scope that reads the data of events of type typ: a key narrowed away from
+// it may not receive them either ("" for a type that is not an event type).
+func ReadScope(typ string) access.Scope {
+	switch typ {
+	case "lead.created", "lead.updated", "lead.status_changed", "lead.job.failed":
+		return access.LeadsRead
+	case "call.finished":
+		return access.CallsRead
+	case "order.updated":
+		return access.OrdersRead
+	}
+	return ""
+}
+
+// KeyCovers reports whether a key of scopes (none: the owner's full rights) may receive events of
+// type typ.
+func KeyCovers(scopes []string, typ string) bool {
+	return len(scopes) == 0 || slices.Contains(scopes, string(ReadScope(typ)))
+}
+
+// CheckEventScopes refuses events the caller's key may not read, naming the event type and the
+// scope it lacks: a subscription would otherwise deliver data the key cannot fetch.
+func CheckEventScopes(events, scopes []string) error {
+	var lacking []string
+	for _, e := range events {
+		if !KeyCovers(scopes, e) {
+			lacking = append(lacking, e+" needs "+string(ReadScope(e)))
+		}
+	}
+	if len(lacking) > 0 {
+		return apperr.New(apperr.Forbidden, "events: this API key may not read the data of %s (a key scope it lacks)",
+			strings.Join(lacking, ", "))
+	}
+	return nil
+}
+
 // Bounds of a subscription's fields.
 const (
 	maxDescription = 255
@@ -47,10 +83,10 @@ type Fields struct {
 // CheckCreate applies the rules to a create: url and events are required.
 func CheckCreate(ctx context.Context, guard urlguard.Policy, in Input) (Fields, error) {
 	fe := apperr.FieldErrors{}
-	if !in.URL.Present() {
+	if !in.URL.Set {
 		fe.Add("url", "is required")
 	}
-	if !in.Events.Present() {
+	if !in.Events.Set {
 		fe.Add("events", "is required")
 	}
 	f := Fields{Enabled: true, Events: []string{}, OrderIDs: []int64{}}
@@ -61,14 +97,19 @@ func CheckCreate(ctx context.Context, guard urlguard.Policy, in Input) (Fields, 
 // CheckUpdate applies the rules to an update of cur: a field not sent keeps its value.
 func CheckUpdate(ctx context.Context, guard urlguard.Policy, in Input, cur Fields) (Fields, error) {
 	fe := apperr.FieldErrors{}
-	if in.URL.Ptr() == nil && in.URL.Present() {
-		fe.Add("url", "must not be null")
-	}
 	apply(ctx, guard, in, &cur, fe)
 	return cur, fe.Err()
 }
 
 func apply(ctx context.Context, guard urlguard.Policy, in Input, f *Fields, fe apperr.FieldErrors) {
+	// No field of a subscription is nullable: a null would otherwise read as "not sent" and the
+	// update answer 200 having changed nothing.
+	for name, null := range map[string]bool{"url": in.URL.IsNull(), "events": in.Events.IsNull(),
+		"description": in.Description.IsNull(), "enabled": in.Enabled.IsNull(), "orderIds": in.OrderIDs.IsNull()} {
+		if null {
+			fe.Add(name, "must not be null")
+		}
+	}
 	if u := in.URL.Ptr(); u != nil {
 		if err := guard.CheckURL(ctx, strings.TrimSpace(*u)); err != nil {
 			fe.Add("url", err.Error())
@@ -89,12 +130,7 @@ func apply(ctx context.Context, guard urlguard.Policy, in Input, f *Fields, fe a
 		}
 		f.Description = d
 	}
-	if in.Enabled.Present() {
-		if in.Enabled.Ptr() == nil {
-			fe.Add("enabled", "must be true or false")
-		}
-		f.Enabled = in.Enabled.Or(f.Enabled)
-	}
+	optional.Set(&f.Enabled, in.Enabled)
 	if in.OrderIDs.Present() {
 		ids := in.OrderIDs.Or(nil)
 		if len(ids) > maxOrderIDs {
