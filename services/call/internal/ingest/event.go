@@ -134,15 +134,22 @@ func requireText(fe apperr.FieldErrors, name, v string) {
 	}
 }
 
-// checkTimes requires startedAt <= answeredAt <= endedAt, answeredAt being optional.
+// checkTimes requires startedAt <= answeredAt <= endedAt, answeredAt being optional, each within
+// the years the database stores (web.InTimeRange).
 func checkTimes(fe apperr.FieldErrors, e telephony.CallEvent, c *NewCall) {
-	if e.StartedAt.IsZero() {
-		fe.Add("startedAt", "is required")
+	for _, t := range []struct {
+		name string
+		at   *time.Time
+	}{{"startedAt", &e.StartedAt}, {"answeredAt", e.AnsweredAt}, {"endedAt", &e.EndedAt}} {
+		switch {
+		case t.at == nil:
+		case t.at.IsZero() && t.name != "answeredAt":
+			fe.Add(t.name, "is required")
+		case !web.InTimeRange(*t.at):
+			fe.Add(t.name, web.TimeRangeRule)
+		}
 	}
-	if e.EndedAt.IsZero() {
-		fe.Add("endedAt", "is required")
-	}
-	if fe.Has("startedAt") || fe.Has("endedAt") {
+	if fe.Has("startedAt") || fe.Has("endedAt") || fe.Has("answeredAt") {
 		return
 	}
 	if e.EndedAt.Before(e.StartedAt) {

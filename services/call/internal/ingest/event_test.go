@@ -6,6 +6,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/telephony"
+	"ccplatform/pkg/web"
 	"ccplatform/services/call/internal/call"
 
 	"github.com/stretchr/testify/assert"
@@ -155,4 +156,24 @@ func TestFinishedOf(t *testing.T) {
 	assert.Equal(t, p.FinishedEventID.String(), f.EventID)
 	assert.Equal(t, call.ViewOf(p.Record), f.Data, "the call as the API returns it")
 	assert.Equal(t, int64(95), int64(f.Data.TotalDurationSeconds))
+}
+
+func TestTimesOutsideTheStoredYearsAreInvalid(t *testing.T) {
+	// The event that PostgreSQL refused (22008) once its checks had passed.
+	ev, err := Decode([]byte(`{"eventId":"e-0","platformCallId":"pc-0","leadId":1,"orderId":1,"userId":1,"sipEndpointId":1,
+		"direction":"outgoing","statusCode":"answered","clientPhone":"+79991234567",
+		"startedAt":"0000-06-01T00:00:00Z","endedAt":"0000-06-01T00:01:00Z"}`))
+	require.NoError(t, err)
+	_, err = FromEvent(ev)
+	ae, ok := apperr.As(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, apperr.FieldErrors{"startedAt": web.TimeRangeRule, "endedAt": web.TimeRangeRule}, ae.Fields)
+
+	e := validEvent()
+	late := time.Date(9999, 12, 31, 23, 59, 59, 0, time.FixedZone("", -14*3600)) // 10000-01-01 in UTC
+	e.AnsweredAt = &late
+	_, err = FromEvent(e)
+	ae, ok = apperr.As(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, apperr.FieldErrors{"answeredAt": web.TimeRangeRule}, ae.Fields)
 }

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"ccplatform/pkg/web"
 )
 
 // Where call.finished comes from (docs/events.md) and the lead worker's queue for it.
@@ -72,8 +74,11 @@ func Decode(body []byte) (Finished, error) {
 		problems = append(problems, "statusCode: is required")
 	}
 	ended, err := time.Parse(time.RFC3339, m.EndedAt)
-	if err != nil {
+	switch {
+	case err != nil:
 		problems = append(problems, "endedAt: must be an RFC 3339 time")
+	case !web.InTimeRange(ended):
+		problems = append(problems, "endedAt: "+web.TimeRangeRule)
 	}
 	if len(problems) > 0 {
 		return Finished{}, errors.New("invalid event: " + strings.Join(problems, "; "))

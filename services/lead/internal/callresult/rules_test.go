@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/orders"
 
 	"github.com/stretchr/testify/assert"
@@ -311,4 +312,6 @@ func TestDecode(t *testing.T) {
 	for _, part := range []string{"invalid event", "eventId", "callId", "leadId", "orderId", "statusCode", "endedAt"} {
 		assert.Contains(t, err.Error(), part)
 	}
+	_, err = Decode([]byte(`{"eventId":"e","callId":1,"leadId":1,"orderId":1,"statusCode":"busy","endedAt":"9999-12-31T23:59:59-14:00"}`))
+	assert.ErrorContains(t, err, "invalid event: endedAt: "+web.TimeRangeRule)
 }
