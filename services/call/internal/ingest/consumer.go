@@ -43,10 +43,11 @@ func (c *Consumer) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result 
 	results := make([]mq.Result, len(batch))
 	var valid []int // indexes into batch
 	calls := make([]NewCall, len(batch))
+	now := time.Now()
 	for i, d := range batch {
 		ev, err := Decode(d.Body)
 		if err == nil {
-			calls[i], err = FromEvent(ev)
+			calls[i], err = FromEvent(ev, now)
 			if err != nil {
 				err = fmt.Errorf("invalid event: %w", err)
 			}

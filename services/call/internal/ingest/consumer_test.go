@@ -323,7 +323,7 @@ func TestRepublishesWhenAnEarlierDeliveryGotNoConfirm(t *testing.T) {
 	// An earlier delivery committed the call, then lost the broker before call.finished was
 	// confirmed, so the platform's message was never acked.
 	store := ingest.NewStore(env.DB)
-	c, err := ingest.FromEvent(ev)
+	c, err := ingest.FromEvent(ev, time.Now())
 	require.NoError(t, err)
 	pending, err := store.Save(context.Background(), []ingest.Resolved{{NewCall: c, StatusID: 1}})
 	require.NoError(t, err)
