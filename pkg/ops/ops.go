@@ -216,12 +216,16 @@ type Broker interface {
 	Connected() bool
 	// ConsumersReady is nil when every consumer the process started is subscribed.
 	ConsumersReady() error
+	// DeliveriesFlowing is nil unless a consumer has held a delivery unacked past its bound.
+	DeliveriesFlowing() error
 	// Collectors are its publish and consume metrics.
 	Collectors() []prometheus.Collector
 }
 
 // Broker adds the readiness checks of a broker connection ("broker": connected; "consumers":
-// every consumer subscribed), the mq_connected gauge and the connection's own metrics.
+// every consumer subscribed; "deliveries": no consumer holds a delivery unacked past its bound, so
+// a consumer stuck on a batch reads as degraded although it is subscribed), the mq_connected gauge
+// and the connection's own metrics.
 func (o *Ops) Broker(b Broker) {
 	o.Registry.MustRegister(b.Collectors()...)
 	o.AddCheck("broker", func(context.Context) error {
@@ -231,6 +235,7 @@ func (o *Ops) Broker(b Broker) {
 		return nil
 	})
 	o.AddCheck("consumers", func(context.Context) error { return b.ConsumersReady() })
+	o.AddCheck("deliveries", func(context.Context) error { return b.DeliveriesFlowing() })
 	o.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "mq_connected",
 		Help: "1 while the process's broker connection is up.",
