@@ -38,7 +38,8 @@ func NewConsumer(store *Store, pub *mq.Publisher, log *zap.Logger) *Consumer {
 // decoded or breaks a rule is dead-lettered with the reason, and so is one the database refuses
 // (the batch is then stored event by event, so the others are kept); a transient database or
 // broker fault is retried; otherwise the call is stored (once), its call.finished confirmed by the
-// broker, and the message acked. Acks therefore come only after the commit and the confirm: at-least-once all the way.
+// broker, and the message acked. Acks therefore come only after the commit and the confirm:
+// at-least-once all the way.
 func (c *Consumer) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 	results := make([]mq.Result, len(batch))
 	var valid []int // indexes into batch
