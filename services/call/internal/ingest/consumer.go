@@ -71,9 +71,19 @@ func (c *Consumer) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result 
 	sctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	defer cancel()
 	statuses, err := c.store.Statuses(sctx)
-	if err != nil {
+	switch {
+	case err != nil && db.Transient(err):
 		c.log.Warn("call ingest: database unavailable", zap.Error(err))
 		retry(err.Error(), valid)
+		return results
+	case err != nil:
+		// The database refuses the catalog itself (a schema it does not have): no event can be
+		// stored until someone fixes it, and retrying without limit would hide that behind a
+		// queue that only grows. Each message is tried MaxAttempts times, then dead-lettered.
+		c.log.Error("call ingest: call-status catalog refused by the database", zap.Error(err))
+		for _, i := range valid {
+			results[i] = mq.Result{Outcome: mq.Fail, Reason: err.Error()}
+		}
 		return results
 	}
 	var resolved []Resolved

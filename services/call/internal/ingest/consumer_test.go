@@ -395,3 +395,17 @@ func TestACallTheDatabaseRefusesIsDeadLetteredAndTheOthersStored(t *testing.T) {
 	}
 	assert.Len(t, dead.Messages(), 1)
 }
+
+func TestACatalogTheDatabaseRefusesIsNotRetriedWithoutLimit(t *testing.T) {
+	// A connection to a schema without the service's tables: every read is refused (42P01).
+	wrong, err := db.Open(context.Background(), env.DBURL, "public", 2)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = wrong.Close() })
+	b := servicetest.Dial(t, env.AMQPURL)
+	pub := mq.NewPublisher(b.Conn)
+	t.Cleanup(pub.Close)
+	consumer := ingest.NewConsumer(ingest.NewStore(wrong), pub, zap.NewNop())
+	results := consumer.Handle(context.Background(), []mq.Delivery{delivery(t, servicetest.Event(servicetest.LeadID(), base))})
+	assert.Equal(t, mq.Fail, results[0].Outcome, "counted towards dead-lettering, not retried for ever")
+	assert.Contains(t, results[0].Reason, "call_statuses")
+}
