@@ -345,7 +345,7 @@ func TestADeliveryHeldPastItsBoundShowsTheConsumerStalled(t *testing.T) {
 	require.NoError(t, p.Publish(context.Background(), "", q, msg(1)))
 	require.Eventually(t, func() bool { return c.DeliveriesFlowing() != nil }, 5*time.Second, 20*time.Millisecond)
 	err := c.DeliveriesFlowing()
-	assert.ErrorContains(t, err, "degraded: t.stalled: oldest unacked delivery")
+	assert.ErrorContains(t, err, "stalled: t.stalled: oldest unacked delivery")
 	assert.ErrorContains(t, err, "(bound 500ms)")
 	assert.Greater(t, series(t, reg)["mq_oldest_unacked_seconds{queue=t.stalled}"], 0.5)
 

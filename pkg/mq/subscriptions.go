@@ -136,7 +136,7 @@ func (c *Conn) DeliveriesFlowing() error {
 		}
 	}
 	if len(stalled) > 0 {
-		return fmt.Errorf("degraded: %s", strings.Join(stalled, ", "))
+		return fmt.Errorf("stalled: %s", strings.Join(stalled, ", "))
 	}
 	return nil
 }

@@ -89,13 +89,21 @@ func TestBrokerChecks(t *testing.T) {
 	assert.Equal(t, 0.0, gaugeValue(t, o, "app_ready"))
 }
 
-func TestAStalledConsumerIsNotReady(t *testing.T) {
+func TestAStalledConsumerIsDegraded(t *testing.T) {
 	o := New("t")
-	o.Broker(broker{up: true, deliveries: errors.New("degraded: telephony.calls: oldest unacked delivery 3m0s old (bound 2m0s)")})
+	o.Broker(broker{up: true, deliveries: errors.New("stalled: telephony.calls: oldest unacked delivery 3m0s old (bound 2m0s)")})
 	code, body := get(t, o.Handler(), "/readyz")
 	assert.Equal(t, http.StatusServiceUnavailable, code)
-	assert.Contains(t, body, `"message":"not ready: deliveries: degraded: telephony.calls: oldest unacked delivery 3m0s old (bound 2m0s)"`)
+	assert.Contains(t, body, `"message":"degraded: deliveries: stalled: telephony.calls: oldest unacked delivery 3m0s old (bound 2m0s)"`)
+	assert.Contains(t, body, `"status":"degraded"`)
+
 	assert.Equal(t, 0.0, gaugeValue(t, o, "app_ready"))
+
+	// Unreachable as well: that is the worse news.
+	o = New("t")
+	o.Broker(broker{up: false, deliveries: errors.New("stalled: telephony.calls")})
+	_, body = get(t, o.Handler(), "/readyz")
+	assert.Contains(t, body, `"status":"not ready"`)
 }
 
 func gaugeValue(t *testing.T, o *Ops, name string) float64 {

@@ -312,7 +312,7 @@ func TestAConsumerStuckOnADeliveryIsDegraded(t *testing.T) {
 	assert.Equal(t, "unavailable: consumerCallIngest", a.Message)
 	got := a.Data["consumerCallIngest"]
 	assert.False(t, got.Success)
-	assert.Contains(t, got.Message, "status 503: not ready: deliveries: degraded: health.stuck: oldest unacked delivery")
+	assert.Contains(t, got.Message, "status 503: degraded: deliveries: stalled: health.stuck: oldest unacked delivery")
 	assert.True(t, a.Data[KeyQueueHub].Success, "the broker still counts its consumer")
 }
 

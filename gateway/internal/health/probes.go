@@ -48,7 +48,7 @@ func ConsumerKey(name string) string {
 // Consumer probes the /readyz of a queue consumer's probe listener at base. The queue hub counts
 // a queue's consumers at the broker, which cannot tell a consumer that works from one stuck on a
 // batch (a delivery retried without end holds the messages behind it): the consumer itself can,
-// and its /readyz is a 503 "deliveries: degraded: ..." then.
+// and its /readyz is a 503 "degraded: deliveries: stalled: ..." then.
 func Consumer(name, base string, client *http.Client) Probe {
 	return Service(ConsumerKey(name), base, client)
 }
