@@ -13,6 +13,8 @@
 #   - bulk import under lead-worker and lead-api SIGKILL
 #   - webhook-dispatcher SIGKILL under sync creates: every lead.created reaches the endpoint (created
 #     = events delivered; repeats of an event id, allowed at least once, are printed apart)
+#   - poison call events (a year 0000, a 9999-12-31) among good ones: every good event stored, each
+#     poison one dead-lettered with its reason, call-ingest not left stalled
 # Called by scripts/test.sh (make test), so it runs in CI.
 #
 # Environment: DATABASE_URL, AMQP_URL (see scripts/deps.sh), FAULT_TIMEOUT (default 10m).
@@ -39,13 +41,14 @@ expected=(
   "lead-worker SIGKILL mid-import: accepted"
   "lead-api SIGKILL mid-upload: accepted"
   "webhook-dispatcher SIGKILL: accepted"
+  "poison event calls: published"
 )
 
 out=$(mktemp); trap 'rm -f "$out"' EXIT
-echo "== fault test: broker restart, lead-worker SIGKILL, PostgreSQL restart, lead-api, gateway and notification-worker SIGKILL, consumer partition, bulk import under lead-worker and lead-api SIGKILL, webhook-dispatcher SIGKILL"
+echo "== fault test: broker restart, lead-worker SIGKILL, PostgreSQL restart, lead-api, gateway and notification-worker SIGKILL, consumer partition, bulk import under lead-worker and lead-api SIGKILL, webhook-dispatcher SIGKILL, poison call events"
 rc=0
 go test -tags fault -count=1 -v -timeout "${FAULT_TIMEOUT:-10m}" \
-  -run '^(TestAsyncLeadsSurviveFaults|TestPostgresRestart|TestProcessKills)$' ./e2e/ >"$out" 2>&1 || rc=$?
+  -run '^(TestAsyncLeadsSurviveFaults|TestPostgresRestart|TestProcessKills|TestPoisonCallEvents)$' ./e2e/ >"$out" 2>&1 || rc=$?
 lines=$(grep -E '^[A-Za-z -]+: (accepted=[0-9]+ created|published=[0-9]+ stored)=[0-9]+ lost=[0-9]+ duplicated=[0-9]+$' "$out" || true)
 bad=0
 for e in "${expected[@]}"; do
@@ -58,6 +61,6 @@ if [ $rc != 0 ] || [ $bad != 0 ]; then
   exit 1
 fi
 grep -E '^(=== RUN|--- |    --- |ok |PASS)|fault_' "$out" || true
-grep -E '^(postgres restart|gateway SIGKILL|notification-worker SIGKILL|consumer partition|webhook-dispatcher SIGKILL)[^=]*: [a-z]' "$out" | grep -vE 'accepted=|published=' || true
+grep -E '^(postgres restart|gateway SIGKILL|notification-worker SIGKILL|consumer partition|webhook-dispatcher SIGKILL|poison event calls)[^=]*: [a-z]' "$out" | grep -vE 'accepted=|published=' || true
 echo "$lines"
 echo "fault test: PASS"

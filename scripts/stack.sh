@@ -54,7 +54,6 @@ TOOLS=(
   "ccadmin    | ./tools/cmd/ccadmin"
 )
 ENTRY=gateway                      # the public entry point, started last
-CONSUMERS=" lead-worker call-ingest notification-worker webhook-dispatcher "  # their ports serve probes and metrics only
 DEMO_ADMIN_EMAIL=admin@demo.callcenter.local
 # ---------------------------------------------------------------------------------------------
 
@@ -95,11 +94,12 @@ done
 base_url() { local i; for i in "${!NAMES[@]}"; do [ "${NAMES[$i]}" = "$ENTRY" ] && { echo "http://127.0.0.1:${PORTS[$i]}"; return; }; done; }
 health_path() { echo /readyz; }
 
-# <NAME>_URL for every process with a port but the entry point and the consumers.
+# <NAME>_URL for every process with a port but the entry point. A consumer's (CALL_INGEST_URL) is
+# its probe listener, which the gateway's health check reads (docs/operations.md).
 export_service_urls() {
   local i n var
   for i in "${!NAMES[@]}"; do
-    [ "${PORTS[$i]}" = - ] || [ "${NAMES[$i]}" = "$ENTRY" ] || [[ $CONSUMERS == *" ${NAMES[$i]} "* ]] && continue
+    [ "${PORTS[$i]}" = - ] || [ "${NAMES[$i]}" = "$ENTRY" ] && continue
     n=${NAMES[$i]%-api}; var=$(printf '%s' "$n" | tr 'a-z-' 'A-Z_')_URL
     export "$var=http://127.0.0.1:${PORTS[$i]}"
   done

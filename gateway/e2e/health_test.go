@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	gwhealth "ccplatform/gateway/internal/health"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -58,7 +60,10 @@ func TestHealthCheckAllUp(t *testing.T) {
 
 	want := []string{"serviceGateway", "serviceMicroRabbit", "serviceMicroMqHub", "telephonyPlatform", "voicePlatform"}
 	for _, p := range processes {
-		if !p.consumer && p.name != "gateway" {
+		switch {
+		case p.consumer:
+			want = append(want, gwhealth.ConsumerKey(p.name))
+		case p.name != "gateway":
 			want = append(want, "service"+strings.ToUpper(p.name[:1])+strings.TrimSuffix(p.name[1:], "-api"))
 		}
 	}

@@ -136,8 +136,19 @@ func TestMain(m *testing.M) {
 // at the given URLs. On error the returned stack (when not nil) holds the logs so far.
 func startStack(dbURL, amqpURL string) (*Stack, error) {
 	procs := make([]stacktest.Process, len(processes))
+	// The gateway probes every consumer's /readyz (<NAME>_URL: call-ingest → CALL_INGEST_URL), as
+	// docker-compose.yml and scripts/stack.sh configure it.
+	consumers := map[string]string{}
+	for _, p := range processes {
+		if p.consumer {
+			consumers[strings.ToUpper(strings.ReplaceAll(p.name, "-", "_"))+"_URL"] = p.name
+		}
+	}
 	for i, p := range processes {
 		procs[i] = stacktest.Process{Name: p.name, Pkg: p.pkg, Health: p.health, Consumer: p.consumer, Env: p.env}
+		if p.name == "gateway" {
+			procs[i].Upstreams = consumers
+		}
 	}
 	s, err := stacktest.Start(stacktest.Config{
 		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken,

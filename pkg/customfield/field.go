@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/web"
 
 	"github.com/lib/pq"
 )
@@ -184,8 +185,12 @@ func (f Field) CheckValue(raw json.RawMessage) (value json.RawMessage, rule stri
 		if !ok {
 			return nil, "must be a date yyyy-mm-dd"
 		}
-		if _, err := time.Parse(time.DateOnly, s); err != nil {
+		d, err := time.Parse(time.DateOnly, s)
+		if err != nil {
 			return nil, "must be a date yyyy-mm-dd"
+		}
+		if !web.InTimeRange(d) {
+			return nil, web.TimeRangeRule
 		}
 	case TypeSelect:
 		s, ok := asString(raw)

@@ -3,6 +3,7 @@
 package listquery
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/web"
 )
 
 // Defaults and bounds of every list.
@@ -132,7 +134,7 @@ func ParsePeriod(q url.Values, name string, fe apperr.FieldErrors) Period {
 	if raw, ok := single(q, name+"[0]"); ok && raw != "" {
 		t, _, err := ParseTime(raw)
 		if err != nil {
-			fe.Add(name+"[0]", "must be an ISO 8601 date or date-time")
+			fe.Add(name+"[0]", timeRule(err))
 		} else {
 			p.From = &t
 		}
@@ -142,7 +144,7 @@ func ParsePeriod(q url.Values, name string, fe apperr.FieldErrors) Period {
 		t, dateOnly, err := ParseTime(raw)
 		switch {
 		case err != nil:
-			fe.Add(name+"[1]", "must be an ISO 8601 date or date-time")
+			fe.Add(name+"[1]", timeRule(err))
 		case dateOnly:
 			end := t.AddDate(0, 0, 1)
 			bound = end
@@ -180,7 +182,19 @@ var layouts = []string{
 // "2026-11-21T10:00:00 03:00".
 var spacedOffset = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?) (\d{2}(?::?\d{2})?)$`)
 
+// ErrTimeRange is ParseTime's error for a well-formed time outside web.InTimeRange.
+var ErrTimeRange = errors.New(web.TimeRangeRule)
+
+// timeRule is the field error of a time ParseTime refused.
+func timeRule(err error) string {
+	if errors.Is(err, ErrTimeRange) {
+		return web.TimeRangeRule
+	}
+	return "must be an ISO 8601 date or date-time"
+}
+
 // ParseTime reads an ISO 8601 date-time (zone optional, UTC assumed) or date; dateOnly tells which.
+// A time outside the years 0001 to 9999 in UTC (web.InTimeRange) is ErrTimeRange.
 func ParseTime(raw string) (t time.Time, dateOnly bool, err error) {
 	raw = strings.TrimSpace(raw)
 	// A '+' in a query string arrives as a space when the client did not escape it.
@@ -189,12 +203,18 @@ func ParseTime(raw string) (t time.Time, dateOnly bool, err error) {
 	}
 	for _, l := range layouts {
 		if t, err := time.Parse(l, raw); err == nil {
+			if !web.InTimeRange(t) {
+				return time.Time{}, false, ErrTimeRange
+			}
 			return t.UTC(), false, nil
 		}
 	}
 	t, err = time.Parse("2006-01-02", raw)
 	if err != nil {
 		return time.Time{}, false, err
+	}
+	if !web.InTimeRange(t) {
+		return time.Time{}, false, ErrTimeRange
 	}
 	return t, true, nil
 }

@@ -209,6 +209,8 @@ func TestParsePeriodErrors(t *testing.T) {
 	}{
 		{name: "garbage lower", raw: "createdAt[0]=yesterday", field: "createdAt[0]"},
 		{name: "garbage upper", raw: "createdAt[1]=2026-13-01", field: "createdAt[1]"},
+		{name: "year 0000", raw: "createdAt[0]=0000-06-01T00:00:00Z", field: "createdAt[0]"},
+		{name: "past 9999 once in UTC", raw: "createdAt[1]=9999-12-31T23:59:59-14:00", field: "createdAt[1]"},
 		{name: "from after to", raw: "createdAt[0]=2026-11-22&createdAt[1]=2026-11-21", field: "createdAt[1]"},
 		{name: "from equals to", raw: "createdAt[0]=2026-11-21T10:00:00Z&createdAt[1]=2026-11-21T10:00:00Z", field: "createdAt[1]"},
 		{name: "from after to across zones", raw: "createdAt[0]=2026-11-21T10:00:00Z&createdAt[1]=2026-11-21T12:00:00%2B03:00", field: "createdAt[1]"},
@@ -236,6 +238,13 @@ func TestParseTime(t *testing.T) {
 
 	_, _, err = ParseTime("21.11.2026")
 	assert.Error(t, err)
+	for _, raw := range []string{"0000-06-01T00:00:00Z", "0000-06-01", "9999-12-31T23:59:59-14:00", "0001-01-01T00:30:00+01:00"} {
+		_, _, err = ParseTime(raw)
+		assert.ErrorIs(t, err, ErrTimeRange, raw)
+	}
+	tm, _, err = ParseTime("9999-12-31T23:59:59+00:00")
+	require.NoError(t, err)
+	assert.Equal(t, 9999, tm.Year())
 	_, _, err = ParseTime("")
 	assert.Error(t, err)
 }

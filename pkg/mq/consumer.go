@@ -57,6 +57,12 @@ type ConsumerConfig struct {
 	MaxAttempts int
 	// Tag prefixes the consumer tags shown by the broker.
 	Tag string
+	// MaxUnackedAge bounds how long a delivery may wait for its outcome, from its arrival to its
+	// ack, before the consumer reports itself stalled (DeliveriesFlowing, readiness, the
+	// mq_oldest_unacked_seconds metric against mq_max_unacked_age_seconds). Choose it well above the
+	// longest normal batch: past it a batch is not slow but stuck (a transient fault that does not
+	// pass, a message retried without end). DefaultMaxUnackedAge when zero.
+	MaxUnackedAge time.Duration
 	// OnDeadLetter, when set, runs before a message is dead-lettered, with the body the copy will
 	// carry and the reason: the owner of the work records that it ended (a job as failed), so
 	// nothing waits forever on a message that left its queue. An error keeps the message in its
@@ -80,7 +86,15 @@ func (c *ConsumerConfig) defaults() {
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = 5
 	}
+	if c.MaxUnackedAge <= 0 {
+		c.MaxUnackedAge = DefaultMaxUnackedAge
+	}
 }
+
+// DefaultMaxUnackedAge is MaxUnackedAge when unset: the longest normal batch of this platform's
+// consumers is bounded by their store and publish timeouts (30 s each), so twice that much again
+// means the batch is stuck, not slow.
+const DefaultMaxUnackedAge = 2 * time.Minute
 
 // Consume runs cfg.Workers consumers of cfg.Queue until ctx is done, re-opening channels after
 // any broker failure. On return every message it was given is acked or back with the broker. The
@@ -91,6 +105,7 @@ func (c *Conn) Consume(ctx context.Context, cfg ConsumerConfig, h BatchHandler) 
 	dlq := NewPublisher(c)
 	defer dlq.Close()
 	sub := c.subs.of(cfg.Queue)
+	sub.setBound(cfg.MaxUnackedAge)
 	sub.wanted.Add(int64(cfg.Workers))
 	defer sub.wanted.Add(-int64(cfg.Workers))
 	var wg sync.WaitGroup
@@ -154,6 +169,7 @@ func (w *worker) session(ctx context.Context) error {
 		batch, ok := w.gather(ctx, deliveries)
 		if len(batch) > 0 {
 			w.process(ctx, batch)
+			w.sub.release(w)
 		}
 		if !ok {
 			if ctx.Err() != nil {
@@ -175,6 +191,8 @@ func (w *worker) gather(ctx context.Context, deliveries <-chan amqp.Delivery) ([
 		if !open {
 			return nil, false
 		}
+		// Its wait for an outcome starts now; those gathered after it are younger.
+		w.sub.hold(w, time.Now())
 		batch = append(batch, d)
 	case <-ctx.Done():
 		return nil, false

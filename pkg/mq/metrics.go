@@ -26,7 +26,7 @@ type metrics struct {
 	confirms, returns                      *prometheus.CounterVec
 	deliveries, acks, retries, deadLetters *prometheus.CounterVec
 	handlerDuration, batchSize             *prometheus.HistogramVec
-	consumers                              *prometheus.Desc
+	consumers, oldestUnacked, unackedBound *prometheus.Desc
 }
 
 func newMetrics() *metrics {
@@ -49,6 +49,10 @@ func newMetrics() *metrics {
 			Buckets: []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000},
 		}, []string{"queue"}),
 		consumers: prometheus.NewDesc("mq_consumers", "Consumers of this process subscribed to the queue now.", []string{"queue"}, nil),
+		oldestUnacked: prometheus.NewDesc("mq_oldest_unacked_seconds",
+			"Age of the oldest delivery this process's consumers of the queue hold unacknowledged (0: none).", []string{"queue"}, nil),
+		unackedBound: prometheus.NewDesc("mq_max_unacked_age_seconds",
+			"The bound on mq_oldest_unacked_seconds past which the queue's consumers are stalled (ConsumerConfig.MaxUnackedAge).", []string{"queue"}, nil),
 	}
 	m.publishes = publishVec{counter("mq_publishes_total", "Messages published, by exchange and routing key.", "exchange", "routing_key"), m}
 	return m
@@ -98,6 +102,8 @@ func (cc connCollector) Describe(ch chan<- *prometheus.Desc) {
 		v.Describe(ch)
 	}
 	ch <- cc.c.metrics.consumers
+	ch <- cc.c.metrics.oldestUnacked
+	ch <- cc.c.metrics.unackedBound
 }
 
 func (cc connCollector) Collect(ch chan<- prometheus.Metric) {
@@ -110,6 +116,8 @@ func (cc connCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, s := range subs {
 		ch <- prometheus.MustNewConstMetric(cc.c.metrics.consumers, prometheus.GaugeValue, float64(s.Active), s.Queue)
+		ch <- prometheus.MustNewConstMetric(cc.c.metrics.oldestUnacked, prometheus.GaugeValue, s.OldestUnacked.Seconds(), s.Queue)
+		ch <- prometheus.MustNewConstMetric(cc.c.metrics.unackedBound, prometheus.GaugeValue, s.MaxUnackedAge.Seconds(), s.Queue)
 	}
 }
 

@@ -44,6 +44,8 @@ func TestMetricsStartAtZeroForKnownLabels(t *testing.T) {
 	got := series(t, reg)
 	want := []string{
 		"mq_consumers{queue=lead.jobs}",
+		"mq_oldest_unacked_seconds{queue=lead.jobs}",
+		"mq_max_unacked_age_seconds{queue=lead.jobs}",
 		"mq_deliveries_total{queue=lead.jobs}",
 		"mq_acks_total{queue=lead.jobs}",
 		"mq_retries_total{queue=lead.jobs}",

@@ -11,6 +11,7 @@ import (
 
 	"ccplatform/pkg/mqtest"
 
+	"github.com/prometheus/client_golang/prometheus"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -305,4 +306,51 @@ func TestMessagesThatNeverGotAnOutcomeAreDeadLettered(t *testing.T) {
 		return ok
 	}, 10*time.Second, 50*time.Millisecond)
 	assert.Zero(t, handled.Load(), "the handler never saw it again")
+}
+
+// A consumer retrying one message without end is subscribed and connected, yet stuck: the age of
+// the delivery it holds shows it, in DeliveriesFlowing and the metrics, and clears with the ack.
+func TestADeliveryHeldPastItsBoundShowsTheConsumerStalled(t *testing.T) {
+	q := "t.stalled"
+	c := dial(t, WorkQueue(q))
+	p := NewPublisher(c)
+	defer p.Close()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c.Collectors()...)
+
+	var stuck atomic.Bool
+	stuck.Store(true)
+	var acked atomic.Int32
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = c.Consume(ctx, ConsumerConfig{Queue: q, Tag: "s", MaxUnackedAge: 500 * time.Millisecond}, func(_ context.Context, b []Delivery) []Result {
+			out := make([]Result, len(b))
+			for i := range out {
+				if stuck.Load() {
+					out[i] = Result{Outcome: Retry, Reason: "refused, and retried as if transient"}
+				} else {
+					acked.Add(1)
+				}
+			}
+			return out
+		})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	require.Eventually(t, func() bool { return c.ConsumersReady() == nil && len(c.Subscriptions()) == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, c.DeliveriesFlowing(), "nothing held yet")
+	assert.Equal(t, 0.5, series(t, reg)["mq_max_unacked_age_seconds{queue=t.stalled}"])
+
+	require.NoError(t, p.Publish(context.Background(), "", q, msg(1)))
+	require.Eventually(t, func() bool { return c.DeliveriesFlowing() != nil }, 5*time.Second, 20*time.Millisecond)
+	err := c.DeliveriesFlowing()
+	assert.ErrorContains(t, err, "stalled: t.stalled: oldest unacked delivery")
+	assert.ErrorContains(t, err, "(bound 500ms)")
+	assert.Greater(t, series(t, reg)["mq_oldest_unacked_seconds{queue=t.stalled}"], 0.5)
+
+	stuck.Store(false)
+	require.Eventually(t, func() bool { return acked.Load() == 1 }, 15*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return c.DeliveriesFlowing() == nil }, 5*time.Second, 10*time.Millisecond, "flowing again once acked")
+	assert.Zero(t, series(t, reg)["mq_oldest_unacked_seconds{queue=t.stalled}"])
 }

@@ -40,9 +40,12 @@ type Ops struct {
 	// Registry holds every metric of the process; packages register their collectors here.
 	Registry *prometheus.Registry
 
-	mu       sync.Mutex
-	checks   map[string]Check
-	draining atomic.Bool
+	mu     sync.Mutex
+	checks map[string]Check
+	// degradations are the checks whose failure alone leaves the process running but stuck
+	// (AddDegradation): /readyz says "degraded" rather than "not ready".
+	degradations map[string]bool
+	draining     atomic.Bool
 
 	httpOnce sync.Once
 	http     *httpMetrics
@@ -51,7 +54,7 @@ type Ops struct {
 // New makes the surface of the binary called name, with the Go runtime, process and build
 // collectors registered.
 func New(name string) *Ops {
-	o := &Ops{name: name, Registry: prometheus.NewRegistry(), checks: map[string]Check{}}
+	o := &Ops{name: name, Registry: prometheus.NewRegistry(), checks: map[string]Check{}, degradations: map[string]bool{}}
 	o.Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -83,6 +86,18 @@ func (o *Ops) AddCheck(name string, c Check) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.checks[name] = c
+	delete(o.degradations, name)
+}
+
+// AddDegradation adds a readiness check whose failure means the process works but is stuck (a
+// consumer holding a delivery past its bound): /readyz answers 503 all the same, with the status
+// "degraded" when no other check failed, so that the answer tells a stuck process from one that
+// cannot reach what it needs.
+func (o *Ops) AddDegradation(name string, c Check) {
+	o.AddCheck(name, c)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.degradations[name] = true
 }
 
 // Database adds the database's readiness check (a ping) and its connection pool's metrics
@@ -106,7 +121,7 @@ func (o *Ops) Draining() bool { return o.draining.Load() }
 
 // Readiness is the answer of /readyz.
 type Readiness struct {
-	Status string            `json:"status"` // ready, not ready, draining
+	Status string            `json:"status"` // ready, degraded, not ready, draining
 	Checks map[string]string `json:"checks"` // check name → "ok" or what failed
 }
 
@@ -116,12 +131,14 @@ func (o *Ops) Ready(ctx context.Context) (Readiness, bool) {
 	o.mu.Lock()
 	names := make([]string, 0, len(o.checks))
 	checks := make([]Check, 0, len(o.checks))
+	degradation := make([]bool, 0, len(o.checks))
 	for n := range o.checks {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
 		checks = append(checks, o.checks[n])
+		degradation = append(degradation, o.degradations[n])
 	}
 	o.mu.Unlock()
 
@@ -138,7 +155,12 @@ func (o *Ops) Ready(ctx context.Context) (Readiness, bool) {
 	r := Readiness{Status: "ready", Checks: make(map[string]string, len(names))}
 	for i, n := range names {
 		r.Checks[n] = "ok"
-		if results[i] != nil {
+		switch {
+		case results[i] == nil:
+		case degradation[i] && r.Status == "ready":
+			r.Checks[n] = results[i].Error()
+			r.Status = "degraded"
+		default:
 			r.Checks[n] = results[i].Error()
 			r.Status = "not ready"
 		}
@@ -216,12 +238,17 @@ type Broker interface {
 	Connected() bool
 	// ConsumersReady is nil when every consumer the process started is subscribed.
 	ConsumersReady() error
+	// DeliveriesFlowing is nil unless a consumer has held a delivery unacked past its bound.
+	DeliveriesFlowing() error
 	// Collectors are its publish and consume metrics.
 	Collectors() []prometheus.Collector
 }
 
 // Broker adds the readiness checks of a broker connection ("broker": connected; "consumers":
-// every consumer subscribed), the mq_connected gauge and the connection's own metrics.
+// every consumer subscribed; "deliveries", a degradation: no consumer holds a delivery unacked past
+// its bound, so a consumer stuck on a batch reads as degraded although it is subscribed), the
+// mq_connected gauge
+// and the connection's own metrics.
 func (o *Ops) Broker(b Broker) {
 	o.Registry.MustRegister(b.Collectors()...)
 	o.AddCheck("broker", func(context.Context) error {
@@ -231,6 +258,7 @@ func (o *Ops) Broker(b Broker) {
 		return nil
 	})
 	o.AddCheck("consumers", func(context.Context) error { return b.ConsumersReady() })
+	o.AddDegradation("deliveries", func(context.Context) error { return b.DeliveriesFlowing() })
 	o.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "mq_connected",
 		Help: "1 while the process's broker connection is up.",

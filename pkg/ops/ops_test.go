@@ -69,12 +69,13 @@ func TestADrainingProcessIsNotReady(t *testing.T) {
 }
 
 type broker struct {
-	up        bool
-	consumers error
+	up                    bool
+	consumers, deliveries error
 }
 
-func (b broker) Connected() bool       { return b.up }
-func (b broker) ConsumersReady() error { return b.consumers }
+func (b broker) Connected() bool          { return b.up }
+func (b broker) ConsumersReady() error    { return b.consumers }
+func (b broker) DeliveriesFlowing() error { return b.deliveries }
 
 func (broker) Collectors() []prometheus.Collector { return nil }
 
@@ -83,9 +84,26 @@ func TestBrokerChecks(t *testing.T) {
 	o.Broker(broker{up: true, consumers: errors.New("consumers not subscribed: lead.jobs 0/4")})
 	r, ok := o.Ready(context.Background())
 	assert.False(t, ok)
-	assert.Equal(t, map[string]string{"broker": "ok", "consumers": "consumers not subscribed: lead.jobs 0/4"}, r.Checks)
+	assert.Equal(t, map[string]string{"broker": "ok", "consumers": "consumers not subscribed: lead.jobs 0/4", "deliveries": "ok"}, r.Checks)
 	assert.Equal(t, 1.0, gaugeValue(t, o, "mq_connected"))
 	assert.Equal(t, 0.0, gaugeValue(t, o, "app_ready"))
+}
+
+func TestAStalledConsumerIsDegraded(t *testing.T) {
+	o := New("t")
+	o.Broker(broker{up: true, deliveries: errors.New("stalled: telephony.calls: oldest unacked delivery 3m0s old (bound 2m0s)")})
+	code, body := get(t, o.Handler(), "/readyz")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Contains(t, body, `"message":"degraded: deliveries: stalled: telephony.calls: oldest unacked delivery 3m0s old (bound 2m0s)"`)
+	assert.Contains(t, body, `"status":"degraded"`)
+
+	assert.Equal(t, 0.0, gaugeValue(t, o, "app_ready"))
+
+	// Unreachable as well: that is the worse news.
+	o = New("t")
+	o.Broker(broker{up: false, deliveries: errors.New("stalled: telephony.calls")})
+	_, body = get(t, o.Handler(), "/readyz")
+	assert.Contains(t, body, `"status":"not ready"`)
 }
 
 func gaugeValue(t *testing.T, o *Ops, name string) float64 {

@@ -59,6 +59,12 @@ type Config struct {
 	TelephonyPlatformURL string        `env:"TELEPHONY_PLATFORM_URL"`
 	VoicePlatformURL     string        `env:"VOICE_PLATFORM_URL"`
 	HealthTimeout        time.Duration `env:"HEALTH_TIMEOUT" envDefault:"300ms"`
+	// The queue consumers' probe listeners, each a component of the health check whose /readyz
+	// tells whether it is stuck on a delivery (docs/operations.md); empty = not probed.
+	LeadWorkerURL         string `env:"LEAD_WORKER_URL"`
+	CallIngestURL         string `env:"CALL_INGEST_URL"`
+	NotificationWorkerURL string `env:"NOTIFICATION_WORKER_URL"`
+	WebhookDispatcherURL  string `env:"WEBHOOK_DISPATCHER_URL"`
 	// MonitoredQueues are the queues whose depth and consumers /metrics reports (each with its
 	// dead-letter queue).
 	MonitoredQueues []string `env:"MONITORED_QUEUES" envDefault:"lead.jobs,lead.call-finished,telephony.calls,notification.commands,webhook.events"`
@@ -154,14 +160,22 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	return o.ServeWhile(ctx, cfg.MetricsAddr, log, tasks.Run)
 }
 
-// healthChecker probes the gateway, every deployed service, the broker, the queues' consumers and
-// the external platforms.
+// healthChecker probes the gateway, every deployed service, the queue consumers it knows the
+// probe listeners of, the broker, the queues' consumer counts and the external platforms.
 func healthChecker(cfg Config, ups route.Upstreams, broker *mq.Conn, needs []health.Need) *health.Checker {
 	client := health.NewHTTPClient()
 	probes := []health.Probe{health.Gateway()}
 	for _, svc := range route.Services() {
 		if u, ok := ups[svc]; ok {
 			probes = append(probes, health.Service(health.ServiceKey(string(svc)), u.String(), client))
+		}
+	}
+	for _, c := range []struct{ name, url string }{
+		{"lead-worker", cfg.LeadWorkerURL}, {"call-ingest", cfg.CallIngestURL},
+		{"notification-worker", cfg.NotificationWorkerURL}, {"webhook-dispatcher", cfg.WebhookDispatcherURL},
+	} {
+		if c.url != "" {
+			probes = append(probes, health.Consumer(c.name, c.url, client))
 		}
 	}
 	probes = append(probes,

@@ -18,7 +18,8 @@ import (
 )
 
 func TestConfigDefaults(t *testing.T) {
-	for _, k := range []string{"HTTP_ADDR", "USER_URL", "ORDER_URL", "LEAD_URL", "CALL_URL", "NOTIFICATION_URL", "WEBHOOK_URL", "AUTH_CACHE_TTL", "BODY_LIMIT_BYTES", "UPSTREAM_TIMEOUT", "RATE_LIMIT_RPS", "RATE_LIMIT_BURST", "QUEUE_CONSUMERS", "TELEPHONY_PLATFORM_URL", "VOICE_PLATFORM_URL", "HEALTH_TIMEOUT"} {
+	for _, k := range []string{"HTTP_ADDR", "USER_URL", "ORDER_URL", "LEAD_URL", "CALL_URL", "NOTIFICATION_URL", "WEBHOOK_URL", "AUTH_CACHE_TTL", "BODY_LIMIT_BYTES", "UPSTREAM_TIMEOUT", "RATE_LIMIT_RPS", "RATE_LIMIT_BURST", "QUEUE_CONSUMERS", "TELEPHONY_PLATFORM_URL", "VOICE_PLATFORM_URL", "HEALTH_TIMEOUT",
+		"LEAD_WORKER_URL", "CALL_INGEST_URL", "NOTIFICATION_WORKER_URL", "WEBHOOK_DISPATCHER_URL"} {
 		t.Setenv(k, "") // restored after the test
 		require.NoError(t, os.Unsetenv(k))
 	}
@@ -37,6 +38,7 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, 300*time.Millisecond, cfg.HealthTimeout)
 	assert.Empty(t, cfg.TelephonyPlatformURL)
 	assert.Empty(t, cfg.VoicePlatformURL)
+	assert.Empty(t, cfg.CallIngestURL, "a consumer is probed only when its listener is given")
 }
 
 // ORDER_URL="" means the order service is not deployed, as the README says, not the default

@@ -15,6 +15,7 @@ import (
 
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/mqtest"
+	"ccplatform/pkg/ops"
 
 	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/assert"
@@ -259,4 +260,64 @@ func TestParseNeeds(t *testing.T) {
 func TestServiceKey(t *testing.T) {
 	assert.Equal(t, "serviceOrder", ServiceKey("order"))
 	assert.Equal(t, "serviceNotification", ServiceKey("notification"))
+}
+
+// A consumer retrying one delivery without end stays subscribed, so the queue hub counts it as
+// up; its own /readyz (pkg/ops over its broker connection) knows it is stuck, and the consumer's
+// component says so.
+func TestAConsumerStuckOnADeliveryIsDegraded(t *testing.T) {
+	const queue = "health.stuck"
+	conn := dial(t, amqpURL, queue)
+	stuck := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = conn.Consume(ctx, mq.ConsumerConfig{Queue: queue, Tag: "health-test", MaxUnackedAge: 300 * time.Millisecond},
+			func(_ context.Context, b []mq.Delivery) []mq.Result {
+				out := make([]mq.Result, len(b))
+				for i := range out {
+					out[i] = mq.Result{Outcome: mq.Retry, Reason: "refused, retried as if transient"}
+				}
+				select {
+				case <-stuck:
+				default:
+					close(stuck)
+				}
+				return out
+			})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	o := ops.New("call-ingest")
+	o.Broker(conn)
+	probes := httptest.NewServer(o.Handler())
+	t.Cleanup(probes.Close)
+	c := NewChecker(time.Second, Consumer("call-ingest", probes.URL, NewHTTPClient()), QueueHub(conn, []Need{{queue, 1}}))
+
+	require.Eventually(t, func() bool {
+		status, _, _ := ask(t, c)
+		return status == http.StatusOK
+	}, 5*time.Second, 20*time.Millisecond, "up while it holds nothing")
+
+	pub := mq.NewPublisher(conn)
+	t.Cleanup(pub.Close)
+	require.NoError(t, pub.Publish(context.Background(), "", queue, mq.Message{ID: "poison", Type: "test", Body: []byte("{}")}))
+	<-stuck
+	var a answer
+	require.Eventually(t, func() bool {
+		var status int
+		status, a, _ = ask(t, c)
+		return status == http.StatusServiceUnavailable
+	}, 5*time.Second, 50*time.Millisecond, "degraded once the delivery is held past its bound")
+	assert.Equal(t, "unavailable: consumerCallIngest", a.Message)
+	got := a.Data["consumerCallIngest"]
+	assert.False(t, got.Success)
+	assert.Contains(t, got.Message, "status 503: degraded: deliveries: stalled: health.stuck: oldest unacked delivery")
+	assert.True(t, a.Data[KeyQueueHub].Success, "the broker still counts its consumer")
+}
+
+func TestConsumerKey(t *testing.T) {
+	assert.Equal(t, "consumerCallIngest", ConsumerKey("call-ingest"))
+	assert.Equal(t, "consumerLeadWorker", ConsumerKey("lead-worker"))
+	assert.Equal(t, "consumerWebhookDispatcher", ConsumerKey("webhook-dispatcher"))
 }

@@ -33,6 +33,26 @@ func ServiceKey(service string) string {
 	return "service" + strings.ToUpper(service[:1]) + service[1:]
 }
 
+// ConsumerKey is the key of a queue consumer's component: call-ingest → consumerCallIngest.
+func ConsumerKey(name string) string {
+	var b strings.Builder
+	b.WriteString("consumer")
+	for _, part := range strings.Split(name, "-") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}
+
+// Consumer probes the /readyz of a queue consumer's probe listener at base. The queue hub counts
+// a queue's consumers at the broker, which cannot tell a consumer that works from one stuck on a
+// batch (a delivery retried without end holds the messages behind it): the consumer itself can,
+// and its /readyz is a 503 "degraded: deliveries: stalled: ..." then.
+func Consumer(name, base string, client *http.Client) Probe {
+	return Service(ConsumerKey(name), base, client)
+}
+
 // Gateway is the gateway itself: it is answering.
 func Gateway() Probe {
 	return Probe{Key: KeyGateway, Check: func(context.Context) Status { return Up(http.StatusText(http.StatusOK)) }}

@@ -31,6 +31,10 @@ type Config struct {
 	BatchSize int           `env:"INGEST_BATCH_SIZE" envDefault:"100"`
 	BatchWait time.Duration `env:"INGEST_BATCH_WAIT" envDefault:"20ms"`
 	Workers   int           `env:"INGEST_WORKERS" envDefault:"2"`
+	// MaxUnackedAge: a delivery held longer than this makes /readyz and the health check report the
+	// consumer degraded (docs/operations.md). A normal batch takes at most StoreTimeout plus
+	// PublishTimeout (1 min).
+	MaxUnackedAge time.Duration `env:"INGEST_MAX_UNACKED_AGE" envDefault:"2m"`
 }
 
 func main() { app.Main("call-ingest", run) }
@@ -62,6 +66,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 			BatchWait: cfg.BatchWait,
 			Workers:   cfg.Workers,
 			Tag:       "call-ingest",
+			// Past it the batch is stuck, not slow.
+			MaxUnackedAge: cfg.MaxUnackedAge,
 		}, consumer.Handle)
 	})
 	return o.ServeWhile(ctx, cfg.HTTPAddr, log, tasks.Run)

@@ -34,7 +34,7 @@ func save(t *testing.T, events ...telephony.CallEvent) []int64 {
 	require.NoError(t, err)
 	ids := make([]int64, len(events))
 	for i, ev := range events {
-		c, err := ingest.FromEvent(ev)
+		c, err := ingest.FromEvent(ev, time.Now())
 		require.NoError(t, err)
 		_, err = store.Save(ctx, []ingest.Resolved{{NewCall: c, StatusID: statuses[c.StatusCode]}})
 		require.NoError(t, err)

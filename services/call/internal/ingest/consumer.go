@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
+	"ccplatform/pkg/db"
 	"ccplatform/pkg/mq"
 
 	"go.uber.org/zap"
@@ -33,17 +35,20 @@ func NewConsumer(store *Store, pub *mq.Publisher, log *zap.Logger) *Consumer {
 }
 
 // Handle is the mq.BatchHandler of the telephony.calls queue. Per message: an event that cannot be
-// decoded or breaks a rule is dead-lettered with the reason; a database or broker fault is retried;
-// otherwise the call is stored (once), its call.finished confirmed by the broker, and the message
-// acked. Acks therefore come only after the commit and the confirm: at-least-once all the way.
+// decoded or breaks a rule is dead-lettered with the reason, and so is one the database refuses
+// (the batch is then stored event by event, so the others are kept); a transient database or
+// broker fault is retried; otherwise the call is stored (once), its call.finished confirmed by the
+// broker, and the message acked. Acks therefore come only after the commit and the confirm:
+// at-least-once all the way.
 func (c *Consumer) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 	results := make([]mq.Result, len(batch))
 	var valid []int // indexes into batch
 	calls := make([]NewCall, len(batch))
+	now := time.Now()
 	for i, d := range batch {
 		ev, err := Decode(d.Body)
 		if err == nil {
-			calls[i], err = FromEvent(ev)
+			calls[i], err = FromEvent(ev, now)
 			if err != nil {
 				err = fmt.Errorf("invalid event: %w", err)
 			}
@@ -66,9 +71,19 @@ func (c *Consumer) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result 
 	sctx, cancel := context.WithTimeout(ctx, StoreTimeout)
 	defer cancel()
 	statuses, err := c.store.Statuses(sctx)
-	if err != nil {
+	switch {
+	case err != nil && db.Transient(err):
 		c.log.Warn("call ingest: database unavailable", zap.Error(err))
 		retry(err.Error(), valid)
+		return results
+	case err != nil:
+		// The database refuses the catalog itself (a schema it does not have): no event can be
+		// stored until someone fixes it, and retrying without limit would hide that behind a
+		// queue that only grows. Each message is tried MaxAttempts times, then dead-lettered.
+		c.log.Error("call ingest: call-status catalog refused by the database", zap.Error(err))
+		for _, i := range valid {
+			results[i] = mq.Result{Outcome: mq.Fail, Reason: err.Error()}
+		}
 		return results
 	}
 	var resolved []Resolved
@@ -85,10 +100,9 @@ func (c *Consumer) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result 
 	if len(resolved) == 0 {
 		return results
 	}
-	pending, err := c.store.Save(sctx, resolved)
-	if err != nil {
-		c.log.Warn("call ingest: database unavailable", zap.Error(err))
-		retry(err.Error(), stored)
+	pending := c.save(ctx, resolved, stored, results)
+	stored = slices.DeleteFunc(stored, func(i int) bool { return results[i].Outcome != mq.Ack })
+	if len(stored) == 0 {
 		return results
 	}
 
@@ -101,6 +115,45 @@ func (c *Consumer) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result 
 		}
 	}
 	return results
+}
+
+// save stores resolved (the deliveries batch[stored[n]]) in one transaction, or call by call when
+// the database refuses the batch (db.WriteSplitting): a call it refuses alone is dead-lettered with
+// the reason, a transient fault retries the calls it stopped, so that neither holds back the calls
+// that can be stored. It sets the result of every call (Ack once stored) and returns the stored
+// calls whose call.finished is still unconfirmed.
+func (c *Consumer) save(ctx context.Context, resolved []Resolved, stored []int, results []mq.Result) []Pending {
+	var pending []Pending
+	errs := db.WriteSplitting(len(resolved), func(part []int) error {
+		sub := make([]Resolved, len(part))
+		for n, p := range part {
+			sub[n] = resolved[p]
+		}
+		sctx, cancel := context.WithTimeout(ctx, StoreTimeout)
+		defer cancel()
+		out, err := c.store.Save(sctx, sub)
+		if err != nil {
+			return err
+		}
+		pending = append(pending, out...)
+		return nil
+	}, func(err error) {
+		c.log.Warn("call ingest: batch refused, storing each call alone", zap.Int("calls", len(resolved)), zap.Error(err))
+	})
+	for n, err := range errs {
+		i := stored[n]
+		switch {
+		case err == nil:
+			results[i] = mq.Result{Outcome: mq.Ack}
+		case db.Transient(err):
+			c.log.Warn("call ingest: database unavailable", zap.Error(err))
+			results[i] = mq.Result{Outcome: mq.Retry, Reason: err.Error()}
+		default:
+			c.log.Error("call ingest: call refused by the database", zap.String("event_id", resolved[n].EventID), zap.Error(err))
+			results[i] = mq.Result{Outcome: mq.DeadLetter, Reason: "refused by the database: " + err.Error()}
+		}
+	}
+	return pending
 }
 
 // publish sends every pending call.finished at once (their confirms outstanding together) and

@@ -323,7 +323,7 @@ func TestRepublishesWhenAnEarlierDeliveryGotNoConfirm(t *testing.T) {
 	// An earlier delivery committed the call, then lost the broker before call.finished was
 	// confirmed, so the platform's message was never acked.
 	store := ingest.NewStore(env.DB)
-	c, err := ingest.FromEvent(ev)
+	c, err := ingest.FromEvent(ev, time.Now())
 	require.NoError(t, err)
 	pending, err := store.Save(context.Background(), []ingest.Resolved{{NewCall: c, StatusID: 1}})
 	require.NoError(t, err)
@@ -362,4 +362,50 @@ func TestSurvivesBrokerConnectionLoss(t *testing.T) {
 		return len(seen) == 40
 	}, "call.finished for every call")
 	assert.Equal(t, 40, callCount(t, lead))
+}
+
+func TestACallTheDatabaseRefusesIsDeadLetteredAndTheOthersStored(t *testing.T) {
+	// A rule only the database knows, standing for any refusal the event's checks cannot foresee.
+	_, err := env.DB.Exec(`ALTER TABLE calls ADD CONSTRAINT test_refused CHECK (platform_call_id NOT LIKE 'refused-%') NOT VALID`)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = env.DB.Exec(`ALTER TABLE calls DROP CONSTRAINT test_refused`) })
+
+	r := startConsumer(t, env.DB)
+	b := servicetest.Dial(t, env.AMQPURL, mq.WorkQueue(r.queue))
+	dead := b.Collect(t, r.queue+mq.DeadLetterSuffix)
+	finished := finishedOf(t, b)
+	lead := servicetest.LeadID()
+	poison := servicetest.Event(lead, base)
+	poison.PlatformCallID = "refused-" + poison.PlatformCallID
+	b.PublishEvent(t, r.queue, poison)
+	for i := 1; i <= 10; i++ {
+		b.PublishEvent(t, r.queue, servicetest.Event(lead, base.Add(time.Duration(i)*time.Minute)))
+	}
+
+	servicetest.Eventually(t, 20*time.Second, allPublished(t, lead, 10), "every good call stored and announced")
+	servicetest.Eventually(t, 10*time.Second, func() bool { return len(dead.Messages()) == 1 }, "the refused call dead-lettered")
+	m := dead.Messages()[0]
+	assert.Equal(t, poison.EventID, m.MessageId)
+	reason, _ := m.Headers["x-dead-letter-reason"].(string)
+	assert.Contains(t, reason, "refused by the database")
+	assert.Contains(t, reason, "test_refused")
+	servicetest.Eventually(t, 10*time.Second, func() bool { return len(finished(lead)) == 10 }, "call.finished for every good call")
+	for _, c := range callsOf(t, lead) {
+		assert.NotEqual(t, poison.PlatformCallID, c.PlatformCallID)
+	}
+	assert.Len(t, dead.Messages(), 1)
+}
+
+func TestACatalogTheDatabaseRefusesIsNotRetriedWithoutLimit(t *testing.T) {
+	// A connection to a schema without the service's tables: every read is refused (42P01).
+	wrong, err := db.Open(context.Background(), env.DBURL, "public", 2)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = wrong.Close() })
+	b := servicetest.Dial(t, env.AMQPURL)
+	pub := mq.NewPublisher(b.Conn)
+	t.Cleanup(pub.Close)
+	consumer := ingest.NewConsumer(ingest.NewStore(wrong), pub, zap.NewNop())
+	results := consumer.Handle(context.Background(), []mq.Delivery{delivery(t, servicetest.Event(servicetest.LeadID(), base))})
+	assert.Equal(t, mq.Fail, results[0].Outcome, "counted towards dead-lettering, not retried for ever")
+	assert.Contains(t, results[0].Reason, "call_statuses")
 }

@@ -45,6 +45,12 @@ const maxCallLength = 24 * time.Hour
 
 const maxIDLength = 128
 
+// MaxClockSkew is how far past the ingest's clock a call may say it ended. The platform reports a
+// call once it has ended, so a later end is its clock's error, and a call dated in the future would
+// sort after every real call of its lead (the lead service applies the newest call): refused as
+// invalid rather than stored (docs/events.md).
+const MaxClockSkew = 5 * time.Minute
+
 var (
 	e164       = regexp.MustCompile(`^\+?([1-9][0-9]{6,14})$`)
 	statusCode = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -65,9 +71,9 @@ func Decode(body []byte) (telephony.CallEvent, error) {
 	return e, nil
 }
 
-// FromEvent checks every rule of a call event and returns the call to store; the error names
-// every broken member.
-func FromEvent(e telephony.CallEvent) (NewCall, error) {
+// FromEvent checks every rule of a call event, received at now, and returns the call to store; the
+// error names every broken member.
+func FromEvent(e telephony.CallEvent, now time.Time) (NewCall, error) {
 	fe := apperr.FieldErrors{}
 	c := NewCall{
 		EventID:         strings.TrimSpace(e.EventID),
@@ -117,7 +123,7 @@ func FromEvent(e telephony.CallEvent) (NewCall, error) {
 	if e.IsPredictive && e.Direction == telephony.DirectionIncoming {
 		fe.Add("isPredictive", "an incoming call cannot be predictive")
 	}
-	checkTimes(fe, e, &c)
+	checkTimes(fe, e, now, &c)
 	if err := fe.Err(); err != nil {
 		return NewCall{}, err
 	}
@@ -134,15 +140,22 @@ func requireText(fe apperr.FieldErrors, name, v string) {
 	}
 }
 
-// checkTimes requires startedAt <= answeredAt <= endedAt, answeredAt being optional.
-func checkTimes(fe apperr.FieldErrors, e telephony.CallEvent, c *NewCall) {
-	if e.StartedAt.IsZero() {
-		fe.Add("startedAt", "is required")
+// checkTimes requires startedAt <= answeredAt <= endedAt <= now + MaxClockSkew, answeredAt being
+// optional, each within the years the database stores (web.InTimeRange).
+func checkTimes(fe apperr.FieldErrors, e telephony.CallEvent, now time.Time, c *NewCall) {
+	for _, t := range []struct {
+		name string
+		at   *time.Time
+	}{{"startedAt", &e.StartedAt}, {"answeredAt", e.AnsweredAt}, {"endedAt", &e.EndedAt}} {
+		switch {
+		case t.at == nil:
+		case t.at.IsZero() && t.name != "answeredAt":
+			fe.Add(t.name, "is required")
+		case !web.InTimeRange(*t.at):
+			fe.Add(t.name, web.TimeRangeRule)
+		}
 	}
-	if e.EndedAt.IsZero() {
-		fe.Add("endedAt", "is required")
-	}
-	if fe.Has("startedAt") || fe.Has("endedAt") {
+	if fe.Has("startedAt") || fe.Has("endedAt") || fe.Has("answeredAt") {
 		return
 	}
 	if e.EndedAt.Before(e.StartedAt) {
@@ -151,6 +164,10 @@ func checkTimes(fe apperr.FieldErrors, e telephony.CallEvent, c *NewCall) {
 	}
 	if e.EndedAt.Sub(e.StartedAt) > maxCallLength {
 		fe.Add("endedAt", "must be at most 24 hours after startedAt")
+		return
+	}
+	if e.EndedAt.After(now.Add(MaxClockSkew)) {
+		fe.Addf("endedAt", "must be at most %d minutes after the event is received: the call has ended", int(MaxClockSkew/time.Minute))
 		return
 	}
 	if e.AnsweredAt != nil {

@@ -6,6 +6,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/telephony"
+	"ccplatform/pkg/web"
 	"ccplatform/services/call/internal/call"
 
 	"github.com/stretchr/testify/assert"
@@ -27,7 +28,7 @@ func validEvent() telephony.CallEvent {
 }
 
 func TestFromEventOK(t *testing.T) {
-	c, err := FromEvent(validEvent())
+	c, err := FromEvent(validEvent(), time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, "79991234567", c.ClientPhone, "stored as E.164 digits without +")
 	assert.Equal(t, 107, c.TotalSeconds)
@@ -43,7 +44,7 @@ func TestFromEventPhoneWithoutPlusAndOtherZones(t *testing.T) {
 	loc := time.FixedZone("MSK", 3*3600)
 	e.StartedAt = e.StartedAt.In(loc)
 	e.FinishInitiator = nil
-	c, err := FromEvent(e)
+	c, err := FromEvent(e, time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, "447911123456", c.ClientPhone)
 	assert.Equal(t, time.UTC, c.StartedAt.Location(), "times are kept in UTC")
@@ -89,7 +90,7 @@ func TestFromEventRules(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := validEvent()
 			tc.change(&e)
-			_, err := FromEvent(e)
+			_, err := FromEvent(e, time.Now())
 			require.Error(t, err)
 			ae, ok := apperr.As(err)
 			require.True(t, ok)
@@ -100,7 +101,7 @@ func TestFromEventRules(t *testing.T) {
 }
 
 func TestFromEventReportsEveryField(t *testing.T) {
-	_, err := FromEvent(telephony.CallEvent{})
+	_, err := FromEvent(telephony.CallEvent{}, time.Now())
 	ae, ok := apperr.As(err)
 	require.True(t, ok)
 	for _, f := range []string{"eventId", "platformCallId", "leadId", "orderId", "userId", "sipEndpointId",
@@ -155,4 +156,45 @@ func TestFinishedOf(t *testing.T) {
 	assert.Equal(t, p.FinishedEventID.String(), f.EventID)
 	assert.Equal(t, call.ViewOf(p.Record), f.Data, "the call as the API returns it")
 	assert.Equal(t, int64(95), int64(f.Data.TotalDurationSeconds))
+}
+
+func TestTimesOutsideTheStoredYearsAreInvalid(t *testing.T) {
+	// The event that PostgreSQL refused (22008) once its checks had passed.
+	ev, err := Decode([]byte(`{"eventId":"e-0","platformCallId":"pc-0","leadId":1,"orderId":1,"userId":1,"sipEndpointId":1,
+		"direction":"outgoing","statusCode":"answered","clientPhone":"+79991234567",
+		"startedAt":"0000-06-01T00:00:00Z","endedAt":"0000-06-01T00:01:00Z"}`))
+	require.NoError(t, err)
+	_, err = FromEvent(ev, time.Now())
+	ae, ok := apperr.As(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, apperr.FieldErrors{"startedAt": web.TimeRangeRule, "endedAt": web.TimeRangeRule}, ae.Fields)
+
+	e := validEvent()
+	late := time.Date(9999, 12, 31, 23, 59, 59, 0, time.FixedZone("", -14*3600)) // 10000-01-01 in UTC
+	e.AnsweredAt = &late
+	_, err = FromEvent(e, time.Now())
+	ae, ok = apperr.As(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, apperr.FieldErrors{"answeredAt": web.TimeRangeRule}, ae.Fields)
+}
+
+func TestACallEndingInTheFutureIsInvalid(t *testing.T) {
+	now := t0.Add(time.Hour)
+	e := validEvent()
+	e.StartedAt = now.Add(MaxClockSkew - 2*time.Minute)
+	e.AnsweredAt = nil
+	e.EndedAt = now.Add(MaxClockSkew)
+	_, err := FromEvent(e, now)
+	require.NoError(t, err, "a clock up to MaxClockSkew ahead is tolerated")
+
+	e.EndedAt = now.Add(MaxClockSkew + time.Second)
+	_, err = FromEvent(e, now)
+	ae, ok := apperr.As(err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, apperr.FieldErrors{"endedAt": "must be at most 5 minutes after the event is received: the call has ended"}, ae.Fields)
+
+	e.StartedAt = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	e.EndedAt = e.StartedAt.Add(time.Minute)
+	_, err = FromEvent(e, now)
+	assert.ErrorContains(t, err, "endedAt: must be at most 5 minutes after the event is received")
 }

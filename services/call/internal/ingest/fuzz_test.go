@@ -17,7 +17,7 @@ func FuzzCallEvent(f *testing.F) {
 		if err != nil {
 			return
 		}
-		c, err := FromEvent(ev)
+		c, err := FromEvent(ev, time.Now())
 		if err != nil {
 			return
 		}

@@ -46,8 +46,9 @@ func (c *Consumer) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result 
 	var items []Item
 	var idx []int
 	byOrder := map[int64]orderRules{}
+	now := time.Now()
 	for i, d := range batch {
-		ev, err := Decode(d.Body)
+		ev, err := Decode(d.Body, now)
 		if err != nil {
 			results[i] = mq.Result{Outcome: mq.DeadLetter, Reason: err.Error()}
 			continue

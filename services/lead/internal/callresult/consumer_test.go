@@ -367,10 +367,38 @@ func TestDatabaseDownRetries(t *testing.T) {
 func TestSkippedOrdersAreRecorded(t *testing.T) {
 	o := newOrder(t)
 	lead := newLead(t, o, nil)
-	ev, err := callresult.Decode(bodyOf(t, finished(lead, o, callresult.OutcomeBusy, utc(23, 10, 0))))
+	ev, err := callresult.Decode(bodyOf(t, finished(lead, o, callresult.OutcomeBusy, utc(23, 10, 0))), time.Now())
 	require.NoError(t, err)
 	out, err := callresult.NewStore(env.DB, env.Catalog).Apply(context.Background(), []callresult.Item{{Event: ev, Skip: "order 5 does not exist"}})
 	require.NoError(t, err)
 	assert.Equal(t, []callresult.Result{{Kind: callresult.Skipped, Reason: "order 5 does not exist"}}, out)
 	assert.Equal(t, leadState{StatusID: statusNew}, stateOf(t, lead))
+}
+
+func TestACallDatedInTheFarFutureDoesNotFreezeItsLead(t *testing.T) {
+	o := newOrder(t)
+	c := consumer()
+
+	// Such a call is refused at the door: it would sort after every real call of the lead.
+	refused := newLead(t, o, nil)
+	far := finished(refused, o, callresult.OutcomeAnswered, time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC))
+	results := c.Handle(context.Background(), deliveries(t, far))
+	require.Equal(t, []mq.Outcome{mq.DeadLetter}, outcomes(results))
+	assert.Contains(t, results[0].Reason, "endedAt: must be at most 5 minutes after the event is received")
+	assert.Equal(t, leadState{StatusID: 1}, stateOf(t, refused), "nothing applied")
+
+	// A lead whose last call was stored that far ahead before the rule still takes real calls.
+	frozen := newLead(t, o, nil)
+	_, err := env.DB.Exec(`UPDATE leads SET last_call_ended_at = '9999-12-31T00:00:00Z', attempts = 1 WHERE id = $1`, frozen)
+	require.NoError(t, err)
+	real := utc(23, 10, 0)
+	call := finished(frozen, o, callresult.OutcomeNoAnswer, real)
+	results = c.Handle(context.Background(), deliveries(t, call))
+	require.Equal(t, []mq.Outcome{mq.Ack}, outcomes(results))
+	outcome, _ := recorded(t, call["eventId"])
+	assert.Equal(t, callresult.Applied, outcome)
+	got := stateOf(t, frozen)
+	assert.Equal(t, int64(statusNoAnswer), got.StatusID, "the real call decides")
+	assert.Equal(t, ptr(real), got.LastCallEndedAt, "and the ordering goes on from it")
+	assert.NotNil(t, got.PlanningCallAt, "with a next call planned")
 }

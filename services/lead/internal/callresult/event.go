@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"ccplatform/pkg/web"
 )
 
 // Where call.finished comes from (docs/events.md) and the lead worker's queue for it.
@@ -47,8 +49,15 @@ type message struct {
 	UserID     int64  `json:"userId"`
 }
 
-// Decode reads and checks one event. An error means the message can never be applied.
-func Decode(body []byte) (Finished, error) {
+// MaxClockSkew is how far past the worker's clock a call may say it ended; call-ingest refuses such
+// calls with the same bound. A call dated further ahead would sort after every real call of its
+// lead (Apply keeps the newest), so it is refused here too, and a lead's last call stored that far
+// ahead no longer orders the calls that follow (TrustedLastCall).
+const MaxClockSkew = 5 * time.Minute
+
+// Decode reads and checks one event, received at now. An error means the message can never be
+// applied.
+func Decode(body []byte, now time.Time) (Finished, error) {
 	var m message
 	if err := json.Unmarshal(body, &m); err != nil {
 		return Finished{}, fmt.Errorf("undecodable event: %w", err)
@@ -72,8 +81,13 @@ func Decode(body []byte) (Finished, error) {
 		problems = append(problems, "statusCode: is required")
 	}
 	ended, err := time.Parse(time.RFC3339, m.EndedAt)
-	if err != nil {
+	switch {
+	case err != nil:
 		problems = append(problems, "endedAt: must be an RFC 3339 time")
+	case !web.InTimeRange(ended):
+		problems = append(problems, "endedAt: "+web.TimeRangeRule)
+	case ended.After(now.Add(MaxClockSkew)):
+		problems = append(problems, fmt.Sprintf("endedAt: must be at most %d minutes after the event is received", int(MaxClockSkew/time.Minute)))
 	}
 	if len(problems) > 0 {
 		return Finished{}, errors.New("invalid event: " + strings.Join(problems, "; "))

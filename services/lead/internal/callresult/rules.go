@@ -60,6 +60,17 @@ type Change struct {
 	Late bool
 }
 
+// TrustedLastCall is the end of the lead's last call as the ordering of its calls reads it, at now:
+// nil when it lies more than MaxClockSkew ahead. Such a date is a clock error of the platform (one
+// stored before such calls were refused), and kept it would make every real call that follows look
+// late, so that none of them could change the lead again.
+func TrustedLastCall(last *time.Time, now time.Time) *time.Time {
+	if last == nil || last.After(now.Add(MaxClockSkew)) {
+		return nil
+	}
+	return last
+}
+
 // Apply is the effect of call c on lead l under the order's rules r (services/lead/README.md,
 // "Call results").
 func Apply(l Lead, c Call, r Rules) Change {

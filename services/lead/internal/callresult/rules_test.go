@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/orders"
 
 	"github.com/stretchr/testify/assert"
@@ -294,21 +295,35 @@ func TestRulesOfAnOrder(t *testing.T) {
 	}
 }
 
+func TestTrustedLastCall(t *testing.T) {
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	assert.Nil(t, TrustedLastCall(nil, now))
+	for _, at := range []time.Time{now.Add(-time.Hour), now, now.Add(MaxClockSkew)} {
+		assert.Equal(t, &at, TrustedLastCall(&at, now), "%s", at)
+	}
+	far := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	assert.Nil(t, TrustedLastCall(&far, now), "a call dated past the clock skew orders nothing")
+	ahead := now.Add(MaxClockSkew + time.Second)
+	assert.Nil(t, TrustedLastCall(&ahead, now))
+}
+
 func TestDecode(t *testing.T) {
 	ev, err := Decode([]byte(`{"eventId":"0b7c6d2e-8a51-4f3e-b1d4-3c2a9e7f6d10","type":"call.finished",
 		"occurredAt":"2026-11-21T10:01:47+00:00","callId":1234,"leadId":42,"orderId":7,"userId":5,"statusId":1,
-		"statusCode":"answered","endedAt":"2026-11-21T13:01:47+03:00"}`))
+		"statusCode":"answered","endedAt":"2026-11-21T13:01:47+03:00"}`), time.Now())
 	require.NoError(t, err)
 	assert.Equal(t, Finished{EventID: "0b7c6d2e-8a51-4f3e-b1d4-3c2a9e7f6d10", CallID: 1234, LeadID: 42, OrderID: 7,
 		Outcome: "answered", EndedAt: time.Date(2026, 11, 21, 10, 1, 47, 0, time.UTC), UserID: 5}, ev)
 
-	_, err = Decode([]byte(`not json`))
+	_, err = Decode([]byte(`not json`), time.Now())
 	assert.ErrorContains(t, err, "undecodable event")
-	_, err = Decode([]byte(`{"leadId":"42"}`))
+	_, err = Decode([]byte(`{"leadId":"42"}`), time.Now())
 	assert.ErrorContains(t, err, "undecodable event")
-	_, err = Decode([]byte(`{"eventId":"` + strings.Repeat("e", 129) + `","callId":0,"orderId":-1,"endedAt":"yesterday"}`))
+	_, err = Decode([]byte(`{"eventId":"`+strings.Repeat("e", 129)+`","callId":0,"orderId":-1,"endedAt":"yesterday"}`), time.Now())
 	require.Error(t, err)
 	for _, part := range []string{"invalid event", "eventId", "callId", "leadId", "orderId", "statusCode", "endedAt"} {
 		assert.Contains(t, err.Error(), part)
 	}
+	_, err = Decode([]byte(`{"eventId":"e","callId":1,"leadId":1,"orderId":1,"statusCode":"busy","endedAt":"9999-12-31T23:59:59-14:00"}`), time.Now())
+	assert.ErrorContains(t, err, "invalid event: endedAt: "+web.TimeRangeRule)
 }

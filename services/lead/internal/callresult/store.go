@@ -97,6 +97,7 @@ type leadUpdate struct {
 // are locked first, so events of the same lead handled concurrently are applied one after the
 // other, and a duplicate is seen as one once the lock is granted.
 func (s *Store) Apply(ctx context.Context, items []Item) ([]Result, error) {
+	now := time.Now()
 	statuses, err := s.statuses.Statuses(ctx)
 	if err != nil {
 		return nil, err
@@ -146,7 +147,7 @@ func (s *Store) Apply(ctx context.Context, items []Item) ([]Result, error) {
 			case l.OrderID != ev.OrderID:
 				results[i] = Result{Kind: Skipped, Reason: fmt.Sprintf("lead %d belongs to order %d, not %d", ev.LeadID, l.OrderID, ev.OrderID)}
 			default:
-				ch := applyTo(l, ev, it.Rules, statuses, byCode)
+				ch := applyTo(l, ev, it.Rules, statuses, byCode, now)
 				results[i] = Result{Kind: Applied, Change: ch}
 				changed[l.ID] = changed[l.ID] || !ch.Late
 			}
@@ -182,7 +183,7 @@ func (s *Store) Apply(ctx context.Context, items []Item) ([]Result, error) {
 
 // applyTo runs the rules on l (updated in place, so that the next call of the same lead in the
 // batch starts from it) and returns the change.
-func applyTo(l *leadRow, ev Finished, r Rules, statuses catalog.Statuses, byCode map[string]catalog.Status) Change {
+func applyTo(l *leadRow, ev Finished, r Rules, statuses catalog.Statuses, byCode map[string]catalog.Status, now time.Time) Change {
 	current := statuses[l.StatusID]
 	ch := Apply(Lead{
 		StatusCode:      current.Code,
@@ -190,7 +191,7 @@ func applyTo(l *leadRow, ev Finished, r Rules, statuses catalog.Statuses, byCode
 		Attempts:        l.Attempts,
 		UTCOffset:       l.UTCOffset,
 		PlanningCallAt:  l.PlanningCallAt,
-		LastCallEndedAt: l.LastCallEndedAt,
+		LastCallEndedAt: TrustedLastCall(l.LastCallEndedAt, now),
 	}, Call{Outcome: ev.Outcome, EndedAt: ev.EndedAt}, r)
 	l.Attempts, l.PlanningCallAt, l.LastCallEndedAt = ch.Attempts, ch.NextCallAt, ch.LastCallEndedAt
 	// A status missing from the catalog (removed by hand) leaves the lead's status as it is.

@@ -86,6 +86,8 @@ func (in Input) Check(mode Mode, phones *phone.Normalizer, now time.Time, fe app
 		switch {
 		case err != nil:
 			fe.Add("expiresAt", "must be an RFC 3339 date-time or null")
+		case !web.InTimeRange(t):
+			fe.Add("expiresAt", web.TimeRangeRule)
 		case !t.After(now):
 			fe.Add("expiresAt", "must be in the future (null: for good)")
 		default:

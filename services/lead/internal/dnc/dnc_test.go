@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/dnc"
 	"ccplatform/services/lead/internal/servicetest"
 
@@ -80,6 +81,9 @@ func TestBadInputNamesTheField(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, res.Status)
 	assert.Equal(t, map[string]string{"phones[1]": "must be a phone number in E.164 format", "orderId": "must be an integer > 0 or null",
 		"expiresAt": "must be in the future (null: for good)"}, res.Errors())
+	res = env.Do(t, http.MethodPost, "/v2/dnc/create", map[string]any{"phones": []string{"+79165550101"}, "expiresAt": "9999-12-31T23:59:59-14:00"})
+	require.Equal(t, http.StatusBadRequest, res.Status)
+	assert.Equal(t, map[string]string{"expiresAt": web.TimeRangeRule}, res.Errors())
 	res = env.Do(t, http.MethodPost, "/v2/dnc/delete", map[string]any{"phones": []string{}})
 	assert.Equal(t, map[string]string{"phones": "must hold 1 to 1000 phone numbers"}, res.Errors())
 	res = env.Do(t, http.MethodGet, "/v2/dnc/check?orderId=x", nil)

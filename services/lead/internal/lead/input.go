@@ -3,6 +3,7 @@ package lead
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -359,37 +360,44 @@ func (f checker) planningCall(field string, v optional.Value[json.RawMessage]) o
 	if !ok {
 		return keepNull[json.RawMessage, time.Time](f, v)
 	}
-	t, ok := ParseCallTime(raw)
-	if !ok {
-		f.fe.Add(field, rulePlanningCall)
+	t, err := ParseCallTime(raw)
+	if err != nil {
+		f.fe.Add(field, err.Error())
 		return optional.Value[time.Time]{}
 	}
 	return optional.Of(t)
 }
 
+var errNotCallTime = errors.New(rulePlanningCall)
+
 // ParseCallTime reads a time sent as Unix seconds (a number or a string of digits) or as an ISO
-// 8601 date-time (a zone-less one is UTC; a date alone is its midnight UTC).
-func ParseCallTime(raw json.RawMessage) (time.Time, bool) {
+// 8601 date-time (a zone-less one is UTC; a date alone is its midnight UTC). The error is the rule
+// the value breaks: not such a time, or outside the years 0001 to 9999 in UTC (web.InTimeRange).
+func ParseCallTime(raw json.RawMessage) (time.Time, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
-		return time.Time{}, false
+		return time.Time{}, errNotCallTime
 	}
 	s := string(raw)
 	if raw[0] == '"' {
 		if json.Unmarshal(raw, &s) != nil {
-			return time.Time{}, false
+			return time.Time{}, errNotCallTime
 		}
 		s = strings.TrimSpace(s)
-		if t, _, err := listquery.ParseTime(s); err == nil {
-			return t.Truncate(time.Second), true
+		t, _, err := listquery.ParseTime(s)
+		switch {
+		case errors.Is(err, listquery.ErrTimeRange):
+			return time.Time{}, err
+		case err == nil:
+			return t.Truncate(time.Second), nil
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	// Up to the year 9999: anything larger is milliseconds or a mistake.
 	if err != nil || n < 0 || n > 253402300799 {
-		return time.Time{}, false
+		return time.Time{}, errNotCallTime
 	}
-	return time.Unix(n, 0).UTC(), true
+	return time.Unix(n, 0).UTC(), nil
 }
 
 func (f checker) customValues(v optional.Value[map[string]json.RawMessage]) optional.Value[map[int64]json.RawMessage] {

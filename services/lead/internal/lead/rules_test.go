@@ -11,6 +11,7 @@ import (
 	"ccplatform/pkg/customfield"
 	"ccplatform/pkg/optional"
 	"ccplatform/pkg/phone"
+	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/catalog"
 
 	"github.com/stretchr/testify/assert"
@@ -192,13 +193,17 @@ func TestParseCallTime(t *testing.T) {
 		`"2027-01-01 09:00:00"`:       time.Date(2027, 1, 1, 9, 0, 0, 0, time.UTC),
 		`"2027-01-01"`:                time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC),
 	} {
-		got, ok := ParseCallTime(json.RawMessage(raw))
-		assert.True(t, ok, raw)
+		got, err := ParseCallTime(json.RawMessage(raw))
+		assert.NoError(t, err, raw)
 		assert.True(t, want.Equal(got), "%s: %s", raw, got)
 	}
 	for _, raw := range []string{`"soon"`, `-1`, `1.5`, `true`, `1798794000000000`, `""`} {
-		_, ok := ParseCallTime(json.RawMessage(raw))
-		assert.False(t, ok, raw)
+		_, err := ParseCallTime(json.RawMessage(raw))
+		assert.EqualError(t, err, rulePlanningCall, raw)
+	}
+	for _, raw := range []string{`"9999-12-31T23:59:59-14:00"`, `"0000-06-01T00:00:00Z"`} {
+		_, err := ParseCallTime(json.RawMessage(raw))
+		assert.EqualError(t, err, web.TimeRangeRule, raw)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"ccplatform/pkg/listquery"
+	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/servicetest"
@@ -383,4 +384,29 @@ func mustJSON(t *testing.T, v any) string {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return string(b)
+}
+
+func TestTimesOutsideTheStoredYearsAreRefused(t *testing.T) {
+	orderID, code := newOrder(t)
+	id := create(t, body(orderID, code, "79161230020"))
+	path := "/v2/lead/update/" + strconv.FormatInt(id, 10)
+	before, err := env.Leads.Get(context.Background(), id)
+	require.NoError(t, err)
+	for _, at := range []string{"9999-12-31T23:59:59-14:00", "0000-06-01T00:00:00Z"} {
+		res := env.Do(t, http.MethodPost, path, map[string]any{"planningCallDateTime": at})
+		require.Equal(t, http.StatusBadRequest, res.Status, at)
+		assert.Equal(t, map[string]string{"planningCallDateTime": web.TimeRangeRule}, res.Errors(), at)
+	}
+	after, err := env.Leads.Get(context.Background(), id)
+	require.NoError(t, err)
+	assert.Equal(t, before.UpdatedAt, after.UpdatedAt, "a refused update changes nothing")
+
+	res := env.Do(t, http.MethodPost, path, map[string]any{"planningCallDateTime": "9999-12-31T23:59:59+00:00"})
+	require.Equal(t, http.StatusOK, res.Status, res.Message)
+	res = env.Do(t, http.MethodGet, "/v2/lead/detail/"+strconv.FormatInt(id, 10)+"/", nil)
+	assert.Contains(t, string(res.Data), `"planningCallDateTime":"9999-12-31T23:59:59+00:00"`)
+
+	res = env.Do(t, http.MethodGet, "/v2/lead?createdAt[0]=0000-06-01", nil)
+	require.Equal(t, http.StatusBadRequest, res.Status)
+	assert.Equal(t, map[string]string{"createdAt[0]": web.TimeRangeRule}, res.Errors())
 }

@@ -121,7 +121,10 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 		}
 	}
 	if req.ExpiresAt.Present() {
-		if !req.ExpiresAt.V.After(h.now()) {
+		switch {
+		case !web.InTimeRange(req.ExpiresAt.V):
+			fe.Add("expiresAt", web.TimeRangeRule)
+		case !req.ExpiresAt.V.After(h.now()):
 			fe.Add("expiresAt", "must be in the future")
 		}
 		t := req.ExpiresAt.V.UTC()

@@ -12,6 +12,7 @@ import (
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/ops"
+	"ccplatform/pkg/web"
 	"ccplatform/services/user/internal/apikey"
 	"ccplatform/services/user/internal/migrations"
 	"ccplatform/services/user/internal/server"
@@ -305,4 +306,18 @@ func TestActiveKeysPerUserAreCapped(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, env.Message)
 	code, env = f.do(t, http.MethodPost, "/v2/api-key/create", `{"name":"in its place"}`, headers)
 	assert.Equal(t, http.StatusOK, code, env.Message)
+}
+
+func TestAPIKeyExpiryOutsideTheStoredYearsIsRefused(t *testing.T) {
+	f := setup(t)
+	uid := f.newUser(t, "far-future-key@example.com", user.GroupAdmin)
+	headers := authed()
+	headers[web.HeaderUserID] = strconv.FormatInt(uid, 10)
+	headers[web.HeaderAccessGroup] = "admin"
+	code, env := f.do(t, http.MethodPost, "/v2/api-key/create", `{"name":"far","expiresAt":"9999-12-31T23:59:59-14:00"}`, headers)
+	require.Equal(t, http.StatusBadRequest, code, env.Message)
+	assert.Contains(t, env.Message, "expiresAt: "+web.TimeRangeRule)
+	var n int
+	require.NoError(t, f.db.Get(&n, `SELECT count(*) FROM api_keys WHERE user_id = $1`, uid))
+	assert.Zero(t, n, "nothing created")
 }
