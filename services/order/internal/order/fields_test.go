@@ -3,6 +3,9 @@ package order
 import (
 	"reflect"
 	"testing"
+	"time"
+
+	"ccplatform/pkg/apperr"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -40,4 +43,62 @@ func TestStatements(t *testing.T) {
 	o := fullOrder()
 	assert.Len(t, o.insertArgs(), 30, "every field but id, created_at, updated_at")
 	assert.Len(t, o.updateArgs(o.ID), 30, "every field but id, created_at, updated_at, created_by; then the id")
+}
+
+// Every field of Changes is applied: a Changes with that one field sent changes a new Order.
+func TestEveryChangeIsApplied(t *testing.T) {
+	ct := reflect.TypeFor[Changes]()
+	for i := range ct.NumField() {
+		var c Changes
+		sent := reflect.ValueOf(&c).Elem().Field(i)
+		sent.FieldByName("Set").SetBool(true)
+		sent.FieldByName("V").Set(nonZero(sent.FieldByName("V").Type()))
+		var o Order
+		c.ApplyTo(&o)
+		assert.NotEqual(t, Order{}, o, "Changes.%s is not applied", ct.Field(i).Name)
+	}
+}
+
+// nonZero is a value of t that is not its zero value.
+func nonZero(t reflect.Type) reflect.Value {
+	if t == reflect.TypeFor[time.Time]() {
+		return reflect.ValueOf(time.Unix(1, 0).UTC())
+	}
+	v := reflect.New(t).Elem()
+	switch t.Kind() {
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint8:
+		v.SetUint('1')
+	case reflect.Slice:
+		v.Set(reflect.Append(v, nonZero(t.Elem())))
+	case reflect.Map:
+		v.Set(reflect.MakeMap(t))
+		v.SetMapIndex(nonZero(t.Key()), nonZero(t.Elem()))
+	case reflect.Struct:
+		for i := range t.NumField() {
+			v.Field(i).Set(nonZero(t.Field(i).Type))
+		}
+	default:
+		panic("nonZero: no value for " + t.String())
+	}
+	return v
+}
+
+// Every field of Input is read by Check: sent alone, it is either refused or passed on in Changes.
+func TestEverySentFieldIsChecked(t *testing.T) {
+	it := reflect.TypeFor[Input]()
+	for i := range it.NumField() {
+		var in Input
+		sent := reflect.ValueOf(&in).Elem().Field(i)
+		sent.FieldByName("Set").SetBool(true)
+		sent.FieldByName("V").Set(nonZero(sent.FieldByName("V").Type()))
+		fe := apperr.FieldErrors{}
+		ch := in.Check(ForUpdate, NewDateParser(), fe)
+		assert.True(t, len(fe) > 0 || !reflect.ValueOf(ch).IsZero(), "Input.%s is not checked", it.Field(i).Name)
+	}
 }
