@@ -23,6 +23,7 @@ func TestEveryFieldIsDescribed(t *testing.T) {
 		described[p] = f.column
 		assert.False(t, columns[f.column], "column %s twice", f.column)
 		assert.False(t, names[f.name], "wire name %s twice", f.name)
+		assert.Regexp(t, `^[a-zA-Z]+$`, f.name, "View writes wire names unescaped")
 		columns[f.column], names[f.name] = true, true
 	}
 	v := reflect.ValueOf(&o).Elem()

@@ -83,3 +83,15 @@ func TestInternalViewWireForm(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, fullView[:len(fullView)-1]+`,"callAttemptGroup":{"id":1,"intervals":[5,60],"resetAttemptsEnabled":true}}`, string(got))
 }
+
+// BenchmarkView is the cost of writing an order's wire form (docs/architecture.md, "Adding an
+// order field").
+func BenchmarkView(b *testing.B) {
+	o := fullOrder()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := json.Marshal(ViewOf(o)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
