@@ -91,7 +91,7 @@ func New(defaultCallAttemptGroupID *int64) Order {
 // fields is the one description of an order's fields, in the order the API shows them: the column
 // of the orders table, the name on the wire, where the value lives (a sql.Scanner and
 // driver.Valuer for the columns whose Go type the driver does not know), who writes it, and its
-// wire form when that is not the value itself. The store builds its statements from it (Store),
+// wire form when that is not the value itself. The store builds its statements from it (NewStore),
 // the view its JSON (View). A field of Order missing here is refused by TestEveryFieldIsDescribed.
 func (o *Order) fields() []field {
 	return []field{

@@ -14,7 +14,7 @@ import (
 	"github.com/lib/pq"
 )
 
-// field is one field of an order (Order.fields).
+// field is the description of one field of an order (Order.fields).
 type field struct {
 	column string
 	name   string
@@ -39,8 +39,8 @@ const (
 	stamped
 )
 
-// statements are the store's SQL, built once from the description of the fields (NewStore):
-// each column is named there and nowhere else.
+// statements are the store's SQL, built once from Order.fields (NewStore), the only place that
+// names the columns.
 type statements struct {
 	// columns lists every column, in the order of Order.fields: what a read scans.
 	columns string
