@@ -31,11 +31,10 @@ func (s *Service) ByCode(ctx context.Context, code string) (View, error) {
 
 // GetByCode reads the order with a code; an unknown code is NotFound.
 func (s *Store) GetByCode(ctx context.Context, code string) (Order, error) {
-	const q = `SELECT ` + columns + ` FROM orders WHERE code = $1`
-	var r row
-	err := s.conn.GetContext(ctx, &r, q, code)
+	var o Order
+	err := s.conn.QueryRowContext(ctx, `SELECT `+s.sql.columns+` FROM orders WHERE code = $1`, code).Scan(o.targets()...)
 	if err = db.OneRow(err, apperr.NotFoundf("no order has code %q", code), "get order by code %q", code); err != nil {
 		return Order{}, err
 	}
-	return r.order()
+	return o, nil
 }

@@ -1,6 +1,7 @@
 package order
 
 import (
+	"bytes"
 	"context"
 
 	"ccplatform/pkg/web"
@@ -14,7 +15,20 @@ import (
 type InternalView struct {
 	View
 	// CallAttemptGroup is null when the order names no group (or a group that is gone).
-	CallAttemptGroup *AttemptGroupView `json:"callAttemptGroup"`
+	CallAttemptGroup *AttemptGroupView
+}
+
+// MarshalJSON writes the view of the order with callAttemptGroup added.
+func (v InternalView) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	if err := v.writeMembers(&b); err != nil {
+		return nil, err
+	}
+	if err := writeMember(&b, true, "callAttemptGroup", v.CallAttemptGroup); err != nil {
+		return nil, err
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // AttemptGroupView is the part of a call-attempt group that dialing follows. Groups have no

@@ -26,7 +26,8 @@ const (
 	DefaultAgentLeadEditMode      = "never"
 )
 
-// Order is an order as stored and returned.
+// Order is an order as stored and returned. Each field is described once, in fields: its column,
+// its name on the wire, and how it is written and shown.
 type Order struct {
 	ID                         int64
 	Code                       string
@@ -87,104 +88,53 @@ func New(defaultCallAttemptGroupID *int64) Order {
 	}
 }
 
-// HolidayLayout is how holiday dates are returned (dd.mm.yyyy).
-const HolidayLayout = "02.01.2006"
-
-// View is the wire form of an order (getOrder and the internal read).
-type View struct {
-	ID                         int64            `json:"id"`
-	Code                       string           `json:"code"`
-	ServiceTitle               string           `json:"serviceTitle"`
-	Title                      string           `json:"title"`
-	CallSchedule               Schedule         `json:"callSchedule"`
-	CallHolidayOverrides       []string         `json:"callHolidayOverrides"`
-	AutoDialingEnabled         bool             `json:"autoDialingEnabled"`
-	PredictiveModeEnabled      bool             `json:"predictiveModeEnabled"`
-	AIDefaultLanguage          *string          `json:"aiDefaultLanguage"`
-	AmdDetectionEnabled        bool             `json:"amdDetectionEnabled"`
-	CallRecordRule             string           `json:"callRecordRule"`
-	SipEndpointUsageScheme     string           `json:"sipEndpointUsageScheme"`
-	AgentUserIDs               []int64          `json:"agentUserIds"`
-	AgentGroupIDs              []int64          `json:"agentGroupIds"`
-	ShowLeadContactsToAgent    bool             `json:"showLeadContactsToAgent"`
-	CallAttemptGroupID         *int64           `json:"callAttemptGroupId"`
-	QualifiedLeadsPerDayLimit  *int64           `json:"qualifiedLeadsPerDayLimit"`
-	CallScenarioID             *int64           `json:"callScenarioId"`
-	LeadTransformEnabled       bool             `json:"leadTransformEnabled"`
-	Status                     string           `json:"status"`
-	SpeechRecognitionEnabled   bool             `json:"speechRecognitionEnabled"`
-	IgnoreLeadTimezone         bool             `json:"ignoreLeadTimezone"`
-	SipEndpointIDs             []int64          `json:"sipEndpointIds"`
-	CustomValues               any              `json:"customValues"`
-	AgentLeadCreationIsAllowed bool             `json:"agentLeadCreationIsAllowed"`
-	AgentLeadEditMode          string           `json:"agentLeadEditMode"`
-	AutoProcessCall            bool             `json:"autoProcessCall"`
-	TransferNumbers            []transferNumber `json:"transferNumbers"`
-	CreatedAt                  string           `json:"createdAt"`
-	UpdatedAt                  string           `json:"updatedAt"`
-	CreatedBy                  *int64           `json:"createdBy"`
-	UpdatedBy                  *int64           `json:"updatedBy"`
-	ClientUserID               *int64           `json:"clientUserId"`
-}
-
-// transferNumber is the wire form: names is an object, or [] when there are none (contract).
-type transferNumber struct {
-	Number string `json:"number"`
-	Names  any    `json:"names"`
-}
-
-// emptyList is how the contract writes an empty map: as an empty array.
-var emptyList = json.RawMessage("[]")
-
-// ViewOf is the wire form of o.
-func ViewOf(o Order) View {
-	v := View{
-		ID:                         o.ID,
-		Code:                       o.Code,
-		ServiceTitle:               o.ServiceTitle,
-		Title:                      o.Title,
-		CallSchedule:               o.CallSchedule.Padded(),
-		CallHolidayOverrides:       make([]string, 0, len(o.CallHolidayOverrides)),
-		AutoDialingEnabled:         o.AutoDialingEnabled,
-		PredictiveModeEnabled:      o.PredictiveModeEnabled,
-		AIDefaultLanguage:          o.AIDefaultLanguage,
-		AmdDetectionEnabled:        o.AmdDetectionEnabled,
-		CallRecordRule:             o.CallRecordRule,
-		SipEndpointUsageScheme:     o.SipEndpointUsageScheme,
-		AgentUserIDs:               web.List(o.AgentUserIDs),
-		AgentGroupIDs:              web.List(o.AgentGroupIDs),
-		ShowLeadContactsToAgent:    o.ShowLeadContactsToAgent,
-		CallAttemptGroupID:         o.CallAttemptGroupID,
-		QualifiedLeadsPerDayLimit:  o.QualifiedLeadsPerDayLimit,
-		CallScenarioID:             o.CallScenarioID,
-		LeadTransformEnabled:       o.LeadTransformEnabled,
-		Status:                     o.Status,
-		SpeechRecognitionEnabled:   o.SpeechRecognitionEnabled,
-		IgnoreLeadTimezone:         o.IgnoreLeadTimezone,
-		SipEndpointIDs:             web.List(o.SipEndpointIDs),
-		CustomValues:               emptyList,
-		AgentLeadCreationIsAllowed: o.AgentLeadCreationIsAllowed,
-		AgentLeadEditMode:          o.AgentLeadEditMode,
-		AutoProcessCall:            o.AutoProcessCall,
-		TransferNumbers:            make([]transferNumber, 0, len(o.TransferNumbers)),
-		CreatedAt:                  web.Time(o.CreatedAt),
-		UpdatedAt:                  web.Time(o.UpdatedAt),
-		CreatedBy:                  o.CreatedBy,
-		UpdatedBy:                  o.UpdatedBy,
-		ClientUserID:               o.ClientUserID,
+// fields is the one description of an order's fields, in the order the API shows them: the column
+// of the orders table, the name on the wire, where the value lives (a sql.Scanner and
+// driver.Valuer for the columns whose Go type the driver does not know), who writes it, and its
+// wire form when that is not the value itself. The store builds its statements from it (NewStore),
+// the view its JSON (View). A field of Order missing here is refused by TestEveryFieldIsDescribed.
+func (o *Order) fields() []field {
+	return []field{
+		{column: "id", name: "id", ptr: &o.ID, writes: byDatabase},
+		{column: "code", name: "code", ptr: &o.Code},
+		{column: "service_title", name: "serviceTitle", ptr: &o.ServiceTitle},
+		{column: "title", name: "title", ptr: &o.Title},
+		{column: "call_schedule", name: "callSchedule", ptr: &o.CallSchedule, wire: scheduleWire},
+		{column: "call_holiday_overrides", name: "callHolidayOverrides", ptr: (*storedDates)(&o.CallHolidayOverrides),
+			wire: holidaysWire},
+		{column: "auto_dialing_enabled", name: "autoDialingEnabled", ptr: &o.AutoDialingEnabled},
+		{column: "predictive_mode_enabled", name: "predictiveModeEnabled", ptr: &o.PredictiveModeEnabled},
+		{column: "ai_default_language", name: "aiDefaultLanguage", ptr: &o.AIDefaultLanguage},
+		{column: "amd_detection_enabled", name: "amdDetectionEnabled", ptr: &o.AmdDetectionEnabled},
+		{column: "call_record_rule", name: "callRecordRule", ptr: &o.CallRecordRule},
+		{column: "sip_endpoint_usage_scheme", name: "sipEndpointUsageScheme", ptr: &o.SipEndpointUsageScheme},
+		{column: "agent_user_ids", name: "agentUserIds", ptr: (*storedIDs)(&o.AgentUserIDs),
+			wire: func(o *Order) any { return web.List(o.AgentUserIDs) }},
+		{column: "agent_group_ids", name: "agentGroupIds", ptr: (*storedIDs)(&o.AgentGroupIDs),
+			wire: func(o *Order) any { return web.List(o.AgentGroupIDs) }},
+		{column: "show_lead_contacts_to_agent", name: "showLeadContactsToAgent", ptr: &o.ShowLeadContactsToAgent},
+		{column: "call_attempt_group_id", name: "callAttemptGroupId", ptr: &o.CallAttemptGroupID},
+		{column: "qualified_leads_per_day_limit", name: "qualifiedLeadsPerDayLimit", ptr: &o.QualifiedLeadsPerDayLimit},
+		{column: "call_scenario_id", name: "callScenarioId", ptr: &o.CallScenarioID},
+		{column: "lead_transform_enabled", name: "leadTransformEnabled", ptr: &o.LeadTransformEnabled},
+		{column: "status", name: "status", ptr: &o.Status},
+		{column: "speech_recognition_enabled", name: "speechRecognitionEnabled", ptr: &o.SpeechRecognitionEnabled},
+		{column: "ignore_lead_timezone", name: "ignoreLeadTimezone", ptr: &o.IgnoreLeadTimezone},
+		{column: "sip_endpoint_ids", name: "sipEndpointIds", ptr: (*storedIDs)(&o.SipEndpointIDs),
+			wire: func(o *Order) any { return web.List(o.SipEndpointIDs) }},
+		{column: "custom_values", name: "customValues", ptr: (*storedCustomValues)(&o.CustomValues),
+			wire: customValuesWire},
+		{column: "agent_lead_creation_is_allowed", name: "agentLeadCreationIsAllowed", ptr: &o.AgentLeadCreationIsAllowed},
+		{column: "agent_lead_edit_mode", name: "agentLeadEditMode", ptr: &o.AgentLeadEditMode},
+		{column: "auto_process_call", name: "autoProcessCall", ptr: &o.AutoProcessCall},
+		{column: "transfer_numbers", name: "transferNumbers", ptr: (*storedTransferNumbers)(&o.TransferNumbers),
+			wire: transferNumbersWire},
+		{column: "created_at", name: "createdAt", ptr: &o.CreatedAt, writes: byDatabase,
+			wire: func(o *Order) any { return web.Time(o.CreatedAt) }},
+		{column: "updated_at", name: "updatedAt", ptr: &o.UpdatedAt, writes: stamped,
+			wire: func(o *Order) any { return web.Time(o.UpdatedAt) }},
+		{column: "created_by", name: "createdBy", ptr: &o.CreatedBy, writes: byCreate},
+		{column: "updated_by", name: "updatedBy", ptr: &o.UpdatedBy},
+		{column: "client_user_id", name: "clientUserId", ptr: &o.ClientUserID},
 	}
-	for _, d := range o.CallHolidayOverrides {
-		v.CallHolidayOverrides = append(v.CallHolidayOverrides, d.Format(HolidayLayout))
-	}
-	if len(o.CustomValues) > 0 {
-		v.CustomValues = o.CustomValues
-	}
-	for _, t := range o.TransferNumbers {
-		w := transferNumber{Number: t.Number, Names: emptyList}
-		if len(t.Names) > 0 {
-			w.Names = t.Names
-		}
-		v.TransferNumbers = append(v.TransferNumbers, w)
-	}
-	return v
 }
