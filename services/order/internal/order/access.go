@@ -1,8 +1,6 @@
 package order
 
 import (
-	"slices"
-
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/web"
 )
@@ -28,36 +26,8 @@ func callerOf(c web.Caller) Caller {
 	return Caller{UserID: c.UserID, Group: access.Group(c.AccessGroup)}
 }
 
-// WorksIn reports whether user (in agent groups groupIDs) works in o: named in its agents, or in
-// one of its agent groups.
-func WorksIn(o Order, user int64, groupIDs []int64) bool {
-	if slices.Contains(o.AgentUserIDs, user) {
-		return true
-	}
-	for _, g := range groupIDs {
-		if slices.Contains(o.AgentGroupIDs, g) {
-			return true
-		}
-	}
-	return false
-}
-
 // SeesAll reports a caller who may read every order.
 func SeesAll(c Caller) bool { return c.Internal() || c.Group.SeesEveryOrder() }
-
-// CanSee reports whether c may read o: staff and arbitration every order, a client its own, an
-// agent (senior or not) the orders they work in. Anything else is answered as if o did not exist.
-func CanSee(c Caller, o Order) bool {
-	switch {
-	case SeesAll(c):
-		return true
-	case c.Group == access.Client:
-		return o.ClientUserID != nil && *o.ClientUserID == c.UserID
-	case c.isAgent():
-		return WorksIn(o, c.UserID, c.GroupIDs)
-	}
-	return false
-}
 
 // CanUpdate reports whether c may change o: staff every order, a client its own. (The gateway
 // refuses the other groups before the service sees them.)

@@ -68,7 +68,7 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 	return h.svc.Detail(c.Request.Context(), id, web.CallerOf(c))
 }
 
-// internalScope answers which orders a caller (userId, accessGroup) may see, by the rules of CanSee.
+// internalScope answers which orders a caller (userId, accessGroup) may see, by the rule of Store.VisibleTo.
 func (h *Handler) internalScope(c *gin.Context) (any, error) {
 	q := c.Request.URL.Query()
 	user, err := strconv.ParseInt(q.Get("userId"), 10, 64)

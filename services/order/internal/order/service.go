@@ -83,8 +83,14 @@ func (s *Service) Detail(ctx context.Context, id int64, by web.Caller) (View, er
 	if err != nil {
 		return View{}, err
 	}
-	if !CanSee(caller, o) {
-		return View{}, notFound(id)
+	if !SeesAll(caller) {
+		ids, _, err := s.orders.VisibleTo(ctx, caller, &id)
+		if err != nil {
+			return View{}, err
+		}
+		if len(ids) == 0 {
+			return View{}, notFound(id)
+		}
 	}
 	return ViewOf(o), nil
 }
@@ -97,7 +103,7 @@ type Scope struct {
 	HiddenContacts []int64 `json:"hiddenContacts"`
 }
 
-// Scope answers which orders caller may see, by the rules of CanSee.
+// Scope answers which orders caller may see (Store.VisibleTo).
 func (s *Service) Scope(ctx context.Context, caller Caller) (Scope, error) {
 	caller, err := s.withGroups(ctx, caller)
 	if err != nil {
@@ -106,7 +112,7 @@ func (s *Service) Scope(ctx context.Context, caller Caller) (Scope, error) {
 	if SeesAll(caller) {
 		return Scope{All: true, OrderIDs: []int64{}, HiddenContacts: []int64{}}, nil
 	}
-	ids, hidden, err := s.orders.VisibleTo(ctx, caller)
+	ids, hidden, err := s.orders.VisibleTo(ctx, caller, nil)
 	if err != nil {
 		return Scope{}, err
 	}

@@ -139,14 +139,19 @@ func writeError(op, code string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// VisibleTo lists, by id, the orders c may see when c does not see them all (SeesAll): a
-// client's own, or those an agent or the agent's groups work in (the same rule as CanSee, in
-// SQL); hidden are those of them whose lead contacts c may not see (an agent, in an order with
-// showLeadContactsToAgent off).
-func (s *Store) VisibleTo(ctx context.Context, c Caller) (ids, hidden []int64, err error) {
-	const q = `SELECT id, show_lead_contacts_to_agent FROM orders
-		WHERE ($1 AND client_user_id = $2) OR ($3 AND ($2 = ANY(agent_user_ids) OR agent_group_ids && $4::bigint[]))
-		ORDER BY id`
+// visible is the one statement of who sees which orders, when the caller does not see them all
+// (SeesAll): a client its own, an agent (senior or not) those they or their agent groups work in.
+// The detail check and the scope other services read both run it, so the rule is written once.
+// $1 client?, $2 user id, $3 agent?, $4 the agent's groups, $5 one order id or NULL for all.
+const visible = `SELECT id, show_lead_contacts_to_agent FROM orders
+	WHERE (($1 AND client_user_id = $2) OR ($3 AND ($2 = ANY(agent_user_ids) OR agent_group_ids && $4::bigint[])))
+	AND ($5::bigint IS NULL OR id = $5)
+	ORDER BY id`
+
+// VisibleTo lists, by id, the orders c may see when c does not see them all (SeesAll), all of them
+// or only order *only when it is set; hidden are those of them whose lead contacts c may not see (an
+// agent, in an order with showLeadContactsToAgent off).
+func (s *Store) VisibleTo(ctx context.Context, c Caller, only *int64) (ids, hidden []int64, err error) {
 	groups := c.GroupIDs
 	if groups == nil {
 		groups = []int64{}
@@ -155,7 +160,7 @@ func (s *Store) VisibleTo(ctx context.Context, c Caller) (ids, hidden []int64, e
 		ID   int64 `db:"id"`
 		Show bool  `db:"show_lead_contacts_to_agent"`
 	}
-	if err := s.conn.SelectContext(ctx, &rows, q, c.Group == access.Client, c.UserID, c.isAgent(), pq.Array(groups)); err != nil {
+	if err := s.conn.SelectContext(ctx, &rows, visible, c.Group == access.Client, c.UserID, c.isAgent(), pq.Array(groups), only); err != nil {
 		return nil, nil, fmt.Errorf("orders visible to user %d: %w", c.UserID, err)
 	}
 	ids, hidden = []int64{}, []int64{}
