@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -58,10 +59,21 @@ var ErrDevToken = errors.New("INTERNAL_TOKEN must be set to a secret of its own 
 // ErrEmptyToken refuses an INTERNAL_TOKEN set to the empty string.
 var ErrEmptyToken = errors.New("INTERNAL_TOKEN is set but empty: set a secret, or unset it in " + Development + " for the development token")
 
+// PlaceholderMarker marks the placeholder secrets of the Kubernetes base
+// (deployments/k8s/base/kustomization.yaml): a token containing it was never replaced.
+const PlaceholderMarker = "CHANGE-ME"
+
+// ErrPlaceholderToken refuses an INTERNAL_TOKEN that still holds a placeholder, in every
+// environment: anyone who has read the manifests knows it.
+var ErrPlaceholderToken = errors.New("INTERNAL_TOKEN is a placeholder (it contains " + PlaceholderMarker + "): set a secret of its own")
+
 // Check refuses settings no deployment may run with.
 func (p Process) Check() error {
 	if p.InternalToken == "" {
 		return ErrEmptyToken
+	}
+	if strings.Contains(p.InternalToken, PlaceholderMarker) {
+		return ErrPlaceholderToken
 	}
 	if p.Env != Development && p.InternalToken == config.DevInternalToken {
 		return ErrDevToken
