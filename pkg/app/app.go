@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -48,6 +49,23 @@ type Process struct {
 	// DrainDelay is how long a process answers /readyz with 503 after SIGTERM before it stops
 	// taking work: the time a load balancer needs to notice.
 	DrainDelay time.Duration `env:"DRAIN_DELAY" envDefault:"0s"`
+	// MemoryLimit is the container's memory limit in bytes (Kubernetes: the downward API's
+	// limits.memory); 0 is none. The Go runtime gets a soft limit below it (softMemoryLimit).
+	MemoryLimit int64 `env:"MEMORY_LIMIT" envDefault:"0"`
+}
+
+// memoryLimitShare is the part of the container's memory limit the Go heap may use before the
+// collector works harder: the rest is for the runtime's own memory, stacks and what the
+// collector frees late, so that the kernel's OOM killer is not the first to act.
+const memoryLimitShare = 0.9
+
+// softMemoryLimit is the GOMEMLIMIT to set for a container limit of limit bytes, or 0 to leave
+// the runtime as it is: when there is no limit, or GOMEMLIMIT was set explicitly.
+func softMemoryLimit(limit int64, goMemLimitSet bool) int64 {
+	if limit <= 0 || goMemLimitSet {
+		return 0
+	}
+	return int64(float64(limit) * memoryLimitShare)
 }
 
 // Development is the APP_ENV of a developer's machine.
@@ -81,6 +99,9 @@ func (p Process) Check() error {
 	if p.DrainDelay < 0 {
 		return fmt.Errorf("DRAIN_DELAY must not be negative")
 	}
+	if p.MemoryLimit < 0 {
+		return fmt.Errorf("MEMORY_LIMIT must not be negative")
+	}
 	return nil
 }
 
@@ -93,6 +114,10 @@ func Run[T Leveled](name string, run RunFunc[T]) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return 1
+	}
+	_, goMemLimitSet := os.LookupEnv("GOMEMLIMIT")
+	if soft := softMemoryLimit(proc.MemoryLimit, goMemLimitSet); soft > 0 {
+		debug.SetMemoryLimit(soft)
 	}
 	cfg, err := config.Load[T]()
 	if err != nil {
@@ -107,6 +132,7 @@ func Run[T Leveled](name string, run RunFunc[T]) int {
 	defer func() { _ = log.Sync() }()
 	log.Info(name+" starting", zap.String("version", buildinfo.Version),
 		zap.String("revision", buildinfo.Revision()), zap.String("go", runtime.Version()), zap.String("env", proc.Env),
+		zap.Int64("go_memory_limit", debug.SetMemoryLimit(-1)),
 		zap.Bool("trace_export", tracing.Exporting()))
 
 	shutdownTracing, err := tracing.Setup(context.Background(), name, buildinfo.Version)

@@ -129,3 +129,10 @@ func TestRunRefusesTheDevelopmentTokenOutsideDevelopment(t *testing.T) {
 	assert.Equal(t, 0, Run("t", body), "development runs with the default token")
 	assert.True(t, ran)
 }
+
+func TestSoftMemoryLimitLeavesHeadroomBelowTheContainerLimit(t *testing.T) {
+	assert.Equal(t, int64(241591910), softMemoryLimit(256<<20, false), "90% of 256 MiB")
+	assert.Zero(t, softMemoryLimit(0, false), "no container limit: the runtime's default")
+	assert.Zero(t, softMemoryLimit(256<<20, true), "an explicit GOMEMLIMIT wins")
+	assert.Error(t, Process{InternalToken: "x", MemoryLimit: -1}.Check())
+}
