@@ -83,7 +83,13 @@ func checkTelephonyAccess(t *testing.T, s *suite, r *rendered) {
 			continue
 		}
 		got := admitted(t, r, universe, p)
-		clientPorts := got["pod:call-ingest"]
+		// The port the platform's own clients are admitted on (datastore-access holds them).
+		var clientPorts []string
+		for _, bin := range s.readers("AMQP_URL") {
+			if ports := got["pod:"+bin]; len(ports) > 0 {
+				clientPorts = ports
+			}
+		}
 		found := false
 		for src, ports := range got {
 			if src == "namespaces:"+telephonyNamespaceLabel+"=true" || strings.HasPrefix(src, "ipBlock:") {
