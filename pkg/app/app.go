@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -47,6 +49,23 @@ type Process struct {
 	// DrainDelay is how long a process answers /readyz with 503 after SIGTERM before it stops
 	// taking work: the time a load balancer needs to notice.
 	DrainDelay time.Duration `env:"DRAIN_DELAY" envDefault:"0s"`
+	// MemoryLimit is the container's memory limit in bytes (Kubernetes: the downward API's
+	// limits.memory); 0 is none. The Go runtime gets a soft limit below it (softMemoryLimit).
+	MemoryLimit int64 `env:"MEMORY_LIMIT" envDefault:"0"`
+}
+
+// memoryLimitShare is the part of the container's memory limit the Go heap may use before the
+// collector works harder: the rest is for the runtime's own memory, stacks and what the
+// collector frees late, so that the kernel's OOM killer is not the first to act.
+const memoryLimitShare = 0.9
+
+// softMemoryLimit is the GOMEMLIMIT to set for a container limit of limit bytes, or 0 to leave
+// the runtime as it is: when there is no limit, or GOMEMLIMIT was set explicitly.
+func softMemoryLimit(limit int64, goMemLimitSet bool) int64 {
+	if limit <= 0 || goMemLimitSet {
+		return 0
+	}
+	return int64(float64(limit) * memoryLimitShare)
 }
 
 // Development is the APP_ENV of a developer's machine.
@@ -58,16 +77,30 @@ var ErrDevToken = errors.New("INTERNAL_TOKEN must be set to a secret of its own 
 // ErrEmptyToken refuses an INTERNAL_TOKEN set to the empty string.
 var ErrEmptyToken = errors.New("INTERNAL_TOKEN is set but empty: set a secret, or unset it in " + Development + " for the development token")
 
+// PlaceholderMarker marks the placeholder secrets of the Kubernetes base
+// (deployments/k8s/base/kustomization.yaml): a token containing it was never replaced.
+const PlaceholderMarker = "CHANGE-ME"
+
+// ErrPlaceholderToken refuses an INTERNAL_TOKEN that still holds a placeholder, in every
+// environment: anyone who has read the manifests knows it.
+var ErrPlaceholderToken = errors.New("INTERNAL_TOKEN is a placeholder (it contains " + PlaceholderMarker + "): set a secret of its own")
+
 // Check refuses settings no deployment may run with.
 func (p Process) Check() error {
 	if p.InternalToken == "" {
 		return ErrEmptyToken
+	}
+	if strings.Contains(p.InternalToken, PlaceholderMarker) {
+		return ErrPlaceholderToken
 	}
 	if p.Env != Development && p.InternalToken == config.DevInternalToken {
 		return ErrDevToken
 	}
 	if p.DrainDelay < 0 {
 		return fmt.Errorf("DRAIN_DELAY must not be negative")
+	}
+	if p.MemoryLimit < 0 {
+		return fmt.Errorf("MEMORY_LIMIT must not be negative")
 	}
 	return nil
 }
@@ -82,6 +115,10 @@ func Run[T Leveled](name string, run RunFunc[T]) int {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return 1
 	}
+	_, goMemLimitSet := os.LookupEnv("GOMEMLIMIT")
+	if soft := softMemoryLimit(proc.MemoryLimit, goMemLimitSet); soft > 0 {
+		debug.SetMemoryLimit(soft)
+	}
 	cfg, err := config.Load[T]()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
@@ -95,6 +132,7 @@ func Run[T Leveled](name string, run RunFunc[T]) int {
 	defer func() { _ = log.Sync() }()
 	log.Info(name+" starting", zap.String("version", buildinfo.Version),
 		zap.String("revision", buildinfo.Revision()), zap.String("go", runtime.Version()), zap.String("env", proc.Env),
+		zap.Int64("go_memory_limit", debug.SetMemoryLimit(-1)),
 		zap.Bool("trace_export", tracing.Exporting()))
 
 	shutdownTracing, err := tracing.Setup(context.Background(), name, buildinfo.Version)

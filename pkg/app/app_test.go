@@ -89,6 +89,22 @@ func TestRunDrainsForTheDelayBeforeStopping(t *testing.T) {
 	assert.GreaterOrEqual(t, stopped.Sub(began), 250*time.Millisecond, "the context must end only after the drain delay")
 }
 
+func TestRunRefusesAPlaceholderTokenEverywhere(t *testing.T) {
+	t.Setenv("LOG_LEVEL", "error")
+	ran := false
+	body := func(context.Context, cfg, *zap.Logger, *ops.Ops) error { ran = true; return nil }
+	for _, env := range []string{"production", "staging", Development} {
+		t.Setenv("APP_ENV", env)
+		for _, token := range []string{"CHANGE-ME-placeholder-internal-token", "x" + PlaceholderMarker} {
+			t.Setenv("INTERNAL_TOKEN", token)
+			assert.Equal(t, 1, Run("t", body), "APP_ENV %q, token %q", env, token)
+		}
+	}
+	assert.False(t, ran)
+	assert.ErrorIs(t, Process{Env: "production", InternalToken: "CHANGE-ME"}.Check(), ErrPlaceholderToken)
+	assert.NoError(t, Process{Env: "production", InternalToken: "change-me-is-not-the-marker-but-odd"}.Check())
+}
+
 func TestRunRefusesTheDevelopmentTokenOutsideDevelopment(t *testing.T) {
 	t.Setenv("LOG_LEVEL", "error")
 	ran := false
@@ -112,4 +128,11 @@ func TestRunRefusesTheDevelopmentTokenOutsideDevelopment(t *testing.T) {
 	require.NoError(t, os.Unsetenv("INTERNAL_TOKEN"))
 	assert.Equal(t, 0, Run("t", body), "development runs with the default token")
 	assert.True(t, ran)
+}
+
+func TestSoftMemoryLimitLeavesHeadroomBelowTheContainerLimit(t *testing.T) {
+	assert.Equal(t, int64(241591910), softMemoryLimit(256<<20, false), "90% of 256 MiB")
+	assert.Zero(t, softMemoryLimit(0, false), "no container limit: the runtime's default")
+	assert.Zero(t, softMemoryLimit(256<<20, true), "an explicit GOMEMLIMIT wins")
+	assert.Error(t, Process{InternalToken: "x", MemoryLimit: -1}.Check())
 }

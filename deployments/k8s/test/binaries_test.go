@@ -28,6 +28,7 @@ type envVar struct {
 	// os.Getenv/os.LookupEnv (and so handles unset itself).
 	optional bool
 	where    string // file:line of the first reader, for messages
+	def      string // its envDefault, "" when it has none
 }
 
 // binary is one main package of the workspace: the Dockerfile builds each <module>/cmd/<name>
@@ -244,8 +245,8 @@ func (s *sourceTree) collectStruct(b *binary, p *goPackage, f *ast.File, spec *a
 				continue
 			}
 			if name != "" {
-				_, hasDefault := tag.Lookup("envDefault")
-				b.add(envVar{name: prefix + name, optional: hasDefault, where: s.where(field)})
+				def, hasDefault := tag.Lookup("envDefault")
+				b.add(envVar{name: prefix + name, optional: hasDefault, where: s.where(field), def: def})
 				continue
 			}
 		}

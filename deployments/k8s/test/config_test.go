@@ -39,7 +39,38 @@ func checkConfigValues(t *testing.T, s *suite, r *rendered) {
 		if raw, ok := envValue(r, c, "QUEUE_CONSUMERS"); ok {
 			checkQueueConsumers(t, s, r, w, raw)
 		}
+		for _, variable := range writableDirVars() {
+			if !s.binaries[binaryOf(c)].reads(variable) {
+				continue
+			}
+			dir, ok := envValue(r, c, variable)
+			if !ok || !onWritableVolume(w.spec, c, dir) {
+				t.Errorf("%s: %s=%q must name a directory on a writable volume mount (the root file system is read-only)", w, variable, dir)
+			}
+		}
 	}
+}
+
+// writableDirVars name directories a binary writes files into; unset, they default to the
+// system's temporary directory, which the read-only root file system refuses.
+func writableDirVars() []string { return []string{"IMPORT_SPOOL_DIR"} }
+
+// onWritableVolume reports whether dir is at or under a volume mount of c that is not read-only.
+func onWritableVolume(spec *corev1.PodSpec, c corev1.Container, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	for _, m := range c.VolumeMounts {
+		if m.ReadOnly || (dir != m.MountPath && !strings.HasPrefix(dir, strings.TrimSuffix(m.MountPath, "/")+"/")) {
+			continue
+		}
+		for _, v := range spec.Volumes {
+			if v.Name == m.Name && (v.EmptyDir != nil || v.PersistentVolumeClaim != nil || v.Ephemeral != nil) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkServiceURL: raw's host is a Service of the render (want, if not empty) and its port one of

@@ -7,6 +7,7 @@ import (
 
 	cnpgv1 "github.com/cloudnative-pg/cloudnative-pg/api/v1"
 	kedav1alpha1 "github.com/kedacore/keda/v2/apis/keda/v1alpha1"
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	rabbitmqv1beta1 "github.com/rabbitmq/cluster-operator/v2/api/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -28,7 +29,8 @@ func (o object) String() string { return fmt.Sprintf("%s %s/%s", o.kind, o.names
 // newTyped returns an empty value of the Go API type of apiVersion and kind, or false for a kind
 // the test does not know: such an object fails the test, because nothing here would check it.
 // The operators' kinds use their projects' published API packages (KEDA, RabbitMQ Cluster
-// Operator, CloudNativePG), so a field they do not have is an error as for the built-in kinds.
+// Operator, CloudNativePG, Prometheus Operator), so a field they do not have is an error as for
+// the built-in kinds; the Messaging Topology Operator's are held in topology_types_test.go.
 func newTyped(apiVersion, kind string) (any, bool) {
 	switch apiVersion + " " + kind {
 	case "v1 Namespace":
@@ -63,6 +65,24 @@ func newTyped(apiVersion, kind string) (any, bool) {
 		return &rabbitmqv1beta1.RabbitmqCluster{}, true
 	case "postgresql.cnpg.io/v1 Cluster":
 		return &cnpgv1.Cluster{}, true
+	case "postgresql.cnpg.io/v1 ScheduledBackup":
+		return &cnpgv1.ScheduledBackup{}, true
+	case "postgresql.cnpg.io/v1 Pooler":
+		return &cnpgv1.Pooler{}, true
+	case "monitoring.coreos.com/v1 PodMonitor":
+		return &monitoringv1.PodMonitor{}, true
+	case "monitoring.coreos.com/v1 ServiceMonitor":
+		return &monitoringv1.ServiceMonitor{}, true
+	case "monitoring.coreos.com/v1 PrometheusRule":
+		return &monitoringv1.PrometheusRule{}, true
+	case "rabbitmq.com/v1beta1 User":
+		return &rabbitmqUser{}, true
+	case "rabbitmq.com/v1beta1 Permission":
+		return &rabbitmqPermission{}, true
+	case "rabbitmq.com/v1beta1 Exchange":
+		return &rabbitmqExchange{}, true
+	case "rabbitmq.com/v1beta1 Binding":
+		return &rabbitmqBinding{}, true
 	}
 	return nil, false
 }

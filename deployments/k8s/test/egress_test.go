@@ -20,10 +20,12 @@ func restrictedEgress() map[string][]string {
 }
 
 // privateRanges are the ranges a restricted pod's internet egress must except, by address family:
-// private (RFC 1918, fc00::/7), loopback, link-local (cloud metadata) and CGNAT.
+// private (RFC 1918, fc00::/7), loopback, link-local (cloud metadata) and CGNAT; and NAT64's
+// prefixes (64:ff9b::/96 and the local-use 64:ff9b:1::/48), which embed an IPv4 address, so
+// that 64:ff9b::10.0.0.1 would reach a private IPv4 address through the cluster's NAT64.
 var privateRanges = map[string][]string{
 	"0.0.0.0/0": {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "127.0.0.0/8", "100.64.0.0/10"},
-	"::/0":      {"fc00::/7", "fe80::/10"},
+	"::/0":      {"fc00::/7", "fe80::/10", "64:ff9b::/96", "64:ff9b:1::/48"},
 }
 
 // clusterDNS is the peer of the cluster's DNS (CoreDNS under its kube-dns labels), as egressTo

@@ -98,15 +98,25 @@ func secretKeys(r *rendered, name string) []string {
 }
 
 // externalSecretKeys are the Secrets the render references but does not hold, with their keys:
-//   - in production, platform-secrets (INTERNAL_TOKEN, JOB_ID_SECRET), made outside git
-//     (deployments/k8s/README.md, "Production");
+//   - in production, those made outside git (productionSecrets; deployments/k8s/README.md,
+//     "Production"), and each broker User's importCredentialsSecret (rabbitmq-topology.yaml:
+//     username, password, and url, the amqps:// URL its binary reads);
 //   - <cluster>-app of each CloudNativePG Cluster (the operator's application-user Secret; its
 //     key uri is a libpq URL of the primary, cluster-rw);
 //   - <cluster>-default-user of each RabbitmqCluster (connection_string is an amqp:// URL).
 func externalSecretKeys(r *rendered) map[string][]string {
 	out := map[string][]string{}
 	if r.flavor() == flavorProduction {
-		out["platform-secrets"] = []string{"INTERNAL_TOKEN", "JOB_ID_SECRET"}
+		for name, keys := range productionSecrets() {
+			out[name] = keys
+		}
+		for _, u := range all[rabbitmqUser](r) {
+			if ref := u.Spec.ImportCredentialsSecret; ref != nil {
+				if _, known := out[ref.Name]; !known {
+					out[ref.Name] = []string{"password", "url", "username"}
+				}
+			}
+		}
 	}
 	for _, c := range cnpgClusters(r) {
 		out[c.Name+"-app"] = []string{"dbname", "host", "jdbc-uri", "password", "pgpass", "port", "uri", "user", "username"}
@@ -115,6 +125,23 @@ func externalSecretKeys(r *rendered) map[string][]string {
 		out[c.Name+"-default-user"] = []string{"connection_string", "default_user.conf", "host", "password", "port", "provider", "type", "username"}
 	}
 	return out
+}
+
+// productionSecrets are the Secrets production takes from outside git besides the broker users'
+// (which the render names in its User objects), with their keys. The README's list of what to
+// make before production must name each (checkProduction).
+func productionSecrets() map[string][]string {
+	return map[string][]string{
+		"platform-secrets":      {"INTERNAL_TOKEN", "JOB_ID_SECRET"},
+		"notification-channels": {"MESSENGER_API_URL", "MESSENGER_BOT_TOKEN", "SMTP_FROM", "SMTP_HOST", "SMTP_PASSWORD", "SMTP_USERNAME"},
+		// KEDA's broker user: its credentials (rabbitmq-topology.yaml), host (an amqps:// URL with
+		// the broker's full name) and tls ("enable").
+		"keda-rabbitmq": {"host", "password", "tls", "username"},
+		// The broker's TLS certificate and its CA (cert-manager or by hand).
+		"rabbitmq-tls": {"ca.crt", "tls.crt", "tls.key"},
+		// The object store's credentials of the database's backups.
+		"cc-db-backup": {"ACCESS_KEY_ID", "SECRET_ACCESS_KEY"},
+	}
 }
 
 // checkEnvRequired: every platform container gets every variable its binary reads that has no
@@ -234,6 +261,37 @@ func checkEnvReferences(t *testing.T, s *suite, r *rendered) {
 		for _, k := range sortedKeys(cm.Data) {
 			if !usedConfig[cm.Name][k] {
 				t.Errorf("ConfigMap %s: key %s is used by no container", cm.Name, k)
+			}
+		}
+	}
+}
+
+// notificationChannelVars are the settings of notification-worker's external channels: each
+// overlay decides them (dev turns both off, production supplies real ones), from a Secret,
+// because they hold credentials. Unset, the worker silently skips the channel.
+func notificationChannelVars() []string {
+	return []string{"SMTP_HOST", "SMTP_FROM", "SMTP_USERNAME", "SMTP_PASSWORD", "MESSENGER_API_URL", "MESSENGER_BOT_TOKEN"}
+}
+
+// checkNotificationChannels: notification-worker gets every channel setting, each from a Secret.
+func checkNotificationChannels(t *testing.T, s *suite, r *rendered) {
+	for _, w := range platformDeployments(r) {
+		c := w.spec.Containers[0]
+		b := s.binaries[binaryOf(c)]
+		if b == nil || b.name != "notification-worker" {
+			continue
+		}
+		for _, name := range notificationChannelVars() {
+			if !b.reads(name) {
+				t.Errorf("notificationChannelVars: %s does not read %s", b.name, name)
+				continue
+			}
+			fromSecret := false
+			for _, e := range c.Env {
+				fromSecret = fromSecret || (e.Name == name && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil)
+			}
+			if !fromSecret {
+				t.Errorf("%s: %s not set from a Secret: the channel is skipped, or its credentials sit in plain config", w, name)
 			}
 		}
 	}

@@ -41,7 +41,9 @@ func optionalEnv(binary, name string) string {
 
 // readOutsideWorkspace reports whether a variable is read by a library rather than by the
 // workspace's code, so that the manifests may set it although no binary names it: the
-// OpenTelemetry SDK reads OTEL_* itself (pkg/tracing hands the exporter to it).
+// OpenTelemetry SDK reads OTEL_* itself (pkg/tracing hands the exporter to it), and Go's
+// crypto/x509 reads SSL_CERT_DIR for the trusted certificate authorities (production adds the
+// broker's CA that way).
 func readOutsideWorkspace(name string) bool {
-	return strings.HasPrefix(name, "OTEL_")
+	return strings.HasPrefix(name, "OTEL_") || name == "SSL_CERT_DIR"
 }

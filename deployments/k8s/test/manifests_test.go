@@ -34,6 +34,21 @@ func checks() []check {
 		{"egress", checkEgress},
 		{"dev", checkDev},
 		{"production", checkProduction},
+		{"autoscaled-replicas", checkAutoscaledReplicas},
+		{"keda-behaviour", checkKEDABehaviour},
+		{"keda-host", checkKEDAHost},
+		{"connection-budget", checkConnectionBudget},
+		{"statefulsets", checkStatefulSets},
+		{"kustomization-labels", checkKustomizationLabels},
+		{"telephony", checkTelephonyAccess},
+		{"broker-users", checkBrokerUsers},
+		{"broker-operations", checkBrokerOperations},
+		{"database-operations", checkDatabaseOperations},
+		{"pod-monitors", checkPodMonitors},
+		{"placeholders", checkPlaceholders},
+		{"notification-channels", checkNotificationChannels},
+		{"memory-limit", checkMemoryLimit},
+		{"production-readme", checkProductionReadme},
 	}
 }
 

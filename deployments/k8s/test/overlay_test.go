@@ -1,6 +1,7 @@
 package k8stest
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -9,12 +10,36 @@ import (
 	rabbitmqv1beta1 "github.com/rabbitmq/cluster-operator/v2/api/v1beta1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 )
 
-// placeholderMarker marks the base's Secret values, which must never reach production.
-const placeholderMarker = "CHANGE-ME"
+// checkPlaceholders: the base's placeholder values carry the marker the binaries refuse to
+// start with (pkg/app.PlaceholderMarker, read from the sources), so that the base applied as is
+// cannot run; no overlay but dev (whose values are its own, for a throwaway cluster) ships one.
+func checkPlaceholders(t *testing.T, s *suite, r *rendered) {
+	marker, err := stringConst(repoRoot, "pkg/app/app.go", "PlaceholderMarker")
+	if err != nil {
+		t.Fatalf("the binaries' placeholder marker: %v", err)
+	}
+	switch r.flavor() {
+	case flavorBase:
+		token, ok := secretValue(r, "platform-secrets", "INTERNAL_TOKEN")
+		if ok && !strings.Contains(token, marker) {
+			t.Errorf("platform-secrets INTERNAL_TOKEN %q: a placeholder the binaries do not refuse (it lacks %q)", token, marker)
+		}
+	case flavorDev:
+	default:
+		for _, o := range r.objects {
+			raw, err := json.Marshal(o.value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(raw), marker) {
+				t.Errorf("%s holds a placeholder (%s): replace it, or take the value from a Secret made outside git", o, marker)
+			}
+		}
+	}
+}
 
 func cnpgClusters(r *rendered) []*cnpgv1.Cluster { return all[cnpgv1.Cluster](r) }
 
@@ -40,7 +65,11 @@ func checkDev(t *testing.T, s *suite, r *rendered) {
 		t.Skip("dev overlay only")
 	}
 	for _, d := range all[appsv1.Deployment](r) {
-		if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
+		a, scaled := autoscalerOf(r, d.Name)
+		switch {
+		case scaled && a.max != 1:
+			t.Errorf("Deployment %s: %s may scale it to %d, want 1", d.Name, a.by, a.max)
+		case !scaled && replicasOrOne(d.Spec.Replicas) != 1:
 			t.Errorf("Deployment %s: replicas %s, want 1", d.Name, show(d.Spec.Replicas))
 		}
 	}
@@ -79,9 +108,12 @@ func checkProduction(t *testing.T, s *suite, r *rendered) {
 		t.Skip("production overlay only")
 	}
 	for _, w := range platformDeployments(r) {
-		bin := binaryOf(w.spec.Containers[0])
-		if !s.isWorker(bin) && (w.replicas == nil || *w.replicas < 2) {
-			t.Errorf("%s: replicas %s, want at least 2", w, show(w.replicas))
+		count, by := replicasOrOne(w.replicas), "replicas"
+		if a, ok := autoscalerOf(r, w.name); ok {
+			count, by = a.min, a.by+" minimum"
+		}
+		if count < 2 {
+			t.Errorf("%s: %s %d, want at least 2", w, by, count)
 		}
 	}
 	for _, w := range longRunning(r) {
@@ -123,13 +155,6 @@ func checkProduction(t *testing.T, s *suite, r *rendered) {
 	}
 	if env := appEnv(r); env != "production" {
 		t.Errorf("APP_ENV=%q, want production", env)
-	}
-	for _, sec := range all[corev1.Secret](r) {
-		for k, v := range sec.Data {
-			if strings.Contains(string(v), placeholderMarker) {
-				t.Errorf("Secret %s: key %s holds a placeholder value; production Secrets come from outside git", sec.Name, k)
-			}
-		}
 	}
 	for _, ing := range all[networkingv1.Ingress](r) {
 		if len(ing.Spec.TLS) == 0 {

@@ -119,9 +119,9 @@ func checkPDBs(t *testing.T, s *suite, r *rendered) {
 			t.Errorf("%s: no PodDisruptionBudget selects its pods", w)
 			continue
 		}
-		replicas := 1
-		if w.replicas != nil {
-			replicas = int(*w.replicas)
+		replicas := int(replicasOrOne(w.replicas))
+		if a, ok := autoscalerOf(r, w.name); ok {
+			replicas = int(a.min)
 		}
 		switch {
 		case found.Spec.MaxUnavailable != nil:
@@ -138,7 +138,7 @@ func checkPDBs(t *testing.T, s *suite, r *rendered) {
 	}
 	for _, p := range pdbs {
 		matched := false
-		for _, w := range workloads(r) {
+		for _, w := range pods(s, r) {
 			matched = matched || selects(p.Spec.Selector, w.labels)
 		}
 		if !matched {

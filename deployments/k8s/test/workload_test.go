@@ -342,13 +342,26 @@ func listenPort(t *testing.T, r *rendered, w workload, c corev1.Container, varia
 	return int32(n), true
 }
 
+// workTimeouts name, per binary, the settings that bound one unit of its in-flight work beyond
+// the common margin: after SIGTERM the pod finishes what it holds, and a send cut short by
+// SIGKILL is sent again by the next worker (notification-worker), a request cut short fails.
+func workTimeouts() map[string][]string {
+	return map[string][]string{
+		"gateway":             {"UPSTREAM_TIMEOUT"},
+		"lead-api":            {"JOB_CONFIRM_TIMEOUT"},
+		"notification-worker": {"DELIVERY_SEND_TIMEOUT"},
+	}
+}
+
 // checkDrain: the kubelet's SIGKILL comes after DRAIN_DELAY (answering /readyz 503 while still
-// serving) and a margin to finish in-flight work (requests bounded by UPSTREAM_TIMEOUT, 10s,
-// message batches).
+// serving) and the time to finish in-flight work: the longest of a common margin (requests,
+// message batches) and the binary's own work timeouts (workTimeouts: their values in the
+// render, or the binary's defaults), computed for every Deployment.
 func checkDrain(t *testing.T, s *suite, r *rendered) {
 	const workMargin = 15 * time.Second
 	for _, w := range platformDeployments(r) {
-		raw, ok := envValue(r, w.spec.Containers[0], "DRAIN_DELAY")
+		c := w.spec.Containers[0]
+		raw, ok := envValue(r, c, "DRAIN_DELAY")
 		if !ok {
 			t.Errorf("%s: DRAIN_DELAY not set: without it a pod keeps receiving requests after SIGTERM until its endpoints are gone", w)
 			continue
@@ -358,12 +371,63 @@ func checkDrain(t *testing.T, s *suite, r *rendered) {
 			t.Errorf("%s: DRAIN_DELAY=%q must be a positive duration", w, raw)
 			continue
 		}
+		work, why := workMargin, "a margin to finish work"
+		bin := binaryOf(c)
+		for _, variable := range workTimeouts()[bin] {
+			b := s.binaries[bin]
+			if b == nil || !b.reads(variable) {
+				t.Errorf("workTimeouts: %s does not read %s", bin, variable)
+				continue
+			}
+			v, set := envValue(r, c, variable)
+			if !set {
+				v = b.env[variable].def
+			}
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				t.Errorf("%s: %s=%q is no duration", w, variable, v)
+				continue
+			}
+			if d > work {
+				work, why = d, variable
+			}
+		}
 		grace := 30 * time.Second // the API's default
 		if g := w.spec.TerminationGracePeriodSeconds; g != nil {
 			grace = time.Duration(*g) * time.Second
 		}
-		if grace < drain+workMargin {
-			t.Errorf("%s: terminationGracePeriodSeconds %s < DRAIN_DELAY %s + %s to finish work", w, grace, drain, workMargin)
+		if grace <= drain+work {
+			t.Errorf("%s: terminationGracePeriodSeconds %s is not longer than DRAIN_DELAY %s + %s (%s): SIGKILL would cut in-flight work", w, grace, drain, work, why)
+		}
+	}
+}
+
+// checkMemoryLimit: every platform container is memory-limited and gets MEMORY_LIMIT from its
+// own limits.memory (downward API, in bytes), from which the process sets the Go runtime's
+// soft limit (pkg/app): without it the heap grows to the OOM killer before the collector hurries.
+func checkMemoryLimit(t *testing.T, s *suite, r *rendered) {
+	for _, w := range platformDeployments(r) {
+		c := w.spec.Containers[0]
+		if b := s.binaries[binaryOf(c)]; b == nil || !b.reads("MEMORY_LIMIT") {
+			t.Errorf("%s: its binary does not read MEMORY_LIMIT (pkg/app.Process)", w)
+			continue
+		}
+		var ref *corev1.ResourceFieldSelector
+		for _, e := range c.Env {
+			if e.Name == "MEMORY_LIMIT" && e.ValueFrom != nil {
+				ref = e.ValueFrom.ResourceFieldRef
+			}
+		}
+		switch {
+		case ref == nil:
+			t.Errorf("%s: MEMORY_LIMIT must come from the downward API (resourceFieldRef limits.memory)", w)
+		case ref.Resource != "limits.memory" || (ref.ContainerName != "" && ref.ContainerName != c.Name):
+			t.Errorf("%s: MEMORY_LIMIT from %s of container %q, want its own limits.memory", w, ref.Resource, ref.ContainerName)
+		case !ref.Divisor.IsZero() && ref.Divisor.Value() != 1:
+			t.Errorf("%s: MEMORY_LIMIT divisor %s: the process reads bytes (divisor 1)", w, ref.Divisor.String())
+		}
+		if _, ok := c.Resources.Limits[corev1.ResourceMemory]; !ok {
+			t.Errorf("%s: no memory limit for MEMORY_LIMIT to report", w)
 		}
 	}
 }
