@@ -78,6 +78,9 @@ type Config struct {
 	Transport http.RoundTripper
 	// Metrics counts and times the forwards; nil fields count nothing.
 	Metrics Metrics
+	// ReverseProxyOnly sends every route through the reverse proxy (to measure the two engines
+	// side by side).
+	ReverseProxyOnly bool
 }
 
 // Metrics are the forwarding metrics (gwmetrics declares them).
@@ -95,6 +98,7 @@ type Proxy struct {
 	dialer          *net.Dialer
 	log             *zap.Logger
 	metrics         Metrics
+	rpOnly          bool
 
 	// buffers serve the reverse proxy; the others the forwarding loop.
 	buffers     *bufferPool
@@ -119,6 +123,7 @@ func New(cfg Config, log *zap.Logger) *Proxy {
 		dialer:          &net.Dialer{Timeout: DialTimeout, KeepAlive: dialKeepAlive},
 		log:             log,
 		metrics:         cfg.Metrics,
+		rpOnly:          cfg.ReverseProxyOnly,
 		buffers:         newBufferPool(32 << 10),
 		copyBufs:        newSlicePool(32<<10, 32<<10),
 		// Most requests are a few hundred bytes of headers and a small JSON body; a buffer grown
@@ -228,7 +233,7 @@ func (p *Proxy) handler(t Target) gin.HandlerFunc {
 			rp.ServeHTTP(&closesEarly{ResponseWriter: c.Writer, r: r}, r)
 		}
 	}
-	if f := p.newForwarder(t, rp); f != nil {
+	if f := p.newForwarder(t, rp); f != nil && !p.rpOnly {
 		return func(c *gin.Context) { f.ServeHTTP(c.Writer, watchBody(c.Request)) }
 	}
 	return func(c *gin.Context) { rp.ServeHTTP(c.Writer, watchBody(c.Request)) }
