@@ -164,10 +164,6 @@ func (b *bench) direct(ctx context.Context, path string) int {
 
 // bareServer is the baseline of figure (1): net/http, decode, one INSERT, an envelope back.
 func (b *bench) bareServer() (*loadtest.Client, func(), error) {
-	return b.bareServerC(b.cfg.Concurrency)
-}
-
-func (b *bench) bareServerC(concurrency int) (*loadtest.Client, func(), error) {
 	addr, err := stacktest.FreeAddr()
 	if err != nil {
 		return nil, nil, err
@@ -201,7 +197,7 @@ VALUES ($1, $2, $3, $4, $5, 1, $6, 'api_v2') RETURNING id`
 	})
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	return loadtest.NewClient("http://"+addr, concurrency, nil), func() { _ = srv.Close() }, nil
+	return loadtest.NewClient("http://"+addr, b.cfg.Concurrency, nil), func() { _ = srv.Close() }, nil
 }
 
 // asyncAndDrain is figures (2) and (3). With lead-worker stopped, async accepts through the

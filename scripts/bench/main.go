@@ -183,8 +183,6 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 			{Name: "gateway-nometrics", Pkg: "./gateway/cmd/gateway", Health: "/readyz", Tags: "benchnometrics",
 				Env:       []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"},
 				Upstreams: map[string]string{"LEAD_URL": "lead-api-nometrics"}},
-			{Name: "gateway-rp", Pkg: "./gateway/cmd/gateway", Health: "/readyz",
-				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000", "PROXY_REVERSE_ONLY=true"}},
 			{Name: "refgateway", Pkg: "./gateway/cmd/gateway", Health: "/readyz",
 				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000", "LEAD_URL=http://" + refAddr}},
 		},
@@ -219,7 +217,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 		name string
 		run  func(context.Context) error
 	}{{"sync", b.syncCreates}, {"async", b.asyncAndDrain}, {"import", b.imports}, {"list", b.list}, {"dialer", b.dialer},
-		{"webhook", b.webhooks}, {"engines", b.engines}}
+		{"webhook", b.webhooks}}
 	for _, p := range phases {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -261,7 +259,7 @@ func dropDatabase(name string, drop func() error) error {
 // writes into the same table as the drain it is compared with (before list and dialer load two
 // million leads), and waits until lead-worker has settled its files, so that no backlog is left for
 // the phases after it.
-var phaseNames = []string{"sync", "async", "import", "list", "dialer", "webhook", "engines"}
+var phaseNames = []string{"sync", "async", "import", "list", "dialer", "webhook"}
 
 // selectPhases reads -phases: known names only, and async whenever import (figure (3) is
 // figure (6)'s baseline); addedAsync says that async was not asked for.

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"ccplatform/gateway/api"
@@ -112,7 +111,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	o.Registry.MustRegister(health.NewQueueCollector(broker, cfg.MonitoredQueues, needs, time.Second))
 	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, authTimeout)
 	fwd := proxy.New(proxy.Config{InternalToken: cfg.InternalToken, UpstreamTimeout: cfg.UpstreamTimeout,
-		Metrics: upstreamMetrics(m), ReverseProxyOnly: os.Getenv("PROXY_REVERSE_ONLY") == "true"}, log)
+		Metrics: upstreamMetrics(m)}, log)
 	defer fwd.CloseIdleConnections()
 	spec, err := api.JSON()
 	if err != nil {
