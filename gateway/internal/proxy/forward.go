@@ -243,7 +243,7 @@ func appendBody(b []byte, r *http.Request) ([]byte, error) {
 }
 
 // appendRequestURI writes the path (Target.Path or the request's, behind the upstream's base path,
-// re-escaped from its decoded form as the reverse proxy does) and the query.
+// re-escaped from its decoded form as httputil.ReverseProxy does) and the query.
 func (f *forwarder) appendRequestURI(b []byte, u *url.URL) []byte {
 	p := u.Path
 	if f.path != "" {
@@ -262,8 +262,8 @@ func (f *forwarder) appendRequestURI(b []byte, u *url.URL) []byte {
 	return b
 }
 
-// singleJoiningSlash joins two paths with exactly one slash between them, as the reverse proxy's
-// URL rewriting does.
+// singleJoiningSlash joins two paths with exactly one slash between them, as httputil's URL
+// rewriting does.
 func singleJoiningSlash(a, b string) string {
 	aslash := strings.HasSuffix(a, "/")
 	bslash := strings.HasPrefix(b, "/")
@@ -464,7 +464,7 @@ func (f *forwarder) release(uc *upstreamConn, keep bool) {
 	uc.close()
 }
 
-// respond copies the answer to the client, as the reverse proxy does: headers without the
+// respond copies the answer to the client, as httputil.ReverseProxy does: headers without the
 // hop-by-hop ones, the status, the body (flushed write by write when its length is unknown, it
 // is an event stream or the route streams), then any trailers. A body cut short can only abort the
 // client connection. s is the sender of a streamed request body (nil when the body was sent with
