@@ -190,11 +190,12 @@ func TestStreamedBodyOverTheLimitIs413(t *testing.T) {
 	assert.JSONEq(t, `{"success":false,"message":"body: must be at most 1000 bytes","data":[]}`, string(body))
 }
 
-// The event-stream route's answer reaches the client write by write, with the gateway's request id.
+// The event-stream route's answer reaches the client write by write, with the gateway's request
+// id, whatever its type and length say.
 func TestStreamRouteFlushesEveryWrite(t *testing.T) {
 	release := make(chan struct{})
 	up := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Content-Type", "text/plain")
 		w.Header().Set("Content-Length", "30")
 		_, _ = io.WriteString(w, "data: one\n\n")
 		http.NewResponseController(w).Flush()
@@ -208,14 +209,34 @@ func TestStreamRouteFlushesEveryWrite(t *testing.T) {
 	tg := target(t, up.URL)
 	tg.Stream = true
 	gw := newGateway(t, time.Second, tg)
-	res, err := gw.Client().Do(newRequest(t, http.MethodGet, gw.URL+"/v2/notification/stream", nil, nil))
-	require.NoError(t, err)
+	type start struct {
+		res   *http.Response
+		first string
+		err   error
+	}
+	started := make(chan start, 1)
+	go func() {
+		res, err := gw.Client().Do(newRequest(t, http.MethodGet, gw.URL+"/v2/notification/stream", nil, nil))
+		if err != nil {
+			started <- start{err: err}
+			return
+		}
+		buf := make([]byte, len("data: one\n\n"))
+		n, err := io.ReadFull(res.Body, buf)
+		started <- start{res: res, first: string(buf[:n]), err: err}
+	}()
+	var st start
+	select {
+	case st = <-started:
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("the headers and first event were held back until the upstream finished")
+	}
+	require.NoError(t, st.err)
+	res := st.res
 	defer res.Body.Close()
 	assert.Equal(t, []string{"gw-rid"}, res.Header.Values("X-Request-Id"))
-	buf := make([]byte, len("data: one\n\n"))
-	_, err = io.ReadFull(res.Body, buf)
-	require.NoError(t, err)
-	assert.Equal(t, "data: one\n\n", string(buf), "the first event arrived before the upstream finished")
+	assert.Equal(t, "data: one\n\n", st.first)
 	close(release)
 	rest, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
