@@ -523,6 +523,8 @@ func (f *forwarder) respond(w http.ResponseWriter, r *http.Request, res *http.Re
 	_ = res.Body.Close()
 	if s != nil && s.early() {
 		f.release(uc, false)
+		// The answer goes out now, not once the sender has given up on the client's body.
+		_ = http.NewResponseController(w).Flush()
 		s.stop()
 	} else {
 		keep := !res.Close

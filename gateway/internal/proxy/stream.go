@@ -34,6 +34,10 @@ func (f *forwarder) serveStreamed(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		f.fail(w, r, err)
+		if s != nil {
+			// The answer goes out now, not once the sender has given up on the client's body.
+			_ = http.NewResponseController(w).Flush()
+		}
 		return
 	}
 	f.respond(w, r, res, uc, s)
@@ -205,14 +209,19 @@ func (s *bodySender) early() bool {
 // bytes the client does not send is cut by the client connection's read deadline (the connection
 // is closed after this answer anyway: closesEarly).
 func (s *bodySender) stop() {
-	select {
-	case <-s.done:
-		return
-	default:
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		// Again until the sender ends: a read that starts after the deadline was set may set
+		// its own (web.PacedBody sets one before every read).
+		// An error means the writer cannot change deadlines (a test recorder): its body cannot block.
+		_ = s.client.SetReadDeadline(time.Now())
+		select {
+		case <-s.done:
+			return
+		case <-tick.C:
+		}
 	}
-	// An error means the writer cannot change deadlines (a test recorder): its body cannot block.
-	_ = s.client.SetReadDeadline(time.Now())
-	<-s.done
 }
 
 // ok reports whether the whole body left without error; only then may the connection be reused.
