@@ -66,7 +66,7 @@ func FuzzForwarderMatchesNetHTTP(f *testing.F) {
 		Seen    *seen
 		Body    string
 	}
-	do := func(c *http.Client, base, method, path, query, hk, hv, body string, mode byte) (outcome, bool) {
+	do := func(c *http.Client, base, method, path, query, hk, hv, body string, mode byte) (outcome, error) {
 		u := base + path
 		if query != "" {
 			u += "?" + query
@@ -80,7 +80,7 @@ func FuzzForwarderMatchesNetHTTP(f *testing.F) {
 		}
 		req, err := http.NewRequest(method, u, rd)
 		if err != nil {
-			return outcome{}, false
+			return outcome{}, err
 		}
 		req.Header.Set(hk, hv)
 		if a := (mode >> 2) & 3; a != 0 {
@@ -88,12 +88,12 @@ func FuzzForwarderMatchesNetHTTP(f *testing.F) {
 		}
 		res, err := c.Do(req)
 		if err != nil {
-			return outcome{}, false // the client refused to send it (bad header, bad URL)
+			return outcome{}, err // the client refused to send it (bad header, bad URL)
 		}
 		defer res.Body.Close()
 		b, err := io.ReadAll(res.Body)
 		if err != nil {
-			return outcome{}, false
+			return outcome{}, err
 		}
 		res.Header.Del("Date")
 		o := outcome{Status: res.StatusCode, Header: res.Header, Trailer: res.Trailer, Body: string(b)}
@@ -104,7 +104,7 @@ func FuzzForwarderMatchesNetHTTP(f *testing.F) {
 				o.Header.Del("Content-Length")
 			}
 		}
-		return o, true
+		return o, nil
 	}
 	f.Fuzz(func(t *testing.T, method, path, query, hk, hv, body string, mode byte) {
 		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, "?#") || strings.EqualFold(hk, "X-Fuzz-Answer") {
@@ -120,12 +120,12 @@ func FuzzForwarderMatchesNetHTTP(f *testing.F) {
 		if mode&2 != 0 {
 			gw = upload
 		}
-		got, okGot := do(gw.Client(), gw.URL, method, path, query, hk, hv, body, mode)
-		want, okWant := do(direct, up.URL, method, path, query, hk, hv, body, mode)
-		if okGot != okWant {
-			t.Fatalf("%s %s?%s %s=%q: sent one way only (through the gateway %v, directly %v)", method, path, query, hk, hv, okGot, okWant)
+		got, errGot := do(gw.Client(), gw.URL, method, path, query, hk, hv, body, mode)
+		want, errWant := do(direct, up.URL, method, path, query, hk, hv, body, mode)
+		if (errGot == nil) != (errWant == nil) {
+			t.Fatalf("%s %s?%s %s=%q mode %d: sent one way only (through the gateway: %v; directly: %v)", method, path, query, hk, hv, mode, errGot, errWant)
 		}
-		if !okGot {
+		if errGot != nil {
 			return
 		}
 		if got.Seen != nil && want.Seen != nil {

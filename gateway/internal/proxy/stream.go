@@ -115,6 +115,8 @@ type bodySender struct {
 	mu       sync.Mutex
 	answer   bool
 	complete bool
+	// readDone: the client's body was read to its end (or failed); no read of it is left to cut.
+	readDone bool
 	// readErr is reading the client's body failing (under mu); writeErr writing to the upstream.
 	// Both are set before done closes.
 	readErr  error
@@ -129,6 +131,16 @@ func (s *bodySender) run() {
 	bw := bufio.NewWriterSize(s.uc.conn, 512)
 	for {
 		n, err := s.body.Read(buf)
+		if err != nil {
+			// Recorded before the last bytes leave: the upstream may answer as soon as it has
+			// them, and then no read of the client's body is left for stop to cut.
+			s.mu.Lock()
+			s.readDone = true
+			if err != io.EOF {
+				s.readErr = err
+			}
+			s.mu.Unlock()
+		}
 		if n > 0 {
 			if s.chunked {
 				_, _ = bw.WriteString(strconv.FormatInt(int64(n), 16))
@@ -147,9 +159,6 @@ func (s *bodySender) run() {
 			break
 		}
 		if err != nil {
-			s.mu.Lock()
-			s.readErr = err
-			s.mu.Unlock()
 			// The upstream must not take a partial body for a whole one.
 			s.uc.close()
 			return
@@ -212,10 +221,22 @@ func (s *bodySender) stop() {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		// Again until the sender ends: a read that starts after the deadline was set may set
-		// its own (web.PacedBody sets one before every read).
-		// An error means the writer cannot change deadlines (a test recorder): its body cannot block.
-		_ = s.client.SetReadDeadline(time.Now())
+		// Only while the body is still being read: the deadline of a connection whose request
+		// was read whole must stay, or the server could not read the next request on it. Again
+		// until the sender ends, as a read that starts after the deadline was set may set its own
+		// (web.PacedBody sets one before every read). An error means the writer cannot change
+		// deadlines (a test recorder): its body cannot block.
+		s.mu.Lock()
+		reading := !s.readDone
+		s.mu.Unlock()
+		if bw, ok := s.body.(*bodyWatch); ok && bw.ended.Load() {
+			// The body's end was seen (closesEarly judged the answer by the same mark), though
+			// the sender has not recorded it yet.
+			reading = false
+		}
+		if reading {
+			_ = s.client.SetReadDeadline(time.Now())
+		}
 		select {
 		case <-s.done:
 			return

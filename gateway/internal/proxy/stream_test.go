@@ -5,11 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"ccplatform/gateway/internal/auth"
@@ -241,4 +245,72 @@ func TestStreamRouteFlushesEveryWrite(t *testing.T) {
 	rest, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	assert.Equal(t, "data: two\n\n"+strings.Repeat(" ", 8), string(rest))
+}
+
+// deadlineRecorder is a ResponseWriter that records the read deadlines set on its connection.
+type deadlineRecorder struct {
+	*httptest.ResponseRecorder
+	mu  sync.Mutex
+	set int
+}
+
+func (d *deadlineRecorder) SetReadDeadline(time.Time) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.set++
+	return nil
+}
+
+func (d *deadlineRecorder) deadlinesSet() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.set
+}
+
+// Once the client's body was read to its end, stopping the sender (an answer that came while the
+// last bytes were still on their way upstream) leaves the client connection's read deadline
+// alone: cutting it would lose the next request on that keep-alive connection.
+func TestStopLeavesAWholeBodysConnectionAlone(t *testing.T) {
+	upstream, far := net.Pipe()
+	defer far.Close()
+	p := New(Config{}, zap.NewNop())
+	client := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
+	s := &bodySender{uc: newUpstreamConn(upstream), body: iotest.DataErrReader(strings.NewReader("whole")), buf: p.copyBufs,
+		client: http.NewResponseController(client), done: make(chan struct{})}
+	go s.run()
+	// The sender has read the whole body (its end with its last bytes, as net/http's server body
+	// of known length gives it) and is writing it (net.Pipe: until the far end reads).
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.readDone
+	}, 2*time.Second, time.Millisecond)
+	stopped := make(chan struct{})
+	go func() {
+		s.stop()
+		close(stopped)
+	}()
+	time.Sleep(30 * time.Millisecond) // several of stop's rounds
+	assert.Zero(t, client.deadlinesSet(), "no read of the client's body left to cut")
+	_ = upstream.Close()
+	<-stopped
+
+	// While the body is still being read, stop cuts the read.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	upstream, far2 := net.Pipe()
+	defer far2.Close()
+	go func() { _, _ = io.Copy(io.Discard, far2) }()
+	client = &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
+	s = &bodySender{uc: newUpstreamConn(upstream), body: pr, buf: p.copyBufs,
+		client: http.NewResponseController(client), done: make(chan struct{})}
+	go s.run()
+	stopped = make(chan struct{})
+	go func() {
+		s.stop()
+		close(stopped)
+	}()
+	require.Eventually(t, func() bool { return client.deadlinesSet() > 0 }, 2*time.Second, time.Millisecond)
+	_ = pr.CloseWithError(os.ErrDeadlineExceeded) // what the cut deadline does to a real body
+	<-stopped
 }
