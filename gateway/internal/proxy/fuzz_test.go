@@ -116,6 +116,13 @@ func FuzzForwarderMatchesNetHTTP(f *testing.F) {
 		if _, err := url.ParseRequestURI(path); err != nil {
 			return
 		}
+		if strings.ContainsFunc(query, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			// net/http's client writes a raw query as it is, so a space or control byte breaks
+			// the request line: the gateway's server and the upstream's both refuse it before any
+			// handler runs, and whether the client reads that 400 or a reset depends on how much
+			// of its body it had sent. No forwarder is involved either way.
+			return
+		}
 		gw := plain
 		if mode&2 != 0 {
 			gw = upload
