@@ -142,7 +142,7 @@ func newResolver(o *orderService, clk *clock) *Resolver {
 
 var client = web.Caller{UserID: 7, AccessGroup: "client"}
 
-func TestScopesAreCachedAtMostOneSecond(t *testing.T) {
+func TestVisibleOrdersAreCachedAtMostOneSecond(t *testing.T) {
 	assert.LessOrEqual(t, DefaultTTL, time.Second)
 }
 
