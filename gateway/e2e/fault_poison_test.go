@@ -14,7 +14,6 @@ import (
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/telephony"
 
-	"github.com/lib/pq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -60,20 +59,7 @@ func TestPoisonCallEvents(t *testing.T) {
 		good = append(good, ev.PlatformCallID)
 	}
 
-	calls, err := db.Open(context.Background(), stack.DatabaseURL, "calls", 2)
-	require.NoError(t, err)
-	defer calls.Close()
-	var stored, rows int
-	deadline := time.Now().Add(faultDrain)
-	for {
-		require.NoError(t, calls.QueryRowContext(ctx,
-			`SELECT count(DISTINCT platform_call_id), count(*) FROM calls WHERE platform_call_id = ANY($1)`,
-			pq.StringArray(good)).Scan(&stored, &rows))
-		if stored >= poisonGood || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	stored, rows := waitCalls(t, stack.DatabaseURL, good, poisonGood)
 	line := fmt.Sprintf("poison event calls: published=%d stored=%d lost=%d duplicated=%d", poisonGood, stored, poisonGood-stored, rows-stored)
 	fmt.Println(line)
 	if stored != poisonGood || rows != stored {
@@ -85,6 +71,9 @@ func TestPoisonCallEvents(t *testing.T) {
 		assert.Contains(t, reasons[id], want, "dead letter %s", id)
 	}
 	fmt.Printf("poison event calls: dead-lettered=%d of %d\n", len(reasons), len(poison))
+	calls, err := db.Open(context.Background(), stack.DatabaseURL, "calls", 2)
+	require.NoError(t, err)
+	defer calls.Close()
 	var kept int
 	require.NoError(t, calls.QueryRowContext(ctx, `SELECT count(*) FROM calls WHERE lead_id = $1`, lead).Scan(&kept))
 	assert.Zero(t, kept, "no poison call stored")

@@ -138,20 +138,7 @@ func runCallIngestScenario(t *testing.T, s *Stack, label string, f fault) {
 		t.Fatal("the fault did not finish: " + label)
 	}
 
-	calls, err := db.Open(context.Background(), s.DatabaseURL, "calls", 2)
-	require.NoError(t, err)
-	defer calls.Close()
-	var stored, rows int
-	deadline := time.Now().Add(faultDrain)
-	for {
-		require.NoError(t, calls.QueryRowContext(ctx,
-			`SELECT count(DISTINCT platform_call_id), count(*) FROM calls WHERE platform_call_id = ANY($1)`,
-			pq.StringArray(platformIDs)).Scan(&stored, &rows))
-		if stored >= faultCalls || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	stored, rows := waitCalls(t, s.DatabaseURL, platformIDs, faultCalls)
 	line := fmt.Sprintf("%s calls: published=%d stored=%d lost=%d duplicated=%d", label, faultCalls, stored, faultCalls-stored, rows-stored)
 	fmt.Println(line)
 	if stored != faultCalls || rows != stored {
@@ -376,6 +363,25 @@ func waitLeads(t *testing.T, dbURL string, jobs []string) (created, rows int) {
 			return created, rows
 		}
 		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// waitCalls observes the call service's table directly, as waitLeads the leads, until want of
+// the platform's calls are stored or faultDrain passes. stored counts distinct platform call ids
+// stored, rows all rows of those ids.
+func waitCalls(t *testing.T, dbURL string, platformIDs []string, want int) (stored, rows int) {
+	t.Helper()
+	conn, err := db.Open(context.Background(), dbURL, "calls", 2)
+	require.NoError(t, err)
+	defer conn.Close()
+	const q = `SELECT count(DISTINCT platform_call_id), count(*) FROM calls WHERE platform_call_id = ANY($1)`
+	deadline := time.Now().Add(faultDrain)
+	for {
+		require.NoError(t, conn.QueryRow(q, pq.StringArray(platformIDs)).Scan(&stored, &rows))
+		if stored >= want || time.Now().After(deadline) {
+			return stored, rows
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
