@@ -32,8 +32,8 @@ type Config struct {
 	BatchWait time.Duration `env:"INGEST_BATCH_WAIT" envDefault:"20ms"`
 	Workers   int           `env:"INGEST_WORKERS" envDefault:"2"`
 	// MaxUnackedAge: a delivery held longer than this makes /readyz and the health check report the
-	// consumer degraded (docs/operations.md). A normal batch takes at most StoreTimeout plus
-	// PublishTimeout (1 min).
+	// consumer degraded (docs/operations.md). A normal batch takes at most three steps of
+	// StoreTimeout (its catalog read, its write, its publish: 90 s).
 	MaxUnackedAge time.Duration `env:"INGEST_MAX_UNACKED_AGE" envDefault:"2m"`
 }
 
