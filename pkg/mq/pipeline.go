@@ -25,8 +25,8 @@ import (
 //   - Invalid(reason), or a Decode error: the item can never succeed: dead-lettered at once;
 //   - an error db.Transient calls transient (the database or a service unreachable): retried
 //     after a backoff, for as long as it takes, without counting an attempt;
-//   - any other error: redelivered, and dead-lettered once MaxAttempts deliveries failed, so that
-//     an error that repeats can not hold the queue for good.
+//   - Bounded(err), and any other error: redelivered, and dead-lettered once MaxAttempts
+//     deliveries failed, so that an error that repeats can not hold the queue for good.
 //
 // The database's refusal of one item written alone is Invalid: it will refuse it again.
 type Pipeline[T any] struct {
@@ -76,6 +76,13 @@ func Skip(format string, args ...any) error {
 	return &skipError{reason: fmt.Sprintf(format, args...)}
 }
 
+// Bounded marks err as a fault that waiting will not mend but a redelivery might (an order whose
+// rules cannot be read): the item is redelivered, and dead-lettered once MaxAttempts deliveries
+// failed, where db.Transient alone would retry err for as long as it takes.
+func Bounded(err error) error {
+	return &boundedError{err: err}
+}
+
 // AllFailed is n copies of err: Check's answer when a fault concerns every item.
 func AllFailed(n int, err error) []error {
 	out := make([]error, n)
@@ -99,6 +106,11 @@ type invalidError struct{ reason string }
 func (e *invalidError) Error() string { return e.reason }
 
 type skipError struct{ reason string }
+
+type boundedError struct{ err error }
+
+func (e *boundedError) Error() string { return e.err.Error() }
+func (e *boundedError) Unwrap() error { return e.err }
 
 func (e *skipError) Error() string { return e.reason }
 
@@ -284,8 +296,11 @@ func (p *Pipeline[T]) settle(slots []slot[T], bad []*PartlyInvalid, results []Re
 		v.items++
 		var inv *invalidError
 		var skip *skipError
+		var bounded *boundedError
 		switch {
 		case s.err == nil, errors.As(s.err, &skip):
+		case errors.As(s.err, &bounded):
+			v.fail = append(v.fail, s.err.Error())
 		case errors.As(s.err, &inv):
 			v.invalid = append(v.invalid, inv.reason)
 			raw, err := p.rawOf(s.item)

@@ -249,21 +249,34 @@ func TestPipelineBoundsAnErrorThatIsNotTransientButRepeats(t *testing.T) {
 	s.run(&Pipeline[thing]{Name: "things", Log: zaptest.NewLogger(t), Decode: decodeThing, Write: writeThings(s.db),
 		Check: func(_ context.Context, items []thing) []error {
 			checks.Add(1)
-			// A catalog the database refuses (a schema it lacks): no item can pass until someone
-			// fixes it.
-			return AllFailed(len(items), &pq.Error{Code: "42P01", Message: `relation "catalog" does not exist`})
+			errs := make([]error, len(items))
+			for i, it := range items {
+				if it.ID == "x" {
+					// A catalog the database refuses (a schema it lacks): no item can pass
+					// until someone fixes it.
+					errs[i] = &pq.Error{Code: "42P01", Message: `relation "catalog" does not exist`}
+				} else {
+					// An error db.Transient would retry for ever, said to be bounded.
+					errs[i] = Bounded(errors.New("rules of order 7 unreadable"))
+				}
+			}
+			return errs
 		}}, ConsumerConfig{MaxAttempts: 3, OnDeadLetter: func(_ context.Context, d Delivery, body []byte, why string) error {
 		recorded.Store(d.MessageId, why+"|"+string(body))
 		return nil
 	}})
 	s.send("x", thing{ID: "x", N: 1})
-	dead := s.deadLetters(1)
+	s.send("y", thing{ID: "y", N: 1})
+	dead := s.deadLetters(2)
+	assert.Contains(t, reason(dead["y"]), "failed 3 times: rules of order 7 unreadable")
 	assert.Contains(t, reason(dead["x"]), "failed 3 times")
 	assert.Contains(t, reason(dead["x"]), `relation "catalog" does not exist`)
 	v, ok := recorded.Load("x")
 	require.True(t, ok, "OnDeadLetter saw it")
 	assert.Contains(t, v.(string), `|{"id":"x","n":1}`)
 	assert.GreaterOrEqual(t, checks.Load(), int32(3))
+	_, ok = recorded.Load("y")
+	assert.True(t, ok)
 	var n int
 	require.NoError(t, s.db.Get(&n, `SELECT count(*) FROM things`))
 	assert.Zero(t, n)
