@@ -12,7 +12,6 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/mq"
-	"ccplatform/pkg/tracing"
 	"ccplatform/services/notification/internal/command"
 	"ccplatform/services/notification/internal/delivery"
 	"ccplatform/services/notification/internal/notification"
@@ -64,71 +63,92 @@ func New(d Deps) *Worker {
 func (w *Worker) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { w.d.Loop.Run(ctx) })
-	err := w.d.Conn.Consume(ctx, w.d.Consumer, w.Handle)
+	pipe := &mq.Pipeline[*item]{
+		Name:   "notification",
+		Log:    w.d.Log,
+		Decode: decode,
+		Key:    func(it *item) string { return it.cmd.CommandID },
+		Check:  w.resolve,
+		Write:  w.store,
+	}
+	err := w.d.Conn.Consume(ctx, w.d.Consumer, pipe.Handle)
 	wg.Wait()
 	return err
 }
 
-// Handle processes a batch of commands, each in its own transaction, and wakes the delivery loop
-// once anything was stored.
-func (w *Worker) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
-	results := make([]mq.Result, len(batch))
-	stored := false
-	for i, m := range batch {
-		n, res := w.handleOne(ctx, m)
-		results[i] = res
-		stored = stored || n > 0
-	}
-	if stored {
-		w.d.Loop.Kick()
-	}
-	return results
+// item is one command on its way: its recipients once resolved.
+type item struct {
+	d     mq.Delivery
+	cmd   command.Command
+	users []recipient.User
 }
 
-func (w *Worker) handleOne(ctx context.Context, m mq.Delivery) (int, mq.Result) {
-	ctx, span := mq.Traced(ctx, m)
-	defer span.End()
-	log := w.d.Log.With(zap.String("message_id", m.MessageId))
-	if rid, ok := m.Headers["request_id"].(string); ok {
-		log = log.With(zap.String("request_id", rid))
-	}
-	log = log.With(tracing.LogFields(ctx)...)
-	cmd, err := command.Decode(m.Body)
+func decode(d mq.Delivery) ([]*item, error) {
+	cmd, err := command.Decode(d.Body)
 	if err != nil {
-		log.Error("notification: undecodable command", zap.Error(err))
-		return 0, mq.Result{Outcome: mq.DeadLetter, Reason: err.Error()}
+		return nil, err
 	}
-	n, err := w.Store(ctx, cmd)
-	switch {
-	case err == nil:
-		log.Debug("notification: stored", zap.String("command_id", cmd.CommandID), zap.Int("records", n))
-		return n, mq.Result{Outcome: mq.Ack}
-	case errors.Is(err, errUnknownUser):
-		// The user was deleted after the command was accepted: nothing to deliver, ever.
-		log.Warn("notification: recipient no longer exists, dropped", zap.Int64("user_id", cmd.Target.UserID))
-		return 0, mq.Result{Outcome: mq.Ack}
-	case db.Transient(err):
-		log.Warn("notification: transient failure, retrying", zap.Error(err))
-		return 0, mq.Result{Outcome: mq.Retry}
-	default:
-		log.Error("notification: command failed", zap.Error(err))
-		return 0, mq.Result{Outcome: mq.Fail, Reason: err.Error()}
+	return []*item{{d: d, cmd: cmd}}, nil
+}
+
+// resolve asks the user service for each command's recipients, in the trace of the request that
+// sent it. A recipient deleted since the command was accepted has nothing to deliver, ever.
+func (w *Worker) resolve(ctx context.Context, items []*item) []error {
+	errs := make([]error, len(items))
+	for i, it := range items {
+		tctx, span := mq.Traced(ctx, it.d)
+		it.users, errs[i] = w.recipients(tctx, it.cmd)
+		span.End()
+		if errors.Is(errs[i], errUnknownUser) {
+			w.d.Log.Warn("notification: recipient no longer exists, dropped", zap.Int64("user_id", it.cmd.Target.UserID),
+				zap.String("message_id", it.d.MessageId))
+			errs[i] = mq.Skip("recipient %d does not exist", it.cmd.Target.UserID)
+		}
 	}
+	return errs
+}
+
+// store stores every command's records and deliveries in one transaction and wakes the delivery
+// loop once anything was stored.
+func (w *Worker) store(ctx context.Context, items []*item) error {
+	created := 0
+	err := db.InTx(ctx, w.d.DB, func(tx *sqlx.Tx) error {
+		created = 0
+		for _, it := range items {
+			n, err := w.insert(ctx, tx, it.cmd, it.users)
+			if err != nil {
+				return err
+			}
+			created += n
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if created > 0 {
+		w.d.Loop.Kick()
+	}
+	return nil
 }
 
 var errUnknownUser = errors.New("recipient does not exist")
 
-// Store resolves the command's recipients and stores, in one transaction, a record per recipient
-// that has none yet and its planned deliveries. It returns how many records it created: 0 for a
-// redelivered command.
-func (w *Worker) Store(ctx context.Context, cmd command.Command) (int, error) {
+// recipients resolves the command's target.
+func (w *Worker) recipients(ctx context.Context, cmd command.Command) ([]recipient.User, error) {
 	users, err := w.d.Recipients.Resolve(ctx, cmd.Target)
 	if err != nil {
 		if cmd.Target.UserID > 0 && apperr.KindOf(err) == apperr.NotFound {
-			return 0, errUnknownUser
+			return nil, errUnknownUser
 		}
-		return 0, err
+		return nil, fmt.Errorf("recipients of command %s: %w", cmd.CommandID, err)
 	}
+	return users, nil
+}
+
+// insert stores, inside tx, a record per recipient that has none yet and its planned deliveries,
+// and returns how many records it created.
+func (w *Worker) insert(ctx context.Context, tx *sqlx.Tx, cmd command.Command, users []recipient.User) (int, error) {
 	if len(users) == 0 {
 		return 0, nil
 	}
@@ -140,20 +160,16 @@ func (w *Worker) Store(ctx context.Context, cmd command.Command) (int, error) {
 		}
 		byID[u.ID] = u
 	}
-	var created []notification.Notification
-	err = db.InTx(ctx, w.d.DB, func(tx *sqlx.Tx) error {
-		created, err = notification.InsertForRecipients(ctx, tx, cmd.CommandID, cmd.Content, ids)
-		if err != nil {
-			return err
-		}
-		var planned []delivery.Planned
-		for _, n := range created {
-			planned = append(planned, delivery.Plan(byID[n.UserID], n, w.d.Loop.Configured)...)
-		}
-		return delivery.Insert(ctx, tx, planned)
-	})
+	created, err := notification.InsertForRecipients(ctx, tx, cmd.CommandID, cmd.Content, ids)
 	if err != nil {
 		return 0, fmt.Errorf("store command %s: %w", cmd.CommandID, err)
+	}
+	var planned []delivery.Planned
+	for _, n := range created {
+		planned = append(planned, delivery.Plan(byID[n.UserID], n, w.d.Loop.Configured)...)
+	}
+	if err := delivery.Insert(ctx, tx, planned); err != nil {
+		return 0, fmt.Errorf("store deliveries of command %s: %w", cmd.CommandID, err)
 	}
 	return len(created), nil
 }
