@@ -54,11 +54,23 @@ type Fanout struct {
 	owners Owners
 	now    func() time.Time
 	log    *zap.Logger
+	pipe   *mq.Pipeline[*item]
 }
 
 // New fans out into conn's schema, asking scopes who sees what.
 func New(conn *sqlx.DB, scopes Scopes, now func() time.Time, log *zap.Logger) *Fanout {
-	return &Fanout{conn: conn, subs: subscription.NewStore(conn), scopes: scopes, now: now, log: log}
+	f := &Fanout{conn: conn, subs: subscription.NewStore(conn), scopes: scopes, now: now, log: log}
+	f.pipe = &mq.Pipeline[*item]{
+		Name:   "webhooks",
+		Log:    log,
+		Decode: f.decode,
+		// An event twice in the batch (a redelivered copy) is recorded once.
+		Key:   func(it *item) string { return it.ev.ID },
+		Check: f.recipients,
+		Write: f.enqueue,
+		Raw:   func(it *item) ([]byte, error) { return json.Marshal(it.ev) },
+	}
+	return f
 }
 
 // CheckingOwners makes f skip the subscriptions of owners that owners says are not active (the
@@ -93,109 +105,98 @@ func PayloadOf(ev event.Event) ([]byte, error) {
 	return b, nil
 }
 
-// Handle is the mq.BatchHandler of Queue: the batch's events (a message carries one, or a group
-// of them) are recorded with their deliveries in one transaction, then acked (the subscriptions of
-// each type read once per batch). An undecodable message is dead-lettered, and so are the items of
-// a group that are not events (alone, the group's other events recorded); a database or
-// order-service fault is retried (the events wait in the queue); an event the database refuses for
-// no known reason is tried alone, and fails alone (with its message).
+// Handle is the mq.BatchHandler of Queue (mq.Pipeline): the batch's events (a message carries one,
+// or a group of them) are recorded with their deliveries in one transaction, then acked (the
+// subscriptions of each type read once per batch). An undecodable message is dead-lettered, and so
+// are the items of a group that are not events (alone, the group's other events recorded); a
+// database or order-service fault is retried (the events wait in the queue); an event the database
+// refuses alone is dead-lettered alone.
 func (f *Fanout) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
-	out := make([]mq.Result, len(batch))
-	received := f.now()
-	var items []item
-	seen := map[string]bool{} // an event twice in the batch (a redelivered copy) is recorded once
-	for i, d := range batch {
-		evs, bad, err := event.Expand(d.Type, d.Body)
-		if err != nil {
-			out[i] = mq.Result{Outcome: mq.DeadLetter, Reason: err.Error()}
-			continue
-		}
-		if len(bad) > 0 {
-			out[i] = mq.Result{Outcome: mq.DeadLetter, Reason: fmt.Sprintf("%d items of the group are not events", len(bad)),
-				Keep: mq.JoinGroup(bad)}
-		}
-		for _, ev := range evs {
-			if !seen[ev.ID] {
-				seen[ev.ID] = true
-				items = append(items, item{ev: ev, index: i, asOf: visibleorders.EventAsOf(ev.OccurredAt, received)})
-			}
-		}
-	}
-	err := f.record(ctx, items)
-	switch {
-	case err == nil:
-	case db.Transient(err):
-		f.log.Warn("webhooks: fan-out failed, retrying", zap.Int("events", len(items)), zap.Error(err))
-		for i := range out {
-			if out[i].Outcome == mq.Ack || out[i].Keep != nil {
-				out[i] = mq.Result{Outcome: mq.Retry, Reason: err.Error()}
-			}
-		}
-	default:
-		for _, it := range items {
-			if err := f.record(ctx, []item{it}); err != nil {
-				out[it.index] = mq.Result{Outcome: outcomeOf(err), Reason: err.Error()}
-			}
-		}
-	}
-	return out
+	return f.pipe.Handle(ctx, batch)
 }
 
-func outcomeOf(err error) mq.Outcome {
-	if db.Transient(err) {
-		return mq.Retry
-	}
-	return mq.Fail
-}
-
-// item is a decoded event of a batch and the index of the message that carried it; asOf is when
-// the event certainly had happened, for its owners' scopes.
+// item is a decoded event of a batch; asOf is when the event certainly had happened, for its
+// owners' scopes; queued its deliveries, once its recipients are known (nil: nobody gets it).
 type item struct {
-	ev    event.Event
-	index int
-	asOf  time.Time
+	ev     event.Event
+	asOf   time.Time
+	queued *delivery.Queued
 }
 
-// record writes items' events and their deliveries in one transaction.
-func (f *Fanout) record(ctx context.Context, items []item) error {
-	var batch []delivery.Queued
+func (f *Fanout) decode(d mq.Delivery) ([]*item, error) {
+	evs, bad, err := event.Expand(d.Type, d.Body)
+	if err != nil {
+		return nil, err
+	}
+	received := f.now()
+	items := make([]*item, len(evs))
+	for i, ev := range evs {
+		items[i] = &item{ev: ev, asOf: visibleorders.EventAsOf(ev.OccurredAt, received)}
+	}
+	if len(bad) > 0 {
+		return items, &mq.PartlyInvalid{Items: bad, Reason: fmt.Sprintf("%d items of the group are not events", len(bad))}
+	}
+	return items, nil
+}
+
+// recipients finds, before any transaction, the subscriptions each event goes to (the
+// subscriptions of a type read once), and its webhook body.
+func (f *Fanout) recipients(ctx context.Context, items []*item) []error {
+	errs := make([]error, len(items))
 	byType := map[string][]subscription.Subscription{}
-	for _, it := range items {
+	for i, it := range items {
 		subs, ok := byType[it.ev.Type]
 		if !ok {
 			var err error
 			if subs, err = f.subs.Matching(ctx, f.conn, it.ev.Type); err != nil {
-				return err
+				errs[i] = err
+				continue
 			}
 			byType[it.ev.Type] = subs
 		}
-		var to []int64
-		for _, s := range subs {
-			if !subscription.KeyCovers(s.KeyScopes, it.ev.Type) {
-				continue // the key that made it may not read this data
-			}
-			ok, err := f.sees(ctx, s, it.ev, it.asOf)
-			if err != nil {
-				return err
-			}
-			if ok {
-				// Asked last, so the user service hears only of owners who would get the event.
-				if ok, err = f.active(ctx, s); err != nil {
-					return err
-				}
-			}
-			if ok {
-				to = append(to, s.ID)
-			}
+		it.queued, errs[i] = f.route(ctx, it, subs)
+	}
+	return errs
+}
+
+// route is the deliveries of it to those of subs that get it (nil: none).
+func (f *Fanout) route(ctx context.Context, it *item, subs []subscription.Subscription) (*delivery.Queued, error) {
+	var to []int64
+	for _, s := range subs {
+		if !subscription.KeyCovers(s.KeyScopes, it.ev.Type) {
+			continue // the key that made it may not read this data
 		}
-		if len(to) == 0 {
-			continue
-		}
-		payload, err := PayloadOf(it.ev)
+		ok, err := f.sees(ctx, s, it.ev, it.asOf)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		batch = append(batch, delivery.Queued{ID: it.ev.ID, Type: it.ev.Type, Body: payload, To: to})
+		if ok {
+			// Asked last, so the user service hears only of owners who would get the event.
+			if ok, err = f.active(ctx, s); err != nil {
+				return nil, err
+			}
+		}
+		if ok {
+			to = append(to, s.ID)
+		}
+	}
+	if len(to) == 0 {
+		return nil, nil
+	}
+	payload, err := PayloadOf(it.ev)
+	if err != nil {
+		return nil, mq.Invalid("%v", err)
+	}
+	return &delivery.Queued{ID: it.ev.ID, Type: it.ev.Type, Body: payload, To: to}, nil
+}
+
+// enqueue records the events' deliveries in one transaction.
+func (f *Fanout) enqueue(ctx context.Context, items []*item) error {
+	var batch []delivery.Queued
+	for _, it := range items {
+		if it.queued != nil {
+			batch = append(batch, *it.queued)
+		}
 	}
 	if len(batch) == 0 {
 		return nil
