@@ -109,7 +109,9 @@ func TestRolledBackBatchesAnnounceNothing(t *testing.T) {
 	before := len(env.Events(t, lead.EventCreated))
 
 	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
-	assert.Equal(t, []mq.Outcome{mq.Fail, mq.Ack}, outcomes(w.Handle(context.Background(), deliveries(bodyBad, bodyGood))))
+	results := w.Handle(context.Background(), deliveries(bodyBad, bodyGood))
+	assert.Equal(t, []mq.Outcome{mq.DeadLetter, mq.Ack}, outcomes(results), "refused alone, it would be refused again")
+	assert.Contains(t, results[0].Reason, "refused by the database")
 	assert.Empty(t, leadsOfJob(t, bad))
 	leads := leadsOfJob(t, good)
 	require.Len(t, leads, 1)

@@ -34,15 +34,24 @@ type Worker struct {
 	svc  *lead.Service
 	log  *zap.Logger
 	jobs *prometheus.CounterVec
-	// txJobs bounds the jobs written by one transaction.
-	txJobs int
+	pipe *mq.Pipeline[*item]
 }
 
 // New is a worker that checks leads through svc and stores them with their job outcomes in
 // transactions on conn, at most txJobs per transaction (bounded by what one INSERT can carry).
 func New(conn *sqlx.DB, svc *lead.Service, log *zap.Logger, txJobs int) *Worker {
-	txJobs = min(max(txJobs, 1), lead.MaxInsertBatch)
-	return &Worker{conn: conn, svc: svc, log: log, txJobs: txJobs}
+	w := &Worker{conn: conn, svc: svc, log: log}
+	w.pipe = &mq.Pipeline[*item]{
+		Name:   "lead jobs",
+		Log:    log,
+		Decode: w.decodeDelivery,
+		// A second delivery of a job in the batch settles as the first.
+		Key:      func(it *item) string { return it.msg.JobID },
+		Check:    w.check,
+		Write:    w.commitTx,
+		MaxWrite: min(max(txJobs, 1), lead.MaxInsertBatch),
+	}
+	return w
 }
 
 // Counting makes w count the jobs it creates and fails in jobs (job.NewStateCounter); it returns w.
@@ -57,7 +66,7 @@ func (w *Worker) Counting(jobs *prometheus.CounterVec) *Worker {
 // stateCreated is the state label of the jobs that created their lead.
 const stateCreated = "created"
 
-// item is one delivery on its way through a batch, and what its job comes to.
+// item is one job on its way through a batch, and what it comes to.
 type item struct {
 	msg     job.Message
 	pending lead.Pending
@@ -67,106 +76,42 @@ type item struct {
 	failed string
 	// order is, for a failed job, the existing order it named (0: none), for its lead.job.failed.
 	order int64
-	// result settles the delivery: Ack until something else is decided.
-	result mq.Result
-	// repeat is the item of the same job earlier in the batch, which settles this one too.
-	repeat *item
 }
 
-// open reports whether it is still to be checked and written: read, not a repeat, not settled.
-func (it *item) open() bool { return it.repeat == nil && it.result.Outcome == mq.Ack }
-
-// Handle is the mq.BatchHandler of lead.jobs.
+// Handle is the mq.BatchHandler of lead.jobs (mq.Pipeline).
 func (w *Worker) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
-	items := w.read(batch)
-	if err := w.check(ctx, openItems(items)); err != nil {
-		w.log.Warn("lead jobs: catalogs unreachable, retrying the batch", zap.Error(err))
-		for _, it := range openItems(items) {
-			it.result = mq.Result{Outcome: mq.Retry, Reason: "catalogs unreachable"}
-		}
-		return resultsOf(items)
-	}
-	store := openItems(items)
-	w.nameOrders(ctx, store)
-	for len(store) > 0 {
-		n := min(len(store), w.txJobs)
-		w.commit(ctx, store[:n])
-		store = store[n:]
-	}
-	return resultsOf(items)
+	return w.pipe.Handle(ctx, batch)
 }
 
-// read decodes the batch, one item per delivery. A second delivery of a job in the batch is marked
-// as a repeat of the first, and settled like it.
-func (w *Worker) read(batch []mq.Delivery) []*item {
-	items := make([]*item, len(batch))
-	first := make(map[string]*item, len(batch))
-	for i, d := range batch {
-		it := w.decodeDelivery(d)
-		if it.open() {
-			if f, seen := first[it.msg.JobID]; seen {
-				it.repeat = f
-			} else {
-				first[it.msg.JobID] = it
-			}
-		}
-		items[i] = it
-	}
-	return items
-}
-
-// openItems is the items still to be checked and written, in batch order.
-func openItems(items []*item) []*item {
-	var out []*item
-	for _, it := range items {
-		if it.open() {
-			out = append(out, it)
-		}
-	}
-	return out
-}
-
-// resultsOf is the result of each delivery: a repeat's is that of the job's first delivery.
-func resultsOf(items []*item) []mq.Result {
-	out := make([]mq.Result, len(items))
-	for i, it := range items {
-		if it.repeat != nil {
-			it = it.repeat
-		}
-		out[i] = it.result
-	}
-	return out
-}
-
-// check runs the reference checks of the jobs whose body passed, in one round for all, and
-// settles each by its answer (prepared). The error is a fault that concerns every job (the
-// catalogs are unreachable).
-func (w *Worker) check(ctx context.Context, items []*item) error {
-	var asked []*item
+// check runs the reference checks of the jobs whose body passed, in one round for all: each gets
+// a lead to store, a reason it fails for good, or, when the order service is unavailable, a retry
+// (the job is fine, the check must wait). A fault that concerns every job (the catalogs are
+// unreachable) retries them all. The failed jobs then learn the order they named.
+func (w *Worker) check(ctx context.Context, items []*item) []error {
+	var asked []int
 	var ps []lead.Pending
-	for _, it := range items {
+	for i, it := range items {
 		if it.failed == "" {
-			asked = append(asked, it)
+			asked = append(asked, i)
 			ps = append(ps, it.pending)
 		}
 	}
-	if len(ps) == 0 {
-		return nil
+	errs := make([]error, len(items))
+	if len(ps) > 0 {
+		prepared, err := w.svc.Prepare(ctx, ps)
+		if err != nil {
+			return mq.AllFailed(len(items), fmt.Errorf("catalogs unreachable: %w", err))
+		}
+		for n, i := range asked {
+			errs[i] = items[i].prepared(prepared[n])
+		}
 	}
-	prepared, err := w.svc.Prepare(ctx, ps)
-	if err != nil {
-		return err
-	}
-	for n, it := range asked {
-		it.prepared(prepared[n])
-	}
-	return nil
+	w.nameOrders(ctx, items)
+	return errs
 }
 
-// prepared records what the reference checks answered for it: a lead to store, a reason the job
-// fails for good, or, when the order service is unavailable, a retry (the job is fine, the check
-// must wait).
-func (it *item) prepared(p lead.Prepared) {
+// prepared records what the reference checks answered for it; the error is a fault to retry.
+func (it *item) prepared(p lead.Prepared) error {
 	switch {
 	case p.Err == nil:
 		l := p.Lead
@@ -174,8 +119,9 @@ func (it *item) prepared(p lead.Prepared) {
 	case apperr.KindOf(p.Err) == apperr.Invalid:
 		it.failed = reason(it.msg, p.Err)
 	default:
-		it.result = mq.Result{Outcome: mq.Retry, Reason: p.Err.Error()}
+		return p.Err
 	}
+	return nil
 }
 
 // nameOrders sets the order of each failed job that names an existing one, so that its event
@@ -214,28 +160,27 @@ func namedOrder(m job.Message) int64 {
 // decodeDelivery reads the job a delivery carries. A message of another type than a job's (an
 // untyped one is read as a job) is dead-lettered unread: lead.create.group, the JSON array of jobs
 // that earlier versions of lead-api published, is no longer read.
-func (w *Worker) decodeDelivery(d mq.Delivery) *item {
+func (w *Worker) decodeDelivery(d mq.Delivery) ([]*item, error) {
 	if d.Type != job.MessageType && d.Type != "" {
-		return unreadable("unknown message type %q", d.Type)
+		return nil, fmt.Errorf("unknown message type %q", d.Type)
 	}
-	return w.decode(d.Body)
+	it, err := w.decode(d.Body)
+	if err != nil {
+		return nil, err
+	}
+	return []*item{it}, nil
 }
 
-// unreadable is an item whose delivery is dead-lettered at once, for the reason format says.
-func unreadable(format string, args ...any) *item {
-	return &item{result: mq.Result{Outcome: mq.DeadLetter, Reason: fmt.Sprintf(format, args...)}}
-}
-
-// decode reads one job into an item: dead-lettered if the job can never be read, failed if its
-// body can never make a lead, else pending its reference checks.
-func (w *Worker) decode(raw []byte) *item {
+// decode reads one job into an item: an error if the job can never be read (dead-lettered), failed
+// if its body can never make a lead, else pending its reference checks.
+func (w *Worker) decode(raw []byte) (*item, error) {
 	var m job.Message
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return unreadable("undecodable job: %v", err)
+		return nil, fmt.Errorf("undecodable job: %w", err)
 	}
 	id, err := job.Parse(m.JobID)
 	if err != nil {
-		return unreadable("job without a valid jobId: %v", err)
+		return nil, fmt.Errorf("job without a valid jobId: %w", err)
 	}
 	m.JobID = id.String()
 	it := &item{msg: m}
@@ -249,11 +194,11 @@ func (w *Worker) decode(raw []byte) *item {
 	case "v1":
 		ch, err = leadv1.Decode(w.svc, m.Body)
 	default:
-		return unreadable("job %s: unknown version %q", m.JobID, m.Version)
+		return nil, fmt.Errorf("job %s: unknown version %q", m.JobID, m.Version)
 	}
 	if err != nil {
 		it.failed = reason(m, err)
-		return it
+		return it, nil
 	}
 	method := m.CreateMethod
 	if !slices.Contains([]string{lead.MethodAPIv1Async, lead.MethodAPIv2Async}, method) {
@@ -261,7 +206,7 @@ func (w *Worker) decode(raw []byte) *item {
 	}
 	jobID := m.JobID
 	it.pending = lead.Pending{Changes: ch, Meta: lead.Meta{CreateMethod: method, IP: m.IP, CreatedBy: m.CallerUserID, JobID: &jobID}}
-	return it
+	return it, nil
 }
 
 // reason is the text a failed job reports, with the field names of the job's version.
@@ -273,49 +218,6 @@ func reason(m job.Message, err error) string {
 		return e.Message
 	}
 	return err.Error()
-}
-
-// commit writes the outcomes of items and settles them: in one transaction, or job by job when
-// the database refuses the batch (db.WriteSplitting), so one bad job cannot hold the others back.
-func (w *Worker) commit(ctx context.Context, items []*item) {
-	errs := db.WriteSplitting(len(items), func(part []int) error {
-		sub := make([]*item, len(part))
-		for n, p := range part {
-			sub[n] = items[p]
-		}
-		return w.commitTx(ctx, sub)
-	}, func(err error) {
-		w.log.Warn("lead jobs: batch refused, writing each job alone", zap.Int("jobs", len(items)), zap.Error(err))
-	})
-	var transient error
-	for n, err := range errs {
-		it := items[n]
-		it.result = written(err)
-		switch it.result.Outcome {
-		case mq.Retry:
-			transient = err
-		case mq.Fail:
-			m := it.msg
-			fields := append([]zap.Field{zap.String("job_id", m.JobID), zap.String("request_id", m.RequestID), zap.Error(err)},
-				tracing.LogFields(tracing.WithTraceparent(ctx, m.Traceparent))...)
-			w.log.Error("lead jobs: job refused by the database", fields...)
-		}
-	}
-	if transient != nil {
-		w.log.Warn("lead jobs: transient database fault, retrying", zap.Int("jobs", len(items)), zap.Error(transient))
-	}
-}
-
-// written is the result of a job whose write ended with err: acked once written, retried after a
-// transient fault, failed (redelivered up to MaxAttempts) when the database refused it.
-func written(err error) mq.Result {
-	switch {
-	case err == nil:
-		return mq.Result{Outcome: mq.Ack}
-	case db.Transient(err):
-		return mq.Result{Outcome: mq.Retry, Reason: err.Error()}
-	}
-	return mq.Result{Outcome: mq.Fail, Reason: err.Error()}
 }
 
 // commitTx writes the outcomes of items in one transaction and, once it committed, counts and
