@@ -15,10 +15,10 @@ import (
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
+	"ccplatform/services/lead/internal/asynccreate"
 	"ccplatform/services/lead/internal/clock"
 	"ccplatform/services/lead/internal/diag"
 	"ccplatform/services/lead/internal/imports"
-	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/orders"
 	"ccplatform/services/lead/internal/server"
 	"ccplatform/services/lead/internal/setup"
@@ -67,7 +67,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	}
 	leads, dir, cat := setup.Leads(cfg.Settings, conn)
 	inval := orders.NewInvalidation(dir, "lead-api", log)
-	broker := mq.Dial(cfg.Broker.URL, "lead-api", log, mq.WorkQueue(job.Queue), mq.EventExchange(event.Exchange),
+	broker := mq.Dial(cfg.Broker.URL, "lead-api", log, mq.WorkQueue(asynccreate.Queue), mq.EventExchange(event.Exchange),
 		inval.Topology())
 	defer broker.Close()
 	o.Broker(broker)
@@ -87,15 +87,15 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	diag.Pprof(ctx, cfg.PprofAddr, log)
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))
-	ids := job.NewIDs(jobSecret(cfg))
+	ids := asynccreate.NewIDs(jobSecret(cfg))
 	queue, dncList := setup.Queue(conn, leads, dir, cat, now)
 	h := server.New(server.Deps{
 		API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken},
 		DB:  conn, Leads: leads, Catalog: cat,
-		Accepter: job.NewAccepter(pub, ids, cfg.ConfirmTimeout).Counting(job.NewStateCounter(o.Registry).WithLabelValues("accepted")), JobIDs: ids, Idempotency: keys,
+		Accepter: asynccreate.NewAccepter(pub, ids, cfg.ConfirmTimeout).Counting(asynccreate.NewStateCounter(o.Registry).WithLabelValues("accepted")), JobIDs: ids, Idempotency: keys,
 		Dialer: queue, DNC: dncList,
 		// Import ids are signed like job ids, under a secret of their own: neither passes for the other.
-		Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs(jobSecret(cfg)+":imports"), cat.ByIDs, upload.NewGate(upload.Limits{
+		Imports: imports.NewHandler(imports.NewStore(conn), asynccreate.NewIDs(jobSecret(cfg)+":imports"), cat.ByIDs, upload.NewGate(upload.Limits{
 			PerKey: cfg.ImportUploadsPerKey, Total: cfg.ImportUploads, Stall: cfg.ImportStallTimeout,
 			Whole: cfg.ImportUploadTime, Dir: cfg.ImportSpoolDir,
 		}), log),

@@ -14,13 +14,12 @@ import (
 	"ccplatform/pkg/event"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
+	"ccplatform/services/lead/internal/asynccreate"
 	"ccplatform/services/lead/internal/callresult"
 	"ccplatform/services/lead/internal/diag"
 	"ccplatform/services/lead/internal/imports"
-	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/orders"
 	"ccplatform/services/lead/internal/setup"
-	"ccplatform/services/lead/internal/worker"
 
 	"go.uber.org/zap"
 )
@@ -70,7 +69,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	o.Database(conn.DB)
 	leads, dir, cat := setup.Leads(cfg.Settings, conn)
 	inval := orders.NewInvalidation(dir, "lead-worker", log)
-	broker := mq.Dial(cfg.Broker.URL, "lead-worker", log, mq.WorkQueue(job.Queue), mq.EventExchange(event.Exchange),
+	broker := mq.Dial(cfg.Broker.URL, "lead-worker", log, mq.WorkQueue(asynccreate.Queue), mq.EventExchange(event.Exchange),
 		mq.Subscription(callresult.Exchange, callresult.Queue, callresult.FinishedKey), inval.Topology())
 	defer broker.Close()
 	o.Broker(broker)
@@ -79,7 +78,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	relay := setup.Relay(conn, pub, log, o.Registry)
 	calls := callresult.NewConsumer(callresult.NewStore(conn, cat), dir, log)
 
-	jobs := worker.New(conn, leads, log, cfg.BatchSize).Counting(job.NewStateCounter(o.Registry))
+	jobs := asynccreate.NewWorker(conn, leads, log, cfg.BatchSize).Counting(asynccreate.NewStateCounter(o.Registry))
 	imported := imports.NewRunner(conn, leads, log, cfg.ImportChunk, cfg.ImportIdle).Counting(imports.NewRowCounter(o.Registry))
 	diag.Pprof(ctx, cfg.PprofAddr, log)
 	var tasks app.Tasks
@@ -95,11 +94,11 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 			MaxAttempts: cfg.CallFinishedMaxAttempts, Tag: "lead-worker-calls",
 		}, calls.Handle)
 	})
-	tasks.Work("consumer "+job.Queue, func(ctx context.Context) error {
-		log.Info("consuming", zap.String("queue", job.Queue), zap.Int("workers", cfg.Concurrency),
+	tasks.Work("consumer "+asynccreate.Queue, func(ctx context.Context) error {
+		log.Info("consuming", zap.String("queue", asynccreate.Queue), zap.Int("workers", cfg.Concurrency),
 			zap.Int("prefetch", cfg.Prefetch), zap.Int("batch", cfg.BatchSize))
 		return broker.Consume(ctx, mq.ConsumerConfig{
-			Queue: job.Queue, Prefetch: cfg.Prefetch, BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait,
+			Queue: asynccreate.Queue, Prefetch: cfg.Prefetch, BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait,
 			Workers: cfg.Concurrency, MaxAttempts: cfg.MaxAttempts, Tag: "lead-worker",
 			OnDeadLetter: jobs.DeadLettered,
 		}, jobs.Handle)

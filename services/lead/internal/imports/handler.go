@@ -17,7 +17,7 @@ import (
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/logging"
 	"ccplatform/pkg/web"
-	"ccplatform/services/lead/internal/job"
+	"ccplatform/services/lead/internal/asynccreate"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/upload"
 
@@ -53,14 +53,14 @@ type Fields func(ctx context.Context, ids []int64) (map[int64]customfield.Field,
 type Handler struct {
 	log     *zap.Logger
 	store   *Store
-	ids     *job.IDs
+	ids     *asynccreate.IDs
 	fields  Fields
 	uploads *upload.Gate
 }
 
 // NewHandler keeps imports in store; ids names them (only their creator can read them back, as
 // with async jobs); uploads admits and bounds the files while they arrive.
-func NewHandler(store *Store, ids *job.IDs, fields Fields, uploads *upload.Gate, log *zap.Logger) *Handler {
+func NewHandler(store *Store, ids *asynccreate.IDs, fields Fields, uploads *upload.Gate, log *zap.Logger) *Handler {
 	return &Handler{log: log, store: store, ids: ids, fields: fields, uploads: uploads}
 }
 

@@ -16,8 +16,8 @@ import (
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/web"
+	"ccplatform/services/lead/internal/asynccreate"
 	"ccplatform/services/lead/internal/imports"
-	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/servicetest"
 	"ccplatform/services/lead/internal/setup"
 	"ccplatform/services/lead/internal/upload"
@@ -32,7 +32,7 @@ import (
 // through conn, with limits.
 func uploadServer(t *testing.T, conn *sqlx.DB, limits upload.Limits) string {
 	t.Helper()
-	h := imports.NewHandler(imports.NewStore(conn), job.NewIDs("test-import-secret"), env.Catalog.ByIDs, upload.NewGate(limits), zap.NewNop())
+	h := imports.NewHandler(imports.NewStore(conn), asynccreate.NewIDs("test-import-secret"), env.Catalog.ByIDs, upload.NewGate(limits), zap.NewNop())
 	api := ops.API{Ops: ops.New("lead-api"), Log: zap.NewNop(), InternalToken: servicetest.Token}
 	srv := httptest.NewServer(api.Handler(imports.MaxBody, h.Routes))
 	t.Cleanup(srv.Close)

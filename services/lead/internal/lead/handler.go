@@ -5,30 +5,26 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
-	"ccplatform/pkg/requestid"
-	"ccplatform/pkg/tracing"
 	"ccplatform/pkg/web"
-	"ccplatform/services/lead/internal/job"
 
 	"github.com/gin-gonic/gin"
 )
 
-// Handler serves the v2 lead operations and the internal lead list.
+// Handler serves the v2 lead operations and the internal lead list (the async create is
+// internal/asynccreate's).
 type Handler struct {
-	svc    *Service
-	accept *job.Accepter
+	svc *Service
 }
 
-// NewHandler serves svc; async creates are queued through accept.
-func NewHandler(svc *Service, accept *job.Accepter) *Handler {
-	return &Handler{svc: svc, accept: accept}
+// NewHandler serves svc.
+func NewHandler(svc *Service) *Handler {
+	return &Handler{svc: svc}
 }
 
 // Routes registers the routes on r, which must already require the internal token; idempotent
 // guards the create routes.
 func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
 	r.POST("/v2/lead/create", idempotent, web.Handle(h.create))
-	r.POST("/v2/lead/create-async", idempotent, web.Handle(h.createAsync))
 	r.POST("/v2/lead/update/:leadId", web.Handle(h.update))
 	r.GET("/v2/lead", web.Handle(h.list))
 	r.GET("/v2/lead/detail/:leadId", web.Handle(h.detail))
@@ -53,37 +49,6 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	return web.ID{ID: id}, nil
-}
-
-// createAsync is createLeadAsync: the body's shape is checked now, everything else by the worker.
-// It answers {jobId} once the broker confirmed the job; GET /v2/lead/job/:jobId follows it.
-func (h *Handler) createAsync(c *gin.Context) (any, error) {
-	var in Input
-	if err := web.DecodeJSON(c, &in); err != nil {
-		return nil, err
-	}
-	ch, err := h.svc.CheckBody(in, ForCreate)
-	if err != nil {
-		return nil, err
-	}
-	if err := h.svc.CheckCreate(c.Request.Context(), web.CallerOf(c), ch); err != nil {
-		return nil, err
-	}
-	return Enqueue(c, h.accept, "v2", MethodAPIv2Async)
-}
-
-// Enqueue queues the request's body as an async create of a version and answers with the job id.
-func Enqueue(c *gin.Context, accept *job.Accepter, version, method string) (any, error) {
-	body, err := web.ReadBody(c)
-	if err != nil {
-		return nil, err
-	}
-	meta := MetaOf(c, method)
-	ctx := c.Request.Context()
-	return accept.Accept(ctx, job.Message{
-		Version: version, CreateMethod: method, Body: body, CallerUserID: meta.CreatedBy, IP: meta.IP,
-		RequestID: requestid.From(ctx), Traceparent: tracing.Traceparent(ctx),
-	})
 }
 
 // MetaOf is what a create records about its request.

@@ -2,28 +2,25 @@ package leadv1
 
 import (
 	"ccplatform/pkg/web"
-	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
 
 	"github.com/gin-gonic/gin"
 )
 
-// Handler serves the v1 lead operations.
+// Handler serves the v1 lead operations (the async create is internal/asynccreate's).
 type Handler struct {
-	svc    *lead.Service
-	accept *job.Accepter
+	svc *lead.Service
 }
 
-// NewHandler serves svc; async creates are queued through accept.
-func NewHandler(svc *lead.Service, accept *job.Accepter) *Handler {
-	return &Handler{svc: svc, accept: accept}
+// NewHandler serves svc.
+func NewHandler(svc *lead.Service) *Handler {
+	return &Handler{svc: svc}
 }
 
 // Routes registers the v1 routes on r, which must already require the internal token; idempotent
 // guards the create routes.
 func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
 	r.POST("/v1/lead/create", idempotent, web.Handle(h.create))
-	r.POST("/v1/lead/create-async", idempotent, web.Handle(h.createAsync))
 	r.POST("/v1/lead/update/:lead_id", web.Handle(h.update))
 }
 
@@ -45,22 +42,6 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 		return nil, lead.RenameFields(err, Names)
 	}
 	return web.ID{ID: id}, nil
-}
-
-// createAsync is createLeadAsyncV1: like createLeadAsync, with the v1 body.
-func (h *Handler) createAsync(c *gin.Context) (any, error) {
-	var in Input
-	if err := web.DecodeJSON(c, &in); err != nil {
-		return nil, err
-	}
-	ch, err := Check(h.svc, in, lead.ForCreate)
-	if err != nil {
-		return nil, err
-	}
-	if err := h.svc.CheckCreate(c.Request.Context(), web.CallerOf(c), ch); err != nil {
-		return nil, lead.RenameFields(err, Names)
-	}
-	return lead.Enqueue(c, h.accept, "v1", lead.MethodAPIv1Async)
 }
 
 // update is updateLeadV1; data is [] like updateLead.

@@ -8,11 +8,11 @@ import (
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/web"
+	"ccplatform/services/lead/internal/asynccreate"
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/dialer"
 	"ccplatform/services/lead/internal/dnc"
 	"ccplatform/services/lead/internal/imports"
-	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/leadv1"
 
@@ -26,8 +26,8 @@ type Deps struct {
 	DB          *sqlx.DB
 	Leads       *lead.Service
 	Catalog     *catalog.Store
-	Accepter    *job.Accepter
-	JobIDs      *job.IDs
+	Accepter    *asynccreate.Accepter
+	JobIDs      *asynccreate.IDs
 	Idempotency *idempotency.Store
 	Dialer      *dialer.Handler
 	DNC         *dnc.Handler
@@ -41,9 +41,9 @@ func New(d Deps) http.Handler {
 	return d.Handler(imports.MaxBody, func(r gin.IRouter) {
 		d.Imports.Routes(r)
 		r = r.Group("", web.BodyLimit(web.DefaultBodyLimit))
-		lead.NewHandler(d.Leads, d.Accepter).Routes(r, idempotent)
-		leadv1.NewHandler(d.Leads, d.Accepter).Routes(r, idempotent)
-		job.NewHandler(d.DB, d.JobIDs).Routes(r)
+		lead.NewHandler(d.Leads).Routes(r, idempotent)
+		leadv1.NewHandler(d.Leads).Routes(r, idempotent)
+		asynccreate.NewHandler(d.DB, d.JobIDs, d.Leads, d.Accepter).Routes(r, idempotent)
 		catalog.NewHandler(d.Catalog).Routes(r)
 		d.Dialer.Routes(r, idempotent)
 		d.DNC.Routes(r, idempotent)

@@ -13,7 +13,7 @@ import (
 
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/web"
-	"ccplatform/services/lead/internal/job"
+	"ccplatform/services/lead/internal/asynccreate"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/servicetest"
 	"ccplatform/services/lead/internal/setup"
@@ -318,7 +318,7 @@ func TestAsyncAcceptPublishesTheJob(t *testing.T) {
 	b := body(orderID, code, "79161230030")
 	res := env.Do(t, http.MethodPost, "/v2/lead/create-async/", b, "Idempotency-Key", "async-1", "X-Request-Id", "req-async-1")
 	require.Equal(t, http.StatusOK, res.Status, res.Message)
-	var acc job.Accepted
+	var acc asynccreate.Accepted
 	require.NoError(t, json.Unmarshal(res.Data, &acc))
 	again := env.Do(t, http.MethodPost, "/v2/lead/create-async/", b, "Idempotency-Key", "async-1")
 	assert.JSONEq(t, string(res.Data), string(again.Data), "the same key replays the job id")
@@ -331,7 +331,7 @@ func TestAsyncAcceptPublishesTheJob(t *testing.T) {
 	defer ch.Close()
 	var found bool
 	for range 50 {
-		d, ok, err := ch.Get(job.Queue, false)
+		d, ok, err := ch.Get(asynccreate.Queue, false)
 		require.NoError(t, err)
 		if !ok {
 			break
@@ -342,8 +342,8 @@ func TestAsyncAcceptPublishesTheJob(t *testing.T) {
 		}
 		found = true
 		assert.Equal(t, uint8(2), d.DeliveryMode)
-		assert.Equal(t, job.MessageType, d.Type)
-		var m job.Message
+		assert.Equal(t, asynccreate.MessageType, d.Type)
+		var m asynccreate.Message
 		require.NoError(t, json.Unmarshal(d.Body, &m))
 		assert.Equal(t, "v2", m.Version)
 		assert.Equal(t, "api_v2_async", m.CreateMethod)
@@ -357,7 +357,7 @@ func TestAsyncAcceptPublishesTheJob(t *testing.T) {
 	res = env.Do(t, http.MethodGet, "/v2/lead/job/"+acc.JobID, nil)
 	require.Equal(t, http.StatusOK, res.Status)
 	assert.JSONEq(t, `{"jobId":"`+acc.JobID+`","status":"queued"}`, string(res.Data))
-	res = env.Do(t, http.MethodGet, "/v2/lead/job/"+job.NewIDs("another secret").New(7).String(), nil)
+	res = env.Do(t, http.MethodGet, "/v2/lead/job/"+asynccreate.NewIDs("another secret").New(7).String(), nil)
 	assert.Equal(t, http.StatusNotFound, res.Status)
 	res = env.Do(t, http.MethodGet, "/v2/lead/job/"+acc.JobID, nil, "X-User-Id", "8")
 	assert.Equal(t, http.StatusNotFound, res.Status, "another user's job answers like none")

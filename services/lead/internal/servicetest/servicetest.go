@@ -19,9 +19,9 @@ import (
 	"ccplatform/pkg/mqtest"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/webtest"
+	"ccplatform/services/lead/internal/asynccreate"
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/imports"
-	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/orders"
 	"ccplatform/services/lead/internal/server"
@@ -51,7 +51,7 @@ type Env struct {
 	Leads    *lead.Service
 	Orders   *orders.Directory
 	Catalog  *catalog.Store
-	JobIDs   *job.IDs
+	JobIDs   *asynccreate.IDs
 	// clock is the dialing queue's time when set (SetNow), else time.Now.
 	clock atomic.Pointer[time.Time]
 	// Client sends requests to the service's handler as the gateway would (Do).
@@ -78,7 +78,7 @@ func run(m *testing.M, label, dbURL, amqpURL string, ready func(*Env)) int {
 	defer conn.Close()
 	log := zap.NewNop()
 	leads, dir, cat := setup.Leads(s, conn)
-	broker := mq.Dial(amqpURL, label, log, mq.WorkQueue(job.Queue))
+	broker := mq.Dial(amqpURL, label, log, mq.WorkQueue(asynccreate.Queue))
 	defer broker.Close()
 	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -88,7 +88,7 @@ func run(m *testing.M, label, dbURL, amqpURL string, ready func(*Env)) int {
 	}
 	pub := mq.NewPublisher(broker)
 	defer pub.Close()
-	ids := job.NewIDs("test-job-secret")
+	ids := asynccreate.NewIDs("test-job-secret")
 	env := &Env{DB: conn, DBURL: dbURL, AMQPURL: amqpURL, Broker: broker, Settings: s, Leads: leads,
 		Orders: dir, Catalog: cat, JobIDs: ids}
 	probes := ops.New("lead-api")
@@ -97,9 +97,9 @@ func run(m *testing.M, label, dbURL, amqpURL string, ready func(*Env)) int {
 	queue, dncList := setup.Queue(conn, leads, dir, cat, env.Now)
 	env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{
 		API: ops.API{Ops: probes, Log: log, InternalToken: Token}, DB: conn, Leads: leads, Catalog: cat,
-		Accepter: job.NewAccepter(pub, ids, 5*time.Second), JobIDs: ids,
+		Accepter: asynccreate.NewAccepter(pub, ids, 5*time.Second), JobIDs: ids,
 		Idempotency: idempotency.New(conn, log), Dialer: queue, DNC: dncList,
-		Imports: imports.NewHandler(imports.NewStore(conn), job.NewIDs("test-import-secret"), cat.ByIDs, upload.NewGate(UploadLimits), log),
+		Imports: imports.NewHandler(imports.NewStore(conn), asynccreate.NewIDs("test-import-secret"), cat.ByIDs, upload.NewGate(UploadLimits), log),
 	})}
 	ready(env)
 	return m.Run()

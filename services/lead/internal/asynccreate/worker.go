@@ -1,9 +1,10 @@
-// Package worker turns queued lead jobs into leads. One handler call takes a batch of deliveries,
-// each carrying one job (job.MessageType): every job is decoded and fully checked (a job that can
-// never succeed is recorded as failed), and the leads of the valid ones are written in ONE
+package asynccreate
+
+// The consume side: the Worker turns queued lead jobs into leads. One handler call takes a batch of
+// deliveries, each carrying one job (MessageType): every job is decoded and fully checked (a job
+// that can never succeed is recorded as failed), and the leads of the valid ones are written in ONE
 // transaction with their job outcomes. The broker acks only after that transaction committed, and
 // the lead's job_id is unique, so a redelivered job creates nothing twice.
-package worker
 
 import (
 	"context"
@@ -18,7 +19,6 @@ import (
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/tracing"
 	"ccplatform/pkg/web"
-	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/leadv1"
 
@@ -37,9 +37,9 @@ type Worker struct {
 	pipe *mq.Pipeline[*item]
 }
 
-// New is a worker that checks leads through svc and stores them with their job outcomes in
+// NewWorker is a worker that checks leads through svc and stores them with their job outcomes in
 // transactions on conn, at most txJobs per transaction (bounded by what one INSERT can carry).
-func New(conn *sqlx.DB, svc *lead.Service, log *zap.Logger, txJobs int) *Worker {
+func NewWorker(conn *sqlx.DB, svc *lead.Service, log *zap.Logger, txJobs int) *Worker {
 	w := &Worker{conn: conn, svc: svc, log: log}
 	w.pipe = &mq.Pipeline[*item]{
 		Name:   "lead jobs",
@@ -54,12 +54,12 @@ func New(conn *sqlx.DB, svc *lead.Service, log *zap.Logger, txJobs int) *Worker 
 	return w
 }
 
-// Counting makes w count the jobs it creates and fails in jobs (job.NewStateCounter); it returns w.
+// Counting makes w count the jobs it creates and fails in jobs (NewStateCounter); it returns w.
 // Both states start at 0, so that a fresh worker exports them and rate() sees the first failure.
 func (w *Worker) Counting(jobs *prometheus.CounterVec) *Worker {
 	w.jobs = jobs
 	jobs.WithLabelValues(stateCreated)
-	jobs.WithLabelValues(job.StatusFailed)
+	jobs.WithLabelValues(StatusFailed)
 	return w
 }
 
@@ -68,7 +68,7 @@ const stateCreated = "created"
 
 // item is one job on its way through a batch, and what it comes to.
 type item struct {
-	msg     job.Message
+	msg     Message
 	pending lead.Pending
 	// ready is the lead to store; failed the reason the job can never succeed (its outcome is
 	// recorded, and the delivery acked).
@@ -145,7 +145,7 @@ func (w *Worker) nameOrders(ctx context.Context, items []*item) {
 
 // namedOrder is the order id a job's body names, 0 when it names none that can be read: the body
 // was refused, so it is read leniently, as far as it goes.
-func namedOrder(m job.Message) int64 {
+func namedOrder(m Message) int64 {
 	var in lead.Input
 	if m.Version == "v1" {
 		var v1 leadv1.Input
@@ -161,7 +161,7 @@ func namedOrder(m job.Message) int64 {
 // untyped one is read as a job) is dead-lettered unread: lead.create.group, the JSON array of jobs
 // that earlier versions of lead-api published, is no longer read.
 func (w *Worker) decodeDelivery(d mq.Delivery) ([]*item, error) {
-	if d.Type != job.MessageType && d.Type != "" {
+	if d.Type != MessageType && d.Type != "" {
 		return nil, fmt.Errorf("unknown message type %q", d.Type)
 	}
 	it, err := w.decode(d.Body)
@@ -174,11 +174,11 @@ func (w *Worker) decodeDelivery(d mq.Delivery) ([]*item, error) {
 // decode reads one job into an item: an error if the job can never be read (dead-lettered), failed
 // if its body can never make a lead, else pending its reference checks.
 func (w *Worker) decode(raw []byte) (*item, error) {
-	var m job.Message
+	var m Message
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("undecodable job: %w", err)
 	}
-	id, err := job.Parse(m.JobID)
+	id, err := Parse(m.JobID)
 	if err != nil {
 		return nil, fmt.Errorf("job without a valid jobId: %w", err)
 	}
@@ -210,7 +210,7 @@ func (w *Worker) decode(raw []byte) (*item, error) {
 }
 
 // reason is the text a failed job reports, with the field names of the job's version.
-func reason(m job.Message, err error) string {
+func reason(m Message, err error) string {
 	if m.Version == "v1" {
 		err = lead.RenameFields(err, leadv1.Names)
 	}
@@ -225,7 +225,7 @@ func reason(m job.Message, err error) string {
 func (w *Worker) commitTx(ctx context.Context, items []*item) error {
 	start := time.Now()
 	var created, failed int
-	var outcomes []job.Outcome
+	var outcomes []Outcome
 	err := db.InTx(ctx, w.conn, func(tx *sqlx.Tx) error {
 		var err error
 		outcomes, created, failed, err = write(ctx, tx, items)
@@ -237,7 +237,7 @@ func (w *Worker) commitTx(ctx context.Context, items []*item) error {
 	// Counted once committed: a rolled-back try writes nothing and is not counted.
 	if w.jobs != nil {
 		w.jobs.WithLabelValues(stateCreated).Add(float64(created))
-		w.jobs.WithLabelValues(job.StatusFailed).Add(float64(failed))
+		w.jobs.WithLabelValues(StatusFailed).Add(float64(failed))
 	}
 	w.traceOutcomes(ctx, start, items, outcomes)
 	return nil
@@ -246,12 +246,12 @@ func (w *Worker) commitTx(ctx context.Context, items []*item) error {
 // traceOutcomes ends, for each job whose outcome a transaction committed, a span continuing the
 // trace of the request that queued it (from start, when the transaction began), and writes its
 // debug line naming that trace.
-func (w *Worker) traceOutcomes(ctx context.Context, start time.Time, items []*item, outcomes []job.Outcome) {
+func (w *Worker) traceOutcomes(ctx context.Context, start time.Time, items []*item, outcomes []Outcome) {
 	debug := w.log.Core().Enabled(zap.DebugLevel)
 	if !debug && !tracing.Exporting() {
 		return
 	}
-	byJob := make(map[string]job.Message, len(items))
+	byJob := make(map[string]Message, len(items))
 	for _, it := range items {
 		byJob[it.msg.JobID] = it.msg
 	}
@@ -272,12 +272,12 @@ func (w *Worker) traceOutcomes(ctx context.Context, start time.Time, items []*it
 // write stores, inside tx, the leads of the jobs that have no outcome yet (with their lead.created
 // events), every outcome and the lead.job.failed events of the failed ones, and returns those
 // outcomes and how many jobs it created leads for and how many it failed.
-func write(ctx context.Context, tx *sqlx.Tx, items []*item) (outcomes []job.Outcome, created, failed int, err error) {
+func write(ctx context.Context, tx *sqlx.Tx, items []*item) (outcomes []Outcome, created, failed int, err error) {
 	ids := make([]string, len(items))
 	for n, it := range items {
 		ids[n] = it.msg.JobID
 	}
-	finished, err := job.Finished(ctx, tx, ids)
+	finished, err := Finished(ctx, tx, ids)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -291,7 +291,7 @@ func write(ctx context.Context, tx *sqlx.Tx, items []*item) (outcomes []job.Outc
 			leads = append(leads, *it.ready)
 		default:
 			r := it.failed
-			outcomes = append(outcomes, job.Outcome{JobID: it.msg.JobID, Status: job.StatusFailed, Reason: &r})
+			outcomes = append(outcomes, Outcome{JobID: it.msg.JobID, Status: StatusFailed, Reason: &r})
 			refused = append(refused, it)
 		}
 	}
@@ -302,9 +302,9 @@ func write(ctx context.Context, tx *sqlx.Tx, items []*item) (outcomes []job.Outc
 	failed = len(outcomes)
 	for _, l := range stored {
 		id := l.ID
-		outcomes = append(outcomes, job.Outcome{JobID: *l.JobID, Status: job.StatusDone, LeadID: &id})
+		outcomes = append(outcomes, Outcome{JobID: *l.JobID, Status: StatusDone, LeadID: &id})
 	}
-	written, err := job.RecordOutcomes(ctx, tx, outcomes)
+	written, err := RecordOutcomes(ctx, tx, outcomes)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -313,13 +313,13 @@ func write(ctx context.Context, tx *sqlx.Tx, items []*item) (outcomes []job.Outc
 
 // announceFailures records lead.job.failed inside tx for each refused job (outcomes[n] is the
 // outcome of refused[n]) whose outcome this transaction wrote, in one statement.
-func announceFailures(ctx context.Context, tx *sqlx.Tx, refused []*item, outcomes []job.Outcome, written map[string]bool) error {
+func announceFailures(ctx context.Context, tx *sqlx.Tx, refused []*item, outcomes []Outcome, written map[string]bool) error {
 	var evs []event.Event
 	for n, it := range refused {
 		if !written[it.msg.JobID] {
 			continue
 		}
-		ev, err := job.FailedEvent(outcomes[n], it.order, it.msg.CallerUserID)
+		ev, err := FailedEvent(outcomes[n], it.order, it.msg.CallerUserID)
 		if err != nil {
 			return err
 		}
@@ -329,7 +329,7 @@ func announceFailures(ctx context.Context, tx *sqlx.Tx, refused []*item, outcome
 		return nil
 	}
 	if err := event.RecordAll(ctx, tx, evs); err != nil {
-		return fmt.Errorf("record %d %s events: %w", len(evs), job.EventFailed, err)
+		return fmt.Errorf("record %d %s events: %w", len(evs), EventFailed, err)
 	}
 	return nil
 }
@@ -344,20 +344,20 @@ const deadLetteredReason = "not processed: the service could not store it; the r
 // never `queued`, once it left the queue. A job too broken to name its id cannot be reported by
 // anyone.
 func (w *Worker) DeadLettered(ctx context.Context, _ mq.Delivery, body []byte, why string) error {
-	var m job.Message
+	var m Message
 	if json.Unmarshal(body, &m) != nil {
 		return nil
 	}
-	id, err := job.Parse(m.JobID)
+	id, err := Parse(m.JobID)
 	if err != nil {
 		return nil
 	}
 	w.log.Warn("lead jobs: job dead-lettered, recorded as failed", zap.String("job_id", id.String()),
 		zap.String("request_id", m.RequestID), zap.String("reason", why))
 	r := deadLetteredReason
-	outcome := job.Outcome{JobID: id.String(), Status: job.StatusFailed, Reason: &r}
+	outcome := Outcome{JobID: id.String(), Status: StatusFailed, Reason: &r}
 	return db.InTx(ctx, w.conn, func(tx *sqlx.Tx) error {
-		_, err := job.RecordOutcomes(ctx, tx, []job.Outcome{outcome})
+		_, err := RecordOutcomes(ctx, tx, []Outcome{outcome})
 		return err
 	})
 }

@@ -1,4 +1,4 @@
-package worker
+package asynccreate
 
 import (
 	"strings"
@@ -6,7 +6,6 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/mq"
-	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
 
 	"github.com/stretchr/testify/assert"
@@ -17,7 +16,7 @@ import (
 
 func TestDecodeDeliveryReadsOnlyJobMessages(t *testing.T) {
 	raw := []byte(jobSeeds[0])
-	for _, typ := range []string{job.MessageType, ""} {
+	for _, typ := range []string{MessageType, ""} {
 		items, err := fuzzWorker.decodeDelivery(mq.Delivery{Type: typ, Body: raw})
 		require.NoError(t, err, "type %q", typ)
 		require.Len(t, items, 1)
@@ -52,7 +51,7 @@ func TestDecodeNamesAJobByItsCanonicalID(t *testing.T) {
 }
 
 func TestPreparedSettlesAJobByItsReferenceCheck(t *testing.T) {
-	v1 := func() *item { return &item{msg: job.Message{JobID: "j", Version: "v1"}} }
+	v1 := func() *item { return &item{msg: Message{JobID: "j", Version: "v1"}} }
 
 	it := v1()
 	require.NoError(t, it.prepared(lead.Prepared{Lead: lead.Lead{Phone: "+79161234567"}}))

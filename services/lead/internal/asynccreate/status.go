@@ -1,4 +1,4 @@
-package job
+package asynccreate
 
 import (
 	"context"
@@ -6,7 +6,11 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
+	"ccplatform/pkg/requestid"
+	"ccplatform/pkg/tracing"
 	"ccplatform/pkg/web"
+	"ccplatform/services/lead/internal/lead"
+	"ccplatform/services/lead/internal/leadv1"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jmoiron/sqlx"
@@ -36,19 +40,73 @@ type Outcome struct {
 	Reason *string `db:"reason"`
 }
 
-// Handler serves the job status route.
+// Handler serves the async create routes (v2 and v1) and the job status route.
 type Handler struct {
-	conn *sqlx.DB
-	ids  *IDs
+	conn   *sqlx.DB
+	ids    *IDs
+	leads  *lead.Service
+	accept *Accepter
 }
 
-// NewHandler reads outcomes from conn and verifies ids with ids.
-func NewHandler(conn *sqlx.DB, ids *IDs) *Handler { return &Handler{conn: conn, ids: ids} }
+// NewHandler checks bodies through leads and queues jobs through accept; it reads outcomes from
+// conn and verifies job ids with ids.
+func NewHandler(conn *sqlx.DB, ids *IDs, leads *lead.Service, accept *Accepter) *Handler {
+	return &Handler{conn: conn, ids: ids, leads: leads, accept: accept}
+}
 
-// Routes registers GET /v2/lead/job/:jobId on r (which must already require the internal token).
-// v1 jobs are read here too.
-func (h *Handler) Routes(r gin.IRouter) {
+// Routes registers the routes on r (which must already require the internal token); idempotent
+// guards the creates. v1 jobs are read on the v2 status route too.
+func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
+	r.POST("/v2/lead/create-async", idempotent, web.Handle(h.create))
+	r.POST("/v1/lead/create-async", idempotent, web.Handle(h.createV1))
 	r.GET("/v2/lead/job/:jobId", web.Handle(h.status))
+}
+
+// create is createLeadAsync: the body's shape is checked now, everything else by the worker. It
+// answers {jobId} once the broker confirmed the job; GET /v2/lead/job/:jobId follows it.
+func (h *Handler) create(c *gin.Context) (any, error) {
+	var in lead.Input
+	if err := web.DecodeJSON(c, &in); err != nil {
+		return nil, err
+	}
+	ch, err := h.leads.CheckBody(in, lead.ForCreate)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.leads.CheckCreate(c.Request.Context(), web.CallerOf(c), ch); err != nil {
+		return nil, err
+	}
+	return h.enqueue(c, "v2", lead.MethodAPIv2Async)
+}
+
+// createV1 is createLeadAsyncV1: like createLeadAsync, with the v1 body.
+func (h *Handler) createV1(c *gin.Context) (any, error) {
+	var in leadv1.Input
+	if err := web.DecodeJSON(c, &in); err != nil {
+		return nil, err
+	}
+	ch, err := leadv1.Check(h.leads, in, lead.ForCreate)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.leads.CheckCreate(c.Request.Context(), web.CallerOf(c), ch); err != nil {
+		return nil, lead.RenameFields(err, leadv1.Names)
+	}
+	return h.enqueue(c, "v1", lead.MethodAPIv1Async)
+}
+
+// enqueue queues the request's body as an async create of a version and answers with the job id.
+func (h *Handler) enqueue(c *gin.Context, version, method string) (any, error) {
+	body, err := web.ReadBody(c)
+	if err != nil {
+		return nil, err
+	}
+	meta := lead.MetaOf(c, method)
+	ctx := c.Request.Context()
+	return h.accept.Accept(ctx, Message{
+		Version: version, CreateMethod: method, Body: body, CallerUserID: meta.CreatedBy, IP: meta.IP,
+		RequestID: requestid.From(ctx), Traceparent: tracing.Traceparent(ctx),
+	})
 }
 
 func (h *Handler) status(c *gin.Context) (any, error) {

@@ -1,4 +1,4 @@
-package worker_test
+package asynccreate_test
 
 import (
 	"context"
@@ -8,25 +8,24 @@ import (
 
 	"ccplatform/pkg/event"
 	"ccplatform/pkg/mq"
-	"ccplatform/services/lead/internal/job"
+	"ccplatform/services/lead/internal/asynccreate"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/servicetest"
-	"ccplatform/services/lead/internal/worker"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 )
 
-// submitter is the user message() names as the caller of every job.
+// submitter is the user message() names as the caller of every asynccreate.
 const submitter = int64(9)
 
 // jobEvents are the lead.job.failed events recorded about job id.
 func jobEvents(t *testing.T, id string) []event.Event {
 	t.Helper()
 	var out []event.Event
-	for _, ev := range env.Events(t, job.EventFailed) {
-		var s job.Status
+	for _, ev := range env.Events(t, asynccreate.EventFailed) {
+		var s asynccreate.Status
 		require.NoError(t, json.Unmarshal(ev.Data, &s))
 		if s.JobID == id {
 			out = append(out, ev)
@@ -45,7 +44,7 @@ func jobStatus(t *testing.T, id string) string {
 
 func TestStoredJobsRecordLeadCreatedOncePerLead(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
+	w := asynccreate.NewWorker(env.DB, env.Leads, zap.NewNop(), 200)
 	a, bodyA := message(t, "v2", v2("+79161110101"))
 	b, bodyB := message(t, "v1", map[string]any{"lead_type": "selection", "client_phone": "79161110101", "order_id": orderID,
 		"order_code": orderCode, "messengerId": 1, "socialNetworkId": "2", "socialLogin": "s"})
@@ -70,7 +69,7 @@ func TestStoredJobsRecordLeadCreatedOncePerLead(t *testing.T) {
 
 func TestRefusedJobsRecordLeadJobFailed(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
+	w := asynccreate.NewWorker(env.DB, env.Leads, zap.NewNop(), 200)
 	final := v2("+79161110110")
 	final["statusId"] = 4
 	a, bodyA := message(t, "v2", final)
@@ -88,9 +87,9 @@ func TestRefusedJobsRecordLeadJobFailed(t *testing.T) {
 		assert.Equal(t, submitter, evs[0].ActorUserID, id)
 		assert.JSONEq(t, jobStatus(t, id), string(evs[0].Data), "the job as its status route answers it")
 	}
-	var s job.Status
+	var s asynccreate.Status
 	require.NoError(t, json.Unmarshal(jobEvents(t, b)[0].Data, &s))
-	assert.Equal(t, job.StatusFailed, s.Status)
+	assert.Equal(t, asynccreate.StatusFailed, s.Status)
 	require.NotNil(t, s.Reason)
 	assert.Contains(t, *s.Reason, "client_phone: must be a phone number", "with its errors, in the job's names")
 }
@@ -108,7 +107,7 @@ func TestRolledBackBatchesAnnounceNothing(t *testing.T) {
 	good, bodyGood := message(t, "v2", v2("+79161110121"))
 	before := len(env.Events(t, lead.EventCreated))
 
-	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
+	w := asynccreate.NewWorker(env.DB, env.Leads, zap.NewNop(), 200)
 	results := w.Handle(context.Background(), deliveries(bodyBad, bodyGood))
 	assert.Equal(t, []mq.Outcome{mq.DeadLetter, mq.Ack}, outcomes(results), "refused alone, it would be refused again")
 	assert.Contains(t, results[0].Reason, "refused by the database")

@@ -1,7 +1,8 @@
-// Package job is the asynchronous lead create (createLeadAsync, createLeadAsyncV1) up to the
-// queue: the accept path that publishes a job and answers with its id, the job ids that verify
-// themselves, and the job status route that reads the outcomes the worker records.
-package job
+// Package asynccreate is the asynchronous lead create (createLeadAsync, createLeadAsyncV1), both
+// sides of the lead.jobs queue: the accept path that publishes a job and answers with its id, the
+// job ids that verify themselves, the Worker that turns queued jobs into leads and records each
+// job's outcome, and the job status route that reads those outcomes.
+package asynccreate
 
 import (
 	"crypto/hmac"

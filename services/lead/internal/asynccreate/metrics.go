@@ -1,4 +1,4 @@
-package job
+package asynccreate
 
 import "github.com/prometheus/client_golang/prometheus"
 

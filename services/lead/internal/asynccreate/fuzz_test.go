@@ -1,4 +1,4 @@
-package worker
+package asynccreate
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/phone"
 	"ccplatform/pkg/web"
-	"ccplatform/services/lead/internal/job"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/leadv1"
 
@@ -18,9 +17,9 @@ import (
 
 // fuzzWorker decodes jobs with the body rules alone (no store, orders or catalogs): decode needs
 // nothing else.
-var fuzzWorker = New(nil, lead.NewService(nil, nil, nil, lead.Rules{AdSystems: lead.DefaultAdSystems, Phones: phone.New()}), zap.NewNop(), 1)
+var fuzzWorker = NewWorker(nil, lead.NewService(nil, nil, nil, lead.Rules{AdSystems: lead.DefaultAdSystems, Phones: phone.New()}), zap.NewNop(), 1)
 
-// jobSeeds are lead.jobs job messages as lead-api writes them (job.Message.AppendJSON) and broken
+// jobSeeds are lead.jobs job messages as lead-api writes them (Message.AppendJSON) and broken
 // ones.
 var jobSeeds = []string{
 	`{"jobId":"0b6f3c3e-6f55-8d8c-9c55-2f0f1f7c8e11","version":"v2","createMethod":"api_v2_async","body":{"leadType":"straight","phone":"79161234567","orderId":41,"orderCode":"order-41","customValues":{"3":"x"}},"callerUserId":9,"ip":"10.0.0.1","requestId":"r1","traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}`,
@@ -62,7 +61,7 @@ func FuzzJobMessage(f *testing.F) {
 // checkJob fails t unless a read job is sorted exactly one way, a failed job for a 400 of its body.
 func checkJob(t *testing.T, raw []byte, it *item) {
 	t.Helper()
-	if _, err := job.Parse(it.msg.JobID); err != nil {
+	if _, err := Parse(it.msg.JobID); err != nil {
 		t.Fatalf("%q: read with job id %q: %v", raw, it.msg.JobID, err)
 	}
 	var err error
@@ -114,7 +113,7 @@ func sameJob(t *testing.T, raw []byte, it, again *item) {
 }
 
 // sent is m as AppendJSON writes it: a job without a body carries null (both fail alike).
-func sent(m job.Message) job.Message {
+func sent(m Message) Message {
 	if len(m.Body) == 0 {
 		m.Body = []byte("null")
 	}

@@ -1,10 +1,9 @@
-package worker_test
+package asynccreate_test
 
 import (
 	"testing"
 
-	"ccplatform/services/lead/internal/job"
-	"ccplatform/services/lead/internal/worker"
+	"ccplatform/services/lead/internal/asynccreate"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -14,8 +13,8 @@ import (
 
 // A fresh lead-worker exports both states it counts at 0 (lead-api makes its own "accepted").
 func TestCountingStartsEveryStateAtZero(t *testing.T) {
-	jobs := job.NewStateCounter(prometheus.NewPedanticRegistry())
-	worker.New(nil, nil, zap.NewNop(), 1).Counting(jobs)
+	jobs := asynccreate.NewStateCounter(prometheus.NewPedanticRegistry())
+	asynccreate.NewWorker(nil, nil, zap.NewNop(), 1).Counting(jobs)
 	assert.Equal(t, 2, testutil.CollectAndCount(jobs))
 	for _, s := range []string{"created", "failed"} {
 		assert.Zero(t, testutil.ToFloat64(jobs.WithLabelValues(s)), s)

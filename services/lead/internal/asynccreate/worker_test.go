@@ -1,4 +1,4 @@
-package worker_test
+package asynccreate_test
 
 import (
 	"context"
@@ -13,13 +13,12 @@ import (
 
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/mq"
-	"ccplatform/services/lead/internal/job"
+	"ccplatform/services/lead/internal/asynccreate"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/migrations"
 	"ccplatform/services/lead/internal/orders"
 	"ccplatform/services/lead/internal/servicetest"
 	"ccplatform/services/lead/internal/setup"
-	"ccplatform/services/lead/internal/worker"
 
 	"github.com/lib/pq"
 	"github.com/stretchr/testify/assert"
@@ -41,7 +40,7 @@ func message(t *testing.T, version string, body map[string]any) (string, []byte)
 	raw, err := json.Marshal(body)
 	require.NoError(t, err)
 	uid := int64(9)
-	b, err := json.Marshal(job.Message{JobID: id, Version: version, CreateMethod: "api_" + version + "_async", Body: raw, CallerUserID: &uid})
+	b, err := json.Marshal(asynccreate.Message{JobID: id, Version: version, CreateMethod: "api_" + version + "_async", Body: raw, CallerUserID: &uid})
 	require.NoError(t, err)
 	return id, b
 }
@@ -79,16 +78,16 @@ func leadsOfJob(t *testing.T, jobID string) []lead.Lead {
 	return out
 }
 
-func outcome(t *testing.T, jobID string) job.Outcome {
+func outcome(t *testing.T, jobID string) asynccreate.Outcome {
 	t.Helper()
-	var o job.Outcome
+	var o asynccreate.Outcome
 	require.NoError(t, env.DB.Get(&o, `SELECT job_id, status, lead_id, reason FROM lead_jobs WHERE job_id = $1`, jobID))
 	return o
 }
 
 func TestBatchWithDuplicatesMakesOneLeadPerJob(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
+	w := asynccreate.NewWorker(env.DB, env.Leads, zap.NewNop(), 200)
 	a, bodyA := message(t, "v2", v2("+79161110001"))
 	b, bodyB := message(t, "v2", v2("79161110001"))
 	c, bodyC := message(t, "v1", map[string]any{"lead_type": "selection", "client_phone": "79161110002", "order_id": orderID,
@@ -111,14 +110,14 @@ func TestBatchWithDuplicatesMakesOneLeadPerJob(t *testing.T) {
 	assert.Equal(t, "selection", lc[0].LeadType)
 	for _, id := range []string{a, b, c} {
 		o := outcome(t, id)
-		assert.Equal(t, job.StatusDone, o.Status)
+		assert.Equal(t, asynccreate.StatusDone, o.Status)
 		assert.NotNil(t, o.LeadID)
 	}
 }
 
 func TestRedeliveredJobCreatesNothingTwice(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
+	w := asynccreate.NewWorker(env.DB, env.Leads, zap.NewNop(), 200)
 	id, body := message(t, "v2", v2("+79161110010"))
 	for range 3 {
 		assert.Equal(t, []mq.Outcome{mq.Ack}, outcomes(w.Handle(context.Background(), deliveries(body))))
@@ -131,7 +130,7 @@ func TestRedeliveredJobCreatesNothingTwice(t *testing.T) {
 
 func TestJobsThatCanNeverSucceedAreFailedAndAcked(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
+	w := asynccreate.NewWorker(env.DB, env.Leads, zap.NewNop(), 200)
 	final := v2("+79161110020")
 	final["statusId"] = 4
 	a, bodyA := message(t, "v2", final)
@@ -148,11 +147,11 @@ func TestJobsThatCanNeverSucceedAreFailedAndAcked(t *testing.T) {
 	assert.Empty(t, leadsOfJob(t, c))
 
 	o := outcome(t, a)
-	assert.Equal(t, job.StatusFailed, o.Status)
+	assert.Equal(t, asynccreate.StatusFailed, o.Status)
 	assert.Nil(t, o.LeadID)
 	assert.Contains(t, *o.Reason, "statusId: status 4 (qualified) is not allowed on create")
 	o = outcome(t, b)
-	assert.Equal(t, job.StatusFailed, o.Status)
+	assert.Equal(t, asynccreate.StatusFailed, o.Status)
 	assert.Contains(t, *o.Reason, "client_phone: must be a phone number", "v1 jobs fail in v1 names")
 	assert.Contains(t, *o.Reason, "messengerId: is required")
 	assert.NotContains(t, *o.Reason, "orderId")
@@ -163,7 +162,7 @@ func TestJobsThatCanNeverSucceedAreFailedAndAcked(t *testing.T) {
 
 func TestOrderServiceDownRetriesOnlyItsJobs(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
+	w := asynccreate.NewWorker(env.DB, env.Leads, zap.NewNop(), 200)
 	unknown := v2("+79161110030")
 	unknown["orderId"] = 987654 // not cached, and the order service is unreachable in these tests
 	_, bodyU := message(t, "v2", unknown)
@@ -174,7 +173,7 @@ func TestOrderServiceDownRetriesOnlyItsJobs(t *testing.T) {
 }
 
 func TestUndecodableJobsAreDeadLettered(t *testing.T) {
-	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
+	w := asynccreate.NewWorker(env.DB, env.Leads, zap.NewNop(), 200)
 	results := w.Handle(context.Background(), deliveries([]byte(`{not json`), []byte(`{"jobId":"x","version":"v2"}`), []byte(`{"jobId":"`+env.JobIDs.New(9).String()+`","version":"v9","body":{}}`)))
 	assert.Equal(t, []mq.Outcome{mq.DeadLetter, mq.DeadLetter, mq.DeadLetter}, outcomes(results))
 	for _, r := range results {
@@ -182,20 +181,20 @@ func TestUndecodableJobsAreDeadLettered(t *testing.T) {
 	}
 
 	// Through the broker: the message lands in lead.jobs.dead with its reason.
-	conn := mq.Dial(env.AMQPURL, "worker-test-dead", zap.NewNop(), mq.WorkQueue(job.Queue))
+	conn := mq.Dial(env.AMQPURL, "worker-test-dead", zap.NewNop(), mq.WorkQueue(asynccreate.Queue))
 	defer conn.Close()
 	pub := mq.NewPublisher(conn)
 	defer pub.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	require.NoError(t, pub.Publish(ctx, "", job.Queue, mq.Message{ID: "garbage-1", Type: job.MessageType, Body: []byte("garbage")}))
+	require.NoError(t, pub.Publish(ctx, "", asynccreate.Queue, mq.Message{ID: "garbage-1", Type: asynccreate.MessageType, Body: []byte("garbage")}))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = conn.Consume(ctx, mq.ConsumerConfig{Queue: job.Queue, Workers: 1, Tag: "worker-test"}, w.Handle)
+		_ = conn.Consume(ctx, mq.ConsumerConfig{Queue: asynccreate.Queue, Workers: 1, Tag: "worker-test"}, w.Handle)
 	}()
 	require.Eventually(t, func() bool {
-		_, n, err := conn.QueueConsumers(ctx, job.Queue+mq.DeadLetterSuffix)
+		_, n, err := conn.QueueConsumers(ctx, asynccreate.Queue+mq.DeadLetterSuffix)
 		return err == nil && n == 1
 	}, 10*time.Second, 50*time.Millisecond)
 	cancel()
@@ -203,7 +202,7 @@ func TestUndecodableJobsAreDeadLettered(t *testing.T) {
 	ch, err := conn.Channel(context.Background())
 	require.NoError(t, err)
 	defer ch.Close()
-	d, ok, err := ch.Get(job.Queue+mq.DeadLetterSuffix, true)
+	d, ok, err := ch.Get(asynccreate.Queue+mq.DeadLetterSuffix, true)
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, "garbage-1", d.MessageId)
@@ -280,7 +279,7 @@ func TestDatabaseOutageIsRetriedUntilItHeals(t *testing.T) {
 	settings := env.Settings
 	leads, dir, _ := setup.Leads(settings, conn)
 	dir.Remember(orderCached())
-	w := worker.New(conn, leads, zap.NewNop(), 200)
+	w := asynccreate.NewWorker(conn, leads, zap.NewNop(), 200)
 
 	// Directly: a batch while the database is away is retried, not failed.
 	proxy.setUp(false)
@@ -289,23 +288,23 @@ func TestDatabaseOutageIsRetriedUntilItHeals(t *testing.T) {
 	assert.Equal(t, []mq.Outcome{mq.Retry}, outcomes(results))
 
 	// Through the broker: the consumer keeps retrying and stores the lead once the database is back.
-	broker := mq.Dial(env.AMQPURL, "worker-test-outage", zap.NewNop(), mq.WorkQueue(job.Queue))
+	broker := mq.Dial(env.AMQPURL, "worker-test-outage", zap.NewNop(), mq.WorkQueue(asynccreate.Queue))
 	defer broker.Close()
 	pub := mq.NewPublisher(broker)
 	defer pub.Close()
-	require.NoError(t, pub.Publish(ctx, "", job.Queue, mq.Message{ID: id, Type: job.MessageType, Body: body}))
+	require.NoError(t, pub.Publish(ctx, "", asynccreate.Queue, mq.Message{ID: id, Type: asynccreate.MessageType, Body: body}))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = broker.Consume(ctx, mq.ConsumerConfig{Queue: job.Queue, Workers: 2, BatchSize: 50, Tag: "worker-test"}, w.Handle)
+		_ = broker.Consume(ctx, mq.ConsumerConfig{Queue: asynccreate.Queue, Workers: 2, BatchSize: 50, Tag: "worker-test"}, w.Handle)
 	}()
 	time.Sleep(1500 * time.Millisecond)
 	assert.Empty(t, leadsOfJob(t, id), "nothing stored while the database is away")
 	proxy.setUp(true)
 	require.Eventually(t, func() bool { return len(leadsOfJob(t, id)) == 1 }, 20*time.Second, 100*time.Millisecond)
-	assert.Equal(t, job.StatusDone, outcome(t, id).Status)
+	assert.Equal(t, asynccreate.StatusDone, outcome(t, id).Status)
 	require.Eventually(t, func() bool {
-		_, n, err := broker.QueueConsumers(ctx, job.Queue)
+		_, n, err := broker.QueueConsumers(ctx, asynccreate.Queue)
 		return err == nil && n == 0
 	}, 10*time.Second, 100*time.Millisecond, "the job was acked")
 	cancel()
@@ -319,12 +318,12 @@ func orderCached() orders.Order { return orders.Order{ID: orderID, Code: orderCo
 // none of its jobs is stored.
 func TestJobGroupsAreDeadLetteredAsAnUnknownMessageType(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
+	w := asynccreate.NewWorker(env.DB, env.Leads, zap.NewNop(), 200)
 	a, bodyA := message(t, "v2", v2("+79161110050"))
 	b, bodyB := message(t, "v2", v2("+79161110051"))
 	single, bodySingle := message(t, "v2", v2("+79161110052"))
 	grouped := mq.Delivery{Type: "lead.create.group", Body: mq.JoinGroup([][]byte{bodyA, bodyB})}
-	results := w.Handle(context.Background(), []mq.Delivery{grouped, {Type: job.MessageType, Body: bodySingle}})
+	results := w.Handle(context.Background(), []mq.Delivery{grouped, {Type: asynccreate.MessageType, Body: bodySingle}})
 	require.Equal(t, []mq.Outcome{mq.DeadLetter, mq.Ack}, outcomes(results))
 	assert.Equal(t, `unknown message type "lead.create.group"`, results[0].Reason)
 	assert.Nil(t, results[0].Keep, "the message is dead-lettered as it came")
@@ -332,7 +331,7 @@ func TestJobGroupsAreDeadLetteredAsAnUnknownMessageType(t *testing.T) {
 	assert.Empty(t, leadsOfJob(t, b))
 	assert.Len(t, leadsOfJob(t, single), 1)
 
-	// Its dead-lettering records nothing: the body names no one job.
+	// Its dead-lettering records nothing: the body names no one asynccreate.
 	require.NoError(t, w.DeadLettered(context.Background(), grouped, grouped.Body, results[0].Reason))
 	var n int
 	require.NoError(t, env.DB.Get(&n, `SELECT count(*) FROM lead_jobs WHERE job_id = ANY($1)`, pq.Array([]string{a, b})))
@@ -341,7 +340,7 @@ func TestJobGroupsAreDeadLetteredAsAnUnknownMessageType(t *testing.T) {
 
 func TestJobsAreWrittenInTransactionsOfBoundedSize(t *testing.T) {
 	env.Order(orderID, orderCode)
-	w := worker.New(env.DB, env.Leads, zap.NewNop(), 3)
+	w := asynccreate.NewWorker(env.DB, env.Leads, zap.NewNop(), 3)
 	var ids []string
 	var bodies [][]byte
 	for j := range 8 {
@@ -381,21 +380,21 @@ func TestAJobTheDatabaseRefusesEndsFailedNeverQueued(t *testing.T) {
 	good, bodyGood := message(t, "v2", v2("+79161110061"))
 	bad, bodyBad := message(t, "v2", refused("+79161110062"))
 
-	conn := mq.Dial(env.AMQPURL, "worker-test-refused", zap.NewNop(), mq.WorkQueue(job.Queue))
+	conn := mq.Dial(env.AMQPURL, "worker-test-refused", zap.NewNop(), mq.WorkQueue(asynccreate.Queue))
 	defer conn.Close()
 	pub := mq.NewPublisher(conn)
 	defer pub.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	require.NoError(t, pub.Publish(ctx, "", job.Queue, mq.Message{ID: single, Type: job.MessageType, Body: bodySingle}))
-	require.NoError(t, pub.Publish(ctx, "", job.Queue, mq.Message{ID: good, Type: job.MessageType, Body: bodyGood}))
-	require.NoError(t, pub.Publish(ctx, "", job.Queue, mq.Message{ID: bad, Type: job.MessageType, Body: bodyBad}))
+	require.NoError(t, pub.Publish(ctx, "", asynccreate.Queue, mq.Message{ID: single, Type: asynccreate.MessageType, Body: bodySingle}))
+	require.NoError(t, pub.Publish(ctx, "", asynccreate.Queue, mq.Message{ID: good, Type: asynccreate.MessageType, Body: bodyGood}))
+	require.NoError(t, pub.Publish(ctx, "", asynccreate.Queue, mq.Message{ID: bad, Type: asynccreate.MessageType, Body: bodyBad}))
 
-	w := worker.New(env.DB, env.Leads, zap.NewNop(), 200)
+	w := asynccreate.NewWorker(env.DB, env.Leads, zap.NewNop(), 200)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = conn.Consume(ctx, mq.ConsumerConfig{Queue: job.Queue, Workers: 1, MaxAttempts: 2, Tag: "worker-test-refused",
+		_ = conn.Consume(ctx, mq.ConsumerConfig{Queue: asynccreate.Queue, Workers: 1, MaxAttempts: 2, Tag: "worker-test-refused",
 			OnDeadLetter: w.DeadLettered}, w.Handle)
 	}()
 	finished := func(id string) bool {
@@ -409,13 +408,13 @@ func TestAJobTheDatabaseRefusesEndsFailedNeverQueued(t *testing.T) {
 
 	for _, id := range []string{single, bad} {
 		o := outcome(t, id)
-		assert.Equal(t, job.StatusFailed, o.Status, id)
+		assert.Equal(t, asynccreate.StatusFailed, o.Status, id)
 		require.NotNil(t, o.Reason)
 		// The database's words are for the log and the dead-lettered copy, not for the caller.
 		assert.Equal(t, "not processed: the service could not store it; the reason is in the service log under this job id", *o.Reason, id)
 		assert.Empty(t, leadsOfJob(t, id))
 	}
-	assert.Equal(t, job.StatusDone, outcome(t, good).Status)
+	assert.Equal(t, asynccreate.StatusDone, outcome(t, good).Status)
 	require.Len(t, leadsOfJob(t, good), 1)
 
 	// The copies of the refused jobs are kept for operators, as they came.
@@ -424,7 +423,7 @@ func TestAJobTheDatabaseRefusesEndsFailedNeverQueued(t *testing.T) {
 	defer ch.Close()
 	copies := map[string]string{}
 	for {
-		d, ok, err := ch.Get(job.Queue+mq.DeadLetterSuffix, true)
+		d, ok, err := ch.Get(asynccreate.Queue+mq.DeadLetterSuffix, true)
 		require.NoError(t, err)
 		if !ok {
 			break

@@ -1,4 +1,4 @@
-package job
+package asynccreate
 
 import (
 	"database/sql/driver"
