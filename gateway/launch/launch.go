@@ -19,10 +19,10 @@ import (
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
+	"ccplatform/pkg/httpserver"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/svcclient"
-	"ccplatform/pkg/web"
 
 	"go.uber.org/zap"
 )
@@ -156,7 +156,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops, opts Opti
 	}
 	var tasks app.Tasks
 	tasks.Work("http", func(ctx context.Context) error {
-		return web.ListenAndServe(ctx, cfg.HTTPAddr, handler, serverTimeouts(cfg.UpstreamTimeout), log)
+		return httpserver.ListenAndServe(ctx, cfg.HTTPAddr, handler, serverTimeouts(cfg.UpstreamTimeout), log)
 	})
 	return o.ServeWhile(ctx, cfg.MetricsAddr, log, tasks.Run)
 }
@@ -190,8 +190,8 @@ func healthChecker(cfg Config, ups route.Upstreams, broker *mq.Conn, needs []hea
 
 // serverTimeouts keeps the kit's defaults, except that writing an answer may take as long as the
 // upstream may take to start it. The event-stream route lifts both deadlines per request.
-func serverTimeouts(upstream time.Duration) web.ServerTimeouts {
-	t := web.DefaultTimeouts
+func serverTimeouts(upstream time.Duration) httpserver.Timeouts {
+	t := httpserver.DefaultTimeouts
 	if w := upstream + 5*time.Second; w > t.Write {
 		t.Write = w
 	}

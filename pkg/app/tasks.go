@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"ccplatform/pkg/web"
+	"ccplatform/pkg/httpserver"
 
 	"go.uber.org/zap"
 )
@@ -44,11 +44,11 @@ func (t *Tasks) Background(name string, run func(ctx context.Context) error) {
 	t.background = append(t.background, task{name, run})
 }
 
-// HTTP adds the server of h on addr (web.ListenAndServe, web.DefaultTimeouts) as the Work task
+// HTTP adds the server of h on addr (httpserver.ListenAndServe, httpserver.DefaultTimeouts) as the Work task
 // "http": on shutdown it stops accepting and drains the requests in flight.
 func (t *Tasks) HTTP(addr string, h http.Handler, log *zap.Logger) {
 	t.Work("http", func(ctx context.Context) error {
-		return web.ListenAndServe(ctx, addr, h, web.DefaultTimeouts, log)
+		return httpserver.ListenAndServe(ctx, addr, h, httpserver.DefaultTimeouts, log)
 	})
 }
 

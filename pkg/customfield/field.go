@@ -14,8 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/apperr"
-	"ccplatform/pkg/web"
 
 	"github.com/lib/pq"
 )
@@ -189,8 +189,8 @@ func (f Field) CheckValue(raw json.RawMessage) (value json.RawMessage, rule stri
 		if err != nil {
 			return nil, "must be a date yyyy-mm-dd"
 		}
-		if !web.InTimeRange(d) {
-			return nil, web.TimeRangeRule
+		if !apitime.InRange(d) {
+			return nil, apitime.RangeRule
 		}
 	case TypeSelect:
 		s, ok := asString(raw)

@@ -83,7 +83,7 @@ func TestCheckValue(t *testing.T) {
 		{TypeDate, `"2027-12-31"`, `"2027-12-31"`},
 		{TypeDate, `"31.12.2027"`, ``},
 		{TypeDate, `"2027-02-30"`, ``},
-		{TypeDate, `"0000-06-01"`, ``}, // no year 0 (web.InTimeRange)
+		{TypeDate, `"0000-06-01"`, ``}, // no year 0 (apitime.InRange)
 		{TypeDate, `"0001-01-01"`, `"0001-01-01"`},
 		{TypeDate, `"9999-12-31"`, `"9999-12-31"`},
 		{TypeSelect, `"red"`, `"red"`},

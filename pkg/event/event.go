@@ -12,9 +12,9 @@ import (
 	"fmt"
 	"time"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/outbox"
-	"ccplatform/pkg/web"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
@@ -56,7 +56,7 @@ func New(typ string, orderID int64, data any) (Event, error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("event %s: encode data: %w", typ, err)
 	}
-	return Event{ID: uuid.NewString(), Type: typ, OccurredAt: web.Time(time.Now()),
+	return Event{ID: uuid.NewString(), Type: typ, OccurredAt: apitime.String(time.Now()),
 		OrderID: orderID, Data: raw}, nil
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/logging"
 	"ccplatform/pkg/web"
 
@@ -102,7 +103,7 @@ func (s *Store) Middleware() gin.HandlerFunc {
 			return
 		}
 		sum := sha256.Sum256(append([]byte(c.Request.Method+" "+c.Request.URL.Path+"\n"), body...))
-		owner := c.GetHeader(web.HeaderUserID)
+		owner := c.GetHeader(identity.HeaderUserID)
 		ctx := c.Request.Context()
 
 		replay, err := s.claim(ctx, owner, key, sum[:])

@@ -14,6 +14,7 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
@@ -94,7 +95,7 @@ func newAppOn(t *testing.T, c *sqlx.DB) *app {
 		}
 		var id int64
 		if err := conn.GetContext(c, &id, `INSERT INTO items (name, owner) VALUES ($1, $2) RETURNING id`,
-			in.Name, c.GetHeader(web.HeaderUserID)); err != nil {
+			in.Name, c.GetHeader(identity.HeaderUserID)); err != nil {
 			return nil, err
 		}
 		return map[string]any{"id": id, "name": in.Name}, nil
@@ -115,7 +116,7 @@ func (a *app) post(t *testing.T, c call) *httptest.ResponseRecorder {
 		req.Header.Set(Header, c.key)
 	}
 	if c.user != "" {
-		req.Header.Set(web.HeaderUserID, c.user)
+		req.Header.Set(identity.HeaderUserID, c.user)
 	}
 	w := httptest.NewRecorder()
 	a.handler.ServeHTTP(w, req)

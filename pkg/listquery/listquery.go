@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/apperr"
-	"ccplatform/pkg/web"
 )
 
 // Defaults and bounds of every list.
@@ -182,19 +182,19 @@ var layouts = []string{
 // "2026-11-21T10:00:00 03:00".
 var spacedOffset = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?) (\d{2}(?::?\d{2})?)$`)
 
-// ErrTimeRange is ParseTime's error for a well-formed time outside web.InTimeRange.
-var ErrTimeRange = errors.New(web.TimeRangeRule)
+// ErrTimeRange is ParseTime's error for a well-formed time outside apitime.InRange.
+var ErrTimeRange = errors.New(apitime.RangeRule)
 
 // timeRule is the field error of a time ParseTime refused.
 func timeRule(err error) string {
 	if errors.Is(err, ErrTimeRange) {
-		return web.TimeRangeRule
+		return apitime.RangeRule
 	}
 	return "must be an ISO 8601 date or date-time"
 }
 
 // ParseTime reads an ISO 8601 date-time (zone optional, UTC assumed) or date; dateOnly tells which.
-// A time outside the years 0001 to 9999 in UTC (web.InTimeRange) is ErrTimeRange.
+// A time outside the years 0001 to 9999 in UTC (apitime.InRange) is ErrTimeRange.
 func ParseTime(raw string) (t time.Time, dateOnly bool, err error) {
 	raw = strings.TrimSpace(raw)
 	// A '+' in a query string arrives as a space when the client did not escape it.
@@ -203,7 +203,7 @@ func ParseTime(raw string) (t time.Time, dateOnly bool, err error) {
 	}
 	for _, l := range layouts {
 		if t, err := time.Parse(l, raw); err == nil {
-			if !web.InTimeRange(t) {
+			if !apitime.InRange(t) {
 				return time.Time{}, false, ErrTimeRange
 			}
 			return t.UTC(), false, nil
@@ -213,7 +213,7 @@ func ParseTime(raw string) (t time.Time, dateOnly bool, err error) {
 	if err != nil {
 		return time.Time{}, false, err
 	}
-	if !web.InTimeRange(t) {
+	if !apitime.InRange(t) {
 		return time.Time{}, false, ErrTimeRange
 	}
 	return t, true, nil
@@ -242,4 +242,12 @@ func ResultOf[T, V any](items []T, view func(T) V, page Page, total int) Result[
 		list[i] = view(it)
 	}
 	return NewResult(list, page, total)
+}
+
+// List is s as the API writes a list: [] for nil, never null.
+func List[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"ccplatform/pkg/buildinfo"
+	"ccplatform/pkg/httpserver"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
@@ -288,7 +289,7 @@ func (o *Ops) ServeWhile(ctx context.Context, addr string, log *zap.Logger, work
 	defer stopWork()
 	served := make(chan error, 1)
 	go func() {
-		err := web.Serve(serveCtx, ln, o.Handler(), web.DefaultTimeouts, log)
+		err := httpserver.Serve(serveCtx, ln, o.Handler(), httpserver.DefaultTimeouts, log)
 		stopWork()
 		served <- err
 	}()

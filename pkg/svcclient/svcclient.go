@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/requestid"
 	"ccplatform/pkg/tracing"
 	"ccplatform/pkg/web"
@@ -79,8 +80,8 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		req.Header.Set(requestid.Header, id)
 	}
 	if who, ok := ctx.Value(callerKey{}).(caller); ok {
-		req.Header.Set(web.HeaderUserID, strconv.FormatInt(who.userID, 10))
-		req.Header.Set(web.HeaderAccessGroup, who.accessGroup)
+		req.Header.Set(identity.HeaderUserID, strconv.FormatInt(who.userID, 10))
+		req.Header.Set(identity.HeaderAccessGroup, who.accessGroup)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

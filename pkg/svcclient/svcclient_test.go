@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/requestid"
 	"ccplatform/pkg/web"
 
@@ -43,8 +44,8 @@ func userService(t *testing.T) (*httptest.Server, chan seen) {
 			token:       c.GetHeader(web.HeaderInternalToken),
 			requestID:   requestid.From(c.Request.Context()),
 			contentType: c.GetHeader("Content-Type"),
-			userID:      c.GetHeader(web.HeaderUserID),
-			accessGroup: c.GetHeader(web.HeaderAccessGroup),
+			userID:      c.GetHeader(identity.HeaderUserID),
+			accessGroup: c.GetHeader(identity.HeaderAccessGroup),
 			body:        body,
 		}
 	}

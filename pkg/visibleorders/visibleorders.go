@@ -21,9 +21,10 @@ import (
 	"time"
 
 	"ccplatform/pkg/access"
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/svcclient"
-	"ccplatform/pkg/web"
 )
 
 // Visible is the orders one caller may see: all of them, or those listed. HiddenContacts are those
@@ -106,7 +107,7 @@ func New(client *svcclient.Client, ttl time.Duration) *Resolver {
 // order already known visible). Whether an order is visible is Check's; a list's scope is Fresh's.
 // A call without a user (another service), and staff, see every order without asking (here and
 // in every method).
-func (r *Resolver) For(ctx context.Context, caller web.Caller) (Visible, error) {
+func (r *Resolver) For(ctx context.Context, caller identity.Caller) (Visible, error) {
 	s, _, err := r.get(ctx, caller, time.Time{})
 	return s, err
 }
@@ -114,7 +115,7 @@ func (r *Resolver) For(ctx context.Context, caller web.Caller) (Visible, error) 
 // Fresh is the scope of caller as the order service answers from now on: a list asks it, so that
 // an order created or assigned just before is in it (a call already in progress that started
 // before now is waited for, then one more is made for everyone who waited).
-func (r *Resolver) Fresh(ctx context.Context, caller web.Caller) (Visible, error) {
+func (r *Resolver) Fresh(ctx context.Context, caller identity.Caller) (Visible, error) {
 	if seesAll(caller) {
 		return Visible{All: true}, nil
 	}
@@ -125,7 +126,7 @@ func (r *Resolver) Fresh(ctx context.Context, caller web.Caller) (Visible, error
 // Check tells whether caller may see order id: a cached scope that contains it answers yes, and
 // one that does not is asked for again before answering no. The scope returned is the one that
 // answered (for masking).
-func (r *Resolver) Check(ctx context.Context, caller web.Caller, id int64) (Visible, bool, error) {
+func (r *Resolver) Check(ctx context.Context, caller identity.Caller, id int64) (Visible, bool, error) {
 	if seesAll(caller) {
 		return Visible{All: true}, true, nil
 	}
@@ -134,7 +135,7 @@ func (r *Resolver) Check(ctx context.Context, caller web.Caller, id int64) (Visi
 
 // CheckAsOf is Check for something that happened at asOf (an event handled later): a cached scope
 // read at or after asOf may answer no, one read before it is asked for again first.
-func (r *Resolver) CheckAsOf(ctx context.Context, caller web.Caller, id int64, asOf time.Time) (Visible, bool, error) {
+func (r *Resolver) CheckAsOf(ctx context.Context, caller identity.Caller, id int64, asOf time.Time) (Visible, bool, error) {
 	s, fetched, err := r.get(ctx, caller, time.Time{})
 	if err != nil || s.Contains(id) || !fetched.Before(asOf) {
 		return s, err == nil && s.Contains(id), err
@@ -156,7 +157,7 @@ const (
 // event was published, so one call per caller per received batch is enough, however many of
 // its events miss. An unreadable stamp counts as the receipt.
 func EventAsOf(occurredAt string, received time.Time) time.Time {
-	t, err := time.Parse(web.TimeLayout, occurredAt)
+	t, err := time.Parse(apitime.Layout, occurredAt)
 	if err != nil {
 		return received
 	}
@@ -168,7 +169,7 @@ func EventAsOf(occurredAt string, received time.Time) time.Time {
 
 // get is caller's scope read at or after asOf (zero: any within the TTL; later than now: now), and
 // when it was read.
-func (r *Resolver) get(ctx context.Context, caller web.Caller, asOf time.Time) (Visible, time.Time, error) {
+func (r *Resolver) get(ctx context.Context, caller identity.Caller, asOf time.Time) (Visible, time.Time, error) {
 	if seesAll(caller) {
 		return Visible{All: true}, time.Time{}, nil
 	}
@@ -209,14 +210,14 @@ func (r *Resolver) get(ctx context.Context, caller web.Caller, asOf time.Time) (
 
 // seesAll reports a caller who sees every order without asking: a call without a user (another
 // service), and staff.
-func seesAll(caller web.Caller) bool {
+func seesAll(caller identity.Caller) bool {
 	return caller.UserID == 0 || access.Group(caller.AccessGroup).SeesEveryOrder()
 }
 
 // fly makes flight f's call, shared by everyone waiting on it (one of them hanging up must not
 // fail the others: the client's own time-out still bounds it), and stores the answer unless a
 // Clear came in between.
-func (r *Resolver) fly(ctx context.Context, key string, caller web.Caller, f *flight, gen uint64) {
+func (r *Resolver) fly(ctx context.Context, key string, caller identity.Caller, f *flight, gen uint64) {
 	f.scope, f.err = r.ask(ctx, caller)
 	r.mu.Lock()
 	if r.flights[key] == f {
@@ -234,7 +235,7 @@ func (r *Resolver) fly(ctx context.Context, key string, caller web.Caller, f *fl
 	close(f.done)
 }
 
-func (r *Resolver) ask(ctx context.Context, caller web.Caller) (Visible, error) {
+func (r *Resolver) ask(ctx context.Context, caller identity.Caller) (Visible, error) {
 	q := url.Values{"userId": {strconv.FormatInt(caller.UserID, 10)}, "accessGroup": {caller.AccessGroup}}
 	var s Visible
 	if err := r.client.Do(ctx, http.MethodGet, "/internal/order-scope?"+q.Encode(), nil, &s); err != nil {

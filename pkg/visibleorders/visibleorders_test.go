@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/svcclient"
-	"ccplatform/pkg/web"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,7 +55,7 @@ func TestResolverAsksOnceWithinTheTTL(t *testing.T) {
 	r := New(svcclient.New("order", srv.URL, "t", time.Second), time.Minute)
 	clk := &clock{t: time.Now()}
 	r.now = clk.Now
-	caller := web.Caller{UserID: 7, AccessGroup: "client"}
+	caller := identity.Caller{UserID: 7, AccessGroup: "client"}
 	for range 3 {
 		s, err := r.For(context.Background(), caller)
 		require.NoError(t, err)
@@ -71,7 +71,7 @@ func TestResolverAsksOnceWithinTheTTL(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(3), calls.Load(), "asked again once cleared")
 
-	for _, c := range []web.Caller{{}, {UserID: 1, AccessGroup: "admin"}, {UserID: 2, AccessGroup: "arbitration"}} {
+	for _, c := range []identity.Caller{{}, {UserID: 1, AccessGroup: "admin"}, {UserID: 2, AccessGroup: "arbitration"}} {
 		s, err := r.For(context.Background(), c)
 		require.NoError(t, err)
 		assert.True(t, s.All, "%+v: sees every order without asking", c)
@@ -140,7 +140,7 @@ func newResolver(o *orderService, clk *clock) *Resolver {
 	return r
 }
 
-var client = web.Caller{UserID: 7, AccessGroup: "client"}
+var client = identity.Caller{UserID: 7, AccessGroup: "client"}
 
 func TestVisibleOrdersAreCachedAtMostOneSecond(t *testing.T) {
 	assert.LessOrEqual(t, DefaultTTL, time.Second)

@@ -1,6 +1,8 @@
-// Package web is the HTTP kit every service and the gateway share: the response envelope, the one
-// place where errors become statuses, JSON decoding with the contract's error rules, the common
-// middleware, and a server that shuts down gracefully.
+// Package web is how a handler of every service and the gateway reads a request and answers it:
+// the response envelope, the one place where errors become statuses, JSON decoding with the
+// contract's error rules, path and query parameters, and the engine with the common middleware.
+// Its neighbours: pkg/identity (who the gateway verified), pkg/apitime (how instants are written),
+// pkg/listquery (lists and their queries), pkg/httpserver (the server's lifecycle).
 package web
 
 import (
@@ -24,14 +26,6 @@ type Envelope struct {
 
 // EmptyData is the `[]` that operations returning nothing put in data.
 var EmptyData = json.RawMessage("[]")
-
-// List is s as the API writes a list: [] for nil, never null.
-func List[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
 
 // ID is the data of operations that "return id".
 type ID struct {

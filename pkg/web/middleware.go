@@ -12,6 +12,7 @@ import (
 
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/logging"
 	"ccplatform/pkg/requestid"
 	"ccplatform/pkg/tracing"
@@ -21,13 +22,9 @@ import (
 	"go.uber.org/zap"
 )
 
-// Headers that carry the identity the gateway verified, and the secret that proves a request came
-// through the gateway or another service.
-const (
-	HeaderUserID        = "X-User-Id"
-	HeaderAccessGroup   = "X-Access-Group"
-	HeaderInternalToken = "X-Internal-Token"
-)
+// HeaderInternalToken carries the secret that proves a request came through the gateway or
+// another service.
+const HeaderInternalToken = "X-Internal-Token"
 
 // RequestContext takes the request id from the request (or makes one when it is missing or not
 // requestid.Valid), echoes it on the response and puts it, and a logger naming it (and the trace
@@ -68,7 +65,7 @@ func AccessLog(log *zap.Logger) gin.HandlerFunc {
 			zap.Int("status", c.Writer.Status()),
 			zap.Int("bytes", c.Writer.Size()),
 			zap.Duration("duration", time.Since(start)),
-			zap.String("user_id", c.GetHeader(HeaderUserID)),
+			zap.String("user_id", c.GetHeader(identity.HeaderUserID)),
 			zap.String("key_id", c.GetHeader(access.HeaderKeyID)),
 		)
 	}
@@ -121,37 +118,6 @@ func RequireInternalToken(token string) gin.HandlerFunc {
 		}
 		c.Next()
 	}
-}
-
-// Caller is the identity the gateway verified for this request, with the API key it came with.
-type Caller struct {
-	UserID      int64
-	AccessGroup string
-	KeyID       int64
-	// Scopes narrow the key; none means the user's full rights.
-	Scopes []string
-}
-
-// Ref is the caller's user id to record as an author (createdBy, updatedBy), nil for a call
-// without a user.
-func (c Caller) Ref() *int64 {
-	if c.UserID <= 0 {
-		return nil
-	}
-	id := c.UserID
-	return &id
-}
-
-// CallerOf reads the verified identity the gateway forwarded; UserID is 0 when there is none
-// (internal calls between services).
-func CallerOf(c *gin.Context) Caller {
-	id, _ := strconv.ParseInt(c.GetHeader(HeaderUserID), 10, 64)
-	key, _ := strconv.ParseInt(c.GetHeader(access.HeaderKeyID), 10, 64)
-	var scopes []string
-	if raw := c.GetHeader(access.HeaderKeyScopes); raw != "" {
-		scopes = strings.Split(raw, ",")
-	}
-	return Caller{UserID: id, AccessGroup: c.GetHeader(HeaderAccessGroup), KeyID: key, Scopes: scopes}
 }
 
 // PathID parses a path id that must be an integer > 0; anything else is a 400 naming the parameter.

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,9 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
-	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/optional"
 	"ccplatform/pkg/requestid"
@@ -24,7 +21,6 @@ import (
 	"github.com/lib/pq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -505,136 +501,6 @@ func TestRecover(t *testing.T) {
 	}
 }
 
-func TestCallerOf(t *testing.T) {
-	e, _ := newTestEngine(t, DefaultBodyLimit)
-	e.GET("/me", Handle(func(c *gin.Context) (any, error) { return CallerOf(c), nil }))
-	req := get("/me")
-	req.Header.Set(HeaderUserID, "42")
-	req.Header.Set(HeaderAccessGroup, "admin")
-	req.Header.Set(access.HeaderKeyID, "7")
-	req.Header.Set(access.HeaderKeyScopes, "leads:read,calls:read")
-	_, env := do(t, e, req)
-	assert.JSONEq(t, `{"UserID":42,"AccessGroup":"admin","KeyID":7,"Scopes":["leads:read","calls:read"]}`, string(env.Data))
-	_, env = do(t, e, get("/me"))
-	assert.JSONEq(t, `{"UserID":0,"AccessGroup":"","KeyID":0,"Scopes":null}`, string(env.Data))
-}
-
-func TestServeDrainsInFlightRequests(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-
-	entered := make(chan struct{})
-	release := make(chan struct{})
-	e, _ := newTestEngine(t, DefaultBodyLimit)
-	e.GET("/slow", Handle(func(*gin.Context) (any, error) {
-		close(entered)
-		<-release
-		return map[string]string{"done": "yes"}, nil
-	}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	timeouts := DefaultTimeouts
-	timeouts.Shutdown = 5 * time.Second
-	go func() { served <- Serve(ctx, ln, e, timeouts, zap.NewNop()) }()
-
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
-	type result struct {
-		status int
-		body   string
-		err    error
-	}
-	got := make(chan result, 1)
-	go func() {
-		resp, err := client.Get("http://" + addr + "/slow")
-		if err != nil {
-			got <- result{err: err}
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		got <- result{status: resp.StatusCode, body: string(b), err: err}
-	}()
-	<-entered
-	cancel()
-
-	// Shutting down: no new connections are accepted while the in-flight request finishes.
-	require.Eventually(t, func() bool {
-		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-		if err != nil {
-			return true
-		}
-		_ = c.Close()
-		return false
-	}, 2*time.Second, 10*time.Millisecond)
-	select {
-	case err := <-served:
-		t.Fatalf("Serve returned before the in-flight request finished: %v", err)
-	case <-time.After(100 * time.Millisecond):
-	}
-
-	close(release)
-	r := <-got
-	require.NoError(t, r.err)
-	assert.Equal(t, http.StatusOK, r.status)
-	assert.JSONEq(t, `{"success":true,"message":"","data":{"done":"yes"}}`, r.body)
-	select {
-	case err := <-served:
-		assert.NoError(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve did not return after draining")
-	}
-}
-
-func TestServeShutdownTimeout(t *testing.T) {
-	release := make(chan struct{})
-	defer close(release)
-	entered := make(chan struct{})
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		close(entered)
-		<-release
-	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() {
-		served <- Serve(ctx, ln, h, ServerTimeouts{Shutdown: 100 * time.Millisecond}, zap.NewNop())
-	}()
-	go func() {
-		resp, err := http.Get("http://" + ln.Addr().String())
-		if err == nil {
-			_ = resp.Body.Close()
-		}
-	}()
-	<-entered
-	cancel()
-	select {
-	case err := <-served:
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "shutdown")
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve ignored its shutdown timeout")
-	}
-}
-
-func TestServeReportsListenerFailure(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	require.NoError(t, ln.Close())
-	err = Serve(context.Background(), ln, http.NotFoundHandler(), DefaultTimeouts, zap.NewNop())
-	assert.Error(t, err)
-
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer busy.Close()
-	err = ListenAndServe(context.Background(), busy.Addr().String(), http.NotFoundHandler(), DefaultTimeouts, zap.NewNop())
-	assert.Error(t, err)
-}
-
 func TestErrorEnvelopeDirect(t *testing.T) {
 	status, env := ErrorEnvelope(apperr.New(apperr.Forbidden, "order 3: not yours"))
 	assert.Equal(t, http.StatusForbidden, status)
@@ -676,13 +542,6 @@ func TestWholeQuery(t *testing.T) {
 	}
 }
 
-func TestCallerRef(t *testing.T) {
-	assert.Nil(t, Caller{}.Ref())
-	ref := Caller{UserID: 9}.Ref()
-	require.NotNil(t, ref)
-	assert.Equal(t, int64(9), *ref)
-}
-
 func TestErrorEnvelopeOfAnUnreachableDatabaseIs503(t *testing.T) {
 	for _, err := range []error{
 		fmt.Errorf("idempotency claim: %w", &pq.Error{Code: "57P01", Message: "terminating connection due to administrator command"}),
@@ -696,15 +555,6 @@ func TestErrorEnvelopeOfAnUnreachableDatabaseIs503(t *testing.T) {
 	assert.Equal(t, http.StatusInternalServerError, status, "a database error about the data stays a 500")
 	status, _ = ErrorEnvelope(apperr.New(apperr.Conflict, "taken"))
 	assert.Equal(t, http.StatusConflict, status, "a classified error keeps its kind")
-}
-
-func TestListIsNeverNull(t *testing.T) {
-	out, err := json.Marshal(struct {
-		None []int64  `json:"none"`
-		Some []string `json:"some"`
-	}{List[int64](nil), List([]string{"a"})})
-	require.NoError(t, err)
-	assert.JSONEq(t, `{"none":[],"some":["a"]}`, string(out))
 }
 
 // However many fields a request gets wrong, the answer names 20 and counts the rest, and its body

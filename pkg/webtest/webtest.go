@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"ccplatform/pkg/web"
+
+	"ccplatform/pkg/identity"
 )
 
 // Response is a decoded envelope with its status and headers.
@@ -81,13 +83,13 @@ func (c Client) Raw(t testing.TB, method, path string, body any, headers ...stri
 	req := httptest.NewRequest(method, path, rd)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(web.HeaderInternalToken, c.Token)
-	req.Header.Set(web.HeaderUserID, c.UserID)
+	req.Header.Set(identity.HeaderUserID, c.UserID)
 	if c.UserID != "" {
 		group := c.AccessGroup
 		if group == "" {
 			group = "admin"
 		}
-		req.Header.Set(web.HeaderAccessGroup, group)
+		req.Header.Set(identity.HeaderAccessGroup, group)
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		if headers[i+1] == "" {

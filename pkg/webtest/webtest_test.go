@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
@@ -25,7 +26,7 @@ func TestDoSendsWhatTheGatewaySendsAndDecodes(t *testing.T) {
 		if in.N < 0 {
 			return nil, apperr.Field("n", "must be >= 0")
 		}
-		return web.ID{ID: int64(in.N) + web.CallerOf(c).UserID}, nil
+		return web.ID{ID: int64(in.N) + identity.Of(c).UserID}, nil
 	}))
 	c := Client{Handler: e, Token: "tok", UserID: "7"}
 	r := c.Do(t, http.MethodPost, "/echo", map[string]int{"n": 5})

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"ccplatform/pkg/access"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
@@ -45,8 +46,8 @@ func KeyOf(c *gin.Context) string {
 func Require(cache *Cache) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		h := c.Request.Header
-		h.Del(web.HeaderUserID)
-		h.Del(web.HeaderAccessGroup)
+		h.Del(identity.HeaderUserID)
+		h.Del(identity.HeaderAccessGroup)
 		h.Del(access.HeaderKeyID)
 		h.Del(access.HeaderKeyScopes)
 		key := h.Get(HeaderAPIKey)
@@ -61,8 +62,8 @@ func Require(cache *Cache) gin.HandlerFunc {
 			web.Fail(c, err)
 			return
 		}
-		h.Set(web.HeaderUserID, v.userIDText)
-		h.Set(web.HeaderAccessGroup, v.id.AccessGroup)
+		h.Set(identity.HeaderUserID, v.userIDText)
+		h.Set(identity.HeaderAccessGroup, v.id.AccessGroup)
 		h.Set(access.HeaderKeyID, v.keyIDText)
 		c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), identityKey{}, v))
 		c.Next()

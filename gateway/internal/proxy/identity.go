@@ -7,6 +7,7 @@ import (
 
 	"ccplatform/gateway/internal/auth"
 	"ccplatform/pkg/access"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/web"
 )
 
@@ -16,7 +17,7 @@ import (
 
 // identityHeaderNames are the request headers only the gateway writes.
 var identityHeaderNames = []string{
-	auth.HeaderAPIKey, web.HeaderUserID, web.HeaderAccessGroup, web.HeaderInternalToken,
+	auth.HeaderAPIKey, identity.HeaderUserID, identity.HeaderAccessGroup, web.HeaderInternalToken,
 	access.HeaderKeyID, access.HeaderKeyScopes,
 }
 
@@ -29,8 +30,8 @@ type header struct{ key, value string }
 // internal token always. A fixed array keeps the forwarder's request free of an allocation.
 func identityHeaders(id auth.Identity, internalToken string) (hs [5]header, n int) {
 	if id.UserID != 0 {
-		hs[0] = header{web.HeaderUserID, strconv.FormatInt(id.UserID, 10)}
-		hs[1] = header{web.HeaderAccessGroup, id.AccessGroup}
+		hs[0] = header{identity.HeaderUserID, strconv.FormatInt(id.UserID, 10)}
+		hs[1] = header{identity.HeaderAccessGroup, id.AccessGroup}
 		hs[2] = header{access.HeaderKeyID, strconv.FormatInt(id.KeyID, 10)}
 		hs[3] = header{access.HeaderKeyScopes, strings.Join(id.Scopes, ",")}
 		n = 4

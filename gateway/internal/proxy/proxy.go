@@ -38,7 +38,7 @@ const DialTimeout = 2 * time.Second
 const dialKeepAlive = 30 * time.Second
 
 // Idle upstream connections of the forwarding loop: enough for the full concurrency of a loaded
-// gateway, and dropped well before the services' own idle timeout (web.DefaultTimeouts, 120 s)
+// gateway, and dropped well before the services' own idle timeout (httpserver.DefaultTimeouts, 120 s)
 // would close them under a request.
 const (
 	maxIdlePerUpstream = 512

@@ -24,6 +24,7 @@ import (
 	"ccplatform/gateway/internal/ratelimit"
 	"ccplatform/gateway/internal/route"
 
+	"ccplatform/pkg/httpserver"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
@@ -551,8 +552,8 @@ func TestStreamOutlivesServerTimeoutsAndFlushes(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	timeouts := web.ServerTimeouts{ReadHeader: time.Second, Read: 300 * time.Millisecond, Write: 300 * time.Millisecond, Idle: time.Second, Shutdown: time.Second}
-	go func() { done <- web.Serve(ctx, ln, h.handler, timeouts, zap.NewNop()) }()
+	timeouts := httpserver.Timeouts{ReadHeader: time.Second, Read: 300 * time.Millisecond, Write: 300 * time.Millisecond, Idle: time.Second, Shutdown: time.Second}
+	go func() { done <- httpserver.Serve(ctx, ln, h.handler, timeouts, zap.NewNop()) }()
 	t.Cleanup(func() { cancel(); <-done })
 
 	req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/v2/notification/stream/", nil)
@@ -599,8 +600,8 @@ func TestOrdinaryRoutesKeepWriteTimeout(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	timeouts := web.ServerTimeouts{ReadHeader: time.Second, Read: time.Second, Write: 200 * time.Millisecond, Idle: time.Second, Shutdown: time.Second}
-	go func() { done <- web.Serve(ctx, ln, h.handler, timeouts, zap.NewNop()) }()
+	timeouts := httpserver.Timeouts{ReadHeader: time.Second, Read: time.Second, Write: 200 * time.Millisecond, Idle: time.Second, Shutdown: time.Second}
+	go func() { done <- httpserver.Serve(ctx, ln, h.handler, timeouts, zap.NewNop()) }()
 	t.Cleanup(func() { cancel(); <-done })
 
 	req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/v2/call", nil)
@@ -631,9 +632,9 @@ func TestSlowBodyIs408(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		timeouts := web.DefaultTimeouts
+		timeouts := httpserver.DefaultTimeouts
 		timeouts.Read = 300 * time.Millisecond
-		done <- web.Serve(ctx, ln, h.handler, timeouts, zap.NewNop())
+		done <- httpserver.Serve(ctx, ln, h.handler, timeouts, zap.NewNop())
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 

@@ -21,6 +21,7 @@ import (
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/cli"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
 
@@ -170,8 +171,8 @@ func (im *importer) request(ctx context.Context, method, path string, body io.Re
 		return nil, fmt.Errorf("lead %s: %w", path, err)
 	}
 	req.Header.Set(web.HeaderInternalToken, im.token)
-	req.Header.Set(web.HeaderUserID, strconv.FormatInt(im.admin, 10))
-	req.Header.Set(web.HeaderAccessGroup, string(access.Admin))
+	req.Header.Set(identity.HeaderUserID, strconv.FormatInt(im.admin, 10))
+	req.Header.Set(identity.HeaderAccessGroup, string(access.Admin))
 	return req, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/cli"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/web"
 	"ccplatform/tools/internal/userdir"
@@ -101,8 +102,8 @@ func (f *fakeLead) record(r *http.Request) {
 		method: r.Method, path: r.URL.Path, orderID: r.URL.Query().Get("orderId"), status: r.URL.Query().Get("status"),
 		orderCode:   r.URL.Query().Get("orderCode"),
 		contentType: r.Header.Get("Content-Type"), accept: r.Header.Get("Accept"),
-		token: r.Header.Get(web.HeaderInternalToken), userID: r.Header.Get(web.HeaderUserID),
-		accessGroup: r.Header.Get(web.HeaderAccessGroup), length: r.ContentLength, body: body,
+		token: r.Header.Get(web.HeaderInternalToken), userID: r.Header.Get(identity.HeaderUserID),
+		accessGroup: r.Header.Get(identity.HeaderAccessGroup), length: r.ContentLength, body: body,
 	})
 }
 

@@ -5,8 +5,8 @@ import (
 
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/contacts"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/visibleorders"
-	"ccplatform/pkg/web"
 )
 
 // Who sees which calls: an agent (call-center) their own calls; everyone else the calls of the
@@ -14,14 +14,14 @@ import (
 // senior agent the orders they or their groups work in).
 
 // ownCallsOnly reports a caller who sees only the calls they handled.
-func ownCallsOnly(caller web.Caller) bool {
+func ownCallsOnly(caller identity.Caller) bool {
 	return access.Group(caller.AccessGroup) == access.CallCenter
 }
 
 // Narrow applies caller's rights to f; none is true when nothing the caller may see can match, so
 // the answer is an empty page without a query. A filter naming others' calls or orders simply
 // matches nothing.
-func Narrow(f Filter, caller web.Caller, scope visibleorders.Visible) (out Filter, none bool) {
+func Narrow(f Filter, caller identity.Caller, scope visibleorders.Visible) (out Filter, none bool) {
 	if ownCallsOnly(caller) {
 		if len(f.UserIDs) > 0 && !slices.Contains(f.UserIDs, caller.UserID) {
 			return f, true
@@ -34,7 +34,7 @@ func Narrow(f Filter, caller web.Caller, scope visibleorders.Visible) (out Filte
 }
 
 // Visible reports whether caller may see call r.
-func Visible(r Record, caller web.Caller, scope visibleorders.Visible) bool {
+func Visible(r Record, caller identity.Caller, scope visibleorders.Visible) bool {
 	if ownCallsOnly(caller) {
 		return r.UserID == caller.UserID
 	}

@@ -3,15 +3,15 @@ package call
 import (
 	"testing"
 
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/visibleorders"
-	"ccplatform/pkg/web"
 
 	"github.com/stretchr/testify/assert"
 )
 
 func TestWhoSeesWhichCalls(t *testing.T) {
-	agent := web.Caller{UserID: 5, AccessGroup: "call-center"}
-	client := web.Caller{UserID: 9, AccessGroup: "client"}
+	agent := identity.Caller{UserID: 5, AccessGroup: "call-center"}
+	client := identity.Caller{UserID: 9, AccessGroup: "client"}
 	own := visibleorders.Visible{OrderIDs: []int64{1, 2}}
 
 	f, none := Narrow(Filter{OrderIDs: []int64{1, 3}}, agent, visibleorders.Visible{})
@@ -25,7 +25,7 @@ func TestWhoSeesWhichCalls(t *testing.T) {
 	assert.Equal(t, []int64{1, 2}, f.OrderIDs, "a client's list is narrowed to its orders")
 	_, none = Narrow(Filter{OrderIDs: []int64{3}}, client, own)
 	assert.True(t, none)
-	f, _ = Narrow(Filter{OrderIDs: []int64{3}}, web.Caller{UserID: 1, AccessGroup: "admin"}, visibleorders.Visible{All: true})
+	f, _ = Narrow(Filter{OrderIDs: []int64{3}}, identity.Caller{UserID: 1, AccessGroup: "admin"}, visibleorders.Visible{All: true})
 	assert.Equal(t, []int64{3}, f.OrderIDs)
 
 	assert.True(t, Visible(Record{UserID: 5, OrderID: 3}, agent, visibleorders.Visible{}))

@@ -5,7 +5,7 @@ package call
 import (
 	"time"
 
-	"ccplatform/pkg/web"
+	"ccplatform/pkg/apitime"
 )
 
 // Record is a call as stored.
@@ -63,7 +63,7 @@ func ViewOf(r Record) Call {
 		IsPredictive:            r.IsPredictive,
 		ClientPhone:             phoneDigits(r.ClientPhone),
 		HasRecords:              r.HasRecords,
-		CreatedAt:               web.Time(r.CreatedAt),
+		CreatedAt:               apitime.String(r.CreatedAt),
 	}
 }
 

@@ -2,6 +2,7 @@ package call
 
 import (
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/visibleorders"
 	"ccplatform/pkg/web"
@@ -33,7 +34,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	caller := web.CallerOf(c)
+	caller := identity.Of(c)
 	// Asked afresh: an order assigned a moment ago is in it.
 	scope, err := h.scopes.Fresh(ctx, caller)
 	if err != nil {
@@ -70,7 +71,7 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	caller := web.CallerOf(c)
+	caller := identity.Of(c)
 	// A miss is asked again: it may be an order assigned a moment ago.
 	scope, _, err := h.scopes.Check(ctx, caller, r.OrderID)
 	if err != nil {

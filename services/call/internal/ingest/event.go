@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/telephony"
 	"ccplatform/pkg/web"
@@ -141,7 +142,7 @@ func requireText(fe apperr.FieldErrors, name, v string) {
 }
 
 // checkTimes requires startedAt <= answeredAt <= endedAt <= now + MaxClockSkew, answeredAt being
-// optional, each within the years the database stores (web.InTimeRange).
+// optional, each within the years the database stores (apitime.InRange).
 func checkTimes(fe apperr.FieldErrors, e telephony.CallEvent, now time.Time, c *NewCall) {
 	for _, t := range []struct {
 		name string
@@ -151,8 +152,8 @@ func checkTimes(fe apperr.FieldErrors, e telephony.CallEvent, now time.Time, c *
 		case t.at == nil:
 		case t.at.IsZero() && t.name != "answeredAt":
 			fe.Add(t.name, "is required")
-		case !web.InTimeRange(*t.at):
-			fe.Add(t.name, web.TimeRangeRule)
+		case !apitime.InRange(*t.at):
+			fe.Add(t.name, apitime.RangeRule)
 		}
 	}
 	if fe.Has("startedAt") || fe.Has("endedAt") || fe.Has("answeredAt") {

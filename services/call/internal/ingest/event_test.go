@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/telephony"
-	"ccplatform/pkg/web"
 	"ccplatform/services/call/internal/call"
 
 	"github.com/stretchr/testify/assert"
@@ -167,7 +167,7 @@ func TestTimesOutsideTheStoredYearsAreInvalid(t *testing.T) {
 	_, err = FromEvent(ev, time.Now())
 	ae, ok := apperr.As(err)
 	require.True(t, ok, "%v", err)
-	assert.Equal(t, apperr.FieldErrors{"startedAt": web.TimeRangeRule, "endedAt": web.TimeRangeRule}, ae.Fields)
+	assert.Equal(t, apperr.FieldErrors{"startedAt": apitime.RangeRule, "endedAt": apitime.RangeRule}, ae.Fields)
 
 	e := validEvent()
 	late := time.Date(9999, 12, 31, 23, 59, 59, 0, time.FixedZone("", -14*3600)) // 10000-01-01 in UTC
@@ -175,7 +175,7 @@ func TestTimesOutsideTheStoredYearsAreInvalid(t *testing.T) {
 	_, err = FromEvent(e, time.Now())
 	ae, ok = apperr.As(err)
 	require.True(t, ok, "%v", err)
-	assert.Equal(t, apperr.FieldErrors{"answeredAt": web.TimeRangeRule}, ae.Fields)
+	assert.Equal(t, apperr.FieldErrors{"answeredAt": apitime.RangeRule}, ae.Fields)
 }
 
 func TestACallEndingInTheFutureIsInvalid(t *testing.T) {

@@ -3,7 +3,7 @@ package ingest
 import (
 	"time"
 
-	"ccplatform/pkg/web"
+	"ccplatform/pkg/apitime"
 	"ccplatform/services/call/internal/call"
 
 	"github.com/google/uuid"
@@ -45,7 +45,7 @@ type Finished struct {
 // FinishedOf is the event announcing p. Its id was fixed when the call was stored, so a copy sent
 // again after a lost confirm carries the same id.
 func FinishedOf(p Pending) Finished {
-	ended := web.Time(p.EndedAt)
+	ended := apitime.String(p.EndedAt)
 	return Finished{
 		EventID:    p.FinishedEventID.String(),
 		Type:       FinishedType,

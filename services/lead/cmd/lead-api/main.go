@@ -21,15 +21,15 @@ import (
 	"ccplatform/services/lead/internal/imports"
 	"ccplatform/services/lead/internal/orders"
 	"ccplatform/services/lead/internal/server"
-	"ccplatform/services/lead/internal/setup"
 	"ccplatform/services/lead/internal/upload"
+	"ccplatform/services/lead/internal/wiring"
 
 	"go.uber.org/zap"
 )
 
 // Config is read from the environment (services/lead/README.md).
 type Config struct {
-	setup.Settings
+	wiring.Settings
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8083"`
 	// JobIDSecret signs job ids; every lead-api replica must share it. Default: derived from
 	// INTERNAL_TOKEN, which they share already.
@@ -55,7 +55,7 @@ func main() { app.Main("lead-api", run) }
 // run serves until ctx is done, then drains in-flight requests, stops the event consumer, and
 // closes the broker and the database last.
 func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
-	conn, err := setup.OpenDB(ctx, cfg.Settings)
+	conn, err := wiring.OpenDB(ctx, cfg.Settings)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	if err != nil {
 		return err
 	}
-	leads, dir, cat := setup.Leads(cfg.Settings, conn)
+	leads, dir, cat := wiring.Leads(cfg.Settings, conn)
 	inval := orders.NewInvalidation(dir, "lead-api", log)
 	broker := mq.Dial(cfg.Broker.URL, "lead-api", log, mq.WorkQueue(asynccreate.Queue), mq.EventExchange(event.Exchange),
 		inval.Topology())
@@ -77,7 +77,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	// confirms async accepts are waiting for.
 	events := mq.NewPublisher(broker)
 	defer events.Close()
-	relay := setup.Relay(conn, events, log, o.Registry)
+	relay := wiring.Relay(conn, events, log, o.Registry)
 
 	var tasks app.Tasks
 	tasks.Background("order events", func(ctx context.Context) error { return inval.Run(ctx, broker) })
@@ -88,7 +88,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))
 	ids := asynccreate.NewIDs(jobSecret(cfg))
-	queue, dncList := setup.Queue(conn, leads, dir, cat, now)
+	queue, dncList := wiring.Queue(conn, leads, dir, cat, now)
 	h := server.New(server.Deps{
 		API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken},
 		DB:  conn, Leads: leads, Catalog: cat,

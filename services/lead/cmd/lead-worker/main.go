@@ -19,14 +19,14 @@ import (
 	"ccplatform/services/lead/internal/diag"
 	"ccplatform/services/lead/internal/imports"
 	"ccplatform/services/lead/internal/orders"
-	"ccplatform/services/lead/internal/setup"
+	"ccplatform/services/lead/internal/wiring"
 
 	"go.uber.org/zap"
 )
 
 // Config is read from the environment (services/lead/README.md).
 type Config struct {
-	setup.Settings
+	wiring.Settings
 	// HTTPAddr serves /livez, /readyz and /metrics (docs/operations.md).
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8093"`
 	// Concurrency is the number of channels consuming in parallel, each handling its own batches.
@@ -61,13 +61,13 @@ func main() { app.Main("lead-worker", run) }
 // run consumes until ctx is done: the batches in hand finish (and are acked), the rest goes back
 // to the broker; then the broker and the database are closed.
 func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
-	conn, err := setup.OpenDB(ctx, cfg.Settings)
+	conn, err := wiring.OpenDB(ctx, cfg.Settings)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	o.Database(conn.DB)
-	leads, dir, cat := setup.Leads(cfg.Settings, conn)
+	leads, dir, cat := wiring.Leads(cfg.Settings, conn)
 	inval := orders.NewInvalidation(dir, "lead-worker", log)
 	broker := mq.Dial(cfg.Broker.URL, "lead-worker", log, mq.WorkQueue(asynccreate.Queue), mq.EventExchange(event.Exchange),
 		mq.Subscription(callresult.Exchange, callresult.Queue, callresult.FinishedKey), inval.Topology())
@@ -75,7 +75,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	o.Broker(broker)
 	pub := mq.NewPublisher(broker)
 	defer pub.Close()
-	relay := setup.Relay(conn, pub, log, o.Registry)
+	relay := wiring.Relay(conn, pub, log, o.Registry)
 	calls := callresult.NewConsumer(callresult.NewStore(conn, cat), dir, log)
 
 	jobs := asynccreate.NewWorker(conn, leads, log, cfg.BatchSize).Counting(asynccreate.NewStateCounter(o.Registry))

@@ -6,6 +6,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/requestid"
 	"ccplatform/pkg/tracing"
 	"ccplatform/pkg/web"
@@ -73,7 +74,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := h.leads.CheckCreate(c.Request.Context(), web.CallerOf(c), ch); err != nil {
+	if err := h.leads.CheckCreate(c.Request.Context(), identity.Of(c), ch); err != nil {
 		return nil, err
 	}
 	return h.enqueue(c, "v2", lead.MethodAPIv2Async)
@@ -89,7 +90,7 @@ func (h *Handler) createV1(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := h.leads.CheckCreate(c.Request.Context(), web.CallerOf(c), ch); err != nil {
+	if err := h.leads.CheckCreate(c.Request.Context(), identity.Of(c), ch); err != nil {
 		return nil, lead.RenameFields(err, leadv1.Names)
 	}
 	return h.enqueue(c, "v1", lead.MethodAPIv1Async)
@@ -115,7 +116,7 @@ func (h *Handler) status(c *gin.Context) (any, error) {
 		return nil, apperr.Field("jobId", "must be a UUID")
 	}
 	// Only the user who created the job may follow it: another's job answers like none.
-	if !h.ids.Verify(id, web.CallerOf(c).UserID) {
+	if !h.ids.Verify(id, identity.Of(c).UserID) {
 		return nil, apperr.NotFoundf("job %s does not exist", id)
 	}
 	const q = `SELECT job_id, status, lead_id, reason FROM lead_jobs WHERE job_id = $1`

@@ -18,7 +18,7 @@ import (
 	"ccplatform/services/lead/internal/migrations"
 	"ccplatform/services/lead/internal/orders"
 	"ccplatform/services/lead/internal/servicetest"
-	"ccplatform/services/lead/internal/setup"
+	"ccplatform/services/lead/internal/wiring"
 
 	"github.com/lib/pq"
 	"github.com/stretchr/testify/assert"
@@ -277,7 +277,7 @@ func TestDatabaseOutageIsRetriedUntilItHeals(t *testing.T) {
 	require.NoError(t, err)
 	defer conn.Close()
 	settings := env.Settings
-	leads, dir, _ := setup.Leads(settings, conn)
+	leads, dir, _ := wiring.Leads(settings, conn)
 	dir.Remember(orderCached())
 	w := asynccreate.NewWorker(conn, leads, zap.NewNop(), 200)
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"ccplatform/pkg/web"
+	"ccplatform/pkg/apitime"
 )
 
 // Where call.finished comes from (docs/events.md) and the lead worker's queue for it.
@@ -84,8 +84,8 @@ func Decode(body []byte, now time.Time) (Finished, error) {
 	switch {
 	case err != nil:
 		problems = append(problems, "endedAt: must be an RFC 3339 time")
-	case !web.InTimeRange(ended):
-		problems = append(problems, "endedAt: "+web.TimeRangeRule)
+	case !apitime.InRange(ended):
+		problems = append(problems, "endedAt: "+apitime.RangeRule)
 	case ended.After(now.Add(MaxClockSkew)):
 		problems = append(problems, fmt.Sprintf("endedAt: must be at most %d minutes after the event is received", int(MaxClockSkew/time.Minute)))
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"ccplatform/pkg/web"
+	"ccplatform/pkg/apitime"
 	"ccplatform/services/lead/internal/orders"
 
 	"github.com/stretchr/testify/assert"
@@ -325,5 +325,5 @@ func TestDecode(t *testing.T) {
 		assert.Contains(t, err.Error(), part)
 	}
 	_, err = Decode([]byte(`{"eventId":"e","callId":1,"leadId":1,"orderId":1,"statusCode":"busy","endedAt":"9999-12-31T23:59:59-14:00"}`), time.Now())
-	assert.ErrorContains(t, err, "invalid event: endedAt: "+web.TimeRangeRule)
+	assert.ErrorContains(t, err, "invalid event: endedAt: "+apitime.RangeRule)
 }

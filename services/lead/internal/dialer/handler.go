@@ -2,6 +2,7 @@ package dialer
 
 import (
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
@@ -29,7 +30,7 @@ func (h *Handler) lease(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.svc.Lease(c.Request.Context(), web.CallerOf(c), r)
+	return h.svc.Lease(c.Request.Context(), identity.Of(c), r)
 }
 
 func (h *Handler) release(c *gin.Context) (any, error) {
@@ -37,7 +38,7 @@ func (h *Handler) release(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.svc.Release(c.Request.Context(), web.CallerOf(c), r)
+	return h.svc.Release(c.Request.Context(), identity.Of(c), r)
 }
 
 func (h *Handler) extend(c *gin.Context) (any, error) {
@@ -45,7 +46,7 @@ func (h *Handler) extend(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.svc.Extend(c.Request.Context(), web.CallerOf(c), r)
+	return h.svc.Extend(c.Request.Context(), identity.Of(c), r)
 }
 
 // decode reads the body as In and runs its rules: the request, or a 400 naming every broken field.

@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"time"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/apperr"
-	"ccplatform/pkg/web"
+	"ccplatform/pkg/identity"
 	"ccplatform/services/lead/internal/callresult"
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/lead"
@@ -54,7 +55,7 @@ type LeasedView struct {
 
 // orderOf reads the order a caller names: outside the caller's scope or unknown, it is the field
 // error of a missing order (as a lead create answers).
-func (s *Service) orderOf(ctx context.Context, caller web.Caller, id int64) (orders.Order, error) {
+func (s *Service) orderOf(ctx context.Context, caller identity.Caller, id int64) (orders.Order, error) {
 	missing := apperr.Field("orderId", "no order has id "+strconv.FormatInt(id, 10))
 	_, ok, err := s.orders.CheckScope(ctx, caller, id)
 	if err != nil {
@@ -71,7 +72,7 @@ func (s *Service) orderOf(ctx context.Context, caller web.Caller, id int64) (ord
 }
 
 // Lease hands the caller the due leads of r's order (services/lead/README.md, "The dialing queue").
-func (s *Service) Lease(ctx context.Context, caller web.Caller, r LeaseRequest) (Lease, error) {
+func (s *Service) Lease(ctx context.Context, caller identity.Caller, r LeaseRequest) (Lease, error) {
 	empty := Lease{List: []LeasedView{}}
 	o, err := s.orderOf(ctx, caller, r.OrderID)
 	if err != nil {
@@ -110,12 +111,12 @@ func (s *Service) Lease(ctx context.Context, caller web.Caller, r LeaseRequest) 
 	if err != nil || len(leads) == 0 {
 		return empty, err
 	}
-	expires := web.Time(until)
+	expires := apitime.String(until)
 	out := Lease{ID: &id, ExpiresAt: &expires, List: make([]LeasedView, len(leads))}
 	for i, l := range leads {
 		out.List[i] = LeasedView{LeaseID: id, LeaseExpiresAt: expires, ID: l.ID, Phone: l.Phone, Name: l.Name,
 			UTCOffset: l.UTCOffset, Priority: l.Priority, Attempts: l.Attempts, StatusID: l.StatusID,
-			CustomValues: l.CustomValues, PlanningCallDateTime: web.TimeOrNull(l.PlanningCallAt)}
+			CustomValues: l.CustomValues, PlanningCallDateTime: apitime.StringOrNull(l.PlanningCallAt)}
 		if out.List[i].CustomValues == nil {
 			out.List[i].CustomValues = lead.CustomValues{}
 		}
@@ -141,7 +142,7 @@ func (s *Service) successStatuses(ctx context.Context) ([]int64, error) {
 
 // checkLease refuses a lease that does not exist or whose order the caller may not see, with the
 // same answer for both.
-func (s *Service) checkLease(ctx context.Context, caller web.Caller, id string) error {
+func (s *Service) checkLease(ctx context.Context, caller identity.Caller, id string) error {
 	order, err := s.store.LeaseOrder(ctx, id)
 	if err != nil {
 		return err
@@ -163,7 +164,7 @@ type Released struct {
 }
 
 // Release gives back the leads of r's lease that it still holds (all, or those named).
-func (s *Service) Release(ctx context.Context, caller web.Caller, r ReleaseRequest) (Released, error) {
+func (s *Service) Release(ctx context.Context, caller identity.Caller, r ReleaseRequest) (Released, error) {
 	if err := s.checkLease(ctx, caller, r.LeaseID); err != nil {
 		return Released{}, err
 	}
@@ -183,7 +184,7 @@ type Extended struct {
 
 // Extend holds the leads r's lease still holds for r.Lease from now. Leads whose lease has expired
 // are not taken back (another dialer may have them by now): they are missing from LeadIDs.
-func (s *Service) Extend(ctx context.Context, caller web.Caller, r ExtendRequest) (Extended, error) {
+func (s *Service) Extend(ctx context.Context, caller identity.Caller, r ExtendRequest) (Extended, error) {
 	if err := s.checkLease(ctx, caller, r.LeaseID); err != nil {
 		return Extended{}, err
 	}
@@ -193,5 +194,5 @@ func (s *Service) Extend(ctx context.Context, caller web.Caller, r ExtendRequest
 	if err != nil {
 		return Extended{}, err
 	}
-	return Extended{LeaseID: r.LeaseID, LeaseExpiresAt: web.Time(until), LeadIDs: ids}, nil
+	return Extended{LeaseID: r.LeaseID, LeaseExpiresAt: apitime.String(until), LeadIDs: ids}, nil
 }

@@ -11,10 +11,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/optional"
 	"ccplatform/pkg/phone"
-	"ccplatform/pkg/web"
 )
 
 // Bounds of a request.
@@ -86,8 +86,8 @@ func (in Input) Check(mode Mode, phones *phone.Normalizer, now time.Time, fe app
 		switch {
 		case err != nil:
 			fe.Add("expiresAt", "must be an RFC 3339 date-time or null")
-		case !web.InTimeRange(t):
-			fe.Add("expiresAt", web.TimeRangeRule)
+		case !apitime.InRange(t):
+			fe.Add("expiresAt", apitime.RangeRule)
 		case !t.After(now):
 			fe.Add("expiresAt", "must be in the future (null: for good)")
 		default:
@@ -145,7 +145,7 @@ type View struct {
 // ViewOf is the wire form of e at now.
 func ViewOf(e Entry, now time.Time) View {
 	return View{ID: e.ID, Phone: e.Phone, OrderID: e.OrderID, Reason: e.Reason, Active: Active(e, now),
-		ExpiresAt: web.TimeOrNull(e.ExpiresAt), CreatedAt: web.Time(e.CreatedAt), UpdatedAt: web.Time(e.UpdatedAt)}
+		ExpiresAt: apitime.StringOrNull(e.ExpiresAt), CreatedAt: apitime.String(e.CreatedAt), UpdatedAt: apitime.String(e.UpdatedAt)}
 }
 
 // Active reports whether e stops calls at now.

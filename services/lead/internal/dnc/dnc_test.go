@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"ccplatform/pkg/web"
+	"ccplatform/pkg/apitime"
 	"ccplatform/services/lead/internal/dnc"
 	"ccplatform/services/lead/internal/servicetest"
 
@@ -83,7 +83,7 @@ func TestBadInputNamesTheField(t *testing.T) {
 		"expiresAt": "must be in the future (null: for good)"}, res.Errors())
 	res = env.Do(t, http.MethodPost, "/v2/dnc/create", map[string]any{"phones": []string{"+79165550101"}, "expiresAt": "9999-12-31T23:59:59-14:00"})
 	require.Equal(t, http.StatusBadRequest, res.Status)
-	assert.Equal(t, map[string]string{"expiresAt": web.TimeRangeRule}, res.Errors())
+	assert.Equal(t, map[string]string{"expiresAt": apitime.RangeRule}, res.Errors())
 	res = env.Do(t, http.MethodPost, "/v2/dnc/delete", map[string]any{"phones": []string{}})
 	assert.Equal(t, map[string]string{"phones": "must hold 1 to 1000 phone numbers"}, res.Errors())
 	res = env.Do(t, http.MethodGet, "/v2/dnc/check?orderId=x", nil)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/phone"
 	"ccplatform/pkg/web"
@@ -53,7 +54,7 @@ func (h *Handler) body(c *gin.Context, mode Mode) (Change, error) {
 	ctx := c.Request.Context()
 	if ch.OrderID == nil {
 		// Staff see every order whatever is cached: no question to the order service.
-		scope, err := h.orders.ScopeFor(ctx, web.CallerOf(c))
+		scope, err := h.orders.ScopeFor(ctx, identity.Of(c))
 		if err != nil {
 			return Change{}, err
 		}
@@ -62,12 +63,12 @@ func (h *Handler) body(c *gin.Context, mode Mode) (Change, error) {
 		}
 		return ch, nil
 	}
-	return ch, h.checkOrder(ctx, web.CallerOf(c), *ch.OrderID)
+	return ch, h.checkOrder(ctx, identity.Of(c), *ch.OrderID)
 }
 
 // checkOrder refuses an order that does not exist or lies outside caller's scope, with the same
 // answer.
-func (h *Handler) checkOrder(ctx context.Context, caller web.Caller, id int64) error {
+func (h *Handler) checkOrder(ctx context.Context, caller identity.Caller, id int64) error {
 	_, ok, err := h.orders.CheckScope(ctx, caller, id)
 	if err != nil {
 		return err
@@ -88,7 +89,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.store.Add(c.Request.Context(), ch, web.CallerOf(c).Ref())
+	return h.store.Add(c.Request.Context(), ch, identity.Of(c).Ref())
 }
 
 // delete takes phones off the list of exactly the named order (none: the every-order entries).
@@ -134,7 +135,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	ctx := c.Request.Context()
-	scope, err := h.orders.FreshScope(ctx, web.CallerOf(c))
+	scope, err := h.orders.FreshScope(ctx, identity.Of(c))
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +178,7 @@ func (h *Handler) check(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	ctx := c.Request.Context()
-	scope, err := h.orders.ScopeFor(ctx, web.CallerOf(c))
+	scope, err := h.orders.ScopeFor(ctx, identity.Of(c))
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +189,7 @@ func (h *Handler) check(c *gin.Context) (any, error) {
 		return nil, apperr.Field("orderId", "is required: a client checks the entries of its own orders (the every-order list is staff's)")
 	}
 	if orderID != nil {
-		if err := h.checkOrder(ctx, web.CallerOf(c), *orderID); err != nil {
+		if err := h.checkOrder(ctx, identity.Of(c), *orderID); err != nil {
 			return nil, err
 		}
 	}

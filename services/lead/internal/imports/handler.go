@@ -14,6 +14,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/customfield"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/logging"
 	"ccplatform/pkg/web"
@@ -138,7 +139,7 @@ func (h *Handler) accept(c *gin.Context) (View, error) {
 	}
 	q := c.Request.URL.Query()
 	fe := apperr.FieldErrors{}
-	caller := web.CallerOf(c)
+	caller := identity.Of(c)
 	imp := Import{ID: h.ids.New(caller.UserID), Format: format, AccessGroup: caller.AccessGroup,
 		UserID: caller.Ref(), IP: web.ClientIP(c)}
 	imp.OrderID, imp.OrderCode = orderDefaults(q.Get("orderId"), q.Get("orderCode"), fe)
@@ -196,7 +197,7 @@ func (h *Handler) accept(c *gin.Context) (View, error) {
 // opened while a slow client trickles its body would hold a connection of the pool as long. The
 // uploads in progress are bounded per API key and in all (429 with Retry-After past either);
 // leave ends this one.
-func (h *Handler) receive(c *gin.Context, caller web.Caller) (*upload.File, func(), error) {
+func (h *Handler) receive(c *gin.Context, caller identity.Caller) (*upload.File, func(), error) {
 	key := caller.KeyID
 	if key <= 0 {
 		key = -caller.UserID // a call without a key (another service's): one bucket per user
@@ -247,7 +248,7 @@ func (h *Handler) find(c *gin.Context) (Import, error) {
 	if err != nil {
 		return Import{}, apperr.Field("importId", "must be a UUID")
 	}
-	if !h.ids.Verify(id, web.CallerOf(c).UserID) {
+	if !h.ids.Verify(id, identity.Of(c).UserID) {
 		return Import{}, apperr.NotFoundf("import %s does not exist", id)
 	}
 	return h.store.Get(c.Request.Context(), id)

@@ -10,6 +10,7 @@ import (
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/optional"
 	"ccplatform/pkg/visibleorders"
 	"ccplatform/pkg/web"
@@ -238,7 +239,7 @@ func (r *Runner) count(outs []outcome) {
 // the leads of the valid ones inside tx. A fault that is no row's mistake (the order service
 // unreachable) is returned: the whole chunk waits.
 func (r *Runner) settle(ctx context.Context, tx *sqlx.Tx, imp Import, rows []claimed) ([]outcome, error) {
-	caller := web.Caller{AccessGroup: imp.AccessGroup}
+	caller := identity.Caller{AccessGroup: imp.AccessGroup}
 	if imp.UserID != nil {
 		caller.UserID = *imp.UserID
 	}
@@ -293,7 +294,7 @@ func (r *Runner) settle(ctx context.Context, tx *sqlx.Tx, imp Import, rows []cla
 
 // check applies the body rules and the caller's access to one row, with the import's orderId and
 // orderCode for a row that names none.
-func (r *Runner) check(ctx context.Context, caller web.Caller, imp Import, row claimed) (lead.Changes, error) {
+func (r *Runner) check(ctx context.Context, caller identity.Caller, imp Import, row claimed) (lead.Changes, error) {
 	if row.Body == nil {
 		return lead.Changes{}, apperr.Field("row", "could not be read")
 	}

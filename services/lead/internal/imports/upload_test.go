@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"ccplatform/pkg/access"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/asynccreate"
 	"ccplatform/services/lead/internal/imports"
 	"ccplatform/services/lead/internal/servicetest"
-	"ccplatform/services/lead/internal/setup"
 	"ccplatform/services/lead/internal/upload"
+	"ccplatform/services/lead/internal/wiring"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
@@ -55,8 +56,8 @@ func startUpload(t *testing.T, addr string, key int, orderID int64, code string)
 	t.Cleanup(func() { _ = conn.Close() })
 	_, err = fmt.Fprintf(conn, "POST /v2/lead/import?orderId=%d&orderCode=%s HTTP/1.1\r\nHost: lead\r\nContent-Type: text/csv\r\n"+
 		"Content-Length: %d\r\n%s: %s\r\n%s: %s\r\n%s: admin\r\n%s: %d\r\n\r\n%s",
-		orderID, code, len(body), web.HeaderInternalToken, servicetest.Token, web.HeaderUserID, servicetest.UserID,
-		web.HeaderAccessGroup, access.HeaderKeyID, key, body[:20])
+		orderID, code, len(body), web.HeaderInternalToken, servicetest.Token, identity.HeaderUserID, servicetest.UserID,
+		identity.HeaderAccessGroup, access.HeaderKeyID, key, body[:20])
 	require.NoError(t, err)
 	return &trickle{conn: conn, rest: body[20:]}
 }
@@ -97,7 +98,7 @@ func (tr *trickle) finish(t *testing.T) (*http.Response, web.Envelope) {
 func TestSlowUploadsHoldNoDatabaseConnection(t *testing.T) {
 	s := env.Settings
 	s.MaxConns = 4
-	conn, err := setup.OpenDB(context.Background(), s)
+	conn, err := wiring.OpenDB(context.Background(), s)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	dir := t.TempDir()

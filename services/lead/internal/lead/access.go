@@ -8,8 +8,8 @@ import (
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/contacts"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/visibleorders"
-	"ccplatform/pkg/web"
 )
 
 // Leads belong to orders, and who sees which order is the order service's rule (pkg/visibleorders):
@@ -17,19 +17,19 @@ import (
 // orderId outside it as a missing order.
 
 // Scope is the orders caller may see, cached: for masking what a check already let through.
-func (s *Service) Scope(ctx context.Context, caller web.Caller) (visibleorders.Visible, error) {
+func (s *Service) Scope(ctx context.Context, caller identity.Caller) (visibleorders.Visible, error) {
 	return s.orders.ScopeFor(ctx, caller)
 }
 
 // FreshScope is the orders caller may see as the order service answers now, for lists: an order
 // created or assigned just before is in it.
-func (s *Service) FreshScope(ctx context.Context, caller web.Caller) (visibleorders.Visible, error) {
+func (s *Service) FreshScope(ctx context.Context, caller identity.Caller) (visibleorders.Visible, error) {
 	return s.orders.FreshScope(ctx, caller)
 }
 
 // CheckVisible refuses a lead that does not exist or lies outside caller's orders, with the same
 // answer for both.
-func (s *Service) CheckVisible(ctx context.Context, caller web.Caller, id int64) error {
+func (s *Service) CheckVisible(ctx context.Context, caller identity.Caller, id int64) error {
 	scope, err := s.Scope(ctx, caller)
 	if err != nil || scope.All {
 		return err
@@ -48,7 +48,7 @@ func (s *Service) CheckVisible(ctx context.Context, caller web.Caller, id int64)
 // CheckUpdate refuses an update of a lead caller may not see (as a missing lead) and, for an
 // agent (call-center), one the order's agentLeadEditMode does not allow now: never, or
 // during-call outside the edit window after the agent's own call with the lead.
-func (s *Service) CheckUpdate(ctx context.Context, caller web.Caller, id int64) error {
+func (s *Service) CheckUpdate(ctx context.Context, caller identity.Caller, id int64) error {
 	if err := s.CheckVisible(ctx, caller, id); err != nil {
 		return err
 	}
@@ -82,20 +82,20 @@ func (s *Service) CheckUpdate(ctx context.Context, caller web.Caller, id int64) 
 
 // CheckCreate refuses a create in an order outside caller's scope (the same field error as an
 // order that does not exist) and, for an agent, in an order that does not let agents create leads.
-func (s *Service) CheckCreate(ctx context.Context, caller web.Caller, ch Changes) error {
+func (s *Service) CheckCreate(ctx context.Context, caller identity.Caller, ch Changes) error {
 	return s.checkCreate(ctx, caller, ch, s.orders.CheckScope)
 }
 
 // CheckCreateAsOf is CheckCreate for a create asked for at asOf and made later (an import's rows):
 // a scope read since asOf answers every row, rather than one question per row that misses.
-func (s *Service) CheckCreateAsOf(ctx context.Context, caller web.Caller, ch Changes, asOf time.Time) error {
-	return s.checkCreate(ctx, caller, ch, func(ctx context.Context, caller web.Caller, id int64) (visibleorders.Visible, bool, error) {
+func (s *Service) CheckCreateAsOf(ctx context.Context, caller identity.Caller, ch Changes, asOf time.Time) error {
+	return s.checkCreate(ctx, caller, ch, func(ctx context.Context, caller identity.Caller, id int64) (visibleorders.Visible, bool, error) {
 		return s.orders.CheckScopeAsOf(ctx, caller, id, asOf)
 	})
 }
 
-func (s *Service) checkCreate(ctx context.Context, caller web.Caller, ch Changes,
-	inScope func(context.Context, web.Caller, int64) (visibleorders.Visible, bool, error)) error {
+func (s *Service) checkCreate(ctx context.Context, caller identity.Caller, ch Changes,
+	inScope func(context.Context, identity.Caller, int64) (visibleorders.Visible, bool, error)) error {
 	if !ch.OrderID.Present() {
 		return nil
 	}
@@ -123,7 +123,7 @@ func (s *Service) checkCreate(ctx context.Context, caller web.Caller, ch Changes
 
 // CheckUpdateFields refuses what caller's group may not change: arbitration settles a lead's
 // status and nothing else.
-func CheckUpdateFields(caller web.Caller, ch Changes) error {
+func CheckUpdateFields(caller identity.Caller, ch Changes) error {
 	if access.Group(caller.AccessGroup) != access.Arbitration {
 		return nil
 	}

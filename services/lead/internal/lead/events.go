@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"slices"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/event"
-	"ccplatform/pkg/web"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -31,7 +31,7 @@ func eventOf(typ string, l Lead, actor *int64) (event.Event, error) {
 	if err != nil {
 		return event.Event{}, err
 	}
-	ev.OccurredAt = web.Time(l.UpdatedAt)
+	ev.OccurredAt = apitime.String(l.UpdatedAt)
 	if actor != nil {
 		ev.ActorUserID = *actor
 	}

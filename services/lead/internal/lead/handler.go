@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/web"
 
@@ -41,7 +42,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := h.svc.CheckCreate(c.Request.Context(), web.CallerOf(c), ch); err != nil {
+	if err := h.svc.CheckCreate(c.Request.Context(), identity.Of(c), ch); err != nil {
 		return nil, err
 	}
 	id, err := h.svc.Create(c.Request.Context(), ch, MetaOf(c, MethodAPIv2))
@@ -53,7 +54,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 
 // MetaOf is what a create records about its request.
 func MetaOf(c *gin.Context, method string) Meta {
-	return Meta{CreateMethod: method, IP: web.ClientIP(c), CreatedBy: web.CallerOf(c).Ref()}
+	return Meta{CreateMethod: method, IP: web.ClientIP(c), CreatedBy: identity.Of(c).Ref()}
 }
 
 // update is updateLead (POST /v2/lead/update/{leadId}/); data is [].
@@ -70,7 +71,7 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	caller := web.CallerOf(c)
+	caller := identity.Of(c)
 	if err := CheckUpdateFields(caller, ch); err != nil {
 		return nil, err
 	}
@@ -87,7 +88,7 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	ctx := c.Request.Context()
-	caller := web.CallerOf(c)
+	caller := identity.Of(c)
 	if err := h.svc.CheckVisible(ctx, caller, id); err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	// Narrowed in SQL to the caller's orders, so totals and pages count only what they may see.
-	scope, err := h.svc.FreshScope(c.Request.Context(), web.CallerOf(c))
+	scope, err := h.svc.FreshScope(c.Request.Context(), identity.Of(c))
 	if err != nil {
 		return nil, err
 	}

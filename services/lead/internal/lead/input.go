@@ -372,7 +372,7 @@ var errNotCallTime = errors.New(rulePlanningCall)
 
 // ParseCallTime reads a time sent as Unix seconds (a number or a string of digits) or as an ISO
 // 8601 date-time (a zone-less one is UTC; a date alone is its midnight UTC). The error is the rule
-// the value breaks: not such a time, or outside the years 0001 to 9999 in UTC (web.InTimeRange).
+// the value breaks: not such a time, or outside the years 0001 to 9999 in UTC (apitime.InRange).
 func ParseCallTime(raw json.RawMessage) (time.Time, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {

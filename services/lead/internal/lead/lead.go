@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"time"
 
-	"ccplatform/pkg/web"
+	"ccplatform/pkg/apitime"
 )
 
 // Lead types and the ways a lead is created (docs/api.md, "Lead": createMethod).
@@ -79,7 +79,7 @@ type Lead struct {
 type CustomValues map[string]json.RawMessage
 
 // Value stores the map as JSON ({} when empty). It is text, not []byte: the connections send
-// parameters in one round trip (setup.OpenDB), which passes []byte in binary format, and jsonb's
+// parameters in one round trip (wiring.OpenDB), which passes []byte in binary format, and jsonb's
 // binary format is not plain JSON.
 func (cv CustomValues) Value() (driver.Value, error) {
 	if len(cv) == 0 {
@@ -123,8 +123,8 @@ type Meta struct {
 	JobID *string
 }
 
-// TimeLayout is the API's instant layout (web.TimeLayout) under the name the import views use.
-const TimeLayout = web.TimeLayout
+// TimeLayout is the API's instant layout (apitime.Layout) under the name the import views use.
+const TimeLayout = apitime.Layout
 
 // View is the wire form of a lead (getLead). It has every Lead field of the contract except
 // previousLeadId and nextLeadId, which only the list shows; messengerId (a v1 field) is added.
@@ -178,7 +178,7 @@ func ViewOf(l Lead) View {
 		ExternalIDCrmC: l.ExternalIDCrmC, ExternalIDCrmD: l.ExternalIDCrmD,
 		StatusID: l.StatusID, LeadType: l.LeadType, CreateMethod: l.CreateMethod, Source: l.Source,
 		IsSecondary: l.IsSecondary, Priority: l.Priority, UTCOffset: l.UTCOffset,
-		CreatedAt: web.Time(l.CreatedAt), UpdatedAt: web.Time(l.UpdatedAt), PlanningCallDateTime: web.TimeOrNull(l.PlanningCallAt),
+		CreatedAt: apitime.String(l.CreatedAt), UpdatedAt: apitime.String(l.UpdatedAt), PlanningCallDateTime: apitime.StringOrNull(l.PlanningCallAt),
 		OrderID: l.OrderID, OrderCode: l.OrderCode, SocialLogin: l.SocialLogin,
 		MessengerUserName: l.MessengerUserName, MessengerPhone: l.MessengerPhone, MessengerID: l.MessengerID,
 		AdCampaignID: l.AdCampaignID, CustomValues: l.CustomValues, DoNotCall: l.DoNotCall,

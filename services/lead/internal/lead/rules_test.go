@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/customfield"
 	"ccplatform/pkg/optional"
 	"ccplatform/pkg/phone"
-	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/catalog"
 
 	"github.com/stretchr/testify/assert"
@@ -203,7 +203,7 @@ func TestParseCallTime(t *testing.T) {
 	}
 	for _, raw := range []string{`"9999-12-31T23:59:59-14:00"`, `"0000-06-01T00:00:00Z"`} {
 		_, err := ParseCallTime(json.RawMessage(raw))
-		assert.EqualError(t, err, web.TimeRangeRule, raw)
+		assert.EqualError(t, err, apitime.RangeRule, raw)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/listquery"
 	"ccplatform/services/lead/internal/lead"
-	"ccplatform/services/lead/internal/setup"
+	"ccplatform/services/lead/internal/wiring"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
@@ -26,9 +26,9 @@ var conn *sqlx.DB
 
 func TestMain(m *testing.M) {
 	dbtest.Main(m, "lead_lead", func(url string) int {
-		var s setup.Settings
+		var s wiring.Settings
 		s.Database.URL, s.MaxConns = url, 16
-		c, err := setup.OpenDB(context.Background(), s)
+		c, err := wiring.OpenDB(context.Background(), s)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "lead tests:", err)
 			return 1

@@ -1,6 +1,7 @@
 package leadv1
 
 import (
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/lead"
 
@@ -34,7 +35,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := h.svc.CheckCreate(c.Request.Context(), web.CallerOf(c), ch); err != nil {
+	if err := h.svc.CheckCreate(c.Request.Context(), identity.Of(c), ch); err != nil {
 		return nil, lead.RenameFields(err, Names)
 	}
 	id, err := h.svc.Create(c.Request.Context(), ch, lead.MetaOf(c, lead.MethodAPIv1))
@@ -58,7 +59,7 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	caller := web.CallerOf(c)
+	caller := identity.Of(c)
 	if err := lead.CheckUpdateFields(caller, ch); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"ccplatform/pkg/mq"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/servicetest"
-	"ccplatform/services/lead/internal/setup"
+	"ccplatform/services/lead/internal/wiring"
 
 	"github.com/prometheus/client_golang/prometheus"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -158,7 +158,7 @@ func TestAnUpdateIsNotStoredWithoutItsEvents(t *testing.T) {
 	assert.Empty(t, env.LeadEvents(t, lead.EventUpdated, id), "lead.updated rolled back with the rest")
 }
 
-// TestTheRelayPublishesLeadCreated runs lead-worker's relay (setup.Relay) and reads a create's
+// TestTheRelayPublishesLeadCreated runs lead-worker's relay (wiring.Relay) and reads a create's
 // event from a queue bound to the events exchange.
 func TestTheRelayPublishesLeadCreated(t *testing.T) {
 	queue := "test.lead-created"
@@ -183,7 +183,7 @@ func TestTheRelayPublishesLeadCreated(t *testing.T) {
 
 	pub := mq.NewPublisher(conn)
 	defer pub.Close()
-	relay := setup.Relay(env.DB, pub, zap.NewNop(), prometheus.NewRegistry())
+	relay := wiring.Relay(env.DB, pub, zap.NewNop(), prometheus.NewRegistry())
 	relayed := make(chan struct{})
 	go func() {
 		defer close(relayed)

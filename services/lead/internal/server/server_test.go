@@ -11,12 +11,12 @@ import (
 	"sync"
 	"testing"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/listquery"
-	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/asynccreate"
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/servicetest"
-	"ccplatform/services/lead/internal/setup"
+	"ccplatform/services/lead/internal/wiring"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -195,7 +195,7 @@ func TestPreparedCreateChainsWithAGenericPlan(t *testing.T) {
 	q.Set("plan_cache_mode", "force_generic_plan")
 	u.RawQuery = q.Encode()
 	s.Database.URL = u.String()
-	conn, err := setup.OpenDB(context.Background(), s)
+	conn, err := wiring.OpenDB(context.Background(), s)
 	require.NoError(t, err)
 	defer conn.Close()
 	var mode string
@@ -395,7 +395,7 @@ func TestTimesOutsideTheStoredYearsAreRefused(t *testing.T) {
 	for _, at := range []string{"9999-12-31T23:59:59-14:00", "0000-06-01T00:00:00Z"} {
 		res := env.Do(t, http.MethodPost, path, map[string]any{"planningCallDateTime": at})
 		require.Equal(t, http.StatusBadRequest, res.Status, at)
-		assert.Equal(t, map[string]string{"planningCallDateTime": web.TimeRangeRule}, res.Errors(), at)
+		assert.Equal(t, map[string]string{"planningCallDateTime": apitime.RangeRule}, res.Errors(), at)
 	}
 	after, err := env.Leads.Get(context.Background(), id)
 	require.NoError(t, err)
@@ -408,5 +408,5 @@ func TestTimesOutsideTheStoredYearsAreRefused(t *testing.T) {
 
 	res = env.Do(t, http.MethodGet, "/v2/lead?createdAt[0]=0000-06-01", nil)
 	require.Equal(t, http.StatusBadRequest, res.Status)
-	assert.Equal(t, map[string]string{"createdAt[0]": web.TimeRangeRule}, res.Errors())
+	assert.Equal(t, map[string]string{"createdAt[0]": apitime.RangeRule}, res.Errors())
 }

@@ -25,8 +25,8 @@ import (
 	"ccplatform/services/lead/internal/lead"
 	"ccplatform/services/lead/internal/orders"
 	"ccplatform/services/lead/internal/server"
-	"ccplatform/services/lead/internal/setup"
 	"ccplatform/services/lead/internal/upload"
+	"ccplatform/services/lead/internal/wiring"
 
 	"github.com/jmoiron/sqlx"
 	"go.uber.org/zap"
@@ -47,7 +47,7 @@ type Env struct {
 	DBURL    string
 	AMQPURL  string
 	Broker   *mq.Conn
-	Settings setup.Settings
+	Settings wiring.Settings
 	Leads    *lead.Service
 	Orders   *orders.Directory
 	Catalog  *catalog.Store
@@ -68,16 +68,16 @@ func Main(m *testing.M, label string, ready func(*Env)) {
 // run builds the Env on the package's database and vhost and runs the tests.
 func run(m *testing.M, label, dbURL, amqpURL string, ready func(*Env)) int {
 	ctx := context.Background()
-	s := setup.Settings{OrderURL: UnreachableOrderURL, OrderCacheTTL: time.Hour}
+	s := wiring.Settings{OrderURL: UnreachableOrderURL, OrderCacheTTL: time.Hour}
 	s.InternalToken, s.Database.URL, s.MaxConns, s.Broker.URL = Token, dbURL, 16, amqpURL
-	conn, err := setup.OpenDB(ctx, s)
+	conn, err := wiring.OpenDB(ctx, s)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "servicetest:", err)
 		return 1
 	}
 	defer conn.Close()
 	log := zap.NewNop()
-	leads, dir, cat := setup.Leads(s, conn)
+	leads, dir, cat := wiring.Leads(s, conn)
 	broker := mq.Dial(amqpURL, label, log, mq.WorkQueue(asynccreate.Queue))
 	defer broker.Close()
 	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
@@ -94,7 +94,7 @@ func run(m *testing.M, label, dbURL, amqpURL string, ready func(*Env)) int {
 	probes := ops.New("lead-api")
 	probes.Database(conn.DB)
 	probes.Broker(broker)
-	queue, dncList := setup.Queue(conn, leads, dir, cat, env.Now)
+	queue, dncList := wiring.Queue(conn, leads, dir, cat, env.Now)
 	env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{
 		API: ops.API{Ops: probes, Log: log, InternalToken: Token}, DB: conn, Leads: leads, Catalog: cat,
 		Accepter: asynccreate.NewAccepter(pub, ids, 5*time.Second), JobIDs: ids,

@@ -2,6 +2,7 @@ package notification
 
 import (
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/web"
 
@@ -58,9 +59,9 @@ func (h *Handler) read(c *gin.Context) (any, error) {
 // CallerID is the verified user the gateway forwarded; the inbox and the stream are always some
 // user's own, so a request without one is refused.
 func CallerID(c *gin.Context) (int64, error) {
-	id := web.CallerOf(c).UserID
+	id := identity.Of(c).UserID
 	if id <= 0 {
-		return 0, apperr.New(apperr.Unauthorized, "%s: missing, the caller is unknown", web.HeaderUserID)
+		return 0, apperr.New(apperr.Unauthorized, "%s: missing, the caller is unknown", identity.HeaderUserID)
 	}
 	return id, nil
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"ccplatform/pkg/web"
+	"ccplatform/pkg/apitime"
 )
 
 // Priority decides whether a notification opens by itself and whether channels set to "urgent
@@ -74,7 +74,7 @@ type View struct {
 // ToView is n as the wire shows it.
 func (n Notification) ToView() View {
 	return View{ID: n.ID, Title: n.Title, Text: n.Text, Priority: n.Priority, Level: n.Level,
-		IsRead: n.ReadAt != nil, ReadAt: web.TimeOrNull(n.ReadAt), CreatedAt: web.Time(n.CreatedAt)}
+		IsRead: n.ReadAt != nil, ReadAt: apitime.StringOrNull(n.ReadAt), CreatedAt: apitime.String(n.CreatedAt)}
 }
 
 // OpensAutomatically is the contract's urgent rule: an urgent notification opens by itself in the

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"ccplatform/pkg/web"
+
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/webtest"
 )
 
@@ -34,7 +36,7 @@ func Call(t testing.TB, method, url string, userID int64, body string, headers .
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(web.HeaderInternalToken, Token)
 	if userID > 0 {
-		req.Header.Set(web.HeaderUserID, strconv.FormatInt(userID, 10))
+		req.Header.Set(identity.HeaderUserID, strconv.FormatInt(userID, 10))
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])

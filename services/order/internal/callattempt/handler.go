@@ -1,6 +1,7 @@
 package callattempt
 
 import (
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
@@ -39,7 +40,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 
 // callerID is the verified user making the request, nil for calls without one.
 func callerID(c *gin.Context) *int64 {
-	if id := web.CallerOf(c).UserID; id > 0 {
+	if id := identity.Of(c).UserID; id > 0 {
 		return &id
 	}
 	return nil

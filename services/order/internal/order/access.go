@@ -2,36 +2,37 @@ package order
 
 import (
 	"ccplatform/pkg/access"
-	"ccplatform/pkg/web"
+	"ccplatform/pkg/identity"
 )
 
-// Caller is who asks about orders, as the gateway verified them, with the agent groups they are
-// in (asked of the user service only for agents, whose rights depend on them).
-type Caller struct {
+// Actor is who reads or changes orders, as the gateway verified them (identity.Caller), with the
+// agent groups they are in (asked of the user service only for agents, whose rights depend on
+// them).
+type Actor struct {
 	UserID   int64
 	Group    access.Group
 	GroupIDs []int64
 }
 
 // Internal reports a call from another service: no user, nothing to narrow.
-func (c Caller) Internal() bool { return c.UserID == 0 }
+func (c Actor) Internal() bool { return c.UserID == 0 }
 
 // isAgent reports a caller whose orders are the ones they work in.
-func (c Caller) isAgent() bool {
+func (c Actor) isAgent() bool {
 	return c.Group == access.CallCenter || c.Group == access.CallCenterSenior
 }
 
-// callerOf reads the gateway's identity headers.
-func callerOf(c web.Caller) Caller {
-	return Caller{UserID: c.UserID, Group: access.Group(c.AccessGroup)}
+// actorOf reads the gateway's identity headers.
+func actorOf(c identity.Caller) Actor {
+	return Actor{UserID: c.UserID, Group: access.Group(c.AccessGroup)}
 }
 
 // SeesAll reports a caller who may read every order.
-func SeesAll(c Caller) bool { return c.Internal() || c.Group.SeesEveryOrder() }
+func SeesAll(c Actor) bool { return c.Internal() || c.Group.SeesEveryOrder() }
 
 // CanUpdate reports whether c may change o: staff every order, a client its own. (The gateway
 // refuses the other groups before the service sees them.)
-func CanUpdate(c Caller, o Order) bool {
+func CanUpdate(c Actor, o Order) bool {
 	switch {
 	case c.Internal():
 		return true
@@ -44,6 +45,6 @@ func CanUpdate(c Caller, o Order) bool {
 }
 
 // SetsOwner reports whether c may choose an order's client; a client's orders are always its own.
-func SetsOwner(c Caller) bool {
+func SetsOwner(c Actor) bool {
 	return c.Internal() || c.Group == access.Admin || c.Group == access.Moderator
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/event"
-	"ccplatform/pkg/web"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -26,7 +26,7 @@ func UpdatedOf(o Order) (event.Event, error) {
 	if err != nil {
 		return event.Event{}, fmt.Errorf("order %d: %w", o.ID, err)
 	}
-	ev.OccurredAt = web.Time(o.UpdatedAt)
+	ev.OccurredAt = apitime.String(o.UpdatedAt)
 	if o.UpdatedBy != nil {
 		ev.ActorUserID = *o.UpdatedBy
 	}

@@ -5,6 +5,7 @@ import (
 
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
@@ -38,7 +39,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err := web.DecodeJSON(c, &in); err != nil {
 		return nil, err
 	}
-	id, err := h.svc.Create(c.Request.Context(), in, web.CallerOf(c))
+	id, err := h.svc.Create(c.Request.Context(), in, identity.Of(c))
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +57,7 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	if err := web.DecodeJSON(c, &in); err != nil {
 		return nil, err
 	}
-	return nil, h.svc.Update(c.Request.Context(), id, in, web.CallerOf(c))
+	return nil, h.svc.Update(c.Request.Context(), id, in, identity.Of(c))
 }
 
 // detail is getOrder (GET /v2/order/detail/{orderId}/).
@@ -65,7 +66,7 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.svc.Detail(c.Request.Context(), id, web.CallerOf(c))
+	return h.svc.Detail(c.Request.Context(), id, identity.Of(c))
 }
 
 // internalVisibleOrders answers which orders a caller (userId, accessGroup) may see, by the rule of Store.VisibleTo.
@@ -75,7 +76,7 @@ func (h *Handler) internalVisibleOrders(c *gin.Context) (any, error) {
 	if err != nil || user <= 0 {
 		return nil, apperr.Field("userId", "must be an integer > 0")
 	}
-	return h.svc.VisibleOrders(c.Request.Context(), Caller{UserID: user, Group: access.Group(q.Get("accessGroup"))})
+	return h.svc.VisibleOrders(c.Request.Context(), Actor{UserID: user, Group: access.Group(q.Get("accessGroup"))})
 }
 
 func (h *Handler) internalDetail(c *gin.Context) (any, error) {

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 
-	"ccplatform/pkg/web"
+	"ccplatform/pkg/listquery"
 	"ccplatform/services/order/internal/callattempt"
 )
 
@@ -49,6 +49,6 @@ func internalViewOf(ctx context.Context, o Order, groups *callattempt.Store) (In
 	if err != nil || !found {
 		return v, err
 	}
-	v.CallAttemptGroup = &AttemptGroupView{ID: g.ID, Intervals: web.List(g.Intervals), ResetAttemptsEnabled: g.ResetAttemptsEnabled}
+	v.CallAttemptGroup = &AttemptGroupView{ID: g.ID, Intervals: listquery.List(g.Intervals), ResetAttemptsEnabled: g.ResetAttemptsEnabled}
 	return v, nil
 }

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"time"
 
-	"ccplatform/pkg/web"
+	"ccplatform/pkg/apitime"
+
+	"ccplatform/pkg/listquery"
 )
 
 // The enumerations of the contract.
@@ -109,9 +111,9 @@ func (o *Order) fields() []field {
 		{column: "call_record_rule", name: "callRecordRule", ptr: &o.CallRecordRule},
 		{column: "sip_endpoint_usage_scheme", name: "sipEndpointUsageScheme", ptr: &o.SipEndpointUsageScheme},
 		{column: "agent_user_ids", name: "agentUserIds", ptr: (*storedIDs)(&o.AgentUserIDs),
-			wire: func(o *Order) any { return web.List(o.AgentUserIDs) }},
+			wire: func(o *Order) any { return listquery.List(o.AgentUserIDs) }},
 		{column: "agent_group_ids", name: "agentGroupIds", ptr: (*storedIDs)(&o.AgentGroupIDs),
-			wire: func(o *Order) any { return web.List(o.AgentGroupIDs) }},
+			wire: func(o *Order) any { return listquery.List(o.AgentGroupIDs) }},
 		{column: "show_lead_contacts_to_agent", name: "showLeadContactsToAgent", ptr: &o.ShowLeadContactsToAgent},
 		{column: "call_attempt_group_id", name: "callAttemptGroupId", ptr: &o.CallAttemptGroupID},
 		{column: "qualified_leads_per_day_limit", name: "qualifiedLeadsPerDayLimit", ptr: &o.QualifiedLeadsPerDayLimit},
@@ -121,7 +123,7 @@ func (o *Order) fields() []field {
 		{column: "speech_recognition_enabled", name: "speechRecognitionEnabled", ptr: &o.SpeechRecognitionEnabled},
 		{column: "ignore_lead_timezone", name: "ignoreLeadTimezone", ptr: &o.IgnoreLeadTimezone},
 		{column: "sip_endpoint_ids", name: "sipEndpointIds", ptr: (*storedIDs)(&o.SipEndpointIDs),
-			wire: func(o *Order) any { return web.List(o.SipEndpointIDs) }},
+			wire: func(o *Order) any { return listquery.List(o.SipEndpointIDs) }},
 		{column: "custom_values", name: "customValues", ptr: (*storedCustomValues)(&o.CustomValues),
 			wire: customValuesWire},
 		{column: "agent_lead_creation_is_allowed", name: "agentLeadCreationIsAllowed", ptr: &o.AgentLeadCreationIsAllowed},
@@ -130,9 +132,9 @@ func (o *Order) fields() []field {
 		{column: "transfer_numbers", name: "transferNumbers", ptr: (*storedTransferNumbers)(&o.TransferNumbers),
 			wire: transferNumbersWire},
 		{column: "created_at", name: "createdAt", ptr: &o.CreatedAt, writes: byDatabase,
-			wire: func(o *Order) any { return web.Time(o.CreatedAt) }},
+			wire: func(o *Order) any { return apitime.String(o.CreatedAt) }},
 		{column: "updated_at", name: "updatedAt", ptr: &o.UpdatedAt, writes: stamped,
-			wire: func(o *Order) any { return web.Time(o.UpdatedAt) }},
+			wire: func(o *Order) any { return apitime.String(o.UpdatedAt) }},
 		{column: "created_by", name: "createdBy", ptr: &o.CreatedBy, writes: byCreate},
 		{column: "updated_by", name: "updatedBy", ptr: &o.UpdatedBy},
 		{column: "client_user_id", name: "clientUserId", ptr: &o.ClientUserID},

@@ -10,8 +10,8 @@ import (
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/customfield"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/optional"
-	"ccplatform/pkg/web"
 	"ccplatform/services/order/internal/callattempt"
 )
 
@@ -34,8 +34,8 @@ func NewService(orders *Store, fields *customfield.Store, attempts *callattempt.
 
 // Create checks in and stores a new order made by by; an order without a call-attempt group gets
 // the default one.
-func (s *Service) Create(ctx context.Context, in Input, by web.Caller) (int64, error) {
-	ch, err := s.check(ctx, in, ForCreate, callerOf(by))
+func (s *Service) Create(ctx context.Context, in Input, by identity.Caller) (int64, error) {
+	ch, err := s.check(ctx, in, ForCreate, actorOf(by))
 	if err != nil {
 		return 0, err
 	}
@@ -54,8 +54,8 @@ func (s *Service) Create(ctx context.Context, in Input, by web.Caller) (int64, e
 
 // Update checks in and applies it to order id. order.updated goes into the outbox in the
 // update's transaction: it is published after the commit, and never for an update rolled back.
-func (s *Service) Update(ctx context.Context, id int64, in Input, by web.Caller) error {
-	caller := callerOf(by)
+func (s *Service) Update(ctx context.Context, id int64, in Input, by identity.Caller) error {
+	caller := actorOf(by)
 	ch, err := s.check(ctx, in, ForUpdate, caller)
 	if err != nil {
 		return err
@@ -74,12 +74,12 @@ func (s *Service) Update(ctx context.Context, id int64, in Input, by web.Caller)
 }
 
 // Detail is order id as by may see it; an order by may not see is as missing as one that is not.
-func (s *Service) Detail(ctx context.Context, id int64, by web.Caller) (View, error) {
+func (s *Service) Detail(ctx context.Context, id int64, by identity.Caller) (View, error) {
 	o, err := s.orders.Get(ctx, id)
 	if err != nil {
 		return View{}, err
 	}
-	caller, err := s.withGroups(ctx, callerOf(by))
+	caller, err := s.withGroups(ctx, actorOf(by))
 	if err != nil {
 		return View{}, err
 	}
@@ -104,7 +104,7 @@ type Visible struct {
 }
 
 // VisibleOrders answers which orders caller may see (Store.VisibleTo).
-func (s *Service) VisibleOrders(ctx context.Context, caller Caller) (Visible, error) {
+func (s *Service) VisibleOrders(ctx context.Context, caller Actor) (Visible, error) {
 	caller, err := s.withGroups(ctx, caller)
 	if err != nil {
 		return Visible{}, err
@@ -130,13 +130,13 @@ func (s *Service) InternalDetail(ctx context.Context, id int64) (InternalView, e
 
 // withGroups adds the agent groups of an agent caller: their orders are the ones they or their
 // groups work in.
-func (s *Service) withGroups(ctx context.Context, c Caller) (Caller, error) {
+func (s *Service) withGroups(ctx context.Context, c Actor) (Actor, error) {
 	if !c.isAgent() {
 		return c, nil
 	}
 	groups, err := s.users.AgentGroupsOf(ctx, c.UserID)
 	if err != nil {
-		return Caller{}, err
+		return Actor{}, err
 	}
 	c.GroupIDs = groups
 	return c, nil
@@ -144,7 +144,7 @@ func (s *Service) withGroups(ctx context.Context, c Caller) (Caller, error) {
 
 // check runs every rule on a body: first those of the body alone, then the references against
 // their catalogs, so that one answer names every broken field.
-func (s *Service) check(ctx context.Context, in Input, mode Mode, caller Caller) (Changes, error) {
+func (s *Service) check(ctx context.Context, in Input, mode Mode, caller Actor) (Changes, error) {
 	fe := apperr.FieldErrors{}
 	ch := in.Check(mode, s.dates, fe)
 	ch.ClientUserID = OwnerFor(caller, mode, ch.ClientUserID)
@@ -160,7 +160,7 @@ func (s *Service) check(ctx context.Context, in Input, mode Mode, caller Caller)
 
 // OwnerFor is the clientUserId an order gets from caller's body: a client's orders are its own
 // whatever it sends; only callers who may set the owner (SetsOwner) set it.
-func OwnerFor(caller Caller, mode Mode, sent optional.Value[int64]) optional.Value[int64] {
+func OwnerFor(caller Actor, mode Mode, sent optional.Value[int64]) optional.Value[int64] {
 	switch {
 	case caller.Group == access.Client && mode == ForCreate:
 		return optional.Of(caller.UserID)
@@ -173,7 +173,7 @@ func OwnerFor(caller Caller, mode Mode, sent optional.Value[int64]) optional.Val
 // checkReferences checks that what the body names exists: languages, custom fields (and their
 // values' types), the call-attempt group, the owning client, agents and agent groups. Each
 // lookup happens only when the body names something of its kind.
-func (s *Service) checkReferences(ctx context.Context, ch *Changes, caller Caller, fe apperr.FieldErrors) error {
+func (s *Service) checkReferences(ctx context.Context, ch *Changes, caller Actor, fe apperr.FieldErrors) error {
 	if NeedsLanguages(*ch) {
 		langs, err := s.orders.Languages(ctx)
 		if err != nil {

@@ -12,13 +12,13 @@ import (
 
 func TestOwnerFor(t *testing.T) {
 	sent := optional.Of[int64](9)
-	client := Caller{UserID: 3, Group: access.Client}
+	client := Actor{UserID: 3, Group: access.Client}
 	// A client's new order is its own whatever it sends; on update it cannot move it.
 	assert.Equal(t, optional.Of[int64](3), OwnerFor(client, ForCreate, sent))
 	assert.Equal(t, optional.Value[int64]{}, OwnerFor(client, ForUpdate, sent))
 	// Staff who manage orders set any owner; others do not set one.
-	assert.Equal(t, sent, OwnerFor(Caller{UserID: 1, Group: access.Admin}, ForCreate, sent))
-	assert.Equal(t, optional.Value[int64]{}, OwnerFor(Caller{UserID: 1, Group: access.CallCenter}, ForCreate, sent))
+	assert.Equal(t, sent, OwnerFor(Actor{UserID: 1, Group: access.Admin}, ForCreate, sent))
+	assert.Equal(t, optional.Value[int64]{}, OwnerFor(Actor{UserID: 1, Group: access.CallCenter}, ForCreate, sent))
 }
 
 func TestLanguages(t *testing.T) {

@@ -151,7 +151,7 @@ const visible = `SELECT id, show_lead_contacts_to_agent FROM orders
 // VisibleTo lists, by id, the orders c may see when c does not see them all (SeesAll), all of them
 // or only order *only when it is set; hidden are those of them whose lead contacts c may not see (an
 // agent, in an order with showLeadContactsToAgent off).
-func (s *Store) VisibleTo(ctx context.Context, c Caller, only *int64) (ids, hidden []int64, err error) {
+func (s *Store) VisibleTo(ctx context.Context, c Actor, only *int64) (ids, hidden []int64, err error) {
 	groups := c.GroupIDs
 	if groups == nil {
 		groups = []int64{}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"ccplatform/pkg/web"
+	"ccplatform/pkg/listquery"
 
 	"github.com/lib/pq"
 )
@@ -147,7 +147,7 @@ type storedTransferNumbers []TransferNumber
 
 // Value encodes the list.
 func (t storedTransferNumbers) Value() (driver.Value, error) {
-	return jsonValue(web.List([]TransferNumber(t)), "transfer numbers")
+	return jsonValue(listquery.List([]TransferNumber(t)), "transfer numbers")
 }
 
 // Scan decodes the list.
@@ -222,7 +222,7 @@ func (d *storedDates) Scan(src any) error {
 type storedIDs []int64
 
 // Value writes the array.
-func (ids storedIDs) Value() (driver.Value, error) { return pq.Int64Array(web.List(ids)).Value() }
+func (ids storedIDs) Value() (driver.Value, error) { return pq.Int64Array(listquery.List(ids)).Value() }
 
 // Scan reads the array, never nil.
 func (ids *storedIDs) Scan(src any) error {
@@ -230,6 +230,6 @@ func (ids *storedIDs) Scan(src any) error {
 	if err := a.Scan(src); err != nil {
 		return fmt.Errorf("decode ids: %w", err)
 	}
-	*ids = web.List([]int64(a))
+	*ids = listquery.List([]int64(a))
 	return nil
 }

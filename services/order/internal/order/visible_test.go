@@ -31,17 +31,17 @@ func TestWhoSeesAnOrder(t *testing.T) {
 
 	cases := []struct {
 		name string
-		c    order.Caller
+		c    order.Actor
 		sees bool
 	}{
-		{"the owner", order.Caller{UserID: 10, Group: access.Client}, true},
-		{"another client", order.Caller{UserID: 11, Group: access.Client}, false},
-		{"an agent of the order", order.Caller{UserID: 20, Group: access.CallCenter}, true},
-		{"an agent of one of its groups", order.Caller{UserID: 21, Group: access.CallCenter, GroupIDs: []int64{3, 7}}, true},
-		{"a senior of one of its groups", order.Caller{UserID: 22, Group: access.CallCenterSenior, GroupIDs: []int64{7}}, true},
-		{"an agent elsewhere", order.Caller{UserID: 23, Group: access.CallCenter, GroupIDs: []int64{3}}, false},
-		{"the owner's id in another group", order.Caller{UserID: 10, Group: access.CallCenter}, false},
-		{"no group", order.Caller{UserID: 20, Group: access.None}, false},
+		{"the owner", order.Actor{UserID: 10, Group: access.Client}, true},
+		{"another client", order.Actor{UserID: 11, Group: access.Client}, false},
+		{"an agent of the order", order.Actor{UserID: 20, Group: access.CallCenter}, true},
+		{"an agent of one of its groups", order.Actor{UserID: 21, Group: access.CallCenter, GroupIDs: []int64{3, 7}}, true},
+		{"a senior of one of its groups", order.Actor{UserID: 22, Group: access.CallCenterSenior, GroupIDs: []int64{7}}, true},
+		{"an agent elsewhere", order.Actor{UserID: 23, Group: access.CallCenter, GroupIDs: []int64{3}}, false},
+		{"the owner's id in another group", order.Actor{UserID: 10, Group: access.CallCenter}, false},
+		{"no group", order.Actor{UserID: 20, Group: access.None}, false},
 	}
 	for _, tc := range cases {
 		assert.False(t, order.SeesAll(tc.c), tc.name)
@@ -59,7 +59,7 @@ func TestWhoSeesAnOrder(t *testing.T) {
 		assert.Empty(t, other, tc.name)
 	}
 	for _, g := range []access.Group{access.Admin, access.Moderator, access.Arbitration} {
-		assert.True(t, order.SeesAll(order.Caller{UserID: 1, Group: g}), string(g))
+		assert.True(t, order.SeesAll(order.Actor{UserID: 1, Group: g}), string(g))
 	}
-	assert.True(t, order.SeesAll(order.Caller{}), "another service")
+	assert.True(t, order.SeesAll(order.Actor{}), "another service")
 }

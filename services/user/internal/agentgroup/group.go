@@ -11,10 +11,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/optional"
-	"ccplatform/pkg/web"
 	"ccplatform/services/user/internal/idcheck"
 )
 
@@ -55,9 +55,9 @@ func ViewOf(g Group) View {
 	return View{
 		ID:        g.ID,
 		Names:     g.Names,
-		AgentIDs:  web.List(g.AgentIDs),
-		CreatedAt: web.Time(g.CreatedAt),
-		UpdatedAt: web.Time(g.UpdatedAt),
+		AgentIDs:  listquery.List(g.AgentIDs),
+		CreatedAt: apitime.String(g.CreatedAt),
+		UpdatedAt: apitime.String(g.UpdatedAt),
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/web"
 	"ccplatform/services/user/internal/idcheck"
@@ -44,7 +45,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch.By = web.CallerOf(c).Ref()
+	ch.By = identity.Of(c).Ref()
 	ctx := c.Request.Context()
 	if err := h.checkAgents(ctx, ch); err != nil {
 		return nil, err
@@ -70,7 +71,7 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch.By = web.CallerOf(c).Ref()
+	ch.By = identity.Of(c).Ref()
 	ctx := c.Request.Context()
 	if err := h.checkAgents(ctx, ch); err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if caller := web.CallerOf(c); access.Group(caller.AccessGroup) == access.CallCenter {
+	if caller := identity.Of(c); access.Group(caller.AccessGroup) == access.CallCenter {
 		if f.AgentID != nil && *f.AgentID != caller.UserID {
 			return listquery.NewResult([]View{}, page, 0), nil
 		}

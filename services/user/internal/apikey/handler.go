@@ -8,8 +8,10 @@ import (
 	"unicode/utf8"
 
 	"ccplatform/pkg/access"
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/optional"
 	"ccplatform/pkg/web"
@@ -89,8 +91,8 @@ type View struct {
 
 // ViewOf is k as the API shows it.
 func ViewOf(k Key) View {
-	return View{ID: k.ID, Prefix: k.Prefix + "...", Name: k.Name, Scopes: web.List([]string(k.Scopes)), ExpiresAt: web.TimeOrNull(k.ExpiresAt), UserID: k.UserID,
-		CreatedAt: web.Time(k.CreatedAt), LastUsedAt: web.TimeOrNull(k.LastUsedAt), RevokedAt: web.TimeOrNull(k.RevokedAt)}
+	return View{ID: k.ID, Prefix: k.Prefix + "...", Name: k.Name, Scopes: listquery.List([]string(k.Scopes)), ExpiresAt: apitime.StringOrNull(k.ExpiresAt), UserID: k.UserID,
+		CreatedAt: apitime.String(k.CreatedAt), LastUsedAt: apitime.StringOrNull(k.LastUsedAt), RevokedAt: apitime.StringOrNull(k.RevokedAt)}
 }
 
 // ReplayMessage is the message of a create replayed for its Idempotency-Key: the answer without
@@ -104,7 +106,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	if err := web.DecodeJSON(c, &req); err != nil {
 		return nil, err
 	}
-	caller := web.CallerOf(c)
+	caller := identity.Of(c)
 	fe := apperr.FieldErrors{}
 	owner := caller.UserID
 	if req.UserID.Present() && req.UserID.V != caller.UserID {
@@ -122,8 +124,8 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 	}
 	if req.ExpiresAt.Present() {
 		switch {
-		case !web.InTimeRange(req.ExpiresAt.V):
-			fe.Add("expiresAt", web.TimeRangeRule)
+		case !apitime.InRange(req.ExpiresAt.V):
+			fe.Add("expiresAt", apitime.RangeRule)
 		case !req.ExpiresAt.V.After(h.now()):
 			fe.Add("expiresAt", "must be in the future")
 		}
@@ -158,7 +160,7 @@ func (h *Handler) create(c *gin.Context) (any, error) {
 
 // list is the caller's keys; an admin may name another user with ?userId=.
 func (h *Handler) list(c *gin.Context) (any, error) {
-	caller := web.CallerOf(c)
+	caller := identity.Of(c)
 	q := c.Request.URL.Query()
 	fe := apperr.FieldErrors{}
 	page := listquery.ParsePage(q, fe)
@@ -196,7 +198,7 @@ func (h *Handler) revoke(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	caller := web.CallerOf(c)
+	caller := identity.Of(c)
 	owner := caller.UserID
 	if access.Group(caller.AccessGroup) == access.Admin {
 		owner = 0

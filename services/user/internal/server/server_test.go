@@ -9,10 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/ops"
-	"ccplatform/pkg/web"
 	"ccplatform/services/user/internal/apikey"
 	"ccplatform/services/user/internal/migrations"
 	"ccplatform/services/user/internal/server"
@@ -312,11 +313,11 @@ func TestAPIKeyExpiryOutsideTheStoredYearsIsRefused(t *testing.T) {
 	f := setup(t)
 	uid := f.newUser(t, "far-future-key@example.com", user.GroupAdmin)
 	headers := authed()
-	headers[web.HeaderUserID] = strconv.FormatInt(uid, 10)
-	headers[web.HeaderAccessGroup] = "admin"
+	headers[identity.HeaderUserID] = strconv.FormatInt(uid, 10)
+	headers[identity.HeaderAccessGroup] = "admin"
 	code, env := f.do(t, http.MethodPost, "/v2/api-key/create", `{"name":"far","expiresAt":"9999-12-31T23:59:59-14:00"}`, headers)
 	require.Equal(t, http.StatusBadRequest, code, env.Message)
-	assert.Contains(t, env.Message, "expiresAt: "+web.TimeRangeRule)
+	assert.Contains(t, env.Message, "expiresAt: "+apitime.RangeRule)
 	var n int
 	require.NoError(t, f.db.Get(&n, `SELECT count(*) FROM api_keys WHERE user_id = $1`, uid))
 	assert.Zero(t, n, "nothing created")

@@ -1,6 +1,7 @@
 package user
 
 import (
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/web"
 	"ccplatform/services/user/internal/idcheck"
@@ -41,7 +42,7 @@ func (h *Handler) list(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if caller := web.CallerOf(c); SeesOnlySelf(AccessGroup(caller.AccessGroup)) {
+	if caller := identity.Of(c); SeesOnlySelf(AccessGroup(caller.AccessGroup)) {
 		f.OnlyID = &caller.UserID
 	}
 	ctx := c.Request.Context()
@@ -62,7 +63,7 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if caller := web.CallerOf(c); SeesOnlySelf(AccessGroup(caller.AccessGroup)) && id != caller.UserID {
+	if caller := identity.Of(c); SeesOnlySelf(AccessGroup(caller.AccessGroup)) && id != caller.UserID {
 		// Exactly as if the user did not exist: nobody learns which ids are taken.
 		return nil, notFound(id)
 	}

@@ -5,13 +5,13 @@ import (
 	"strings"
 	"time"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
-	"ccplatform/pkg/web"
 )
 
 // ActivityTimeLayout is how the User object writes login and activity times: the contract gives
-// them as `yyyy-mm-dd hh:mm:ss`, and every other time as the API's instants (web.Time).
+// them as `yyyy-mm-dd hh:mm:ss`, and every other time as the API's instants (apitime.String).
 const ActivityTimeLayout = "2006-01-02 15:04:05"
 
 // DefaultAvatarPlaceholder is the image a user without an avatar is shown with, unless the
@@ -59,7 +59,7 @@ func ViewOf(u User, avatarPlaceholder string) View {
 		AccessGroup:                    string(u.AccessGroup),
 		WebRtcIsEnabled:                u.WebRTCEnabled,
 		InterfaceLanguageCode:          u.InterfaceLanguageCode,
-		LanguageSkillsCode:             web.List([]string(u.LanguageSkillsCode)),
+		LanguageSkillsCode:             listquery.List([]string(u.LanguageSkillsCode)),
 		AutoAnswer:                     u.AutoAnswer,
 		PhoneMode:                      string(u.PhoneMode),
 		Avatar:                         avatar,
@@ -70,7 +70,7 @@ func ViewOf(u User, avatarPlaceholder string) View {
 		EmailNotificationsPriority:     u.EmailNotificationsPriority,
 		LastLoginAt:                    activityTime(u.LastLoginAt),
 		LastActivityAt:                 activityTime(u.LastActivityAt),
-		CreatedAt:                      web.Time(u.CreatedAt),
+		CreatedAt:                      apitime.String(u.CreatedAt),
 	}
 }
 

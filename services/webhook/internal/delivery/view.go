@@ -1,6 +1,6 @@
 package delivery
 
-import "ccplatform/pkg/web"
+import "ccplatform/pkg/apitime"
 
 // View is a delivery as the log returns it.
 type View struct {
@@ -33,13 +33,13 @@ type AttemptView struct {
 func ViewOf(d Delivery) View {
 	v := View{ID: d.ID, EventID: d.EventID, EventType: d.EventType, State: d.State, Attempts: d.Attempts,
 		LastStatusCode: d.LastStatus, LastLatencyMs: d.LastLatencyMS, LastError: d.LastError,
-		LastResponseBody: d.LastResponse, CreatedAt: web.Time(d.CreatedAt),
-		DeliveredAt: web.TimeOrNull(d.DeliveredAt), AttemptLog: make([]AttemptView, len(d.Log))}
+		LastResponseBody: d.LastResponse, CreatedAt: apitime.String(d.CreatedAt),
+		DeliveredAt: apitime.StringOrNull(d.DeliveredAt), AttemptLog: make([]AttemptView, len(d.Log))}
 	if d.State == "pending" {
-		v.NextAttemptAt = web.TimeOrNull(d.NextAttemptAt)
+		v.NextAttemptAt = apitime.StringOrNull(d.NextAttemptAt)
 	}
 	for i, a := range d.Log {
-		v.AttemptLog[i] = AttemptView{Attempt: a.N, At: web.Time(a.At), StatusCode: a.StatusCode,
+		v.AttemptLog[i] = AttemptView{Attempt: a.N, At: apitime.String(a.At), StatusCode: a.StatusCode,
 			LatencyMs: a.LatencyMS, Error: a.Error, ResponseBody: a.Response}
 	}
 	return v

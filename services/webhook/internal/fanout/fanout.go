@@ -12,9 +12,9 @@ import (
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/event"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/visibleorders"
-	"ccplatform/pkg/web"
 	"ccplatform/services/webhook/internal/delivery"
 	"ccplatform/services/webhook/internal/subscription"
 
@@ -37,7 +37,7 @@ func Topology() mq.Topology {
 // Scopes tells whether a subscription's owner could see an order when an event happened
 // (pkg/visibleorders, from the order service; asOf from visibleorders.EventAsOf).
 type Scopes interface {
-	CheckAsOf(ctx context.Context, caller web.Caller, orderID int64, asOf time.Time) (visibleorders.Visible, bool, error)
+	CheckAsOf(ctx context.Context, caller identity.Caller, orderID int64, asOf time.Time) (visibleorders.Visible, bool, error)
 }
 
 // Owners tells whether a subscription's owner is still an active user (internal/owner, from the
@@ -235,7 +235,7 @@ func (f *Fanout) sees(ctx context.Context, s subscription.Subscription, ev event
 	}
 	// A scope cached before the event is asked again before it says no (an order created or
 	// assigned just before the event): one call per owner per batch at most.
-	_, ok, err := f.scopes.CheckAsOf(ctx, web.Caller{UserID: s.OwnerUserID, AccessGroup: s.OwnerGroup}, ev.OrderID, asOf)
+	_, ok, err := f.scopes.CheckAsOf(ctx, identity.Caller{UserID: s.OwnerUserID, AccessGroup: s.OwnerGroup}, ev.OrderID, asOf)
 	if err != nil {
 		return false, fmt.Errorf("orders of webhook %d's owner: %w", s.ID, err)
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"ccplatform/pkg/event"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/visibleorders"
-	"ccplatform/pkg/web"
 	"ccplatform/services/webhook/internal/fanout"
 	"ccplatform/services/webhook/internal/servicetest"
 
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 // order service's own rules are tested there and end to end (gateway/e2e/webhook_test.go).
 type ownOrders map[int64][]int64
 
-func (o ownOrders) CheckAsOf(_ context.Context, c web.Caller, id int64, _ time.Time) (visibleorders.Visible, bool, error) {
+func (o ownOrders) CheckAsOf(_ context.Context, c identity.Caller, id int64, _ time.Time) (visibleorders.Visible, bool, error) {
 	s := visibleorders.Visible{OrderIDs: o[c.UserID]}
 	return s, s.Contains(id), nil
 }

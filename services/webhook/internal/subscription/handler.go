@@ -6,6 +6,7 @@ import (
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/web"
 	"ccplatform/services/webhook/internal/signature"
@@ -48,9 +49,9 @@ func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
 // ViewerOf is whose subscriptions the caller sees; a request without a user is refused, since a
 // subscription always belongs to someone.
 func ViewerOf(c *gin.Context) (Viewer, Owner, error) {
-	caller := web.CallerOf(c)
+	caller := identity.Of(c)
 	if caller.UserID <= 0 {
-		return Viewer{}, Owner{}, apperr.New(apperr.Unauthorized, "%s: missing, the caller is unknown", web.HeaderUserID)
+		return Viewer{}, Owner{}, apperr.New(apperr.Unauthorized, "%s: missing, the caller is unknown", identity.HeaderUserID)
 	}
 	g := access.Group(caller.AccessGroup)
 	return Viewer{UserID: caller.UserID, All: SeesAll(g)}, Owner{UserID: caller.UserID, Group: caller.AccessGroup, Scopes: caller.Scopes}, nil
@@ -116,7 +117,7 @@ func (h *Handler) update(c *gin.Context) (any, error) {
 		return nil, err
 	}
 	// The subscription takes the updating key's scopes, so they must cover every event it keeps.
-	scopes := web.CallerOf(c).Scopes
+	scopes := identity.Of(c).Scopes
 	if err := CheckEventScopes(f.Events, scopes); err != nil {
 		return nil, err
 	}

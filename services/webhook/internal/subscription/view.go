@@ -1,6 +1,9 @@
 package subscription
 
-import "ccplatform/pkg/web"
+import (
+	"ccplatform/pkg/apitime"
+	"ccplatform/pkg/listquery"
+)
 
 // View is a subscription as the API returns it. The secret is never in it after creation and
 // rotation (SecretView).
@@ -30,10 +33,10 @@ type SecretView struct {
 // ViewOf is s as the API returns it.
 func ViewOf(s Subscription) View {
 	return View{
-		ID: s.ID, URL: s.URL, Events: web.List(s.Events), OrderIDs: web.List(s.OrderIDs), Description: s.Description,
-		Enabled: s.Enabled, OwnerUserID: s.OwnerUserID, FailingSince: web.TimeOrNull(s.FailingSince),
-		DisabledReason: s.DisabledReason, PreviousSecretExpiresAt: web.TimeOrNull(s.PreviousSecretUntil),
-		CreatedAt: web.Time(s.CreatedAt), UpdatedAt: web.Time(s.UpdatedAt),
+		ID: s.ID, URL: s.URL, Events: listquery.List(s.Events), OrderIDs: listquery.List(s.OrderIDs), Description: s.Description,
+		Enabled: s.Enabled, OwnerUserID: s.OwnerUserID, FailingSince: apitime.StringOrNull(s.FailingSince),
+		DisabledReason: s.DisabledReason, PreviousSecretExpiresAt: apitime.StringOrNull(s.PreviousSecretUntil),
+		CreatedAt: apitime.String(s.CreatedAt), UpdatedAt: apitime.String(s.UpdatedAt),
 	}
 }
 

@@ -1,22 +1,22 @@
-package web_test
+package apitime_test
 
 import (
 	"testing"
 	"time"
 
-	"ccplatform/pkg/web"
+	"ccplatform/pkg/apitime"
 
 	"github.com/stretchr/testify/assert"
 )
 
 func TestTimesAreWrittenInUTCWholeSeconds(t *testing.T) {
 	at := time.Date(2026, 11, 21, 13, 0, 0, 999_000_000, time.FixedZone("MSK", 3*3600))
-	assert.Equal(t, "2026-11-21T10:00:00+00:00", web.Time(at))
-	assert.Equal(t, "2026-11-21T10:00:00+00:00", *web.TimeOrNull(&at))
-	assert.Nil(t, web.TimeOrNull(nil))
+	assert.Equal(t, "2026-11-21T10:00:00+00:00", apitime.String(at))
+	assert.Equal(t, "2026-11-21T10:00:00+00:00", *apitime.StringOrNull(&at))
+	assert.Nil(t, apitime.StringOrNull(nil))
 }
 
-func TestInTimeRange(t *testing.T) {
+func TestInRange(t *testing.T) {
 	parse := func(s string) time.Time {
 		t.Helper()
 		v, err := time.Parse(time.RFC3339Nano, s)
@@ -37,6 +37,6 @@ func TestInTimeRange(t *testing.T) {
 		"9999-12-31T23:59:59.999999999Z":      false,
 		"2026-01-01T00:00:00.000000001+00:00": true,
 	} {
-		assert.Equal(t, want, web.InTimeRange(parse(s)), s)
+		assert.Equal(t, want, apitime.InRange(parse(s)), s)
 	}
 }

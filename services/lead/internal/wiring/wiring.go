@@ -1,7 +1,7 @@
-// Package setup is the wiring lead-api and lead-worker share: the settings both read, the
+// Package wiring builds the parts lead-api and lead-worker share: the settings both read, the
 // database (opened and migrated), the order directory with its event subscription, the lead
 // rules, and the relay of the lead events. Each main stays a short list of explicit constructors.
-package setup
+package wiring
 
 import (
 	"context"
