@@ -27,7 +27,7 @@ type queueConst struct{ file, name string }
 func workerQueues() map[string][]queueConst {
 	return map[string][]queueConst{
 		"lead-worker": {
-			{"services/lead/internal/job/accept.go", "Queue"},
+			{"services/lead/internal/asynccreate/accept.go", "Queue"},
 			{"services/lead/internal/callresult/event.go", "Queue"},
 		},
 		"call-ingest":         {{"pkg/telephony/telephony.go", "Queue"}},
