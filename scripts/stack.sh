@@ -35,6 +35,7 @@ set -euo pipefail
 # The demo seed and the API key are made after every process above the gateway is healthy.
 PROCESSES=(
   "user    | ./services/user/cmd/user   | 8081 | "
+  "agent-events | ./services/user/cmd/agent-events | 8097 | "
   "order   | ./services/order/cmd/order | 8082 | "
   "lead-api    | ./services/lead/cmd/lead-api    | 8083 | "
   "lead-worker | ./services/lead/cmd/lead-worker | 8093 | "
@@ -54,7 +55,7 @@ TOOLS=(
   "ccadmin    | ./tools/cmd/ccadmin"
 )
 ENTRY=gateway                      # the public entry point, started last
-CONSUMERS=" lead-worker call-ingest notification-worker webhook-dispatcher "  # queue consumers: their ports serve probes and metrics (the stacks of the Go tests read this list)
+CONSUMERS=" agent-events lead-worker call-ingest notification-worker webhook-dispatcher "  # queue consumers: their ports serve probes and metrics (the stacks of the Go tests read this list)
 DEMO_ADMIN_EMAIL=admin@demo.callcenter.local
 # ---------------------------------------------------------------------------------------------
 

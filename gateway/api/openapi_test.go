@@ -52,7 +52,11 @@ func TestEveryRouteIsDescribed(t *testing.T) {
 		assert.Contains(t, methodsOf[path], r.Method, "%s is not in openapi.yaml", key)
 		described++
 	}
-	assert.Len(t, methodsOf, described, "openapi.yaml describes only routes the gateway serves")
+	operations := 0
+	for _, ms := range methodsOf {
+		operations += len(ms)
+	}
+	assert.Equal(t, described, operations, "openapi.yaml describes only routes the gateway serves")
 }
 
 func TestJSONIsTheSameDescription(t *testing.T) {

@@ -55,7 +55,7 @@ type Config struct {
 	// The health check: the broker (config.Broker), the consumers every queue needs, the external
 	// platforms (empty = not configured), and the timeout of each probe.
 	config.Broker
-	QueueConsumers       string        `env:"QUEUE_CONSUMERS" envDefault:"lead.jobs:1,telephony.calls:1,notification.commands:1,webhook.events:1"`
+	QueueConsumers       string        `env:"QUEUE_CONSUMERS" envDefault:"lead.jobs:1,telephony.calls:1,telephony.agents:1,notification.commands:1,webhook.events:1"`
 	TelephonyPlatformURL string        `env:"TELEPHONY_PLATFORM_URL"`
 	VoicePlatformURL     string        `env:"VOICE_PLATFORM_URL"`
 	HealthTimeout        time.Duration `env:"HEALTH_TIMEOUT" envDefault:"300ms"`
@@ -65,9 +65,10 @@ type Config struct {
 	CallIngestURL         string `env:"CALL_INGEST_URL"`
 	NotificationWorkerURL string `env:"NOTIFICATION_WORKER_URL"`
 	WebhookDispatcherURL  string `env:"WEBHOOK_DISPATCHER_URL"`
+	AgentEventsURL        string `env:"AGENT_EVENTS_URL"`
 	// MonitoredQueues are the queues whose depth and consumers /metrics reports (each with its
 	// dead-letter queue).
-	MonitoredQueues []string `env:"MONITORED_QUEUES" envDefault:"lead.jobs,lead.call-finished,telephony.calls,notification.commands,webhook.events"`
+	MonitoredQueues []string `env:"MONITORED_QUEUES" envDefault:"lead.jobs,lead.call-finished,telephony.calls,telephony.agents,notification.commands,webhook.events"`
 }
 
 // negativeAuthTTL is how long a refused key stays refused without asking the user service again.
@@ -174,6 +175,7 @@ func healthChecker(cfg Config, ups route.Upstreams, broker *mq.Conn, needs []hea
 	for _, c := range []struct{ name, url string }{
 		{"lead-worker", cfg.LeadWorkerURL}, {"call-ingest", cfg.CallIngestURL},
 		{"notification-worker", cfg.NotificationWorkerURL}, {"webhook-dispatcher", cfg.WebhookDispatcherURL},
+		{"agent-events", cfg.AgentEventsURL},
 	} {
 		if c.url != "" {
 			probes = append(probes, health.Consumer(c.name, c.url, client))

@@ -49,12 +49,13 @@ const (
 	NotificationsSend Scope = "notifications:send"
 	DNCWrite          Scope = "dnc:write"
 	WebhooksWrite     Scope = "webhooks:write"
+	AgentStateWrite   Scope = "agent-state:write"
 )
 
 // Scopes lists every scope.
 func Scopes() []Scope {
 	return []Scope{OrdersRead, OrdersWrite, LeadsRead, LeadsWrite, CallsRead, UsersRead, AgentGroupsWrite,
-		NotificationsSend, DNCWrite, WebhooksWrite}
+		NotificationsSend, DNCWrite, WebhooksWrite, AgentStateWrite}
 }
 
 // groupScopes is what each group's rights cover, so a key of that group may carry these scopes
@@ -63,8 +64,8 @@ var groupScopes = map[Group][]Scope{
 	Admin:            Scopes(),
 	Moderator:        Scopes(),
 	Client:           {OrdersRead, OrdersWrite, LeadsRead, LeadsWrite, CallsRead, UsersRead, DNCWrite, WebhooksWrite},
-	CallCenterSenior: {OrdersRead, OrdersWrite, LeadsRead, LeadsWrite, CallsRead, UsersRead, AgentGroupsWrite, NotificationsSend},
-	CallCenter:       {OrdersRead, LeadsRead, LeadsWrite, CallsRead, UsersRead},
+	CallCenterSenior: {OrdersRead, OrdersWrite, LeadsRead, LeadsWrite, CallsRead, UsersRead, AgentGroupsWrite, NotificationsSend, AgentStateWrite},
+	CallCenter:       {OrdersRead, LeadsRead, LeadsWrite, CallsRead, UsersRead, AgentStateWrite},
 	Arbitration:      {OrdersRead, LeadsRead, LeadsWrite, CallsRead},
 	None:             {},
 }

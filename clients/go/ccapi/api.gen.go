@@ -115,6 +115,87 @@ func (e AgentGroupPageSuccess) Valid() bool {
 	}
 }
 
+// Defines values for AgentStateName.
+const (
+	AgentAvailable AgentStateName = "available"
+	AgentOffline   AgentStateName = "offline"
+	AgentOnCall    AgentStateName = "on-call"
+	AgentPaused    AgentStateName = "paused"
+	AgentRinging   AgentStateName = "ringing"
+	AgentWrapUp    AgentStateName = "wrap-up"
+)
+
+// Valid indicates whether the value is a known member of the AgentStateName enum.
+func (e AgentStateName) Valid() bool {
+	switch e {
+	case AgentAvailable:
+		return true
+	case AgentOffline:
+		return true
+	case AgentOnCall:
+		return true
+	case AgentPaused:
+		return true
+	case AgentRinging:
+		return true
+	case AgentWrapUp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentStatePageMessage.
+const (
+	AgentStatePageMessageEmpty AgentStatePageMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the AgentStatePageMessage enum.
+func (e AgentStatePageMessage) Valid() bool {
+	switch e {
+	case AgentStatePageMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentStatePageSuccess.
+const (
+	AgentStatePageSuccessTrue AgentStatePageSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the AgentStatePageSuccess enum.
+func (e AgentStatePageSuccess) Valid() bool {
+	switch e {
+	case AgentStatePageSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentStateSetState.
+const (
+	SetAvailable AgentStateSetState = "available"
+	SetOffline   AgentStateSetState = "offline"
+	SetPaused    AgentStateSetState = "paused"
+)
+
+// Valid indicates whether the value is a known member of the AgentStateSetState enum.
+func (e AgentStateSetState) Valid() bool {
+	switch e {
+	case SetAvailable:
+		return true
+	case SetOffline:
+		return true
+	case SetPaused:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApiKeyCreatedResultSuccess.
 const (
 	ApiKeyCreatedResultSuccessTrue ApiKeyCreatedResultSuccess = true
@@ -1420,6 +1501,7 @@ func (e ResultSuccess) Valid() bool {
 // Defines values for Scope.
 const (
 	AgentGroupsWrite  Scope = "agent-groups:write"
+	AgentStateWrite   Scope = "agent-state:write"
 	CallsRead         Scope = "calls:read"
 	DncWrite          Scope = "dnc:write"
 	LeadsRead         Scope = "leads:read"
@@ -1435,6 +1517,8 @@ const (
 func (e Scope) Valid() bool {
 	switch e {
 	case AgentGroupsWrite:
+		return true
+	case AgentStateWrite:
 		return true
 	case CallsRead:
 		return true
@@ -1825,6 +1909,36 @@ func (e WebhookSecretResultSuccess) Valid() bool {
 	}
 }
 
+// Defines values for SetAgentState200JSONResponseBodyMessage.
+const (
+	SetAgentState200JSONResponseBodyMessageEmpty SetAgentState200JSONResponseBodyMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the SetAgentState200JSONResponseBodyMessage enum.
+func (e SetAgentState200JSONResponseBodyMessage) Valid() bool {
+	switch e {
+	case SetAgentState200JSONResponseBodyMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SetAgentState200JSONResponseBodySuccess.
+const (
+	SetAgentState200JSONResponseBodySuccessTrue SetAgentState200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SetAgentState200JSONResponseBodySuccess enum.
+func (e SetAgentState200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case SetAgentState200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListMyNotificationsParamsUnread.
 const (
 	ListMyNotificationsParamsUnreadFalse ListMyNotificationsParamsUnread = "false"
@@ -1975,6 +2089,59 @@ type AgentGroupWritable struct {
 		Ru *string `json:"ru,omitempty"`
 	} `json:"names,omitempty"`
 }
+
+// AgentState defines model for AgentState.
+type AgentState struct {
+	// OrderId the order the state concerns, where it concerns one
+	OrderId *int64 `json:"orderId"`
+
+	// Orders the orders the agent may take (in lists)
+	Orders      *[]int64 `json:"orders,omitempty"`
+	PauseReason *string  `json:"pauseReason"`
+	PhoneMode   string   `json:"phoneMode"`
+
+	// Since when the agent entered the state; null for an agent never reported
+	Since  *time.Time     `json:"since"`
+	State  AgentStateName `json:"state"`
+	UserId int64          `json:"userId"`
+}
+
+// AgentStateName defines model for AgentStateName.
+type AgentStateName string
+
+// AgentStatePage defines model for AgentStatePage.
+type AgentStatePage struct {
+	Data struct {
+		List []AgentState `json:"list"`
+
+		// Next the offset of the next page (offset + the items in this one)
+		Next int `json:"next"`
+
+		// Total every item that matches the filters
+		Total int `json:"total"`
+	} `json:"data"`
+	Message AgentStatePageMessage `json:"message"`
+	Success AgentStatePageSuccess `json:"success"`
+}
+
+// AgentStatePageMessage defines model for AgentStatePage.Message.
+type AgentStatePageMessage string
+
+// AgentStatePageSuccess defines model for AgentStatePage.Success.
+type AgentStatePageSuccess bool
+
+// AgentStateSet defines model for AgentStateSet.
+type AgentStateSet struct {
+	// PauseReason only with paused
+	PauseReason *string            `json:"pauseReason,omitempty"`
+	State       AgentStateSetState `json:"state"`
+
+	// UserId another agent's id (staff only); the caller's own by default
+	UserId *int64 `json:"userId,omitempty"`
+}
+
+// AgentStateSetState defines model for AgentStateSet.State.
+type AgentStateSetState string
 
 // ApiKey A key as the API shows it (never the secret, only its prefix).
 type ApiKey struct {
@@ -3649,6 +3816,23 @@ type CreateAgentGroupParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListAgentStatesParams defines parameters for ListAgentStates.
+type ListAgentStatesParams struct {
+	// UserIds only these agents
+	UserIds *[]PositiveInt `form:"userIds[],omitempty" json:"userIds[],omitempty"`
+
+	// State only agents in this state
+	State  *AgentStateName `form:"state,omitempty" json:"state,omitempty"`
+	Offset *Offset         `form:"offset,omitempty" json:"offset,omitempty"`
+	Limit  *Limit          `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// SetAgentState200JSONResponseBodyMessage defines parameters for SetAgentState.
+type SetAgentState200JSONResponseBodyMessage string
+
+// SetAgentState200JSONResponseBodySuccess defines parameters for SetAgentState.
+type SetAgentState200JSONResponseBodySuccess bool
+
 // ListApiKeysParams defines parameters for ListApiKeys.
 type ListApiKeysParams struct {
 	// UserId admin only
@@ -3874,6 +4058,9 @@ type CreateAgentGroupJSONRequestBody = AgentGroupCreate
 
 // UpdateAgentGroupJSONRequestBody defines body for UpdateAgentGroup for application/json ContentType.
 type UpdateAgentGroupJSONRequestBody = AgentGroupWritable
+
+// SetAgentStateJSONRequestBody defines body for SetAgentState for application/json ContentType.
+type SetAgentStateJSONRequestBody = AgentStateSet
 
 // CreateApiKeyJSONRequestBody defines body for CreateApiKey for application/json ContentType.
 type CreateApiKeyJSONRequestBody = ApiKeyCreate
@@ -4596,6 +4783,42 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/agent-group/update/{id}/ (the `UpdateAgentGroup` operationId).
 	UpdateAgentGroup(ctx context.Context, id PositiveInt, body UpdateAgentGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListAgentStates List agents with their current state
+	//
+	// Each active agent (access group call-center or call-center-senior) with its current state,
+	// since when, and the orders it may take (those naming it among their agents or through one of
+	// its agent groups). An agent the telephony platform never reported is `offline` with `since`
+	// null. The state is the event with the newest time: events arriving late or twice change
+	// nothing. Staff see every agent, a call-center-senior the agents of its groups and itself, an
+	// agent itself.
+	//
+	// Corresponds with GET /v2/agent/state/ (the `ListAgentStates` operationId).
+	ListAgentStates(ctx context.Context, params *ListAgentStatesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetAgentStateWithBody Set an agent's state
+	//
+	// An agent sets its own state to `available`, `paused` (with an optional `pauseReason`) or
+	// `offline`; staff (admin, moderator) may set another agent's by `userId`. The other states
+	// (`ringing`, `on-call`, `wrap-up`) come from the telephony platform only (queue
+	// `telephony.agents`, docs/events.md). Answers the agent's state after the change.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v2/agent/state/ (the `SetAgentState` operationId).
+	SetAgentStateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetAgentState Set an agent's state
+	//
+	// An agent sets its own state to `available`, `paused` (with an optional `pauseReason`) or
+	// `offline`; staff (admin, moderator) may set another agent's by `userId`. The other states
+	// (`ringing`, `on-call`, `wrap-up`) come from the telephony platform only (queue
+	// `telephony.agents`, docs/events.md). Answers the agent's state after the change.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v2/agent/state/ (the `SetAgentState` operationId).
+	SetAgentState(ctx context.Context, body SetAgentStateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListApiKeys The caller's API keys, newest first (an admin may name another user); never the secret
 	//
 	// Corresponds with GET /v2/api-key/ (the `ListApiKeys` operationId).
@@ -5250,6 +5473,72 @@ func (c *Client) UpdateAgentGroupWithBody(ctx context.Context, id PositiveInt, c
 // Corresponds with POST /v2/agent-group/update/{id}/ (the `UpdateAgentGroup` operationId).
 func (c *Client) UpdateAgentGroup(ctx context.Context, id PositiveInt, body UpdateAgentGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateAgentGroupRequest(c.Server, id, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAgentStates List agents with their current state
+//
+// Each active agent (access group call-center or call-center-senior) with its current state,
+// since when, and the orders it may take (those naming it among their agents or through one of
+// its agent groups). An agent the telephony platform never reported is `offline` with `since`
+// null. The state is the event with the newest time: events arriving late or twice change
+// nothing. Staff see every agent, a call-center-senior the agents of its groups and itself, an
+// agent itself.
+//
+// Corresponds with GET /v2/agent/state/ (the `ListAgentStates` operationId).
+func (c *Client) ListAgentStates(ctx context.Context, params *ListAgentStatesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAgentStatesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetAgentStateWithBody Set an agent's state
+//
+// An agent sets its own state to `available`, `paused` (with an optional `pauseReason`) or
+// `offline`; staff (admin, moderator) may set another agent's by `userId`. The other states
+// (`ringing`, `on-call`, `wrap-up`) come from the telephony platform only (queue
+// `telephony.agents`, docs/events.md). Answers the agent's state after the change.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v2/agent/state/ (the `SetAgentState` operationId).
+func (c *Client) SetAgentStateWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetAgentStateRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetAgentState Set an agent's state
+//
+// An agent sets its own state to `available`, `paused` (with an optional `pauseReason`) or
+// `offline`; staff (admin, moderator) may set another agent's by `userId`. The other states
+// (`ringing`, `on-call`, `wrap-up`) come from the telephony platform only (queue
+// `telephony.agents`, docs/events.md). Answers the agent's state after the change.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v2/agent/state/ (the `SetAgentState` operationId).
+func (c *Client) SetAgentState(ctx context.Context, body SetAgentStateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetAgentStateRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6654,6 +6943,136 @@ func NewUpdateAgentGroupRequestWithBody(server string, id PositiveInt, contentTy
 	}
 
 	operationPath := fmt.Sprintf("/v2/agent-group/update/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListAgentStatesRequest constructs an http.Request for the ListAgentStates method
+func NewListAgentStatesRequest(server string, params *ListAgentStatesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/agent/state/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.UserIds != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "userIds[]", *params.UserIds, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSetAgentStateRequest calls the generic SetAgentState builder with application/json body
+func NewSetAgentStateRequest(server string, body SetAgentStateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetAgentStateRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewSetAgentStateRequestWithBody constructs an http.Request for the SetAgentState method, with any body, and a specified content type
+func NewSetAgentStateRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/agent/state/")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -9172,6 +9591,44 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v2/agent-group/update/{id}/ (the `UpdateAgentGroup` operationId).
 	UpdateAgentGroupWithResponse(ctx context.Context, id PositiveInt, body UpdateAgentGroupJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAgentGroupResponse, error)
 
+	// ListAgentStatesWithResponse List agents with their current state
+	//
+	// Each active agent (access group call-center or call-center-senior) with its current state,
+	// since when, and the orders it may take (those naming it among their agents or through one of
+	// its agent groups). An agent the telephony platform never reported is `offline` with `since`
+	// null. The state is the event with the newest time: events arriving late or twice change
+	// nothing. Staff see every agent, a call-center-senior the agents of its groups and itself, an
+	// agent itself.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/agent/state/ (the `ListAgentStates` operationId).
+	ListAgentStatesWithResponse(ctx context.Context, params *ListAgentStatesParams, reqEditors ...RequestEditorFn) (*ListAgentStatesResponse, error)
+
+	// SetAgentStateWithBodyWithResponse Set an agent's state
+	//
+	// An agent sets its own state to `available`, `paused` (with an optional `pauseReason`) or
+	// `offline`; staff (admin, moderator) may set another agent's by `userId`. The other states
+	// (`ringing`, `on-call`, `wrap-up`) come from the telephony platform only (queue
+	// `telephony.agents`, docs/events.md). Answers the agent's state after the change.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/agent/state/ (the `SetAgentState` operationId).
+	SetAgentStateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetAgentStateResponse, error)
+
+	// SetAgentStateWithResponse Set an agent's state
+	//
+	// An agent sets its own state to `available`, `paused` (with an optional `pauseReason`) or
+	// `offline`; staff (admin, moderator) may set another agent's by `userId`. The other states
+	// (`ringing`, `on-call`, `wrap-up`) come from the telephony platform only (queue
+	// `telephony.agents`, docs/events.md). Answers the agent's state after the change.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v2/agent/state/ (the `SetAgentState` operationId).
+	SetAgentStateWithResponse(ctx context.Context, body SetAgentStateJSONRequestBody, reqEditors ...RequestEditorFn) (*SetAgentStateResponse, error)
+
 	// ListApiKeysWithResponse The caller's API keys, newest first (an admin may name another user); never the secret
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -11363,6 +11820,486 @@ func (r UpdateAgentGroupResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateAgentGroupResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListAgentStatesResponse200Headers the declared response headers of an HTTP 200 response for ListAgentStates
+type ListAgentStatesResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListAgentStatesResponse400Headers the declared response headers of an HTTP 400 response for ListAgentStates
+type ListAgentStatesResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListAgentStatesResponse401Headers the declared response headers of an HTTP 401 response for ListAgentStates
+type ListAgentStatesResponse401Headers struct {
+	XRequestId string
+}
+
+// ListAgentStatesResponse403Headers the declared response headers of an HTTP 403 response for ListAgentStates
+type ListAgentStatesResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListAgentStatesResponse429Headers the declared response headers of an HTTP 429 response for ListAgentStates
+type ListAgentStatesResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// ListAgentStatesResponse500Headers the declared response headers of an HTTP 500 response for ListAgentStates
+type ListAgentStatesResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListAgentStatesResponse501Headers the declared response headers of an HTTP 501 response for ListAgentStates
+type ListAgentStatesResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListAgentStatesResponse502Headers the declared response headers of an HTTP 502 response for ListAgentStates
+type ListAgentStatesResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListAgentStatesResponse503Headers the declared response headers of an HTTP 503 response for ListAgentStates
+type ListAgentStatesResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ListAgentStatesResponse504Headers the declared response headers of an HTTP 504 response for ListAgentStates
+type ListAgentStatesResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type ListAgentStatesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentStatePage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAgentStatesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListAgentStatesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListAgentStatesResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListAgentStatesResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListAgentStatesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListAgentStatesResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *ListAgentStatesResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ListAgentStatesResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListAgentStatesResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ListAgentStatesResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAgentStatesResponse) GetJSON200() *AgentStatePage {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAgentStatesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAgentStatesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListAgentStatesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListAgentStatesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAgentStatesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListAgentStatesResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ListAgentStatesResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListAgentStatesResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ListAgentStatesResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAgentStatesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAgentStatesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAgentStatesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAgentStatesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SetAgentStateResponse200Headers the declared response headers of an HTTP 200 response for SetAgentState
+type SetAgentStateResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// SetAgentStateResponse400Headers the declared response headers of an HTTP 400 response for SetAgentState
+type SetAgentStateResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// SetAgentStateResponse401Headers the declared response headers of an HTTP 401 response for SetAgentState
+type SetAgentStateResponse401Headers struct {
+	XRequestId string
+}
+
+// SetAgentStateResponse403Headers the declared response headers of an HTTP 403 response for SetAgentState
+type SetAgentStateResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// SetAgentStateResponse404Headers the declared response headers of an HTTP 404 response for SetAgentState
+type SetAgentStateResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// SetAgentStateResponse408Headers the declared response headers of an HTTP 408 response for SetAgentState
+type SetAgentStateResponse408Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// SetAgentStateResponse413Headers the declared response headers of an HTTP 413 response for SetAgentState
+type SetAgentStateResponse413Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// SetAgentStateResponse415Headers the declared response headers of an HTTP 415 response for SetAgentState
+type SetAgentStateResponse415Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// SetAgentStateResponse429Headers the declared response headers of an HTTP 429 response for SetAgentState
+type SetAgentStateResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// SetAgentStateResponse500Headers the declared response headers of an HTTP 500 response for SetAgentState
+type SetAgentStateResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// SetAgentStateResponse501Headers the declared response headers of an HTTP 501 response for SetAgentState
+type SetAgentStateResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// SetAgentStateResponse502Headers the declared response headers of an HTTP 502 response for SetAgentState
+type SetAgentStateResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// SetAgentStateResponse503Headers the declared response headers of an HTTP 503 response for SetAgentState
+type SetAgentStateResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// SetAgentStateResponse504Headers the declared response headers of an HTTP 504 response for SetAgentState
+type SetAgentStateResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type SetAgentStateResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data    AgentState                              `json:"data"`
+		Message SetAgentState200JSONResponseBodyMessage `json:"message"`
+		Success SetAgentState200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON408 the response for an HTTP 408 `application/json` response
+	JSON408 *RequestTimeout
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SetAgentStateResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SetAgentStateResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SetAgentStateResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SetAgentStateResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SetAgentStateResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *SetAgentStateResponse408Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *SetAgentStateResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *SetAgentStateResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SetAgentStateResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SetAgentStateResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *SetAgentStateResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *SetAgentStateResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetAgentStateResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *SetAgentStateResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SetAgentStateResponse) GetJSON200() *struct {
+	Data    AgentState                              `json:"data"`
+	Message SetAgentState200JSONResponseBodyMessage `json:"message"`
+	Success SetAgentState200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetAgentStateResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SetAgentStateResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SetAgentStateResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SetAgentStateResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON408 returns the response for an HTTP 408 `application/json` response
+func (r SetAgentStateResponse) GetJSON408() *RequestTimeout {
+	return r.JSON408
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SetAgentStateResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r SetAgentStateResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SetAgentStateResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SetAgentStateResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r SetAgentStateResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r SetAgentStateResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SetAgentStateResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r SetAgentStateResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r SetAgentStateResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetAgentStateResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetAgentStateResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetAgentStateResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -21599,6 +22536,62 @@ func (c *ClientWithResponses) UpdateAgentGroupWithResponse(ctx context.Context, 
 	return ParseUpdateAgentGroupResponse(rsp)
 }
 
+// ListAgentStatesWithResponse List agents with their current state
+//
+// Each active agent (access group call-center or call-center-senior) with its current state,
+// since when, and the orders it may take (those naming it among their agents or through one of
+// its agent groups). An agent the telephony platform never reported is `offline` with `since`
+// null. The state is the event with the newest time: events arriving late or twice change
+// nothing. Staff see every agent, a call-center-senior the agents of its groups and itself, an
+// agent itself.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/agent/state/ (the `ListAgentStates` operationId).
+func (c *ClientWithResponses) ListAgentStatesWithResponse(ctx context.Context, params *ListAgentStatesParams, reqEditors ...RequestEditorFn) (*ListAgentStatesResponse, error) {
+	rsp, err := c.ListAgentStates(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAgentStatesResponse(rsp)
+}
+
+// SetAgentStateWithBodyWithResponse Set an agent's state
+//
+// An agent sets its own state to `available`, `paused` (with an optional `pauseReason`) or
+// `offline`; staff (admin, moderator) may set another agent's by `userId`. The other states
+// (`ringing`, `on-call`, `wrap-up`) come from the telephony platform only (queue
+// `telephony.agents`, docs/events.md). Answers the agent's state after the change.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/agent/state/ (the `SetAgentState` operationId).
+func (c *ClientWithResponses) SetAgentStateWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetAgentStateResponse, error) {
+	rsp, err := c.SetAgentStateWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetAgentStateResponse(rsp)
+}
+
+// SetAgentStateWithResponse Set an agent's state
+//
+// An agent sets its own state to `available`, `paused` (with an optional `pauseReason`) or
+// `offline`; staff (admin, moderator) may set another agent's by `userId`. The other states
+// (`ringing`, `on-call`, `wrap-up`) come from the telephony platform only (queue
+// `telephony.agents`, docs/events.md). Answers the agent's state after the change.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v2/agent/state/ (the `SetAgentState` operationId).
+func (c *ClientWithResponses) SetAgentStateWithResponse(ctx context.Context, body SetAgentStateJSONRequestBody, reqEditors ...RequestEditorFn) (*SetAgentStateResponse, error) {
+	rsp, err := c.SetAgentState(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetAgentStateResponse(rsp)
+}
+
 // ListApiKeysWithResponse The caller's API keys, newest first (an admin may name another user); never the secret
 //
 // Returns a wrapper object for the known response body format(s).
@@ -25771,6 +26764,938 @@ func ParseUpdateAgentGroupResponse(rsp *http.Response) (*UpdateAgentGroupRespons
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers UpdateAgentGroupResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListAgentStatesResponse parses an HTTP response from a ListAgentStatesWithResponse call
+func ParseListAgentStatesResponse(rsp *http.Response) (*ListAgentStatesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAgentStatesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentStatePage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAgentStatesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListAgentStatesResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListAgentStatesResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListAgentStatesResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListAgentStatesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListAgentStatesResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers ListAgentStatesResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers ListAgentStatesResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListAgentStatesResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ListAgentStatesResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSetAgentStateResponse parses an HTTP response from a SetAgentStateWithResponse call
+func ParseSetAgentStateResponse(rsp *http.Response) (*SetAgentStateResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetAgentStateResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data    AgentState                              `json:"data"`
+			Message SetAgentState200JSONResponseBodyMessage `json:"message"`
+			Success SetAgentState200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SetAgentStateResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers SetAgentStateResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SetAgentStateResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SetAgentStateResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SetAgentStateResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers SetAgentStateResponse408Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers408 = &headers
+	case rsp.StatusCode == 413:
+		var headers SetAgentStateResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers SetAgentStateResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers SetAgentStateResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers SetAgentStateResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers SetAgentStateResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers SetAgentStateResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetAgentStateResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers SetAgentStateResponse504Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -45720,404 +47645,422 @@ func ParseRedeliverWebhookEventResponse(rsp *http.Response) (*RedeliverWebhookEv
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rbiNJmij2KuE8Z1DkdlJFUlJJorCA1aWqaU3XbSVVz86UZCmYGSSjlYxgZ0SKxSkU0Dv+Y2AN2Ac4",
-	"gA3D9vH6h//4z+xg5mx790wvsE/AeoXzJEZ8X0ReyORNl6q+cDDoEjMj4/rFd7+88wLZH0jBhFZe653X",
-	"YzRkMfx5FLL+QGomdO2YDSI6YqF5HDIVxHyguRReyzvzdJywM48Me0wQ3eOKcEV0jxGlZcxCQoUaspjI",
-	"DqGCMBpHnMUkZt8kTGky5LqHjWmfkXTAYFT7ko0IFSFpy3BEKrEd3ydC6h4XXTKkioRSMEK7lIvqPqFt",
-	"xYQmUhBKOjxW2o684fkee0v7g4h5LZis53sq6LE+NathIul7rTf44tz39Ghg2ikdc9H13r/3vWOq2TPe",
-	"57oG/53egtMeIwevjsgVGz1QRMsrJkg7Ca6YJpXjg9MnF8+Onh+dXnz++vjk1K1cVTfIiZ0vu2bxqLhP",
-	"NNE9JjQPqGYhkQMWUzMYkSJgsF9XbGT2+ZrFvMNZSCpKmq3B5W/VG2ajYvy1Xd8kMjaPm3uky6/N7FhH",
-	"xqYjqqs+bLMwk3BnyEiXajakIxKZFSsiJImpZoXlHL86+et6tbC7W/V6fmv7XPC+2d1Guq1caNZl8cS+",
-	"HrM+5cLs99Te/ronI5ZuGolYRxMu3BY8UG6jaUezGMHPAEUFYAGga+L4ijPe3NsrnXF94YwVK4GEExZI",
-	"ESqSCM2j6UlyRTpJFCHILj3HxiozZDoe1Q7MZszaS2XnWKGaRIwqTRpVoiUZUq4dYCgmQnPJYKKTkzGH",
-	"wWODC8ydWeHA/7Z2jOdYOypBJC+LF6EF2xdEnAn9QBE5FCT/PYIqhz1tmOk3mrsk6NGYBprFylyjNwe1",
-	"39La7+q1vY2LVu3cJyxSDKCjT0NG2qMCpFcoef366LC6QZ7ALCLZJREXzPRk2jmMJWifKcJ1Ea3Uw632",
-	"Lt1u1nY7O6y2RXfatT26tVnbbjc7DfYo2AsbdW/e1g2o1iw2+/DfTcz7XcNvNHff/3tvGje9970BjWmf",
-	"aYuxH8fMIIynsexPb7DSNNZuOYFpaTDKgMVchj45OnlJdh/VG2YjQnPXAWWYv2qa91m1sNxmvblTq2/W",
-	"6o3Ter0F//+svtmqmzVyM9Y3CYtHnu+Z3fJaXoDzOtBv6ucF7DuNbe0STuX0ApgIF07fJ1wEUaL4NUtX",
-	"QiM4dEYFEqYh3IOQjsoXtdlYuIrGolXkKNmXbDS9lOf0iqlsJYb+dZgB49hc4FZGEq/yZNDgCi5Ic4v0",
-	"CFLEAqVt1uuOilQArZQQ8BYxkFfdL44ArakhrSyGoXxz/MMej5DaID11V0BpHkUkToTyzfUz9GZvgzyl",
-	"PGJhhqppzIAi4eSK12Un2GOPHu3s1Xa2mtu1rXrIantbW+0aq+90gkZnr07ZjjsEZEiyU5hgEgoH0adv",
-	"nzHR1T2v1dze9g1Ccr8bZaT9qD+QsS7DRmbVPCQcGjxjNFR2a1lYvPjtR53NoMFqe+b2b4U7rLYbNDq1",
-	"JtuiO+FeezvYTC/FgOpetg7uxp6HFjoy7lPttbwk4aFXtgQzN1xAOqmd0vEibDhvtH8fs47X8v7dw4wl",
-	"fIhv1cNXUnHNr9mR0Diu44XSYbfr5dcGeIjCMYWsQ5NI4yd9+tYSDcM9LCAhLzsdS3jTYWeMKrFl6bD5",
-	"ccrp6Ms4ZPHEtjZKt1Xalne1r3ZkNQ2SMBLhQLojJQkNAjbQ5krbOag39fO//q/f/j9++gB/BbLfpzXF",
-	"DK3QLCxgvTeN8xn75/osorp5Szk6fMYVruJEU52o0mUoeGXWUZyH35wxE+X6mpgK16yv7K3Hs2w2tna2",
-	"djcfbe3MB6T0CY1jOoIJ/5q1e1JezUIFKmmnjx6YyRd4omYpZAzTLm/MM703X6qBFIrBSj+n4S+RXzG/",
-	"AikMbjd/0sEgMsICl+Lh18pMOwe477yQauq13pz7Xp8pRbsOHxDF4mseGC7o2mBrck0j7kQ2s9lJEDCl",
-	"vFaHRoq9XxYQnsSxjJ+IaxbJAcNlTEtMbuh2LK+QygRSCBagnBOn6JYo2Wco8xl5xVAcQ1a+OD19ZYhK",
-	"Tl4tEdTKZmm/eDjZfLZIslwv2SflosKyvZjmJdzyvM8LbWG/P6ehfXQTSHnnMXOEsKuKD56IcCC50HCf",
-	"vX5i2GBphAXC+gNtrqrmGsghVyQFdTONDNyK3bTIVC/7BDppkXwf9weCRwJhnYtBoluEIoclY5Jy1KQd",
-	"M3oFYhCJk4iRitmcDdwZKwcwGvRIh7MoNHI09pGHUkp+dfLyBZHtr1mgTQvAbQTpN7YMqLDbMKCxYqFl",
-	"TyuX+5fQJQ3J5S8uCVMBHTCfSCOnN/x6vZ7NVFV9ZNcNAsoe+3a0axolwM/jz2yBZg04iVAynHDIAhkC",
-	"J4rb8/r0aW0X+EOZaHNDdSyjvKBVef1Z3UxGS2L+ajz14d+dpy1y+Yt6/dInl7/odOCfYPMXzd3LatlU",
-	"SU9GKHEKu9KQqIiqng+TDEnErxihYkSQR4UtJ5VLWNEl6UCXZqtM6+oaL8zEC4+l6EQ80LenHxN8eIvQ",
-	"KGY0HJEEgBgkChLyTofFTKTCwz0TlUkN4pCq/HxyEo6BQq7VTNFmH8EU7w7cEcBYbUYSwb9JGGg56RUT",
-	"pEIFMlwPFDGXx4EsFySHMKq2Q+CGEcfRoMdCI6UmCj6mgWEEnSpR+cRyEAXuQ8FVLzwxd89IuK+Pn1Vz",
-	"g9ujWl+G2ZcBBfqbUUgeeq2dAonLw7Zh894vzzgfM2UkkxlQzYt6DxZaglI82Rnq+nlbUvZJucb7Zwsj",
-	"TwxvYo/n1jjzxhAyGz4OpWD7gGgMUgERaX3bS0/yqYzbPAyZuP05mqtI4zbX1ixD4UxJN5bJgPTpCFip",
-	"gEYRefXy5JQ8vG4+BArxEO/vw3umgmh0KEzK0IxADpgiIRqKaBTJIeCUzLpUscrwh8dPDg6fP9nohz45",
-	"837dk7CmUJJhj+ozz3GbVoKz2nlgkWPWSRTox4Es0i5q70HWZCHXPlF0tObPZgOpFe9PeZ/J5A4wDiqN",
-	"nKwd8hAPH7XEXBDN++wjCfpg7hLSDW6V2a9fnZwePzl4fnF69PzJy9enpDIE+UnDZLkiibgScij2UTU+",
-	"32K8hqzZkHUkNIsFjeDMbg9Y3HZHgL29RxA6ECQR7O2ABYbxAQ0uWi8CmihgwyPZ7ToWP2+q46Fv7dqq",
-	"J4diDRszYeNXsn1gtck3Y4a/lm0zrrfdrrPdzlZQa3Y2aW0LDCPho2Zts1PvNIJdutfeYd7dMM25Oc/n",
-	"nr+WbZADnb6cVAyQgNoxJj1qiFV1P7MoWs1NN6ExFZqBEmrNZd8zAL6Q+qlMRHhXBG9vby/TabG3/F4V",
-	"Dy8kUUnQS7V84HhjVdo0ilicsoSKMcMXWcU2e0sDHY0IjfjVWmk1HzqOzJn3mbghhirCCHDmji3hTvE5",
-	"iOToXlXOeWYINEoICWqCC5+YEKlwrcjr42fuRSBFh3eTmIVrmJkNM6/oKJI0PJXyGY277PZA05bhqJUq",
-	"Aakmfak0adS3drd3HpH2SDN1z7ADakuu0ATw+cvD3zjHwt+cPjlBtGPePNoiz/nnoBPPuy9U2iPyGHeg",
-	"hk4ROSePmFFUv5Ogl4grhg4na/iaDV/2950Jaghe5n7HLGD8GnW4RjzbB3e8nOcSwAHV4Az6MUDOME+F",
-	"iVnRTVt8BsprA0EwXZlo5LBy5lyuSBBJtcZY8yDqxALPD07FaABBSM07dipLcNOz9JFr7vl+IAeYiteC",
-	"XlMe0XbE7tg9BNQwWecfh0WqWD6aayIYCxV6RSYqp88C9/cRmtJB7emTHDRqZ73/WrarOTu7s7wJOdyf",
-	"iifwM2zr9AipF/QacZWC36mUz6kY2cfqDtTrUpI+FaPUmRSPPjWdNut1MgAwCKQI4U9rNL1H0Hx5DQEG",
-	"Trs+FQ/xV1U/57JOaBjGTCmiBuaXYeFB405FAC7lW/VGyv5XDl6ffnHx9ODo2evjJxd/5WfhGWmcRySl",
-	"YcqoNixCFi5A7KGYpqKaSp5983XErxlROma0b6QNQVDPenLx6snxxZdPfkMquWCBFtn+aZPmicCIuV/n",
-	"mt76brwWNNE9GfPf3YXg+re1gwFHbwurFjdHHrNrgI77hf90bNLnSnHR9d0c/HQGMibs7YDHLPSdfwXg",
-	"ay7Qt2ECxG67tSoZGPmGhc9ZyOkpeE/edoudiGR6y4l7Ex2RStCjsWKaJLpT2/UJ7xAqIKDgY0iAqEsy",
-	"WEaRy8m5XVrvfyeiXtqp/jVM9bK6Pyka+mgTUuRSs7f6YaCuL83pFTp+WxMhdL6mgzMAMj1p2JcDAIJf",
-	"xjIZlMVMnnl4jGid9fw0DBGph+eDjqoWMKHBETf3q6aY4GBxyVmgPd/ry5DFVOObsM/Ns5KARj8/tRfg",
-	"qfzuXkYvHbrLhE43hYYhN5/T6FUsByzWnLlr43uD3KN3HhiSrTt56ve9yK3bzyJ2Ft0+I8YrTfsD8xUP",
-	"V3LaR4dvteKKuu2SyCHfi5PygKLMgfyNaeOb77Mdtu5A730vGYQrr3iie3BuxyX52cbnNzM/TNkksmNG",
-	"DyvYmih62fFab+bPKvvy1zHXIGy8999NbF263cttysTyplY2/cV5YQ2vaHeFFZxY9D89bWcrW64fGHW6",
-	"k4ijR3d6CZbbzdKYh6lVv1+wE+mZtN4tcz9XCcHIXaJb3ZPps5+GzgG3MXlzr+uEFRoj8VBXb4QN1ZND",
-	"9HNBEzMqw4KYaZ9IEY2A+RnErMPfAmddXNXNEBPyVgq/SkPD0hhNc22TyMr/GGcytW8r47arsvDFVDLR",
-	"ikWdll2wyMUKZtHsZh9S42rFcBpcEGrjF5EV0WrKkcMrmXtElX6t3K7dbP3CUrypF3hU5bCG3O1thkXf",
-	"q6Uv7kkATOD0JTHc9FG4akzZFHa3i7XbkU4vD2HpWEXEnzuD/Macz7xnGQUo3oACLBehywFSopOY7ROz",
-	"ueBwhgke8LrZzz3/lnCQixiF+MM5J1ecpJCCZRqpBzayP+bdnjazWu2Y+/TtEX6Qn8QtT33ugYSZS+uS",
-	"dA1w20sRsLuicBYPz6Y78P6HTX1XW6n/zhNST3IuBsOev4cl35REP6ZRtCL/iaz+q54UbBq4n2w0Hm2R",
-	"kHcNanbBP5/tkz5VRsyHcBtD8SHPAnhcKDLsScWALBqh0ojRNNDqVAL7AGbLTodUdv7K/u/RjsHx+bQH",
-	"9dreX51/9u/LMP/NyGXIY7Q/5UUcLgLZN936nkx0V5o/y0SVDhdc9Y4E1xzEmlwXsHSDF520pEZKs77n",
-	"G6xzvgTy6VF1zAIZh3kxpi1lxKi4EZHm6lXMQg46lvIuozRMfJoTk1mw8/TLQtzejCY2QHeGTEajK3Ms",
-	"hwkKizZHyqJkJr6npabRyl9luHKaZQFd1LAnSY+KMGJh6qLjlfU0pFzfYOJl9La4idPAlYdVP4vUTylw",
-	"FmSe7vWM/Zk97dknMQE/fgE3FKA1fxPLSL7BQwdas/5gUvwrIh9wHr2mUQld7XORaKZIm+khY4JQ7K5A",
-	"U9OA7+3m9qNFWQMWUleuDl1igFyOAIs0p29SzBTTdpHqiTAXPSz7srismA0Y1elqskxLzlygrpQNYwTv",
-	"pDYNrryy4W2k7XSui/k6A/zMz+38rPP78Yq7QAVvSUVXZosWrn/xjGfMxjXHXAorkvd091fgCKRQSd/q",
-	"daeR5zcJSxjpJe0HCv8uXMl7nloSx0zoi3SKF4FMUMU/nxoIxsKIrfrdxN2ZNfrM7suuFmzZxUzxM7Ua",
-	"zNl6q31IR0st4yWIYmIJudGzsXw8irLZTuJI9pYFiZmRoR8lOT1sTjEzvUEs24xoKQ3+KtllkfTbeDgx",
-	"o0qKV72YKrZY61mcQtmkUyPOVGqxLxHfJgObBGxoQ/SHsQROcLXjSC8yZD/KeUUsOIRs391M55zAITDf",
-	"R4dwU8TIoqI8oZvBZmbQX8gqdnam/sqw2Oefmb9KuOzzSZJFBbF9kbOkXt9kpO4CvzB9gVXuWDGhYubT",
-	"IgLiEaUg1Oy3kcl9EkSMArhWYWUiOAjDG0igi0nNCgYFM4MluEnUc0/DwcAwRyqNeTd0ygpG4Mxr+DXf",
-	"Jls0DwQbEgR3yOYF2ouR56+ChXDG2ZTOl1B2nuN2P+6x4OqTbncoX0jtpNRppiYngSyEatz6WTIrWD4/",
-	"8xaxQwPL22aMdTbDVTZ2deXW8dPHZHNzc88nJWquFkBQV8rwxoqt3FZOKKwKarSWTbaI4RIVpWmnA2rc",
-	"quevhmXsVZh5RbiAvB24GkIhFvSBIvDWehEWOImpFRXYd2T23e9pQoWXrIw/XrBzZQBSziQfiuCQRazs",
-	"3JfefHPwcAA1PAAmdMyZuquDuJPNvMGOfFqcHuIcVuTu3FcrXPsnQsejVQlOqpwpQgY0xry+KdYAVm9A",
-	"lWJhqQz447Eezb0QBRzk+feF+vNIYeEK78p+Pk1g7CSKNhaaqlyWNq4fiuDHK6Knl+cWYjpk5Di0Uy8C",
-	"wpvz1kQwVcx0Egvl3HyXJDQlWqKif9ZqxmPMKNyhPAJKnznHExn7QPIh2RbO2DZTPnlnU429w2xXcRKx",
-	"9++nbcnuFKVgS5xitnvmKFdAYFlGuPKPSjZ0AtPBKjDnmEQH6yQC925ItKZaqcdas44JvpSfsyhzgd9a",
-	"jsW8sGIUAalbWZ9tpYFy0rf5yTWR1OUfNRY5itgFl7uHzJQ1C6Klcw74pcQweaLZWw18AHoHM2Wp/Ows",
-	"tQVZ1Fog4HzO71befPJWM5HPGThxyxlVDBH5gpy0PrbNactTzWjDHENxu3oGJiBte2T2qxPLPhFy6OXy",
-	"wm5OqHjriynFxEa4yc9b9yfkW1DfP0PZEEHwHuYlg82qQLbErBIALM653VaXNT1P0OlJbAedPskzDEuz",
-	"GctDyoxTmhrdT3doWR7tC0Yj3TtmAxnrFXG1vTSQ3i1OGIjrDs+A3yZokpBxKSiCksE+KpdcD8jZFb/P",
-	"RdG0UKsSXLGRQv3KmbeR0oYrNmIhaefHYByS1w3paDYNmIWa5yqhJxTN7+er1ubhp7tESDab8LKcxQKA",
-	"TlOsfZorzm/rs7Ms5GNG849rxcAxv+JsuGBWcrjitt2a5xj2sMpDLIcQ4YX5qcIWWcSM+IQqQm2+vQeK",
-	"bNXrNuWr7rE+qVzGcujyjsaQSItqw4dEIcmizAAdz6BVGaBnpvly7J8uwMoIS0lKMe71dI+xHD5QWNki",
-	"ddiLoFbC45OvHigbUQQxR6ZNY1INMcv8vxyQHMuhwzKTTs1A9G1fORv4TC4sB1U/Xnkouxi3EIgmt3Za",
-	"E4flXFo2bkTriIVkxPS+A6kWKPIxS9tbrrQiFTyA6n52ZRRjxJ5GFq9gu84kWJB04Ytptxrfe1szH9au",
-	"aWzdfd945vzSTo7l8HHaz7EcHruu0mUCmlnVd7edRFc24mXf0u4+67cRzmk0pCPw1QX/QrBjpOVlehD7",
-	"btPAjpi+O19el4arHGHhZEEYnHfjJ/2V3DQmO8XFtFlgEB6UzZJx1vnNlEHuq1z4iLo2H0Kg0JKnj4f6",
-	"+OQrzx3wi8Nfnbx8ASfOl5M3QCJ8LENWjvHS15P5r2+lTk97Pgqn8mpXnB0olkOFpAEojZCCra7WNZ3k",
-	"MtXON1iZxoelSjKYS5o/Nnb3mihJOjReYIvCjt1tLO/bdmhkdqlYSlpsbgguuumQUKIHrVmLBz2VmkYz",
-	"aZlymXHNUMuQqljPuSMG6dWGMr5iMbFtiTRX58aXxBC0ksMAe3zYKgzYs2k2CgOTSn5vXQACkGzkZ2iY",
-	"GiFBDUJsHLvB3IkQgPbzo3CFFMAFzZvu9+ELp441rAYvA5V9izGKHWZMD7tmgsTgKoZc0QM7cRqRyiUg",
-	"vEuiDK4d9kb72QXJUyWl6YhYolLN0RncMENccFFgsQMNq8Viq6Cbv3GdWcqZdom/D7Fj/PHUdl/u1wen",
-	"m8JGXt2bIaU8GOcuaPFiFy+YIw9FvXAGvQV0X8YaTSfH+zRyj80LuKoqAD9bVuZ5xmi4MksAzI69ToZl",
-	"SwN6pgk8DR/T/oDyrphrop50V37OdE+GBcfhAb+4bnq+/eOCqpEI3M9G+kfxefMCeYFSL+Wb8R5BorTs",
-	"f2V4mhJuEd/WUELioa0FkeQcXDI4K9j1pxE0GnmhJiNsdChrQuoaeDjCpltKaVqAWlfGeZtQtUWu2EC7",
-	"LJ6gFoL5UBJyGgEFn7aOsbeYmfQofBz3D5Y6sMInn6/+yePVPzlc6pPVPcEH5Sfh0lGkQqWhHsDvdmLZ",
-	"X8r2p1ClS+OSgDBXWQG6thQZT9R5rUG6Xmv0FyEBRhQU+6VnaPpx8fzu9igdU97tASZkkfWWLrsUfaYU",
-	"E93ZfNt1g+TbLMOEpe3TiImFG5Z+8lqx2EVaLx2YtLghe6ufLVYdUE3Q91il1VGXWnCBqZ7HFq8AnEuY",
-	"b+8ixuSziSCT6Vi/iALFN4jrkGrmnBpvxuINYnbNZaKWOAxbndYdSCV3p6rLGcBjLmOuRzMCMWTAafRM",
-	"dvlyxm5s/4Jpw8otSduUTOJghiIYXj2W/b5Nv7EUdzw7cuQmtnjfS3SQVQlc0VCUhr7nLPjFVQGGnaIx",
-	"UxRkij5MYf9CKEeK7iZ4h3S7i+h3BgTnwCO/DbOcC2Zxq5NQUYSrMrw2hR6LONgvclAT/EeeiZi6TAU0",
-	"V8boAh5YMcmA+eYp2Je/apYp8G5DexboIqC4lsNnJNv/hWGoN0G40/Y1B2TT3inZvM9n8ti4z181pq3D",
-	"gT3dCx6WYgYMcpnt/W7fz6MPPhIIGWfxiN4cHmvWTMwmXOg74izmero4/213eBfBXGJ6sTKrN58WfJPw",
-	"311EsrsQd7K3+mUMKrdpCrIMxVh2ExIdXMgUMS+22NtjmgCO3G4V9nUS48xHYrMwySHTlEc3liXBGx66",
-	"yKWHcOBaxGy26L7DbT4Z9njQw0QKRZG0uhZI1wLpWiBdC6Q/dIF0LTEuLzGupbi1FPeTleJmcVepzDV1",
-	"n08NDmwiskbP39T3BkuB21BCKKSimAg3yAHmBeI5ZE6VaWnTBFn7vhRpT8WoRMOb2bhEar2BsMorHaUl",
-	"qUkF/HWdL3J6GD4pO7kq0BFu+tuq17NYQEOH1GImLicCPtpaAoncmGeacI3Oy5vZeU3zLCvGU5XxMLfr",
-	"4vHtuzi8URc3lPqmKfTEEfVYAEmdjSRg6EjElat0DWhrHx1OZYygnkbRev4Naf3KKxc3/fAOJPlZJHfe",
-	"9r8W/O3L+OjkJTSeoLSpQ3mzsbWztbv5aGsn5y9QS5/u+ouJ8sobcgvBOaPVxc2UcZcKHpCK9a+v+kRI",
-	"UXOPEW/SsIbZiVD1VEGfY3yEXscbkAG45DmmpCllh6Z4hBU0DDlmYWI9IkX5RgrGhix18AioZl0Zj8gD",
-	"Lsggll0jPjxY6PJRYCRSEGhs5Y++0VwqpKCUqP1Ktn8UFva8n+kKDHgWOlfup/a1bFuvEFKh7i/zsE9D",
-	"RoQEml4OQzOcFZ1rzJByzUUX6GhFxoSLKqEEnU7KHEMWuIOUuxik01jF1+DH624KnhK38DQ1339c3/Kc",
-	"Vm7OnF4DS7fmK9d85ZqvXPOVa75yzVf+6PlKJGnlxtYoutCpsmxV0J2w1S6mB0Xb7bLt05u6yES7PMq5",
-	"b033RzCo3ut9ThnqhZCbM8TeED4Vmxkqjpawsps47Em0mSlSQT/xfNl2eFMtOkM82loYHr9StLkcYpx5",
-	"FllNYwZx1beMOPe9yNW/mTBE2ZwGYFOEomYwbn64xuIUpnfg/pGpiXGmfnZQ57PP+NOGxU/EoN/M2pIL",
-	"SC9JygRxH4UigAnLR3tYaXrxKCvKYYqFM6WxZaPizZArCK5uyBUTF7kEvNOMJo0ihVEny8cR3Z2pf2VT",
-	"9EdJarCCwfSG2Yw+qi1yvmnvFka6OXBdSKBk7Xh5Q1jOPpbLDp0zxM2wqxVArwznvcgVuS1LgXLNorz9",
-	"31GafEbVIY1deBI1DEipP0B+z6dybiYxmKYhRnPAhCJtV2fFBWzbghOQyrlDA0Z4JyuNCr4tEYe9m54o",
-	"dl46Kc3e6umKGKXOiLfMQQ0jFY4Rt3bRkfx49W75VWCehJvr4PJ9ncqsmNpSiylA+PSiuq63udUsJurH",
-	"TR4zdnK+xOQNd35nc799aRzbw+KZLxWDfhdB4jcoBHFsKXyZC9N94K+VcEzM6K3KKDkcNRsjzcdASLAX",
-	"oKF0F9P5Lip78BISGN6goiFcotXLGsK3qUc2l+JIHUSRHLIZJ5+2fxJy/dx6aKUHl5itqtkyGJgMAfzu",
-	"r2ecPvT2Gu7KyhPnttTCMyq6iUXnC0+d9sNDptG/LldwoWSdiZaHnEZcdBe2exVLA/KzcxIHE7Uslk1P",
-	"bL77QkY8pKOX1yyOeTiRk7WQlDt813x/drZR+GPrfWkRnKnillCuwEjRx0lUUsbzgquLQArBAgwwhnMr",
-	"Piz14KVRdBIwQWMuV1nzSdBjoZ1Ikal5LkVIR4aXP0nMXy3y5sz74ovW8+dnnp/+dU5kTN6c25w65gPZ",
-	"6eTTmc3ewBb+U7prWVLH5vQWZi938qlwd0o2G7b09ZziMraQR+Zo2maRFF1FtFzKoXNmeMANXarxq89H",
-	"C0rhuDD/dN7LTfZGUty+OV9X+SRmoHsRhtGt2LoGOqaBfqDIkEI83E0yWi7M8nh+I7raFTJmBoWaTf5d",
-	"UbU56SYcU6EMfZuLgwZpwR2DkOc2/SahEe9wlN7VKxYf0tGzcm2Ts10KSZyWZ/FhKhZf84CdzqChvjfD",
-	"fbZ8toVaR6sSiNzHrxXtMoNUiiWKYypC2b/I2A37wNp8LmI2YJrbSkrsmomLSFLMNZL7dRFSHo1K8Z8a",
-	"MBb0DGLtCr6Q5GRK19QrPOWlVM7Vk4uOLBe7Zu66Bjhi8QsomFHcyRUYjbSuahFSIkuB0X6jJWSomXVB",
-	"b3gXl07attSltYVDFjJ5tp2rKLtMeZMb+ijjV4tRbM+w0iHhmkRULXMny9hWG+ZUuKwZM1ugwDOYkFIG",
-	"aRYmKmPWylmxKU5k5jWe4B39CSZ4NqIp5cbmIcYpNmYGas5lnJt570ux/xSem/KHnsOkl3Hk01zpNAaY",
-	"7QOeUfs8WE6wLTNFl1UDaOGjQoHuQpbPcgjNNrq4ceXiNgzxcV2NUIqboXUpLrm8/vWS0tyCcnQ/GuFu",
-	"0Tp+9LJeCWuV95VZLYvbLLFwQvdPg57NM2r44oBGzHAQxNzoVlppqVlv7tQazdpmwyfm70bT/LXZ2Gg0",
-	"N8xv8/fDRvOh+XsfRClMoZ6IyIXcbdWgMzJiFIPkVBVrOx0nSnEqzI8nohtx1SN9KTTOilQ2G2T8p/Gf",
-	"x/88/sP4Hz98++F/IjjgIQvQMc7NqeoTOUDiH41IRyIIk/aIUDKQSvF2xIjmfQiHN1OkIiQGtbpQWMN7",
-	"hLEcDFi4QY5ZRA2FIkMZh8onrwV/C18rH1Il2v7MNikzdXgFXeqhzC0V7b3UpXN1SdBYxPqQ+7HslN40",
-	"z6tmBjqJBaZgC8ONfn9jNBpBJuZ8Wcq83Xph7ZVPJtDfOWDPlv0NFLvdHRh+iLErAMhY9gkqBmapAyrN",
-	"rVa9Do6TTISoE6gurSS4hSLgTmV/UqH29QNF5FC4wESAQ8w8au60HIp9QsM+xwJhfRmymGoZW89UDTWU",
-	"sFqI7a66klZhMsFEvvAyrf2uXtu7qM0qvnyvDqE/Ysl6tXsyKWUvsJ3dp9Q9t4LWz1gEX3gk80TyGVL3",
-	"LBl44VhLiOtlXhGZlDxlWUbHAmxAIt4GE7v9eSXkUBnaBpVoSOWzlHpXrccnmJsFjQh7q5lQXApDuZtm",
-	"Lo8sZ7Iwr6OdXGnxznncZJkTWmoNXsGjaMJmW6IJENbCVJLsF9wPnNeoaUcG5kAq9sVnmLfZdI2Gekz2",
-	"VV3oEaPLE9xi2gnTnwsg0EGPpflfNQqEKxQ6g9XbFbpRy04ir/pc6Ex4zKK5zoAza5vYcArrhO5yz+bT",
-	"NUDHN6xnMslqzUDPxXontylaUraR6d78sGvLYJVSW3D8zorH3LoCzEoFXz6upiCn5Syfzkkgi6lCkOlr",
-	"xWhWtr+GMYfswXAM7h3+cK/Axc69SlSuD2D+a+BrkTUXOScF1VJMQGCcCNIGQ9buSXnlviijhicsiJl+",
-	"KQJ2khV2WSEd0qmRp2ydNHOVqeFo1ZDFiMYwMRIlCobBMkYVCgVyD14dkSs28gkldp4PFFG8K4yYhu2r",
-	"rbSYDlcYTOWTdgLVwdLIrpgNIjqyGUEMc30Usv5AaiaCUe1LMwBmBYFaOxENrmysF4xgXrIYwrggVXX2",
-	"hgRU2NoeZhGC0C7lYnYtnpJ85Qily9fTseBjcNYdl/u6m7NFpG0H3ieMBr2s9p45PLgwLuc31a680a03",
-	"zd2rcvbxY2xgzs2/UKF7kYbr3VRX8/iRd1NV06c54OnC3bZAN1brFiMMFSRmriib+ZDFymUsg1jEivNT",
-	"f7Ttb29uk6BHYxoYJsNVJsbiBWbl+dCT8uLG5jq+Pn1sNVX1zVq9cVrfa23WW/X6Z3Xz3+qsjPpTp1kM",
-	"YFlmr/MV0BcWOc9USWbStpC93TlydPKS7D6qN0g6w+XLnKfObavUiE0961ZwwnNazgPAstOHUmsQLpSm",
-	"QvukbthYWwTfFe1PhOYR4DnTS59qHliMXQxSKEQ2lfGC9JpqWiZ6kIiLK1dnCVvBDkPitEFEA9aTEVQd",
-	"6uOtuyMfCNa32fymY5DMm7xLn5orYk43f1XiAmcd33wDIef3UU039fh1KvXyRKNxYja32/ZKk6YdpIWI",
-	"S5Qstt+TKx5FyvU+W6c2xflRpaF/rkdlRTZGo9Go1u/XwpD0eq1+vwXYdnKjJvx7tt7X0L/H/kMKTj/z",
-	"fH/MdCD0asm5pKgOs/vJLlhtxX1PcekAtTSs7XGP6qMVo+eWh/byT+4C4lcLjZgyZqUKJ5noruSiW5Mi",
-	"QtVOIPu535kKsJRBGLL2sQ6O5u3CnJRi6ZE5BJO7VX4Bh0+PNOsOl169AlrP70mKahcd7zTILDzdebhx",
-	"LiIsXrcpXLDIh9aQyx+vgz8Q+1s49ZvvP64MizMun82vUfq6jYv7crxdASOXFXPkCiDveEEWmkFEtRmR",
-	"uA8g8+4mCY3gITtpTe3qMk7mbC4ncG12cWm4sDv5xHwFqQFLiKaZHBfdEy7KovGVeZwvOhuyiKf1xFmI",
-	"NIvQjmaxEatTGeY2Ff6XCkZd1bdPDgUGZM8KJ3MZklEDUQjUK+4JcqzOT43EUhvAq8lEO1Ed6yUr3hU3",
-	"34qCU9hy8JzE0ZJBCKZlCk25LS3eiQwYi9s3ATRTF2X2Xs5yISpDyRZ4rWPEymGjy28bzUaYD3kLiiba",
-	"ftIyZSjFsNBloQBDEWah8PN5QjIVFUTddYg1qHMpsqp2hWeQrMcsJyQy0T45fXZCelSEqkevmB3fJz0j",
-	"UAupSUcmwv1ORMxo0DPH5adZkE0jii4ShZGWr/8YUdBvPVdL1AhkaiCFYp/LcIbrIrqLNMiX/HOnjU8l",
-	"wiXTwZaLJk54XtjdLCOGAxUDNF5hrPwWZPXTCmudA+SHFqveLDj6GaaFWIUkuFtVFiWTi7heEEx9E5IL",
-	"C2W3isMCvHVUXmGBpbTuBrSRzyANhpl8Un75wZBBlXa3/4HCKrWkUtzpDXhaXe4uKf0sf5+WyP5AlT6e",
-	"uFdLjXNSuC2LBxLsrbYrus0JpnUppwv5phCyanFFd4eycr7uyWGuS/dsbmFFB2B5cMrKLeaivovbMbWl",
-	"k2eZh6SSQytSx/xV8fNXfQk88uMVZSYR4i2kmqkbnoO3iNFwI6sZDT8tO+J+InK/sO7z7unXsr2RksWA",
-	"RtGGq4Xp+Ki0n+XAFqaX1bcx3aSPXqczSh9Z6Eonlb74lWw/dfOCh49pFD3N5gbPwI/Y9ZrboyMxSMpy",
-	"6RQFpIVOI/ctu8z1HMrLBZNegNGI4PCWn1DMOcJVwIrXypfZQEc6w+9a9zfworgLP4CpwI+4xPOip/VA",
-	"kdfHzxzvw6w/VDE3UbOeS+mW4/VnoYYfPUq4A1RwzCxS/aROEU6EniWIzmNvZhLOJavduw1IqeQUAczN",
-	"Lk8IceBlHSLS/f6YOqUUTubOCUXSlWc25ZZwJ6CwVlqtlVY/JaUVdlUuJZ1oKkIah8Qe8KRzjW/9WoBa",
-	"CzlsuZzH4Ky/tHuNVzCPDXuKBRfeWr+2DN7GA0xirkfodo1KhgE322oAF9gTRsM0vtVreX9bOxhwu/EO",
-	"fPGL9+/fW7fn0szYg6Qd8SBz2FFEsfgacgHEMuliVsYu1WxIRxvkCdzfAdU9QiMlIRO7SlVoXKszoWPc",
-	"NaIiqnruE6eC8d09h6JqRgTzXZpt51N0Ji7f2Ua+c/TywWno/SWptBOdZr/Oe7oRpWNG+xju02Pk8clX",
-	"JJRDEUl0JqXiTGDJugeKxHKoqvvk0vZ+aaaA6ZCFm98GAQFRkYDG8YhcmvFb5M35pU9kfCbs73ewBNUi",
-	"7yD2oUXiJGLv31/CFMGLmqYqPIPGSWWrXq9ukANh9RNW5YjRXtb95kw06y5TecXcLeftpgGXilCRy31Y",
-	"6AvSlzG7zJKDO/+dLfIl/3zjTBQ3H9bCmSKXf1uzzrq1o/DSZl5w8SmAnTjUxWoQLUmjuZvzBCKycybe",
-	"HNR+iwEjGxet2rn1JZGCYcb/9igPNVUHA069iu6AiVmNNqfHwgz8zkQ6x2OqGcRh1OC/l37+0THrU27Q",
-	"1iWsvfBGMX1JKtazpepDA0q2mntn4vKY6XhUOzA053LjTJzYPMAt0qzXMx+2Zr1JaBCwgWahj+UGQhJR",
-	"Q6gqlLST6IogLFX3IYqMC/SY50aAM48aZ6LPleKi+zARV8Ig1Mv0il6aFpuwRVds9EARNBcT8OM090IF",
-	"csAUCWWmEkZpKNulit3ch8dPDg6fP9nohz45837dkyAshRI87c48mN8uactwBH3FLGD8GhwaQHO9fya2",
-	"6lvEzTGWCSbF56H5cJsMYym6pA8lrDDdPTY0GMC02COBFJ2IB2bVjU0cSF6j9HYmIEjGvNkm1L4zh4+u",
-	"aIEUGgKmRgNGKr86efliH26tjMmLQ/BTc/d8YsObeySm2nWPxTVJ4WSr+2S73iA22gZWHrJBJEeG69iu",
-	"N9MDSwYp2jCwaV5uus/ORCLoNeVAa82brbTDkId4NAjRdjM3zsQrgxkHNKZ9Zi6LT75JDOSDwx2GIuKD",
-	"tIm7+TEDF7wW+sIOWBwwoWshC2RoQBBmeyZenz6t7aboFnKlyCh/OSuvP6vX63Vzbc1fjac+/LvzNL0G",
-	"g8IMMVMgOxOKdTH4UUjCVEAHLEQE7pPLXzSfmh2lYoQJUuGyp6UIchGUabcbZ+JMgBeWE+nBbc60OXh1",
-	"RGJwOa9YkMBiCj6hdm8wrqFK+onSJOLMZTzE0M163VwuLcne3t4e7lYgxTWLNRbhfH362AWPcutvmjok",
-	"BlQQ8HkGR3fYEGgARUCppm2qzFZoGTO1Ty7NCBhhe9rcbG3vtbb3ao2tVr0O9OISEiPW6o1avXHasO9/",
-	"i+hIyenNAYR+JtJMx4ZSkEtYZJshd2XWZjsE/8hWvf5bYpc6MZHf4tLRxfIS9vvfkYMMpwKScPg/xRtE",
-	"MBZCIQvrZg33MRNCMHkkbncOXxHkNmAUtKL9N7UaOWaHMqgdCcO3tJx1zTIutZB1OIZtWVsbqdXwjzOR",
-	"5gNoeY9pFNUMqLM4m4VlSQ5eHXm+d81ihdxKc6MOzPiACTrgXsvb3KhvbCKj2QMe6eF142GP0Uj3HkL9",
-	"g4eQzrCMEz5wRsEiqbI5NjeQ3MMxX7ERNktlpJZDA7/Ej3z3G9R66S/DRaY/njEapj/MotMfeT+a9KHl",
-	"zUkFnKkd6nJvq2AdVEmfxabfX0M1nOyZ6f5IdJnS2bP8KJPtna6XqwFEF8V2WCiqk7ay7vKDWLaxMDET",
-	"VkeX7p2NImkB35VnI5ROgiskH6kMOKAKGEbSRrMoVWTIjDhYYECQZtFwVE335jkPYnlM222ui8+ef/NF",
-	"0rbUwKaSgpmrzEm9LwU3tzvExVV9olnEBj0pRq8c9Jn7ey15wNInlTPPzMNQOt5NYhaeeS5jNCgIzQqZ",
-	"hhLN6U0zkqL3BcDiYwOKOSskgGqzXgfNA9JAZPAHkT2hh19bnQF7S/sDG1Ft1RpF2Mu/YW9ZkEBOTfCR",
-	"rm8Y/FRv5n3mvZdf5hI9gviYBaVmm5jvNd1FUM6kT5M4ZkJfpG8vIAM0RsEyFkas5BXE2rKE2TICqSZf",
-	"Tc3p3C9bzWZjtbUgkCzaot2lO00zPM7prtF05bJe9WKqbJeLh5iCw3njFLorguZU14W2ZWsDfc8ibRBC",
-	"8jGDkt8gUU6krIDrlX5orgS4PiLhAIifYOdnjWi/eDjZ/L3vlXD/y/eSfTLRk81cvWwvpvl738sLUIs+",
-	"L7SFzdvC21/2UYolHn5OQxdRCZ80Fn/yWhixSsb8dwySym819xZ/dCrlcypGdixlvtteZn5HNhYYDanw",
-	"1eYPEqcthweKyAXEjlheoZziPHG4AtqWHw8UysVblhMbWiVUa/rr/C3MAluWv4/+gkhFc0BPrHYFNExT",
-	"9/egeHfNIls59QgKKcDFYnE/Kaw4kzFKqLiENkkUkT4dbJCDSMn0syTOxY2lKlBgOZ1cZYPrrlnMOyMn",
-	"IG+s8Ug5HoEot34fSt97JxqKG3UKVoUHKjtXSBlUJzSKSDLwQdClYkSc0hS0N+bcoSYT7YKhCplptE4Z",
-	"5tpQ7Ieo26xRNRIBcNgDiWbEIvODhnTDoB6Yll81gFN3kvFMCM+aPMyplEGReY4qXqa0c65ZHtUUCh55",
-	"agAZsZr15o43UdzIG/+v4z+O/zD+Cxn/p/GfP/z+w7fj78d/9CZLGnk7e41Hjebm1vajHeuUcJFppCnv",
-	"9vRE6ezW9va2QTNWD32BSVm8gMahqvXVlVNQwwwb+VJDXhCzkGtimvoExM76RCnvlgfRXRfmNpXU/W55",
-	"OFWvWPhnc2n6n3lGfNVAEpYp2y3GLWNv5xOQX8n2gVWyeR+TKCKZmv/RUxm3eRgygV/sLv7CTstQFJnY",
-	"2S1BfR9b/Rl80FhiZq/oKJI0PJXyGY3BrO9tNbaX2QaVDAy9YOFzFnLqjHofm0dY4sReSH1kLm6fCQsb",
-	"2/XmUrDhWIiMG5n/yYmV1TOKjZ9uLf7UDpWedwEb410hFHNZAKrsxVLIREUjI17HEWcxsbqNPMbFulBl",
-	"CHcpVLvGsmssO4lgrEPbGsOuMexPFsPeDsGihf7hO8AvPHw/B9Wi1+YsVJuiwh0fzfQDqnuZkd72703e",
-	"62XxQ7Fuze0QdbF8aGO3vlXfxpKHyyFql3CtuRJ2Swua3hV2gyw8x2l2kB8yhtta6lo+lYkIb4MS1xju",
-	"J4Lh8K44DLc0Tms+zGWFmm0BC3KWN8gpBUYddPsCqw4klTJ/jsA6jUmOisjwGVf6IE16rabxYYkDeKFv",
-	"rghMlnBrB8I6KSmi2rZoFAzDGR6Fb9Af9gZ401/IEtsig0u0tDql87uy7qBH9pt3bolmG7f9R+eFKC8P",
-	"E+o0ao3t0/ou2okxoQ7WTQQjjEs92W17Le+ECS5j3GtzTHFiMPs/fPj9+A8fvv3wP4y/G/+ZjL8f/+v4",
-	"zx++Hf/hw+/H33/49sPfT/jn2WGbYO9utJq5Yc0GYNLERprKsHE3locMvtCJvUx3CSkYZcfCUtcB41pp",
-	"+GmND6vTyDUZuXsyYpD05M1whCOfP7Ccfiype8hu6SfVP0xhzbtBgzdAVraaxlqIXwvxa9y0UIgXeQS1",
-	"En5yovsyUvs8JJUikUap5P6DENqL2M3fPb8BXsoK9qwF8LUAvsZOywjgBexEKqkYi2FRGKeB8enVxbhr",
-	"wGtXbJSXy0tkaojcWShPY6UQm+1ukcycuKCmn6zIPC0hl6SchZ1Kw/NMu90Jj+uCJL2F+SFeq8l+m0by",
-	"bmzn29uNDuJ+jb0FxxyIEOvwt+ZpcHWx2W506nQv2NjYAGpyLa+wW5FEkTkYOWCZPsfl+M5l/z730wLn",
-	"jfsUuQH8FovbVwijazF7LWavicVpDyq1RSx+oFx0hfKJYEOmtM2lVTGkBJB2n46wlpoLhjL3urpvk85m",
-	"6ebz9AQpRwktKZHRi1f2qY2jwvll02hhCa2sqBRWK+W6RxDPFOu3CRrHUL9NSxeiZtryzJHvgSIx7/Y0",
-	"+gZibgNCNUlR7gYxhC3rqT1yPVnXPzNFFydUgwCVLDC1slXfrG6QA5xmj2bxjo26W4HZIQxCBO3ykI7M",
-	"Z3v5QBwblAZBPxBZAYFP5kSQiBOuqxvkFJ0PwbPRBkQHrEUoiZmORySNMlDmFCeCn21cmMoaYJyf5RVc",
-	"/BaWORBhGt+psBDY7BoDpaoXDPP9lGqXBRT1tzOI4xIEb0WatbLWZXV24564jCs2muASmuEO2+o8qrcb",
-	"tBlshltsu/OovtPYbe5t0q32dvAo3GG7nb06bbQL770iy4K8xUfmTe6QDbGaLydhTvMjp1CIaYi3Kb2W",
-	"cHUhmItUEKnmrlK1yLWkV8HQfkxrsIjcl31S4DnW/M9aT7nWBPxUmLvn9Irlo2YrGUtQXYpFQ4S6SE15",
-	"DK1mEfSUGG19BBXlWg2YqgHXF+ruLxRCusu0rPOyE3DwqYhiGOSRFOyB2neyErZxCQi25l9AcHOxWTuX",
-	"NWY+nigE/kl5aygVcU0jq/Wv+42trfq573FlK6unOc0gIbWdd1bVwqaIsvH24//7w7fj78j4X8ffj//1",
-	"w99/+P34n8ffeUuzZJM7s7ZyrrmHNbJb2lU5j4yIu9hTRs98qwlMNtud76UzSoBIZpCqzaya0/vYNKr7",
-	"mUVDMaYylz/8FDz+elSEEQvLXf4MFlArI0V7uZ/Gsr+MmcA2P5XQeKIOMqMh4aEilTR6kdsFH4XqzTnQ",
-	"BshaV81bRt7snJfbRmyh0TfnS5tHjg7NRixnGXFZ56bXgX6Xw550+50dQ2He2+fzbDr3NG9MjeUm/iMw",
-	"/4Db+qvSwKEZSptGvVUvmHBCHmOkt9dKy0t5voe5pY8E15xqGXstO5jnez2qjlkg41A5UstDr7XZMAT6",
-	"VVaAytFohDSID7DgCvabQuF2fGJ3H807NLoyqOUwwZt4gqnNvNbuprX9TL3Z2870Mdu+N6Rcl/bQaN6j",
-	"IckgisVmJAfvazvS2o60ZhbAXRMpcSWlS0TGE+TNEb7qBOMwyTCETFMePXxnfhxZ5UN5RqzM9JJjF4QE",
-	"JiE1aGzVt0jErwwzY/MbGhlumk34JQMuYY4SY7Pc0Qrneb+ajBso/de05Wa05c7IyHz9f4CwtqYgPzpN",
-	"/FoZ90NQxtHQSqezqUnIacTih+ytZiKc42tgriPYCNHWzqhiNjVQT6YJjfFxj2KCPzSVhlWIM+uxKMT3",
-	"Fo+Qii35ShrNehUTZQo53CeWOmbJifob5BmMjKkKcRAaQf5ANwiMYQbV9IoJzANacU4YuEYgfD16DflK",
-	"++BwgF0tTRtFmlC3lDg+gT18Zvr0bqEZhElBh5udJt0JGqy2294Ka1vsUae2RxvtWmoXpjttTJ+Q7qrX",
-	"2qzXl8bAOOMUP9yjed0eqhXWYcZPipb0vMX9UZ7Arrgfd0Ob3M4ssk4D+I3S7OR4Q7jGS7EmXT8H0rV2",
-	"J/95k9kvZBRiNLdiD5RFAZEUXUgm48gu0qApugtfzSG7X1BDKqkjYcmAaEkuwdXt0g5lDW2uuBbVQAvD",
-	"xNDDoU8g528iXOUtcFszmAtpHxYuuSwi5Mt9IiRB2onNukwjKSZ9RsWwxyNGKnoo7byQ8lunwHSUvgQP",
-	"PHTTsRnqs7dm8tUNcpiwVm7+4P2XaHnIacRF15q7AL86tuKbhEa8wyHZr/0L2INXLD6kI0BTjlORIR2R",
-	"yuvTxySko+p+iqJdCmIuCCUdLmhEUHjyIXXxIKLCYEojoBxSzcy5wydJFBmRHVLEQ3kb2GEhh+YtF4qH",
-	"LFvLAwVcxUnQY2ESMTLkIpRDWIrpQApnJjVDmpZfyIiHdPTymsUxD5lyGbvNjB8o8jvTHNisRAeomN0n",
-	"Zm1pzsVsC3lXyBjSmZi5w5fWVxSzF0EiV+RlqnbNRgh2+yKxv1DWhNQ1UCBEXGk/pWwGPhLheC+AEd+u",
-	"LIOb0C3O9p2fZCgZZIrHag40HuEHRuZUae2ZQczNHatuEFC2t8wDqEdPzCVBN1Qfq2eUHhl1jVDlknlo",
-	"mumA627Vfs7DDfJCYhr80EAkFQRK12H2BEyxD8dvuREs9ZFfPyTJVsSywaFCHrTt3NX280dZqGyItfOw",
-	"/kfKRBvuFBUG+BuAwbwF7hNNQGDgSZlc3Fdbc2WrXscU8Kk2x7wtSWUN3Cpcn09qDUc0AjPCP2t9dVVr",
-	"TDG3jWbd9yJkn7breYXIKulqFPtILO9cJrd5CybXz2WUSAsKN3wvSJSW/a+gLIWZQ8NreeP/ffz9h78b",
-	"//P4j+M/uIJaO/49T29BliGXB+6zos6t7BZPzazoZ+tQAhRRzjRgm5Cr7WWaqu38bsQCCzzzpAIrnoow",
-	"hwoqRXRik8wjuuHKYJy16+radXXtfLKWOpa3J6WqK8Ppp5IAtdwB1v4KkYu2VTEWSyMxWySP/BKYHGBt",
-	"Mn2HlUCcNo1qwycWlIMaNHeGKECJKqsN8g1TSqOo6hPIJ26FB8HeWq7HquxQudInhnVzzO7ISTkY0lOo",
-	"t5bNDAqXwHRbLuFWXomYKg9hBCM5ibzUo6W8IljuEhnju9cZHuOOf3oOrERBt5LObTn6aZf7iTSOH1uJ",
-	"mK52Ab9QANQ1I7BWP34E9eOac/i5cg6GhCMVC/OaCqoh7mUek2DrQpT6mbzIBUT7KWFlQkPRTy6CKAlZ",
-	"SCo2nhd8G6ob5ETTTgdIJ1byMh+M9gl1yg8sIIudWG1STgNSAYtfz35cQ85HCqaq5R6uhyJ4gp0tmdOS",
-	"O+VVBaOpsaoBwYLGBSfUSVG2zK8Tpd489Zgqdjwzt2ZuE2BasNb8BBrlYzoNyU85p6b1l0FfmhsE8mIs",
-	"LEe1Qd7HZoaaIrbF3z2qrhhqc7UkbcsRhl5Zes2ySdyji+ahCBZ7aLL0LqzNlGsfzTVlBB/NMsNHniiK",
-	"oEgRF1QkDeULCT6ToJqPE1siiwqX2QIoHlKy1GFGaTlQLm4DK21N21BaBVMTUkWwWxRp4Qb5tbN6IGbz",
-	"s8iQfFNHYKCqY878AOuzFXdBo2k2SfXkUPlESChU3irS5Qcqo1ZgopgcCrqA0mK003ngSnnb6eW9YJHk",
-	"Q3F1l+nDtioh8FCP81AEi0h7tpt3StRnO7YuJPKZWaxipjUd2lO9d0J/Z1Q5hXe3Dwvp6Z0RPACA+cI2",
-	"6mfWBG9N8NYEz2t5v+4xUHdSixANuknZWPCOEKmgMZsALkpT1TA0rOHX63UcRmHPI4txrWL2gRO1ECEr",
-	"nygs6cwFebLReLRFKjEbMKoticIsDT44C6B/AxC82CaLcdTE+Wxg3CA2R1HTYlwgQkCoWpnYaav3O2V6",
-	"Jnn6WCV/q765n73muqAEXmCDJwduodaFFapuA/1BJbT15KFXVpUt2JCgyIHpt5zgQipWzKhukFNozTod",
-	"FmjbU0GRbqV730r8bmgwDISpeL6fU53TmJErNkDnB0PvSYraZ6Wsmidef5q0VSjZTZEgAOQJ2r5LKnuN",
-	"R1Wy82i7trVZaza888WS3krk6f6TWNEwZLhMCxl3KU8emM5nk9cv5JD0za12vN+QxYzAjNB9y713U1vr",
-	"udcG77Xaes2rLMmrvEq0Yx9muCfOY1JCFrG5TMox68trS3ALulbmRgXO4S0NtBWe0Zrt5LZSdqM1S8r2",
-	"ScZ2VNGXENQAk9wJGtHz6gAu0KMX3k8T4kNYZ4EQ35iOLkE2z1chIDi3eyWAeMx3SvZw1isTvhjgKVyL",
-	"mj8f2rQmNT+VnM/0KsX6stNZidhA4dHF6XxSx6mZ6XyKOabL7Zk3cxu6VcaeVbLi/MQy0dDwsa2DbQ4A",
-	"RUtUfjxnuifNodABv7huestbIZdx2M6pVG1KAPYWL+ZR+DjuH3gt76DWqNcb3sSbz90sC08flz49zJtB",
-	"d3yPD2Dmmxv1jUZjcwO03+rERWsUkhOczq/cjd2mj2y2hYmnrxWLX4Aiu5DYeJb/uGBvAfiz/uEePZ5R",
-	"FXy+Obfc6xy7HcTsmstEFQcrOp3nK4nbtMqTFcTd4yQOUFffpYIHnnv0WPb7AJTeuzMoXX7mtc7yhcvP",
-	"PP8M4x7gDVYxP/PeexNZH5azO0/6xt+bFdrs2mIzdGSx2JpRWuvk18wHGKHdlZhRCRiYDCQxNapG1i9r",
-	"duKGtgxHkJILPjG3suA1DfUJrFHY+mB/LdtkSFVqHd1HBXiiA4mxkDH4UnPdI10GqPhXsr1BtuubECGq",
-	"Cp1AvKQzs1YUg9gYTNnuz6+4UJ2lajYjHpiVf1JN8zLUezatLqedCyjfLejcvZCfAiVZhS7ccY7ZX8n2",
-	"gQWxdZ7ZtTj6k8wzC/ErgO97sRQyURD/6xDr17JdXYpkzNWC4kVsEYecfBSE/dSgmrrqGCSEvj2B+QuU",
-	"pc56iTpNTEYLFXhwCVbqNZSGp068QACgaYoWDK5XB1EEtYQqzuI6lxis6cCaDqxzja9pwM+CBhRIwAKc",
-	"7zKFYjzc3Eyh0PfdZQq9EVq2ipa7U9+ttXY/GK3dvenofkrauDtTvC0OOyUVlxCnqObETD6pitUnwx4P",
-	"epnbeOYCXl2r7dbZWdcU/RbZWSMkkvMoOO8bLmsZFR/UTurwCKQxzBXXrNfB8zaWQ6ze+miLPOefG8GN",
-	"q6wKq40ggV5sIVXrhwIOwleMDRT5/OXhby6eHT0/Or34/DenT06qPnjeXjedfDdgsRmoRS41e6sfBur6",
-	"0op3BC+KeVtURGLx1NThNiSXeeK6cZbU65sBtDkK4Qe7JIGMkr7A9BGXeTbgbU2EhhWwo5rJ5UaCxQ0g",
-	"/kSwDXJpyc4lDpsSp0uzg5gxHTYNpNpQAicEtX11j/HYbNcGeQJ7FGMCOOuv3GYdGWMUh9WvVpr1JiQa",
-	"I3iU5BL9bi8x8QXEAlkh3jbgyqbNi6TSmBK3ZqgXJvETLigHPIHM6LDcvHNSnETowJRf/yjP3JlF48ss",
-	"aRmpXOZZo0uzu4Y1usBpXVbNjsesk0BCMp3pbvGrB4pcvoOzasEE3l8SZm612iBPpZHm02+szvgIV2um",
-	"EllzNj46lkMFKurYpt6YVAy3HKBDsX5QJSP0Y0I5u48b5ABbwRlm5XdjVKQQSoY9GTFXc6yOvs7mGJXL",
-	"z9TKYBfBziY4sVptC76Vy2KbpjnaDMAMnObgSzAOt8pGc0EgDxEyJtR9D37jj0++ghCrWA59Ig005C+z",
-	"jy1IO5ZXTJi+jp8+JluN3TrRLO4rUrk0AH/pF2skC8xNheOAM7qBn9L9iTBGCkZJgcxlSBFJv42e8QHD",
-	"8kIUV4Mb4RuofnH4q5OXL3DQ4q7Bc9n+mgXabI7BRGZ9DYOazMLS4QweKXz7+vRpbbeKFggDh3COZlw4",
-	"5/QWmoU9PvnqgXKHx7Oq0o+2yJf8c0zqp9B1y2IU19ckekLM1KjXCSIn+9TPLmBasRqQa6Frsz37ZEAx",
-	"ttDmjnGzBbDbIKdmmVzh6vbtyRrxK2RBRGNGLoMejRXTf82VrO3ubu/VGpc+ucSckqrWaG43EMxyT5qX",
-	"PgmkuGZGRDfz4dpZbtKie8T2i6l4xIi0E7vH4IuIJ+jbmTa2HSxxjQYktwyb3TO098miQK6zA2kZSG6P",
-	"NIN+G3Vis/8gVkY/RxrH/BqyiEJyzW3S5yLRTLnx67vmWK/YKJfKeyhJMogkpF0WZBDLbsyUShMyK6Te",
-	"hBkZB+JOosgehr2EUOMcerCjNPcQ9C6PmY5HtQMzl0vf4nKzkRhKkSaTNPvp7pdZzLQsjDhthrPOrFBA",
-	"63yakSCgPQKDDe896n96VtNKXj8NNFkwyYKwN3O6IBjmJ9ynb58x0dU9r9Wo1/2pOMqlNbaOLShoCIxw",
-	"B8ImyHB5cRPFOysiw1snJMMbM2d4Wirmnnnvz8SsrndLumYRlg+BV/bczrxW0/0y24ICKGyiGrRhiMJO",
-	"TTqZTbM9lQLOraZskEVhSBfyOGyDfB5RcQVvMBhIXfHBgBnUYc77gXIkgFv+gaMaaCra1XO8YHH70ayQ",
-	"mhnMrvpOkvcLPGDjTOSPx3en4ZcegN+o+3ldTOHjXT/db9/35+6io6aI6CwVQTZ1mjxUrJEks5rAetKE",
-	"tX4u+Nodql+atNYnGxsbVaTReVpj8Pdi1tgepztJg6fMeSFCN9jXuqH3aXwFBwd5gm02W0hQaciVkyOA",
-	"MQf9n9CQk8W8wyRzXGjWNSjA8QExaUsZMSrsdwbxA2tmEUPENYtphNHvHLEmLAr2DUw8wJAh3DiVA5JK",
-	"FoUPFHCUKfPZHsEOG3rQTuHUsoqxHJYBacr/QHI6GmsIJKhkPItpBA0a1Q3cMt9lTbZUEv5+jEimZs7Z",
-	"AkQllXf2XdO/LpDmfZLRbTjbPJkmWspqur95Zge4H273y3HdChnCHFeH3EvZ5VvCptK8YemkZdOsgFhv",
-	"VW4u5XEWmochoIZEqGsP1Zhevf2osxk0WG2PbjdrW+EOq+0GjU6tybboTrjX3g4260tqEw1hchahVh1/",
-	"H4KC0f44RiYy/X2K/m9N0OTFOj9VpalmSLsSVDncgaLOijtzVXWGyXqgrARvEDEwVPt5gZIrF8ppSHJO",
-	"XFzr59bxB2tj349MNWjVIraYjCDtJLrCAkkoGKaCGcpfFSjepLgUadF1KXRMA11dTrP4Dv+dax1MIxcS",
-	"xWKobWspQB4NGbEMdAfc8AtQ4B1I+wOVtx9ukEuHhy8N5rrMYelL8hn+toj5chLNXYbwGUhgXBP2TUIj",
-	"2wXg7suZpkjc1dX9ROze3KFJ8ta0s+SrRvrVxySpjTxJbU6Q1MYckjp3BY7SmqP+iHSWOwBZU8y1RWtN",
-	"tlYmWycaXFRAu5yYPcCM5Ei+LAa/S1plkMtsgnUk0NiEqdIoRptQRVChCXliXN0cq0V6oMgl+hBfkkHM",
-	"OmYBmSHLtwaxPtUBFG4Ata+yJDmUQwE6xIotsIM2jT5PTUeGNoyqOZOJVTmDMOeqD0WZ/R0tJyifTlpV",
-	"rObcrgbExOoGuUsSPTPcMLPP3IKSzk5zCkKOy3GKu1LQJFql/ww9YvrBSkRBDjES8ceS7xQhw/EFufLA",
-	"sRw6OmuW03KMBszWffUudbHpJwqsPS77k1OVuHxLlpF4n42BI8Iwm7lh3KFkkWTNNJKseaf0Ww5tONks",
-	"raK5TfYy4aR9XPeZaPp2N/wd/0xs+nbSvn/mvTvzUoXtmdci5r/LbY5p+f7MW0qR6Ods4KVzLNffzIqa",
-	"QxsgFlCwuLRvMMLjk6/WLMyahVmzMDdhYV7aADfZyUy7d8jDfC3bD999Ldu3kLS/lu0b0/BfppF6y5gh",
-	"YZ45WweE26Vm0AJV3m7X2W5nK6g1O5u0tgWCZvioWdvs1DuNYJfutXeYI9kDqnsZxYZB5mZPTcXZJOGh",
-	"N8MKeBf0Faey9GJydDclhHcosNqDmi+xfg0nucb1a1y/xvU3FFfRnJkPqkNPuMDGod0C26P7dzHyotyB",
-	"86BrJk466CSXT+udxsU9Cbl+LkOUr2nc5hoRO4bX9ajoMuKcz23a7TRubt/FjSyO7ZgmGq9hFbeP5bhh",
-	"aN2iQpILKkY2Txt1VzFyc7JiZKNQMrK5Em7GbbmzsLUn/YEeOWS/LlC0tmb9dPAs3hSHgiqpqgfcQ6xz",
-	"CyKwOQhVSM07Dk3kWOdpJdXz0Ytc24UOdw3r254I4Kjz42CkcoHRbcxQPOHXBSUAE0nfLMSgHPOZQQ2e",
-	"70EElnful1UF+OGrnpa1XPHQazWavsfVsdmXLO7smkVm0ZYlziNjL4kNrcPyOjm3Cw0KJW/8v4z/MP7n",
-	"8R/G/0T+7f8d/28fvh3/efyn8Xcffj/+y4e/H/+ZmHcfvv3w+w9/T/7rt/+R5D3A/u1fyPg/j//04T98",
-	"+D0xvz/8HbjKcA1HOv4/DCn58Pfj/4+M/8mNcZ+lefLguTg5kpgA5jWz/2mZ/TWFuId8i5Yt5aILSo8H",
-	"qgj2xVSINmUQoGu0FGdUo3hbyqlHN5bJoMCMF4kI3M/RL02rT5pUAuYJhvgoqgXmcGMvQ6Eh61DDLBZQ",
-	"aPbQYc3/NP4XwzZ/+A8fvjWYjYz/SIAhLmDAiUbejVDZqcQtuyuO+MTs0jqLw5oV/gkhOkQtqXLXVeym",
-	"wEaQrkU5qyCzQcyv56f0ORAEOasCTiVywAS4UXOtWNRxsWgW/XJzQB0aMMI7mS6aA0fMy9I94MpeK8BR",
-	"n7KK9TIM5qdhKX3PbKLZre0bIljY3jV+XePXNX6di1+lQIS1Ki5N2hEPFnKGB1H0g8BxQxqD9LWAA/wH",
-	"0my26nUy/tP4e9LchD//afzH8ffjv4z/efwdGf8F0N73H/7uw+8//PfjfzXIr4DM/q/xH8b/OP4e8OD4",
-	"L4aH/Jfxd+O/jL8bf3czTnGNwtYobI3C5qMwGkXIIq6Iw4xU/PAdn7A2FdHYcxpf5e/jcaltJwsxbpZa",
-	"7vl8s/2tS4/+QO0la8vtp78jBoCx5mMnNWnO0h2hnqiyVQeXvaK3THXFy6V0zGh/tufOGaiuR2deVm4R",
-	"srWYEc8KI5x5hF0bmWzA4qJcVqEkfze/4mxIBlECqXrEQaJln2puFjzysZy0WZUV8KRgrphygDnMXPg2",
-	"pMGIdZtRrTbIgQ0PPjk9fnLw/OTi1ZPjiy+f/Ibg+hRM6uDVEWRagIrEfRmziewIueQILbJdkpr1BDqb",
-	"tsYssEiAWyfsTQ2nU/TvhDctgvssQqppi7w7s5LVmRGtzsSZsK0KO5415qZho+mfIY+DsfxlIhuE5JsJ",
-	"YZNMXJyU/aCh48KgMZ6IDfe/ZhHG+qNUCk/RMnLmTCNn1upxZs0eZ5mpBT6daWzBtAGTsHFmuSqzGd68",
-	"WtRTlocnAJZ269fmhrW54adYYeGaTRp6pwkJqSgWX7O4BnZqwCjLEAxw3Fkl0bbNUHNqUJFPNP6DXino",
-	"60OEFDVMzqD44IkIB5ILfRSqfXIZQD4prkifhgxDRC+hi0uMbpF9rjULN8hrcSXkUJA+67dZjHHkNvnD",
-	"PklRjU/SlJW+e/r5CKZhX3w+yqWJUgwybAXoloT5hDC/RI8ql7Nnb1bW7pe2sPSnk6TBuQqsFkehGbxx",
-	"7uOz1wqLWLXebJ/7YIA50NocgW0MVmHz+AsZ8ZCOXl6zOOYhFkjcbGw0mhsGYXu+wdu7tXqjVodywuaT",
-	"k6DHwsRM4M0br76H9vLGrvn33L/1kx37xPzfDDgdy5mHNyPe/8fxn8f/Zfx97cPfjf/84dvxH8ffffg7",
-	"06wAanZzUkfXTL+aqglW0p+CPwQVqsPiFxBYgWcP2TSAvWobDoJGWMAyMf3/nx9+P/7T+M/jfyHjfwX3",
-	"rz+N/zD+zwYjYGgG5Izd2tt2OWPfL1+bEiBxnYd8rZ5Y085l85Db6g05eojVHCYJocs+biPI56Ufd9X0",
-	"7y4B+c0ojC1heJcpyGfRmdKCF6m31JTvr9fywsQw7lCG0islVpQfogr4GRXdBF2V4sS07YeHTGPuqyfC",
-	"QERupETLQ04N75O+QoWOefMqlgbZF3KZ34Ym1hsb9Yb5seto4jELZBweJ5gsLuJM6AuuLgIpBAuwVjyS",
-	"TiZozGUukftHJ6gwudfWkLdZSmGXziLvGCzcukJO+Tfn1onO95BNM3BgruTvIHYzn8cd6KiM+5OHOohZ",
-	"yAPNr5mBncm33yQ04h3OQkhL+IrFh3Rk5Tqb7mhJPqEnhwDGUmgaaHUqwZk9VQiWshHZw9eKdpk5QdAp",
-	"xlSEsn+RGTHUgLGgZ8CjK3gZ5P64OJIZKeGbp42mc1J3KeEdu31nboeA1uaHEzmUvhb61wFFa97ohhnd",
-	"l+WMXHRQgTMqVxZglvFhzLWZbJZgUUIDGu1PKAZsagvFhPYJBLJbgR20CJDs8RasFmQqXFXkxyCAu2DI",
-	"birrz2Rx5lDC7fpNyQkZf0fG34//cfwv4z+AZf1/9FbD1L+2p72OMLq3CKO1FPtzD0lyeHDZoKRJTJ4o",
-	"Fs+WaE9dUdsUFRKqoNCBkR9UeY4deHUQcarmmOQnfMLLIpLQp9R5sS+HeA5y35RkAW88rEM+3DhhDzGM",
-	"aZnQKK4OQAj56QdH5bd88ogM+TkAsgqpZuk11dQICD2tB6r18KGRY3iwYbvfCGT/IbZRDwcRDVhPRiGL",
-	"Nwbg7zUtYDZqje3T+u6EEGGY56g4lf82ZH25YR7g741IBjRybQu22gkyOd3gVYlrrZFZtw0gWP9hp4Ww",
-	"SQVBE5FChO05sm1OrngUKWz5Bpt22wYaIqo0fML1aEKqJo2d1tZ2q9H0sBkU/ppsA8I8bolp88KGFP/D",
-	"+L+Mv/vw7fgv4++tBJgWNnvco7qkClr5/lhRtLxVtknFEmn/8/gv47/AoJBfyKl3Usl3yNrHOjgqnsI9",
-	"RqUZvLM4Gs25JK0lxHWp/jUbAaX6MZAD0vQNaJrbDzNEPFCGARhEKGWZpgUTMt6mIjfhFObo0TJHX46a",
-	"SHT2yfC7nU6aIcgxNn3FomumSCXnAOXEta1qqfa8PJgjJYDbpV6BNsThXj0Db6CAX1PmNWW+X8p8Z0R4",
-	"vorWhjWs6e9aQ7sm2DetuTkRG1RGho1Qd0PaqxibJLtzRP21lL+W8te8xJqXWEv5ay5jLeX/sKX82TzD",
-	"kLV7Ul7N5hhe5BLYgM80chCK2ZJuciiIStrpJ2qf0LDPBfqA92VomAcZK1eVu8zjzUz01ziR1ZPz//CS",
-	"iz2qNRq15qNcAkeL3Ys7+/j4OVEjEZgXXAEaPWYUhkNczCYoHHjyuxRzGy5F/rnhS3jERfeEi4C5j10i",
-	"M2ult55ZcihY7JzAtsHV6prLRJ2wIGb6ydsBj5nKUphNOP3MXFgSRzlmIYj7BU4BzvVhRtTvM0eZBaPF",
-	"pKIAs2uSsSYZa5LhSMbk1XCkY+hQ9BT1WBg1dNpjhFk/H9JlWmGWegwltTFMBp2ykBjZypZenfDyMfJp",
-	"hVoK1EqpD9q2H2DVOR8+QOKDL/aJ0rTTaTkChAWgBY1jOWQhaY9chVuFzkddfs1E1bdFXXlXsJC8enly",
-	"SionmoqQxiFxtKrl/qodhX76t9lZpWl/kD064V1BdRKzKhblTeKIuDodgDWJFARS9G9tbSLhtF5NMVMy",
-	"umZES0JJJOWgTYMrKM97TTXzScTFVQ2EJFcHHV2b1IAFnEa1QRIPpGKEhiGUF68cvbreIj24RYQLcvTq",
-	"+hHhIoiSkIXVDfIkOxYNZWIZC5WtNURDogI5APRpNt/QQTPx7JgeKAy9hYSpSK/wWFrmazybDVcPDk/K",
-	"voEz2LD0xp5cyxZ8hz5d0XKYgQKnLSwcEkXVFtmqb+brysLU00rq5gusxpeHbJs+1Ty+YqMHyvaMUch2",
-	"7rrHRq4MEqyfxiwtLIzuaIagwmxc6eLmdvEC+WTTnJ4UjLw+fkYqW/W9/FSh1BLOLmSDSI4g+jmXG7st",
-	"da9qOK+QUSNk4gaZYc2c8yOZi0WEtJNHSEOPOGLkc1yrgWgztgKKv+9K3ffgJoloRHosxr1rj0gsNdWs",
-	"hm1bhJKY6XiUlYICJ5FcYFvtSzZKnfCmNtwdIdc+UXQEs5AGCC3dnxVvZ2/RJ424m8m6zeDK0MV9A728",
-	"L/AogVdblVVakfE5EoNEr+B6d+sakB+X2Z25rffGAiPsey1v2FMsuHje+fJv9uLdX375m2/i0+HXr18d",
-	"7h49e/XbI9l8Rp/Rk6F3f0zzXfLHuNj5FpupuwtI3+5HgWFOL5phOwcRHbGFnGbZJwV2d816r6Mv136r",
-	"P5mSJYhL2uC6mgoC2vEqSwkZIYuYZg/f2d9Hc1NFHULjm3IOjpjeZSwlUqM7Kip4uKAgcOiEKty0sIDM",
-	"19qOn4MZfl295OeNchEDElrk44xgB7I7izjoQyLZXRL7onvfBPYtrWbyS6Z/SJj3Zyax/Bjkj+UljzWx",
-	"WvuMrQnAjUrCigkZvpIp4JwcX10K9xfUgDMZ8Ol7PKV8FGxoB0btpMNkoB1FfazTT7aZ4iEjXJOKHkp4",
-	"DBp0Rbgo0auTRGgekRmo0SfNLdIjEdUs9omSJGYBM/RPkYAKooZcB71p9eMxrLugMlkTtI9J0LLV7Uyv",
-	"bkIz97j59Cv1+d8c9WIVPO5Ff3P0/KvP2tvq5DdqINs78vAnr5nLLteaZq4FvLWA91On77/k19PiHWKB",
-	"go1vKRLvknosRdsPxAi8LePItwo8n+Ra+KlF3SeWpqCBE0zTCgi9+c1jcg1Zo/aJgGTNdETajBjKQSpb",
-	"9XreTAqR7dUNAv6m5uHEwiGKLaK6I+M+ceSNBBGjMfqpGeqUxMxQfhmHyH4UjNZgj4+t4Toe5Y3gM0zH",
-	"lYVWZ5vTeup7Ta+s+xwanTfIAfgE0AjyQ5NEoWfCplPjldt7F2UtuSsh/IY2U1bwQF5bMtd6gbVeYM3j",
-	"rBPkrJmie0zzik5TdBJXLOaA8qyP1Y5zppZzjG/l3RkhE4+WQLdTU2fmP6GpZqQyYCLkous7RTwLfWBR",
-	"WGh4BsxPqnyrNHmr3SOou0jsx0QKlrqrxSPX5oFyWdgDGTIftB4iGKWcCMyYNMiX/HPHXqCiZgNqY3Cm",
-	"SEdGkRySbaJ8slk3/22SPhc+adTx3037b4P0zLueT7bMf3ZJD4aBfzuaxbgvuLB0DZV/+8dG/RdVW2PE",
-	"WinRGsGVbTw3SOAwPZ7bsDZTAYTg/pYdPVaW5Cqt1ZsFE+IcZ0QUuubT4YT23IClsKfu+a6zqbBC33tb",
-	"M1/Wrmlss3m+8bKlv0o7y54d5rrNnj61A/xY4hQRTJ7Jrv25gF+x7SGYgAG6a3kI0Cwk2zasDq7Ac+W1",
-	"tprZhJGlxWhAQSOCX7vcrBjpt12vmzW6K4kZb5dmHO1xZEwYoAiA561OI2iGm6y2TR+1a1vBTljbZXud",
-	"Wp022s1gM9xi2x3nX3iKgDHBQBqucAdjBp/MWrfSz4prN4+OF6zftDkp7gEGbNjEyTMWvp2p5uAKtFKA",
-	"v/+ADwvto8WBH2EeeaxZyLVpac1l3ajufd6DANmSW7FcMbMdPnxnceQi61I6AcvEWIWNtEQ7r2/hioQJ",
-	"I7RLuXAlzpAlo6QTM9Wzju3KZmT3ybBHteGqMp5tA7LKDh3LknJ2App1pcaYFZhFiSnJLc/iK6hWdafc",
-	"S7YFPCSVLDClWuBclqQ6JQmSHOWalyGpT98+Y6Kre16r0dz1vT4X6e/prAnTrEPzZqyDg4QjJIgr09gp",
-	"cnW3Kg07vdm6jb9JWOJ0pI5JRhZ8TaPWao61Keen7x7NBCRgz5GwHIUBsjWDoL4HO3iCKTyMtDTgXzLz",
-	"57lBr1gIDklLptZtPXzYaO5s1DfqG43Wbn23Dvy57X2SrLzEULxClbmA9geUd4UN7iNtFknRJVpuZOTC",
-	"ZhyeplOQrNz2B5GcyizYdJ1WbsuqkFJltoUGARuY51/LNpExaY9IO4muCO9DzCQwHx1uyDZH4nzdTLUd",
-	"jMYRZzG5bhAQonNThMmXzBCYC8y4Tr4xqLkFP1kM61VoDzL8BK7eDC9cXGmXXzMMTGzT4MpMtiejEJ+Y",
-	"TWJxbgLY66wZyJqQGgrmQGhsi0AmFmUZDphJiHGh2A+sHorLQmpoGZvfuaDX/MAiKBn1MUTOQkE+Le3i",
-	"Kmkyxmrue4jcLOkBEkM5fiw1x5X3gYkopvuABEW4q10bhEk1Gcr4CtYHYJXrBhrVuvDR3N5Ayr2mkQFX",
-	"PWRMYGpLJ9hPrK6WCvzTfRYS6KTqPliPVcfRoOdq+sqhIFy05Vt4YxgBW6M0N2CxIuP0gCcYhYzYIWV7",
-	"tSQDGmsBwc8OWajWZPQpGlrRFIxx0XnOHRJrEvZWM6EMp+zqSdo8oPkDS9FOObymxlSzYluEd4Xe6YDX",
-	"zBdlyweV6QRUPVAkw7O5fnqMRrrnvT9///8HAAD//w==",
+	"7L1rbyNJlij2V8J576LI7aSKpKSSRGEBq0tV05qu10qq7p0pyWIwM0hGKxnBzogUi1MooHf8xcAasC9w",
+	"ARuG7evrD/7iL7ODmXvHu3d6gf0Fqr9wf4kR50Tkg0y+9Kjq6uFg0CWSmfE4ceK8H++8QA6GUjChldd6",
+	"5/UZDVkMfx6FbDCUmgldO2bDiI5ZaL4OmQpiPtRcCq/lnXk6TtiZR0Z9Jojuc0W4IrrPiNIyZiGhQo1Y",
+	"TGSXUEEYjSPOYhKz7xOmNBlx3ceH6YCRdMJgXPuajQkVIenIcEwqsZ3fJ0LqPhc9MqKKhFIwQnuUi+o+",
+	"oR3FhCZSEEq6PFbazrzh+R57SwfDiHktWKzneyroswE1u2EiGXitN/jDue/p8dA8p3TMRc97/973jqlm",
+	"z/iA6xr8dxoEp31GDl4dkUs2fqCIlpdMkE4SXDJNKscHp08unh09Pzq9+PL18cmp27mqbpATu152xeJx",
+	"EU400X0mNA+oZiGRQxZTMxmRImAAr0s2NnC+YjHvchaSipIGNLj9rXrDACrGT9v1TSJj83Vzj/T4lVkd",
+	"68rYDER11QcwC7MId4aM9KhmIzomkdmxIkKSmGpW2M7xq5O/qVcL0N2q1/OgHXDBBwa6jRSsXGjWY/EE",
+	"XI/ZgHJh4D0F22/7MmIp0EjEuppw4UDwQDlA065mMaKfQYoK4AJg18TxFVe8ubdXuuL6whUrVoIJJyyQ",
+	"IlQkEZpH04vkinSTKEKUXXqNjVVWyHQ8rh0YYMyCpbJrrFBNIkaVJo0q0ZKMKNcOMRQToblksNDJxZjD",
+	"4LGhBebOrHDgf1c7xnOsHZUQkpfFi9AC8AURZ0I/UESOBMm/j6jKAaYNs/xGc5cEfRrTQLNYmWv05qD2",
+	"a1r7Tb22t3HRqp37hEWKAXYMaMhIZ1zA9Aolr18fHVY3yBNYRSR7JOKCmZHMc45iCTpginBdJCv1cKuz",
+	"S7ebtd3uDqtt0Z1ObY9ubda2O81ugz0K9sJG3ZsHuiHVmsUGDv/dxLrfNfxGc/f9v/WmadN73xvSmA6Y",
+	"thT7ccwMwXgay8E0gJWmsXbbCcyThqIMWcxl6JOjk5dk91G9YQARmrsOJMP8VdN8wKqF7TbrzZ1afbNW",
+	"b5zW6y34/xf1zVbd7JGbub5PWDz2fM9Ay2t5Aa7rQL+pnxeo7zS1tVs4ldMbYCJcuHyfcBFEieJXLN0J",
+	"jeDQGRXImEZwD0I6Lt/UZmPhLhqLdpHjZF+z8fRWntNLprKdGP7XZQaNY3OBWxlLvMyzQUMruCDNLdIn",
+	"yBELnLZZrzsuUgGyUsLAW8RgXnW/OAM8TQ1rZTFM5ZvjH/V5hNwG+am7AkrzKCJxIpRvrp/hN3sb5Cnl",
+	"EQszUk1jBhwJF1e8LjvBHnv0aGevtrPV3K5t1UNW29va6tRYfacbNLp7dcp23CGgQJKdwoSQUDiIAX37",
+	"jIme7nut5va2bwiS+9woY+1Hg6GMdRk1MrvmIeHwwDNGQ2VBy8Lixe886m4GDVbbM7d/K9xhtd2g0a01",
+	"2RbdCfc628FmeimGVPezfXA39zyy0JXxgGqv5SUJD72yLZi14QbSRe2Uzhfhg/Nm+7cx63ot7988zETC",
+	"h/irevhKKq75FTsSGud1slA67Xa9/NqADFE4ppB1aRJpfGVA31qmYaSHBSzkZbdrGW867YxZJT5ZOm1+",
+	"nnI++jIOWTwB1kYpWKV98q7gamdW0ygJMxEOrDtSktAgYENtrrRdg3pTP/+b//rD/+OnX+CnQA4GtKaY",
+	"4RWahQWq96ZxPgN+bswiqZu3laPDZ1zhLk401Ykq3YaCn8w+iuvwmzNWotxYE0vhmg2UvfV4ls3G1s7W",
+	"7uajrZ35iJR+Q+OYjmHB37JOX8rLWaRAJZ30qwdm8QWZqFmKGaN0yBvLTO/Nm2oohWKw0y9p+AuUV8yn",
+	"QApD282fdDiMjLLApXj4nTLLziHuOy+kmnqtN+e+N2BK0Z6jB0Sx+IoHRgq6MtSaXNGIO5XNADsJAqaU",
+	"1+rSSLH3yyLCkziW8RNxxSI5ZLiNaY3JTd2J5SVymUAKwQLUc+KU3BIlBwx1PqOvGI5j2MpXp6evDFPJ",
+	"6aslilrZKu0bDycfn62SLDdK9kq5qrDsKObxEml53uuFZwHeX9LQfnUTTHnnMXOEAFXFh09EOJRcaLjP",
+	"3iAxYrA0ygJhg6E2V1VzDeyQK5KiullGhm7FYVpkapR9AoO0SH6M+0PBI4G4zsUw0S1CUcKSMUklatKJ",
+	"Gb0ENYjEScRIxQBnAyFj9QBGgz7pchaFRo/GMfJYSskvT16+ILLzHQu0eQJoG0H+jU8GVFgwDGmsWGjF",
+	"00p7vw1D0pC0/6pNmArokPlEGj294dfr9WylquqjuG4IUPa1b2e7olEC8jx+zDZo9oCLCCXDBYcskCFI",
+	"ogie16dPa7sgH8pEmxuqYxnlFa3K6y/qZjFaEvNX46kP/+48bZH2X9XrbZ+0/6rbhX+Czb9q7rarZUsl",
+	"fRmhxinsTkOiIqr6PiwyJBG/ZISKMUEZFUBOKm3YUZt0YUgDKvN0dU0XZtKFx1J0Ix7o2/OPCTm8RWgU",
+	"MxqOSQJIDBoFCXm3y2ImUuXhnpnKpAVxRFV+PTkNx2Ah12qmarOPaIp3B+4IUKwOI4ng3ycMrJz0kglS",
+	"oQIFrgeKmMvjUJYLkiMYVTsgSMNI42jQZ6HRUhMFL9PACILOlKh8YiWIgvSh4KoXvjF3z2i4r4+fVXOT",
+	"26NaX4bZlwEV+ptxSB56rZ0Ci8vjthHz3i8vOB8zZTSTGVjNi3YPFlqGUjzZGeb6eSApe6Xc4v0XiyNP",
+	"jGxij+fWNPPGGDIbPw6lYPtAaAxRARVpfdtLT/KpjDs8DJm4/Tmaq0jjDtfWLUPhTEkvlsmQDOgYRKmA",
+	"RhF59fLklDy8aj4EDvEQ7+/De+aC6HQoLMrwjEAOmSIhOopoFMkR0JTMu1SxxvCHx08ODp8/2RiEPjnz",
+	"vu1L2FMoyahP9ZnnpE2rwVnrPIjIMesmCuzjwBZpD633oGuykGufKDpey2ezkdSq96d8wGRyBxQHjUZO",
+	"1w55iIePVmIuiOYD9pEUfXB3Cekmt8bs169OTo+fHDy/OD16/uTl61NSGYH+pGGxXJFEXAo5EvtoGp/v",
+	"MV5j1mzMOhKaxYJGcGa3RyxuhyMg3t4jCh0Ikgj2dsgCI/iABRe9FwFNFIjhkez1nIifd9Xx0Ld+bdWX",
+	"I7HGjZm48UvZObDW5JsJw9/JjpnX2+7U2W53K6g1u5u0tgWOkfBRs7bZrXcbwS7d6+ww726E5tya50vP",
+	"38kO6IHOXk4qBknA7BiTPjXMqrqfeRSt5aaX0JgKzcAItZay7xkBX0j9VCYivCuGt7e3l9m02Ft+r4aH",
+	"F5KoJOinVj4IvLEmbRpFLE5FQsWYkYusYZu9pYGOxoRG/HJttJqPHUfmzAdM3JBCFXEEJHMnlnBn+BxG",
+	"cnyvJue8MAQWJcQENSGFTyyIVLhW5PXxM/dDIEWX95KYhWucmY0zr+g4kjQ8lfIZjXvs9kjTkeG4lRoB",
+	"qSYDqTRp1Ld2t3cekc5YM3XPuANmS67QBfDly8NfucDCX50+OUGyY355tEWe8y/BJp4PX6h0xuQxQqCG",
+	"QRG5II+YUTS/k6CfiEuGASdr/JqNX/bznSlqiF7mfscsYPwKbbhGPduHcLxc5BLgAdUQDPoxUM4IT4WF",
+	"WdVNW3oGxmuDQbBcmWiUsHLuXK5IEEm1pljzMOrEIs9PzsRoEEFIzbt2KUtI07PskWvp+X4wB4SK14Je",
+	"UR7RTsTuODwEzDDZ4B9HRKpYOZprIhgLFUZFJipnz4Lw9zG60sHs6ZMcNmrnvf9Odqo5P7vzvAk52p/K",
+	"J/AzauvsCGkU9JpwlaLfqZTPqRjbr9UdmNelJAMqxmkwKR596jpt1utkCGgQSBHCn9Zpeo+o+fIKEgyc",
+	"dX0qH+Kvq34uZJ3QMIyZUkQNzScjwoPFnYoAQsq36o1U/K8cvD796uLpwdGz18dPLv7az9Iz0jyPSEoj",
+	"lFFtRIQsXYDYQzGPimqqeQ7M2xG/YkTpmNGB0TYEQTvrycWrJ8cXXz/5FankkgVaZPvnzZonEiPmvp17",
+	"9NZ347Wgie7LmP/mLhTXv6sdDDlGW1izuDnymF0Bdtwv/qdzkwFXioue79bgpyuQMWFvhzxmoe/iK4Be",
+	"c4GxDRModlvQqmRo9BsWPmchp6cQPXlbEDsVyYyWU/cmBiKVoE9jxTRJdLe26xPeJVRAQsHH0ADRlmSo",
+	"jCLtybW1bfS/U1Hbdql/A0ttV/cnVUMffUKKtDV7qx8G6qptTq8w8NuaCGHwNR+cgZDpSQNcDgAJfhHL",
+	"ZFiWM3nm4TGid9bz0zRE5B6eDzaqWsCEhkDc3KeaYoKDxyXngfZ8byBDFlONv4QDbr4rSWj080t7AZHK",
+	"7+5l9tKpe0zoFCg0DLl5nUavYjlksebMXRvfG+a+eueBI9mGk6dx34vCuv0sY2fR7TNqvNJ0MDRv8XCl",
+	"oH0M+FYr7qjXKckc8r04KU8oygLI35hnfPN+BmEbDvTe95JhuPKOJ4aH4Hbckp8BPg/M/DRli8iOGSOs",
+	"ADRR9LLrtd7MX1X25rcx16BsvPffTYAuBfdyQJnY3tTOpt84L+zhFe2tsIMTS/6nl+18ZcuNA7NODxJx",
+	"jOhOL8Fy0CzNeZja9fsFkEjPpPVumfu5SgpG7hLd6p5Mn305dp5oi5fF2WSW9zOdBIKuJUy4M9J/IEXA",
+	"YqF8MuqzGBRV95URwz0/S9/iQj/aMtcqiax+jnkg02CBSdScBaC7AAAOfiVNLxmpcEEMaigjgaQHMDX9",
+	"4lMY0kSxY0atsDRjvdk5DPtSsOcyZKWnpLgI2PRe0jRz3AUwFhZmkN0nZl6M6rZBRNaRHzMU+PKwTXNU",
+	"Z8M3tyJ37gvvDWAIMEhDVpVDi4UwnSA39k03s4NJEdJ+Lo0sg+j5XOSd5N2y2404YF3eUGP2bbbue1LU",
+	"DB/3fG8U02ENpA5YQzjNqn3vbc2MW7uisb2Xb3Dql+ks8PEgNxV8cZzOh4+LxzgnfPo2psPXQ/fplZ28",
+	"sKvPnNgiWbktsYVRTlCCLa5o4npOJAiKyMZH2XP1Cwmx9fq8++DQKI886TAOt5ZDlBNWwIsT5o4a/nYY",
+	"dF64VsWduEB9Fz/IQ1JRmna7xOyxup/zrdvow86YuPTOErK7IKs0f18RIKVXb8htLvdcMW8iegkzuJFo",
+	"H7w6glAkjI9EioZOlCBm2ofNgdI8jFmXvwWLTPH8bybQok6u8K2b0c2VZeLLsrT31KKlFYu6Lbthkcsx",
+	"z6qgGDikQTkVo6FyQajNe0cVVqupAECvZO0RVfq1clC72f6FpbbTDBCOqlxGQavIbabFmN2ladBJAMaD",
+	"abaeXbRVcpGntAK7WQuOdHl5DPMzjpdXGHJnkAfM7HuWaQ7FG1DA5SJ2OURKdBI7GcKIEFgYCK+bff3G",
+	"8oPDgxxhbZQT1vTkiosUUrDMk/HAVoSJea+vVV52W+qYB/TtEb6QX8QtT33ugYRZKsSSLBpo20sRsLti",
+	"1pYOz2ah8PtPW5BYbaf+O09IPanxGgp7/h62fFNpA4Sz1ewWaCJ6ZYTUaeR+stF4tEVC3jOk2SWNfrFP",
+	"BlRdshAFesPSoT6P1WZGfakYsMVnjIaPpdA00OpUgiQE4S7dLqns/LX936OdKkgmWbmcem3vr8+/+Ldl",
+	"lP9m7DLkMcYt5OUiLgI5sJJ0onvS/Flm4upywVX/SHDNwRyWF6161rjmrGxqrDQbeL6hOudLEJ8+Vccs",
+	"kHGYN391pIwYFTdi0ly9ilnIwTZfPmSUlheZoarO+rGQ7z3jEVvYYYYtj0aX5lgOEzQy2tpai4pg+Z6W",
+	"mkYrvzVLFE19zqO+JH0qwshqqlaZmh5pRLm+wcLL+G0RiNPIlcdVP6vwknLgTKtMYT0DPrOXPfskJvDH",
+	"L9CGArbmb2IZyzd06EBrNhhOmg2LxAeSDq5oVMJXB1wkminSYXrEmCAUhyvw1LRQyHZz+9GiajMLuStX",
+	"h66gTK62jCWa0zcpZoppu0n1RJiLHpa9WdxWzIaM6nQ3WYU+52ZWl8qmv0NUa4cGl17Z9LZCw3SNpPm2",
+	"ZnzNz0F+1vl9vpo7cMFbctGVxaKF+1+84hmrcY9jDZ4V2XsK/RUkAilUMphptPw+YQkj/aTzQOHfhSt5",
+	"z0tL4pgJfZEu8SKQCbqG53MDwVgYsVXfm7g7s2afOXzZ1QKQXcxUP1Nv8xzQW+tDOlsaUVVCKCa2kJs9",
+	"m8vHoyhb7SSNZG9ZkJgVGf5RUgvK1qI0yxvGssOIlvLSKy3PJZJBBw8nBvvXq35MFVvsLSsuoWzRqfN/",
+	"qiTl10hvk6EtHjmypV1GsQRJcLXjSC8yVM3LWcgWHEIGd7fSOSdwCML30SHcFDG2pCjP6Bb6IArVKM/O",
+	"1F8bEfv8C/NXiZR97k8Z74gdi5wl9fomI3WXMIxlb6xxx6oJFbOeFhGQxy4FoQbeRif3SRAxCuhahZ2J",
+	"4CAMb6CBLmY1KziizQqWkCbRPzqNB2DdV2mtFMOnrGKUOnh8W6TXfCHYiCC6QxVIsF6MPX8VKoQrzpZ0",
+	"voST7BzB/bjPgstPCu5QvpDaaanTQk1OA1nsWRvO01nBbP6Ft0gcGlrZNhOssxWuAtjVjVvHTx+Tzc3N",
+	"PZ+UmLlagEE9KW/uGJvp+Sya0Vq2SC/6QvNG+Qkz+5LnoWZeES6g3hPuhlCoIfBAEfjVRp8XJImpHRXE",
+	"dxT23edpRhWnPpVJ+XgB5MoQpFxIPhTBIYvYSm7nSeCbg4cDqOEBMKFjztRdHcSdAPMGEPm0ND3ENawo",
+	"3bm3Vrj2T4SOx6synNQ4U8QMeBjrwadUA0S9IVXoa5sml5+P92juhSjQIM+/L9KfJwoLd3hXcVfTDCZ2",
+	"IQJ5HwtNTS5LB2UdiuDzVdHTy3MLNR0qOR3apRcR4c15ayIJN2Y6iYVy6SFLMpoSK1Exrnc15zFWou9S",
+	"HgGnz5KqiIx9YPlQpBFXbB9TPnlnS1S+wyqJcRKx9++nfcnuFKVgS5xiBj1zlCsQsKySaPlLJQCdoHSw",
+	"C6xVKTExJ4kg2goKdKpWGuncrGNhSOXnPMpc4LtWYjE/WDWKgNatbK6P0lUMmMgvromsLv9VY1GAod1w",
+	"eVjhTF2zoFq64IBfSCyvQjR7q0EOwKwSpiyXn13dvKCLWg8EnM/53eqbT95qJvK1ZiduOaOKTUROldcy",
+	"9/HZnLU8tYw2zDEUwdU3OAHtPiIDr24sB0TIkZerJ745YeKtL+YUE4Bwi5+3708ot6C9f4axIYKkb6xn",
+	"CcCqQJXdrIMMbM6la1SXdT1P8OlJageDPskLDEuLGctjyoxTmprdTyG0rIz2FaOR7h9DkOGKtNpeGigL",
+	"GicM1HVHZyDeHyxJKLgUDEHJcB+NS24ElOyK7+eyL1toVQku2VihfeXM20h5wyUbs5B08nMwDrFUIzqe",
+	"zQNmkea5RugJQ/P7+aa1efTpLgmSrUK/rGSxAKHT0pyf5orz28bsLIv52Anj43oxcM5vOBstWJUcrQi2",
+	"W8scoz52B4rlCDKDsa5h2CKLhBGfUEWordP6QJGtet2WCtd9NiCVdixHrl51DAUYqTZySBSSLDsZyPEM",
+	"XpUheuaaL6f+6QasjrCUphQjrKdHjOXogcKOSGnAXgQ9dh6ffPNA2UxUyFU1zzSq3iL3qkr9U4uR5FiO",
+	"HJWZTIYBpm/HyvnAZ0phOaz6fPWh7GLcQiGaBO20JQ7bgLVsvqHWEQvJmOl9h1ItMORjdc+3XGlFKngA",
+	"1f3syijGiD2NLM/NDp1psKDpdlcIRzfnlw5yLEeP03GO5ejYDZVuE8jMqrG7nSS6tJmS+5Z3D9igg3hO",
+	"oxEdQ6wuxBeCHyNtS9aHmim2fPiY6buL5XXlG8sJFi4WlMF5N34yXsktoyRPA7rCBYbgQbtFGWeD38wY",
+	"5N7KpR2qK/MiJJguefp4qI9PvvHcAb84/OXJyxdw4nw5fQM0wsc2d2VGto35ebJvwq3M6enIR+FUP4aK",
+	"8wPFcqSQNQCnEVKw1c26ZpBchfP5Divz8GGpkQzWktYdj929JkqSLo0X+KJwYHcby8e2AxqdXSqWshZb",
+	"U4iLXjoltHZDb9biSU+lptFMXqZcRXUz1TKsKtZz7ogherWRjC9ZTOyzRJqrc/s8peJs4I8PW4UJ+7Y8",
+	"U2FiUsnD1iUgAMtGeYaGqRMSzCDE1j8xlDsRAsh+fhaukAO4Yitm+H14w5ljjajBy1Bl31KM4oCZ0MOu",
+	"mCAxhIqhVPTALpxGpNIGgtcmytDaUX+8n12QPFdSmo6JZSrVHJ9BgBnmgpsCjx3m5iEVW4Xc/K0bzHLO",
+	"dEj8fIgD44endvjyuD6bC2ZxI2/uzYhSHo1zF7R4sYsXzLGHol04w94CuS8TjaaLqn4avcfWk13VFICv",
+	"LavzPGM0XFkkAGHHXicjsqUJPdMMnoaP6WBIeU/MdVFPhis/Z7ovw0Lg8JBfXDU93/5xQdVYBO5jI/2j",
+	"+H3zAmWB0ijlm8keQaK0HHxjZJoSaRF/raGGxEPbQyjJBbhkeFbw608TaHTyQi9fAHQoa0JqyF9EoFtO",
+	"aZ4As66M8z6haotcsqF21Z/BLATroSTkNAIOPu0dY2+xovVR+DgeHCx1YIVXvlz9lcerv3K41CurR4IP",
+	"y0/ClTFKlUrDPUDe7cZysJTvT6FJl8bj2Yl+MLTlyHiiLmoNyrxbp78ICQiiYNgvPUMzjqsD426P0jHl",
+	"vT5QQhbZaOmySzFgSjHRmy23XTVI/pllhLD0+TRjYiHA0ldeKxa7LN+lE5MWP8je6meLTQdUE4w9VmlX",
+	"7eXz1x/PSgjPicUrIOcS7tu7yDH5YiLJZDrXL6LA8Q3hOqSauaDGm4l4w5hdcZmoJQ7DdjV3B1LJ3anq",
+	"cg7wmMuY6/GMRAwZcBo9kz2+nLMbn3/BtBHlluRtSiZxMMMQDD89loOBLdu0lHQ8O3PkJr5430t0kHWX",
+	"XdFRlJZMyXnwi7sCCjvFY6Y4yBR/mKL+hVSOlNxNyA4puIvkdwYG59AjD4ZZwQWzpNVJrCjiVRldmyKP",
+	"RRrsFyWoCfkjL0RMXaYCmSsTdIEOrFicxrzzFPzL3zTLDHi34T0LbBHQlNHRM5LBf2Ea6k0I7rR/zSHZ",
+	"dHRKtu7zmTI2wvmbxrR3OLCne8HDUsqASS6zo9/t7/P4g48MQsZZPqI3R8aatRIDhAt9R5LF3EgXF7/t",
+	"Du8imMtML1YW9ebzgu8T/puLSPYW0k72Vr+MweQ2zUGW4RjLAiHRwYVMCfNij709pgnkyEGrANdJijOf",
+	"iM2iJIdMUx7dWJeEaHgYIlcewqFrkbKBEJzRNp+M+jzoYyGFokpaXSuka4V0rZCuFdKfukK61hiX1xjX",
+	"Wtxai/vZanGzpKtU55q6z6eGBjaRWGPkbxp7Q7B4IG4YCiUqJsINcoB1gXiOmFMFZQaxTJD170uRjlTM",
+	"SoQqj5iXSG00EHYHp2PSYQSDLCsQr+tikdPD8EnZyVWBj3Az3la9nuUCGj6kFgtxORXw0dYSROTGMtNE",
+	"aHRe38zOa1pmWTGfqkyGud0Qj28/xOGNhrih1jfNoSeOqM8CaAZgNAHDRyJupMmIX1q5ZB8DTmWMqJ5m",
+	"0Xr+DXn9yjsXN33xDjT5WSx3HvhfC/72ZXx08hIenuC0aUB5s7G1s7W7+WhrJxcvUEu/3fUXM+WVAXIL",
+	"xTnj1RNlIuMeFTwgFRtfX/WJkKLmvrZFV8MaVidC01MFY47xK4w63oDK8SXfY0maUnFoSkZYwcKQExYm",
+	"y16mJN9owfggSwM8AqpZT8Zj8oALMoxlz6gPDxaGfBQEiRQFGlv5o280l0opKGVqv5Sdz8LDno8zXUEA",
+	"j2fUKHVxat/Jjo0KIRXq/jJfDmjIiJDA08txaEawoguNGVGuuegBH63ImHBRJZRg0ElZYMiCcJDyEIN0",
+	"GavEGny+4aYQKXGLSFPz/seNLc9Z5eas6TWIdGu5ci1XruXKtVy5livXcuVnL1ciSyt3tkbRhU6NZaui",
+	"7oSvdjE/KPpul30+vamLXLTLk5z7tnR/BIfqvd7nVKBeiLk5R+wN8VOxmani6Akru4mjvkSfmSIVjBO3",
+	"TYizROZqMRji0dbC9PiVss3lCPPMs8xqGjPIq75lxrnvRa5v2oQjytY0AJ8iNMOEefPTNRaXML2D8I/M",
+	"TIwr9bODOp99xp82LX4iB/1m3pZcQnpJUSbI+yg0j00KHX+sNr14lhX1MMXCmdrYslnxZsoVFFc35YqF",
+	"i1wB3mlBk0aRwqyT5fOI7s7Vv7Ir+qMUNVjBYXrDakYf1Rc537V3CyfdHLwuFFCyfry8IyznH8tVh845",
+	"4mb41QqoV0bzXuSao5eVQLliUd7/nzWqyQobjGjs0pOoEUBK4wHyMJ+quZnE4JqGHM0hE4p0XJ8Vl7Bt",
+	"G05AKecuDRjh3aylNsS22NZO0wvFwUsXpdlbPd0RozQY8ZY1qGGmwjEiaBcdyedrd8vvAusk3NwGlx/r",
+	"VGZNOJfaTAHDpzfVc6PN7WYx0Xd08phxkPMlFm+k8ztb++1b49gRFq98qRz0u0gSv0EjiGPL4ctCmO6D",
+	"fq1EY2JGb9VGydGo2RRpPgVChr2ADKVQTNe7qO3BSyhgeINOuHCJVm+HC++mEdlciiN1EEVyxGacfPr8",
+	"k5Br1+QxPbjEgMr1FMRiCBB3fzXj9GG013BXVl44t60WnlHRSyw5X3jqdBAeMo3xdbmGCyX7TLQ85DTi",
+	"orfwuVexNCg/uyZxMNHLYtnyxOa9r2TEQzp+ecXimIcTNVkLRbnDd833Z2cbhT+23pc2wZlqigztCowW",
+	"fZxEJe2fL7i6CKQQLMAEYzi34pelEbw0ik4CJmjM5Sp7Pgn6LLQLKQo1z6UI6djI8ieJ+atF3px5X33V",
+	"ev78zPPTv86JjMmbc1tTx7wgu918ObPZAGzhP6VQy4o6NqdBmP24ky+Fu1MCbADp6znNZWwjjyzQtMMi",
+	"KXqKaLlUQOfM9IAbhlTjW1+OF7TCcWn+6bqXW+yNtLh9c76u80nMwPYijKBbsX0NdEwD/UCREYV8uJtU",
+	"tFxY5fH8Rny1J2TMDAk1QP5N0bQ5GSYcU6EMf5tLg4Zpwx1DkOc++n1CI97lqL2rVyw+pONn5dYm57sU",
+	"kjgrz+LDVCy+4gE7ncFDfW9G+Gz5agu9jlZlELmXXyvaY4aoFNvjxlSEcnCRiRv2C+vzuYjZkGluOymx",
+	"KyYuIkmx1kju00VIeTQupX9qyFjQN4S1J/hClpMZXdOo8FSWUrlQTy66slztmgl1DXjE4hfQMKMIyRUE",
+	"jbQfdxFTIsuB0X+jJVSomXVBb3gXly7attSltY1DFgp59jnXiXyZ9iY3jFHGtxaT2L4RpUPCNYmoWuZO",
+	"lomtNs2pcFkzYbbAgWcIIaUC0ixKVCaslYtiU5LIzGs8ITv6E0LwbEJTKo3NI4xTYswM0pyrODfz3pdS",
+	"/yk6NxUPPUdIL5PIp6XSaQowOwY84/Z5tJwQW2aqLqsm0MJL38ZcAw6bm16o8lmOoRmgi4ArV7dhio8b",
+	"aoRa3AyrS3HLU7bBVbS5Be3oPhvlbtE+Pntdr0S0ysfKrFbFbZZaOGH7p0Hf1hk1cnFAI2YkCGJudCvt",
+	"tNSsN3dqjWZts+ET83ejaf7abGw0mhvms/n7YaP50Py9D6oUllBPRORS7rZqMBgZM4pJcqqKvZ2OE6U4",
+	"FebDE9GLuOqTgRQaV0Uqmw1y/YfrP17/0/Xvrv/xww8f/ieCEx6yAAPj3JqqPpFDZP7RmHQlojDpjAkl",
+	"Q6kU70SMaD6AdHizRCpCYkirS4U1skcYy+GQhRvkmEXUcCgyknGofPJa8LfwtvKhVKIdz4BJmaXDTzCk",
+	"HsncVtHfS105V1cEjUVsALUfy07pTfO8alagk1hgCbYw3BgMNsbjMVRizrelzPutF/Ze+WQK/Z0j9mzd",
+	"32Cxg+7QyEOMXQJCxnJA0DAwyxxQaW616nUInGQiRJtAdWkjwS0MAXeq+5MKtT8/UESOhEtMBDzEyqPm",
+	"TsuR2Cc0HHBsEDaQIYuplrGNTNXQQwm7hdjhqitZFSYLTOQbL9Pab+q1vYvarObL9xoQ+hlr1qvdk0kt",
+	"e4Hv7D617rkdtP6CVfCFRzJPJZ+hdc/SgRfOtYS6XhYVkWnJU55lDCzAB0jEO+Bitx8vhRwpw9ugEw2p",
+	"fJFy76qN+AR3s6ARYW81E4pLYTh306zlkZVMFtZ1tIsrbd45T5osC0JLvcErRBRN+GxLLAHCephKiv1C",
+	"+IGLGjXPkaE5kIr94Qus22yGRkc9FvuqLoyI0eUFbrHshBnPJRDooM/S+q8aFcIVGp3B7u0O3axlJ5E3",
+	"fS4MJjxm0dxgwJm9TWw6hQ1Cd7Vn8+UaYOAb9jOZFLVmkOdiv5PbNC0pA2QKm592bxnsUmobjt9Z85hb",
+	"d4BZqeHLx7UU5Kyc5cs5CWSxVAgKfa0Y3cr20yjmUD0YjsH9hh/cTxBi535KVG4MEP5rEGuRPS5yQQqq",
+	"pZiAxDgRpA+MWKcv5WX2Bg4DdYztd2Uc8oQFMdMvRcBOsmYvK5RIOjU6lu2dZq43NVKuGrEYSRsWS6JE",
+	"wTTY2qhCoWnuwasjcsnGPqHErv2BIor3hFHd8PlqK22wwxUmWPmkk0DHsDTbK2bDiI5tlRAjcB+FbDCU",
+	"molgXPvaTICVQqD/TkSDS5v/BTOYH1kMqV1Qvjr7hQRU2H4fZhOC0B7lYnZ/npIa5oi5y/fYsShl6Ngd",
+	"twC7m7NFQm4n3ieMBv2sH585PLhErg441a7l0a2B5u5auUj5MQCYC/0vdO1eZPV6NzXUPBnl3VQn9Wmp",
+	"eLqZt23ajR28xRjTB4lZK+prPlS2clXMID+x4mLXH23725vbJOjTmAZG8HDdirGhgdl5Ph2lvOGxuY6v",
+	"Tx9b61V9s1ZvnNb3Wpv1Vr3+Rd38tzqryv7UaRaTWpaBdb4r+sLG55l5ySzaNre3kCNHJy/J7qN6g6Qr",
+	"XL71eRrwtkrf2DTaboXAPGf5PAAqO30otQbhQmkqtE/qRrS1jfFdI/9EaB4BnTOjDKjmgaXYxcSFQrZT",
+	"mXxIr6imZeoIibi4dL2X8CmAMBRTG0Y0YH0ZQSeiAd66O4qLYANb4W86L8n8kg/zU3PVzunHX5WExdlg",
+	"ON9gyPl9dNhNo4Cdmb28+GicGOD2Ol5pIbWDtDlxieHFjntyyaNIudFn29mmpEGqNIzP9bis8cZ4PB7X",
+	"BoNaGJJ+vzUYtIDaTgJqIuZn630NY37sP6QQCDQvHsgsB9KxllxLSuqw4p/sgSdX3PcSl05aS1PdHvep",
+	"Ploxo255bC9/5S4wfrV0iSkHV2qEkonuSS56NSkiNPcEcpD7nJkFSwWEEesc6+BoHhTmlBlLj8wRmNyt",
+	"8gs0fHqmWXe49OoVyHoeJimpXXS80yiz8HTn0ca5hLB43aZowaK4WsMuP9+gf2D2twj0N+9/XL0WV1y+",
+	"mm9R+7pN2Ptysl2BIpc1eOQKMO94QWWaYUS1mZG4F6Aa7yYJjeIhu2mf7eoygedsriRwZaC4NF5YSD4x",
+	"b0G5wBKmaRbHRe+Ei7IMfWW+zjeiDVnE0x7jLESeRWhXs9io1akOc5uu/0slqK4a7ydHApO0Z6WYuarJ",
+	"aIEoJO8VYYISq4tdI7HUBvFqMtFOVcceyor3xM1BUQgUWw6fkzhaMjHBPJliUw6kxTuRIWMRfBNIM3VR",
+	"ZsNyVlhRGUm2yGuDJVZOJV0ebDSbYT7mLWikaMdJW5ehFsNCV5kCnEdYmcLP1w7JTFSQidcl1snOpcg6",
+	"3RW+gwI+ZjshkYn2yemzE9KnIlR9esns/D7pG4VaSE26MhHucyJiRoO+OS4/rYxsHqIYNlGYafmekBEF",
+	"+9ZztUTfQKaGUij2pQxnhDNiCEmDfM2/dBb6VCNcskRsuWrilOeFw81ybDhUMUjjFebKgyDrqVbY6xwk",
+	"P7RU9WYJ08+wVMQqLMHdqrLMmVwW9oIE65uwXNgou1VuFtCto/KuCyzldTfgjXwGazDC5JPyyw/ODaq0",
+	"u/0PFHauJZUipDfg2+pyd0npZ/n7tERFCKr08cS9Wmqek8JtWTyRYG+13dFtTjDtVTnd3DfFkFUbLro7",
+	"lLX4dd8c5oZ0381ttugQLI9OWQvGXCZ4ERxTIJ08yzwmlRxakTvmr4qfv+pL0JHPV5WZJIi30GqmbngO",
+	"3yJGw42sjzR8tOKI+4jE/cKG1Ltvv5OdjZQtBjSKNlx/TCdHpeMsh7awvKznjRkm/ep1uqL0K4td6aLS",
+	"H34pO0/duuDLxzSKnmZrg+8gttiNmoPRkRgmZfV1igrSwkCS+9Zd5kYT5fWCycjAaExweitPKOaC4yrg",
+	"xWvlW29gcJ2Rd21IHERW3EVswFQySFwSjdHXeqjI6+NnTvZhNkaqWK+oWc+VecvJ+rNIw2dPEu6AFBwz",
+	"S1Q/aaCEU6FnKaLzxJuZjHPJDvgOACmXnGKAudXlGSFOvGyQRArvj2lTSvFk7ppQJV15ZVNhCXeCCmuj",
+	"1dpo9XMyWuFQ5VrSiaYipHFI7AFPBtf4Nq4FuLWQo5argwwB/EuH13gF99ior1hw4a3ta8vQbTzAJOZ6",
+	"jKHYaGQYcgNWg7ggnjAapjmvXsv7u9rBkFvAO/TFN96/f29DoUurZQ+TTsSDLGBHEcXiK6gPEMukh5Ua",
+	"e1SzER1vkCdwf4dU9wmNlITq7Co1oXGtzoSOEWpERVT13SvOBOO7ew6N1owK5rvS2y6m6Ey039mHfBfo",
+	"5UPQ0Ps2qXQSnVbEzke/EaVjRgeYAtRn5PHJNySUIxFJDDCl4kxgG7sHisRypKr7pG1Hb5slYIlk4da3",
+	"QUBBVCSgcTwmbTN/i7w5b/tExmfCfn4HW1At8g7yIVokTiL2/n0blgiR1TQ14RkyTipb9Xp1gxwIa5+w",
+	"JkfMALPhN2eiWXfVyyvmbrloNw20VISKtPdhoy/IQMasnRUMd/E7W+Rr/uXGmSgCH/bCmSLtv6vZAN7a",
+	"Udi21RhczgpQJw69shpES9Jo7uYigYjsnok3B7VfYxLJxkWrdm5jSaRg2AWgM85jTdXhgDOvYjhgYnaj",
+	"zemxMEO/M5Gu8ZhqBrkZNfhv289/dcwGlBuy1Ya9F35RTLdJxUa2VH14gJKt5t6ZaB8zHY9rB4bntDfO",
+	"xImtDdwizXo9i2Fr1puEBgEbahb62IIgJBE1jKpCSSeJLgniUnUfMsu4wCh6bhQ481XjTAy4Ulz0Hibi",
+	"UhiC2k6vaNs8sQkgumTjB4qgu5hAbKe5FyqQQ6ZIKDOTMGpDGZQqFrgPj58cHD5/sjEIfXLmfduXoCyF",
+	"EiLtzjxY3y7pyHAMY8UsYPwKAhrAcr1/JrbqW8StMZYJFsrnoXlxm4xiKXpkAG2tsAQ+PmgogHlijwRS",
+	"dCMemF03NnEieYXa25mAxBnzyzah9jdz+BiKFkihIYlqPGSk8suTly/24dbKmLw4hDg1d88nAN7cIzHV",
+	"bnhsuEkKJ1vdJ9v1BrEZOLDzkA0jOTZSx3a9mR5YMkzJhsFN8+Ome+1MJIJeUQ681vyylQ4Y8hCPBjHa",
+	"AnPjTLwylHFIYzpg5rL45PvEYD4E3GF6In6RPuJufswgBK+FsbBDFgdM6FrIAhkaFITVnonXp09ruym5",
+	"hfopMspfzsrrL+r1et1cW/NX46kP/+48Ta/BsLBCrB7IzoRiPUyIFJIwFdAhC5GA+6T9V82nBqJUjLFo",
+	"Klz2tD1BLqsyHXbjTJwJiMJyKj2EzZlnDl4dkRjC0CsWJbDBgk+ohQ3mOlTJIFGaRJy5KoiYzlmvm8ul",
+	"Jdnb29tDaAVSXLFYY2PO16ePXUIpt/GmaUBiQAWBmGcIfgeAwAPQGJRq2qHKgELLmKl90jYzYNbtaXOz",
+	"tb3X2t6rNbZa9TrwizYUS6zVG7V647Rhf/81kiMlp4EDBP1MpNWPDacgbdhkh6F0ZfZmB4T4yFa9/mti",
+	"tzqxkF/j1jHEsg3w/jfkIKOpQCQc/U/pBhGMhdDcwoZZw33MlBAsKIngztErgtIGzIJetP+mViPH7FAG",
+	"tSNh5JaW865ZwaUWsi7HVC7rayO1Gv5xJtIaAS3vMY2imkF1FmersCLJwasjz/euWKxQWmlu1EEYHzJB",
+	"h9xreZsb9Y1NFDT7ICM9vGo87DMa6f5D6InwEEoclknCB84pWGRVtu7mBrJ7OOZLNsbHUh2p5cjAL/Al",
+	"330Gs176yUiR6YdnjIbpB7Pp9EM+jib90srmpALB1I50uV+r4B1UyYDFZtxvoUNO9p0Z/kj0mNLZd/lZ",
+	"Jp93tl6uhpBxFNtpodFO+pQNlx/GsoPNipmwNroUdjazpAVyV16MUDoJLpF9pDrgkCoQGEkH3aJUkREz",
+	"6mBBAEGeRcNxNYXNcx7E8ph2OlwXv3v+/VdJx3IDW14KVq6yIPWBFNzc7hA3V/WJZhEb9qUYv3LYZ+7v",
+	"leQBS7+pnHlmHYbT8V4Ss/DMc1WkwUBodsg0tG1Ob5rRFL2vABcfG1TMeSEBVZv1OlgekAeigD+M7Ak9",
+	"/M7aDNhbOhjaLGtr1ijiXv4X9pYFCdTZhBjp+oahT/VmPmbee/l1rvgjqI9ZomoGxPyoKRTBOJN+m8Qx",
+	"E/oi/fUCqkJjZixjYcRKfoL8W5Yw21ogteSrqTWd+2W72WysthdEkkUg2l160LTq45zhGk3XQutVP6bK",
+	"Drl4iik8nDdPYbgiak4NXXi2bG9g71lkDUJMPmbQBhw0yokyFnC90hfNlYDQR2QcgPET4vysGe0bDycf",
+	"f+97JdL/8qNkr0yMZKtZLzuKefy97+UVqEWvF54F4G3h7S97KaUSD7+kocuyhFcai195LYxaJWP+GwaF",
+	"5reae4tfOpXyORVjO5cy720vs74jmx+MjlR4a/MnSdOWowNF4gJqRywvUU9xkThcAW/LzwcG5eIty6kN",
+	"rRKuNf12/hZmiS3L30d/QfaiOaAn1roCFqap+3tQvLtmk62ceQSVFJBiseGfFFadyQQlNFzCM0kUkQEd",
+	"bpCDSMn0tSTO5Y2lJlAQOZ1eZZPrrljMu2OnIG+s6Ug5HYEst8EA2uF7JxoaHnULXoUHKjtXKCNUJzSK",
+	"SDL0QdGlYkyc0RSsN+bcoU8T7YGjCoVp9E4Z4dpw7Ido26xRNRYBSNhDiW7EovCDjnQjoB6YJ79pgKTu",
+	"NOOZGJ498jBnUgZD5jmaeJnSLrhmeVJTaILkqSFUyWrWmzveRMMj7/p/vf799e+u/0yu/8P1Hz/89sMP",
+	"1z9e/96bbHPk7ew1HjWam1vbj3ZsUMJFZpGmvNfXE+20W9vb24bMWDv0BRZq8QIah6o2UJfOQA0rbOTb",
+	"D3lBzEKuiXnUJ6B21ifae7c8yO66MLeppBd4y8OlesVmQJtL8/8sMuKbBrKwzNhuKW6ZeDufgfxSdg6s",
+	"kc37mEwR2dT8l57KuMPDkAl8Y3fxG3ZZhqPIxK5uCe772NrP4IXGEit7RceRpOGplM9oDG59b6uxvQwY",
+	"VDI0/IKFz1nIqXPqfWwZYYkTeyH1kbm4AyYsbmzXm0vhhhMhMmlk/isnVlfPODa+urX4VTtVet4Faox3",
+	"hVCsbwGksh9LIRMVjY16HUecxcTaNvIUF3tFlRHcpUjtmsquqewkgbEBbWsKu6awP1sKezsCix76h++A",
+	"vvDw/RxSi1Gbs0htSgp3fHTTD6nuZ056O743ea+XpQ/FXja3I9TFlqKN3fpWfRvbIC5HqF0RtuZK1C1t",
+	"cnpX1A0q8xyn1UF+yhRua6lr+VQmIrwNSVxTuJ8JhcO74ijc0jSt+TBXKWq2ByzIed6gzhQ4dTDsC7w6",
+	"UGjK/DkG7zQWOSoSw2dc6YO0ELaapoclAeCFsbkisFjCrR8Ie6ekhGrbklFwDGd0FN7BeNgb0E1/oUhs",
+	"Gw8u8aS1KZ3flXcHI7LfvHNbNGDc9h+dF7K8PCyo06g1tk/ru+gnxoI62EsRnDCuHGWv47W8Eya4jBHW",
+	"5pjixFD2//jht9e/+/DDh//h+k/XfyTXP17/y/UfP/xw/bsPv73+8cMPH/5hIj7PTtsEf3ej1cxNawCA",
+	"hRQbaXnDxt14HjL8wiD2MtsllGWUXYtLPYeMa6Php3U+rM4j12zk7tmIIdKTN8MxjnxNwXL+saTtIbul",
+	"n9T+MEU174YM3oBY2Q4bayV+rcSvadNCJV7kCdRK9Mmp7sto7fOIVEpEGqWa+09CaS9SN3/3/AZ0KWvi",
+	"s1bA1wr4mjoto4AXqBOppGospkVhngbmp1eXo10PIY1ztm4OTYFs7w+culJIEcjr7jLOf6wpEHGqECMO",
+	"4ZU2Uo/AlP6ZyLLy/DRXxiZhcw3JA5peQoNOqZiLX+aa0IHEQGbuBCgo3mmThLBkzpkwM+ZlTUx1wW/M",
+	"TGmYWxbti3UWY4ZYDZHVstuNuGBt3EUbltw+EyKJog1yaiAPwQ4ub+jKjJ6GfQo2YkpDwHnLpZvTOOZX",
+	"ZiMRxfwGPYJwEzi0MyEkBLZvkBNNu12iGLPxorBwn9ASEGM9nJ7LZjcbt2YNyMWBOGIfso6shQMjiyH6",
+	"eYYVBUI4lraiKJYJsuztMAJHFzKmMpsJ9jpXb84LVpO7qP6u9BhiuSFq8b1ful4LKNcmwdXwSJmbl13d",
+	"8uW7N1bgdwBO17D+c7D52PxE8B7glfRab3b8vXODEYliLpfY3INCdcx8qUsf827RXPOo1mjUmo9OG/UJ",
+	"K5FNYPekcK3iXDf97fu25cCxLGnLWVtx1lactSxStOKolNXxuMjdJ4UPBbVlnEY0mQBjubJiOm1IZvmq",
+	"lqSdLr/tkzZQn7BtcyuoSFsF2Z+QMLWrmBnruPe+Ga7bJRXocuZnLc6quR5nmAoIS3mgSGdM2kiI2sjo",
+	"8WdYljoTlXbMRY+LnlmUJV3mz1FMh7Vk2K6SQA5sLtUMaQO4UQXSEM5EO31gAwHW9kkoA/UQxYaNQQjy",
+	"ixoZ6Sjl9w8s/7KVCyDVBASJMuZ+wnK83buF8lfgAF6UiKCfo+N4Qt4NKPEJ0yvogqtzt5SpWa5Vuo07",
+	"4WUWBnlWtjTX+hiFUXJ4UJ73/76s00YB5dbs8DNkh2u7w5rXr8TrT5hOjQ65mz/F251JYchrl2ycNyeU",
+	"KJhQDGShcokNSW0B/UVu+MTVSfnZeuGnne4lXWxQ/3YVf8xzuxNJ3AXn/BaWnHytJsdtntZ3W43t/PMW",
+	"0EE8qLG3kOsDRWe6/K35Nri82Ow0unW6F2xsbIBwcSUvcVjktlhIIg0Rca3Eck3GzjN22bhPzQ/Qb7HW",
+	"d4k4umZya51vzQeM+GeuKosfKFewQfnOwInluSuGUQDRNjoVtGx3SpW519V9a1/NOtjlOQlyjhJeUuL2",
+	"L17Zp9YCiuvLltHCTt1Z72rI7wO9EelMsU28oHEMbeK1dFVvzLM8yw18oEjMe32NdlUsl0ioJinJ3SCG",
+	"sWUjdcZuJJtNaJboSo/UoOZFVuuqslXfNDoeLrNPsxJKjbrbgYEQ1jUC2+WIjs1re/naHrbODdQRgWIN",
+	"UEvFnAhqhoTrKiq0Zn6u0hprAWsRSmKm43FmwVbmFCfqqdlSMyp7AEsHWfeDKwmDnRNFmJaMUthvfHbb",
+	"wtJoDqwc9ikjORZw1F/PYI5LMLwVedbKgRyrixv3JGVcsvGElNAMd9hW91G906DNYDPcYtvdR/Wdxm5z",
+	"b5NudbaDR+EO2+3u1WmjU/jdK4osKFt8ZNnkDsUQG0zjnNblerdgI7xN6bWEqwteHFJBopq7StWi1JJe",
+	"BcP7sVLiInZf9kpB5ljLP+vQp7WS/3MR7p7TS5YvxFXJRILqUiIaEtRFkU/H8NQshp4yo62PEPW0jixK",
+	"LXzrC3X3Fwox3TVv0nndCST4VEUxAvJYCvZA7TtdCZ9xNQ235l9AiAWxjUCWjY9+TKPIdij59FHS0H3y",
+	"ikY2kLDuN7a26ue+x9Whba7pyqRDjyu77qxRpq06bUv4Xf/fH364/hO5/pfrH6//5cM/fPjt9T9d/2l5",
+	"T9QkZNaB02vpYU3sls5+zhMj4i72VBx1/qkJSjY7CvGli3MElcwQVRsnmLP72M4s+1mQpGJMZVmE+Cok",
+	"EfapCCMWlmcRGiqgViaK9nI/jeVgGTeBffxUlkSpQY4lDxWppAWRuN0wRM0Bb4BC+NW8Z+TNznm5b8SM",
+	"Nx1uN48QHh0aQCznGXGF7Kf3gamco7508M6OobDu7fNVwgTvaN1Ybdst/DNw/0Am/KvSWiQzjDaNeqte",
+	"cOGEPMbicV4r7Vjt+R62qzoSXHOqZey17GSe7/WpOmaBjEOVxnOGXmuzYRj0qyw4wvFoxLQsaPAIE0AV",
+	"Hz6xHYvcNxb66N6h0aUhLYcJ3sQTrJbutXY3re9n6pe97Vxohe+NKNelIzSa9+hIMoRisRvJ4fvaj7T2",
+	"I62FBYgdRE5cSfkSkfEEe3OMrzohOEwKDCHTlEcP35kPR9b4UF5kO3O95MQFIUFISB0aW/UtEvFLI8zY",
+	"lglGh5sWE37BQEqYY8TYLM/dwnXeryXjBkb/NW+5GW+5MzYy3/5vw+LXHORnH263Zjn3YYyjodVOZ3OT",
+	"kNOIxQ/ZW81EOCfWwFxH8BGir51RxWy14b5MeyTh132KPQPQVRpWoXRNn0Uh/m7pCKmEaOgijWa9ivHi",
+	"Qo72ieWOWb3jwQZ5BjNj9wOchEbQksBNAnOYSTW9ZAJbi1RcEAbuERhfn15BC5QBBBzgUEvzRpH26Cll",
+	"jk8Ahs/MmLcJModFwYCb3SbdCRqsttvZCmtb7FG3tkcbnVrqF6Y7HazImELVa23W60tTYFxxSh/u0b1u",
+	"D9Uq67DiJ0VPet7j/ijPYFeEx93wJgeZRd5pQL9xmsSJN4RrvBRr1rWOFF9Hiv/c2exXMgqxQJxiD5Ql",
+	"AZEUPahP69gu8qApvgtvzWG7X1HDKqljYckQEsMg1K1tp7KONtevm2rghWFi+OHIJ9BGKBGumTeErRnK",
+	"hbwPe6G2iwS5vU+EtGlf+FiPaWTFZMCoGPV5xEhFj6RdF3J+GxSYzjKQEIHncsuh6V32q1l8dYMcJqyV",
+	"Wz9E/yVaHnIacdGz7i6gr06s+D6hEe9y6B9k/wLx4BWLD+kYyJSTVGRIx6Ty+vQxCem4up+SaNfViAtC",
+	"SZcLGhFUnnzIwhtGVBhKaRSUQ6qZOXd4JYkio7JD1znIOwMICzkyv3KheMiyvTxQIFWcBH0WJhEjIy5C",
+	"OYKtmAGkcG5SqBBAo+grGfGQjl9esTjmIVOuCZhZ8QNFfmMeBzEr0QEaZveJ2VvaxiEDIe8JGUOFVLN2",
+	"eNPGimJBZOgNg7JM1e7ZKMEOLhLHC2VNSA0ZflCY0E85m8GPRDjZC3DEtzvL8CZ0m7Nj5xcZSgbN57BB",
+	"JI3H+ILROVXaznYYc3PHqhsEjO0t84WMuR4Tc0kwDNXHhpylR0bdQ2hyySI0zXIgdLdqX+fhBnmBBQjM",
+	"zWkZWQ+64WNBRuzaB8dvpRHsHprfP/TdwixOnAxk0I4LV9vPH6WB6AZaCFhoaydAS9FUiDbSKRoM8DMg",
+	"g8sQtS4gTKN0Qi7C1ZZj2KrXsatcas0xv5Z0xwJpFa7PJ/WGIxmBFeGftYG6rDWmhNtGs+57EYpP2/W8",
+	"QWSVCriKfSSRd66Q27yFkOvnilQ6j2Kr4XtBorQcfAOdLs0aGl7Lu/7fr3/88PfX/3T9++vfuR7dO/49",
+	"L29B4WJXWv6Los2t7BZPrawYZ+tIgteq5y1gm1D+/WVa/f38btQCizzztAKrnmL9EUsKKkVyYvvWIbnh",
+	"ylCcdejqOnR1HXyy1jqW9yelpisj6aeaALXSAbYTD1GKto02F2sjMVukj/wChBwQbTJ7h9VAnDWNaiMn",
+	"FoyDaSEr7HptrUG+EUppFFV9Ai3KrPIg2Fsr9ViTHRpXBsSIbk7YHTstB1N6Ci3cs5VBL1RYbsvV8M4b",
+	"EVPjIcxAs1oYditSXhKs1YWC8d3bDI8R4p9eAisx0K1kc1uOf9rtfiKL48c2Iqa7XSAvFBB1LQiszY8f",
+	"wfy4lhz+UiUHw8KRi4V5SwXVkPcyT0iwrSZL40xe5BKi/ZSxMqFjDsaLIEpCFpKKzeeF2IbqdLFH88J4",
+	"n1Bn/IDaknYQa03KWUAq4PHr25drKPlIwVS1PML1UARPcLAlCzxyZ7yqYDY1NkokXRkPaDEIdVKVLYvr",
+	"RK03zz2yPmpAGWcUbpwAAiwL9ppfQKN8Tmch+Tm36bDxMhhLc4NEXsyF5Wg2yMfYzDBTxK50FlWXDK25",
+	"WpKOlQih+tVUx46yRdxjiOahCBZHaLL0LqzdlOsYzTVnhBjNMsdHnimKoMgRgz4LLmfzxVC+kBAzCab5",
+	"OLFdt6lwlS2A4yEnSwNmlJZD5fI2sHn3tA+lVXA1IVcEv0WRF26Qb53XAymbn2WG5B91DCaQidA59wPs",
+	"T5ERqvW2Q5Xqy5HyiZBkIGPWKvLlByrjVuCimJwKhsAKxN3uA1VF15FdXj4KFlk+qWzV667Sh32qhME/",
+	"Ngs9FMEi1p5B806Z+uzA1oVMPnOLVcyyplN7qvfO6O+MK6f47uCwkJ/eGcMDBJivbKN9Zs3w1gxvzfC8",
+	"lvdtn2HpX0sQDblJxViIjhCpojGbAS4qU9UwPKzh1+t1nEbhyGNLca1h9oFTtZAgK99wwRiX8WSj8WiL",
+	"VGI2ZFRbFoVVGnwIFsD4BmB4sS0W47iJi9nAvEF8HFVNS3GxPrJhVK1M7UQ7cmpMzzRPn7BIMbJV39zP",
+	"frY9G5wReIEPnhy4jdoQVsMOkf+gEdpG8tBLa8oWbERQ5cDyW05xIRWrZlQ3yCk8zbpdFmg7UsGQbrV7",
+	"32r8bmpwDISper6fM53TmJFLNsTgB8PvSUraZ5Wsmqdef5qyVajZTbEgQOQJ3r5LKnuNR1Wy82i7trVZ",
+	"aza888Wa3krs6f6LWNEwZLhNixl3qU8emMFns9ev5IgMzK12st+IxYzAijB8y/3ulra2c68d3muz9VpW",
+	"WVJWeZVoJz7MCE+cJ6SELGJzhZRjNpBXluEWbK3MzQqSw1saaKs8ozfb6W2l4kZrlpbtk0zswPZMaAaY",
+	"lE7QiZ43B3CBEb3w+zQjPoR9FhjxjfnoEmzzfBUGgmu7VwaIx3ynbA9XvTLjiwGfwrWq+ZfDm9as5udS",
+	"85leplRfdrsrMRujPC1RzicNnJpZzqdYY7rcn3mzsKFbVexZpSrOz6wSDQ0f08GQ8p7IWumg8eM5031p",
+	"DoUO+cVV01veC7lMwHbOpGpLArC3eDGPwsfx4MBreQe1Rr3e8CZ++dKtsvDt49JvD/Nu0B3f40NY+eZG",
+	"faPR2NwA67c6cdkaheIEp6l9m/Je39wMw3mZ6OV7DqVf2WoLE9++ViyGNoHFwsaz4scFewvIn40P9+gx",
+	"di8KaByq2kBdeku5c8ujzm2rpJhdcZmo4mTFoHMZcBo9kz2etgXEr14wPZLxZfaakkkcoK2+RwUPPPfV",
+	"YzkYAFJ678687xP+mzOvdWZwKISq4XF45vlnmPcAvzTq5n9n3ntvourDcn7nydj4e/NCG6gtdkNHloqt",
+	"BaW1TX4tfIAT2l0JJ2Lg56KQgSymRtXYxmXNLtzQkeEYSnLBK+ZWFqKmoT+BdQrbGOzvZIeMqEq9o/to",
+	"AE80NPcDFy0N0dLeY0CKfyk7G2S7vgkZoqowCORLOjdrRTHIjcGS7f78jgvVWaZmM+OB2fkntTQvw71n",
+	"8+py3rmA892Cz90L+ylwklX4wh3XmP2l7BxYFFvXmV2roz/LOrOQvwL0vh9LIRMF+b+OsH4nO9WlWMZc",
+	"KyhexBZxxMlHRdhPHappqI4hQhjbE5i/wFjqvJf5lvPQgQe3YLVew2l4GsSL/WzNoylZMLReHUQR9BKq",
+	"OI/rXGaw5gNrPrCuNb7mAX8RPKDAAhbQfFcpFPPh5lYKhbHvrlLojciyNbTcnflubbX7yVjt7s1G93Oy",
+	"xt2Z4W1x2impuII4RTMnVvJJTaw+GfV50M/CxrMQ8OrabLeuzrrm6Leozhohk5zHwfnASFnLmPigd1KX",
+	"R6CNYa24Zr0OkbexHGH31kdb5Dn/0ihuXGVdWG0GCYxiG6naOBQIEL5kbKjIly8Pf3Xx7Oj50enFl786",
+	"fXJS9SHy9qrp9Lshi81ELdLW7K1+GKirtlXvCF4U82vREInNU9OA25C088x14yyp1zcDeOYohA+sTQIZ",
+	"JQOB5SPaeTHgbU2ERhSws5rF5WaCzQ0h/0SwDdK2bKeN06bMqW0giBXTAWig1YYSJCHo7av7jMcGXBvk",
+	"CcAoxgJwNl65w7oyxiwOa1+tNOtNKDRG8ChJG+Nu21j4AnKBrBJvH+DKls2LpNJYErdmuBcW8RMuKQci",
+	"gczssN18cFKcRBjAlN//OC/cmU3jj1nRMlJp50WjtoGuEY0ucFntqoF4zLoJFCTTme0W33qgSPsdnFUL",
+	"FvC+TZi51WqDPJVGm0/fsTbjI9ytWUpk3dn41bEcKTBRx7b0xqRhuOUQXTFhTcmI/VhQzsJxgxzgU3CG",
+	"WfvdGA0phJJRX0bM9RyrY6yzOUbl6jO1MtxFtLMFTqxV26JvpV18pmmONkMwg6c5/BKMw62y2VyQyEOE",
+	"jAl170Pc+OOTbyDFKpYjn0iDDfnL7OMTpBPLSybMWMdPH5Otxm6daBYPFKm0DcK3/WKPZIG1qXAeCEY3",
+	"+FMKnwhzpGCWFMlchRSRDDoYGR8wbC9EcTcICN9g9YvDX568fIGTFqEG38vOdyzQBjiGEpn9NQxpMhtL",
+	"pzN0pPDu69Ontd0qeiAMHsI5mnnhnNNbaDb2+OSbB8odHs+6Sj/aIl/zL7Gon8LQLUtR3FiT5AkpU6Ne",
+	"J0ic7Ld+dgHTjtVAXAtDG/DskyHF3EJbO8atFtBug5yabXKFu9u3J2vUr5AFEY0ZaQd9Gium/4YrWdvd",
+	"3d6rNdo+aWNNSVVrNLcbiGa5b5ptnwRSXDGjopv1cO08N2nTPWLHxVI8Ykw6iYUxxCLiCfp2pY1th0tc",
+	"owPJbcNW9wztfbIkkOvsQFoGkztjzWDcRp3Y6j9IlTHOkcYxv4IqolBcc5sMuEg0U27++q451ks2zpXy",
+	"HkmSDCMJZZcFGcayFzOl0oLMCrk3YUbHgbyTKLKHYS8h9DiHEewszT1EvfYx0/G4dmDW0vYtLTeAxFSK",
+	"tJikgae7X2Yz07ow0rQZwTqzUgFt8GnGgoD3CEw2vPes/+lVTRt5/TTRZMEiC8rezOWCYphf8IC+fcZE",
+	"T/e9VqNe96fyKJe22DqxoGAhMModKJugw+XVTVTvrIoMvzolGX4xa4ZvS9XcM+/9mZg19G7J0CzC9iHw",
+	"kz23M6/VdJ8MWFABBSCqYQemKEBqMshsWuypFGhuNRWDLAlDvpCnYRvky4iKS/gFk4HUJR8OmSEd5rwf",
+	"KMcCuJUfOJqBprJdPScLFsGPboXUzWCg6jtN3i/IgI0zkT8e352GX3oAfqPu520xhZd3/RTevu/PhaLj",
+	"pkjoLBdBMXWaPVSskyTzmsB+0oK1fi752h2qX1q01icbGxtV5NF5XmPo92LR2B6nO0lDp8x5IUE31NeG",
+	"oQ9ofAkHB3WCbTVbKFBp2JXTI0AwB/uf0FCTxfyGRea40KxnSICTA2LSkTJiVNj3DOEH0cwShohrFtMI",
+	"s985Uk3YFMANXDwgkCHeOJMDskoWhQ8USJSp8NkZA4QNP+ikeGpFxViOypA0lX+gOB2NNSQSVDKZxTwE",
+	"DzSqGwgy31VNtlwS/n6MRKZmztkiRCXVd/bdo39TYM37JOPbcLZ5Nk20lNUUvnlhB6QfbuHlpG6FAmFO",
+	"qkPppezyLeFTad6wddKyZVZArbcmN1fyOEvNwxRQwyLUlYdmTK/eedTdDBqstke3m7WtcIfVdoNGt9Zk",
+	"W3Qn3OtsB5v1Ja2JhjE5j1Crjp8PwcBoPxyjEJl+PsX4tyZY8mKdX6rSVDPkXQmaHO7AUGfVnbmmOiNk",
+	"PVBWgzeEGASq/bxCyZVL5TQsOacuru1z6/yDtbPvMzMNWrOIbSYjSCeJLrFBEiqGqWKG+lcFmjcpLkXa",
+	"dF0KHdNAV5ezLL7Df+d6B9PMhUSxGHrbWg6QJ0NGLQPbATfyAjR4B9b+QOX9hxuk7ehw21Cudo5Kt8kX",
+	"+NkS5vYkmWuH8BpoYFwT9n1CIzsE0O72TFckQnX1OBELmzt0Sd6ad5a81Ujf+pgstZFnqc0JltqYw1Ln",
+	"7sBxWnPUH5HPcocga4659mit2dbKbOtEQ4gKWJcTAwOsSI7sy1Lwu+RVhrjMZlhHAp1NWCqNYrYJVQQN",
+	"mlAnxvXNsVakB4q0MYa4TYYx65oNZI4s3zrEBlQH0LgBzL7KsuRQjgTYECu2wQ76NAY8dR0Z3jCu5lwm",
+	"1uQMypzrPhRl/nf0nKB+OulVsZZzuxtQE6sb5C5Z9Mx0w8w/cwtOOrvMKSg5rsYpQqVgSbRG/xl2xPSF",
+	"lZiCHGEm4udS7xQxw8kFufbAsRw5Pmu203KCBqzWvfUuDbEZJAq8Pa76kzOVuHpLVpB4n82BM8I0m7lp",
+	"3KFkmWTNNJOseaf8W45sOtksq6K5TfYy4aJ93PeZaPoWGv6OfyY2fbto3z/z3p15qcH2zGsR89/lgGOe",
+	"fH/mLWVI9HM+8NI1lttvZmXNoQ8QGyhYWjowFOHxyTdrEWYtwqxFmJuIMC9tgpvsZq7dO5RhvpOdh+++",
+	"k51baNrfyc6Nefgv0ky9ZdyQsM6crwPS7VI3aIErb3fqbLe7FdSa3U1a2wJFM3zUrG12691GsEv3OjvM",
+	"sewh1f2MY8Mkc6unpupskvDQm+EFvAv+iktZejM5vpsywjtUWO1BzddYv4OTXNP6Na1f0/obqqvozswn",
+	"1WEkXGDz0G5B7TH8u5h5UR7AedAzCyddDJLLl/VO8+KehFw/lyHq1zTucI2EHdPr+lT0GHHB57bsdpo3",
+	"t+/yRhbndkwzjdewi9vnctwwtW5RI8kFHSObp4266xi5OdkxslFoGdlciTYjWO4sbe3JYKjHjtivGxSt",
+	"vVk/HzqLN8WRoEpq6oHwEBvcggRsDkEVUvOuIxM50XnaSPV8/CL37MKAu4aNbU8ESNT5eTBTuSDoNmYY",
+	"nvDtghGAiWRgNmJIjnnNkAbP9yADyzv3y7oC/PRNT8t6rnjotRpN3+Pq2MAlyzu7YpHZtBWJ88TYS2LD",
+	"67C9Ti7sQoNBybv+X65/d/1P17+7/s/kX//f6//tww/Xf7z+w/WfPvz2+s8f/uH6j8T89uGHD7/98A/k",
+	"v/7w70k+Auxf/5lc/6frP3z4dx9+S8znD38PoTJcw5Fe/x+GlXz4h+v/j1z/ZzfHfbbmyaPn4uJIYgKZ",
+	"18L+pxX21xziHuotWrGUix4YPR6oItoXSyHakkFArtFTnHGN4m0p5x69WCbDgjBeZCJwP8e/ME990qIS",
+	"sE5wxEdRLTCHG3sZCQ1ZlxphsUBCsy8d1fwP1/9sxOYP/+7DD4aykevfExCICxRw4iHvRqTsVCLI7koi",
+	"PjFQWldxWIvCPyNCh6QlNe66jt0UxAjSsyRnFWI2jPnV/JI+B4KgZFWgqUQOmYAwaq4Vi7ouF82SX24O",
+	"qEsDRng3s0VzkIh5WbkH3NlrBTTqU3axXkbA/DQipe8ZIBpobd+QwAJ41/R1TV/X9HUufZUCCdaqtDTp",
+	"RDxYKBkeRNFPgsaNaAza1wIJ8D+SZrNVr5PrP1z/SJqb8Od/vv799Y/Xf77+p+s/kes/A9n78cPff/jt",
+	"h//++l8M8SsQs//r+nfX/3j9I9DB6z8bGfKfr/90/efrP13/6WaS4pqErUnYmoTNJ2E0ilBEXJGGGa34",
+	"4Ts+4W0qkrHnNL7M38fjUt9OlmLcLPXc8/lu+1u3Hv2J+kvWnttPf0cMAmPPx27q0pxlO0I7UWWrDiF7",
+	"xWiZ6oqXS+mY0cHsyJ0zMF2Pz7ys3SJUazEznhVmOPMIuzI62ZDFRb2sQkn+bn7D2YgMowRK9YiDRMsB",
+	"1dxseOxjO2mzK6vgScFcM+UAa5i59G0ogxHrDqNabZADmx58cnr85OD5ycWrJ8cXXz/5FcH9KVjUwasj",
+	"qLQAHYkHMmYT1RFyxRFaZLukNOsJDDbtjVngkYCwToBNDZdTjO+EX1oE4SxCqmmLvDuzmtWZUa3OxJmw",
+	"TxUgnj3MzYONpn+GMg7m8pepbJCSbxaEj2Tq4qTuBw86KQwexhOx6f5XLMJcf9RK4Vv0jJw518iZ9Xqc",
+	"WbfHWeZqgVdnOluwbMAkbpxZqcoAw5vXi3rK8/AE0NKCfu1uWLsbfo4dFq7YpKN3mpGQimLxFYtr4KcG",
+	"irIMw4DAnVUKbdsKNaeGFPlE4z8YlYKxPkRIUcPiDIoPn4hwKLnQR6HaJ+0A6klxRQY0ZJgi2oYh2pjd",
+	"IgdcaxZukNfiUsiRIAM26LAY88ht8Yd9kpIan6QlK3337ZdjWIb94ctxrkyUYlBhK8CwJKwnhPUl+lS5",
+	"mj17s6p2v7SNpT+dJg3BVeC1OArN5I1zH797rbCJVevN9rkPDpgDrc0R2IfBK2y+/kpGPKTjl1csjnmI",
+	"DRI3GxuN5oYh2J5v6PZurd6o1aGdsHnlJOizMDELePPGq++hv7yxa/4992/9zY79xvzfTDidy5nHN6Pe",
+	"//vrP17/l+sfax/+/vqPH364/v31nz78vXmsgGoWOGmga2ZfTc0EK9lPIR6CCtVl8QtIrMCzh2oaIF51",
+	"jARBI2xgmZjx/88Pv73+w/Ufr/+ZXP8LhH/94fp31//JUARMzYCasVt7265m7Pvle1MCJq7rkK/NE2ve",
+	"uWwdctu9IccPsZvDJCN01cdtBvm88uOum/7dFSC/GYexLQzvsgT5LD5T2vAijZaaiv31Wl6YGMEd2lB6",
+	"pcyK8kM0AT+jopdgqFKcmGcH4SHTWPvqiTAYkZsp0fKQUyP7pD+hQcf88iqWhtgXapnfhifWGxv1hvmw",
+	"63jiMQtkHB4nWCwu4kzoC64uAikEC7BXPLJOJmjMZa6Q+0dnqLC419aRt1nKYZeuIu8ELARdoab8m3Mb",
+	"ROd7KKYZPDBX8jeQu5mv4w58VMaDyUMdxizkgeZXzODO5K/fJzTiXc5CKEv4isWHdGz1OlvuaEk5oS9H",
+	"gMZSaBpodSohmD01CJaKEdmXrxXtMXOCYFOMqQjl4CJzYqghY0HfoEdP8DLM/bwkkhkl4ZunjaYLUncl",
+	"4Z24fWdhh0DW5qcTOZK+VvrXCUVr2eiGFd2XlYxcdlBBMio3FmCV8VHMtVlsVmBRwgM02p8wDNjSFooJ",
+	"7RNIZLcKO1gRoNjjLUQtqFS4qsqPSQB3IZDdVNefKeLM4YTb9ZuyE3L9J3L94/U/Xv/z9e/As/4/eqtR",
+	"6m/taa8zjO4tw2itxf6lpyQ5OrhsUtIkJU8Ui2drtKeuqW1KCglV0OjA6A+qvMYO/HQQcarmuOQnYsLL",
+	"MpIwptRFsS9HeA5y75RUAW88rEM93DhhDzGNaZnUKK4OQAn5+SdH5UE+eUSG/RwAW4VSs/SKamoUhL7W",
+	"Q9V6+NDoMTzYsMNvBHLwEJ9RD4cRDVhfRiGLN4YQ7zWtYDZqje3T+u6EEmGE56i4lP82ZAO5Yb7AzxuR",
+	"DGjkni34aifY5PQDr0pCa43Oum0QwcYPOyuELSoIlogUI+zIkX3m5JJHkcIn3+CjvY7BhogqDa9wPZ7Q",
+	"qkljp7W13Wo0PXwMGn9NPgPKPILEPPPCphT/x+v/cv2nDz9c//n6R6sBpo3NHvepLumCVg4fq4qWP5UB",
+	"qdgi7X++/vP1n2FSqC/kzDup5jtinWMdHBVP4R6z0gzdWZyN5kKS1hriulX/WoyAVv2YyAFl+oY0re2H",
+	"FSIeKCMADCPUssyjBRcy3qaiNOEM5hjRMsdejpZIDPbJ6LtdTlohyAk2A8WiK6ZIJRcA5dS1rWqp9bw8",
+	"mSNlgNulUYE2xeFeIwNvYIBfc+Y1Z75fznxnTHi+idamNaz579pCu2bYN+25OZEbVMaGjVJ3Q96rGJtk",
+	"u3NU/bWWv9by17LEWpZYa/lrKWOt5f+0tfzZMsOIdfpSXs6WGF7kCthAzDRKEIrZlm5yJIhKOukrap/Q",
+	"cMAFxoAPZGiEBxkr15W7LOLNLPRbXMjqxfl/esXFHtUajVrzUa6Ao6XuRcg+Pn5O1FgE5geugIweMwrT",
+	"IS1mExwOIvldibkNVyL/3MglPOKid8JFwNzLrpCZ9dLbyCw5Eix2QWDbEGp1xWWiTlgQM/3k7ZDHTGUl",
+	"zCaCfmZuLImjnLAQxIOCpADn+jBj6vdZo8yi0WJWUcDZNctYs4w1y3AsY/JqONYxciR6insszBo67TPC",
+	"bJwP6TGtsEo9ppLaHCZDTllIjG5lW69ORPkY/bRCLQdqpdwHfdsPsOucDy8g88Ef9onStNttOQaEDaAF",
+	"jWM5YiHpjF2HW4XBRz1+xUTVt01deU+wkLx6eXJKKieaipDGIXG8quX+qh2Ffvq3gazSdDDMvjrhPUF1",
+	"ErMqNuVN4oi4Ph1ANYkUBEr0b21tIuO0UU0xUzK6YkRLQkkk5bBDg0toz3tFNfNJxMVlDZQk1wcdQ5vU",
+	"kAWcRrVhEg+lYoSGIbQXrxy9utoifbhFhAty9OrqEeEiiJKQhdUN8iQ7Fg1tYhkLle01REOiAjkE8mmA",
+	"b/igWXh2TA8Upt5CwVTkV3gsLfM2ns2G6weHJ2V/gTPYsPzGnlzLNnyHMV3TcliBgqAtbBwSRdUW2apv",
+	"5vvKwtLTTurmDezGl8dsWz7VfH3Jxg+UHRmzkO3adZ+NXRsk2D+NWdpYGMPRDEOF1bjWxc3t4gXyyaY5",
+	"PSkYeX38jFS26nv5pUKrJVxdyIaRHEP2c642dkfqftVIXiGjRslEAJlpzZrzM5mLRYS0i0dMw4g4YvRz",
+	"3KvBaDO3Ao6/71rd9+EmiWhM+ixG2HXGJJaaalbDZ1uEkpjpeJy1goIgkVxiW+1rNk6D8KYA7o6Qa58o",
+	"OoZVSIOElu/Pyrezt+iTZtzNFN1mSGUY4r6BUd4XeJQgq60qKq0o+ByJYaJXCL27dQ/IjyvszgTrvYnA",
+	"iPteyxv1FQsunne//tu9ePcXX//q+/h09N3rV4e7R89e/fpINp/RZ/Rk5N2f0HyX8jFudr7HZuruAtG3",
+	"8CgIzOlFM2LnMKJjtlDSLHulIO6uRe919uU6bvVn07IEaUkHQldTRUA7WWUpJSNkEdPs4Tv7+WhuqahD",
+	"ePimkoNjpneZS4nc6I6aCh4uaAgcOqUKgRYWiPna2vGX4IZfdy/5yya5SAEJLcpxRrED3Z1FHOwhkewt",
+	"SX0xvG+C+pZ2M/kF0z8lyvsXprF8DvrH8prHmlmtY8bWDOBGLWHFhA5fyQxwTo+vLkX7C2bAmQL49D2e",
+	"Mj4KNrITo3XSUTKwjqI91tknO0zxkBGuSUWPJHwNFnRFuCixq5NEaB6RGaTRJ80t0icR1Sz2iZIkZgEz",
+	"/E+RgAqiRlwH/Wnz4zHsu2AyWTO0j8nQst3tTO9uwjL3uPn0G/Xl3x71YxU87kd/e/T8my862+rkV2oo",
+	"Ozvy8Gdvmcsu15pnrhW8tYL3c+fvv+BX0+odUoGCj28pFu+KeizF2w/EGKIt48i3Bjyf5J7wU4+6TyxP",
+	"QQcnuKYVMHrzmcfkCqpG7RMBxZrpmHQYMZyDVLbq9bybFDLbqxsE4k3NlxMbhyy2iOqujAfEsTcSRIzG",
+	"GKdmuFMSM8P5ZRyi+FFwWoM/PraO63icd4LPcB1XFnqdbU3rqfc1vbThc+h03iAHEBNAI6gPTRKFkQmb",
+	"zoxX7u9dVLXkrpTwG/pMWSECee3JXNsF1naBtYyzLpCzForuscwrBk3RSVqxWALKiz7WOs6ZWi4wvpUP",
+	"Z4RKPFoC305dnVn8hKaakcqQiZCLnu8M8Sz0QURhoZEZsD6p8q3R5K12X0HfRWJfJlKwNFwtHrtnHihX",
+	"hT2QIfPB6iGCcSqJwIpJg3zNv3TiBRpqNqA3BmeKdGUUyRHZJsonm3Xz3yYZcOGTRh3/3bT/Nkjf/Nb3",
+	"yZb5zy7pwzTwb1ezGOGCG0v3UPnXf2zU/6pqe4xYLyV6I7iyD89NEjhMj+c2os1UAiGEv2VHj50luUp7",
+	"9WbJhLjGGRmF7vHpdEJ7biBS2FP3fDfYVFqh772tmTdrVzS21TzfeNnWX6WDZd8d5obNvn1qJ/hc8hQR",
+	"TZ7Jnv24QF6xz0MyAQNy1/IQoVlItm1aHVyB58prbTWzBaNIi9mAgkYE33a1WTHTb/v/Z+96etvWYfhX",
+	"EXp5LVCnTtq+5vn68A4PKzBsHbBTD7Kt2FodKbOUpMXQ7z6QlGTFdvpv3WXIrXZtmlRk8SfSPzJNwUb/",
+	"SlLF2xcDR/dzdCAMlwiczxeLaTErz0Vyyf/Ok4viqkzm4p9FkvJpPivOywtxufDfF36hidEDkIAKr4gz",
+	"+N8+u4293rUdTn1+xn645mZ3DIiw4Qon7zH8sgvN4SuQhQn/+wkfbrY/PE/8KOPF4wAhD6mlA8p6U9/7",
+	"+AsCgiW/BLla4QSe/XBr5HPZpaCAAzEuYKOd047jLdKwci0Yr7hUvsUZQTLOFq0wtfuw3biK7KdsW3ML",
+	"qKrDbBOsKrv1kCUgO4WXVdoSZwW1GEklefPceoXdqt4VvXRDIEt23BFTTnaQywu9zkiBJO+5nqqQtOT3",
+	"10JVtj7KprP56dFSqnA8rJowhA6zt0EHPxP+J4f4ah87cFfvG9Jw6u2PbXxai7WPkXqQTBD84KMOYY5D",
+	"KufP/zxaKCzAHrmwyMOg29rjUB8xD76mEh6wW1rJDwL+vIXllRrBkWvpwrrZ2dl0djVJJ+lkms3TeYr4",
+	"3Envu5WPRMXb6TJX8OWKy0o5ch/LRaNVxayedO7CVRwe+iksVu7kIZPTgMEgOnRu67qQcgPDwotCrOD8",
+	"N50z3bL8geXr5o7JJXImEXwsJLhtSc55MwvRDsHbRoqWbaYMN9GRiqj8iIYILqjiOvsOS3OGh6JFew3l",
+	"gwBPkPXweOV5pZXcCCIm5ry4A2Vr3ZR0BgZJtJECJHWfBjpR2mLDHKTGZgwrsRgHOFCTknihJAetx+ay",
+	"WBpat3AckV7jB6ti5Kn/InMWG/JZ7Yw7DsUYT6L7kbk5IgELQ3k8FtJx4zKoEMVQBhYoolGtHAmTW7bV",
+	"7R3ah9MqEoMXJRXe9KQ03OVueAPT1W6FUFTa0m/se9YlYcM/lPkVcR4vatIQ0aWGyaL0NiOwaKilIWYF",
+	"RSPgl3voBoTmJtJyyUQjbK/WJRP3VigD4NW3eHSlOU/6xo+puFPjJ0QkcchdxBDUd22H9VYxqXJ9j/8B",
+	"rOLaqEZP2m0aOXzgDRGlaQELyNxqtuKtVcjP9uuZyfoEWcoFU7aaqNvx5uIV4xFWxvFXKuR7wWLXJ/g1",
+	"o72SCdwxZj5GdXsT/y/DOlcQyakFb2x99Hj7+DMAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

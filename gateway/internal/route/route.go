@@ -129,6 +129,9 @@ func Table() []Route {
 		{Method: "POST", Path: "/v2/agent-group/create", Service: User, Policy: Policy{Groups: seniorStaff, Scope: access.AgentGroupsWrite}},
 		{Method: "POST", Path: "/v2/agent-group/update/:id", Service: User, Policy: Policy{Groups: seniorStaff, Scope: access.AgentGroupsWrite}},
 		{Method: "GET", Path: "/v2/agent-group", Service: User, Policy: Policy{Groups: teamReaders, Scope: access.UsersRead}},
+		// agent state: an agent its own, a senior its groups', staff everyone's (the service narrows)
+		{Method: "POST", Path: "/v2/agent/state", Service: User, Policy: Policy{Groups: teamReaders, Scope: access.AgentStateWrite}},
+		{Method: "GET", Path: "/v2/agent/state", Service: User, Policy: Policy{Groups: teamReaders, Scope: access.UsersRead}},
 		{Method: "POST", Path: "/v2/api-key/create", Service: User, Policy: Policy{Groups: anyGroup, FullKey: true}},
 		{Method: "GET", Path: "/v2/api-key", Service: User, Policy: Policy{Groups: anyGroup, FullKey: true}},
 		{Method: "POST", Path: "/v2/api-key/revoke/:id", Service: User, Policy: Policy{Groups: anyGroup, FullKey: true}},

@@ -83,6 +83,9 @@ func TestTableExtras(t *testing.T) {
 		"POST /v2/dnc/create", "POST /v2/dnc/delete", "GET /v2/dnc", "GET /v2/dnc/check"} {
 		assert.Equal(t, Lead, byKey[p].Service, p)
 	}
+	for _, p := range []string{"POST /v2/agent/state", "GET /v2/agent/state"} {
+		assert.Equal(t, User, byKey[p].Service, p)
+	}
 	for _, p := range []string{"POST /v2/lead/import", "GET /v2/lead/import/:importId", "GET /v2/lead/import/:importId/rows"} {
 		assert.Equal(t, Lead, byKey[p].Service, p)
 	}
@@ -98,7 +101,7 @@ func TestTableExtras(t *testing.T) {
 		assert.Equal(t, Webhook, byKey[p].Service, p)
 		assert.Equal(t, access.WebhooksWrite, byKey[p].Policy.Scope, p)
 	}
-	assert.Len(t, Table(), 23+8+7+3+8)
+	assert.Len(t, Table(), 23+8+7+3+8+2)
 }
 
 // Every route names its groups; none is open to a group that does not exist.

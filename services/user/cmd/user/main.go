@@ -6,11 +6,16 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"time"
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/ops"
+	"ccplatform/pkg/svcclient"
+	"ccplatform/pkg/visibleorders"
+	"ccplatform/services/user/internal/agentstate"
 	"ccplatform/services/user/internal/migrations"
 	"ccplatform/services/user/internal/server"
 
@@ -27,6 +32,8 @@ type Config struct {
 	// MaxActiveKeys caps the active API keys a user makes through the API (operators' user-admin
 	// is not capped).
 	MaxActiveKeys int `env:"API_KEY_MAX_ACTIVE" envDefault:"10"`
+	// OrderURL answers which orders each agent may take (the agent state list).
+	OrderURL string `env:"ORDER_URL" envDefault:"http://127.0.0.1:8082"`
 }
 
 func main() { app.Main("user", run) }
@@ -44,9 +51,15 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	var tasks app.Tasks
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	tasks.Background("idempotency purge", keys.PurgeHourly)
+	store := agentstate.NewStore(conn)
+	o.Registry.MustRegister(agentstate.NewCollector(store))
+	orders := visibleorders.New(svcclient.New("order", cfg.OrderURL, cfg.InternalToken, 5*time.Second), visibleorders.DefaultTTL)
 	h := server.New(server.Deps{API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken}, DB: conn,
 		AvatarPlaceholder: cfg.AvatarPlaceholder, Idempotency: keys,
-		MaxActiveKeys: cfg.MaxActiveKeys})
+		MaxActiveKeys: cfg.MaxActiveKeys, AgentOrders: func(ctx context.Context, agent identity.Caller) ([]int64, error) {
+			v, err := orders.For(ctx, agent)
+			return v.OrderIDs, err
+		}})
 	tasks.HTTP(cfg.HTTPAddr, h, log)
 	return tasks.Run(ctx)
 }

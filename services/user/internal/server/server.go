@@ -4,11 +4,13 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/web"
 	"ccplatform/services/user/internal/agentgroup"
+	"ccplatform/services/user/internal/agentstate"
 	"ccplatform/services/user/internal/apikey"
 	"ccplatform/services/user/internal/user"
 
@@ -28,6 +30,8 @@ type Deps struct {
 	// MaxActiveKeys caps a user's active API keys made through the API (API_KEY_MAX_ACTIVE); 0 is
 	// apikey.DefaultMaxActive.
 	MaxActiveKeys int
+	// AgentOrders, when set, adds to the agent state list the orders each agent may take.
+	AgentOrders agentstate.OrdersOf
 }
 
 // New is the service's whole HTTP handler (ops.API.Handler).
@@ -47,5 +51,6 @@ func New(d Deps) http.Handler {
 		apikey.NewHandler(apikey.NewStore(d.DB), users, maxKeys).Routes(r, idempotent)
 		user.NewHandler(users, placeholder).Routes(r)
 		agentgroup.NewHandler(groups, users).Routes(r, idempotent)
+		agentstate.NewHandler(agentstate.NewStore(d.DB), d.AgentOrders, time.Now).Routes(r)
 	})
 }
