@@ -77,7 +77,7 @@ func TestAgentsSetTheirOwnStateAndSeeWhatTheirRoleAllows(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, status)
 
 	for body, want := range map[string]string{
-		`{"state":"on-call"}`:                          "state: must be one of available, paused, offline",
+		`{"state":"on-call"}`:                         "state: must be one of available, paused, offline",
 		`{"state":"available","pauseReason":"lunch"}`: "pauseReason: is allowed only with the state paused",
 		`{"state":"paused","userId":0}`:               "userId: must be an integer > 0",
 		`{"state":5}`:                                 "state",
