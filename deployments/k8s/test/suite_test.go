@@ -31,6 +31,7 @@ func workerQueues() map[string][]queueConst {
 			{"services/lead/internal/callresult/event.go", "Queue"},
 		},
 		"call-ingest":         {{"pkg/telephony/telephony.go", "Queue"}},
+		"agent-events":        {{"pkg/telephony/agents.go", "AgentsQueue"}},
 		"notification-worker": {{"services/notification/internal/command/command.go", "Queue"}},
 		"webhook-dispatcher":  {{"services/webhook/internal/fanout/fanout.go", "Queue"}},
 	}
