@@ -37,6 +37,7 @@ type process struct {
 // as <NAME>_URL (a "-api" suffix dropped: lead-api → LEAD_URL), as scripts/stack.sh does.
 var processes = []process{
 	{name: "user", pkg: "./services/user/cmd/user", health: "/readyz"},
+	{name: "agent-events", pkg: "./services/user/cmd/agent-events", health: "/readyz", consumer: true},
 	{name: "order", pkg: "./services/order/cmd/order", health: "/readyz"},
 	// At info, lead-api and the gateway write their access lines (trace_test.go reads them).
 	// A short pause bound, so that import_test.go sees stalled uploads answered in seconds.

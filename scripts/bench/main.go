@@ -157,6 +157,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken, LogLevel: "error",
 		Processes: []stacktest.Process{
 			{Name: "user", Pkg: "./services/user/cmd/user", Health: "/readyz"},
+			{Name: "agent-events", Pkg: "./services/user/cmd/agent-events", Health: "/readyz", Consumer: true},
 			{Name: "order", Pkg: "./services/order/cmd/order", Health: "/readyz"},
 			{Name: "lead-api", Pkg: "./services/lead/cmd/lead-api", Health: "/readyz"},
 			{Name: "lead-worker", Pkg: "./services/lead/cmd/lead-worker", Health: "/readyz", Consumer: true, Env: workerEnv},

@@ -9,7 +9,7 @@ import (
 // variants the stack also runs (built with other tags, or pointed at a reference server) are
 // measurement instruments, not binaries anyone deploys, and are left out.
 func binaries() []string {
-	return []string{"gateway", "user", "order", "lead-api", "lead-worker", "call", "call-ingest",
+	return []string{"gateway", "user", "agent-events", "order", "lead-api", "lead-worker", "call", "call-ingest",
 		"notification-api", "notification-worker", "webhook-api", "webhook-dispatcher"}
 }
 
