@@ -57,7 +57,7 @@ func TestAgentStatesFromThePlatformAndFromAgents(t *testing.T) {
 	at := time.Now().UTC().Truncate(time.Second).Add(-time.Minute)
 	newest := telephony.AgentEvent{EventID: uuid.NewString(), UserID: agent.id, At: at.Add(30 * time.Second), State: telephony.AgentOnCall, OrderID: &orderID}
 	send(newest)
-	send(newest) // twice
+	send(newest)                                                                                                     // twice
 	send(telephony.AgentEvent{EventID: uuid.NewString(), UserID: agent.id, At: at, State: telephony.AgentAvailable}) // late
 
 	path := fmt.Sprintf("/v2/agent/state/?userIds[]=%d", agent.id)
