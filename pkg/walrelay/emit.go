@@ -62,8 +62,7 @@ func Payload(m Message, reqID *string) ([]byte, error) {
 		return nil, fmt.Errorf("walrelay: encode header: %w", err)
 	}
 	out := make([]byte, 0, len(h)+1+len(m.Msg.Body))
-	out = append(append(h, '\n'), m.Msg.Body...)
-	return out, nil
+	return append(append(append(out, h...), '\n'), m.Msg.Body...), nil
 }
 
 // HeaderSQL is the SQL expression of a payload's header line (newline included) from SQL

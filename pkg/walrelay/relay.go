@@ -150,7 +150,7 @@ func (r *Relay) session(ctx context.Context, held func()) error {
 	case errors.As(err, &pgErr) && pgErr.Code == "55006": // object_in_use: another walsender reads it
 		return errHeld
 	case errors.As(err, &pgErr) && pgErr.Code == "42704": // undefined_object: the slot is gone
-		created, cerr := EnsureSlot(ctx, r.DB, r.Slot)
+		created, cerr := EnsureSlot(ctx, r.DB, r.Slot, r.Publication)
 		if cerr != nil {
 			return cerr
 		}

@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"strings"
 
+	"ccplatform/pkg/mq"
+
+	"github.com/jackc/pglogrepl"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
@@ -53,10 +56,23 @@ func DatabaseOf(raw string) (string, error) {
 	return name, nil
 }
 
-// EnsureSlot creates the logical slot if it does not exist and says whether it did. A slot only
-// keeps the messages emitted after its creation, so every process that emits calls this before
-// it writes (safe from any number at once: the loser of a race finds the slot made).
-func EnsureSlot(ctx context.Context, conn *sqlx.DB, slot string) (created bool, err error) {
+// EnsureSlot creates the publication and the logical slot if they do not exist and says whether
+// it made the slot. A slot only keeps the messages emitted after its creation, so every process
+// that emits calls this before it writes (safe from any number at once: the loser of a race finds
+// them made). The publication comes first: pgoutput looks it up in the catalog as it was at each
+// decoded position, and a slot older than its publication cannot be read.
+func EnsureSlot(ctx context.Context, conn *sqlx.DB, slot, publication string) (created bool, err error) {
+	var pubExists bool
+	if err := conn.GetContext(ctx, &pubExists, `SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)`, publication); err != nil {
+		return false, fmt.Errorf("walrelay: look for publication %s: %w", publication, err)
+	}
+	if !pubExists {
+		// No table: pgoutput passes the logical messages on (its `messages` option), no row change.
+		_, err := conn.ExecContext(ctx, `CREATE PUBLICATION `+pq.QuoteIdentifier(publication))
+		if err != nil && !isDuplicate(err) {
+			return false, fmt.Errorf("walrelay: create publication %s: %w", publication, err)
+		}
+	}
 	var exists bool
 	if err := conn.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1)`, slot); err != nil {
 		return false, fmt.Errorf("walrelay: look for slot %s: %w", slot, err)
@@ -65,14 +81,20 @@ func EnsureSlot(ctx context.Context, conn *sqlx.DB, slot string) (created bool, 
 		return false, nil
 	}
 	_, err = conn.ExecContext(ctx, `SELECT pg_create_logical_replication_slot($1, $2)`, slot, Plugin)
-	var pqErr *pq.Error
-	if errors.As(err, &pqErr) && pqErr.Code == "42710" { // duplicate_object: made meanwhile
+	if isDuplicate(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("walrelay: create slot %s: %w", slot, err)
 	}
 	return true, nil
+}
+
+// isDuplicate is the error of an object made meanwhile by another process: duplicate_object, or
+// unique_violation on the catalog when both created it at once.
+func isDuplicate(err error) bool {
+	var pqErr *pq.Error
+	return errors.As(err, &pqErr) && (pqErr.Code == "42710" || pqErr.Code == "23505")
 }
 
 // DropSlot drops the slot if it exists, waiting for a relay that holds it to let go (test
@@ -108,4 +130,34 @@ func replicationURL(raw, appName string) (string, error) {
 	q.Set("application_name", appName)
 	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+// Peek returns the messages under prefix that slot holds (committed, not yet confirmed by a
+// relay), oldest first, without consuming them: for inspecting a stalled slot, and for tests. It
+// fails while a relay holds the slot.
+func Peek(ctx context.Context, conn *sqlx.DB, slot, publication, prefix string) ([]Message, error) {
+	var rows [][]byte
+	err := conn.SelectContext(ctx, &rows, `SELECT data FROM pg_logical_slot_peek_binary_changes($1, NULL, NULL,
+		'proto_version', '1', 'publication_names', $2, 'messages', 'true')`, slot, publication)
+	if err != nil {
+		return nil, fmt.Errorf("walrelay: peek %s: %w", slot, err)
+	}
+	var out []Message
+	for _, data := range rows {
+		msg, err := pglogrepl.Parse(data)
+		if err != nil {
+			continue
+		}
+		m, ok := msg.(*pglogrepl.LogicalDecodingMessage)
+		if !ok || m.Prefix != prefix {
+			continue
+		}
+		h, body, err := parse(m.Content)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Message{Exchange: h.Exchange, Key: h.Key, Order: h.Order,
+			Msg: mq.Message{ID: h.ID, Type: h.Type, Body: body}})
+	}
+	return out, nil
 }

@@ -49,8 +49,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		defer conn.Close()
-		if _, err := conn.Exec(`CREATE SCHEMA ` + schema + `; CREATE TABLE ` + schema + `.items (id bigserial PRIMARY KEY, name text NOT NULL);
-			CREATE PUBLICATION ` + publication); err != nil {
+		if _, err := conn.Exec(`CREATE SCHEMA ` + schema + `; CREATE TABLE ` + schema + `.items (id bigserial PRIMARY KEY, name text NOT NULL)`); err != nil {
 			fmt.Fprintln(os.Stderr, "walrelay:", err)
 			return 1
 		}
@@ -60,7 +59,7 @@ func TestMain(m *testing.M) {
 			return 1
 		}
 		slot = SlotName(prefix, name)
-		if _, err := EnsureSlot(ctx, conn, slot); err != nil {
+		if _, err := EnsureSlot(ctx, conn, slot, publication); err != nil {
 			fmt.Fprintln(os.Stderr, "walrelay:", err)
 			return 1
 		}

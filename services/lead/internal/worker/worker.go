@@ -426,7 +426,7 @@ func announceFailures(ctx context.Context, tx *sqlx.Tx, refused []*item, outcome
 	if len(evs) == 0 {
 		return nil
 	}
-	if err := event.RecordAll(ctx, tx, evs); err != nil {
+	if err := lead.Emit(ctx, tx, evs, nil); err != nil {
 		return fmt.Errorf("record %d %s events: %w", len(evs), job.EventFailed, err)
 	}
 	return nil
