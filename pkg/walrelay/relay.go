@@ -328,7 +328,9 @@ func (s *stream) sendStatus() error {
 }
 
 // flush publishes the pending messages (every one confirmed, trying again while the broker is
-// away) and then advances the slot past their transactions.
+// away) and then advances the slot past their transactions. A stop (ctx done) lets the publishes
+// under way finish and be confirmed to the slot, rather than leave them for the next relay to
+// publish again; only a broker that does not confirm is given up on then.
 func (s *stream) flush(ctx context.Context) error {
 	for _, seg := range s.r.segments(s.pending) {
 		if err := s.publishSegment(ctx, seg); err != nil {
@@ -347,7 +349,7 @@ func (s *stream) flush(ctx context.Context) error {
 func (s *stream) publishSegment(ctx context.Context, units []unit) error {
 	failing := false
 	for {
-		failed, err := s.r.publishAll(ctx, units)
+		failed, err := s.r.publishAll(context.WithoutCancel(ctx), units)
 		if err == nil {
 			if failing {
 				s.r.Log.Info("walrelay: publishing again")

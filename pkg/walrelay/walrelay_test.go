@@ -213,8 +213,8 @@ func TestARelayStartedAgainGoesOnFromTheSlotWithoutRepeats(t *testing.T) {
 		require.NoError(t, change(ctx, fmt.Sprint(i), i, false, "item.again"))
 	}
 	receive(t, deliveries, 20)
-	before := confirmedFlush(t)
 	stop()
+	before := confirmedFlush(t)
 	for i := 20; i < 40; i++ {
 		require.NoError(t, change(ctx, fmt.Sprint(i), i, false, "item.again"))
 	}
