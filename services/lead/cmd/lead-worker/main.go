@@ -9,9 +9,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"ccplatform/pkg/app"
+	"ccplatform/pkg/cli"
 	"ccplatform/pkg/event"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
@@ -58,7 +60,13 @@ type Config struct {
 	ImportIdle    time.Duration `env:"IMPORT_IDLE" envDefault:"1s"`
 }
 
-func main() { app.Main("lead-worker", run) }
+func main() {
+	// The one operator command: replaying lead events after a lost slot (replay.go).
+	if len(os.Args) > 1 && os.Args[1] == "replay-events" {
+		cli.Main("lead-worker", replayUsage, replay)
+	}
+	app.Main("lead-worker", run)
+}
 
 // run consumes until ctx is done: the batches in hand finish (and are acked), the rest goes back
 // to the broker; then the broker and the database are closed.
