@@ -66,6 +66,10 @@ type Relay struct {
 	// into one message of this type (mq.JoinGroup of their bodies), whose id is its first
 	// message's id and "+n". Consumers split groups and dedupe by each item's own id.
 	GroupType string
+
+	// published, when set (tests), runs after a batch is confirmed by the broker and before the
+	// slot is told: where a relay that dies leaves published messages for the next one.
+	published func()
 }
 
 func (r Relay) withDefaults() *Relay {
@@ -336,6 +340,9 @@ func (s *stream) flush(ctx context.Context) error {
 		if err := s.publishSegment(ctx, seg); err != nil {
 			return err
 		}
+	}
+	if s.r.published != nil {
+		s.r.published()
 	}
 	s.r.Metrics.published.Add(float64(len(s.pending)))
 	s.confirmed = max(s.confirmed, s.pendingEnd)

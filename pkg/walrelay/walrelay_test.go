@@ -214,6 +214,11 @@ func TestARelayStartedAgainGoesOnFromTheSlotWithoutRepeats(t *testing.T) {
 	}
 	receive(t, deliveries, 20)
 	stop()
+	// The server may still read the relay's last report while its session ends.
+	require.Eventually(t, func() bool {
+		var active bool
+		return conn.Get(&active, `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, slot) == nil && !active
+	}, 10*time.Second, 5*time.Millisecond)
 	before := confirmedFlush(t)
 	for i := 20; i < 40; i++ {
 		require.NoError(t, change(ctx, fmt.Sprint(i), i, false, "item.again"))
@@ -333,4 +338,40 @@ func TestTheSlotCollectorReportsLagAndActivity(t *testing.T) {
 # TYPE walrelay_slot_usable gauge
 walrelay_slot_usable{slot="walrelay_no_such_slot"} 0
 `)))
+}
+
+// A relay that dies after the broker confirmed a batch and before the slot heard of it leaves the
+// batch in the slot: the next session publishes it again under the same ids (at least once), and
+// nothing is lost.
+func TestABatchPublishedButNotConfirmedToTheSlotIsPublishedAgainWithTheSameIDs(t *testing.T) {
+	c, deliveries := bound(t, "item.crash")
+	pub := mq.NewPublisher(c)
+	defer pub.Close()
+	ctx := context.Background()
+	var once sync.Once
+	crash := func() {
+		// The first batch only: the server ends the relay's session as a crash would, before the
+		// relay could report the batch done.
+		once.Do(func() {
+			_, err := conn.Exec(`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1`, slot)
+			assert.NoError(t, err)
+			assert.Eventually(t, func() bool {
+				var active bool
+				return conn.Get(&active, `SELECT active FROM pg_replication_slots WHERE slot_name = $1`, slot) == nil && !active
+			}, 10*time.Second, 5*time.Millisecond, "the session ends")
+		})
+	}
+	for i := range 10 {
+		require.NoError(t, change(ctx, "one", i, false, "item.crash"))
+	}
+	run(t, Relay{Publisher: pub, published: crash, MaxWait: time.Second, Linger: 100 * time.Millisecond})
+	got := receive(t, deliveries, 20)
+	count := map[string]int{}
+	for _, d := range got {
+		count[d.MessageId]++
+	}
+	for i := range 10 {
+		assert.Equal(t, 2, count[fmt.Sprintf("ev-%d-0", i)], "ev-%d-0 published, then again after the crash", i)
+	}
+	quiet(t, deliveries)
 }
