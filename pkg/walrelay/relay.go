@@ -131,6 +131,17 @@ func (r *Relay) Run(ctx context.Context) {
 
 // session holds the slot and relays until ctx ends or something fails.
 func (r *Relay) session(ctx context.Context, held func()) error {
+	// A relay waiting for the slot asks over its ordinary pool first: a replication connection
+	// per try would take one of the server's walsenders (max_wal_senders, which the standbys need
+	// too) every second from every waiting replica.
+	var active bool
+	err := r.DB.GetContext(ctx, &active, `SELECT coalesce((SELECT active FROM pg_replication_slots WHERE slot_name = $1), false)`, r.Slot)
+	if err != nil {
+		return fmt.Errorf("walrelay: look at slot %s: %w", r.Slot, err)
+	}
+	if active {
+		return errHeld
+	}
 	dsn, err := replicationURL(r.URL, r.Name)
 	if err != nil {
 		return err
