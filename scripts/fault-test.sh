@@ -15,6 +15,10 @@
 #     = events delivered; repeats of an event id, allowed at least once, are printed apart)
 #   - poison call events (a year 0000, a 9999-12-31) among good ones: every good event stored, each
 #     poison one dead-lettered with its reason, call-ingest not left stalled
+#   - lead events (through the database's logical slot) under sync creates, counted by event id at a
+#     consumer of the events exchange: the relay holding the slot SIGKILLed, PostgreSQL restarted,
+#     RabbitMQ restarted while the slot holds the WAL back (repeats of an event id, allowed at least
+#     once, are printed apart)
 # Called by scripts/test.sh (make test), so it runs in CI.
 #
 # Environment: DATABASE_URL, AMQP_URL (see scripts/deps.sh), FAULT_TIMEOUT (default 10m).
@@ -30,10 +34,12 @@ export AMQP_URL=${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/}
 expected=(
   "broker restart: accepted"
   "broker restart calls: published"
+  "broker restart events: accepted"
   "lead-worker SIGKILL: accepted"
   "postgres restart sync: accepted"
   "postgres restart async: accepted"
   "postgres restart calls: published"
+  "postgres restart events: accepted"
   "lead-api SIGKILL: accepted"
   "gateway SIGKILL: accepted"
   "notification-worker SIGKILL: accepted"
@@ -41,6 +47,7 @@ expected=(
   "lead-worker SIGKILL mid-import: accepted"
   "lead-api SIGKILL mid-upload: accepted"
   "webhook-dispatcher SIGKILL: accepted"
+  "relay SIGKILL: accepted"
   "poison event calls: published"
 )
 
@@ -61,6 +68,6 @@ if [ $rc != 0 ] || [ $bad != 0 ]; then
   exit 1
 fi
 grep -E '^(=== RUN|--- |    --- |ok |PASS)|fault_' "$out" || true
-grep -E '^(postgres restart|gateway SIGKILL|notification-worker SIGKILL|consumer partition|webhook-dispatcher SIGKILL|poison event calls)[^=]*: [a-z]' "$out" | grep -vE 'accepted=|published=' || true
+grep -E '^(postgres restart|gateway SIGKILL|notification-worker SIGKILL|consumer partition|webhook-dispatcher SIGKILL|poison event calls|relay SIGKILL|broker restart events)[^=]*: [a-z]' "$out" | grep -vE 'accepted=|published=' || true
 echo "$lines"
 echo "fault test: PASS"

@@ -36,7 +36,8 @@ const (
 
 // TestProcessKills kills processes of the shared e2e stack with SIGKILL mid-stream (lead-api under
 // async creates, the gateway under sync creates, notification-worker under notifications,
-// lead-worker mid-import, lead-api mid-upload, webhook-dispatcher under sync creates) and drops a consumer's broker connection, each with
+// lead-worker mid-import, lead-api mid-upload, webhook-dispatcher under sync creates, the holder of
+// the lead events' slot under sync creates) and drops a consumer's broker connection, each with
 // its accounting line.
 func TestProcessKills(t *testing.T) {
 	t.Run("lead-api SIGKILL", testLeadAPIKill)
@@ -46,6 +47,7 @@ func TestProcessKills(t *testing.T) {
 	t.Run("import lead-worker SIGKILL", testImportWorkerKill)
 	t.Run("import lead-api SIGKILL", testImportAPIKill)
 	t.Run("webhook-dispatcher SIGKILL", testWebhookDispatcherKill)
+	t.Run("relay SIGKILL", testRelayKill)
 }
 
 // killAndStart is the fault of a SIGKILL: the process is gone when inject returns, and heal

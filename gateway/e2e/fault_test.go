@@ -67,6 +67,12 @@ func TestAsyncLeadsSurviveFaults(t *testing.T) {
 		s := startFaultStack(t, dbURL, node.URL())
 		runFaultScenario(t, s, "broker restart", fault{inject: node.Stop, heal: node.Start})
 		runCallIngestScenario(t, s, "broker restart", fault{inject: node.Stop, heal: node.Start})
+		// Sync creates go on while the broker is down: their events wait in the WAL, which the slot
+		// holds back, and leave once it is back.
+		runEventScenario(t, s, "broker restart events", 2, fault{inject: node.Stop, heal: func() error {
+			time.Sleep(2 * time.Second)
+			return node.Start()
+		}})
 		healthWithTheBrokerStopped(t, s, node)
 	})
 	t.Run("worker SIGKILL", func(t *testing.T) {

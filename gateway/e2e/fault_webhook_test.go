@@ -19,7 +19,7 @@ import (
 const killWebhookCreates = 600
 
 // testWebhookDispatcherKill: sync creates while webhook-dispatcher is SIGKILLed and started again.
-// Every create that answered 200 committed a lead.created (outbox); every one must reach the
+// Every create that answered 200 committed a lead.created (through the slot); every one must reach the
 // subscribed endpoint, each lead under one event id. The kill may repeat the attempts it cut (their
 // claims expire after WEBHOOK_CLAIM_FOR, then they are sent again): at least once, the receiver
 // dedupes by Webhook-Id, and the repeats are counted apart.

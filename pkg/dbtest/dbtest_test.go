@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -94,4 +96,36 @@ func TestCreateReportsAnUnreachableServer(t *testing.T) {
 	_, _, err := Create("down")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "scripts/deps.sh")
+}
+
+// A database with a logical slot that a relay reads (a service that relays through the WAL) is
+// dropped with it.
+func TestDropRemovesADatabaseWithALogicalSlot(t *testing.T) {
+	u, drop, err := Create("slot")
+	require.NoError(t, err)
+	name := dbName(t, u)
+	conn, err := sql.Open("postgres", u)
+	require.NoError(t, err)
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	slot := "dbtest_" + strings.TrimPrefix(name, "cctest_")
+	_, err = conn.ExecContext(ctx, `SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, slot)
+	require.NoError(t, err)
+	_, err = conn.ExecContext(ctx, `CREATE PUBLICATION p`)
+	require.NoError(t, err)
+	repl, err := pgconn.Connect(ctx, u+"&replication=database")
+	require.NoError(t, err)
+	defer repl.Close(context.Background())
+	require.NoError(t, pglogrepl.StartReplication(ctx, repl, slot, 0, pglogrepl.StartReplicationOptions{
+		Mode: pglogrepl.LogicalReplication, PluginArgs: []string{"proto_version '1'", "publication_names 'p'"}}))
+
+	require.NoError(t, drop())
+	assert.False(t, exists(t, name))
+	admin, err := sql.Open("postgres", BaseURL())
+	require.NoError(t, err)
+	defer admin.Close()
+	var n int
+	require.NoError(t, admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1`, slot).Scan(&n))
+	assert.Zero(t, n)
 }

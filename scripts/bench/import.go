@@ -180,9 +180,15 @@ func (b *bench) profileWorker(ctx context.Context) func() error {
 	if b.cfg.ImportProfile == "" {
 		return func() error { return nil }
 	}
+	return b.profileCPU(ctx, "lead-worker", b.workerPprof, b.cfg.ImportProfileFor, b.cfg.ImportProfile, "the import's first")
+}
+
+// profileCPU starts a CPU profile of process (its PPROF_ADDR addr) for d and returns the function
+// that waits for it and writes it to file; what says what it covers, in the report.
+func (b *bench) profileCPU(ctx context.Context, process, addr string, d time.Duration, file, what string) func() error {
 	errc := make(chan error, 1)
 	go func() {
-		u := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", b.workerPprof, int(b.cfg.ImportProfileFor.Seconds()))
+		u := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, max(int(d.Seconds()), 1))
 		req, err := http.NewRequestWithContext(ctx, "GET", u, nil)
 		if err != nil {
 			errc <- err
@@ -190,7 +196,7 @@ func (b *bench) profileWorker(ctx context.Context) func() error {
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			errc <- fmt.Errorf("lead-worker profile: %w", err)
+			errc <- fmt.Errorf("%s profile: %w", process, err)
 			return
 		}
 		defer resp.Body.Close()
@@ -199,17 +205,17 @@ func (b *bench) profileWorker(ctx context.Context) func() error {
 			err = fmt.Errorf("status %d: %.200s", resp.StatusCode, raw)
 		}
 		if err == nil {
-			err = os.WriteFile(b.cfg.ImportProfile, raw, 0o644)
+			err = os.WriteFile(file, raw, 0o644)
 		}
 		if err != nil {
-			err = fmt.Errorf("lead-worker profile: %w", err)
+			err = fmt.Errorf("%s profile: %w", process, err)
 		}
 		errc <- err
 	}()
 	return func() error {
 		err := <-errc
 		if err == nil {
-			fmt.Fprintf(b.out, "    lead-worker CPU profile of the import's first %s: %s\n", b.cfg.ImportProfileFor, b.cfg.ImportProfile)
+			fmt.Fprintf(b.out, "    %s CPU profile of %s %s: %s\n", process, what, d, file)
 		}
 		return err
 	}

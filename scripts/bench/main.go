@@ -46,6 +46,9 @@ type Config struct {
 	ImportRows       int
 	ImportProfile    string
 	ImportProfileFor time.Duration
+	// AcceptProfile, when set, is where a CPU profile of lead-api during the measured async
+	// accepts (figure (2)) is written.
+	AcceptProfile string
 	// DialRows and DialDue size the dialing queue's order; DialBigRows (more than DialRows) adds
 	// not-due leads afterwards to measure the lease's cost again (slow: off by default).
 	DialRows    int
@@ -68,6 +71,8 @@ func main() {
 	flag.StringVar(&cfg.ImportProfile, "import-profile", "",
 		"write a CPU profile of lead-worker (PPROF_ADDR) while it imports the measured file to this file")
 	flag.DurationVar(&cfg.ImportProfileFor, "import-profile-for", 8*time.Second, "length of that profile, from the 202")
+	flag.StringVar(&cfg.AcceptProfile, "accept-profile", "",
+		"write a CPU profile of lead-api (PPROF_ADDR) during the measured async accepts of figure (2) to this file")
 	flag.IntVar(&cfg.DialRows, "dial-rows", 1_000_000, "leads of the dialing queue's order")
 	flag.IntVar(&cfg.DialDue, "dial-due", 100_000, "of which due")
 	flag.IntVar(&cfg.DialBigRows, "dial-big-rows", 0, "then grow the order to this many leads (not due) and measure the lease again (e.g. 5000000; slow)")
@@ -97,8 +102,9 @@ type bench struct {
 	rows     []row
 	// drained is figure (3)'s drain (jobs and time), the import phase's baseline.
 	drained Result
-	// workerPprof is lead-worker's PPROF_ADDR, with -import-profile.
-	workerPprof string
+	// workerPprof is lead-worker's PPROF_ADDR, with -import-profile; apiPprof lead-api's, with
+	// -accept-profile.
+	workerPprof, apiPprof string
 	// dbName is the bench's database, dbURL its address.
 	dbName string
 	dbURL  string
@@ -153,13 +159,21 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 		}
 		workerEnv = append(workerEnv, "PPROF_ADDR="+workerPprof)
 	}
+	var apiEnv []string
+	var apiPprof string
+	if cfg.AcceptProfile != "" {
+		if apiPprof, err = stacktest.FreeAddr(); err != nil {
+			return err
+		}
+		apiEnv = append(apiEnv, "PPROF_ADDR="+apiPprof)
+	}
 	st, err := stacktest.Start(stacktest.Config{
 		DatabaseURL: dbURL, AMQPURL: amqpURL, InternalToken: internalToken, LogLevel: "error",
 		Processes: []stacktest.Process{
 			{Name: "user", Pkg: "./services/user/cmd/user", Health: "/readyz"},
 			{Name: "agent-events", Pkg: "./services/user/cmd/agent-events", Health: "/readyz", Consumer: true},
 			{Name: "order", Pkg: "./services/order/cmd/order", Health: "/readyz"},
-			{Name: "lead-api", Pkg: "./services/lead/cmd/lead-api", Health: "/readyz"},
+			{Name: "lead-api", Pkg: "./services/lead/cmd/lead-api", Health: "/readyz", Env: apiEnv},
 			{Name: "lead-worker", Pkg: "./services/lead/cmd/lead-worker", Health: "/readyz", Consumer: true, Env: workerEnv},
 			// Not loaded by any phase; here so that figure (8) covers every binary.
 			{Name: "call", Pkg: "./services/call/cmd/call", Health: "/readyz"},
@@ -206,7 +220,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	defer leads.Close()
 
 	b := &bench{cfg: cfg, out: out, stack: st, leads: leads, amqpURL: amqpURL, refAddr: refAddr,
-		workerPprof: workerPprof, dbName: dbName(dbURL), dbURL: dbURL,
+		workerPprof: workerPprof, apiPprof: apiPprof, dbName: dbName(dbURL), dbURL: dbURL,
 		api: loadtest.NewClient(st.BaseURL, cfg.Concurrency, map[string]string{"X-Api-Key": st.APIKey})}
 	if err := b.machine(ctx); err != nil {
 		return err

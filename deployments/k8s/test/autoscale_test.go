@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	cnpgv1 "github.com/cloudnative-pg/cloudnative-pg/api/v1"
@@ -215,4 +216,52 @@ func replicasOrOne(n *int32) int32 {
 		return 1
 	}
 	return *n
+}
+
+// checkLogicalDecoding: the render's PostgreSQL carries logical decoding (wal_level=logical) with
+// a cap on the WAL a slot may hold back (max_slot_wal_keep_size), and the application's role may
+// replicate: lead-api and lead-worker read the lead events through a logical slot.
+func checkLogicalDecoding(t *testing.T, _ *suite, r *rendered) {
+	want := map[string]bool{"wal_level": false, "max_slot_wal_keep_size": false}
+	if clusters := cnpgClusters(r); len(clusters) > 0 {
+		c := clusters[0]
+		p := c.Spec.PostgresConfiguration.Parameters
+		want["wal_level"] = p["wal_level"] == "logical"
+		want["max_slot_wal_keep_size"] = p["max_slot_wal_keep_size"] != "" && p["max_slot_wal_keep_size"] != "-1"
+		replicates := false
+		if c.Spec.Managed != nil {
+			for _, role := range c.Spec.Managed.Roles {
+				if c.Spec.Bootstrap != nil && c.Spec.Bootstrap.InitDB != nil && role.Name == c.Spec.Bootstrap.InitDB.Owner {
+					replicates = role.Replication && role.Login
+				}
+			}
+		}
+		if !replicates {
+			t.Errorf("Cluster %s: the application's role may not replicate (managed.roles: replication: true)", c.Name)
+		}
+	} else {
+		found := false
+		for _, sts := range all[appsv1.StatefulSet](r) {
+			if !runsImage(pod{spec: &sts.Spec.Template.Spec}, "postgres") {
+				continue
+			}
+			found = true
+			for _, a := range sts.Spec.Template.Spec.Containers[0].Args {
+				if a == "wal_level=logical" {
+					want["wal_level"] = true
+				}
+				if strings.HasPrefix(a, "max_slot_wal_keep_size=") && a != "max_slot_wal_keep_size=-1" {
+					want["max_slot_wal_keep_size"] = true
+				}
+			}
+		}
+		if !found {
+			t.Skip("no PostgreSQL in the render")
+		}
+	}
+	for name, ok := range want {
+		if !ok {
+			t.Errorf("PostgreSQL: %s is not set for logical decoding", name)
+		}
+	}
 }

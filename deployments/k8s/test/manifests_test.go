@@ -38,6 +38,7 @@ func checks() []check {
 		{"keda-behaviour", checkKEDABehaviour},
 		{"keda-host", checkKEDAHost},
 		{"connection-budget", checkConnectionBudget},
+		{"logical-decoding", checkLogicalDecoding},
 		{"statefulsets", checkStatefulSets},
 		{"kustomization-labels", checkKustomizationLabels},
 		{"telephony", checkTelephonyAccess},

@@ -1,6 +1,7 @@
 // Command lead-api serves the lead operations (v1 and v2), the async-create job status, and the
 // lead catalogs. Async creates are published to the lead.jobs queue for lead-worker; the events of
-// creates and updates are relayed from the outbox to the events exchange.
+// creates and updates are relayed from the WAL (the database's logical slot, held by one relay of
+// lead-api and lead-worker at a time) to the events exchange.
 package main
 
 import (
@@ -77,13 +78,16 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	// confirms async accepts are waiting for.
 	events := mq.NewPublisher(broker)
 	defer events.Close()
-	relay := wiring.Relay(conn, events, log, o.Registry)
+	relay, err := wiring.Relay(cfg.Settings, conn, events, "lead-api", log, o.Registry)
+	if err != nil {
+		return err
+	}
 
 	var tasks app.Tasks
 	tasks.Background("order events", func(ctx context.Context) error { return inval.Run(ctx, broker) })
 	// Publishes the events of creates and updates while the HTTP server drains, and stops before
-	// the publisher closes; what it leaves waits in the outbox for any relay.
-	tasks.Background("outbox relay", app.Every(relay.Run))
+	// the publisher closes; what it leaves waits in the slot for the next relay to hold it.
+	tasks.Background("event relay", app.Every(relay.Run))
 	diag.Pprof(ctx, cfg.PprofAddr, log)
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))

@@ -2,15 +2,18 @@
 // leads of a batch in one transaction, recording every job's outcome for the status route. It also
 // consumes lead.call-finished: each finished call updates its lead's attempts, status and next
 // call time. And it turns the rows of bulk imports into leads, a chunk per transaction. It relays
-// the lead events these transactions record in the outbox to the events exchange.
+// the lead events these transactions write into the WAL to the events exchange (one relay of
+// lead-api and lead-worker holds the database's logical slot at a time).
 package main
 
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"ccplatform/pkg/app"
+	"ccplatform/pkg/cli"
 	"ccplatform/pkg/event"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
@@ -56,7 +59,13 @@ type Config struct {
 	ImportIdle    time.Duration `env:"IMPORT_IDLE" envDefault:"1s"`
 }
 
-func main() { app.Main("lead-worker", run) }
+func main() {
+	// The one operator command: replaying lead events after a lost slot (replay.go).
+	if len(os.Args) > 1 && os.Args[1] == "replay-events" {
+		cli.Main("lead-worker", replayUsage, replay)
+	}
+	app.Main("lead-worker", run)
+}
 
 // run consumes until ctx is done: the batches in hand finish (and are acked), the rest goes back
 // to the broker; then the broker and the database are closed.
@@ -75,7 +84,10 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	o.Broker(broker)
 	pub := mq.NewPublisher(broker)
 	defer pub.Close()
-	relay := wiring.Relay(conn, pub, log, o.Registry)
+	relay, err := wiring.Relay(cfg.Settings, conn, pub, "lead-worker", log, o.Registry)
+	if err != nil {
+		return err
+	}
 	calls := callresult.NewConsumer(callresult.NewStore(conn, cat), dir, log)
 
 	jobs := asynccreate.NewWorker(conn, leads, log, cfg.BatchSize).Counting(asynccreate.NewStateCounter(o.Registry))
@@ -84,8 +96,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	var tasks app.Tasks
 	tasks.Background("order events", func(ctx context.Context) error { return inval.Run(ctx, broker) })
 	// Stopped after the consumers and the import runners, so the events of their last batches go
-	// out before the publisher closes; what it leaves waits in the outbox for any relay.
-	tasks.Background("outbox relay", app.Every(relay.Run))
+	// out before the publisher closes; what it leaves waits in the slot for the next relay to hold it.
+	tasks.Background("event relay", app.Every(relay.Run))
 	tasks.Work("consumer "+callresult.Queue, func(ctx context.Context) error {
 		log.Info("consuming", zap.String("queue", callresult.Queue), zap.Int("workers", cfg.CallFinishedConcurrency))
 		return broker.Consume(ctx, mq.ConsumerConfig{

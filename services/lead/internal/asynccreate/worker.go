@@ -328,7 +328,7 @@ func announceFailures(ctx context.Context, tx *sqlx.Tx, refused []*item, outcome
 	if len(evs) == 0 {
 		return nil
 	}
-	if err := event.RecordAll(ctx, tx, evs); err != nil {
+	if err := lead.Emit(ctx, tx, evs, nil); err != nil {
 		return fmt.Errorf("record %d %s events: %w", len(evs), EventFailed, err)
 	}
 	return nil

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/event"
+	"ccplatform/pkg/walrelay"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -16,7 +18,9 @@ import (
 
 // Event types of leads on the events exchange, each its own routing key (docs/events.md). They are
 // recorded by the store, in the transaction of the change they announce, so that every path that
-// writes leads (sync routes, async worker, bulk import, call results) announces alike.
+// writes leads (sync routes, async worker, bulk import, call results) announces alike. They are
+// written into the WAL (pkg/walrelay) under EventsPrefix, not into a table: a create pays one WAL
+// record for its event, with nothing to delete or vacuum after.
 const (
 	EventCreated       = "lead.created"
 	EventUpdated       = "lead.updated"
@@ -63,13 +67,34 @@ func statusChangedOf(l Lead, previous int64, actor *int64) (event.Event, error) 
 	return ev, nil
 }
 
-// recordEvents adds evs to the outbox inside tx with one statement, whatever their number: a
-// worker batch or an import chunk pays one round trip for its events.
-func recordEvents(ctx context.Context, tx *sqlx.Tx, evs []event.Event) error {
+// The lead service's events in the WAL: the prefix of their messages and the publication its
+// relay reads them through. Both the publication and the slot (named after the database,
+// walrelay.SlotName of EventsPrefix) are made at start by wiring.OpenDB, the publication first.
+const (
+	EventsPrefix      = "lead_events"
+	EventsPublication = "lead_events"
+)
+
+// Emit records evs inside tx with one statement, whatever their number (a worker batch or an
+// import chunk pays one round trip): each is published on the events exchange, its type as
+// routing key, if and only if tx commits. leads[i] is the lead evs[i] is about (0 for none, nil
+// for all none): the relay publishes one lead's events in commit order.
+func Emit(ctx context.Context, tx *sqlx.Tx, evs []event.Event, leads []int64) error {
 	if len(evs) == 0 {
 		return nil
 	}
-	if err := event.RecordAll(ctx, tx, evs); err != nil {
+	msgs := make([]walrelay.Message, len(evs))
+	for i, ev := range evs {
+		msg, err := ev.Message()
+		if err != nil {
+			return err
+		}
+		msgs[i] = walrelay.Message{Exchange: event.Exchange, Key: ev.Type, Msg: msg}
+		if i < len(leads) && leads[i] != 0 {
+			msgs[i].Order = strconv.FormatInt(leads[i], 10)
+		}
+	}
+	if err := walrelay.Emit(ctx, tx, EventsPrefix, msgs...); err != nil {
 		return fmt.Errorf("record %d lead events: %w", len(evs), err)
 	}
 	return nil
@@ -78,15 +103,15 @@ func recordEvents(ctx context.Context, tx *sqlx.Tx, evs []event.Event) error {
 // recordCreated records lead.created inside tx for each of leads, as stored (ids, links and times
 // set); each names the lead's creator as its actor.
 func recordCreated(ctx context.Context, tx *sqlx.Tx, leads []Lead) error {
-	evs := make([]event.Event, len(leads))
+	evs, ids := make([]event.Event, len(leads)), make([]int64, len(leads))
 	for i, l := range leads {
 		ev, err := eventOf(EventCreated, l, l.CreatedBy)
 		if err != nil {
 			return err
 		}
-		evs[i] = ev
+		evs[i], ids[i] = ev, l.ID
 	}
-	return recordEvents(ctx, tx, evs)
+	return Emit(ctx, tx, evs, ids)
 }
 
 // updateEvents are the events of a change of a lead from before to after made by actor:
@@ -163,13 +188,13 @@ func RecordStatusChanges(ctx context.Context, tx *sqlx.Tx, previous map[int64]in
 	if err := tx.SelectContext(ctx, &leads, q, pq.Int64Array(ids)); err != nil {
 		return fmt.Errorf("read leads whose status changed: %w", err)
 	}
-	evs := make([]event.Event, len(leads))
+	evs, ids := make([]event.Event, len(leads)), make([]int64, len(leads))
 	for i, l := range leads {
 		ev, err := statusChangedOf(l, previous[l.ID], nil)
 		if err != nil {
 			return err
 		}
-		evs[i] = ev
+		evs[i], ids[i] = ev, l.ID
 	}
-	return recordEvents(ctx, tx, evs)
+	return Emit(ctx, tx, evs, ids)
 }

@@ -12,6 +12,7 @@ import (
 	"ccplatform/pkg/event"
 	"ccplatform/pkg/listquery"
 	"ccplatform/pkg/requestid"
+	"ccplatform/pkg/walrelay"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -58,13 +59,14 @@ func insertArgs(l Lead) []any {
 }
 
 // createLead is Create's one statement: claim_lead_id (migration 00011) takes the key's lock, draws
-// the id and links the previous lead, the insert stores the lead with its links, and the outbox
-// gets its lead.created, all in one statement (one round trip, one implicit transaction) where
-// BEGIN, the insert, the event's insert and COMMIT would be four. The event is the one eventOf
-// makes, prepared by the caller ($29 the envelope, $30 the lead's API form), completed here with
-// what the database decided: the id, the link, the times and doNotCall, written as the detail route
-// writes them (RFC 3339 in UTC, whole seconds).
-const createLead = `
+// the id and links the previous lead, the insert stores the lead with its links, and its
+// lead.created goes into the WAL (pg_logical_emit_message, pkg/walrelay's payload), all in one
+// statement (one round trip, one implicit transaction) where BEGIN, the insert, the event and
+// COMMIT would be four. The event is the one eventOf makes, prepared by the caller ($29 the
+// envelope, $30 the lead's API form), completed here with what the database decided: the id, the
+// link, the times and doNotCall, written as the detail route writes them (RFC 3339 in UTC, whole
+// seconds). The final select reads e so that the emission runs.
+var createLead = `
 WITH c AS MATERIALIZED (SELECT new_id, previous_id FROM claim_lead_id($1, $2, $3, NULL)),
 l AS (
 INSERT INTO leads (id, is_secondary, previous_lead_id, order_id, phone, order_code, name, source_comment, ip,
@@ -75,15 +77,15 @@ VALUES ((SELECT new_id FROM c), (SELECT previous_id IS NOT NULL FROM c), (SELECT
     $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24,
     $25, $26, $27)
 RETURNING id, is_secondary, previous_lead_id, created_at, updated_at, ` + doNotCall + `),
-o AS (
-INSERT INTO outbox (exchange, routing_key, message_id, type, body, request_id)
-SELECT $28, $31, $32, $31, convert_to(($29::jsonb || jsonb_build_object(
+e AS (
+SELECT pg_logical_emit_message(true, $34::text, convert_to(` +
+	walrelay.HeaderSQL("$28::text", "$31::text", "$32::text", "$31::text", "$33::text", "l.id::text") + ` || ($29::jsonb || jsonb_build_object(
     'occurredAt', to_char(l.updated_at AT TIME ZONE 'UTC', ` + apiTimeFormat + `),
     'data', $30::jsonb || jsonb_build_object('id', l.id, 'isSecondary', l.is_secondary,
         'createdAt', to_char(l.created_at AT TIME ZONE 'UTC', ` + apiTimeFormat + `), 'updatedAt', to_char(l.updated_at AT TIME ZONE 'UTC', ` + apiTimeFormat + `),
-        'doNotCall', l.do_not_call)))::text, 'UTF8'), $33
+        'doNotCall', l.do_not_call)))::text, 'UTF8')) AS lsn
 FROM l)
-SELECT id, is_secondary, previous_lead_id, created_at, updated_at, do_not_call FROM l`
+SELECT id, is_secondary, previous_lead_id, created_at, updated_at, do_not_call FROM l, e`
 
 // apiTimeFormat is to_char's pattern of an instant in UTC as the API writes it (TimeLayout).
 const apiTimeFormat = `'YYYY-MM-DD"T"HH24:MI:SS"+00:00"'`
@@ -107,7 +109,7 @@ func (s *Store) Create(ctx context.Context, l Lead) (Lead, error) {
 		l.SourceComment, l.IP, l.ExternalIDCrmA, l.ExternalIDCrmB, l.ExternalIDCrmC, l.ExternalIDCrmD, l.StatusID,
 		l.LeadType, l.CreateMethod, l.Source, l.AdCampaignID, l.PlanningCallAt, l.Priority, l.UTCOffset,
 		l.SocialNetworkID, l.SocialLogin, l.MessengerUserName, l.MessengerPhone, l.MessengerID, l.CustomValues,
-		l.JobID, l.CreatedBy, event.Exchange, string(head), string(data), EventCreated, id, reqID)
+		l.JobID, l.CreatedBy, event.Exchange, string(head), string(data), EventCreated, id, reqID, EventsPrefix)
 	if err := row.Scan(&l.ID, &l.IsSecondary, &l.PreviousLeadID, &l.CreatedAt, &l.UpdatedAt, &l.DoNotCall); err != nil {
 		return Lead{}, fmt.Errorf("insert lead: %w", err)
 	}
@@ -243,7 +245,11 @@ func (s *Store) Update(ctx context.Context, id int64, by *int64, change func(*Le
 		if err != nil {
 			return err
 		}
-		return recordEvents(ctx, tx, evs)
+		ids := make([]int64, len(evs))
+		for i := range ids {
+			ids[i] = id
+		}
+		return Emit(ctx, tx, evs, ids)
 	})
 }
 

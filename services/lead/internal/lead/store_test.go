@@ -21,13 +21,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// conn is the package's database, migrated, opened as both binaries open it.
-var conn *sqlx.DB
+// conn is the package's database, migrated, opened as both binaries open it; dbURL its URL.
+var (
+	conn  *sqlx.DB
+	dbURL string
+)
 
 func TestMain(m *testing.M) {
 	dbtest.Main(m, "lead_lead", func(url string) int {
 		var s wiring.Settings
 		s.Database.URL, s.MaxConns = url, 16
+		dbURL = url
 		c, err := wiring.OpenDB(context.Background(), s)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "lead tests:", err)

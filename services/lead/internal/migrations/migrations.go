@@ -8,17 +8,16 @@ import (
 	"ccplatform/pkg/customfield"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/idempotency"
-	"ccplatform/pkg/outbox"
 )
 
 //go:embed *.sql
 var files embed.FS
 
-// Schema is the PostgreSQL schema the lead service owns: its tables, its custom-field catalog, the
-// idempotency table of its create routes and the outbox of its events (each set with a version
-// table of its own, so adding the outbox leaves the existing versions as they are). lead-api and
-// lead-worker both migrate it at start (Schema.Open), which is safe from any number of replicas
-// at once.
+// Schema is the PostgreSQL schema the lead service owns: its tables, its custom-field catalog and
+// the idempotency table of its create routes (each set with a version table of its own). Its
+// events have no table: they go into the WAL (00012 made the publication and moved the last rows
+// of the outbox it had before, then dropped it). lead-api and lead-worker both migrate it at
+// start (wiring.OpenDB, after making the slot), which is safe from any number of replicas at once.
 var Schema = db.Schema{Name: "leads", Sets: []db.Migrations{
-	db.Embedded(files), customfield.Migrations(), idempotency.Migrations(), outbox.Migrations(),
+	db.Embedded(files), customfield.Migrations(), idempotency.Migrations(),
 }}

@@ -1,40 +1,48 @@
 package servicetest
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 
 	"ccplatform/pkg/event"
+	"ccplatform/pkg/walrelay"
 	"ccplatform/services/lead/internal/lead"
+	"ccplatform/services/lead/internal/wiring"
 
 	"github.com/stretchr/testify/require"
 )
 
-// Events are the events of type typ recorded in the outbox, oldest first. Each row must be
-// routed as event.Record routes it (events exchange, the type as routing key and AMQP type, the
-// event id as message id), which is checked here once for every test.
+// Events are the events of type typ the service wrote into the WAL that its slot still holds (all
+// of them while no relay ran), oldest first. Each must be routed as lead.Emit routes it (events
+// exchange, the type as routing key and AMQP type, the event id as message id), which is checked
+// here once for every test.
 func (e *Env) Events(t testing.TB, typ string) []event.Event {
 	t.Helper()
-	var rows []struct {
-		Exchange  string `db:"exchange"`
-		Key       string `db:"routing_key"`
-		MessageID string `db:"message_id"`
-		Type      string `db:"type"`
-		Body      []byte `db:"body"`
+	slot, err := wiring.Slot(e.Settings)
+	require.NoError(t, err)
+	// A relay a test ran may still be letting go of the slot.
+	msgs, err := walrelay.Peek(context.Background(), e.DB, slot, lead.EventsPublication, lead.EventsPrefix)
+	for deadline := time.Now().Add(10 * time.Second); err != nil && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		msgs, err = walrelay.Peek(context.Background(), e.DB, slot, lead.EventsPublication, lead.EventsPrefix)
 	}
-	const q = `SELECT exchange, routing_key, message_id, type, body FROM outbox WHERE routing_key = $1 ORDER BY id`
-	require.NoError(t, e.DB.Select(&rows, q, typ))
-	out := make([]event.Event, len(rows))
-	for i, r := range rows {
-		ev, err := event.Decode(r.Body)
+	require.NoError(t, err, "peek the slot")
+	var out []event.Event
+	for _, m := range msgs {
+		if m.Key != typ {
+			continue
+		}
+		ev, err := event.Decode(m.Msg.Body)
 		require.NoError(t, err)
-		require.Equal(t, event.Exchange, r.Exchange)
-		require.Equal(t, typ, r.Type)
+		require.Equal(t, event.Exchange, m.Exchange)
+		require.Equal(t, typ, m.Msg.Type)
 		require.Equal(t, typ, ev.Type)
-		require.Equal(t, ev.ID, r.MessageID)
-		out[i] = ev
+		require.Equal(t, ev.ID, m.Msg.ID)
+		out = append(out, ev)
 	}
 	return out
 }

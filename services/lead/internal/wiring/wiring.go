@@ -1,6 +1,7 @@
 // Package wiring builds the parts lead-api and lead-worker share: the settings both read, the
 // database (opened and migrated), the order directory with its event subscription, the lead
-// rules, and the relay of the lead events. Each main stays a short list of explicit constructors.
+// rules, and the relay of the lead events (through the database's logical slot). Each main stays a
+// short list of explicit constructors.
 package wiring
 
 import (
@@ -11,11 +12,12 @@ import (
 	"time"
 
 	"ccplatform/pkg/config"
+	"ccplatform/pkg/db"
 	"ccplatform/pkg/event"
 	"ccplatform/pkg/mq"
-	"ccplatform/pkg/outbox"
 	"ccplatform/pkg/phone"
 	"ccplatform/pkg/svcclient"
+	"ccplatform/pkg/walrelay"
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/dialer"
 	"ccplatform/services/lead/internal/dnc"
@@ -57,13 +59,41 @@ func (s Settings) Rules() lead.Rules {
 	return lead.Rules{AdSystems: systems, Phones: phone.New(), EditWindow: s.LeadEditWindow}
 }
 
-// OpenDB opens the leads schema and migrates it.
+// OpenDB opens the leads schema, makes the publication and the slot of the lead events if there
+// are none, and migrates the schema. The slot comes first: it keeps only what is emitted after it exists, and
+// migration 00012 moves the last rows of the old outbox into the WAL for it.
 func OpenDB(ctx context.Context, s Settings) (*sqlx.DB, error) {
 	dsn, err := oneRoundTrip(s.Database.URL)
 	if err != nil {
 		return nil, err
 	}
-	return migrations.Schema.Open(ctx, dsn, s.MaxConns)
+	slot, err := Slot(s)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := db.Open(ctx, dsn, migrations.Schema.Name, s.MaxConns)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := walrelay.EnsureSlot(ctx, conn, slot, lead.EventsPublication); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	if err := migrations.Schema.Up(ctx, conn); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// Slot is the logical slot of the lead events in the settings' database, named after it: slot
+// names are cluster-wide, and each database (each test's own) has its slot.
+func Slot(s Settings) (string, error) {
+	name, err := walrelay.DatabaseOf(s.Database.URL)
+	if err != nil {
+		return "", err
+	}
+	return walrelay.SlotName(lead.EventsPrefix, name), nil
 }
 
 // Leads is the lead service over conn, with an order directory that the caller keeps current
@@ -81,30 +111,36 @@ func Queue(conn *sqlx.DB, leads *lead.Service, dir *orders.Directory, cat *catal
 	return d, dnc.NewHandler(dnc.NewStore(conn), dir, leads.Phones(), now)
 }
 
-// Relay publishes the lead events that the service's transactions record in its outbox through
-// pub, with the outbox's backlog metrics registered on reg. Both binaries run one: each publishes
-// what its own writes recorded without waiting for the other, and relays share the table safely
-// (FOR UPDATE SKIP LOCKED). The broker connection must declare the exchange (mq.EventExchange of
-// event.Exchange).
-func Relay(conn *sqlx.DB, pub *mq.Publisher, log *zap.Logger, reg prometheus.Registerer) *outbox.Relay {
-	backlog := outbox.NewCollector(conn)
-	reg.MustRegister(backlog)
-	return &outbox.Relay{DB: conn, Publisher: pub, Log: log, Published: backlog.Published(),
-		BatchSize: relayBatch, Parallel: relayParallel, Interval: relayInterval, DeletePublished: true,
-		GroupType: event.GroupType}
+// Relay publishes the lead events that the service's transactions write into the WAL, holding the
+// database's slot, through pub; its metrics and the slot's (lag in bytes and seconds) are
+// registered on reg. Both binaries run one, named name on the replication connection: one holds
+// the slot and publishes, the others wait and take over when it stops or dies. The broker
+// connection must declare the exchange (mq.EventExchange of event.Exchange).
+func Relay(s Settings, conn *sqlx.DB, pub *mq.Publisher, name string, log *zap.Logger, reg prometheus.Registerer) (*walrelay.Relay, error) {
+	slot, err := Slot(s)
+	if err != nil {
+		return nil, err
+	}
+	m := walrelay.NewMetrics(slot)
+	reg.MustRegister(m, walrelay.NewSlotCollector(conn, slot))
+	return &walrelay.Relay{DB: conn, URL: s.Database.URL, Name: name, Slot: slot, Publication: lead.EventsPublication,
+		Prefix: lead.EventsPrefix, Publisher: pub, Log: log, Metrics: m,
+		BatchSize: relayBatch, Parallel: relayParallel, Linger: relayLinger, MaxWait: relayMaxWait,
+		GroupType: event.GroupType}, nil
 }
 
-// A bulk import or a worker's drain records thousands of lead.created per second: a relay takes
-// them in batches of relayBatch and awaits relayParallel confirms at once (lead events need no
-// order: each names its lead, and consumers dedupe by event id). A quiet relay looks again after
-// relayInterval: the wait is part of a webhook's lag after its lead's commit. Published rows are
-// deleted at once (an import writes one per lead; stamping and keeping them doubles the writes),
-// and a batch's events of one type travel as one group message (event.GroupType): the broker
-// stores one message for up to relayBatch leads.
+// A bulk import or a worker's drain writes thousands of lead.created per second: the relay
+// publishes them in batches of up to relayBatch (whole transactions), awaiting relayParallel
+// confirms at once (the events of different leads need no order between them; one lead's keep
+// theirs, and consumers dedupe by event id). A batch goes once the stream has been quiet for
+// relayLinger or its first event waited relayMaxWait: both are part of a webhook's lag after its
+// lead's commit. A batch's events of one type travel as one group message (event.GroupType): the
+// broker stores one message for up to relayBatch leads.
 const (
 	relayBatch    = 500
 	relayParallel = 64
-	relayInterval = 50 * time.Millisecond
+	relayLinger   = 5 * time.Millisecond
+	relayMaxWait  = 50 * time.Millisecond
 )
 
 // oneRoundTrip turns on the driver's binary_parameters mode: a statement with parameters is then
