@@ -75,7 +75,7 @@ type Input struct {
 	PredictiveEnabled bool
 	// MaxAbandonRate is the order's limit as a fraction (0.03).
 	MaxAbandonRate float64
-	// MaxLinesPerAgent caps the calls ringing per active agent.
+	// MaxLinesPerAgent caps the calls ringing per active agent (at most 20; 0 is 20).
 	MaxLinesPerAgent float64
 	// Agents are the order's eligible agents (for predictive, those whose phone mode is
 	// predictive).
@@ -112,6 +112,8 @@ const (
 	overflowShare = 0.012
 	// steeringEnd is the share of the limit at which the allowance reaches 0.
 	steeringEnd = 0.9
+	// maxLinesPerAgent bounds the lines per agent whatever the order says.
+	maxLinesPerAgent = 20
 )
 
 // Decide is how many numbers to dial now for the order, and why.
@@ -124,10 +126,14 @@ func Decide(in Input) Decision {
 		d.Reason = "no eligible agent is logged in"
 		return d
 	}
-	linesCap := int(math.Floor(in.MaxLinesPerAgent * float64(active)))
-	if in.MaxLinesPerAgent <= 0 {
-		linesCap = math.MaxInt
+	// Lines per agent beyond maxLinesPerAgent would only bound the work of a decision, never the
+	// dialing; unset (or no number) is that bound.
+	lines := in.MaxLinesPerAgent
+	if !(lines > 0) || lines > maxLinesPerAgent {
+		lines = maxLinesPerAgent
 	}
+	in.MaxLinesPerAgent = lines
+	linesCap := int(math.Floor(lines * float64(active)))
 	switch {
 	case in.Mode == Preview:
 		if available > ringing {
@@ -136,6 +142,9 @@ func Decide(in Input) Decision {
 	case in.Mode == Predictive && !in.PredictiveEnabled:
 		d = progressive(d, available, ringing)
 		d.Suspended, d.Reason = true, "predictive dialing is not enabled for the order"
+	case in.Mode == Predictive && (math.IsNaN(in.MaxAbandonRate) || in.MaxAbandonRate < 0 || in.MaxAbandonRate > 1):
+		d = progressive(d, available, ringing)
+		d.Suspended, d.Reason = true, "the order's abandon limit is no rate from 0 to 1"
 	case in.Mode == Predictive && in.Stats.Answered < MinAnswers:
 		d = progressive(d, available, ringing)
 		d.Suspended, d.Reason = true, "learning: fewer than 30 answered calls measured"

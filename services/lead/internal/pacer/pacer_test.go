@@ -1,6 +1,7 @@
 package pacer_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -143,4 +144,20 @@ func TestTheAllowanceShrinksAsTheRateNearsTheLimit(t *testing.T) {
 	assert.GreaterOrEqual(t, dial(0), dial(15))
 	assert.GreaterOrEqual(t, dial(15), dial(25))
 	assert.Greater(t, dial(0), dial(25), "%d, %d, %d", dial(0), dial(15), dial(25))
+}
+
+func TestSettingsThatAreNoNumbersBoundTheDecision(t *testing.T) {
+	team := agents("available", "available", "on-call", "on-call", "on-call", "on-call")
+	i := in(pacer.Predictive, team, nil)
+	i.MaxAbandonRate = math.NaN()
+	d := pacer.Decide(i)
+	assert.True(t, d.Suspended)
+	assert.Equal(t, 2, d.Dial, "progressive")
+	i = in(pacer.Predictive, team, nil)
+	i.MaxLinesPerAgent = 1e12
+	d = pacer.Decide(i)
+	assert.LessOrEqual(t, d.DialLevel, 20.0, "at most 20 lines per agent")
+	i = in(pacer.Predictive, team, nil)
+	i.Stats.Answered, i.Stats.Dialed = 400, 100 // more answers than dials
+	assert.LessOrEqual(t, pacer.Decide(i).DialLevel, 20.0)
 }

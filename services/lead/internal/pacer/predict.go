@@ -14,7 +14,7 @@ const exactAgents = 15
 // within the horizon overflow the agents free by then by no more than the allowed share.
 func predictive(in Input, ringing int) int {
 	s := in.Stats
-	rate := float64(s.Answered) / float64(max(s.Dialed, 1))
+	rate := min(1, float64(s.Answered)/float64(max(s.Dialed, 1)))
 	if rate <= 0 {
 		return 0
 	}
@@ -69,7 +69,7 @@ func predictive(in Input, ringing int) int {
 	if share <= 0 {
 		return 0
 	}
-	limit := len(in.Agents)*int(math.Ceil(math.Max(in.MaxLinesPerAgent, 1))) + 1
+	limit := len(in.Agents)*int(math.Ceil(in.MaxLinesPerAgent)) + 1
 	o := newOverflow(answers, free, len(in.Agents) <= exactAgents)
 	d := 0
 	for d < limit {
