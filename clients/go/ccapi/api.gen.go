@@ -1075,6 +1075,24 @@ func (e NotificationViewPriority) Valid() bool {
 	}
 }
 
+// Defines values for OrderAbandonWindow.
+const (
+	OrderAbandonWindowN24h OrderAbandonWindow = "24h"
+	OrderAbandonWindowN30d OrderAbandonWindow = "30d"
+)
+
+// Valid indicates whether the value is a known member of the OrderAbandonWindow enum.
+func (e OrderAbandonWindow) Valid() bool {
+	switch e {
+	case OrderAbandonWindowN24h:
+		return true
+	case OrderAbandonWindowN30d:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrderAgentLeadEditMode.
 const (
 	OrderAgentLeadEditModeAlways     OrderAgentLeadEditMode = "always"
@@ -1108,6 +1126,27 @@ func (e OrderCallRecordRule) Valid() bool {
 	case OrderCallRecordRuleAgentIsConnected:
 		return true
 	case OrderCallRecordRuleClientIsConnected:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrderPacingMode.
+const (
+	OrderPacingModePredictive  OrderPacingMode = "predictive"
+	OrderPacingModePreview     OrderPacingMode = "preview"
+	OrderPacingModeProgressive OrderPacingMode = "progressive"
+)
+
+// Valid indicates whether the value is a known member of the OrderPacingMode enum.
+func (e OrderPacingMode) Valid() bool {
+	switch e {
+	case OrderPacingModePredictive:
+		return true
+	case OrderPacingModePreview:
+		return true
+	case OrderPacingModeProgressive:
 		return true
 	default:
 		return false
@@ -1159,6 +1198,24 @@ func (e OrderStatus) Valid() bool {
 	}
 }
 
+// Defines values for OrderCreateAbandonWindow.
+const (
+	OrderCreateAbandonWindowN24h OrderCreateAbandonWindow = "24h"
+	OrderCreateAbandonWindowN30d OrderCreateAbandonWindow = "30d"
+)
+
+// Valid indicates whether the value is a known member of the OrderCreateAbandonWindow enum.
+func (e OrderCreateAbandonWindow) Valid() bool {
+	switch e {
+	case OrderCreateAbandonWindowN24h:
+		return true
+	case OrderCreateAbandonWindowN30d:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrderCreateAgentLeadEditMode.
 const (
 	OrderCreateAgentLeadEditModeAlways     OrderCreateAgentLeadEditMode = "always"
@@ -1192,6 +1249,27 @@ func (e OrderCreateCallRecordRule) Valid() bool {
 	case OrderCreateCallRecordRuleAgentIsConnected:
 		return true
 	case OrderCreateCallRecordRuleClientIsConnected:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrderCreatePacingMode.
+const (
+	OrderCreatePacingModePredictive  OrderCreatePacingMode = "predictive"
+	OrderCreatePacingModePreview     OrderCreatePacingMode = "preview"
+	OrderCreatePacingModeProgressive OrderCreatePacingMode = "progressive"
+)
+
+// Valid indicates whether the value is a known member of the OrderCreatePacingMode enum.
+func (e OrderCreatePacingMode) Valid() bool {
+	switch e {
+	case OrderCreatePacingModePredictive:
+		return true
+	case OrderCreatePacingModePreview:
+		return true
+	case OrderCreatePacingModeProgressive:
 		return true
 	default:
 		return false
@@ -1273,6 +1351,24 @@ func (e OrderResultSuccess) Valid() bool {
 	}
 }
 
+// Defines values for OrderWritableAbandonWindow.
+const (
+	OrderWritableAbandonWindowN24h OrderWritableAbandonWindow = "24h"
+	OrderWritableAbandonWindowN30d OrderWritableAbandonWindow = "30d"
+)
+
+// Valid indicates whether the value is a known member of the OrderWritableAbandonWindow enum.
+func (e OrderWritableAbandonWindow) Valid() bool {
+	switch e {
+	case OrderWritableAbandonWindowN24h:
+		return true
+	case OrderWritableAbandonWindowN30d:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrderWritableAgentLeadEditMode.
 const (
 	OrderWritableAgentLeadEditModeAlways     OrderWritableAgentLeadEditMode = "always"
@@ -1306,6 +1402,27 @@ func (e OrderWritableCallRecordRule) Valid() bool {
 	case OrderWritableCallRecordRuleAgentIsConnected:
 		return true
 	case OrderWritableCallRecordRuleClientIsConnected:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrderWritablePacingMode.
+const (
+	OrderWritablePacingModePredictive  OrderWritablePacingMode = "predictive"
+	OrderWritablePacingModePreview     OrderWritablePacingMode = "preview"
+	OrderWritablePacingModeProgressive OrderWritablePacingMode = "progressive"
+)
+
+// Valid indicates whether the value is a known member of the OrderWritablePacingMode enum.
+func (e OrderWritablePacingMode) Valid() bool {
+	switch e {
+	case OrderWritablePacingModePredictive:
+		return true
+	case OrderWritablePacingModePreview:
+		return true
+	case OrderWritablePacingModeProgressive:
 		return true
 	default:
 		return false
@@ -2930,6 +3047,8 @@ type NotificationViewPriority string
 
 // Order defines model for Order.
 type Order struct {
+	// AbandonWindow extension (paced lease)
+	AbandonWindow              OrderAbandonWindow     `json:"abandonWindow"`
 	AgentGroupIds              []int                  `json:"agentGroupIds"`
 	AgentLeadCreationIsAllowed bool                   `json:"agentLeadCreationIsAllowed"`
 	AgentLeadEditMode          OrderAgentLeadEditMode `json:"agentLeadEditMode"`
@@ -2957,11 +3076,23 @@ type Order struct {
 	CreatedBy *int `json:"createdBy"`
 
 	// CustomValues custom-field id to value; [] when there are none (the contract's way)
-	CustomValues          Order_CustomValues `json:"customValues"`
-	Id                    PositiveInt        `json:"id"`
-	IgnoreLeadTimezone    bool               `json:"ignoreLeadTimezone"`
-	LeadTransformEnabled  bool               `json:"leadTransformEnabled"`
-	PredictiveModeEnabled bool               `json:"predictiveModeEnabled"`
+	CustomValues Order_CustomValues `json:"customValues"`
+
+	// DropLockoutHours extension (paced lease; drop lockout)
+	DropLockoutHours     int         `json:"dropLockoutHours"`
+	Id                   PositiveInt `json:"id"`
+	IgnoreLeadTimezone   bool        `json:"ignoreLeadTimezone"`
+	LeadTransformEnabled bool        `json:"leadTransformEnabled"`
+
+	// MaxAbandonRatePercent extension (paced lease)
+	MaxAbandonRatePercent float32 `json:"maxAbandonRatePercent"`
+
+	// MaxLinesPerAgent extension (paced lease)
+	MaxLinesPerAgent float32 `json:"maxLinesPerAgent"`
+
+	// PacingMode extension (paced lease)
+	PacingMode            OrderPacingMode `json:"pacingMode"`
+	PredictiveModeEnabled bool            `json:"predictiveModeEnabled"`
 
 	// QualifiedLeadsPerDayLimit null is no limit
 	QualifiedLeadsPerDayLimit *int                        `json:"qualifiedLeadsPerDayLimit"`
@@ -2985,6 +3116,9 @@ type Order struct {
 	UpdatedBy *int `json:"updatedBy"`
 }
 
+// OrderAbandonWindow extension (paced lease)
+type OrderAbandonWindow string
+
 // OrderAgentLeadEditMode defines model for Order.AgentLeadEditMode.
 type OrderAgentLeadEditMode string
 
@@ -2998,6 +3132,9 @@ type OrderCustomValues1 = map[string]interface{}
 type Order_CustomValues struct {
 	union json.RawMessage
 }
+
+// OrderPacingMode extension (paced lease)
+type OrderPacingMode string
 
 // OrderSipEndpointUsageScheme defines model for Order.SipEndpointUsageScheme.
 type OrderSipEndpointUsageScheme string
@@ -3015,6 +3152,8 @@ type Order_TransferNumbers_Names struct {
 
 // OrderCreate defines model for OrderCreate.
 type OrderCreate struct {
+	// AbandonWindow extension: the period maxAbandonRatePercent is measured over; default 30d
+	AbandonWindow              *OrderCreateAbandonWindow     `json:"abandonWindow,omitempty"`
 	AgentGroupIds              *[]int                        `json:"agentGroupIds,omitempty"`
 	AgentLeadCreationIsAllowed *bool                         `json:"agentLeadCreationIsAllowed,omitempty"`
 	AgentLeadEditMode          *OrderCreateAgentLeadEditMode `json:"agentLeadEditMode,omitempty"`
@@ -3042,10 +3181,22 @@ type OrderCreate struct {
 	Code         *string `json:"code,omitempty"`
 
 	// CustomValues custom-field id to value
-	CustomValues          *map[string]interface{} `json:"customValues,omitempty"`
-	IgnoreLeadTimezone    *bool                   `json:"ignoreLeadTimezone,omitempty"`
-	LeadTransformEnabled  *bool                   `json:"leadTransformEnabled,omitempty"`
-	PredictiveModeEnabled *bool                   `json:"predictiveModeEnabled,omitempty"`
+	CustomValues *map[string]interface{} `json:"customValues,omitempty"`
+
+	// DropLockoutHours extension: hours an abandoned number is not leased again; default 72
+	DropLockoutHours     *int  `json:"dropLockoutHours,omitempty"`
+	IgnoreLeadTimezone   *bool `json:"ignoreLeadTimezone,omitempty"`
+	LeadTransformEnabled *bool `json:"leadTransformEnabled,omitempty"`
+
+	// MaxAbandonRatePercent extension: the most abandoned calls, in percent of answered ones over abandonWindow, before predictive pacing is suspended; default 3.0
+	MaxAbandonRatePercent *float32 `json:"maxAbandonRatePercent,omitempty"`
+
+	// MaxLinesPerAgent extension: the most calls in flight per available agent a predictive pace may dial; default 3.0
+	MaxLinesPerAgent *float32 `json:"maxLinesPerAgent,omitempty"`
+
+	// PacingMode extension: how a paced lease (POST /v2/dialer/lease/ without limit) decides how many leads to dial; default progressive
+	PacingMode            *OrderCreatePacingMode `json:"pacingMode,omitempty"`
+	PredictiveModeEnabled *bool                  `json:"predictiveModeEnabled,omitempty"`
 
 	// QualifiedLeadsPerDayLimit null is no limit
 	QualifiedLeadsPerDayLimit *int                               `json:"qualifiedLeadsPerDayLimit,omitempty"`
@@ -3065,11 +3216,17 @@ type OrderCreate struct {
 	} `json:"transferNumbers,omitempty"`
 }
 
+// OrderCreateAbandonWindow extension: the period maxAbandonRatePercent is measured over; default 30d
+type OrderCreateAbandonWindow string
+
 // OrderCreateAgentLeadEditMode defines model for OrderCreate.AgentLeadEditMode.
 type OrderCreateAgentLeadEditMode string
 
 // OrderCreateCallRecordRule defines model for OrderCreate.CallRecordRule.
 type OrderCreateCallRecordRule string
+
+// OrderCreatePacingMode extension: how a paced lease (POST /v2/dialer/lease/ without limit) decides how many leads to dial; default progressive
+type OrderCreatePacingMode string
 
 // OrderCreateSipEndpointUsageScheme defines model for OrderCreate.SipEndpointUsageScheme.
 type OrderCreateSipEndpointUsageScheme string
@@ -3092,6 +3249,8 @@ type OrderResultSuccess bool
 
 // OrderWritable defines model for OrderWritable.
 type OrderWritable struct {
+	// AbandonWindow extension: the period maxAbandonRatePercent is measured over; default 30d
+	AbandonWindow              *OrderWritableAbandonWindow     `json:"abandonWindow,omitempty"`
 	AgentGroupIds              *[]int                          `json:"agentGroupIds,omitempty"`
 	AgentLeadCreationIsAllowed *bool                           `json:"agentLeadCreationIsAllowed,omitempty"`
 	AgentLeadEditMode          *OrderWritableAgentLeadEditMode `json:"agentLeadEditMode,omitempty"`
@@ -3119,10 +3278,22 @@ type OrderWritable struct {
 	Code         *string `json:"code,omitempty"`
 
 	// CustomValues custom-field id to value
-	CustomValues          *map[string]interface{} `json:"customValues,omitempty"`
-	IgnoreLeadTimezone    *bool                   `json:"ignoreLeadTimezone,omitempty"`
-	LeadTransformEnabled  *bool                   `json:"leadTransformEnabled,omitempty"`
-	PredictiveModeEnabled *bool                   `json:"predictiveModeEnabled,omitempty"`
+	CustomValues *map[string]interface{} `json:"customValues,omitempty"`
+
+	// DropLockoutHours extension: hours an abandoned number is not leased again; default 72
+	DropLockoutHours     *int  `json:"dropLockoutHours,omitempty"`
+	IgnoreLeadTimezone   *bool `json:"ignoreLeadTimezone,omitempty"`
+	LeadTransformEnabled *bool `json:"leadTransformEnabled,omitempty"`
+
+	// MaxAbandonRatePercent extension: the most abandoned calls, in percent of answered ones over abandonWindow, before predictive pacing is suspended; default 3.0
+	MaxAbandonRatePercent *float32 `json:"maxAbandonRatePercent,omitempty"`
+
+	// MaxLinesPerAgent extension: the most calls in flight per available agent a predictive pace may dial; default 3.0
+	MaxLinesPerAgent *float32 `json:"maxLinesPerAgent,omitempty"`
+
+	// PacingMode extension: how a paced lease (POST /v2/dialer/lease/ without limit) decides how many leads to dial; default progressive
+	PacingMode            *OrderWritablePacingMode `json:"pacingMode,omitempty"`
+	PredictiveModeEnabled *bool                    `json:"predictiveModeEnabled,omitempty"`
 
 	// QualifiedLeadsPerDayLimit null is no limit
 	QualifiedLeadsPerDayLimit *int                                 `json:"qualifiedLeadsPerDayLimit,omitempty"`
@@ -3142,11 +3313,17 @@ type OrderWritable struct {
 	} `json:"transferNumbers,omitempty"`
 }
 
+// OrderWritableAbandonWindow extension: the period maxAbandonRatePercent is measured over; default 30d
+type OrderWritableAbandonWindow string
+
 // OrderWritableAgentLeadEditMode defines model for OrderWritable.AgentLeadEditMode.
 type OrderWritableAgentLeadEditMode string
 
 // OrderWritableCallRecordRule defines model for OrderWritable.CallRecordRule.
 type OrderWritableCallRecordRule string
+
+// OrderWritablePacingMode extension: how a paced lease (POST /v2/dialer/lease/ without limit) decides how many leads to dial; default progressive
+type OrderWritablePacingMode string
 
 // OrderWritableSipEndpointUsageScheme defines model for OrderWritable.SipEndpointUsageScheme.
 type OrderWritableSipEndpointUsageScheme string
@@ -45720,404 +45897,411 @@ func ParseRedeliverWebhookEventResponse(rsp *http.Response) (*RedeliverWebhookEv
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rbiNJmij2KuE8Z1DkdlJFUlJJorCA1aWqaU3XbSVVz86UZCmYGSSjlYxgZ0SKxSkU0Dv+Y2AN2Ac4",
-	"gA3D9vH6h//4z+xg5mx790wvsE/AeoXzJEZ8X0ReyORNl6q+cDDoEjMj4/rFd7+88wLZH0jBhFZe653X",
-	"YzRkMfx5FLL+QGomdO2YDSI6YqF5HDIVxHyguRReyzvzdJywM48Me0wQ3eOKcEV0jxGlZcxCQoUaspjI",
-	"DqGCMBpHnMUkZt8kTGky5LqHjWmfkXTAYFT7ko0IFSFpy3BEKrEd3ydC6h4XXTKkioRSMEK7lIvqPqFt",
-	"xYQmUhBKOjxW2o684fkee0v7g4h5LZis53sq6LE+NathIul7rTf44tz39Ghg2ikdc9H13r/3vWOq2TPe",
-	"57oG/53egtMeIwevjsgVGz1QRMsrJkg7Ca6YJpXjg9MnF8+Onh+dXnz++vjk1K1cVTfIiZ0vu2bxqLhP",
-	"NNE9JjQPqGYhkQMWUzMYkSJgsF9XbGT2+ZrFvMNZSCpKmq3B5W/VG2ajYvy1Xd8kMjaPm3uky6/N7FhH",
-	"xqYjqqs+bLMwk3BnyEiXajakIxKZFSsiJImpZoXlHL86+et6tbC7W/V6fmv7XPC+2d1Guq1caNZl8cS+",
-	"HrM+5cLs99Te/ronI5ZuGolYRxMu3BY8UG6jaUezGMHPAEUFYAGga+L4ijPe3NsrnXF94YwVK4GEExZI",
-	"ESqSCM2j6UlyRTpJFCHILj3HxiozZDoe1Q7MZszaS2XnWKGaRIwqTRpVoiUZUq4dYCgmQnPJYKKTkzGH",
-	"wWODC8ydWeHA/7Z2jOdYOypBJC+LF6EF2xdEnAn9QBE5FCT/PYIqhz1tmOk3mrsk6NGYBprFylyjNwe1",
-	"39La7+q1vY2LVu3cJyxSDKCjT0NG2qMCpFcoef366LC6QZ7ALCLZJREXzPRk2jmMJWifKcJ1Ea3Uw632",
-	"Lt1u1nY7O6y2RXfatT26tVnbbjc7DfYo2AsbdW/e1g2o1iw2+/DfTcz7XcNvNHff/3tvGje9970BjWmf",
-	"aYuxH8fMIIynsexPb7DSNNZuOYFpaTDKgMVchj45OnlJdh/VG2YjQnPXAWWYv2qa91m1sNxmvblTq2/W",
-	"6o3Ter0F//+svtmqmzVyM9Y3CYtHnu+Z3fJaXoDzOtBv6ucF7DuNbe0STuX0ApgIF07fJ1wEUaL4NUtX",
-	"QiM4dEYFEqYh3IOQjsoXtdlYuIrGolXkKNmXbDS9lOf0iqlsJYb+dZgB49hc4FZGEq/yZNDgCi5Ic4v0",
-	"CFLEAqVt1uuOilQArZQQ8BYxkFfdL44ArakhrSyGoXxz/MMej5DaID11V0BpHkUkToTyzfUz9GZvgzyl",
-	"PGJhhqppzIAi4eSK12Un2GOPHu3s1Xa2mtu1rXrIantbW+0aq+90gkZnr07ZjjsEZEiyU5hgEgoH0adv",
-	"nzHR1T2v1dze9g1Ccr8bZaT9qD+QsS7DRmbVPCQcGjxjNFR2a1lYvPjtR53NoMFqe+b2b4U7rLYbNDq1",
-	"JtuiO+FeezvYTC/FgOpetg7uxp6HFjoy7lPttbwk4aFXtgQzN1xAOqmd0vEibDhvtH8fs47X8v7dw4wl",
-	"fIhv1cNXUnHNr9mR0Diu44XSYbfr5dcGeIjCMYWsQ5NI4yd9+tYSDcM9LCAhLzsdS3jTYWeMKrFl6bD5",
-	"ccrp6Ms4ZPHEtjZKt1Xalne1r3ZkNQ2SMBLhQLojJQkNAjbQ5krbOag39fO//q/f/j9++gB/BbLfpzXF",
-	"DK3QLCxgvTeN8xn75/osorp5Szk6fMYVruJEU52o0mUoeGXWUZyH35wxE+X6mpgK16yv7K3Hs2w2tna2",
-	"djcfbe3MB6T0CY1jOoIJ/5q1e1JezUIFKmmnjx6YyRd4omYpZAzTLm/MM703X6qBFIrBSj+n4S+RXzG/",
-	"AikMbjd/0sEgMsICl+Lh18pMOwe477yQauq13pz7Xp8pRbsOHxDF4mseGC7o2mBrck0j7kQ2s9lJEDCl",
-	"vFaHRoq9XxYQnsSxjJ+IaxbJAcNlTEtMbuh2LK+QygRSCBagnBOn6JYo2Wco8xl5xVAcQ1a+OD19ZYhK",
-	"Tl4tEdTKZmm/eDjZfLZIslwv2SflosKyvZjmJdzyvM8LbWG/P6ehfXQTSHnnMXOEsKuKD56IcCC50HCf",
-	"vX5i2GBphAXC+gNtrqrmGsghVyQFdTONDNyK3bTIVC/7BDppkXwf9weCRwJhnYtBoluEIoclY5Jy1KQd",
-	"M3oFYhCJk4iRitmcDdwZKwcwGvRIh7MoNHI09pGHUkp+dfLyBZHtr1mgTQvAbQTpN7YMqLDbMKCxYqFl",
-	"TyuX+5fQJQ3J5S8uCVMBHTCfSCOnN/x6vZ7NVFV9ZNcNAsoe+3a0axolwM/jz2yBZg04iVAynHDIAhkC",
-	"J4rb8/r0aW0X+EOZaHNDdSyjvKBVef1Z3UxGS2L+ajz14d+dpy1y+Yt6/dInl7/odOCfYPMXzd3LatlU",
-	"SU9GKHEKu9KQqIiqng+TDEnErxihYkSQR4UtJ5VLWNEl6UCXZqtM6+oaL8zEC4+l6EQ80LenHxN8eIvQ",
-	"KGY0HJEEgBgkChLyTofFTKTCwz0TlUkN4pCq/HxyEo6BQq7VTNFmH8EU7w7cEcBYbUYSwb9JGGg56RUT",
-	"pEIFMlwPFDGXx4EsFySHMKq2Q+CGEcfRoMdCI6UmCj6mgWEEnSpR+cRyEAXuQ8FVLzwxd89IuK+Pn1Vz",
-	"g9ujWl+G2ZcBBfqbUUgeeq2dAonLw7Zh894vzzgfM2UkkxlQzYt6DxZaglI82Rnq+nlbUvZJucb7Zwsj",
-	"TwxvYo/n1jjzxhAyGz4OpWD7gGgMUgERaX3bS0/yqYzbPAyZuP05mqtI4zbX1ixD4UxJN5bJgPTpCFip",
-	"gEYRefXy5JQ8vG4+BArxEO/vw3umgmh0KEzK0IxADpgiIRqKaBTJIeCUzLpUscrwh8dPDg6fP9nohz45",
-	"837dk7CmUJJhj+ozz3GbVoKz2nlgkWPWSRTox4Es0i5q70HWZCHXPlF0tObPZgOpFe9PeZ/J5A4wDiqN",
-	"nKwd8hAPH7XEXBDN++wjCfpg7hLSDW6V2a9fnZwePzl4fnF69PzJy9enpDIE+UnDZLkiibgScij2UTU+",
-	"32K8hqzZkHUkNIsFjeDMbg9Y3HZHgL29RxA6ECQR7O2ABYbxAQ0uWi8CmihgwyPZ7ToWP2+q46Fv7dqq",
-	"J4diDRszYeNXsn1gtck3Y4a/lm0zrrfdrrPdzlZQa3Y2aW0LDCPho2Zts1PvNIJdutfeYd7dMM25Oc/n",
-	"nr+WbZADnb6cVAyQgNoxJj1qiFV1P7MoWs1NN6ExFZqBEmrNZd8zAL6Q+qlMRHhXBG9vby/TabG3/F4V",
-	"Dy8kUUnQS7V84HhjVdo0ilicsoSKMcMXWcU2e0sDHY0IjfjVWmk1HzqOzJn3mbghhirCCHDmji3hTvE5",
-	"iOToXlXOeWYINEoICWqCC5+YEKlwrcjr42fuRSBFh3eTmIVrmJkNM6/oKJI0PJXyGY277PZA05bhqJUq",
-	"Aakmfak0adS3drd3HpH2SDN1z7ADakuu0ATw+cvD3zjHwt+cPjlBtGPePNoiz/nnoBPPuy9U2iPyGHeg",
-	"hk4ROSePmFFUv5Ogl4grhg4na/iaDV/2950Jaghe5n7HLGD8GnW4RjzbB3e8nOcSwAHV4Az6MUDOME+F",
-	"iVnRTVt8BsprA0EwXZlo5LBy5lyuSBBJtcZY8yDqxALPD07FaABBSM07dipLcNOz9JFr7vl+IAeYiteC",
-	"XlMe0XbE7tg9BNQwWecfh0WqWD6aayIYCxV6RSYqp88C9/cRmtJB7emTHDRqZ73/WrarOTu7s7wJOdyf",
-	"iifwM2zr9AipF/QacZWC36mUz6kY2cfqDtTrUpI+FaPUmRSPPjWdNut1MgAwCKQI4U9rNL1H0Hx5DQEG",
-	"Trs+FQ/xV1U/57JOaBjGTCmiBuaXYeFB405FAC7lW/VGyv5XDl6ffnHx9ODo2evjJxd/5WfhGWmcRySl",
-	"YcqoNixCFi5A7KGYpqKaSp5983XErxlROma0b6QNQVDPenLx6snxxZdPfkMquWCBFtn+aZPmicCIuV/n",
-	"mt76brwWNNE9GfPf3YXg+re1gwFHbwurFjdHHrNrgI77hf90bNLnSnHR9d0c/HQGMibs7YDHLPSdfwXg",
-	"ay7Qt2ECxG67tSoZGPmGhc9ZyOkpeE/edoudiGR6y4l7Ex2RStCjsWKaJLpT2/UJ7xAqIKDgY0iAqEsy",
-	"WEaRy8m5XVrvfyeiXtqp/jVM9bK6Pyka+mgTUuRSs7f6YaCuL83pFTp+WxMhdL6mgzMAMj1p2JcDAIJf",
-	"xjIZlMVMnnl4jGid9fw0DBGph+eDjqoWMKHBETf3q6aY4GBxyVmgPd/ry5DFVOObsM/Ns5KARj8/tRfg",
-	"qfzuXkYvHbrLhE43hYYhN5/T6FUsByzWnLlr43uD3KN3HhiSrTt56ve9yK3bzyJ2Ft0+I8YrTfsD8xUP",
-	"V3LaR4dvteKKuu2SyCHfi5PygKLMgfyNaeOb77Mdtu5A730vGYQrr3iie3BuxyX52cbnNzM/TNkksmNG",
-	"DyvYmih62fFab+bPKvvy1zHXIGy8999NbF263cttysTyplY2/cV5YQ2vaHeFFZxY9D89bWcrW64fGHW6",
-	"k4ijR3d6CZbbzdKYh6lVv1+wE+mZtN4tcz9XCcHIXaJb3ZPps5+GzgG3MXlzr+uEFRoj8VBXb4QN1ZND",
-	"9HNBEzMqw4KYaZ9IEY2A+RnErMPfAmddXNXNEBPyVgq/SkPD0hhNc22TyMr/GGcytW8r47arsvDFVDLR",
-	"ikWdll2wyMUKZtHsZh9S42rFcBpcEGrjF5EV0WrKkcMrmXtElX6t3K7dbP3CUrypF3hU5bCG3O1thkXf",
-	"q6Uv7kkATOD0JTHc9FG4akzZFHa3i7XbkU4vD2HpWEXEnzuD/Macz7xnGQUo3oACLBehywFSopOY7ROz",
-	"ueBwhgke8LrZzz3/lnCQixiF+MM5J1ecpJCCZRqpBzayP+bdnjazWu2Y+/TtEX6Qn8QtT33ugYSZS+uS",
-	"dA1w20sRsLuicBYPz6Y78P6HTX1XW6n/zhNST3IuBsOev4cl35REP6ZRtCL/iaz+q54UbBq4n2w0Hm2R",
-	"kHcNanbBP5/tkz5VRsyHcBtD8SHPAnhcKDLsScWALBqh0ojRNNDqVAL7AGbLTodUdv7K/u/RjsHx+bQH",
-	"9dreX51/9u/LMP/NyGXIY7Q/5UUcLgLZN936nkx0V5o/y0SVDhdc9Y4E1xzEmlwXsHSDF520pEZKs77n",
-	"G6xzvgTy6VF1zAIZh3kxpi1lxKi4EZHm6lXMQg46lvIuozRMfJoTk1mw8/TLQtzejCY2QHeGTEajK3Ms",
-	"hwkKizZHyqJkJr6npabRyl9luHKaZQFd1LAnSY+KMGJh6qLjlfU0pFzfYOJl9La4idPAlYdVP4vUTylw",
-	"FmSe7vWM/Zk97dknMQE/fgE3FKA1fxPLSL7BQwdas/5gUvwrIh9wHr2mUQld7XORaKZIm+khY4JQ7K5A",
-	"U9OA7+3m9qNFWQMWUleuDl1igFyOAIs0p29SzBTTdpHqiTAXPSz7srismA0Y1elqskxLzlygrpQNYwTv",
-	"pDYNrryy4W2k7XSui/k6A/zMz+38rPP78Yq7QAVvSUVXZosWrn/xjGfMxjXHXAorkvd091fgCKRQSd/q",
-	"daeR5zcJSxjpJe0HCv8uXMl7nloSx0zoi3SKF4FMUMU/nxoIxsKIrfrdxN2ZNfrM7suuFmzZxUzxM7Ua",
-	"zNl6q31IR0st4yWIYmIJudGzsXw8irLZTuJI9pYFiZmRoR8lOT1sTjEzvUEs24xoKQ3+KtllkfTbeDgx",
-	"o0qKV72YKrZY61mcQtmkUyPOVGqxLxHfJgObBGxoQ/SHsQROcLXjSC8yZD/KeUUsOIRs391M55zAITDf",
-	"R4dwU8TIoqI8oZvBZmbQX8gqdnam/sqw2Oefmb9KuOzzSZJFBbF9kbOkXt9kpO4CvzB9gVXuWDGhYubT",
-	"IgLiEaUg1Oy3kcl9EkSMArhWYWUiOAjDG0igi0nNCgYFM4MluEnUc0/DwcAwRyqNeTd0ygpG4Mxr+DXf",
-	"Jls0DwQbEgR3yOYF2ouR56+ChXDG2ZTOl1B2nuN2P+6x4OqTbncoX0jtpNRppiYngSyEatz6WTIrWD4/",
-	"8xaxQwPL22aMdTbDVTZ2deXW8dPHZHNzc88nJWquFkBQV8rwxoqt3FZOKKwKarSWTbaI4RIVpWmnA2rc",
-	"quevhmXsVZh5RbiAvB24GkIhFvSBIvDWehEWOImpFRXYd2T23e9pQoWXrIw/XrBzZQBSziQfiuCQRazs",
-	"3JfefHPwcAA1PAAmdMyZuquDuJPNvMGOfFqcHuIcVuTu3FcrXPsnQsejVQlOqpwpQgY0xry+KdYAVm9A",
-	"lWJhqQz447Eezb0QBRzk+feF+vNIYeEK78p+Pk1g7CSKNhaaqlyWNq4fiuDHK6Knl+cWYjpk5Di0Uy8C",
-	"wpvz1kQwVcx0Egvl3HyXJDQlWqKif9ZqxmPMKNyhPAJKnznHExn7QPIh2RbO2DZTPnlnU429w2xXcRKx",
-	"9++nbcnuFKVgS5xitnvmKFdAYFlGuPKPSjZ0AtPBKjDnmEQH6yQC925ItKZaqcdas44JvpSfsyhzgd9a",
-	"jsW8sGIUAalbWZ9tpYFy0rf5yTWR1OUfNRY5itgFl7uHzJQ1C6Klcw74pcQweaLZWw18AHoHM2Wp/Ows",
-	"tQVZ1Fog4HzO71befPJWM5HPGThxyxlVDBH5gpy0PrbNactTzWjDHENxu3oGJiBte2T2qxPLPhFy6OXy",
-	"wm5OqHjriynFxEa4yc9b9yfkW1DfP0PZEEHwHuYlg82qQLbErBIALM653VaXNT1P0OlJbAedPskzDEuz",
-	"GctDyoxTmhrdT3doWR7tC0Yj3TtmAxnrFXG1vTSQ3i1OGIjrDs+A3yZokpBxKSiCksE+KpdcD8jZFb/P",
-	"RdG0UKsSXLGRQv3KmbeR0oYrNmIhaefHYByS1w3paDYNmIWa5yqhJxTN7+er1ubhp7tESDab8LKcxQKA",
-	"TlOsfZorzm/rs7Ms5GNG849rxcAxv+JsuGBWcrjitt2a5xj2sMpDLIcQ4YX5qcIWWcSM+IQqQm2+vQeK",
-	"bNXrNuWr7rE+qVzGcujyjsaQSItqw4dEIcmizAAdz6BVGaBnpvly7J8uwMoIS0lKMe71dI+xHD5QWNki",
-	"ddiLoFbC45OvHigbUQQxR6ZNY1INMcv8vxyQHMuhwzKTTs1A9G1fORv4TC4sB1U/Xnkouxi3EIgmt3Za",
-	"E4flXFo2bkTriIVkxPS+A6kWKPIxS9tbrrQiFTyA6n52ZRRjxJ5GFq9gu84kWJB04Ytptxrfe1szH9au",
-	"aWzdfd945vzSTo7l8HHaz7EcHruu0mUCmlnVd7edRFc24mXf0u4+67cRzmk0pCPw1QX/QrBjpOVlehD7",
-	"btPAjpi+O19el4arHGHhZEEYnHfjJ/2V3DQmO8XFtFlgEB6UzZJx1vnNlEHuq1z4iLo2H0Kg0JKnj4f6",
-	"+OQrzx3wi8Nfnbx8ASfOl5M3QCJ8LENWjvHS15P5r2+lTk97Pgqn8mpXnB0olkOFpAEojZCCra7WNZ3k",
-	"MtXON1iZxoelSjKYS5o/Nnb3mihJOjReYIvCjt1tLO/bdmhkdqlYSlpsbgguuumQUKIHrVmLBz2VmkYz",
-	"aZlymXHNUMuQqljPuSMG6dWGMr5iMbFtiTRX58aXxBC0ksMAe3zYKgzYs2k2CgOTSn5vXQACkGzkZ2iY",
-	"GiFBDUJsHLvB3IkQgPbzo3CFFMAFzZvu9+ELp441rAYvA5V9izGKHWZMD7tmgsTgKoZc0QM7cRqRyiUg",
-	"vEuiDK4d9kb72QXJUyWl6YhYolLN0RncMENccFFgsQMNq8Viq6Cbv3GdWcqZdom/D7Fj/PHUdl/u1wen",
-	"m8JGXt2bIaU8GOcuaPFiFy+YIw9FvXAGvQV0X8YaTSfH+zRyj80LuKoqAD9bVuZ5xmi4MksAzI69ToZl",
-	"SwN6pgk8DR/T/oDyrphrop50V37OdE+GBcfhAb+4bnq+/eOCqpEI3M9G+kfxefMCeYFSL+Wb8R5BorTs",
-	"f2V4mhJuEd/WUELioa0FkeQcXDI4K9j1pxE0GnmhJiNsdChrQuoaeDjCpltKaVqAWlfGeZtQtUWu2EC7",
-	"LJ6gFoL5UBJyGgEFn7aOsbeYmfQofBz3D5Y6sMInn6/+yePVPzlc6pPVPcEH5Sfh0lGkQqWhHsDvdmLZ",
-	"X8r2p1ClS+OSgDBXWQG6thQZT9R5rUG6Xmv0FyEBRhQU+6VnaPpx8fzu9igdU97tASZkkfWWLrsUfaYU",
-	"E93ZfNt1g+TbLMOEpe3TiImFG5Z+8lqx2EVaLx2YtLghe6ufLVYdUE3Q91il1VGXWnCBqZ7HFq8AnEuY",
-	"b+8ixuSziSCT6Vi/iALFN4jrkGrmnBpvxuINYnbNZaKWOAxbndYdSCV3p6rLGcBjLmOuRzMCMWTAafRM",
-	"dvlyxm5s/4Jpw8otSduUTOJghiIYXj2W/b5Nv7EUdzw7cuQmtnjfS3SQVQlc0VCUhr7nLPjFVQGGnaIx",
-	"UxRkij5MYf9CKEeK7iZ4h3S7i+h3BgTnwCO/DbOcC2Zxq5NQUYSrMrw2hR6LONgvclAT/EeeiZi6TAU0",
-	"V8boAh5YMcmA+eYp2Je/apYp8G5DexboIqC4lsNnJNv/hWGoN0G40/Y1B2TT3inZvM9n8ti4z181pq3D",
-	"gT3dCx6WYgYMcpnt/W7fz6MPPhIIGWfxiN4cHmvWTMwmXOg74izmero4/213eBfBXGJ6sTKrN58WfJPw",
-	"311EsrsQd7K3+mUMKrdpCrIMxVh2ExIdXMgUMS+22NtjmgCO3G4V9nUS48xHYrMwySHTlEc3liXBGx66",
-	"yKWHcOBaxGy26L7DbT4Z9njQw0QKRZG0uhZI1wLpWiBdC6Q/dIF0LTEuLzGupbi1FPeTleJmcVepzDV1",
-	"n08NDmwiskbP39T3BkuB21BCKKSimAg3yAHmBeI5ZE6VaWnTBFn7vhRpT8WoRMOb2bhEar2BsMorHaUl",
-	"qUkF/HWdL3J6GD4pO7kq0BFu+tuq17NYQEOH1GImLicCPtpaAoncmGeacI3Oy5vZeU3zLCvGU5XxMLfr",
-	"4vHtuzi8URc3lPqmKfTEEfVYAEmdjSRg6EjElat0DWhrHx1OZYygnkbRev4Naf3KKxc3/fAOJPlZJHfe",
-	"9r8W/O3L+OjkJTSeoLSpQ3mzsbWztbv5aGsn5y9QS5/u+ouJ8sobcgvBOaPVxc2UcZcKHpCK9a+v+kRI",
-	"UXOPEW/SsIbZiVD1VEGfY3yEXscbkAG45DmmpCllh6Z4hBU0DDlmYWI9IkX5RgrGhix18AioZl0Zj8gD",
-	"Lsggll0jPjxY6PJRYCRSEGhs5Y++0VwqpKCUqP1Ktn8UFva8n+kKDHgWOlfup/a1bFuvEFKh7i/zsE9D",
-	"RoQEml4OQzOcFZ1rzJByzUUX6GhFxoSLKqEEnU7KHEMWuIOUuxik01jF1+DH624KnhK38DQ1339c3/Kc",
-	"Vm7OnF4DS7fmK9d85ZqvXPOVa75yzVf+6PlKJGnlxtYoutCpsmxV0J2w1S6mB0Xb7bLt05u6yES7PMq5",
-	"b033RzCo3ut9ThnqhZCbM8TeED4Vmxkqjpawsps47Em0mSlSQT/xfNl2eFMtOkM82loYHr9StLkcYpx5",
-	"FllNYwZx1beMOPe9yNW/mTBE2ZwGYFOEomYwbn64xuIUpnfg/pGpiXGmfnZQ57PP+NOGxU/EoN/M2pIL",
-	"SC9JygRxH4UigAnLR3tYaXrxKCvKYYqFM6WxZaPizZArCK5uyBUTF7kEvNOMJo0ihVEny8cR3Z2pf2VT",
-	"9EdJarCCwfSG2Yw+qi1yvmnvFka6OXBdSKBk7Xh5Q1jOPpbLDp0zxM2wqxVArwznvcgVuS1LgXLNorz9",
-	"31GafEbVIY1deBI1DEipP0B+z6dybiYxmKYhRnPAhCJtV2fFBWzbghOQyrlDA0Z4JyuNCr4tEYe9m54o",
-	"dl46Kc3e6umKGKXOiLfMQQ0jFY4Rt3bRkfx49W75VWCehJvr4PJ9ncqsmNpSiylA+PSiuq63udUsJurH",
-	"TR4zdnK+xOQNd35nc799aRzbw+KZLxWDfhdB4jcoBHFsKXyZC9N94K+VcEzM6K3KKDkcNRsjzcdASLAX",
-	"oKF0F9P5Lip78BISGN6goiFcotXLGsK3qUc2l+JIHUSRHLIZJ5+2fxJy/dx6aKUHl5itqtkyGJgMAfzu",
-	"r2ecPvT2Gu7KyhPnttTCMyq6iUXnC0+d9sNDptG/LldwoWSdiZaHnEZcdBe2exVLA/KzcxIHE7Uslk1P",
-	"bL77QkY8pKOX1yyOeTiRk7WQlDt813x/drZR+GPrfWkRnKnillCuwEjRx0lUUsbzgquLQArBAgwwhnMr",
-	"Piz14KVRdBIwQWMuV1nzSdBjoZ1Ikal5LkVIR4aXP0nMXy3y5sz74ovW8+dnnp/+dU5kTN6c25w65gPZ",
-	"6eTTmc3ewBb+U7prWVLH5vQWZi938qlwd0o2G7b09ZziMraQR+Zo2maRFF1FtFzKoXNmeMANXarxq89H",
-	"C0rhuDD/dN7LTfZGUty+OV9X+SRmoHsRhtGt2LoGOqaBfqDIkEI83E0yWi7M8nh+I7raFTJmBoWaTf5d",
-	"UbU56SYcU6EMfZuLgwZpwR2DkOc2/SahEe9wlN7VKxYf0tGzcm2Ts10KSZyWZ/FhKhZf84CdzqChvjfD",
-	"fbZ8toVaR6sSiNzHrxXtMoNUiiWKYypC2b/I2A37wNp8LmI2YJrbSkrsmomLSFLMNZL7dRFSHo1K8Z8a",
-	"MBb0DGLtCr6Q5GRK19QrPOWlVM7Vk4uOLBe7Zu66Bjhi8QsomFHcyRUYjbSuahFSIkuB0X6jJWSomXVB",
-	"b3gXl07attSltYVDFjJ5tp2rKLtMeZMb+ijjV4tRbM+w0iHhmkRULXMny9hWG+ZUuKwZM1ugwDOYkFIG",
-	"aRYmKmPWylmxKU5k5jWe4B39CSZ4NqIp5cbmIcYpNmYGas5lnJt570ux/xSem/KHnsOkl3Hk01zpNAaY",
-	"7QOeUfs8WE6wLTNFl1UDaOGjQoHuQpbPcgjNNrq4ceXiNgzxcV2NUIqboXUpLrm8/vWS0tyCcnQ/GuFu",
-	"0Tp+9LJeCWuV95VZLYvbLLFwQvdPg57NM2r44oBGzHAQxNzoVlppqVlv7tQazdpmwyfm70bT/LXZ2Gg0",
-	"N8xv8/fDRvOh+XsfRClMoZ6IyIXcbdWgMzJiFIPkVBVrOx0nSnEqzI8nohtx1SN9KTTOilQ2G2T8p/Gf",
-	"x/88/sP4Hz98++F/IjjgIQvQMc7NqeoTOUDiH41IRyIIk/aIUDKQSvF2xIjmfQiHN1OkIiQGtbpQWMN7",
-	"hLEcDFi4QY5ZRA2FIkMZh8onrwV/C18rH1Il2v7MNikzdXgFXeqhzC0V7b3UpXN1SdBYxPqQ+7HslN40",
-	"z6tmBjqJBaZgC8ONfn9jNBpBJuZ8Wcq83Xph7ZVPJtDfOWDPlv0NFLvdHRh+iLErAMhY9gkqBmapAyrN",
-	"rVa9Do6TTISoE6gurSS4hSLgTmV/UqH29QNF5FC4wESAQ8w8au60HIp9QsM+xwJhfRmymGoZW89UDTWU",
-	"sFqI7a66klZhMsFEvvAyrf2uXtu7qM0qvnyvDqE/Ysl6tXsyKWUvsJ3dp9Q9t4LWz1gEX3gk80TyGVL3",
-	"LBl44VhLiOtlXhGZlDxlWUbHAmxAIt4GE7v9eSXkUBnaBpVoSOWzlHpXrccnmJsFjQh7q5lQXApDuZtm",
-	"Lo8sZ7Iwr6OdXGnxznncZJkTWmoNXsGjaMJmW6IJENbCVJLsF9wPnNeoaUcG5kAq9sVnmLfZdI2Gekz2",
-	"VV3oEaPLE9xi2gnTnwsg0EGPpflfNQqEKxQ6g9XbFbpRy04ir/pc6Ex4zKK5zoAza5vYcArrhO5yz+bT",
-	"NUDHN6xnMslqzUDPxXontylaUraR6d78sGvLYJVSW3D8zorH3LoCzEoFXz6upiCn5Syfzkkgi6lCkOlr",
-	"xWhWtr+GMYfswXAM7h3+cK/Axc69SlSuD2D+a+BrkTUXOScF1VJMQGCcCNIGQ9buSXnlviijhicsiJl+",
-	"KQJ2khV2WSEd0qmRp2ydNHOVqeFo1ZDFiMYwMRIlCobBMkYVCgVyD14dkSs28gkldp4PFFG8K4yYhu2r",
-	"rbSYDlcYTOWTdgLVwdLIrpgNIjqyGUEMc30Usv5AaiaCUe1LMwBmBYFaOxENrmysF4xgXrIYwrggVXX2",
-	"hgRU2NoeZhGC0C7lYnYtnpJ85Qily9fTseBjcNYdl/u6m7NFpG0H3ieMBr2s9p45PLgwLuc31a680a03",
-	"zd2rcvbxY2xgzs2/UKF7kYbr3VRX8/iRd1NV06c54OnC3bZAN1brFiMMFSRmriib+ZDFymUsg1jEivNT",
-	"f7Ttb29uk6BHYxoYJsNVJsbiBWbl+dCT8uLG5jq+Pn1sNVX1zVq9cVrfa23WW/X6Z3Xz3+qsjPpTp1kM",
-	"YFlmr/MV0BcWOc9USWbStpC93TlydPKS7D6qN0g6w+XLnKfObavUiE0961ZwwnNazgPAstOHUmsQLpSm",
-	"QvukbthYWwTfFe1PhOYR4DnTS59qHliMXQxSKEQ2lfGC9JpqWiZ6kIiLK1dnCVvBDkPitEFEA9aTEVQd",
-	"6uOtuyMfCNa32fymY5DMm7xLn5orYk43f1XiAmcd33wDIef3UU039fh1KvXyRKNxYja32/ZKk6YdpIWI",
-	"S5Qstt+TKx5FyvU+W6c2xflRpaF/rkdlRTZGo9Go1u/XwpD0eq1+vwXYdnKjJvx7tt7X0L/H/kMKTj/z",
-	"fH/MdCD0asm5pKgOs/vJLlhtxX1PcekAtTSs7XGP6qMVo+eWh/byT+4C4lcLjZgyZqUKJ5noruSiW5Mi",
-	"QtVOIPu535kKsJRBGLL2sQ6O5u3CnJRi6ZE5BJO7VX4Bh0+PNOsOl169AlrP70mKahcd7zTILDzdebhx",
-	"LiIsXrcpXLDIh9aQyx+vgz8Q+1s49ZvvP64MizMun82vUfq6jYv7crxdASOXFXPkCiDveEEWmkFEtRmR",
-	"uA8g8+4mCY3gITtpTe3qMk7mbC4ncG12cWm4sDv5xHwFqQFLiKaZHBfdEy7KovGVeZwvOhuyiKf1xFmI",
-	"NIvQjmaxEatTGeY2Ff6XCkZd1bdPDgUGZM8KJ3MZklEDUQjUK+4JcqzOT43EUhvAq8lEO1Ed6yUr3hU3",
-	"34qCU9hy8JzE0ZJBCKZlCk25LS3eiQwYi9s3ATRTF2X2Xs5yISpDyRZ4rWPEymGjy28bzUaYD3kLiiba",
-	"ftIyZSjFsNBloQBDEWah8PN5QjIVFUTddYg1qHMpsqp2hWeQrMcsJyQy0T45fXZCelSEqkevmB3fJz0j",
-	"UAupSUcmwv1ORMxo0DPH5adZkE0jii4ShZGWr/8YUdBvPVdL1AhkaiCFYp/LcIbrIrqLNMiX/HOnjU8l",
-	"wiXTwZaLJk54XtjdLCOGAxUDNF5hrPwWZPXTCmudA+SHFqveLDj6GaaFWIUkuFtVFiWTi7heEEx9E5IL",
-	"C2W3isMCvHVUXmGBpbTuBrSRzyANhpl8Un75wZBBlXa3/4HCKrWkUtzpDXhaXe4uKf0sf5+WyP5AlT6e",
-	"uFdLjXNSuC2LBxLsrbYrus0JpnUppwv5phCyanFFd4eycr7uyWGuS/dsbmFFB2B5cMrKLeaivovbMbWl",
-	"k2eZh6SSQytSx/xV8fNXfQk88uMVZSYR4i2kmqkbnoO3iNFwI6sZDT8tO+J+InK/sO7z7unXsr2RksWA",
-	"RtGGq4Xp+Ki0n+XAFqaX1bcx3aSPXqczSh9Z6Eonlb74lWw/dfOCh49pFD3N5gbPwI/Y9ZrboyMxSMpy",
-	"6RQFpIVOI/ctu8z1HMrLBZNegNGI4PCWn1DMOcJVwIrXypfZQEc6w+9a9zfworgLP4CpwI+4xPOip/VA",
-	"kdfHzxzvw6w/VDE3UbOeS+mW4/VnoYYfPUq4A1RwzCxS/aROEU6EniWIzmNvZhLOJavduw1IqeQUAczN",
-	"Lk8IceBlHSLS/f6YOqUUTubOCUXSlWc25ZZwJ6CwVlqtlVY/JaUVdlUuJZ1oKkIah8Qe8KRzjW/9WoBa",
-	"CzlsuZzH4Ky/tHuNVzCPDXuKBRfeWr+2DN7GA0xirkfodo1KhgE322oAF9gTRsM0vtVreX9bOxhwu/EO",
-	"fPGL9+/fW7fn0szYg6Qd8SBz2FFEsfgacgHEMuliVsYu1WxIRxvkCdzfAdU9QiMlIRO7SlVoXKszoWPc",
-	"NaIiqnruE6eC8d09h6JqRgTzXZpt51N0Ji7f2Ua+c/TywWno/SWptBOdZr/Oe7oRpWNG+xju02Pk8clX",
-	"JJRDEUl0JqXiTGDJugeKxHKoqvvk0vZ+aaaA6ZCFm98GAQFRkYDG8YhcmvFb5M35pU9kfCbs73ewBNUi",
-	"7yD2oUXiJGLv31/CFMGLmqYqPIPGSWWrXq9ukANh9RNW5YjRXtb95kw06y5TecXcLeftpgGXilCRy31Y",
-	"6AvSlzG7zJKDO/+dLfIl/3zjTBQ3H9bCmSKXf1uzzrq1o/DSZl5w8SmAnTjUxWoQLUmjuZvzBCKycybe",
-	"HNR+iwEjGxet2rn1JZGCYcb/9igPNVUHA069iu6AiVmNNqfHwgz8zkQ6x2OqGcRh1OC/l37+0THrU27Q",
-	"1iWsvfBGMX1JKtazpepDA0q2mntn4vKY6XhUOzA053LjTJzYPMAt0qzXMx+2Zr1JaBCwgWahj+UGQhJR",
-	"Q6gqlLST6IogLFX3IYqMC/SY50aAM48aZ6LPleKi+zARV8Ig1Mv0il6aFpuwRVds9EARNBcT8OM090IF",
-	"csAUCWWmEkZpKNulit3ch8dPDg6fP9nohz45837dkyAshRI87c48mN8uactwBH3FLGD8GhwaQHO9fya2",
-	"6lvEzTGWCSbF56H5cJsMYym6pA8lrDDdPTY0GMC02COBFJ2IB2bVjU0cSF6j9HYmIEjGvNkm1L4zh4+u",
-	"aIEUGgKmRgNGKr86efliH26tjMmLQ/BTc/d8YsObeySm2nWPxTVJ4WSr+2S73iA22gZWHrJBJEeG69iu",
-	"N9MDSwYp2jCwaV5uus/ORCLoNeVAa82brbTDkId4NAjRdjM3zsQrgxkHNKZ9Zi6LT75JDOSDwx2GIuKD",
-	"tIm7+TEDF7wW+sIOWBwwoWshC2RoQBBmeyZenz6t7aboFnKlyCh/OSuvP6vX63Vzbc1fjac+/LvzNL0G",
-	"g8IMMVMgOxOKdTH4UUjCVEAHLEQE7pPLXzSfmh2lYoQJUuGyp6UIchGUabcbZ+JMgBeWE+nBbc60OXh1",
-	"RGJwOa9YkMBiCj6hdm8wrqFK+onSJOLMZTzE0M163VwuLcne3t4e7lYgxTWLNRbhfH362AWPcutvmjok",
-	"BlQQ8HkGR3fYEGgARUCppm2qzFZoGTO1Ty7NCBhhe9rcbG3vtbb3ao2tVr0O9OISEiPW6o1avXHasO9/",
-	"i+hIyenNAYR+JtJMx4ZSkEtYZJshd2XWZjsE/8hWvf5bYpc6MZHf4tLRxfIS9vvfkYMMpwKScPg/xRtE",
-	"MBZCIQvrZg33MRNCMHkkbncOXxHkNmAUtKL9N7UaOWaHMqgdCcO3tJx1zTIutZB1OIZtWVsbqdXwjzOR",
-	"5gNoeY9pFNUMqLM4m4VlSQ5eHXm+d81ihdxKc6MOzPiACTrgXsvb3KhvbCKj2QMe6eF142GP0Uj3HkL9",
-	"g4eQzrCMEz5wRsEiqbI5NjeQ3MMxX7ERNktlpJZDA7/Ej3z3G9R66S/DRaY/njEapj/MotMfeT+a9KHl",
-	"zUkFnKkd6nJvq2AdVEmfxabfX0M1nOyZ6f5IdJnS2bP8KJPtna6XqwFEF8V2WCiqk7ay7vKDWLaxMDET",
-	"VkeX7p2NImkB35VnI5ROgiskH6kMOKAKGEbSRrMoVWTIjDhYYECQZtFwVE335jkPYnlM222ui8+ef/NF",
-	"0rbUwKaSgpmrzEm9LwU3tzvExVV9olnEBj0pRq8c9Jn7ey15wNInlTPPzMNQOt5NYhaeeS5jNCgIzQqZ",
-	"hhLN6U0zkqL3BcDiYwOKOSskgGqzXgfNA9JAZPAHkT2hh19bnQF7S/sDG1Ft1RpF2Mu/YW9ZkEBOTfCR",
-	"rm8Y/FRv5n3mvZdf5hI9gviYBaVmm5jvNd1FUM6kT5M4ZkJfpG8vIAM0RsEyFkas5BXE2rKE2TICqSZf",
-	"Tc3p3C9bzWZjtbUgkCzaot2lO00zPM7prtF05bJe9WKqbJeLh5iCw3njFLorguZU14W2ZWsDfc8ibRBC",
-	"8jGDkt8gUU6krIDrlX5orgS4PiLhAIifYOdnjWi/eDjZ/L3vlXD/y/eSfTLRk81cvWwvpvl738sLUIs+",
-	"L7SFzdvC21/2UYolHn5OQxdRCZ80Fn/yWhixSsb8dwySym819xZ/dCrlcypGdixlvtteZn5HNhYYDanw",
-	"1eYPEqcthweKyAXEjlheoZziPHG4AtqWHw8UysVblhMbWiVUa/rr/C3MAluWv4/+gkhFc0BPrHYFNExT",
-	"9/egeHfNIls59QgKKcDFYnE/Kaw4kzFKqLiENkkUkT4dbJCDSMn0syTOxY2lKlBgOZ1cZYPrrlnMOyMn",
-	"IG+s8Ug5HoEot34fSt97JxqKG3UKVoUHKjtXSBlUJzSKSDLwQdClYkSc0hS0N+bcoSYT7YKhCplptE4Z",
-	"5tpQ7Ieo26xRNRIBcNgDiWbEIvODhnTDoB6Yll81gFN3kvFMCM+aPMyplEGReY4qXqa0c65ZHtUUCh55",
-	"agAZsZr15o43UdzIG/+v4z+O/zD+Cxn/p/GfP/z+w7fj78d/9CZLGnk7e41Hjebm1vajHeuUcJFppCnv",
-	"9vRE6ezW9va2QTNWD32BSVm8gMahqvXVlVNQwwwb+VJDXhCzkGtimvoExM76RCnvlgfRXRfmNpXU/W55",
-	"OFWvWPhnc2n6n3lGfNVAEpYp2y3GLWNv5xOQX8n2gVWyeR+TKCKZmv/RUxm3eRgygV/sLv7CTstQFJnY",
-	"2S1BfR9b/Rl80FhiZq/oKJI0PJXyGY3BrO9tNbaX2QaVDAy9YOFzFnLqjHofm0dY4sReSH1kLm6fCQsb",
-	"2/XmUrDhWIiMG5n/yYmV1TOKjZ9uLf7UDpWedwEb410hFHNZAKrsxVLIREUjI17HEWcxsbqNPMbFulBl",
-	"CHcpVLvGsmssO4lgrEPbGsOuMexPFsPeDsGihf7hO8AvPHw/B9Wi1+YsVJuiwh0fzfQDqnuZkd72703e",
-	"62XxQ7Fuze0QdbF8aGO3vlXfxpKHyyFql3CtuRJ2Swua3hV2gyw8x2l2kB8yhtta6lo+lYkIb4MS1xju",
-	"J4Lh8K44DLc0Tms+zGWFmm0BC3KWN8gpBUYddPsCqw4klTJ/jsA6jUmOisjwGVf6IE16rabxYYkDeKFv",
-	"rghMlnBrB8I6KSmi2rZoFAzDGR6Fb9Af9gZ401/IEtsig0u0tDql87uy7qBH9pt3bolmG7f9R+eFKC8P",
-	"E+o0ao3t0/ou2okxoQ7WTQQjjEs92W17Le+ECS5j3GtzTHFiMPs/fPj9+A8fvv3wP4y/G/+ZjL8f/+v4",
-	"zx++Hf/hw+/H33/49sPfT/jn2WGbYO9utJq5Yc0GYNLERprKsHE3locMvtCJvUx3CSkYZcfCUtcB41pp",
-	"+GmND6vTyDUZuXsyYpD05M1whCOfP7Ccfiype8hu6SfVP0xhzbtBgzdAVraaxlqIXwvxa9y0UIgXeQS1",
-	"En5yovsyUvs8JJUikUap5P6DENqL2M3fPb8BXsoK9qwF8LUAvsZOywjgBexEKqkYi2FRGKeB8enVxbhr",
-	"wGtXbJSXy0tkaojcWShPY6UQm+1ukcycuKCmn6zIPC0hl6SchZ1Kw/NMu90Jj+uCJL2F+SFeq8l+m0by",
-	"bmzn29uNDuJ+jb0FxxyIEOvwt+ZpcHWx2W506nQv2NjYAGpyLa+wW5FEkTkYOWCZPsfl+M5l/z730wLn",
-	"jfsUuQH8FovbVwijazF7LWavicVpDyq1RSx+oFx0hfKJYEOmtM2lVTGkBJB2n46wlpoLhjL3urpvk85m",
-	"6ebz9AQpRwktKZHRi1f2qY2jwvll02hhCa2sqBRWK+W6RxDPFOu3CRrHUL9NSxeiZtryzJHvgSIx7/Y0",
-	"+gZibgNCNUlR7gYxhC3rqT1yPVnXPzNFFydUgwCVLDC1slXfrG6QA5xmj2bxjo26W4HZIQxCBO3ykI7M",
-	"Z3v5QBwblAZBPxBZAYFP5kSQiBOuqxvkFJ0PwbPRBkQHrEUoiZmORySNMlDmFCeCn21cmMoaYJyf5RVc",
-	"/BaWORBhGt+psBDY7BoDpaoXDPP9lGqXBRT1tzOI4xIEb0WatbLWZXV24564jCs2muASmuEO2+o8qrcb",
-	"tBlshltsu/OovtPYbe5t0q32dvAo3GG7nb06bbQL770iy4K8xUfmTe6QDbGaLydhTvMjp1CIaYi3Kb2W",
-	"cHUhmItUEKnmrlK1yLWkV8HQfkxrsIjcl31S4DnW/M9aT7nWBPxUmLvn9Irlo2YrGUtQXYpFQ4S6SE15",
-	"DK1mEfSUGG19BBXlWg2YqgHXF+ruLxRCusu0rPOyE3DwqYhiGOSRFOyB2neyErZxCQi25l9AcHOxWTuX",
-	"NWY+nigE/kl5aygVcU0jq/Wv+42trfq573FlK6unOc0gIbWdd1bVwqaIsvH24//7w7fj78j4X8ffj//1",
-	"w99/+P34n8ffeUuzZJM7s7ZyrrmHNbJb2lU5j4yIu9hTRs98qwlMNtud76UzSoBIZpCqzaya0/vYNKr7",
-	"mUVDMaYylz/8FDz+elSEEQvLXf4MFlArI0V7uZ/Gsr+MmcA2P5XQeKIOMqMh4aEilTR6kdsFH4XqzTnQ",
-	"BshaV81bRt7snJfbRmyh0TfnS5tHjg7NRixnGXFZ56bXgX6Xw550+50dQ2He2+fzbDr3NG9MjeUm/iMw",
-	"/4Db+qvSwKEZSptGvVUvmHBCHmOkt9dKy0t5voe5pY8E15xqGXstO5jnez2qjlkg41A5UstDr7XZMAT6",
-	"VVaAytFohDSID7DgCvabQuF2fGJ3H807NLoyqOUwwZt4gqnNvNbuprX9TL3Z2870Mdu+N6Rcl/bQaN6j",
-	"IckgisVmJAfvazvS2o60ZhbAXRMpcSWlS0TGE+TNEb7qBOMwyTCETFMePXxnfhxZ5UN5RqzM9JJjF4QE",
-	"JiE1aGzVt0jErwwzY/MbGhlumk34JQMuYY4SY7Pc0Qrneb+ajBso/de05Wa05c7IyHz9f4CwtqYgPzpN",
-	"/FoZ90NQxtHQSqezqUnIacTih+ytZiKc42tgriPYCNHWzqhiNjVQT6YJjfFxj2KCPzSVhlWIM+uxKMT3",
-	"Fo+Qii35ShrNehUTZQo53CeWOmbJifob5BmMjKkKcRAaQf5ANwiMYQbV9IoJzANacU4YuEYgfD16DflK",
-	"++BwgF0tTRtFmlC3lDg+gT18Zvr0bqEZhElBh5udJt0JGqy2294Ka1vsUae2RxvtWmoXpjttTJ+Q7qrX",
-	"2qzXl8bAOOMUP9yjed0eqhXWYcZPipb0vMX9UZ7Arrgfd0Ob3M4ssk4D+I3S7OR4Q7jGS7EmXT8H0rV2",
-	"J/95k9kvZBRiNLdiD5RFAZEUXUgm48gu0qApugtfzSG7X1BDKqkjYcmAaEkuwdXt0g5lDW2uuBbVQAvD",
-	"xNDDoU8g528iXOUtcFszmAtpHxYuuSwi5Mt9IiRB2onNukwjKSZ9RsWwxyNGKnoo7byQ8lunwHSUvgQP",
-	"PHTTsRnqs7dm8tUNcpiwVm7+4P2XaHnIacRF15q7AL86tuKbhEa8wyHZr/0L2INXLD6kI0BTjlORIR2R",
-	"yuvTxySko+p+iqJdCmIuCCUdLmhEUHjyIXXxIKLCYEojoBxSzcy5wydJFBmRHVLEQ3kb2GEhh+YtF4qH",
-	"LFvLAwVcxUnQY2ESMTLkIpRDWIrpQApnJjVDmpZfyIiHdPTymsUxD5lyGbvNjB8o8jvTHNisRAeomN0n",
-	"Zm1pzsVsC3lXyBjSmZi5w5fWVxSzF0EiV+RlqnbNRgh2+yKxv1DWhNQ1UCBEXGk/pWwGPhLheC+AEd+u",
-	"LIOb0C3O9p2fZCgZZIrHag40HuEHRuZUae2ZQczNHatuEFC2t8wDqEdPzCVBN1Qfq2eUHhl1jVDlknlo",
-	"mumA627Vfs7DDfJCYhr80EAkFQRK12H2BEyxD8dvuREs9ZFfPyTJVsSywaFCHrTt3NX280dZqGyItfOw",
-	"/kfKRBvuFBUG+BuAwbwF7hNNQGDgSZlc3Fdbc2WrXscU8Kk2x7wtSWUN3Cpcn09qDUc0AjPCP2t9dVVr",
-	"TDG3jWbd9yJkn7breYXIKulqFPtILO9cJrd5CybXz2WUSAsKN3wvSJSW/a+gLIWZQ8NreeP/ffz9h78b",
-	"//P4j+M/uIJaO/49T29BliGXB+6zos6t7BZPzazoZ+tQAhRRzjRgm5Cr7WWaqu38bsQCCzzzpAIrnoow",
-	"hwoqRXRik8wjuuHKYJy16+radXXtfLKWOpa3J6WqK8Ppp5IAtdwB1v4KkYu2VTEWSyMxWySP/BKYHGBt",
-	"Mn2HlUCcNo1qwycWlIMaNHeGKECJKqsN8g1TSqOo6hPIJ26FB8HeWq7HquxQudInhnVzzO7ISTkY0lOo",
-	"t5bNDAqXwHRbLuFWXomYKg9hBCM5ibzUo6W8IljuEhnju9cZHuOOf3oOrERBt5LObTn6aZf7iTSOH1uJ",
-	"mK52Ab9QANQ1I7BWP34E9eOac/i5cg6GhCMVC/OaCqoh7mUek2DrQpT6mbzIBUT7KWFlQkPRTy6CKAlZ",
-	"SCo2nhd8G6ob5ETTTgdIJ1byMh+M9gl1yg8sIIudWG1STgNSAYtfz35cQ85HCqaq5R6uhyJ4gp0tmdOS",
-	"O+VVBaOpsaoBwYLGBSfUSVG2zK8Tpd489Zgqdjwzt2ZuE2BasNb8BBrlYzoNyU85p6b1l0FfmhsE8mIs",
-	"LEe1Qd7HZoaaIrbF3z2qrhhqc7UkbcsRhl5Zes2ySdyji+ahCBZ7aLL0LqzNlGsfzTVlBB/NMsNHniiK",
-	"oEgRF1QkDeULCT6ToJqPE1siiwqX2QIoHlKy1GFGaTlQLm4DK21N21BaBVMTUkWwWxRp4Qb5tbN6IGbz",
-	"s8iQfFNHYKCqY878AOuzFXdBo2k2SfXkUPlESChU3irS5Qcqo1ZgopgcCrqA0mK003ngSnnb6eW9YJHk",
-	"Q3F1l+nDtioh8FCP81AEi0h7tpt3StRnO7YuJPKZWaxipjUd2lO9d0J/Z1Q5hXe3Dwvp6Z0RPACA+cI2",
-	"6mfWBG9N8NYEz2t5v+4xUHdSixANuknZWPCOEKmgMZsALkpT1TA0rOHX63UcRmHPI4txrWL2gRO1ECEr",
-	"nygs6cwFebLReLRFKjEbMKoticIsDT44C6B/AxC82CaLcdTE+Wxg3CA2R1HTYlwgQkCoWpnYaav3O2V6",
-	"Jnn6WCV/q765n73muqAEXmCDJwduodaFFapuA/1BJbT15KFXVpUt2JCgyIHpt5zgQipWzKhukFNozTod",
-	"FmjbU0GRbqV730r8bmgwDISpeL6fU53TmJErNkDnB0PvSYraZ6Wsmidef5q0VSjZTZEgAOQJ2r5LKnuN",
-	"R1Wy82i7trVZaza888WS3krk6f6TWNEwZLhMCxl3KU8emM5nk9cv5JD0za12vN+QxYzAjNB9y713U1vr",
-	"udcG77Xaes2rLMmrvEq0Yx9muCfOY1JCFrG5TMox68trS3ALulbmRgXO4S0NtBWe0Zrt5LZSdqM1S8r2",
-	"ScZ2VNGXENQAk9wJGtHz6gAu0KMX3k8T4kNYZ4EQ35iOLkE2z1chIDi3eyWAeMx3SvZw1isTvhjgKVyL",
-	"mj8f2rQmNT+VnM/0KsX6stNZidhA4dHF6XxSx6mZ6XyKOabL7Zk3cxu6VcaeVbLi/MQy0dDwsa2DbQ4A",
-	"RUtUfjxnuifNodABv7huestbIZdx2M6pVG1KAPYWL+ZR+DjuH3gt76DWqNcb3sSbz90sC08flz49zJtB",
-	"d3yPD2Dmmxv1jUZjcwO03+rERWsUkhOczq/cjd2mj2y2hYmnrxWLX4Aiu5DYeJb/uGBvAfiz/uEePZ5R",
-	"FXy+Obfc6xy7HcTsmstEFQcrOp3nK4nbtMqTFcTd4yQOUFffpYIHnnv0WPb7AJTeuzMoXX7mtc7yhcvP",
-	"PP8M4x7gDVYxP/PeexNZH5azO0/6xt+bFdrs2mIzdGSx2JpRWuvk18wHGKHdlZhRCRiYDCQxNapG1i9r",
-	"duKGtgxHkJILPjG3suA1DfUJrFHY+mB/LdtkSFVqHd1HBXiiA4mxkDH4UnPdI10GqPhXsr1BtuubECGq",
-	"Cp1AvKQzs1YUg9gYTNnuz6+4UJ2lajYjHpiVf1JN8zLUezatLqedCyjfLejcvZCfAiVZhS7ccY7ZX8n2",
-	"gQWxdZ7ZtTj6k8wzC/ErgO97sRQyURD/6xDr17JdXYpkzNWC4kVsEYecfBSE/dSgmrrqGCSEvj2B+QuU",
-	"pc56iTpNTEYLFXhwCVbqNZSGp068QACgaYoWDK5XB1EEtYQqzuI6lxis6cCaDqxzja9pwM+CBhRIwAKc",
-	"7zKFYjzc3Eyh0PfdZQq9EVq2ipa7U9+ttXY/GK3dvenofkrauDtTvC0OOyUVlxCnqObETD6pitUnwx4P",
-	"epnbeOYCXl2r7dbZWdcU/RbZWSMkkvMoOO8bLmsZFR/UTurwCKQxzBXXrNfB8zaWQ6ze+miLPOefG8GN",
-	"q6wKq40ggV5sIVXrhwIOwleMDRT5/OXhby6eHT0/Or34/DenT06qPnjeXjedfDdgsRmoRS41e6sfBur6",
-	"0op3BC+KeVtURGLx1NThNiSXeeK6cZbU65sBtDkK4Qe7JIGMkr7A9BGXeTbgbU2EhhWwo5rJ5UaCxQ0g",
-	"/kSwDXJpyc4lDpsSp0uzg5gxHTYNpNpQAicEtX11j/HYbNcGeQJ7FGMCOOuv3GYdGWMUh9WvVpr1JiQa",
-	"I3iU5BL9bi8x8QXEAlkh3jbgyqbNi6TSmBK3ZqgXJvETLigHPIHM6LDcvHNSnETowJRf/yjP3JlF48ss",
-	"aRmpXOZZo0uzu4Y1usBpXVbNjsesk0BCMp3pbvGrB4pcvoOzasEE3l8SZm612iBPpZHm02+szvgIV2um",
-	"EllzNj46lkMFKurYpt6YVAy3HKBDsX5QJSP0Y0I5u48b5ABbwRlm5XdjVKQQSoY9GTFXc6yOvs7mGJXL",
-	"z9TKYBfBziY4sVptC76Vy2KbpjnaDMAMnObgSzAOt8pGc0EgDxEyJtR9D37jj0++ghCrWA59Ig005C+z",
-	"jy1IO5ZXTJi+jp8+JluN3TrRLO4rUrk0AH/pF2skC8xNheOAM7qBn9L9iTBGCkZJgcxlSBFJv42e8QHD",
-	"8kIUV4Mb4RuofnH4q5OXL3DQ4q7Bc9n+mgXabI7BRGZ9DYOazMLS4QweKXz7+vRpbbeKFggDh3COZlw4",
-	"5/QWmoU9PvnqgXKHx7Oq0o+2yJf8c0zqp9B1y2IU19ckekLM1KjXCSIn+9TPLmBasRqQa6Frsz37ZEAx",
-	"ttDmjnGzBbDbIKdmmVzh6vbtyRrxK2RBRGNGLoMejRXTf82VrO3ubu/VGpc+ucSckqrWaG43EMxyT5qX",
-	"PgmkuGZGRDfz4dpZbtKie8T2i6l4xIi0E7vH4IuIJ+jbmTa2HSxxjQYktwyb3TO098miQK6zA2kZSG6P",
-	"NIN+G3Vis/8gVkY/RxrH/BqyiEJyzW3S5yLRTLnx67vmWK/YKJfKeyhJMogkpF0WZBDLbsyUShMyK6Te",
-	"hBkZB+JOosgehr2EUOMcerCjNPcQ9C6PmY5HtQMzl0vf4nKzkRhKkSaTNPvp7pdZzLQsjDhthrPOrFBA",
-	"63yakSCgPQKDDe896n96VtNKXj8NNFkwyYKwN3O6IBjmJ9ynb58x0dU9r9Wo1/2pOMqlNbaOLShoCIxw",
-	"B8ImyHB5cRPFOysiw1snJMMbM2d4Wirmnnnvz8SsrndLumYRlg+BV/bczrxW0/0y24ICKGyiGrRhiMJO",
-	"TTqZTbM9lQLOraZskEVhSBfyOGyDfB5RcQVvMBhIXfHBgBnUYc77gXIkgFv+gaMaaCra1XO8YHH70ayQ",
-	"mhnMrvpOkvcLPGDjTOSPx3en4ZcegN+o+3ldTOHjXT/db9/35+6io6aI6CwVQTZ1mjxUrJEks5rAetKE",
-	"tX4u+Nodql+atNYnGxsbVaTReVpj8Pdi1tgepztJg6fMeSFCN9jXuqH3aXwFBwd5gm02W0hQaciVkyOA",
-	"MQf9n9CQk8W8wyRzXGjWNSjA8QExaUsZMSrsdwbxA2tmEUPENYtphNHvHLEmLAr2DUw8wJAh3DiVA5JK",
-	"FoUPFHCUKfPZHsEOG3rQTuHUsoqxHJYBacr/QHI6GmsIJKhkPItpBA0a1Q3cMt9lTbZUEv5+jEimZs7Z",
-	"AkQllXf2XdO/LpDmfZLRbTjbPJkmWspqur95Zge4H273y3HdChnCHFeH3EvZ5VvCptK8YemkZdOsgFhv",
-	"VW4u5XEWmochoIZEqGsP1Zhevf2osxk0WG2PbjdrW+EOq+0GjU6tybboTrjX3g4260tqEw1hchahVh1/",
-	"H4KC0f44RiYy/X2K/m9N0OTFOj9VpalmSLsSVDncgaLOijtzVXWGyXqgrARvEDEwVPt5gZIrF8ppSHJO",
-	"XFzr59bxB2tj349MNWjVIraYjCDtJLrCAkkoGKaCGcpfFSjepLgUadF1KXRMA11dTrP4Dv+dax1MIxcS",
-	"xWKobWspQB4NGbEMdAfc8AtQ4B1I+wOVtx9ukEuHhy8N5rrMYelL8hn+toj5chLNXYbwGUhgXBP2TUIj",
-	"2wXg7suZpkjc1dX9ROze3KFJ8ta0s+SrRvrVxySpjTxJbU6Q1MYckjp3BY7SmqP+iHSWOwBZU8y1RWtN",
-	"tlYmWycaXFRAu5yYPcCM5Ei+LAa/S1plkMtsgnUk0NiEqdIoRptQRVChCXliXN0cq0V6oMgl+hBfkkHM",
-	"OmYBmSHLtwaxPtUBFG4Ata+yJDmUQwE6xIotsIM2jT5PTUeGNoyqOZOJVTmDMOeqD0WZ/R0tJyifTlpV",
-	"rObcrgbExOoGuUsSPTPcMLPP3IKSzk5zCkKOy3GKu1LQJFql/ww9YvrBSkRBDjES8ceS7xQhw/EFufLA",
-	"sRw6OmuW03KMBszWffUudbHpJwqsPS77k1OVuHxLlpF4n42BI8Iwm7lh3KFkkWTNNJKseaf0Ww5tONks",
-	"raK5TfYy4aR9XPeZaPp2N/wd/0xs+nbSvn/mvTvzUoXtmdci5r/LbY5p+f7MW0qR6Ods4KVzLNffzIqa",
-	"QxsgFlCwuLRvMMLjk6/WLMyahVmzMDdhYV7aADfZyUy7d8jDfC3bD999Ldu3kLS/lu0b0/BfppF6y5gh",
-	"YZ45WweE26Vm0AJV3m7X2W5nK6g1O5u0tgWCZvioWdvs1DuNYJfutXeYI9kDqnsZxYZB5mZPTcXZJOGh",
-	"N8MKeBf0Faey9GJydDclhHcosNqDmi+xfg0nucb1a1y/xvU3FFfRnJkPqkNPuMDGod0C26P7dzHyotyB",
-	"86BrJk466CSXT+udxsU9Cbl+LkOUr2nc5hoRO4bX9ajoMuKcz23a7TRubt/FjSyO7ZgmGq9hFbeP5bhh",
-	"aN2iQpILKkY2Txt1VzFyc7JiZKNQMrK5Em7GbbmzsLUn/YEeOWS/LlC0tmb9dPAs3hSHgiqpqgfcQ6xz",
-	"CyKwOQhVSM07Dk3kWOdpJdXz0Ytc24UOdw3r254I4Kjz42CkcoHRbcxQPOHXBSUAE0nfLMSgHPOZQQ2e",
-	"70EElnful1UF+OGrnpa1XPHQazWavsfVsdmXLO7smkVm0ZYlziNjL4kNrcPyOjm3Cw0KJW/8v4z/MP7n",
-	"8R/G/0T+7f8d/28fvh3/efyn8Xcffj/+y4e/H/+ZmHcfvv3w+w9/T/7rt/+R5D3A/u1fyPg/j//04T98",
-	"+D0xvz/8HbjKcA1HOv4/DCn58Pfj/4+M/8mNcZ+lefLguTg5kpgA5jWz/2mZ/TWFuId8i5Yt5aILSo8H",
-	"qgj2xVSINmUQoGu0FGdUo3hbyqlHN5bJoMCMF4kI3M/RL02rT5pUAuYJhvgoqgXmcGMvQ6Eh61DDLBZQ",
-	"aPbQYc3/NP4XwzZ/+A8fvjWYjYz/SIAhLmDAiUbejVDZqcQtuyuO+MTs0jqLw5oV/gkhOkQtqXLXVeym",
-	"wEaQrkU5qyCzQcyv56f0ORAEOasCTiVywAS4UXOtWNRxsWgW/XJzQB0aMMI7mS6aA0fMy9I94MpeK8BR",
-	"n7KK9TIM5qdhKX3PbKLZre0bIljY3jV+XePXNX6di1+lQIS1Ki5N2hEPFnKGB1H0g8BxQxqD9LWAA/wH",
-	"0my26nUy/tP4e9LchD//afzH8ffjv4z/efwdGf8F0N73H/7uw+8//PfjfzXIr4DM/q/xH8b/OP4e8OD4",
-	"L4aH/Jfxd+O/jL8bf3czTnGNwtYobI3C5qMwGkXIIq6Iw4xU/PAdn7A2FdHYcxpf5e/jcaltJwsxbpZa",
-	"7vl8s/2tS4/+QO0la8vtp78jBoCx5mMnNWnO0h2hnqiyVQeXvaK3THXFy6V0zGh/tufOGaiuR2deVm4R",
-	"srWYEc8KI5x5hF0bmWzA4qJcVqEkfze/4mxIBlECqXrEQaJln2puFjzysZy0WZUV8KRgrphygDnMXPg2",
-	"pMGIdZtRrTbIgQ0PPjk9fnLw/OTi1ZPjiy+f/Ibg+hRM6uDVEWRagIrEfRmziewIueQILbJdkpr1BDqb",
-	"tsYssEiAWyfsTQ2nU/TvhDctgvssQqppi7w7s5LVmRGtzsSZsK0KO5415qZho+mfIY+DsfxlIhuE5JsJ",
-	"YZNMXJyU/aCh48KgMZ6IDfe/ZhHG+qNUCk/RMnLmTCNn1upxZs0eZ5mpBT6daWzBtAGTsHFmuSqzGd68",
-	"WtRTlocnAJZ269fmhrW54adYYeGaTRp6pwkJqSgWX7O4BnZqwCjLEAxw3Fkl0bbNUHNqUJFPNP6DXino",
-	"60OEFDVMzqD44IkIB5ILfRSqfXIZQD4prkifhgxDRC+hi0uMbpF9rjULN8hrcSXkUJA+67dZjHHkNvnD",
-	"PklRjU/SlJW+e/r5CKZhX3w+yqWJUgwybAXoloT5hDC/RI8ql7Nnb1bW7pe2sPSnk6TBuQqsFkehGbxx",
-	"7uOz1wqLWLXebJ/7YIA50NocgW0MVmHz+AsZ8ZCOXl6zOOYhFkjcbGw0mhsGYXu+wdu7tXqjVodywuaT",
-	"k6DHwsRM4M0br76H9vLGrvn33L/1kx37xPzfDDgdy5mHNyPe/8fxn8f/Zfx97cPfjf/84dvxH8ffffg7",
-	"06wAanZzUkfXTL+aqglW0p+CPwQVqsPiFxBYgWcP2TSAvWobDoJGWMAyMf3/nx9+P/7T+M/jfyHjfwX3",
-	"rz+N/zD+zwYjYGgG5Izd2tt2OWPfL1+bEiBxnYd8rZ5Y085l85Db6g05eojVHCYJocs+biPI56Ufd9X0",
-	"7y4B+c0ojC1heJcpyGfRmdKCF6m31JTvr9fywsQw7lCG0islVpQfogr4GRXdBF2V4sS07YeHTGPuqyfC",
-	"QERupETLQ04N75O+QoWOefMqlgbZF3KZ34Ym1hsb9Yb5seto4jELZBweJ5gsLuJM6AuuLgIpBAuwVjyS",
-	"TiZozGUukftHJ6gwudfWkLdZSmGXziLvGCzcukJO+Tfn1onO95BNM3BgruTvIHYzn8cd6KiM+5OHOohZ",
-	"yAPNr5mBncm33yQ04h3OQkhL+IrFh3Rk5Tqb7mhJPqEnhwDGUmgaaHUqwZk9VQiWshHZw9eKdpk5QdAp",
-	"xlSEsn+RGTHUgLGgZ8CjK3gZ5P64OJIZKeGbp42mc1J3KeEdu31nboeA1uaHEzmUvhb61wFFa97ohhnd",
-	"l+WMXHRQgTMqVxZglvFhzLWZbJZgUUIDGu1PKAZsagvFhPYJBLJbgR20CJDs8RasFmQqXFXkxyCAu2DI",
-	"birrz2Rx5lDC7fpNyQkZf0fG34//cfwv4z+AZf1/9FbD1L+2p72OMLq3CKO1FPtzD0lyeHDZoKRJTJ4o",
-	"Fs+WaE9dUdsUFRKqoNCBkR9UeY4deHUQcarmmOQnfMLLIpLQp9R5sS+HeA5y35RkAW88rEM+3DhhDzGM",
-	"aZnQKK4OQAj56QdH5bd88ogM+TkAsgqpZuk11dQICD2tB6r18KGRY3iwYbvfCGT/IbZRDwcRDVhPRiGL",
-	"Nwbg7zUtYDZqje3T+u6EEGGY56g4lf82ZH25YR7g741IBjRybQu22gkyOd3gVYlrrZFZtw0gWP9hp4Ww",
-	"SQVBE5FChO05sm1OrngUKWz5Bpt22wYaIqo0fML1aEKqJo2d1tZ2q9H0sBkU/ppsA8I8bolp88KGFP/D",
-	"+L+Mv/vw7fgv4++tBJgWNnvco7qkClr5/lhRtLxVtknFEmn/8/gv47/AoJBfyKl3Usl3yNrHOjgqnsI9",
-	"RqUZvLM4Gs25JK0lxHWp/jUbAaX6MZAD0vQNaJrbDzNEPFCGARhEKGWZpgUTMt6mIjfhFObo0TJHX46a",
-	"SHT2yfC7nU6aIcgxNn3FomumSCXnAOXEta1qqfa8PJgjJYDbpV6BNsThXj0Db6CAX1PmNWW+X8p8Z0R4",
-	"vorWhjWs6e9aQ7sm2DetuTkRG1RGho1Qd0PaqxibJLtzRP21lL+W8te8xJqXWEv5ay5jLeX/sKX82TzD",
-	"kLV7Ul7N5hhe5BLYgM80chCK2ZJuciiIStrpJ2qf0LDPBfqA92VomAcZK1eVu8zjzUz01ziR1ZPz//CS",
-	"iz2qNRq15qNcAkeL3Ys7+/j4OVEjEZgXXAEaPWYUhkNczCYoHHjyuxRzGy5F/rnhS3jERfeEi4C5j10i",
-	"M2ult55ZcihY7JzAtsHV6prLRJ2wIGb6ydsBj5nKUphNOP3MXFgSRzlmIYj7BU4BzvVhRtTvM0eZBaPF",
-	"pKIAs2uSsSYZa5LhSMbk1XCkY+hQ9BT1WBg1dNpjhFk/H9JlWmGWegwltTFMBp2ykBjZypZenfDyMfJp",
-	"hVoK1EqpD9q2H2DVOR8+QOKDL/aJ0rTTaTkChAWgBY1jOWQhaY9chVuFzkddfs1E1bdFXXlXsJC8enly",
-	"SionmoqQxiFxtKrl/qodhX76t9lZpWl/kD064V1BdRKzKhblTeKIuDodgDWJFARS9G9tbSLhtF5NMVMy",
-	"umZES0JJJOWgTYMrKM97TTXzScTFVQ2EJFcHHV2b1IAFnEa1QRIPpGKEhiGUF68cvbreIj24RYQLcvTq",
-	"+hHhIoiSkIXVDfIkOxYNZWIZC5WtNURDogI5APRpNt/QQTPx7JgeKAy9hYSpSK/wWFrmazybDVcPDk/K",
-	"voEz2LD0xp5cyxZ8hz5d0XKYgQKnLSwcEkXVFtmqb+brysLU00rq5gusxpeHbJs+1Ty+YqMHyvaMUch2",
-	"7rrHRq4MEqyfxiwtLIzuaIagwmxc6eLmdvEC+WTTnJ4UjLw+fkYqW/W9/FSh1BLOLmSDSI4g+jmXG7st",
-	"da9qOK+QUSNk4gaZYc2c8yOZi0WEtJNHSEOPOGLkc1yrgWgztgKKv+9K3ffgJoloRHosxr1rj0gsNdWs",
-	"hm1bhJKY6XiUlYICJ5FcYFvtSzZKnfCmNtwdIdc+UXQEs5AGCC3dnxVvZ2/RJ424m8m6zeDK0MV9A728",
-	"L/AogVdblVVakfE5EoNEr+B6d+sakB+X2Z25rffGAiPsey1v2FMsuHje+fJv9uLdX375m2/i0+HXr18d",
-	"7h49e/XbI9l8Rp/Rk6F3f0zzXfLHuNj5FpupuwtI3+5HgWFOL5phOwcRHbGFnGbZJwV2d816r6Mv136r",
-	"P5mSJYhL2uC6mgoC2vEqSwkZIYuYZg/f2d9Hc1NFHULjm3IOjpjeZSwlUqM7Kip4uKAgcOiEKty0sIDM",
-	"19qOn4MZfl295OeNchEDElrk44xgB7I7izjoQyLZXRL7onvfBPYtrWbyS6Z/SJj3Zyax/Bjkj+UljzWx",
-	"WvuMrQnAjUrCigkZvpIp4JwcX10K9xfUgDMZ8Ol7PKV8FGxoB0btpMNkoB1FfazTT7aZ4iEjXJOKHkp4",
-	"DBp0Rbgo0auTRGgekRmo0SfNLdIjEdUs9omSJGYBM/RPkYAKooZcB71p9eMxrLugMlkTtI9J0LLV7Uyv",
-	"bkIz97j59Cv1+d8c9WIVPO5Ff3P0/KvP2tvq5DdqINs78vAnr5nLLteaZq4FvLWA91On77/k19PiHWKB",
-	"go1vKRLvknosRdsPxAi8LePItwo8n+Ra+KlF3SeWpqCBE0zTCgi9+c1jcg1Zo/aJgGTNdETajBjKQSpb",
-	"9XreTAqR7dUNAv6m5uHEwiGKLaK6I+M+ceSNBBGjMfqpGeqUxMxQfhmHyH4UjNZgj4+t4Toe5Y3gM0zH",
-	"lYVWZ5vTeup7Ta+s+xwanTfIAfgE0AjyQ5NEoWfCplPjldt7F2UtuSsh/IY2U1bwQF5bMtd6gbVeYM3j",
-	"rBPkrJmie0zzik5TdBJXLOaA8qyP1Y5zppZzjG/l3RkhE4+WQLdTU2fmP6GpZqQyYCLkous7RTwLfWBR",
-	"WGh4BsxPqnyrNHmr3SOou0jsx0QKlrqrxSPX5oFyWdgDGTIftB4iGKWcCMyYNMiX/HPHXqCiZgNqY3Cm",
-	"SEdGkRySbaJ8slk3/22SPhc+adTx3037b4P0zLueT7bMf3ZJD4aBfzuaxbgvuLB0DZV/+8dG/RdVW2PE",
-	"WinRGsGVbTw3SOAwPZ7bsDZTAYTg/pYdPVaW5Cqt1ZsFE+IcZ0QUuubT4YT23IClsKfu+a6zqbBC33tb",
-	"M1/Wrmlss3m+8bKlv0o7y54d5rrNnj61A/xY4hQRTJ7Jrv25gF+x7SGYgAG6a3kI0Cwk2zasDq7Ac+W1",
-	"tprZhJGlxWhAQSOCX7vcrBjpt12vmzW6K4kZb5dmHO1xZEwYoAiA561OI2iGm6y2TR+1a1vBTljbZXud",
-	"Wp022s1gM9xi2x3nX3iKgDHBQBqucAdjBp/MWrfSz4prN4+OF6zftDkp7gEGbNjEyTMWvp2p5uAKtFKA",
-	"v/+ADwvto8WBH2EeeaxZyLVpac1l3ajufd6DANmSW7FcMbMdPnxnceQi61I6AcvEWIWNtEQ7r2/hioQJ",
-	"I7RLuXAlzpAlo6QTM9Wzju3KZmT3ybBHteGqMp5tA7LKDh3LknJ2App1pcaYFZhFiSnJLc/iK6hWdafc",
-	"S7YFPCSVLDClWuBclqQ6JQmSHOWalyGpT98+Y6Kre16r0dz1vT4X6e/prAnTrEPzZqyDg4QjJIgr09gp",
-	"cnW3Kg07vdm6jb9JWOJ0pI5JRhZ8TaPWao61Keen7x7NBCRgz5GwHIUBsjWDoL4HO3iCKTyMtDTgXzLz",
-	"57lBr1gIDklLptZtPXzYaO5s1DfqG43Wbn23Dvy57X2SrLzEULxClbmA9geUd4UN7iNtFknRJVpuZOTC",
-	"ZhyeplOQrNz2B5GcyizYdJ1WbsuqkFJltoUGARuY51/LNpExaY9IO4muCO9DzCQwHx1uyDZH4nzdTLUd",
-	"jMYRZzG5bhAQonNThMmXzBCYC8y4Tr4xqLkFP1kM61VoDzL8BK7eDC9cXGmXXzMMTGzT4MpMtiejEJ+Y",
-	"TWJxbgLY66wZyJqQGgrmQGhsi0AmFmUZDphJiHGh2A+sHorLQmpoGZvfuaDX/MAiKBn1MUTOQkE+Le3i",
-	"Kmkyxmrue4jcLOkBEkM5fiw1x5X3gYkopvuABEW4q10bhEk1Gcr4CtYHYJXrBhrVuvDR3N5Ayr2mkQFX",
-	"PWRMYGpLJ9hPrK6WCvzTfRYS6KTqPliPVcfRoOdq+sqhIFy05Vt4YxgBW6M0N2CxIuP0gCcYhYzYIWV7",
-	"tSQDGmsBwc8OWajWZPQpGlrRFIxx0XnOHRJrEvZWM6EMp+zqSdo8oPkDS9FOObymxlSzYluEd4Xe6YDX",
-	"zBdlyweV6QRUPVAkw7O5fnqMRrrnvT9///8HAAD//w==",
+	"7L1rbyNJlij2V8J576DI7SSLpKSSRGEBq0tV05qu10qq7p0pyVIwM0hGKxnBzogUi1MooHf8xcAasC9w",
+	"ARuG7ev1B3/xl9nBzN3x7p1eYH+B6i/cX2LEORH5IJMvPar6wcGgS8xHZMSJE+f9eOcFcjCUggmtvPY7",
+	"r89oyGL48zBkg6HUTOjaERtGdMxCczlkKoj5UHMpvLZ36uk4YaceGfWZILrPFeGK6D4jSsuYhYQKNWIx",
+	"kV1CBWE0jjiLScy+TZjSZMR1Hx+mA0bSDwbj2pdsTKgISUeGY1KJ7fd9IqTuc9EjI6pIKAUjtEe5qO4R",
+	"2lFMaCIFoaTLY6Xtl+ue77G3dDCMmNeGyXq+p4I+G1CzGiaSgdd+gzfOfE+Ph+Y5pWMuet779753RDV7",
+	"xgdc1+C/0yA46TOy/+qQXLLxA0W0vGSCdJLgkmlSOdo/eXL+7PD54cn556+Pjk/cylW1To7tfNkVi8dF",
+	"ONFE95nQPKCahUQOWUzNx4gUAQN4XbKxgfMVi3mXs5BUlDSgweVvNpoGUDH+2mpsEBmby61d0uNXZnas",
+	"K2MzENVVH8AszCTcHjLSo5qN6JhEZsWKCEliqllhOUevjv+6US1Ad7PRyIN2wAUfGOg2U7ByoVmPxRNw",
+	"PWIDyoWB9xRsv+7LiKVAIxHrasKFA8ED5QBNu5rFiH4GKSqAC4BdE9tXnPHG7m7pjBsLZ6xYCSYcs0CK",
+	"UJFEaB5NT5Ir0k2iCFF26Tk2V5kh0/G4tm+AMQuWys6xQjWJGFWaNKtESzKiXDvEUEyE5pDBRCcnYzaD",
+	"x4YWmDOzwob/be0I97F2WEJIXhYPQhvAF0ScCf1AETkSJP8+oioHmDbN9JutHRL0aUwDzWJljtGb/dpv",
+	"aO23jdpu/bxdO/MJixQD7BjQkJHOuIDpFUpevz48qNbJE5hFJHsk4oKZkcxzjmIJOmCKcF0kK41ws7ND",
+	"t1q1ne42q23S7U5tl25u1LY6rW6TPQp2w2bDmwe6IdWaxQYO/93EvN81/WZr5/2/96Zp03vfG9KYDpi2",
+	"FPtxzAzBeBrLwTSAlaaxdssJzJOGogxZzGXok8Pjl2TnUaNpABGasw4kw/xV03zAqoXlthqt7Vpjo9Zo",
+	"njQabfj/Z42NdsOskZtvfZuweOz5noGW1/YCnNe+ftM4K1DfaWprl3AipxfARLhw+j7hIogSxa9YuhIa",
+	"waYzKpAxjeAchHRcvqiN5sJVNBetIsfJvmTj6aU8p5dMZSsx/K/LDBrH5gC3M5Z4mWeDhlZwQVqbpE+Q",
+	"IxY4bavRcFykAmSlhIG3icG86l7xC/A0NayVxfAp32z/qM8j5DbIT90RUJpHEYkToXxz/Ay/2a2Tp5RH",
+	"LMxINY0ZcCScXPG4bAe77NGj7d3a9mZrq7bZCFltd3OzU2ON7W7Q7O42KNt2m4ACSbYLE0JCYSMG9O0z",
+	"Jnq677VbW1u+IUjud7OMtR8OhjLWZdTIrJqHhMMDzxgNlQUtC4sHv/OouxE0WW3XnP7NcJvVdoJmt9Zi",
+	"m3Q73O1sBRvpoRhS3c/Wwd2355GFrowHVHttL0l46JUtwcwNF5BOarv0exE+OO9r/z5mXa/t/buHmUj4",
+	"EO+qh6+k4ppfsUOh8btOFko/u9UoPzYgQxS2KWRdmkQaXxnQt5ZpGOlhAQt52e1axpt+dsZXJT5Z+tn8",
+	"d8r56Ms4ZPEEWJulYJX2ybuCq/2ymkZJ+BLhwLojJQkNAjbU5kjbOag3jbO//q/f/T9+egF/BXIwoDXF",
+	"DK/QLCxQvTfNsxnwc2MWSd28pRwePOMKV3GsqU5U6TIU3DLrKM7Db82YiXJjTUyFazZQ9tTjXraam9ub",
+	"OxuPNrfnI1J6hcYxHcOEv2advpSXs0iBSjrppQdm8gWZqFWKGaN0yBvLTO/Nm2oohWKw0s9p+EuUV8yv",
+	"QApD282fdDiMjLLApXj4jTLTziHuOy+kmnrtN2e+N2BK0Z6jB0Sx+IoHRgq6MtSaXNGIO5XNADsJAqaU",
+	"1+7SSLH3yyLCkziW8RNxxSI5ZLiMaY3JfboTy0vkMoEUggWo58QpuSVKDhjqfEZfMRzHsJUvTk5eGaaS",
+	"01dLFLWyWdo3Hk4+PlslWW6U7JVyVWHZUczjJdLyvNcLzwK8P6ehvXQTTHnnMbOFAFXFh09EOJRcaDjP",
+	"3iAxYrA0ygJhg6E2R1VzDeyQK5KiuplGhm7FYdpkapQ9AoO0SX6M+0PBQ4G4zsUw0W1CUcKSMUklatKJ",
+	"Gb0ENYjEScRIxQCnjpCxegCjQZ90OYtCo0fjGHkspeRXxy9fENn5hgXaPAG0jSD/xicDKiwYhjRWLLTi",
+	"aeVi7wKGpCG5+MUFYSqgQ+YTafT0pt9oNLKZqqqP4rohQNll337tikYJyPP4M1ugWQNOIpQMJxyyQIYg",
+	"iSJ4Xp88re2AfCgTbU6ojmWUV7Qqrz9rmMloScxfzac+/Lv9tE0uftFoXPjk4hfdLvwTbPyitXNRLZsq",
+	"6csINU5hVxoSFVHV92GSIYn4JSNUjAnKqAByUrmAFV2QLgxpQGWerq7pwky68FiKbsQDfXv+MSGHtwmN",
+	"YkbDMUkAiUGjICHvdlnMRKo83DNTmbQgjqjKzyen4Rgs5FrNVG32EE3x7MAZAYrVYSQR/NuEgZWTXjJB",
+	"KlSgwPVAEXN4HMpyQXIEo2oHBGkYaRwN+iw0Wmqi4GUaGEHQmRKVT6wEUZA+FBz1whVz9oyG+/roWTX3",
+	"cbtV68Mw+zCgQn8zDslDr71dYHF53DZi3vvlBecjpoxmMgOredHuwULLUIo7O8NcPw8kZa+UW7x/tjjy",
+	"xMgmdntuTTNvjCGz8eNACrYHhMYQFVCR1qe9dCefyrjDw5CJ2++jOYo07nBt3TIU9pT0YpkMyYCOQZQK",
+	"aBSRVy+PT8jDq9ZD4BAP8fw+vGcuiE6HwqQMzwjkkCkSoqOIRpEcAU3JvEsVawx/ePRk/+D5k/og9Mmp",
+	"93VfwppCSUZ9qk89J21aDc5a50FEjlk3UWAfB7ZIe2i9B12ThVz7RNHxWj6bjaRWvT/hAyaTO6A4aDRy",
+	"unbIQ9x8tBJzQTQfsI+k6IO7S0j3cWvMfv3q+OToyf7z85PD509evj4hlRHoTxomyxVJxKWQI7GHpvH5",
+	"HuM1Zs3GrEOhWSxoBHt2e8TidjgC4u09otC+IIlgb4csMIIPWHDRexHQRIEYHslez4n4eVcdD33r11Z9",
+	"ORJr3JiJG7+SnX1rTb6ZMPyN7JjveludBtvpbga1VneD1jbBMRI+atU2uo1uM9ihu51t5t2N0Jyb83zp",
+	"+RvZAT3Q2ctJxSAJmB1j0qeGWVX3Mo+itdz0EhpToRkYodZS9j0j4Aupn8pEhHfF8HZ3dzObFnvL79Xw",
+	"8EISlQT91MoHgTfWpE2jiMWpSKgYM3KRNWyztzTQ0ZjQiF+ujVbzsePQ7PmAiRtSqCKOgGTuxBLuDJ/D",
+	"SI7v1eScF4bAooSYoCak8IkJkQrXirw+euZuBFJ0eS+JWbjGmdk484qOI0nDEymf0bjHbo80HRmO26kR",
+	"kGoykEqTZmNzZ2v7EemMNVP3jDtgtuQKXQCfvzz4tQss/PXJk2MkO+bOo03ynH8ONvF8+EKlMyaPEQI1",
+	"DIrIBXnEjKL5nQT9RFwyDDhZ49ds/LK/70xRQ/Qy5ztmAeNXaMM16tkehOPlIpcAD6iGYNCPgXJGeCpM",
+	"zKpu2tIzMF4bDILpykSjhJVz53JFgkiqNcWah1HHFnl+cCZGgwhCat61U1lCmp5lj1xLz/eDOSBUvBb0",
+	"ivKIdiJ2x+EhYIbJBv84IlLFytFcE8FYqDAqMlE5exaEv4/RlQ5mT5/ksFE77/03slPN+dmd503I0d5U",
+	"PoGfUVtnR0ijoNeEqxT9TqR8TsXYXlZ3YF6XkgyoGKfBpLj1qeu01WiQIaBBIEUIf1qn6T2i5ssrSDBw",
+	"1vWpfIi/qvq5kHVCwzBmShE1NL+MCA8WdyoCCCnfbDRT8b+y//rki/On+4fPXh89Of8rP0vPSPM8IimN",
+	"UEa1ERGydAFiN8U8Kqqp5jkwb0f8ihGlY0YHRtsQBO2sx+evnhydf/nk16SSSxZok62fNmueSIyY+3bu",
+	"0VufjdeCJrovY/7bu1Bc/7a2P+QYbWHN4mbLY3YF2HG/+J9+mwy4Ulz0fDcHP52BjAl7O+QxC30XXwH0",
+	"mguMbZhAsduCViVDo9+w8DkLOT2B6MnbgtipSGa0nLo3MRCpBH0aK6ZJoru1HZ/wLqECEgo+hgaItiRD",
+	"ZRS5mJzbhY3+dyrqhZ3qX8NUL6p7k6qhjz4hRS40e6sfBurqwuxeYeC3NRHC4Gs+OAMh050GuOwDEvwy",
+	"lsmwLGfy1MNtRO+s56dpiMg9PB9sVLWACQ2BuLlfNcUEB49LzgPt+d5AhiymGu+EA26ulSQ0+vmpvYBI",
+	"5Xf38vXST/eY0ClQaBhy8zqNXsVyyGLNmTs2vjfMXXrngSPZhpOncd+Lwrr9LGNn0ekzarzSdDA0b/Fw",
+	"paB9DPhWK66o1ynJHPK9OClPKMoCyN+YZ3zzfgZhGw703veSYbjyiieGh+B2XJKfAT4PzPxnyiaRbTNG",
+	"WAFoouhl12u/mT+r7M2vY65B2Xjvv5sAXQru5YAysbyplU2/cVZYwyvaW2EFx5b8T0/b+cqWGwe+Oj1I",
+	"xDGiOz0Ey0GzNOdhatXvF0Ai3ZP2u2XO5yopGLlDdKtzMr3309g55DYnb+5xnfBCYyYe2uqNsqH6coRx",
+	"LuhiRmNYEDPtEymiMQg/w5h1+VuQrIuruhlhQtlK4Vtpaliao2mObRJZ/R/zTKbgtjJtuyxLX0w1E61Y",
+	"1G3bBYtcrmCWzW7gkDpXK0bS4IJQm7+IoohWU4EcXsncI6r0a+WgdrP1C8vxpm7gVpXjGkq3t/ksxl4t",
+	"fXCPAxACpw+JkaYPw1Vzyqaou12sBUc6vTyGpd8qEv7cHuQBczbznGUcoHgCCrhcxC6HSIlOYrZHDHAh",
+	"4AwLPOBxs697/i3xIJcxCvmHc3auOEkhBcssUg9sZn/Me31tZrXaNg/o20N8IT+JW+763A0Js5DWJfka",
+	"0LaXImB3xeEsHZ7Nd+D+D5v7rrZS/50npJ6UXAyFPXsPS74pi35Mo2hF+RNF/Vd9Kdg0cj+pNx9tkpD3",
+	"DGl2yT+f7ZEBVUbNh3Qbw/GhzgJEXCgy6kvFgC0apdKo0TTQ6kSC+ABuy26XVLb/yv7v0bah8fmyB43a",
+	"7l+dffbvyyj/zdhlyGP0P+VVHC4COTDD+p5MdE+aP8tUlS4XXPUPBdcc1JrcELB0QxedtqTGSrOB5xuq",
+	"c7YE8elTdcQCGYd5NaYjZcSouBGT5upVzEIONpbyIaM0TXxaEpNZsvP0zULe3oxHbILuDJ2MRpdmWw4S",
+	"VBZtjZRFxUx8T0tNo5XfymjltMgCtqhRX5I+FWHEwjRExysbaUS5vsHEy/htEYjTyJXHVT/L1E85cJZk",
+	"nsJ6BnxmT3v2Tkzgj1+gDQVszZ/EMpZv6NC+1mwwnFT/isQHgkevaFTCVwdcJJop0mF6xJggFIcr8NQ0",
+	"4XurtfVoUdWAhdyVqwNXGCBXI8ASzemTFDPFtF2keiLMQQ/L3iwuK2ZDRnW6mqzSknMXqEtl0xghOqlD",
+	"g0uv7PM203a61sV8mwG+5ucgP2v/frzqLnDBW3LRlcWihetfPOMZs3GPYy2FFdl7Cv0VJAIpVDKwdt1p",
+	"4vltwhJG+knngcK/C0fynqeWxDET+jyd4nkgEzTxz+cGgrEwYqu+N3F2Zn195vBlRwtAdj5T/Uy9BnNA",
+	"b60P6ddSz3gJoZhYQu7r2bd83Iqy2U7SSPaWBYmZkeEfJTU9bE0xM71hLDuMaCkN/SqBskgGHdycmFEl",
+	"xat+TBVbbPUsTqFs0qkTZ6q02JdIb5OhLQI2sin6o1iCJLjadqQHGaof5aIiFmxCBnc30zk7cADC9+EB",
+	"nBQxtqQoz+hmiJkZ9heqip2eqr8yIvbZZ+avEin7bJJlUUHsWOQ0aTQ2GGm4xC8sX2CNO1ZNqJj5tImA",
+	"fEQpCDXwNjq5T4KIUUDXKqxMBPtheAMNdDGrWcGhYGawhDSJdu5pPBga4UilOe+GT1nFCIJ5jbzm22KL",
+	"5oJgI4LoDtW8wHox9vxVqBDOOJvS2RLGzjME9+M+Cy4/KbhD+UJqp6VOCzU5DWQhViPoZ+ms4Pn8zFsk",
+	"Dg2tbJsJ1tkMVwHs6sato6ePycbGxq5PSsxcbcCgnpThjQ1bOVBOGKwKZrS2LbaI6RIVpWm3C2bcquev",
+	"RmXsUZh5RLiAuh24GkIhF/SBInDXRhEWJImpFRXEdxT23e9pRoWHrEw+XgC5MgQpF5IPRHDAIla270sD",
+	"32w8bEANN4AJHXOm7moj7gSYN4DIp6XpIc5hRenOvbXCsX8idDxeleGkxpkiZsDDWNc3pRog6g2pUiws",
+	"1QF/PN6juQeiQIM8/75If54oLFzhXfnPpxmMnUTRx0JTk8vSzvUDEfx4VfT08NxCTYeKHAd26kVEeHPW",
+	"nkimiplOYqFcmO+SjKbESlSMz1rNeYwVhbuUR8Dps+B4ImMfWD4U28IZ28eUT97ZUmPvsNpVnETs/ftp",
+	"X7LbRSnYEruYQc9s5QoELKsIV/5SCUAnKB2sAmuOSQywTiII74ZCa6qdRqy1GljgS/k5jzIX+K6VWMwN",
+	"q0YR0LqVjdlWGjgnfZufXAtZXf5Sc1GgiF1weXjITF2zoFq64IBfSkyTJ5q91SAHYHQwU5bLz65SW9BF",
+	"rQcC9ufsbvXNJ281E/magROnnFHFkJAvqEnr47M5a3lqGW2abSiCq29wAsq2RwZe3VgOiJAjL1cXdmPC",
+	"xNtYzCkmAOEmP2/dn1BuQXv/DGNDBMl7WJcMgFWBaolZJwBYnAu7rS7rep7g05PUDgZ9khcYlhYzlseU",
+	"Gbs09XU/hdCyMtoXjEa6f8SGMtYr0mp7aKC8W5wwUNcdnYG4TbAkoeBSMAQlwz00LrkRULIrvp/Lommj",
+	"VSW4ZGOF9pVTr57yhks2ZiHp5L/BOBSvG9HxbB4wizTPNUJPGJrfzzetzaNPd0mQbDXhZSWLBQidllj7",
+	"NEec3zZmZ1nMx4rmH9eLgd/8irPRglnJ0Ypgu7XMMepjl4dYjiDDC+tThW2ySBjxCVWE2np7DxTZbDRs",
+	"yVfdZwNSuYjlyNUdjaGQFtVGDolCkmWZATmewasyRM9c8+XUP12A1RGW0pRihPX0iLEcPVDY2SIN2Iug",
+	"V8Lj468eKJtRBDlH5pnmpBlilvt/OSQ5kiNHZSaDmoHp27FyPvCZUlgOq368+lB2MG6hEE2CdtoSh+1c",
+	"2jZvROuIhWTM9J5DqTYY8rFK21uutCIV3IDqXnZkFGPE7kaWr2CHzjRY0HThjemwGt97WzMv1q5obMN9",
+	"33hm/9JBjuTocTrOkRwduaHSZQKZWTV2t5NElzbjZc/y7gEbdBDPaTSiY4jVhfhC8GOk7WX6kPtuy8CO",
+	"mb67WF5XhqucYOFkQRmcd+In45XcNCYHxcV0WGAIHrTNknE2+M2MQe6tXPqIujIvQqLQkruPm/r4+CvP",
+	"bfCLg18dv3wBO86X0zdAI3wsQ1ZO8dLbk/Wvb2VOT0c+DKfqalecHyiWI4WsATiNkIKtbtY1g+Qq1c53",
+	"WJmHD0qNZDCXtH5s7M41UZJ0abzAF4UDu9NYPrYd0OjsUrGUtdjaEFz00k9Cix70Zi3+6InUNJrJy5Sr",
+	"jGs+tQyrivWcM2KIXm0k40sWE/sskebo3PiQGIZWshngjw/bhQ/2bZmNwodJJQ9bl4AALBvlGRqmTkgw",
+	"gxCbx24odyIEkP38V7hCDuCS5s3we/CGM8caUYOXocqepRjFATOhh10xQWIIFUOp6IGdOI1I5QII3gVR",
+	"htaO+uO97IDkuZLSdEwsU6nm+AwCzDAXXBR47MDCaqnYKuTmb9xglnOmQ+LvAxwYfzy1w5fH9cHupriR",
+	"N/dmRCmPxrkDWjzYxQPm2EPRLpxhb4Hcl4lG08XxPo3eY+sCrmoKwNeW1XmeMRquLBKAsGOPkxHZ0oSe",
+	"aQZPw8d0MKS8J+a6qCfDlZ8z3ZdhIXB4yM+vWp5v/zinaiwC97OZ/lG83jpHWaA0SvlmskeQKC0HXxmZ",
+	"pkRaxLs11JB4aHtBJLkAlwzPCn79aQKNTl7oyQiADmVNSF2DCEcAuuWU5gkw68o47xOqtsklG2pXxRPM",
+	"QjAfSkJOI+Dg094x9hYrkx6Gj+PB/lIbVnjl89Vfebz6KwdLvbJ6JPiwfCdcOYpUqTTcA+TdbiwHS/n+",
+	"FJp0aVySEOY6K8DQliPjjrqoNSjXa53+IiQgiIJhv3QPzTgun9+dHqVjynt9oIQsstHSZYdiwJRiojdb",
+	"brtqkvwzywhh6fNpxsRCgKWvvFYsdpnWSycmLX6QvdXPFpsOqCYYe6zS7qhLLbggVM8Ti1dAziXct3eR",
+	"Y/LZRJLJdK5fRIHjG8J1QDVzQY03E/GGMbviMlFLbIbtTus2pJI7U9XlHOAxlzHX4xmJGDLgNHome3w5",
+	"Zzc+/4JpI8otyduUTOJghiEYbj2Wg4Etv7GUdDw7c+QmvnjfS3SQdQlc0VGUpr7nPPjFVQGFneIxUxxk",
+	"ij9MUf9CKkdK7iZkhxTcRfI7A4Nz6JEHw6zgglnS6iRWFPGqjK5NkcciDfaLEtSE/JEXIqYOU4HMlQm6",
+	"QAdWLDJg3nkK/uWvWmUGvNvwngW2CGiu5egZyeC/MA31JgR32r/mkGw6OiWb99lMGRvh/FVz2jsc2N09",
+	"52EpZcAkl9nR7/b+PP7gI4OQcZaP6M2RsWbNxADhXN+RZDE30sXFb7vNOw/mMtPzlUW9+bzg24T/9jyS",
+	"vYW0k73VL2MwuU1zkGU4xrJASHRwLlPCvNhjb7dpAjly0CrAdZLizCdisyjJAdOURzfWJSEaHobIlYdw",
+	"6FqkbLbpvqNtPhn1edDHQgpFlbS6VkjXCulaIV0rpD90hXStMS6vMa61uLUW95PV4mZJV6nONXWeTwwN",
+	"bCGxxsjfNPYGW4HbVEJopKKYCOtkH+sC8Rwxp8o8acsEWf++FOlIxaxEI5vZvERqo4Gwyysdpy2pSQXi",
+	"dV0scroZPinbuSrwEW7G22w0slxAw4fUYiEupwI+2lyCiNxYZpoIjc7rm9l+TcssK+ZTlckwtxvi8e2H",
+	"OLjREDfU+qY59MQW9VkARZ2NJmD4SMSV63QNZGsPA05ljKieZtF6/g15/corFzd98Q40+Vksdx74Xwv+",
+	"9mV8ePwSHp7gtGlAeau5ub25s/FoczsXL1BLr+74i5nyygC5heKc8eoiMGXco4IHpGLj66s+EVLU3GWk",
+	"mzSsYXUiND1VMOYYL2HUcR0qAJdcx5I0peLQlIywgoUhJyxMrEekJN9owfggSwM8AqpZT8Zj8oALMoxl",
+	"z6gPDxaGfBQEiRQFmpv5rW+2lkopKGVqv5KdH4WHPR9nuoIAnqXOlcepfSM7NiqEVKj7y1wc0JARIYGn",
+	"l+PQjGBFFxozolxz0QM+WpEx4aJKKMGgk7LAkAXhIOUhBuk0Vok1+PGGm0KkxC0iTc37Hze2PGeVmzOn",
+	"1yDSreXKtVy5livXcuVarlzLlT96uRJZWrmzNYrOdWosWxV1J3y1i/lB0Xe77PPpSV3kol2e5Ny3pfsj",
+	"OFTv9TynAvVCzM05Ym+In4rNTBVHT1jZSRz1JfrMFKlgnHi+bTvcqRaDIR5tLkyPXynbXI4wzzzLrKYx",
+	"g7zqW2ac+17k+t9MOKJsTQPwKUJTM/hu/nPNxSVM7yD8IzMT40z9bKPOZu/xp02Ln8hBv5m3JZeQXlKU",
+	"CfI+Ck0AE5bP9rDa9OKvrKiHKRbO1MaWzYo3n1xBcXWfXLFwkSvAOy1o0ihSmHWyfB7R3bn6V3ZFf5Si",
+	"Bis4TG9Yzeij+iLnu/Zu4aSbg9eFAkrWj5d3hOX8Y7nq0DlH3Ay/WgH1ymjei1yT27ISKFcsyvv/HafJ",
+	"V1Qd0dilJ1EjgJTGA+RhPlVzM4nBNQ05mkMmFOm4PisuYds2nIBSzl0aMMK7WWtUiG2JOMBueqI4eOmk",
+	"NHurpztilAYj3rIGNXypsI0I2kVb8uO1u+VXgXUSbm6Dy491IrNmakstpoDh04vqudHmdrOY6B83uc04",
+	"yNkSkzfS+Z3N/fatcewIi2e+VA76XSSJ36ARxJHl8GUhTPdBv1aiMTGjt2qj5GjUbIo0nwIhw15AhlIo",
+	"pvNd1PbgJRQwXFGs6lARSvE1F2FZqQ6jJAsFLbOGNGBhph05gLc2+57vbTTCUkjTtGnb6l0T4d004JtL",
+	"caj2o0iO2AzESp9/EnL93AaApXiRmCnVbJcNrLUAYf1XM5ALRnsNR3HliXPbyeEZFb3EcouFSEUH4QHT",
+	"GL6X6+dQss5EywNOIy56C597FUtzomaXPA4mWmUsW/3YvPeFjHhIxy+vWBzzcKLka6Hmd/iu9f70tF74",
+	"Y/N9aY+dqd6Z0A3BKOlHSVTSJfScq/NACsECzF+GfSteLA0QplF0HDBBYy5XWfNx0GehnUjxqDyXIqRj",
+	"oyocJ+avNnlz6n3xRfv581PPT/86IzImb85syR7zgux289XSZgOwjf+UQi2rGdmaBmF2cztfaXe7BNgA",
+	"0tdzetfYPiFZHGuHRVL0FNFyqXjRmdkHN4zYxrc+Hy/otOOqCKTzXm6yN1IS98z+usYqMQPTjjBydMW2",
+	"TdAxDfQDRUYU0u1uUjBzYRFJIyuEsRw+k8GlTPQXMilrqFFO3veIeZNE+Gq1tCvR6iJBT8iYGfJsNvC3",
+	"RavsZIRzTIUyrHkufRvQt/vIvY6oZq9YHFhr/bIsbKoThNEjuGDqFYshMPdWgw1pwEXveWkO1mK2Cmka",
+	"bIRuVfAFYIHeYdYgqVwkcrfNh+eC79uERrzL0RhjlnxAx8/KjYfOFS0kcUa7xYdHsfiKB+xkhkjkezOi",
+	"octnW2hdtSpDzr38WtEeM0S82HE6Nng0OM+kR3vBuvDOYzZkmtvGWOyKifNIUiwdk/t1HlIejUs3Rg0Z",
+	"C/qGkfUEX8jiMxt6GuSfisYqF7nLRVeWa9Ezoa7hbLH4BSBqEZIryI1pm9wipkRW4kF3nJZQcGgWQbwh",
+	"7Vu6Bt9SRNIe2IUyu33ONQheplvNDUPO8a3FLK1vNKOQcE0iqpY5k2VaiM1aKxzWTDcpSDwzhL5SgXQW",
+	"JSoTjstF3ynJb+YxnpDVJ5WO2YSmVPqdRxinxMYZ7CpXQHDmuS/liFN0biq8fY5SVKYBTWsB0xRgdkh/",
+	"Jl3l0XJCTCxwullc2Z9QNEt4bYm8MlPJXTXVGl4qtHIv1IMtR/5sD4t7Um6YgU983KA01Pdn2OeKS57u",
+	"lL6k3o+F7Ics5jIkpXtrBIMBoyqJWUjkFYv3iGWjZKMR3oulYEEnxR+N4WDROn70doQSMTIf5rVaAcJZ",
+	"JocJtxUN+rZErtG5AhoxIy0RQ73aaZOwVqO1XWu2ahtNn5i/my3z10az3mzVzW/z98Nm66H5ew/UdKz+",
+	"n4jIZYtu1mAwMmYU8ztVFduSHSVKcSrMjyeiF3HVJwMpNM6KVDaa5PqP13+6/ufr31//44fvPvxPBD94",
+	"wAKM6XRzqvpEDlHQicakKxGFSWdMKBlKpXgnYkTzAVRyMFOkIiSGjbgsbiNnGZo6ZGGdHLGIGm5MRjIO",
+	"lU9eC/4W3lY+VPm04xkwKTN1uAVD6pHMLRVDFairROzq97GIDaBsadkuvWmdVc0MdBILrB4YhvXBoD4e",
+	"j6GIeL6jaj7kYmHboE9mLLpzxJ5tVzJY7KA7NLIfY5eAkLEcEDQ6zTI1VVqb7UYDYn6ZCNHeVF3aAHUL",
+	"I9Od2pVIhdrbDxSRI+FyagEPsWiuOdNyJPYIDQcce9sNZMhiqmVsg6o1tP/CRjd2uOpKFqvJ2ij5nuG0",
+	"9ttGbfe8Nqtv+L3GMq9g5mmTvnkC48iBkbOQoGaD+r12xQRoj3KRcfLtVj5SaGf7UWNRgMWnt/eg6AJR",
+	"T9liIVgEmt4Nrfgiu4QKNWIgvghD/K5YTArykU86rCtjRjKlhqDQC3VMEzVkImRhTvCpNyBJN4gSZTQg",
+	"BynEsRkRV43bWaRyy8WIGC5IN+K9PpKNtOEDJqcbHlJYDCYfhJxGk8vITbc0PmxFk5fBwZH5fGb4IpVX",
+	"L49PyMOr1kMMBnsIlx+mEdRgdaqSkAWGncAAWQybOTDFeRdNZj8Wk9pqTGPSvLYgBuI+zW1zOyH+jG1v",
+	"C7dkni1uhrltlvFr4beWsNOVRbdl5rGpCCEMELPcI+IdCJWyPy+FHCkj6EFHMVL5LBVlqzZyH8KGBI1I",
+	"ZguXXdIyc3lkxfSF9Xnt5EqbMM9TrcqCidOonhUiQydib0pMgMJGCpQUbYcwMhf9b54jQ7MhFXvjM6y/",
+	"b4bGgCss2lhdGNmoywuVY/kgM55LBNNBn6V1vDVaglZoWAmrtyt0Xy3bibwfaGFQ+BGL5gZ1z+xRZdPi",
+	"bDKRqyGeL7sDA9+wL9Wk3jGDPBf7Vt2m+VQZIFPY/LB7hGG36Q4NLu+yCditO3mt1Ljr49rxcu6N8ukc",
+	"B7JY8gk1oHaM4UH21yjmUAUetsHdwx/uFgiG7laicmOAUFiDmLnscZELNlNtxQQkOIsgfWDEOn0pL90b",
+	"ZdzwmAUx0y9FwI6zBl0rlLU76TPCbL9LlNWtuI5kDAvcUaLgM9iOrkKh0fn+q0NyycY+ocTO84EiiveE",
+	"kdvx+Wo7bYrGFSbF+qSTQJfHNEM3ZsOIjm1lJ6NpHoZsMJSaiWBc+9J8AKs7Qc+0iAaXNmcXvmBushjS",
+	"caHlQHaHBFTYHk1mEQJVrtk91Ur6TiCWLt8XzaKPoVl33LbxbvYWibb98B5hNOhnPVTN5sGBcb0bqHZt",
+	"6m4NNHeuysXHjwHAXLqWgaEYW6qzyNz7bmqoefLIuymdbVoCPpvcJUrwaz5KbmNM+SZmrmio8KEaoas8",
+	"CTnlFZdv9GjL39rYIkGfxjQwQobrMI9NaMzK8ymE5U3qzXF8ffLYmm0bG7VG86Sx295otBuNzxrmv9VZ",
+	"nVGmdrOYiLgMrDPxZOp0lcAqtauaSaO+oCzkyOHxS7LzqNEk6QyxzRNCo5jA72cGRQBTGqS8Sq/vNEJ6",
+	"hWBqZ/LfByo7vSm1JuFCaSq0TxpGjPVtv0lcK0mE5hHQOTPKgGoeWIo905ZQK5UF6RXVtEz1IBEXl65f",
+	"Hj4FEIYCmMOIBqwvI+geN8BTd0fBZmxgq7JO55KaO/nQbDVXxZx+/FVJKLMNYPYNhpzdR1f0NHPD+ZfK",
+	"C0bHiQFur+OVFr/cTxvKl9j27LjHlzyKlBt9toF5SvKjSsP4XI/LmiWNx+NxbTCohSHp99uDQRuo7SSg",
+	"JgIpN9/XMJDS/kMK0ZXzgizNdCCFdsm5pKQOq7TKHoRriPue4tKJxml68uM+1YcrZkEvj+3lr9wFxq+W",
+	"4jbl2U0NTjLRPclFryZFhKadQA5yvxdYCEesc6SDw3lQmFMaMt0yR2Byp8ov0PDpL806w6VHr0DW8zBJ",
+	"Se2i7Z1GmYW7O482ziWExeM2RQsW5UIYdvnjTdQCZn+L5Czz/sfVYXHG5bP5GrWv26QqLSfbFShyWVNe",
+	"rgDzjhZUExtGVJsvEvcCVFDfIKFRPGQX6oslMXbNX1yhZ64kcGWguDReWEg+MW9BidcSpmkmx0XvmIuy",
+	"qirKXM43Dw9ZxOEPrFiGPIvQrmaxUatTHeZmmVI8XGzzsxUBVg3qlSOBhTVmpQW7SvdogSgkXBdhghKr",
+	"C1AlsdQG8Woy0U5Vx773ivfEzUFRiAZdDp+TOFoymcw8mWJTDqTFM5EhYxF8E0gzdVBmw3JW7GAZSbbI",
+	"a6OEVk7/Xx5sNPvCfMxb0PzWjpO2m0zdxLaaEDiKsJqQn6/3lJmoIHu6S2x0CZci605auAZF18xyQiIT",
+	"7ZOTZ8ekT0Wo+vSS2e/7pG8UaiE16cpEuN+JiBkN+ma7/LSavXmIYrxQ4UvL9/GNKNi3nqsler0yNZRC",
+	"sc9lOCNmGWOnmuRL/rmzxqca4ZJlvctVE6c8LxxulhPDoYpBGq/wrTwIsj6YhbXOQfIDS1VvVuTiGZb3",
+	"WYUluFNVlo6Yq5yxoCjGTVguLJTdKp8W6NZheacclvK6G/BGPoM1GGHySfnhB0cGVdqd/gcKu42TShHS",
+	"dbhaXe4sKf0sf56WqOJDlT6aOFdLfee4cFoWf0iwt9qu6DY7mPYXnm7InmLIqk1y3RnK2rK7Kwe5Id21",
+	"uQ1yHYLl0Slrm5ur3lEExxRIJ/cyj0klm1bkjvmj4ueP+hJ05MerykwSxFtoNVMnPIdvEaNhPev9Dz+t",
+	"OOJ+InE/t3kz7uo3slNP2WJAo6jueho7OSodZzm0hellfcrMMOml1+mM0ksWu9JJpTd+JTtP3bzg4mMa",
+	"RU+zucE1iPJ3o+ZgdCiGSVlNtKKCtDBo5L51l7mRQ3m9YDIkNhoT/LyVJxRzUaEV8OK18+2SMKrUyLs2",
+	"FhSiKO4iDmAq4ysuibzoaz1U5PXRMyf7MBsPVawx12rkSnPmZP1ZpOFHTxLugBQcMUtUP2lQhFOhZymi",
+	"88SbmYxzOWKTAiDlklMMMDe7PCPEDy8bEJHC+2PalFI8mTsnVElXntlUWMKdoMLaaLU2Wv2UjFY4VLmW",
+	"dKypCGkcErvBk8E1vo1rAW4t5KjtatdD5srS4TVewT026isWnHtr+9oydBs3MIm5HmPYNRoZhtyA1SAu",
+	"iCeMhmliu9f2/ra2P+QW8A598Y3379/bsOfSDgfDpBPxIAvYUUSx+AqKrsQy6WF13R7VbETHdfIEzu+Q",
+	"6j6hkZLQUUOlJjSu1anQMUKNqIiqvnvFmWB8d86hOaZRwXzXLsHFFJ2Ki3f2Id8FevkQNPT+glQ6iU67",
+	"GOQj3YjSMaMDzH3rM/L4+CsSypGIJAaTUnEqsPXoA0ViOVLVPXJhR78wU8Cy9sLNr05AQVQkoHE8Jhfm",
+	"+23y5uzCJzI+Ffb3O1iCapN3kAjUJnESsffvL2CKEEVNUxOeIeOkstloVOtkX1j7hDU5YuqjDb85Fa2G",
+	"6zhRMWfLRbtpoKUiVORiDxb6ggxkzC6yJg8ufmeTfMk/r5+KIvBhLZwpcvG3NRusWzsML2yJG5esBdSJ",
+	"Q4Zwk2hJmq2dXCQQkd1T8Wa/9hvMnqqft2tnNpZECoadWzrjPNZUHQ448yqGAyZmNdrsHgsz9DsV6RyP",
+	"qGaQh1GD/174+UtHbEC5IVsXsPbCHcX0BanYyJaqDw9QstnaPRUXR0zH49q+4TkX9VNxbOu5t0mr0chi",
+	"2FqNFqFBwIaahT62jQlJRA2jqlDSSaJLgrhU3YOUSi4wYp4bBc5cap6KAVeKi97DRFwKQ1Av0iN6YZ7Y",
+	"ABBdsvEDRdBdTCCO05wLFcghUySUmUkYtaEMShUL3IdHT/YPnj+pD0KfnHpf9yUmBEmItDv1YH47pCPD",
+	"MYwVs4DxKwhoAMv13qnYbGwSN8dYJtjchIfmxS0yiqXokQG0IsS2JfigoQDmiV0SSNGNeGBW3dzAD0Eq",
+	"lu6zUwFJMubOFqH2ntl8DEULpNCQPTgeMlL51fHLF3twamVMXhxAnJo75xMAb+2SmGo3PDZJJoWdre6R",
+	"rUaT2GwbWHnIhpEcG6ljq9FKNywZpmTD4Ka5ueFeOxWJSPOvzJ3NdMCQh7g1iNEWmPVT8cpQxiGN6YCZ",
+	"w+KTbxOD+RBwh3m5eCF9xJ38mEEIXhtjYW2WWy1kgQwNCsJsT8Xrk6e1nZTcQlEqGeUPZ+X1Z41Go2GO",
+	"rfmr+dSHf7efpsdgWJghVnxlp0KxHmYCC0mYCuiQhUjAfXLxi9ZTA1EqxljoGg572lIml06cDls/FacC",
+	"orCcSg9hc+aZ/VeHJIaQ84pFCWyK4xNqYYN5DVUySJQmEWeuci3mMTca5nBpSXZ3d3cRWoEUVyzW2Ez5",
+	"9cljl0nNbbxpGpAYUEEg5hkC3QEg8AA0c6aadqgyoNAyZmqPXJgvYLr5SWujvbXb3tqtNTfbjQbwiwso",
+	"cFtrNGuN5knT3v8NkiMlp4EDBP1UpBXrDacgF7DIDkPpyqzNDgjxke1G4zfELnViIr/BpWOI5QXA+9+R",
+	"/YymApFw9D+lG0QwFkIiqQ2zhvOYKSFYBBjBnaNXBKUN+Ap60f6bWo0csQMZ1A6FkVvazrtmBZdayLoc",
+	"07asr43UavjHqUirdbS9xzSKagbVWZzNwook+68OPd+7YrFCaaVVb4AwPmSCDrnX9jbqjfoGCpp9kJEe",
+	"XjUf9hmNdP8h9LF5CGVpyyThfecULLIqWyu5juwetvmSjfGxVEdqOzLwS3zJd7/BrJf+MlJk+uMZo2H6",
+	"wyw6/ZGPo0kvWtmcVCCY2pEud7cK3kGVDFhsxv0auppl18zwh6LHlM6u5b8y+byz9XI1hOyi2H4WmqOl",
+	"T9lw+WEsO9hgnglro0thZ7NI2iB35cUIpZPgEtlHqgMOqQKBkXTQLUoVGTGjDhYEEORZNBxXU9g850Es",
+	"j2inw3Xx2vNvv0g6lhvYmn0wc5UFqQ+k4OZ0h7i4qk80i9iwL8X4lcM+c36vJA9YeqVy6pl5GE7He0nM",
+	"wlPPVf4HA6FZIdPQaj89aUZT9L4AXHxsUDHnhQRUbTUaYHlAHogC/jCyO/TwG2szYG/pYGjLC1izRhH3",
+	"8nfYWxYkUBsZYqQbdUOfGq18zLz38stcwV5QH7Ok1AyI+VFTKIJxJr2axDET+jy9ew6V/DELlrEwYiW3",
+	"INeWJcy2g0kt+WpqTmd+2Wo2mqutBZFkEYh2lh40rdQ7Z7hmy7U9fNWPqbJDLv7EFB7O+05huCJqTg1d",
+	"eLZsbWDvWWQNQkw+YkYEQ41yon4LHK/0RXMkIPQRGQdg/IQ4P+uL9o2Hk4+/970S6X/5UbJXJkayHQiW",
+	"HcU8/t738grUotcLzwLwNvH0l72UUomHn9PQZVTCK83Fr7wWRq2SMf8tg+Ygm63dxS+dSPmcirH9ljLv",
+	"bS0zv0ObC4yOVHhr4wdJ05ajA0XiAmpHLC9RT3GROFwBb8t/DwzKxVOWUxvaJVxr+u38KcwSW5Y/j/6C",
+	"TEWzQU+sdQUsTFPnd794ds0i2znzCCopIMVik1YouQGKdyoooeESnkmiiAzosE72IyXT15I4lzeWmkBB",
+	"5HR6lU2uu2Ix746dglxf05FyOgJZboMBjcde2zvW0KSuW/AqPFDZvkL9rAahUUSSoQ+KLhVj4oymYL0x",
+	"+w5lcWkPHFUoTKN3ygjXhmM/RNtmjaqxCEDCHkp0IxaFH3SkGwF13zz5VRMkdacZz8Tw7JGHOZMyGDLP",
+	"0MTLlHbBNcuTmkLjOk8NoTxcq9Ha9iaa1HnX/+v1H65/f/0Xcv2frv/04Xcfvrv+/voP3mRrOm97t/mo",
+	"2drY3Hq0bYMSzjOLNOW9vvYmmnRubW0ZMmPt0OdYocgLaByq2kBdOgM1zLCZbxnnBTELuSbmUZ+A2tnw",
+	"JrrDeZDddW5Ok1fSCM7DqXrFBm4bS/P/LDLiqyaysMzYbilumXg7n4H8Snb2rZHN+5hMEdnU/JeeyrjD",
+	"w5AJfGNn8Rt2WoajyMTObgnu+9jaz+CF5hIze0XHkaThiZTPaAxufW+zubUMGFQyNPyChc9ZyKlz6n1s",
+	"GWGJHXsh9aE5uAMmLG5sNVpL4YYTITJpZP4rx1ZXzzg2vrq5+FX7qXS/C9QYzwqhWMsCSGU/lkImKhob",
+	"9TqOOIuJtW3kKS729ysjuEuR2jWVXVPZSQJjA9rWFHZNYX+yFPZ2BBY99A/fAX3h4fs5pBajNmeR2pQU",
+	"bvvoph9S3c+c9HZ8b/JcL0sfiv3Hbkeoi22gmzuNzcYWtq5djlC7gmutlahb2pj6rqgbVOE5SquD/JAp",
+	"3OZSx/KpTER4G5K4pnA/EQqHZ8VRuKVpWuthrirUbA9YkPO8QU0pcOpg2Bd4daColPlzDN5pLHJUJIbP",
+	"uNL7aQV4NU0PSwLAC2NzZeuacusHwoZUKaHasmQUHMMZHYV3MB72BnTTXygS22axSzxpbUpnd+XdwYjs",
+	"N+/cEg0Yt/xHZ4UsLw8L6jRrza2Txg76ibGgDva/BSeMKz3Z63ht75gJLmOEtdmmODGU/R8+/O769x++",
+	"+/A/XP/5+k/k+vvrf73+04fvrn//4XfX33/47sPfT8Tn2c+2wN/dbLdynzUAwKKJzbSUYfNuPA8ZfmEQ",
+	"e5ntEkowyq7FpZ5DxrXR8NM6H1bnkWs2cvdsxBDpyZPhGEe+fmA5/1jS9pCd0k9qf5iimndDBm9ArGyv",
+	"m7USv1bi17RpoRIv8gRqJfrkVPdltPZ5RColIs1Szf0HobQXqZu/c3YDupS101or4GsFfE2dllHAC9SJ",
+	"VFI1FtOiME8D89Ori2nXkNcu2Tivl5fo1JC5s1CfxrY5ttrdIp05cUlNP1mVeVpDLik5C5BK0/PMczsT",
+	"EdcFTXoT60O8VpPjtozm3dzKP28BHcSDGnsLgTmQIdblb83V4PJ8o9PsNuhuUK/XgZtcyUscViRRZDZG",
+	"Dllmz3E1vnPVv898t43t5n2q3IB+i9XtS8TRtZq9VrPXzOKkD20LIxY/UC67QvlEsBFT2tbSqhhWAkR7",
+	"QMfYWNAlQ5lzXd2zRWezcvN5foKco4SXlOjoxSP71OZR4fyyabSxn1zWYQ3bFHPdJ0hnis0MBY1jaGao",
+	"pUtRM8/yLJDvgSIx7/U1xgZibQNCNUlJbp0YxpaN1Bm7kWzon5miyxOqQYJKlpha2WxsVOtkH6fZp1m+",
+	"Y7PhVmAghEmIYF0e0bF5bTefiGOT0iDpBzIrIPHJ7AgyccJ1tU5OMPgQIhttQnTA2oSSmOl4TNIsA2V2",
+	"cSL52eaFqewBzPOzsoLL38I2ByJM8zsVdsWb3WOg1PSCab6f0uyygKP+ZgZzXILhrcizVra6rC5u3JOU",
+	"ccnGE1JCK9xmm91HjU6TtoKNcJNtdR81tps7rd0NutnZCh6F22ynu9ugzU7hvlcUWVC2+MiyyR2KIdby",
+	"5TTMaXnkBBoxjfA0pccSji4kc5EKEtXcUaoWpZb0KBjej2UNFrH7slcKMsda/lnbKdeWgJ+KcPecXrJ8",
+	"1mwlEwmqS4loSFAXmSmP4KlZDD1lRpsfwUS5NgOmZsD1gbr7A4WY7iot67zuBBJ8qqIYAXksBXug9pyu",
+	"hM+4AgSb8w8ghLnYqp3LOjMfT3TF/6SyNbSKuKKRtfo3/ObmZuPM97g6sJ0wXE0zKEht5511tbAlomy+",
+	"/fX//eG76z+T63+9/v76Xz/8/YffXf/z9Z+9pUWyScisvZxr6WFN7JYOVc4TI+IO9pTTM//UBCWbHc73",
+	"0jklsIu47LrKqjm7jy2jupd5NBRjKgv5w1ch4q9PRRixsDzkz1ABtTJRtIf7aSwHy7gJ7OMnEh6e6IPM",
+	"aEh4qEglzV7kdsGHoXpzBrwBqtZV856RN9tn5b4R22j0zdnS7pHDAwOI5Twjrurc9Dow7nLUlw7e2TYU",
+	"5r11Ns+nc0/zxtJYbuI/AvcPhK2/Kk0cmmG0aTbajYILJ+QxZnp77bS9lOd7WFv6UHDNqZax17Yf83yv",
+	"T9URC2QcKsdqeei1N5qGQb/KGlA5Ho2YBvkBFl3Bf1No3I5XLPTRvUOjS0NaDhI8icdY2sxr72xY38/U",
+	"nd2tzB6z5XsjynXpCM3WPTqSDKFY7EZy+L72I639SGthAcI1kRNXUr5EZDzB3hzjq04IDpMCQ8g05dHD",
+	"d+bHoTU+lFfEylwvOXFBSBASUofGZmOTRPzSCDO2vqHR4abFhF8ykBLmGDE2ygOtcJ73a8m4gdF/zVtu",
+	"xlvujI3Mt/8HiGtrDvKjs8SvjXE/BGMcDa12OpubhJxGLH7I3momwjmxBuY4go8Qfe2MKmZLA/VlWtAY",
+	"L/cpFvhDV2lYhTyzPotCvG/pCKnYlq+k2WpUsVCmkKM9YrljVpxoUCfP4MtYqhA/QiOoH+g+At8wH9X0",
+	"kgmsA1pxQRi4RmB8fXoF9UoHEHCAQy3NG0VaULeUOT4BGD4zY3q3sAzCpGDAjW6LbgdNVtvpbIa1Tfao",
+	"W9ulzU4t9QvT7Q6WT0ih6rU3Go2lKTDOOKUP9+het5tqlXWY8ZOiJz3vcX+UZ7ArwuNueJODzCLvNKDf",
+	"OK1OjieEazwUa9b1c2Bd63Dynzeb/UJGIWZzK/ZAWRIQSdGDYjKO7SIPmuK78NYctvsFNaySOhaWDImW",
+	"5AJC3S7sp6yjzTXXohp4YZgYfjjyCdT8TYTrvAVha4ZyIe/DxiUXRYJ8sUeEJMg78bEe08iKyYBRMerz",
+	"iJGKHkk7L+T8Nigw/cpAQgQehunYCvXZXTP5ap0cJKydmz9E/yVaHnAacdGz7i6gr06s+DahEe9yKPZr",
+	"/wLx4BWLD+gYyJSTVGRIx6Ty+uQxCem4upeSaFeCmAtCSZcLGhFUnnwoXTyMqDCU0igoB1Qzs+/wShJF",
+	"RmWHEvHQ3gYgLOTI3OVC8ZBla3mgQKo4DvosTCJGRlyEcgRLMQNI4dyk5pPmyS9kxEM6fnnF4piHTLmK",
+	"3WbGDxT5rXkcxKxEB2iY3SNmbWnNxQyEvCdkDOVMzNzhTRsritWLoJAryjJVu2ajBDu4SBwvlDUhdQ0M",
+	"CBFX2k85m8GPRDjZC3DEtyvL8CZ0i7Nj5ycZSgaV4rGbA43H+ILROVXae2YYc3PGqnUCxva2uQD96Ik5",
+	"JBiG6mP3jNIto+4hNLlkEZpmOhC6W7Wv87BOXkgsgx8ajKSCQOs6rJ6AJfZh+600gq0+8uuHItmKWDE4",
+	"VCiDdly42l5+KwudDbF3Hvb/SIVoI52iwQB/AzKYuyB9ogsIHDypkItwtT1XNhsNLAGfWnPM3ZJS1iCt",
+	"wvH5pN5wJCMwI/yzNlCXteaUcNtsNXwvQvFpq5E3iKxSrkaxjyTyzhVyW7cQcv1cRYm0oXDT94JEaTn4",
+	"CtpSmDk0vbZ3/b9ff//h767/+foP1793DbW2/Xue3oIqQ64O3GdFm1vZKZ6aWTHO1pEEaKKcWcA2oFbb",
+	"y7RU29ndqAUWeeZpBVY9FWGOFFSK5MQWmUdyw5WhOOvQ1XXo6jr4ZK11LO9PSk1XRtJPNQFqpQPs/RWi",
+	"FG27YizWRmK2SB/5JQg5INpk9g6rgThrGtVGTiwYBzVY7gxTgBZV1hrkG6GURlHVJ1BP3CoPgr21Uo81",
+	"2aFxZUCM6OaE3bHTcjClp9BvLZsZNC6B6bZdwa28ETE1HsIXjOYk8lqPlvKSYLtLFIzv3mZ4hBD/9BJY",
+	"iYFuJZvbcvzTLvcTWRw/thExXe0CeaGAqGtBYG1+/Ajmx7Xk8HOVHAwLRy4W5i0VVEPeyzwhwfaFKI0z",
+	"eZFLiPZTxsqEhqafXARRErKQVGw+L8Q2VOvkWNNuF1gndvIyL4z3CHXGD2wgi4NYa1LOAlIBj1/fvlxD",
+	"yUcKpqrlEa4HIniCgy1Z05I741UFs6mxqwHBhsaFINRJVbYsrhO13jz3mGp2PLO2Zg4IMC1Ya34CzfJv",
+	"OgvJT7mmpo2XwViaGyTyYi4sR7NBPsZmhpkits3fPaouGVpztSQdKxGGXll5zbJJ3GOI5oEIFkdosvQs",
+	"rN2U6xjNNWeEGM0yx0eeKYqgyBEXdCQN5QsJMZNgmo8T2yKLClfZAjgecrI0YEZpOVQubwM7bU37UNoF",
+	"VxNyRfBbFHlhnXztvB5I2fwsMyT/qGMw0NUx536A9dmOu2DRNEBSfTlSPhESGpW3i3z5gcq4FbgoJj8F",
+	"Q0BrMdrtPnCtvO308lGwyPKhubqr9GGfKmHw0I/zQASLWHsGzTtl6rMDWxcy+cwtVjHTmk7tqd47o78z",
+	"rpziu4PDQn56ZwwPEGC+so32mTXDWzO8NcPz2t7XfQbmTmoJoiE3qRgL0REiVTRmM8BFZaqahoc1/Uaj",
+	"gZ9ROPLYUlxrmH3gVC0kyMonCls6c0Ge1JuPNkklZkNGtWVRWKXBh2ABjG8AhhfbYjGOm7iYDcwbxMdR",
+	"1bQUF5gQMKp2pnba7v3OmJ5pnj52yd9sbOxlt7kuGIEX+ODJvluoDWGFrtvAf9AIbSN56KU1ZQs2Iqhy",
+	"YPktp7iQilUzqnVyAk+zbpcF2o5UMKRb7d63Gr/7NDgGwlQ938uZzmnMyCUbYvCD4fckJe2zSlbNU68/",
+	"Tdkq1OymWBAg8gRv3yGV3eajKtl+tFXb3Ki1mt7ZYk1vJfZ0/0WsaBgyXKbFjLvUJ/fN4LPZ6xdyRAbm",
+	"VDvZb8RiRmBGGL7l7rupre3ca4f32my9llWWlFVeJdqJDzPCE+cJKSGL2Fwh5YgN5JVluAVbK3NfBcnh",
+	"LQ20VZ7Rm+30tlJxoz1Ly/ZJJnZUMZYQzACT0gk60fPmAC4wohfuTzPiA1hngRHfmI8uwTbPVmEgOLd7",
+	"ZYC4zXfK9nDWKzO+GPApXKuaPx/etGY1P5Waz/Qypfqy212J2UDj0cXlfNLAqZnlfIo1psv9mTcLG7pV",
+	"xZ5VquL8xCrR0PCx7YNtNgBVSzR+PGe6L82m0CE/v2p5y3shlwnYzplUbUkA9hYP5mH4OB7se21vv9Zs",
+	"NJrexJ3P3SwLVx+XXj3Iu0G3fY8PYeYb9Ua92dyog/VbHbtsjUJxgpP5nbtx2PSSrbYwcfW1YvELMGQX",
+	"ChvPih8X7C0gfzY+nKPHM7qCz3fnlked47DDmF1xmajix4pB5/lO4ras8mQHcXc5iQO01feo4IHnLj2W",
+	"gwEgpffuFFqXn3rt03zj8lPPP8W8B7iDXcxPvffeRNWH5fzOk7Hx9+aFNlBb7IaOLBVbC0prm/xa+AAn",
+	"tDsSMzoBg5CBLKZG1djGZc0u3NCR4RhKcsEr5lQWoqahP4F1CtsY7G9kh4yoSr2je2gAT3QgMRcyhlhq",
+	"rvukx4AU/0p26mSrsQEZoqowCORLOjdrRTHIjcGS7f78jgvVWaZm88V9s/JPamlehnvP5tXlvHMB57sF",
+	"n7sX9lPgJKvwhTuuMfsr2dm3KLauM7tWR3+SdWYhfwXofT+WQiYK8n8dYf1GdqpLsYy5VlA8iG3iiJOP",
+	"irCfOlTTUB1DhDC2JzB/gbHUeS/RponFaKEDDy7Bar2G0/A0iBcYADyakgVD69V+FEEvoYrzuM5lBms+",
+	"sOYD61rjax7ws+ABBRawgOa7SqGYDze3UiiMfXeVQm9Elq2h5e7Md2ur3Q/GandvNrqfkjXuzgxvi9NO",
+	"ScUVxCmaObGST2pi9cmoz4N+FjaehYBX12a7dXXWNUe/RXXWCJnkPA7OB0bKWsbEB72TujwCbQxrxbUa",
+	"DYi8jeUIu7c+2iTP+edGceMq68JqM0hgFNtI1cahQIDwJWNDRT5/efDr82eHzw9Pzj//9cmT46oPkbdX",
+	"LaffDVlsPtQmF5q91Q8DdXVh1TuCB8XcLRoisXlqGnAbkos8c62fJo3GRgDPHIbwg12QQEbJQGD5iIu8",
+	"GPC2JkIjCtivmsnlvgSLG0L+iWB1cmHZzgV+NmVOFwaCWDEdgAZabShBEoLevrrPeGzAVSdPAEYxFoCz",
+	"8cod1pUxZnFY+2ql1WhBoTGCW0kuMO72AgtfQC6QVeLtA1zZsnmRVBpL4tYM98IifsIl5UAkkPk6LDcf",
+	"nBQnEQYw5dc/zgt3ZtF4MytaRioXedHowkDXiEbnOK2LqoF4zLoJFCTTme0W33qgyMU72Ks2TOD9BWHm",
+	"VKs6eSqNNp++Y23Gh7haM5XIurPx0pEcKTBRx7b0xqRhuO0QHZr1gykZsR8Lylk41sk+PgV7mLXfjdGQ",
+	"QigZ9WXEXM+xBsY6m21Urj5TO8NdRDtb4MRatS36Vi6Kz7TM1mYIZvA0h1+CcThVNpsLEnmIkDGh7n2I",
+	"G398/BWkWMVy5BNpsCF/mH18gnRiecmEGevo6WOy2dxpEM3igSKVC4PwF36xR7LA2lT4HQhGN/hTCp8I",
+	"c6TgKymSuQopIhl0MDI+YNheiOJqEBC+weoXB786fvkCP1qEGlyXnW9YoA1wDCUy62sa0mQWln7O0JHC",
+	"u69PntZ2quiBMHgI+2i+C/ucnkKzsMfHXz1QbvN41lX60Sb5kn+ORf0Uhm5ZiuLGmiRPSJmajQZB4mSv",
+	"+tkBTDtWA3EtDG3As0eGFHMLbe0YN1tAuzo5McvkCle3Z3fWqF8hCyIaM3IR9GmsmP5rrmRtZ2drt9a8",
+	"8MkF1pRUtWZrq4lolrvSuvBJIMUVMyq6mQ/XznOTNt0jdlwsxSPGpJNYGEMsIu6gb2fa3HK4xDU6kNwy",
+	"bHXP0J4nSwK5zjakbTC5M9YMxm02iK3+g1QZ4xxpHPMrqCIKxTW3yICLRDPlvt/YMdt6yca5Ut4jSZJh",
+	"JKHssiDDWPZiplRakFkh9ybM6DiQdxJFdjPsIYQe5zCC/UprF1Hv4ojpeFzbN3O58C0tN4DEVIq0mKSB",
+	"pztfZjHTujDStBnBOrNSAW3wacaCgPcITDa896z/6VlNG3n9NNFkwSQLyt7M6YJimJ/wgL59xkRP9712",
+	"s9Hwp/Iol7bYOrGgYCEwyh0om6DD5dVNVO+sigx3nZIMd8yc4WqpmnvqvT8Vs4beKRmaRdg+BG7ZfTv1",
+	"2i33y4AFFVAAohp24BMFSE0GmU2LPZUCza2mYpAlYcgX8jSsTj6PqLiEO5gMpC75cMgM6TD7/UA5FsCt",
+	"/MDRDDSV7eo5WbAIfnQrpG4GA1XfafJ+QQZsnor89vhuN/zSDfCbDT9viym8vOOn8PZ9fy4UHTdFQme5",
+	"CIqp0+yhYp0kmdcE1pMWrPVzydduU/3SorU+qdfrVeTReV5j6Pdi0dhup9tJQ6fMfiFBN9TXhqEPaHwJ",
+	"Gwd1gm01WyhQadiV0yNAMAf7n9BQk8XcwyJzXGjWMyTAyQEx6UgZMSrse4bwg2hmCUPENYtphNnvHKkm",
+	"LArgBi4eEMgQb5zJAVkli8IHCiTKVPjsjAHChh90Ujy1omIsR2VImso/UJyOxhoSCSqZzGIeggea1TqC",
+	"zHdVky2XhL8fI5GpmX22CFFJ9Z099+hfF1jzHsn4Nuxtnk0TLWU1hW9e2AHph1t4OalboUCYk+pQeik7",
+	"fEv4VFo3bJ20bJkVUOutyc2VPM5S8zAF1LAIdeWhGdNrdB51N4Imq+3SrVZtM9xmtZ2g2a212CbdDnc7",
+	"W8FGY0lromFMziPUbuDvAzAw2h9HKESmv08w/q0FlrxY56eqNNUMeVeCJoc7MNRZdWeuqc4IWQ+U1eAN",
+	"IQaBai+vUHLlUjkNS86pi2v73Dr/YO3s+5GZBq1ZxDaTEaSTRJfYIAkVw1QxQ/2rAs2bFJcibbouhY5p",
+	"oKvLWRbf4b9zvYNp5kKiWAy9bS0HyJMho5aB7YAbeQEavANrf6Dy/sM6uXB0+MJQrosclb4gn+FvS5gv",
+	"JsncRQivgQbGNWHfJjSyQwDtvpjpikSorh4nYmFzhy7JW/POkrea6Vsfk6U28yy1NcFSm3NY6twVOE5r",
+	"tvoj8lnuEGTNMdcerTXbWpltHWsIUQHrcmJggBXJkX1ZCn6XvMoQl9kM61CgswlLpVHMNqGKoEET6sS4",
+	"vjnWivRAkQuMIb4gw5h1zQIyR5ZvHWIDqgNo3ABmX2VZcihHAmyIFdtgB30aA566jgxvGFdzLhNrcgZl",
+	"znUfijL/O3pOUD+d9KpYy7ldDaiJ1Tq5SxY9M90w88/cgpPOLnMKSo6rcYpQKVgSrdF/hh0xfWElpiBH",
+	"mIn4Y6l3ipjh5IJce+BYjhyfNctpO0EDZuveepeG2AwSBd4eV/3JmUpcvSUrSLzPvoFfhM9s5D7jNiXL",
+	"JGulmWStO+XfcmTTyWZZFc1psocJJ+3juk9Fy7fQ8Lf9U7Hh20n7/qn37tRLDbanXpuY/y4HHPPk+1Nv",
+	"KUOin/OBl86x3H4zK2sOfYDYQMHS0oGhCI+Pv1qLMGsRZi3C3ESEeWkT3GQ3c+3eoQzzjew8fPeN7NxC",
+	"0/5Gdm7Mw3+ZZuot44aEeeZ8HZBul7pBC1x5q9NgO93NoNbqbtDaJiia4aNWbaPb6DaDHbrb2WaOZQ+p",
+	"7mccGz4yt3pqqs4mCQ+9GV7Au+CvOJWlF5PjuykjvEOF1W7UfI31G9jJNa1f0/o1rb+huoruzHxSHUbC",
+	"BTYP7RbUHsO/i5kX5QGc+z0zcdLFILl8We80L+5JyPVzGaJ+TeMO10jYMb2uT0WPERd8bstup3lzey5v",
+	"ZHFuxzTTeA2ruH0uxw1T6xY1klzQMbJ10my4jpEbkx0jm4WWka2VaDOC5c7S1p4MhnrsiP26QdHam/XT",
+	"obN4UhwJqqSmHggPscEtSMDmEFQhNe86MpETnaeNVM/HL3LPLgy4a9rY9kSARJ3/DmYqFwTd5gzDE75d",
+	"MAIwkQzMQgzJMa8Z0uD5HmRgeWd+WVeAH77paVnPFQ+9drPle1wdGbhkeWdXLDKLtiJxnhh7SWx4HbbX",
+	"yYVdaDAoedf/y/Xvr//5+vfX/0T+7f+9/t8+fHf9p+s/Xv/5w++u//Lh76//RMy9D999+N2Hvyf/9bv/",
+	"SPIRYP/2L+T6P1//8cN/+PA7Yn5/+DsIleEatvT6/zCs5MPfX/9/5Pqf3DfuszVPHj0XF0cSE8i8FvY/",
+	"rbC/5hD3UG/RiqVc9MDo8UAV0b5YCtGWDAJyjZ7ijGsUT0s59+jFMhkWhPEiE4HzOf6leeqTFpWAeYIj",
+	"Popqgdnc2MtIaMi61AiLBRKaXXRU8z9d/4sRmz/8hw/fGcpGrv9AQCAuUMCJh7wbkbITiSC7K4n42EBp",
+	"XcVhLQr/hAgdkpbUuOs6dlMQI0jPkpxViNkw5lfzS/rsC4KSVYGmEjlkAsKouVYs6rpcNEt+udmgLg0Y",
+	"4d3MFs1BIuZl5R5wZa8V0KhP2cV6GQHz04iUvmeAaKC1dUMCC+Bd09c1fV3T17n0VQokWKvS0qQT8WCh",
+	"ZLgfRT8IGjeiMWhfCyTAfyCtVrvRINd/vP6etDbgz3+6/sP199d/uf7n6z+T678A2fv+w999+N2H//76",
+	"Xw3xKxCz/+v699f/eP090MHrvxgZ8l+u/3z9l+s/X//5ZpLimoStSdiahM0nYTSKUERckYYZrfjhOz7h",
+	"bSqSsec0vsyfx6NS306WYtwq9dzz+W77W7ce/YH6S9ae209/RgwCY8/HburSnGU7QjtRZbMBIXvFaJnq",
+	"iodL6ZjRwezInVMwXY9PvazdIlRrMV88LXzh1CPsyuhkQxYX9bIKJfmz+RVnIzKMEijVI/YTLQdUc7Pg",
+	"sY/tpM2qrIInBXPNlAOsYebSt6EMRqw7jGpVJ/s2Pfj45OjJ/vPj81dPjs6/fPJrgutTMKn9V4dQaQE6",
+	"Eg9kzCaqI+SKI7TJVklp1mMYbNobs8AjAWGdAJsaTqcY3wl32gThLEKqaZu8O7Wa1alRrU7FqbBPFSCe",
+	"PczNg82Wf4oyDubyl6lskJJvJoSPZOripO4HDzopDB7GHbHp/lcswlx/1ErhKnpGTp1r5NR6PU6t2+M0",
+	"c7XAqzOdLVg2YBI3Tq1UZYDhzetFPeV5eAJoaUG/djes3Q0/xQ4LV2zS0TvNSEhFsfiKxTXwUwNFWYZh",
+	"QODOKoW2bYWaE0OKfKLxH4xKwVgfIqSoYXEGxYdPRDiUXOjDUO2RiwDqSXFFBjRkmCJ6AUNcYHaLHHCt",
+	"WVgnr8WlkCNBBmzQYTHmkdviD3skJTU+SUtW+u7q52OYhr3x+ThXJkoxqLAVYFgS1hPC+hJ9qlzNnt1Z",
+	"Vbtf2sbSn06ThuAq8FochubjzTMfr71W2MSq/WbrzAcHzL7WZgvsw+AVNpe/kBEP6fjlFYtjHmKDxI1m",
+	"vdmqG4Lt+YZu79QazVoD2gmbV46DPgsTM4E3b7zGLvrLmzvm3zP/1le27RXzf/PB6VzOPL4Z9f4/Xv/p",
+	"+r9cf1/78HfXf/rw3fUfrv/84e/MYwVUs8BJA10z+2pqJljJfgrxEFSoLotfQGIF7j1U0wDxqmMkCBph",
+	"A8vEjP9/fvjd9R+v/3T9L+T6XyH864/Xv7/+z4YiYGoG1Izd3N1yNWPfL9+bEjBxXYd8bZ5Y885l65Db",
+	"7g05fojdHCYZoas+bjPI55Ufd930764A+c04jG1heJclyGfxmdKGF2m01FTsr9f2wsQI7tCG0itlVpQf",
+	"oAn4GRW9BEOV4sQ8OwgPmMbaV0+EwYjclxItDzg1sk96Cw065s6rWBpiX6hlfhue2GjWG03zY8fxxCMW",
+	"yDg8SrBYXMSZ0OdcnQdSCBZgr3hknUzQmMtcIfePzlBhcq+tI2+jlMMuXUXeCVgIukJN+TdnNojO91BM",
+	"M3hgjuRvIXczX8cd+KiMB5ObOoxZyAPNr5jBncm73yY04l3OQihL+IrFB3Rs9Tpb7mhJOaEvR4DGUmga",
+	"aHUiIZg9NQiWihHZxdeK9pjZQbApxlSEcnCeOTHUkLGgb9CjJ3gZ5v64JJIZJeFbJ82WC1J3JeGduH1n",
+	"YYdA1uanEzmSvlb61wlFa9nohhXdl5WMXHZQQTIqNxZglfFRzLWZbFZgUcIDNNqbMAzY0haKCe0TSGS3",
+	"CjtYEaDY4y1ELahUuKrKj0kAdyGQ3VTXnynizOGEW42bshNy/Wdy/f31P17/y/XvwbP+P3qrUeqv7W6v",
+	"M4zuLcNorcX+3FOSHB1cNilpkpInisWzNdoT19Q2JYWEKmh0YPQHVV5jB27tR5yqOS75iZjwsowkjCl1",
+	"UezLEZ793DslVcCbDxtQDzdO2ENMY1omNYqrfVBCfvrJUXmQT26RYT/7wFah1Cy9opoaBaGv9VC1Hz40",
+	"egwP6nb4eiAHD/EZ9XAY0YD1ZRSyuD6EeK9pBbNZa26dNHYmlAgjPEfFqfy3IRvIurmAv+uRDGjkni34",
+	"aifY5PQDr0pCa43OumUQwcYPOyuELSoIlogUI+zIkX3m+JJHkcIn3+CjvY7BhogqDa9wPZ7Qqklzu725",
+	"1W62PHwMGn9NPgPKPILEPPPCphT/w/V/uf7zh++u/3L9vdUA08Zmj/tUl3RBK4ePVUXLn8qAVGyR9j9f",
+	"/+X6L/BRqC/kzDup5jtinSMdHBZ34R6z0gzdWZyN5kKS1hriulX/WoyAVv2YyAFl+oY0re2HFSIeKCMA",
+	"DCPUssyjBRcynqaiNOEM5hjRMsdejpZIDPbJ6LudTlohyAk2A8WiK6ZIJRcA5dS1zWqp9bw8mSNlgFul",
+	"UYE2xeFeIwNvYIBfc+Y1Z75fznxnTHi+idamNaz579pCu2bYN+25OZEbVMaGjVJ3Q96rGJtku3NU/bWW",
+	"v9by17LEWpZYa/lrKWOt5f+wtfzZMsOIdfpSXs6WGF7kCthAzDRKEIrZlm5yJIhKOukrao/QcMAFxoAP",
+	"ZGiEBxkr15W7LOLNTPRrnMjqxfl/eMXFHtWazVrrUa6Ao6XuRcg+PnpO1FgE5gZXQEaPGIXPIS1mExwO",
+	"Ivldibm6K5F/ZuQSHnHRO+YiYO5lV8jMeultZJYcCRa7ILAtCLW64jJRxyyImX7ydshjprISZhNBPzMX",
+	"lsRRTlgI4kFBUoB9fZgx9fusUWbRaDGrKODsmmWsWcaaZTiWMXk0HOsYORI9xT0WZg2d9BlhNs6H9JhW",
+	"WKUeU0ltDpMhpywkRreyrVcnonyMflqhlgO1U+6Dvu0H2HXOhxeQ+eCNPaI07XbbjgFhA2hB41iOWEg6",
+	"Y9fhVmHwUY9fMVH1bVNX3hMsJK9eHp+QyrGmIqRxSByvaru/aoehn/5tIKs0HQyzS8e8J6hOYlbFprxJ",
+	"HBHXpwOoJpGCQIn+zc0NZJw2qilmSkZXjGhJKImkHHZocAntea+oZj6JuLisgZLk+qBjaJMasoDTqDZM",
+	"4qFUjNAwhPbilcNXV5ukD6eIcEEOX109IlwEURKysFonT7Jt0dAmlrFQ2V5DNCQqkEMgnwb4hg+aiWfb",
+	"9EBh6i0UTEV+hdvSNm/j3tRdPzjcKXsH9qBu+Y3dubZt+A5juqblMAMFQVvYOCSKqm2y2djI95WFqaed",
+	"1M0b2I0vj9m2fKq5fMnGD5QdGbOQ7dx1n41dGyRYP41Z2lgYw9EMQ4XZuNbFra3iAfLJhtk9KRh5ffSM",
+	"VDYbu/mpQqslnF3IhpEcQ/ZzrjZ2R+p+1UheIaNGyUQAmc+aOee/ZA4WEdJOHjENI+KI0c9xrQajzbcV",
+	"cPw91+q+DydJRGPSZzHCrjMmsdRUsxo+2yaUxEzH46wVFASJ5BLbal+ycRqENwVwt4Vc+0TRMcxCGiS0",
+	"fH9Wvp09RZ80426m6DZDKsMQ9zpGeZ/jVoKstqqotKLgcyiGiV4h9O7WPSA/rrA7E6z3JgIj7nttb9RX",
+	"LDh/3v3yb3bjnV9++etv45PRN69fHewcPnv1m0PZekaf0eORd39C813Kx7jY+R6bqbMLRN/CoyAwpwfN",
+	"iJ3DiI7ZQkmz7JWCuLsWvdfZl+u41Z9MyxKkJR0IXU0VAe1klaWUjJBFTLOH7+zvw7mlog7g4ZtKDo6Z",
+	"3mUuJXKjO2oqeLCgIXDolCoEWlgg5mtrx8/BDb/uXvLzJrlIAQktynFGsQPdnUUc7CGR7C1JfTG8b4L6",
+	"lnYz+SXTPyTK+zPTWH4M+sfymseaWa1jxtYM4EYtYcWEDl/JDHBOj68uRfsLZsCZAvj0OZ4yPgo2sh9G",
+	"66SjZGAdRXuss092mOIhI1yTih5JuAwWdEW4KLGrk0RoHpEZpNEnrU3SJxHVLPaJkiRmATP8T5GACqJG",
+	"XAf9afPjEay7YDJZM7SPydCy1W1Pr27CMve49fQr9fnfHPZjFTzuR39z+Pyrzzpb6vjXaig72/LgJ2+Z",
+	"yw7XmmeuFby1gvdT5++/5FfT6h1SgYKPbykW74p6LMXb98UYoi3jyLcGPJ/knvBTj7pPLE9BBye4phUw",
+	"evObx+QKqkbtEQHFmumYdBgxnINUNhuNvJsUMturdQLxpubixMIhiy2iuivjAXHsjQQRozHGqRnulMTM",
+	"cH4Zhyh+FJzW4I+PreM6Hued4DNcx5WFXmdb03rqfU0vbfgcOp3rZB9iAmgE9aFJojAyYcOZ8cr9vYuq",
+	"ltyVEn5DnykrRCCvPZlru8DaLrCWcdYFctZC0T2WecWgKTpJKxZLQHnRx1rHOVPLBca38+GMUIlHS+Db",
+	"qaszi5/QVDNSGTIRctHznSGehT6IKCw0MgPWJ1W+NZq81e4S9F0k9mUiBUvD1eKxe+aBclXYAxkyH6we",
+	"IhinkgjMmDTJl/xzJ16goaYOvTE4U6Qro0iOyBZRPtlomP+2yIALnzQb+O+G/bdJ+uZe3yeb5j87pA+f",
+	"gX+7msUIF1xYuobKv/1js/GLqu0xYr2U6I3gyj48N0ngIN2e24g2UwmEEP6WbT12luQq7dWbJRPiHGdk",
+	"FLrHp9MJ7b6BSGF33fPdYFNphb73tmberF3R2FbzfONlS3+VDpZdO8gNm119aj/wY8lTRDR5Jnv25wJ5",
+	"xT4PyQQMyF3bQ4RmIdmyaXVwBJ4rr73ZyiaMIi1mAwoaEXzb1WbFTL+tRsOs0R1JrHi7tOBotyMTwoBE",
+	"AD5vdptBK9xgtS36qFPbDLbD2g7b7dYatNlpBRvhJtvquvjCE0SMCQHSSIXbmDP4ZNa6lX5WXLu5dLRg",
+	"/eaZ4yIMMGHDFk6esfCtzDQHR6CdIvz9J3xYbB8vTvwI88RjLUKuXUtrKetGfe/zEQQoltxK5IqZHfDh",
+	"O0sjF3mX0glYIcYabKRl2nl7C1ckTBihPcqFa3GGIhkl3Zipvg1sV7Yiu09GfaqNVJXJbHWoKjtyIksq",
+	"2Ql4rCc15qzALEpcSW55ll5Bt6o7lV4yEPCQVLLElGpBclmS65QUSHKca16FpAF9+4yJnu577WZrx/cG",
+	"XKS/p6smTIsOrZuJDg4TDpEhrsxjp9jV3Zo07PRm2zb+JmGJs5E6IRlF8DWPWps51q6cn354NBNQgD3H",
+	"wnIcBtjWDIb6HvzgCZbwMNrSkH/JzJ9nhrxiIzhkLZlZt/3wYbO1XW/UG/Vme6ex0wD53I4+yVZeYipe",
+	"octcQAdDynvCJveRDouk6BEt6xm7sBWHp/kUFCu340EmpzILNkOnnduyLqRUGbDQIGBDc/0b2SEyJp0x",
+	"6STRJeEDyJkE4aPLDdvmyJyvWqm1g9E44iwmV00CSnRuijD5khmCcIEV18m3hjS34SeLYb0K/UFGnsDV",
+	"m88Ll1fa41cMExM7NLg0k+3L6P+n7Fp2IwZh4K+gXtoe+IG99hN67oHuok3UCEdgNbnk3yvGQJ2EVtrj",
+	"PhhwgiyDNTM3+SY/JB/VAgT1rxWQDcQwzAE19mKgxJJKwYGV3IQXKjiIHuaykIammD8r0queOFw7s76B",
+	"OQtDPqYS3EsTY3xV48Hc7CBAGKrWY60d18cQIYozBgSK5KneCwnTsVkofiE+bCsFgz/ZOwb9i4ZT7reb",
+	"8nblxfsg0pb1YH+IzrYD/xlzJ6DTrvsQT7mOc9ehevrSEswYPmnFL7kQKB6lasK9I+N5wndhIUt2aGUv",
+	"k5ld5ADyc00W6XJkn0qjVVrBwovWlTuENY1f2YeUK+XqJ1l0QPULa2mnv19bMzVHXEx4H0B382jziF74",
+	"uDI97KrnZH7zrMIZvJt4eNo+tp8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
