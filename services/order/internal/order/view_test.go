@@ -32,7 +32,7 @@ func fullOrder() Order {
 		CreatedAt:       time.Date(2027, 3, 4, 5, 6, 7, 890, moscow),
 		UpdatedAt:       time.Date(2027, 3, 5, 0, 0, 0, 0, time.UTC),
 		CreatedBy:       &by, UpdatedBy: &by, ClientUserID: &client,
-		PacingMode:      "predictive", MaxAbandonRatePercent: 2.5, AbandonWindow: "24h", MaxLinesPerAgent: 1.5,
+		PacingMode: "predictive", MaxAbandonRatePercent: 2.5, AbandonWindow: "24h", MaxLinesPerAgent: 1.5,
 		DropLockoutHours: 48,
 	}
 }
