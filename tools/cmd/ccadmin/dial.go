@@ -249,6 +249,10 @@ func dialedCall(r *rand.Rand, now time.Time, lead simLead, agentID, endpointID i
 		a := ev.AnsweredAt.Add(shift)
 		ev.AnsweredAt = &a
 	}
+	if ev.AgentConnectedAt != nil {
+		a := ev.AgentConnectedAt.Add(shift)
+		ev.AgentConnectedAt = &a
+	}
 	ev.Direction = telephony.DirectionOutgoing
 	return ev
 }
