@@ -262,6 +262,150 @@ func (e CallResultSuccess) Valid() bool {
 	}
 }
 
+// Defines values for DialerExplainResultDataReasonsReason.
+const (
+	AutoDialOff   DialerExplainResultDataReasonsReason = "autoDialOff"
+	DailyLimit    DialerExplainResultDataReasonsReason = "dailyLimit"
+	DoNotCall     DialerExplainResultDataReasonsReason = "doNotCall"
+	DropLockout   DialerExplainResultDataReasonsReason = "dropLockout"
+	FinalStatus   DialerExplainResultDataReasonsReason = "finalStatus"
+	Holiday       DialerExplainResultDataReasonsReason = "holiday"
+	Leased        DialerExplainResultDataReasonsReason = "leased"
+	NoAgent       DialerExplainResultDataReasonsReason = "noAgent"
+	NoNextCall    DialerExplainResultDataReasonsReason = "noNextCall"
+	OutsideWindow DialerExplainResultDataReasonsReason = "outsideWindow"
+	PlannedLater  DialerExplainResultDataReasonsReason = "plannedLater"
+)
+
+// Valid indicates whether the value is a known member of the DialerExplainResultDataReasonsReason enum.
+func (e DialerExplainResultDataReasonsReason) Valid() bool {
+	switch e {
+	case AutoDialOff:
+		return true
+	case DailyLimit:
+		return true
+	case DoNotCall:
+		return true
+	case DropLockout:
+		return true
+	case FinalStatus:
+		return true
+	case Holiday:
+		return true
+	case Leased:
+		return true
+	case NoAgent:
+		return true
+	case NoNextCall:
+		return true
+	case OutsideWindow:
+		return true
+	case PlannedLater:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DialerExplainResultMessage.
+const (
+	DialerExplainResultMessageEmpty DialerExplainResultMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the DialerExplainResultMessage enum.
+func (e DialerExplainResultMessage) Valid() bool {
+	switch e {
+	case DialerExplainResultMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DialerExplainResultSuccess.
+const (
+	DialerExplainResultSuccessTrue DialerExplainResultSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the DialerExplainResultSuccess enum.
+func (e DialerExplainResultSuccess) Valid() bool {
+	switch e {
+	case DialerExplainResultSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DialerPaceResultDataAbandonWindow.
+const (
+	DialerPaceResultDataAbandonWindowN24h DialerPaceResultDataAbandonWindow = "24h"
+	DialerPaceResultDataAbandonWindowN30d DialerPaceResultDataAbandonWindow = "30d"
+)
+
+// Valid indicates whether the value is a known member of the DialerPaceResultDataAbandonWindow enum.
+func (e DialerPaceResultDataAbandonWindow) Valid() bool {
+	switch e {
+	case DialerPaceResultDataAbandonWindowN24h:
+		return true
+	case DialerPaceResultDataAbandonWindowN30d:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DialerPaceResultDataMode.
+const (
+	DialerPaceResultDataModePredictive  DialerPaceResultDataMode = "predictive"
+	DialerPaceResultDataModePreview     DialerPaceResultDataMode = "preview"
+	DialerPaceResultDataModeProgressive DialerPaceResultDataMode = "progressive"
+)
+
+// Valid indicates whether the value is a known member of the DialerPaceResultDataMode enum.
+func (e DialerPaceResultDataMode) Valid() bool {
+	switch e {
+	case DialerPaceResultDataModePredictive:
+		return true
+	case DialerPaceResultDataModePreview:
+		return true
+	case DialerPaceResultDataModeProgressive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DialerPaceResultMessage.
+const (
+	DialerPaceResultMessageEmpty DialerPaceResultMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the DialerPaceResultMessage enum.
+func (e DialerPaceResultMessage) Valid() bool {
+	switch e {
+	case DialerPaceResultMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DialerPaceResultSuccess.
+const (
+	DialerPaceResultSuccessTrue DialerPaceResultSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the DialerPaceResultSuccess enum.
+func (e DialerPaceResultSuccess) Valid() bool {
+	switch e {
+	case DialerPaceResultSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DncAddedResultMessage.
 const (
 	DncAddedResultMessageEmpty DncAddedResultMessage = ""
@@ -2268,6 +2412,90 @@ type ComponentStatus struct {
 	Success bool `json:"success"`
 }
 
+// DialerAbandon defines model for DialerAbandon.
+type DialerAbandon struct {
+	Abandoned int `json:"abandoned"`
+
+	// Live calls a person answered
+	Live int `json:"live"`
+
+	// RatePercent abandoned of live in percent; null when none was live
+	RatePercent *float32 `json:"ratePercent"`
+}
+
+// DialerExplainResult defines model for DialerExplainResult.
+type DialerExplainResult struct {
+	Data struct {
+		// At RFC 3339 in UTC (2027-03-01T09:30:00+00:00)
+		At      Timestamp   `json:"at"`
+		Due     int         `json:"due"`
+		NotDue  int         `json:"notDue"`
+		OrderId PositiveInt `json:"orderId"`
+
+		// Reasons every reason, in the order they are tried
+		Reasons []struct {
+			Count             int                                  `json:"count"`
+			EarliestPlannedAt *time.Time                           `json:"earliestPlannedAt,omitempty"`
+			NextWindowAt      *time.Time                           `json:"nextWindowAt,omitempty"`
+			Reason            DialerExplainResultDataReasonsReason `json:"reason"`
+		} `json:"reasons"`
+	} `json:"data"`
+	Message DialerExplainResultMessage `json:"message"`
+	Success DialerExplainResultSuccess `json:"success"`
+}
+
+// DialerExplainResultDataReasonsReason defines model for DialerExplainResult.Data.Reasons.Reason.
+type DialerExplainResultDataReasonsReason string
+
+// DialerExplainResultMessage defines model for DialerExplainResult.Message.
+type DialerExplainResultMessage string
+
+// DialerExplainResultSuccess defines model for DialerExplainResult.Success.
+type DialerExplainResultSuccess bool
+
+// DialerPaceResult defines model for DialerPaceResult.
+type DialerPaceResult struct {
+	Data struct {
+		Abandon24h    DialerAbandon                     `json:"abandon24h"`
+		Abandon30d    DialerAbandon                     `json:"abandon30d"`
+		AbandonWindow DialerPaceResultDataAbandonWindow `json:"abandonWindow"`
+
+		// Agents eligible agents by state
+		Agents map[string]int `json:"agents"`
+
+		// AnswerRate live of dialed calls over the last hour (0 to 1); null when none was dialed
+		AnswerRate    *float32 `json:"answerRate"`
+		CallsInFlight int      `json:"callsInFlight"`
+
+		// Dial how many leads a paced lease would hand out now
+		Dial                  int                      `json:"dial"`
+		DialLevel             float32                  `json:"dialLevel"`
+		HandleTimeMeanSeconds *float32                 `json:"handleTimeMeanSeconds"`
+		HandleTimeP90Seconds  *float32                 `json:"handleTimeP90Seconds"`
+		MaxAbandonRatePercent float32                  `json:"maxAbandonRatePercent"`
+		Mode                  DialerPaceResultDataMode `json:"mode"`
+		OrderId               PositiveInt              `json:"orderId"`
+		PredictiveModeEnabled bool                     `json:"predictiveModeEnabled"`
+		PredictiveSuspended   bool                     `json:"predictiveSuspended"`
+		RetryAfterMs          int                      `json:"retryAfterMs"`
+		SuspendedReason       *string                  `json:"suspendedReason"`
+	} `json:"data"`
+	Message DialerPaceResultMessage `json:"message"`
+	Success DialerPaceResultSuccess `json:"success"`
+}
+
+// DialerPaceResultDataAbandonWindow defines model for DialerPaceResult.Data.AbandonWindow.
+type DialerPaceResultDataAbandonWindow string
+
+// DialerPaceResultDataMode defines model for DialerPaceResult.Data.Mode.
+type DialerPaceResultDataMode string
+
+// DialerPaceResultMessage defines model for DialerPaceResult.Message.
+type DialerPaceResultMessage string
+
+// DialerPaceResultSuccess defines model for DialerPaceResult.Success.
+type DialerPaceResultSuccess bool
+
 // DigitsID an integer > 0, or a string of its digits (null: none; on an update, clears it)
 type DigitsID struct {
 	union json.RawMessage
@@ -2909,19 +3137,24 @@ type LeaseRequest struct {
 	// LeaseSeconds how long the leads are held
 	LeaseSeconds *int `json:"leaseSeconds,omitempty"`
 
-	// Limit at most this many leads
-	Limit   int         `json:"limit"`
+	// Limit at most this many leads; left out: a paced lease (extension), the platform decides
+	Limit   *int        `json:"limit,omitempty"`
 	OrderId PositiveInt `json:"orderId"`
 }
 
 // LeaseResult defines model for LeaseResult.
 type LeaseResult struct {
 	Data struct {
+		// DialLevel extension: the pacer's dial level (a paced lease; null for an explicit limit)
+		DialLevel      *float32   `json:"dialLevel"`
 		LeaseExpiresAt *time.Time `json:"leaseExpiresAt"`
 
 		// LeaseId null when nothing was due
 		LeaseId *openapi_types.UUID `json:"leaseId"`
 		List    []LeasedLead        `json:"list"`
+
+		// RetryAfterMs extension: ask again after this many milliseconds (a paced lease; null for an explicit limit)
+		RetryAfterMs *int `json:"retryAfterMs"`
 	} `json:"data"`
 	Message LeaseResultMessage `json:"message"`
 	Success LeaseResultSuccess `json:"success"`
@@ -4829,6 +5062,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/call/detail/{callId}/ (the `GetCall` operationId).
 	GetCall(ctx context.Context, callId PositiveInt, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExplainDialer Why an order's leads are not due now (extension)
+	//
+	// Counts the order's leads by the first rule of the lease each fails, tried in this order: autoDialOff (the order does not auto-dial), outsideWindow (outside the calling window in the lead's zone; nextWindowAt is when the first of those windows opens), holiday, plannedLater (earliestPlannedAt), finalStatus, noNextCall (called, and no next call planned), doNotCall, leased, dropLockout, dailyLimit (qualifiedLeadsPerDayLimit reached), noAgent (no eligible agent is available). `due` counts those a lease would hand out. Staff, and a client for its own orders; another order answers 404 like a missing one.
+	//
+	// Corresponds with GET /v2/dialer/explain/{orderId}/ (the `ExplainDialer` operationId).
+	ExplainDialer(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ExtendLeaseWithBody Hold a lease's leads longer
 	//
 	// The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
@@ -4851,6 +5091,8 @@ type ClientInterface interface {
 	//
 	// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 	//
+	// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
@@ -4860,10 +5102,19 @@ type ClientInterface interface {
 	//
 	// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 	//
+	// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
 	LeaseLeads(ctx context.Context, params *LeaseLeadsParams, body LeaseLeadsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDialerPace How the paced lease paces an order now (extension)
+	//
+	// The order's pacing mode and the pacer's dial level and count now, its eligible agents by state, its calls in flight, the answer rate of the last hour, the mean and 90th percentile handle time (talk time) of its latest 100 handled calls, the abandon rate (abandoned of live calls, in percent) over the last 24 hours and 30 days (whole hours) with its counts, and whether predictive dialing is suspended and why. Staff, and a client for its own orders; another order answers 404 like a missing one.
+	//
+	// Corresponds with GET /v2/dialer/pace/{orderId}/ (the `GetDialerPace` operationId).
+	GetDialerPace(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReleaseLeadsWithBody Give leased leads back at once
 	//
@@ -5573,6 +5824,23 @@ func (c *Client) GetCall(ctx context.Context, callId PositiveInt, reqEditors ...
 	return c.Client.Do(req)
 }
 
+// ExplainDialer Why an order's leads are not due now (extension)
+//
+// Counts the order's leads by the first rule of the lease each fails, tried in this order: autoDialOff (the order does not auto-dial), outsideWindow (outside the calling window in the lead's zone; nextWindowAt is when the first of those windows opens), holiday, plannedLater (earliestPlannedAt), finalStatus, noNextCall (called, and no next call planned), doNotCall, leased, dropLockout, dailyLimit (qualifiedLeadsPerDayLimit reached), noAgent (no eligible agent is available). `due` counts those a lease would hand out. Staff, and a client for its own orders; another order answers 404 like a missing one.
+//
+// Corresponds with GET /v2/dialer/explain/{orderId}/ (the `ExplainDialer` operationId).
+func (c *Client) ExplainDialer(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExplainDialerRequest(c.Server, orderId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ExtendLeaseWithBody Hold a lease's leads longer
 //
 // The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
@@ -5615,6 +5883,8 @@ func (c *Client) ExtendLease(ctx context.Context, body ExtendLeaseJSONRequestBod
 //
 // Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 //
+// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
@@ -5634,11 +5904,30 @@ func (c *Client) LeaseLeadsWithBody(ctx context.Context, params *LeaseLeadsParam
 //
 // Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 //
+// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
 func (c *Client) LeaseLeads(ctx context.Context, params *LeaseLeadsParams, body LeaseLeadsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewLeaseLeadsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDialerPace How the paced lease paces an order now (extension)
+//
+// The order's pacing mode and the pacer's dial level and count now, its eligible agents by state, its calls in flight, the answer rate of the last hour, the mean and 90th percentile handle time (talk time) of its latest 100 handled calls, the abandon rate (abandoned of live calls, in percent) over the last 24 hours and 30 days (whole hours) with its counts, and whether predictive dialing is suspended and why. Staff, and a client for its own orders; another order answers 404 like a missing one.
+//
+// Corresponds with GET /v2/dialer/pace/{orderId}/ (the `GetDialerPace` operationId).
+func (c *Client) GetDialerPace(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDialerPaceRequest(c.Server, orderId)
 	if err != nil {
 		return nil, err
 	}
@@ -7244,6 +7533,40 @@ func NewGetCallRequest(server string, callId PositiveInt) (*http.Request, error)
 	return req, nil
 }
 
+// NewExplainDialerRequest constructs an http.Request for the ExplainDialer method
+func NewExplainDialerRequest(server string, orderId PositiveInt) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orderId", orderId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/dialer/explain/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewExtendLeaseRequest calls the generic ExtendLease builder with application/json body
 func NewExtendLeaseRequest(server string, body ExtendLeaseJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7334,6 +7657,40 @@ func NewLeaseLeadsRequestWithBody(server string, params *LeaseLeadsParams, conte
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetDialerPaceRequest constructs an http.Request for the GetDialerPace method
+func NewGetDialerPaceRequest(server string, orderId PositiveInt) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orderId", orderId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/dialer/pace/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -9413,6 +9770,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/call/detail/{callId}/ (the `GetCall` operationId).
 	GetCallWithResponse(ctx context.Context, callId PositiveInt, reqEditors ...RequestEditorFn) (*GetCallResponse, error)
 
+	// ExplainDialerWithResponse Why an order's leads are not due now (extension)
+	//
+	// Counts the order's leads by the first rule of the lease each fails, tried in this order: autoDialOff (the order does not auto-dial), outsideWindow (outside the calling window in the lead's zone; nextWindowAt is when the first of those windows opens), holiday, plannedLater (earliestPlannedAt), finalStatus, noNextCall (called, and no next call planned), doNotCall, leased, dropLockout, dailyLimit (qualifiedLeadsPerDayLimit reached), noAgent (no eligible agent is available). `due` counts those a lease would hand out. Staff, and a client for its own orders; another order answers 404 like a missing one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/dialer/explain/{orderId}/ (the `ExplainDialer` operationId).
+	ExplainDialerWithResponse(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*ExplainDialerResponse, error)
+
 	// ExtendLeaseWithBodyWithResponse Hold a lease's leads longer
 	//
 	// The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
@@ -9435,6 +9801,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 	//
+	// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
@@ -9444,10 +9812,21 @@ type ClientWithResponsesInterface interface {
 	//
 	// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 	//
+	// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
 	LeaseLeadsWithResponse(ctx context.Context, params *LeaseLeadsParams, body LeaseLeadsJSONRequestBody, reqEditors ...RequestEditorFn) (*LeaseLeadsResponse, error)
+
+	// GetDialerPaceWithResponse How the paced lease paces an order now (extension)
+	//
+	// The order's pacing mode and the pacer's dial level and count now, its eligible agents by state, its calls in flight, the answer rate of the last hour, the mean and 90th percentile handle time (talk time) of its latest 100 handled calls, the abandon rate (abandoned of live calls, in percent) over the last 24 hours and 30 days (whole hours) with its counts, and whether predictive dialing is suspended and why. Staff, and a client for its own orders; another order answers 404 like a missing one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/dialer/pace/{orderId}/ (the `GetDialerPace` operationId).
+	GetDialerPaceWithResponse(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*GetDialerPaceResponse, error)
 
 	// ReleaseLeadsWithBodyWithResponse Give leased leads back at once
 	//
@@ -12930,6 +13309,225 @@ func (r GetCallResponse) ContentType() string {
 	return ""
 }
 
+// ExplainDialerResponse200Headers the declared response headers of an HTTP 200 response for ExplainDialer
+type ExplainDialerResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse400Headers the declared response headers of an HTTP 400 response for ExplainDialer
+type ExplainDialerResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse401Headers the declared response headers of an HTTP 401 response for ExplainDialer
+type ExplainDialerResponse401Headers struct {
+	XRequestId string
+}
+
+// ExplainDialerResponse403Headers the declared response headers of an HTTP 403 response for ExplainDialer
+type ExplainDialerResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse404Headers the declared response headers of an HTTP 404 response for ExplainDialer
+type ExplainDialerResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse429Headers the declared response headers of an HTTP 429 response for ExplainDialer
+type ExplainDialerResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// ExplainDialerResponse500Headers the declared response headers of an HTTP 500 response for ExplainDialer
+type ExplainDialerResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse501Headers the declared response headers of an HTTP 501 response for ExplainDialer
+type ExplainDialerResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse502Headers the declared response headers of an HTTP 502 response for ExplainDialer
+type ExplainDialerResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse503Headers the declared response headers of an HTTP 503 response for ExplainDialer
+type ExplainDialerResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse504Headers the declared response headers of an HTTP 504 response for ExplainDialer
+type ExplainDialerResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type ExplainDialerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DialerExplainResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExplainDialerResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ExplainDialerResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExplainDialerResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ExplainDialerResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ExplainDialerResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExplainDialerResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ExplainDialerResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *ExplainDialerResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ExplainDialerResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExplainDialerResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ExplainDialerResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ExplainDialerResponse) GetJSON200() *DialerExplainResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExplainDialerResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExplainDialerResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExplainDialerResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExplainDialerResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExplainDialerResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExplainDialerResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ExplainDialerResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ExplainDialerResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExplainDialerResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ExplainDialerResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ExplainDialerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExplainDialerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExplainDialerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExplainDialerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ExtendLeaseResponse200Headers the declared response headers of an HTTP 200 response for ExtendLease
 type ExtendLeaseResponse200Headers struct {
 	RateLimitLimit     *int
@@ -13465,6 +14063,225 @@ func (r LeaseLeadsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r LeaseLeadsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDialerPaceResponse200Headers the declared response headers of an HTTP 200 response for GetDialerPace
+type GetDialerPaceResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse400Headers the declared response headers of an HTTP 400 response for GetDialerPace
+type GetDialerPaceResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse401Headers the declared response headers of an HTTP 401 response for GetDialerPace
+type GetDialerPaceResponse401Headers struct {
+	XRequestId string
+}
+
+// GetDialerPaceResponse403Headers the declared response headers of an HTTP 403 response for GetDialerPace
+type GetDialerPaceResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse404Headers the declared response headers of an HTTP 404 response for GetDialerPace
+type GetDialerPaceResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse429Headers the declared response headers of an HTTP 429 response for GetDialerPace
+type GetDialerPaceResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse500Headers the declared response headers of an HTTP 500 response for GetDialerPace
+type GetDialerPaceResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse501Headers the declared response headers of an HTTP 501 response for GetDialerPace
+type GetDialerPaceResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse502Headers the declared response headers of an HTTP 502 response for GetDialerPace
+type GetDialerPaceResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse503Headers the declared response headers of an HTTP 503 response for GetDialerPace
+type GetDialerPaceResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse504Headers the declared response headers of an HTTP 504 response for GetDialerPace
+type GetDialerPaceResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type GetDialerPaceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DialerPaceResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDialerPaceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetDialerPaceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDialerPaceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetDialerPaceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDialerPaceResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDialerPaceResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDialerPaceResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *GetDialerPaceResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *GetDialerPaceResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDialerPaceResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *GetDialerPaceResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDialerPaceResponse) GetJSON200() *DialerPaceResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDialerPaceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDialerPaceResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDialerPaceResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDialerPaceResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDialerPaceResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDialerPaceResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetDialerPaceResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r GetDialerPaceResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDialerPaceResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetDialerPaceResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDialerPaceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDialerPaceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDialerPaceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDialerPaceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -21888,6 +22705,21 @@ func (c *ClientWithResponses) GetCallWithResponse(ctx context.Context, callId Po
 	return ParseGetCallResponse(rsp)
 }
 
+// ExplainDialerWithResponse Why an order's leads are not due now (extension)
+//
+// Counts the order's leads by the first rule of the lease each fails, tried in this order: autoDialOff (the order does not auto-dial), outsideWindow (outside the calling window in the lead's zone; nextWindowAt is when the first of those windows opens), holiday, plannedLater (earliestPlannedAt), finalStatus, noNextCall (called, and no next call planned), doNotCall, leased, dropLockout, dailyLimit (qualifiedLeadsPerDayLimit reached), noAgent (no eligible agent is available). `due` counts those a lease would hand out. Staff, and a client for its own orders; another order answers 404 like a missing one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/dialer/explain/{orderId}/ (the `ExplainDialer` operationId).
+func (c *ClientWithResponses) ExplainDialerWithResponse(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*ExplainDialerResponse, error) {
+	rsp, err := c.ExplainDialer(ctx, orderId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExplainDialerResponse(rsp)
+}
+
 // ExtendLeaseWithBodyWithResponse Hold a lease's leads longer
 //
 // The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
@@ -21922,6 +22754,8 @@ func (c *ClientWithResponses) ExtendLeaseWithResponse(ctx context.Context, body 
 //
 // Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 //
+// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
@@ -21937,6 +22771,8 @@ func (c *ClientWithResponses) LeaseLeadsWithBodyWithResponse(ctx context.Context
 //
 // Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 //
+// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
@@ -21946,6 +22782,21 @@ func (c *ClientWithResponses) LeaseLeadsWithResponse(ctx context.Context, params
 		return nil, err
 	}
 	return ParseLeaseLeadsResponse(rsp)
+}
+
+// GetDialerPaceWithResponse How the paced lease paces an order now (extension)
+//
+// The order's pacing mode and the pacer's dial level and count now, its eligible agents by state, its calls in flight, the answer rate of the last hour, the mean and 90th percentile handle time (talk time) of its latest 100 handled calls, the abandon rate (abandoned of live calls, in percent) over the last 24 hours and 30 days (whole hours) with its counts, and whether predictive dialing is suspended and why. Staff, and a client for its own orders; another order answers 404 like a missing one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/dialer/pace/{orderId}/ (the `GetDialerPace` operationId).
+func (c *ClientWithResponses) GetDialerPaceWithResponse(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*GetDialerPaceResponse, error) {
+	rsp, err := c.GetDialerPace(ctx, orderId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDialerPaceResponse(rsp)
 }
 
 // ReleaseLeadsWithBodyWithResponse Give leased leads back at once
@@ -28704,6 +29555,432 @@ func ParseGetCallResponse(rsp *http.Response) (*GetCallResponse, error) {
 	return response, nil
 }
 
+// ParseExplainDialerResponse parses an HTTP response from a ExplainDialerWithResponse call
+func ParseExplainDialerResponse(rsp *http.Response) (*ExplainDialerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExplainDialerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DialerExplainResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExplainDialerResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ExplainDialerResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExplainDialerResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ExplainDialerResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ExplainDialerResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExplainDialerResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ExplainDialerResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers ExplainDialerResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers ExplainDialerResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExplainDialerResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ExplainDialerResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseExtendLeaseResponse parses an HTTP response from a ExtendLeaseWithResponse call
 func ParseExtendLeaseResponse(rsp *http.Response) (*ExtendLeaseResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -29757,6 +31034,432 @@ func ParseLeaseLeadsResponse(rsp *http.Response) (*LeaseLeadsResponse, error) {
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers LeaseLeadsResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDialerPaceResponse parses an HTTP response from a GetDialerPaceWithResponse call
+func ParseGetDialerPaceResponse(rsp *http.Response) (*GetDialerPaceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDialerPaceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DialerPaceResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDialerPaceResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetDialerPaceResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetDialerPaceResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetDialerPaceResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDialerPaceResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDialerPaceResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDialerPaceResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers GetDialerPaceResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers GetDialerPaceResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDialerPaceResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers GetDialerPaceResponse504Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -45897,411 +47600,434 @@ func ParseRedeliverWebhookEventResponse(rsp *http.Response) (*RedeliverWebhookEv
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1rbyNJlij2V8J576DI7SSLpKSSRGEBq0tV05qu10qq7p0pyVIwM0hGKxnBzogUi1MooHf8xcAasC9w",
-	"ARuG7ev1B3/xl9nBzN3x7p1eYH+B6i/cX2LEORH5IJMvPar6wcGgS8xHZMSJE+f9eOcFcjCUggmtvPY7",
-	"r89oyGL48zBkg6HUTOjaERtGdMxCczlkKoj5UHMpvLZ36uk4YaceGfWZILrPFeGK6D4jSsuYhYQKNWIx",
-	"kV1CBWE0jjiLScy+TZjSZMR1Hx+mA0bSDwbj2pdsTKgISUeGY1KJ7fd9IqTuc9EjI6pIKAUjtEe5qO4R",
-	"2lFMaCIFoaTLY6Xtl+ue77G3dDCMmNeGyXq+p4I+G1CzGiaSgdd+gzfOfE+Ph+Y5pWMuet779753RDV7",
-	"xgdc1+C/0yA46TOy/+qQXLLxA0W0vGSCdJLgkmlSOdo/eXL+7PD54cn556+Pjk/cylW1To7tfNkVi8dF",
-	"ONFE95nQPKCahUQOWUzNx4gUAQN4XbKxgfMVi3mXs5BUlDSgweVvNpoGUDH+2mpsEBmby61d0uNXZnas",
-	"K2MzENVVH8AszCTcHjLSo5qN6JhEZsWKCEliqllhOUevjv+6US1Ad7PRyIN2wAUfGOg2U7ByoVmPxRNw",
-	"PWIDyoWB9xRsv+7LiKVAIxHrasKFA8ED5QBNu5rFiH4GKSqAC4BdE9tXnPHG7m7pjBsLZ6xYCSYcs0CK",
-	"UJFEaB5NT5Ir0k2iCFF26Tk2V5kh0/G4tm+AMQuWys6xQjWJGFWaNKtESzKiXDvEUEyE5pDBRCcnYzaD",
-	"x4YWmDOzwob/be0I97F2WEJIXhYPQhvAF0ScCf1AETkSJP8+oioHmDbN9JutHRL0aUwDzWJljtGb/dpv",
-	"aO23jdpu/bxdO/MJixQD7BjQkJHOuIDpFUpevz48qNbJE5hFJHsk4oKZkcxzjmIJOmCKcF0kK41ws7ND",
-	"t1q1ne42q23S7U5tl25u1LY6rW6TPQp2w2bDmwe6IdWaxQYO/93EvN81/WZr5/2/96Zp03vfG9KYDpi2",
-	"FPtxzAzBeBrLwTSAlaaxdssJzJOGogxZzGXok8Pjl2TnUaNpABGasw4kw/xV03zAqoXlthqt7Vpjo9Zo",
-	"njQabfj/Z42NdsOskZtvfZuweOz5noGW1/YCnNe+ftM4K1DfaWprl3AipxfARLhw+j7hIogSxa9YuhIa",
-	"waYzKpAxjeAchHRcvqiN5sJVNBetIsfJvmTj6aU8p5dMZSsx/K/LDBrH5gC3M5Z4mWeDhlZwQVqbpE+Q",
-	"IxY4bavRcFykAmSlhIG3icG86l7xC/A0NayVxfAp32z/qM8j5DbIT90RUJpHEYkToXxz/Ay/2a2Tp5RH",
-	"LMxINY0ZcCScXPG4bAe77NGj7d3a9mZrq7bZCFltd3OzU2ON7W7Q7O42KNt2m4ACSbYLE0JCYSMG9O0z",
-	"Jnq677VbW1u+IUjud7OMtR8OhjLWZdTIrJqHhMMDzxgNlQUtC4sHv/OouxE0WW3XnP7NcJvVdoJmt9Zi",
-	"m3Q73O1sBRvpoRhS3c/Wwd2355GFrowHVHttL0l46JUtwcwNF5BOarv0exE+OO9r/z5mXa/t/buHmUj4",
-	"EO+qh6+k4ppfsUOh8btOFko/u9UoPzYgQxS2KWRdmkQaXxnQt5ZpGOlhAQt52e1axpt+dsZXJT5Z+tn8",
-	"d8r56Ms4ZPEEWJulYJX2ybuCq/2ymkZJ+BLhwLojJQkNAjbU5kjbOag3jbO//q/f/T9+egF/BXIwoDXF",
-	"DK/QLCxQvTfNsxnwc2MWSd28pRwePOMKV3GsqU5U6TIU3DLrKM7Db82YiXJjTUyFazZQ9tTjXraam9ub",
-	"OxuPNrfnI1J6hcYxHcOEv2advpSXs0iBSjrppQdm8gWZqFWKGaN0yBvLTO/Nm2oohWKw0s9p+EuUV8yv",
-	"QApD282fdDiMjLLApXj4jTLTziHuOy+kmnrtN2e+N2BK0Z6jB0Sx+IoHRgq6MtSaXNGIO5XNADsJAqaU",
-	"1+7SSLH3yyLCkziW8RNxxSI5ZLiMaY3JfboTy0vkMoEUggWo58QpuSVKDhjqfEZfMRzHsJUvTk5eGaaS",
-	"01dLFLWyWdo3Hk4+PlslWW6U7JVyVWHZUczjJdLyvNcLzwK8P6ehvXQTTHnnMbOFAFXFh09EOJRcaDjP",
-	"3iAxYrA0ygJhg6E2R1VzDeyQK5KiuplGhm7FYdpkapQ9AoO0SX6M+0PBQ4G4zsUw0W1CUcKSMUklatKJ",
-	"Gb0ENYjEScRIxQCnjpCxegCjQZ90OYtCo0fjGHkspeRXxy9fENn5hgXaPAG0jSD/xicDKiwYhjRWLLTi",
-	"aeVi7wKGpCG5+MUFYSqgQ+YTafT0pt9oNLKZqqqP4rohQNll337tikYJyPP4M1ugWQNOIpQMJxyyQIYg",
-	"iSJ4Xp88re2AfCgTbU6ojmWUV7Qqrz9rmMloScxfzac+/Lv9tE0uftFoXPjk4hfdLvwTbPyitXNRLZsq",
-	"6csINU5hVxoSFVHV92GSIYn4JSNUjAnKqAByUrmAFV2QLgxpQGWerq7pwky68FiKbsQDfXv+MSGHtwmN",
-	"YkbDMUkAiUGjICHvdlnMRKo83DNTmbQgjqjKzyen4Rgs5FrNVG32EE3x7MAZAYrVYSQR/NuEgZWTXjJB",
-	"KlSgwPVAEXN4HMpyQXIEo2oHBGkYaRwN+iw0Wmqi4GUaGEHQmRKVT6wEUZA+FBz1whVz9oyG+/roWTX3",
-	"cbtV68Mw+zCgQn8zDslDr71dYHF53DZi3vvlBecjpoxmMgOredHuwULLUIo7O8NcPw8kZa+UW7x/tjjy",
-	"xMgmdntuTTNvjCGz8eNACrYHhMYQFVCR1qe9dCefyrjDw5CJ2++jOYo07nBt3TIU9pT0YpkMyYCOQZQK",
-	"aBSRVy+PT8jDq9ZD4BAP8fw+vGcuiE6HwqQMzwjkkCkSoqOIRpEcAU3JvEsVawx/ePRk/+D5k/og9Mmp",
-	"93VfwppCSUZ9qk89J21aDc5a50FEjlk3UWAfB7ZIe2i9B12ThVz7RNHxWj6bjaRWvT/hAyaTO6A4aDRy",
-	"unbIQ9x8tBJzQTQfsI+k6IO7S0j3cWvMfv3q+OToyf7z85PD509evj4hlRHoTxomyxVJxKWQI7GHpvH5",
-	"HuM1Zs3GrEOhWSxoBHt2e8TidjgC4u09otC+IIlgb4csMIIPWHDRexHQRIEYHslez4n4eVcdD33r11Z9",
-	"ORJr3JiJG7+SnX1rTb6ZMPyN7JjveludBtvpbga1VneD1jbBMRI+atU2uo1uM9ihu51t5t2N0Jyb83zp",
-	"+RvZAT3Q2ctJxSAJmB1j0qeGWVX3Mo+itdz0EhpToRkYodZS9j0j4Aupn8pEhHfF8HZ3dzObFnvL79Xw",
-	"8EISlQT91MoHgTfWpE2jiMWpSKgYM3KRNWyztzTQ0ZjQiF+ujVbzsePQ7PmAiRtSqCKOgGTuxBLuDJ/D",
-	"SI7v1eScF4bAooSYoCak8IkJkQrXirw+euZuBFJ0eS+JWbjGmdk484qOI0nDEymf0bjHbo80HRmO26kR",
-	"kGoykEqTZmNzZ2v7EemMNVP3jDtgtuQKXQCfvzz4tQss/PXJk2MkO+bOo03ynH8ONvF8+EKlMyaPEQI1",
-	"DIrIBXnEjKL5nQT9RFwyDDhZ49ds/LK/70xRQ/Qy5ztmAeNXaMM16tkehOPlIpcAD6iGYNCPgXJGeCpM",
-	"zKpu2tIzMF4bDILpykSjhJVz53JFgkiqNcWah1HHFnl+cCZGgwhCat61U1lCmp5lj1xLz/eDOSBUvBb0",
-	"ivKIdiJ2x+EhYIbJBv84IlLFytFcE8FYqDAqMlE5exaEv4/RlQ5mT5/ksFE77/03slPN+dmd503I0d5U",
-	"PoGfUVtnR0ijoNeEqxT9TqR8TsXYXlZ3YF6XkgyoGKfBpLj1qeu01WiQIaBBIEUIf1qn6T2i5ssrSDBw",
-	"1vWpfIi/qvq5kHVCwzBmShE1NL+MCA8WdyoCCCnfbDRT8b+y//rki/On+4fPXh89Of8rP0vPSPM8IimN",
-	"UEa1ERGydAFiN8U8Kqqp5jkwb0f8ihGlY0YHRtsQBO2sx+evnhydf/nk16SSSxZok62fNmueSIyY+3bu",
-	"0VufjdeCJrovY/7bu1Bc/7a2P+QYbWHN4mbLY3YF2HG/+J9+mwy4Ulz0fDcHP52BjAl7O+QxC30XXwH0",
-	"mguMbZhAsduCViVDo9+w8DkLOT2B6MnbgtipSGa0nLo3MRCpBH0aK6ZJoru1HZ/wLqECEgo+hgaItiRD",
-	"ZRS5mJzbhY3+dyrqhZ3qX8NUL6p7k6qhjz4hRS40e6sfBurqwuxeYeC3NRHC4Gs+OAMh050GuOwDEvwy",
-	"lsmwLGfy1MNtRO+s56dpiMg9PB9sVLWACQ2BuLlfNcUEB49LzgPt+d5AhiymGu+EA26ulSQ0+vmpvYBI",
-	"5Xf38vXST/eY0ClQaBhy8zqNXsVyyGLNmTs2vjfMXXrngSPZhpOncd+Lwrr9LGNn0ekzarzSdDA0b/Fw",
-	"paB9DPhWK66o1ynJHPK9OClPKMoCyN+YZ3zzfgZhGw703veSYbjyiieGh+B2XJKfAT4PzPxnyiaRbTNG",
-	"WAFoouhl12u/mT+r7M2vY65B2Xjvv5sAXQru5YAysbyplU2/cVZYwyvaW2EFx5b8T0/b+cqWGwe+Oj1I",
-	"xDGiOz0Ey0GzNOdhatXvF0Ai3ZP2u2XO5yopGLlDdKtzMr3309g55DYnb+5xnfBCYyYe2uqNsqH6coRx",
-	"LuhiRmNYEDPtEymiMQg/w5h1+VuQrIuruhlhQtlK4Vtpaliao2mObRJZ/R/zTKbgtjJtuyxLX0w1E61Y",
-	"1G3bBYtcrmCWzW7gkDpXK0bS4IJQm7+IoohWU4EcXsncI6r0a+WgdrP1C8vxpm7gVpXjGkq3t/ksxl4t",
-	"fXCPAxACpw+JkaYPw1Vzyqaou12sBUc6vTyGpd8qEv7cHuQBczbznGUcoHgCCrhcxC6HSIlOYrZHDHAh",
-	"4AwLPOBxs697/i3xIJcxCvmHc3auOEkhBcssUg9sZn/Me31tZrXaNg/o20N8IT+JW+763A0Js5DWJfka",
-	"0LaXImB3xeEsHZ7Nd+D+D5v7rrZS/50npJ6UXAyFPXsPS74pi35Mo2hF+RNF/Vd9Kdg0cj+pNx9tkpD3",
-	"DGl2yT+f7ZEBVUbNh3Qbw/GhzgJEXCgy6kvFgC0apdKo0TTQ6kSC+ABuy26XVLb/yv7v0bah8fmyB43a",
-	"7l+dffbvyyj/zdhlyGP0P+VVHC4COTDD+p5MdE+aP8tUlS4XXPUPBdcc1JrcELB0QxedtqTGSrOB5xuq",
-	"c7YE8elTdcQCGYd5NaYjZcSouBGT5upVzEIONpbyIaM0TXxaEpNZsvP0zULe3oxHbILuDJ2MRpdmWw4S",
-	"VBZtjZRFxUx8T0tNo5XfymjltMgCtqhRX5I+FWHEwjRExysbaUS5vsHEy/htEYjTyJXHVT/L1E85cJZk",
-	"nsJ6BnxmT3v2Tkzgj1+gDQVszZ/EMpZv6NC+1mwwnFT/isQHgkevaFTCVwdcJJop0mF6xJggFIcr8NQ0",
-	"4XurtfVoUdWAhdyVqwNXGCBXI8ASzemTFDPFtF2keiLMQQ/L3iwuK2ZDRnW6mqzSknMXqEtl0xghOqlD",
-	"g0uv7PM203a61sV8mwG+5ucgP2v/frzqLnDBW3LRlcWihetfPOMZs3GPYy2FFdl7Cv0VJAIpVDKwdt1p",
-	"4vltwhJG+knngcK/C0fynqeWxDET+jyd4nkgEzTxz+cGgrEwYqu+N3F2Zn195vBlRwtAdj5T/Uy9BnNA",
-	"b60P6ddSz3gJoZhYQu7r2bd83Iqy2U7SSPaWBYmZkeEfJTU9bE0xM71hLDuMaCkN/SqBskgGHdycmFEl",
-	"xat+TBVbbPUsTqFs0qkTZ6q02JdIb5OhLQI2sin6o1iCJLjadqQHGaof5aIiFmxCBnc30zk7cADC9+EB",
-	"nBQxtqQoz+hmiJkZ9heqip2eqr8yIvbZZ+avEin7bJJlUUHsWOQ0aTQ2GGm4xC8sX2CNO1ZNqJj5tImA",
-	"fEQpCDXwNjq5T4KIUUDXKqxMBPtheAMNdDGrWcGhYGawhDSJdu5pPBga4UilOe+GT1nFCIJ5jbzm22KL",
-	"5oJgI4LoDtW8wHox9vxVqBDOOJvS2RLGzjME9+M+Cy4/KbhD+UJqp6VOCzU5DWQhViPoZ+ms4Pn8zFsk",
-	"Dg2tbJsJ1tkMVwHs6sato6ePycbGxq5PSsxcbcCgnpThjQ1bOVBOGKwKZrS2LbaI6RIVpWm3C2bcquev",
-	"RmXsUZh5RLiAuh24GkIhF/SBInDXRhEWJImpFRXEdxT23e9pRoWHrEw+XgC5MgQpF5IPRHDAIla270sD",
-	"32w8bEANN4AJHXOm7moj7gSYN4DIp6XpIc5hRenOvbXCsX8idDxeleGkxpkiZsDDWNc3pRog6g2pUiws",
-	"1QF/PN6juQeiQIM8/75If54oLFzhXfnPpxmMnUTRx0JTk8vSzvUDEfx4VfT08NxCTYeKHAd26kVEeHPW",
-	"nkimiplOYqFcmO+SjKbESlSMz1rNeYwVhbuUR8Dps+B4ImMfWD4U28IZ28eUT97ZUmPvsNpVnETs/ftp",
-	"X7LbRSnYEruYQc9s5QoELKsIV/5SCUAnKB2sAmuOSQywTiII74ZCa6qdRqy1GljgS/k5jzIX+K6VWMwN",
-	"q0YR0LqVjdlWGjgnfZufXAtZXf5Sc1GgiF1weXjITF2zoFq64IBfSkyTJ5q91SAHYHQwU5bLz65SW9BF",
-	"rQcC9ufsbvXNJ281E/magROnnFHFkJAvqEnr47M5a3lqGW2abSiCq29wAsq2RwZe3VgOiJAjL1cXdmPC",
-	"xNtYzCkmAOEmP2/dn1BuQXv/DGNDBMl7WJcMgFWBaolZJwBYnAu7rS7rep7g05PUDgZ9khcYlhYzlseU",
-	"Gbs09XU/hdCyMtoXjEa6f8SGMtYr0mp7aKC8W5wwUNcdnYG4TbAkoeBSMAQlwz00LrkRULIrvp/Lommj",
-	"VSW4ZGOF9pVTr57yhks2ZiHp5L/BOBSvG9HxbB4wizTPNUJPGJrfzzetzaNPd0mQbDXhZSWLBQidllj7",
-	"NEec3zZmZ1nMx4rmH9eLgd/8irPRglnJ0Ypgu7XMMepjl4dYjiDDC+tThW2ySBjxCVWE2np7DxTZbDRs",
-	"yVfdZwNSuYjlyNUdjaGQFtVGDolCkmWZATmewasyRM9c8+XUP12A1RGW0pRihPX0iLEcPVDY2SIN2Iug",
-	"V8Lj468eKJtRBDlH5pnmpBlilvt/OSQ5kiNHZSaDmoHp27FyPvCZUlgOq368+lB2MG6hEE2CdtoSh+1c",
-	"2jZvROuIhWTM9J5DqTYY8rFK21uutCIV3IDqXnZkFGPE7kaWr2CHzjRY0HThjemwGt97WzMv1q5obMN9",
-	"33hm/9JBjuTocTrOkRwduaHSZQKZWTV2t5NElzbjZc/y7gEbdBDPaTSiY4jVhfhC8GOk7WX6kPtuy8CO",
-	"mb67WF5XhqucYOFkQRmcd+In45XcNCYHxcV0WGAIHrTNknE2+M2MQe6tXPqIujIvQqLQkruPm/r4+CvP",
-	"bfCLg18dv3wBO86X0zdAI3wsQ1ZO8dLbk/Wvb2VOT0c+DKfqalecHyiWI4WsATiNkIKtbtY1g+Qq1c53",
-	"WJmHD0qNZDCXtH5s7M41UZJ0abzAF4UDu9NYPrYd0OjsUrGUtdjaEFz00k9Cix70Zi3+6InUNJrJy5Sr",
-	"jGs+tQyrivWcM2KIXm0k40sWE/sskebo3PiQGIZWshngjw/bhQ/2bZmNwodJJQ9bl4AALBvlGRqmTkgw",
-	"gxCbx24odyIEkP38V7hCDuCS5s3we/CGM8caUYOXocqepRjFATOhh10xQWIIFUOp6IGdOI1I5QII3gVR",
-	"htaO+uO97IDkuZLSdEwsU6nm+AwCzDAXXBR47MDCaqnYKuTmb9xglnOmQ+LvAxwYfzy1w5fH9cHupriR",
-	"N/dmRCmPxrkDWjzYxQPm2EPRLpxhb4Hcl4lG08XxPo3eY+sCrmoKwNeW1XmeMRquLBKAsGOPkxHZ0oSe",
-	"aQZPw8d0MKS8J+a6qCfDlZ8z3ZdhIXB4yM+vWp5v/zinaiwC97OZ/lG83jpHWaA0SvlmskeQKC0HXxmZ",
-	"pkRaxLs11JB4aHtBJLkAlwzPCn79aQKNTl7oyQiADmVNSF2DCEcAuuWU5gkw68o47xOqtsklG2pXxRPM",
-	"QjAfSkJOI+Dg094x9hYrkx6Gj+PB/lIbVnjl89Vfebz6KwdLvbJ6JPiwfCdcOYpUqTTcA+TdbiwHS/n+",
-	"FJp0aVySEOY6K8DQliPjjrqoNSjXa53+IiQgiIJhv3QPzTgun9+dHqVjynt9oIQsstHSZYdiwJRiojdb",
-	"brtqkvwzywhh6fNpxsRCgKWvvFYsdpnWSycmLX6QvdXPFpsOqCYYe6zS7qhLLbggVM8Ti1dAziXct3eR",
-	"Y/LZRJLJdK5fRIHjG8J1QDVzQY03E/GGMbviMlFLbIbtTus2pJI7U9XlHOAxlzHX4xmJGDLgNHome3w5",
-	"Zzc+/4JpI8otyduUTOJghiEYbj2Wg4Etv7GUdDw7c+QmvnjfS3SQdQlc0VGUpr7nPPjFVQGFneIxUxxk",
-	"ij9MUf9CKkdK7iZkhxTcRfI7A4Nz6JEHw6zgglnS6iRWFPGqjK5NkcciDfaLEtSE/JEXIqYOU4HMlQm6",
-	"QAdWLDJg3nkK/uWvWmUGvNvwngW2CGiu5egZyeC/MA31JgR32r/mkGw6OiWb99lMGRvh/FVz2jsc2N09",
-	"52EpZcAkl9nR7/b+PP7gI4OQcZaP6M2RsWbNxADhXN+RZDE30sXFb7vNOw/mMtPzlUW9+bzg24T/9jyS",
-	"vYW0k73VL2MwuU1zkGU4xrJASHRwLlPCvNhjb7dpAjly0CrAdZLizCdisyjJAdOURzfWJSEaHobIlYdw",
-	"6FqkbLbpvqNtPhn1edDHQgpFlbS6VkjXCulaIV0rpD90hXStMS6vMa61uLUW95PV4mZJV6nONXWeTwwN",
-	"bCGxxsjfNPYGW4HbVEJopKKYCOtkH+sC8Rwxp8o8acsEWf++FOlIxaxEI5vZvERqo4Gwyysdpy2pSQXi",
-	"dV0scroZPinbuSrwEW7G22w0slxAw4fUYiEupwI+2lyCiNxYZpoIjc7rm9l+TcssK+ZTlckwtxvi8e2H",
-	"OLjREDfU+qY59MQW9VkARZ2NJmD4SMSV63QNZGsPA05ljKieZtF6/g15/corFzd98Q40+Vksdx74Xwv+",
-	"9mV8ePwSHp7gtGlAeau5ub25s/FoczsXL1BLr+74i5nyygC5heKc8eoiMGXco4IHpGLj66s+EVLU3GWk",
-	"mzSsYXUiND1VMOYYL2HUcR0qAJdcx5I0peLQlIywgoUhJyxMrEekJN9owfggSwM8AqpZT8Zj8oALMoxl",
-	"z6gPDxaGfBQEiRQFmpv5rW+2lkopKGVqv5KdH4WHPR9nuoIAnqXOlcepfSM7NiqEVKj7y1wc0JARIYGn",
-	"l+PQjGBFFxozolxz0QM+WpEx4aJKKMGgk7LAkAXhIOUhBuk0Vok1+PGGm0KkxC0iTc37Hze2PGeVmzOn",
-	"1yDSreXKtVy5livXcuVarlzLlT96uRJZWrmzNYrOdWosWxV1J3y1i/lB0Xe77PPpSV3kol2e5Ny3pfsj",
-	"OFTv9TynAvVCzM05Ym+In4rNTBVHT1jZSRz1JfrMFKlgnHi+bTvcqRaDIR5tLkyPXynbXI4wzzzLrKYx",
-	"g7zqW2ac+17k+t9MOKJsTQPwKUJTM/hu/nPNxSVM7yD8IzMT40z9bKPOZu/xp02Ln8hBv5m3JZeQXlKU",
-	"CfI+Ck0AE5bP9rDa9OKvrKiHKRbO1MaWzYo3n1xBcXWfXLFwkSvAOy1o0ihSmHWyfB7R3bn6V3ZFf5Si",
-	"Bis4TG9Yzeij+iLnu/Zu4aSbg9eFAkrWj5d3hOX8Y7nq0DlH3Ay/WgH1ymjei1yT27ISKFcsyvv/HafJ",
-	"V1Qd0dilJ1EjgJTGA+RhPlVzM4nBNQ05mkMmFOm4PisuYds2nIBSzl0aMMK7WWtUiG2JOMBueqI4eOmk",
-	"NHurpztilAYj3rIGNXypsI0I2kVb8uO1u+VXgXUSbm6Dy491IrNmakstpoDh04vqudHmdrOY6B83uc04",
-	"yNkSkzfS+Z3N/fatcewIi2e+VA76XSSJ36ARxJHl8GUhTPdBv1aiMTGjt2qj5GjUbIo0nwIhw15AhlIo",
-	"pvNd1PbgJRQwXFGs6lARSvE1F2FZqQ6jJAsFLbOGNGBhph05gLc2+57vbTTCUkjTtGnb6l0T4d004JtL",
-	"caj2o0iO2AzESp9/EnL93AaApXiRmCnVbJcNrLUAYf1XM5ALRnsNR3HliXPbyeEZFb3EcouFSEUH4QHT",
-	"GL6X6+dQss5EywNOIy56C597FUtzomaXPA4mWmUsW/3YvPeFjHhIxy+vWBzzcKLka6Hmd/iu9f70tF74",
-	"Y/N9aY+dqd6Z0A3BKOlHSVTSJfScq/NACsECzF+GfSteLA0QplF0HDBBYy5XWfNx0GehnUjxqDyXIqRj",
-	"oyocJ+avNnlz6n3xRfv581PPT/86IzImb85syR7zgux289XSZgOwjf+UQi2rGdmaBmF2cztfaXe7BNgA",
-	"0tdzetfYPiFZHGuHRVL0FNFyqXjRmdkHN4zYxrc+Hy/otOOqCKTzXm6yN1IS98z+usYqMQPTjjBydMW2",
-	"TdAxDfQDRUYU0u1uUjBzYRFJIyuEsRw+k8GlTPQXMilrqFFO3veIeZNE+Gq1tCvR6iJBT8iYGfJsNvC3",
-	"RavsZIRzTIUyrHkufRvQt/vIvY6oZq9YHFhr/bIsbKoThNEjuGDqFYshMPdWgw1pwEXveWkO1mK2Cmka",
-	"bIRuVfAFYIHeYdYgqVwkcrfNh+eC79uERrzL0RhjlnxAx8/KjYfOFS0kcUa7xYdHsfiKB+xkhkjkezOi",
-	"octnW2hdtSpDzr38WtEeM0S82HE6Nng0OM+kR3vBuvDOYzZkmtvGWOyKifNIUiwdk/t1HlIejUs3Rg0Z",
-	"C/qGkfUEX8jiMxt6GuSfisYqF7nLRVeWa9Ezoa7hbLH4BSBqEZIryI1pm9wipkRW4kF3nJZQcGgWQbwh",
-	"7Vu6Bt9SRNIe2IUyu33ONQheplvNDUPO8a3FLK1vNKOQcE0iqpY5k2VaiM1aKxzWTDcpSDwzhL5SgXQW",
-	"JSoTjstF3ynJb+YxnpDVJ5WO2YSmVPqdRxinxMYZ7CpXQHDmuS/liFN0biq8fY5SVKYBTWsB0xRgdkh/",
-	"Jl3l0XJCTCxwullc2Z9QNEt4bYm8MlPJXTXVGl4qtHIv1IMtR/5sD4t7Um6YgU983KA01Pdn2OeKS57u",
-	"lL6k3o+F7Ics5jIkpXtrBIMBoyqJWUjkFYv3iGWjZKMR3oulYEEnxR+N4WDROn70doQSMTIf5rVaAcJZ",
-	"JocJtxUN+rZErtG5AhoxIy0RQ73aaZOwVqO1XWu2ahtNn5i/my3z10az3mzVzW/z98Nm66H5ew/UdKz+",
-	"n4jIZYtu1mAwMmYU8ztVFduSHSVKcSrMjyeiF3HVJwMpNM6KVDaa5PqP13+6/ufr31//44fvPvxPBD94",
-	"wAKM6XRzqvpEDlHQicakKxGFSWdMKBlKpXgnYkTzAVRyMFOkIiSGjbgsbiNnGZo6ZGGdHLGIGm5MRjIO",
-	"lU9eC/4W3lY+VPm04xkwKTN1uAVD6pHMLRVDFairROzq97GIDaBsadkuvWmdVc0MdBILrB4YhvXBoD4e",
-	"j6GIeL6jaj7kYmHboE9mLLpzxJ5tVzJY7KA7NLIfY5eAkLEcEDQ6zTI1VVqb7UYDYn6ZCNHeVF3aAHUL",
-	"I9Od2pVIhdrbDxSRI+FyagEPsWiuOdNyJPYIDQcce9sNZMhiqmVsg6o1tP/CRjd2uOpKFqvJ2ij5nuG0",
-	"9ttGbfe8Nqtv+L3GMq9g5mmTvnkC48iBkbOQoGaD+r12xQRoj3KRcfLtVj5SaGf7UWNRgMWnt/eg6AJR",
-	"T9liIVgEmt4Nrfgiu4QKNWIgvghD/K5YTArykU86rCtjRjKlhqDQC3VMEzVkImRhTvCpNyBJN4gSZTQg",
-	"BynEsRkRV43bWaRyy8WIGC5IN+K9PpKNtOEDJqcbHlJYDCYfhJxGk8vITbc0PmxFk5fBwZH5fGb4IpVX",
-	"L49PyMOr1kMMBnsIlx+mEdRgdaqSkAWGncAAWQybOTDFeRdNZj8Wk9pqTGPSvLYgBuI+zW1zOyH+jG1v",
-	"C7dkni1uhrltlvFr4beWsNOVRbdl5rGpCCEMELPcI+IdCJWyPy+FHCkj6EFHMVL5LBVlqzZyH8KGBI1I",
-	"ZguXXdIyc3lkxfSF9Xnt5EqbMM9TrcqCidOonhUiQydib0pMgMJGCpQUbYcwMhf9b54jQ7MhFXvjM6y/",
-	"b4bGgCss2lhdGNmoywuVY/kgM55LBNNBn6V1vDVaglZoWAmrtyt0Xy3bibwfaGFQ+BGL5gZ1z+xRZdPi",
-	"bDKRqyGeL7sDA9+wL9Wk3jGDPBf7Vt2m+VQZIFPY/LB7hGG36Q4NLu+yCditO3mt1Ljr49rxcu6N8ukc",
-	"B7JY8gk1oHaM4UH21yjmUAUetsHdwx/uFgiG7laicmOAUFiDmLnscZELNlNtxQQkOIsgfWDEOn0pL90b",
-	"ZdzwmAUx0y9FwI6zBl0rlLU76TPCbL9LlNWtuI5kDAvcUaLgM9iOrkKh0fn+q0NyycY+ocTO84EiiveE",
-	"kdvx+Wo7bYrGFSbF+qSTQJfHNEM3ZsOIjm1lJ6NpHoZsMJSaiWBc+9J8AKs7Qc+0iAaXNmcXvmBushjS",
-	"caHlQHaHBFTYHk1mEQJVrtk91Ur6TiCWLt8XzaKPoVl33LbxbvYWibb98B5hNOhnPVTN5sGBcb0bqHZt",
-	"6m4NNHeuysXHjwHAXLqWgaEYW6qzyNz7bmqoefLIuymdbVoCPpvcJUrwaz5KbmNM+SZmrmio8KEaoas8",
-	"CTnlFZdv9GjL39rYIkGfxjQwQobrMI9NaMzK8ymE5U3qzXF8ffLYmm0bG7VG86Sx295otBuNzxrmv9VZ",
-	"nVGmdrOYiLgMrDPxZOp0lcAqtauaSaO+oCzkyOHxS7LzqNEk6QyxzRNCo5jA72cGRQBTGqS8Sq/vNEJ6",
-	"hWBqZ/LfByo7vSm1JuFCaSq0TxpGjPVtv0lcK0mE5hHQOTPKgGoeWIo905ZQK5UF6RXVtEz1IBEXl65f",
-	"Hj4FEIYCmMOIBqwvI+geN8BTd0fBZmxgq7JO55KaO/nQbDVXxZx+/FVJKLMNYPYNhpzdR1f0NHPD+ZfK",
-	"C0bHiQFur+OVFr/cTxvKl9j27LjHlzyKlBt9toF5SvKjSsP4XI/LmiWNx+NxbTCohSHp99uDQRuo7SSg",
-	"JgIpN9/XMJDS/kMK0ZXzgizNdCCFdsm5pKQOq7TKHoRriPue4tKJxml68uM+1YcrZkEvj+3lr9wFxq+W",
-	"4jbl2U0NTjLRPclFryZFhKadQA5yvxdYCEesc6SDw3lQmFMaMt0yR2Byp8ov0PDpL806w6VHr0DW8zBJ",
-	"Se2i7Z1GmYW7O482ziWExeM2RQsW5UIYdvnjTdQCZn+L5Czz/sfVYXHG5bP5GrWv26QqLSfbFShyWVNe",
-	"rgDzjhZUExtGVJsvEvcCVFDfIKFRPGQX6oslMXbNX1yhZ64kcGWguDReWEg+MW9BidcSpmkmx0XvmIuy",
-	"qirKXM43Dw9ZxOEPrFiGPIvQrmaxUatTHeZmmVI8XGzzsxUBVg3qlSOBhTVmpQW7SvdogSgkXBdhghKr",
-	"C1AlsdQG8Woy0U5Vx773ivfEzUFRiAZdDp+TOFoymcw8mWJTDqTFM5EhYxF8E0gzdVBmw3JW7GAZSbbI",
-	"a6OEVk7/Xx5sNPvCfMxb0PzWjpO2m0zdxLaaEDiKsJqQn6/3lJmoIHu6S2x0CZci605auAZF18xyQiIT",
-	"7ZOTZ8ekT0Wo+vSS2e/7pG8UaiE16cpEuN+JiBkN+ma7/LSavXmIYrxQ4UvL9/GNKNi3nqsler0yNZRC",
-	"sc9lOCNmGWOnmuRL/rmzxqca4ZJlvctVE6c8LxxulhPDoYpBGq/wrTwIsj6YhbXOQfIDS1VvVuTiGZb3",
-	"WYUluFNVlo6Yq5yxoCjGTVguLJTdKp8W6NZheacclvK6G/BGPoM1GGHySfnhB0cGVdqd/gcKu42TShHS",
-	"dbhaXe4sKf0sf56WqOJDlT6aOFdLfee4cFoWf0iwt9qu6DY7mPYXnm7InmLIqk1y3RnK2rK7Kwe5Id21",
-	"uQ1yHYLl0Slrm5ur3lEExxRIJ/cyj0klm1bkjvmj4ueP+hJ05MerykwSxFtoNVMnPIdvEaNhPev9Dz+t",
-	"OOJ+InE/t3kz7uo3slNP2WJAo6jueho7OSodZzm0hellfcrMMOml1+mM0ksWu9JJpTd+JTtP3bzg4mMa",
-	"RU+zucE1iPJ3o+ZgdCiGSVlNtKKCtDBo5L51l7mRQ3m9YDIkNhoT/LyVJxRzUaEV8OK18+2SMKrUyLs2",
-	"FhSiKO4iDmAq4ysuibzoaz1U5PXRMyf7MBsPVawx12rkSnPmZP1ZpOFHTxLugBQcMUtUP2lQhFOhZymi",
-	"88SbmYxzOWKTAiDlklMMMDe7PCPEDy8bEJHC+2PalFI8mTsnVElXntlUWMKdoMLaaLU2Wv2UjFY4VLmW",
-	"dKypCGkcErvBk8E1vo1rAW4t5KjtatdD5srS4TVewT026isWnHtr+9oydBs3MIm5HmPYNRoZhtyA1SAu",
-	"iCeMhmliu9f2/ra2P+QW8A598Y3379/bsOfSDgfDpBPxIAvYUUSx+AqKrsQy6WF13R7VbETHdfIEzu+Q",
-	"6j6hkZLQUUOlJjSu1anQMUKNqIiqvnvFmWB8d86hOaZRwXzXLsHFFJ2Ki3f2Id8FevkQNPT+glQ6iU67",
-	"GOQj3YjSMaMDzH3rM/L4+CsSypGIJAaTUnEqsPXoA0ViOVLVPXJhR78wU8Cy9sLNr05AQVQkoHE8Jhfm",
-	"+23y5uzCJzI+Ffb3O1iCapN3kAjUJnESsffvL2CKEEVNUxOeIeOkstloVOtkX1j7hDU5YuqjDb85Fa2G",
-	"6zhRMWfLRbtpoKUiVORiDxb6ggxkzC6yJg8ufmeTfMk/r5+KIvBhLZwpcvG3NRusWzsML2yJG5esBdSJ",
-	"Q4Zwk2hJmq2dXCQQkd1T8Wa/9hvMnqqft2tnNpZECoadWzrjPNZUHQ448yqGAyZmNdrsHgsz9DsV6RyP",
-	"qGaQh1GD/174+UtHbEC5IVsXsPbCHcX0BanYyJaqDw9QstnaPRUXR0zH49q+4TkX9VNxbOu5t0mr0chi",
-	"2FqNFqFBwIaahT62jQlJRA2jqlDSSaJLgrhU3YOUSi4wYp4bBc5cap6KAVeKi97DRFwKQ1Av0iN6YZ7Y",
-	"ABBdsvEDRdBdTCCO05wLFcghUySUmUkYtaEMShUL3IdHT/YPnj+pD0KfnHpf9yUmBEmItDv1YH47pCPD",
-	"MYwVs4DxKwhoAMv13qnYbGwSN8dYJtjchIfmxS0yiqXokQG0IsS2JfigoQDmiV0SSNGNeGBW3dzAD0Eq",
-	"lu6zUwFJMubOFqH2ntl8DEULpNCQPTgeMlL51fHLF3twamVMXhxAnJo75xMAb+2SmGo3PDZJJoWdre6R",
-	"rUaT2GwbWHnIhpEcG6ljq9FKNywZpmTD4Ka5ueFeOxWJSPOvzJ3NdMCQh7g1iNEWmPVT8cpQxiGN6YCZ",
-	"w+KTbxOD+RBwh3m5eCF9xJ38mEEIXhtjYW2WWy1kgQwNCsJsT8Xrk6e1nZTcQlEqGeUPZ+X1Z41Go2GO",
-	"rfmr+dSHf7efpsdgWJghVnxlp0KxHmYCC0mYCuiQhUjAfXLxi9ZTA1EqxljoGg572lIml06cDls/FacC",
-	"orCcSg9hc+aZ/VeHJIaQ84pFCWyK4xNqYYN5DVUySJQmEWeuci3mMTca5nBpSXZ3d3cRWoEUVyzW2Ez5",
-	"9cljl0nNbbxpGpAYUEEg5hkC3QEg8AA0c6aadqgyoNAyZmqPXJgvYLr5SWujvbXb3tqtNTfbjQbwiwso",
-	"cFtrNGuN5knT3v8NkiMlp4EDBP1UpBXrDacgF7DIDkPpyqzNDgjxke1G4zfELnViIr/BpWOI5QXA+9+R",
-	"/YymApFw9D+lG0QwFkIiqQ2zhvOYKSFYBBjBnaNXBKUN+Ap60f6bWo0csQMZ1A6FkVvazrtmBZdayLoc",
-	"07asr43UavjHqUirdbS9xzSKagbVWZzNwook+68OPd+7YrFCaaVVb4AwPmSCDrnX9jbqjfoGCpp9kJEe",
-	"XjUf9hmNdP8h9LF5CGVpyyThfecULLIqWyu5juwetvmSjfGxVEdqOzLwS3zJd7/BrJf+MlJk+uMZo2H6",
-	"wyw6/ZGPo0kvWtmcVCCY2pEud7cK3kGVDFhsxv0auppl18zwh6LHlM6u5b8y+byz9XI1hOyi2H4WmqOl",
-	"T9lw+WEsO9hgnglro0thZ7NI2iB35cUIpZPgEtlHqgMOqQKBkXTQLUoVGTGjDhYEEORZNBxXU9g850Es",
-	"j2inw3Xx2vNvv0g6lhvYmn0wc5UFqQ+k4OZ0h7i4qk80i9iwL8X4lcM+c36vJA9YeqVy6pl5GE7He0nM",
-	"wlPPVf4HA6FZIdPQaj89aUZT9L4AXHxsUDHnhQRUbTUaYHlAHogC/jCyO/TwG2szYG/pYGjLC1izRhH3",
-	"8nfYWxYkUBsZYqQbdUOfGq18zLz38stcwV5QH7Ok1AyI+VFTKIJxJr2axDET+jy9ew6V/DELlrEwYiW3",
-	"INeWJcy2g0kt+WpqTmd+2Wo2mqutBZFkEYh2lh40rdQ7Z7hmy7U9fNWPqbJDLv7EFB7O+05huCJqTg1d",
-	"eLZsbWDvWWQNQkw+YkYEQ41yon4LHK/0RXMkIPQRGQdg/IQ4P+uL9o2Hk4+/970S6X/5UbJXJkayHQiW",
-	"HcU8/t738grUotcLzwLwNvH0l72UUomHn9PQZVTCK83Fr7wWRq2SMf8tg+Ygm63dxS+dSPmcirH9ljLv",
-	"bS0zv0ObC4yOVHhr4wdJ05ajA0XiAmpHLC9RT3GROFwBb8t/DwzKxVOWUxvaJVxr+u38KcwSW5Y/j/6C",
-	"TEWzQU+sdQUsTFPnd794ds0i2znzCCopIMVik1YouQGKdyoooeESnkmiiAzosE72IyXT15I4lzeWmkBB",
-	"5HR6lU2uu2Ix746dglxf05FyOgJZboMBjcde2zvW0KSuW/AqPFDZvkL9rAahUUSSoQ+KLhVj4oymYL0x",
-	"+w5lcWkPHFUoTKN3ygjXhmM/RNtmjaqxCEDCHkp0IxaFH3SkGwF13zz5VRMkdacZz8Tw7JGHOZMyGDLP",
-	"0MTLlHbBNcuTmkLjOk8NoTxcq9Ha9iaa1HnX/+v1H65/f/0Xcv2frv/04Xcfvrv+/voP3mRrOm97t/mo",
-	"2drY3Hq0bYMSzjOLNOW9vvYmmnRubW0ZMmPt0OdYocgLaByq2kBdOgM1zLCZbxnnBTELuSbmUZ+A2tnw",
-	"JrrDeZDddW5Ok1fSCM7DqXrFBm4bS/P/LDLiqyaysMzYbilumXg7n4H8Snb2rZHN+5hMEdnU/JeeyrjD",
-	"w5AJfGNn8Rt2WoajyMTObgnu+9jaz+CF5hIze0XHkaThiZTPaAxufW+zubUMGFQyNPyChc9ZyKlz6n1s",
-	"GWGJHXsh9aE5uAMmLG5sNVpL4YYTITJpZP4rx1ZXzzg2vrq5+FX7qXS/C9QYzwqhWMsCSGU/lkImKhob",
-	"9TqOOIuJtW3kKS729ysjuEuR2jWVXVPZSQJjA9rWFHZNYX+yFPZ2BBY99A/fAX3h4fs5pBajNmeR2pQU",
-	"bvvoph9S3c+c9HZ8b/JcL0sfiv3Hbkeoi22gmzuNzcYWtq5djlC7gmutlahb2pj6rqgbVOE5SquD/JAp",
-	"3OZSx/KpTER4G5K4pnA/EQqHZ8VRuKVpWuthrirUbA9YkPO8QU0pcOpg2Bd4daColPlzDN5pLHJUJIbP",
-	"uNL7aQV4NU0PSwLAC2NzZeuacusHwoZUKaHasmQUHMMZHYV3MB72BnTTXygS22axSzxpbUpnd+XdwYjs",
-	"N+/cEg0Yt/xHZ4UsLw8L6jRrza2Txg76ibGgDva/BSeMKz3Z63ht75gJLmOEtdmmODGU/R8+/O769x++",
-	"+/A/XP/5+k/k+vvrf73+04fvrn//4XfX33/47sPfT8Tn2c+2wN/dbLdynzUAwKKJzbSUYfNuPA8ZfmEQ",
-	"e5ntEkowyq7FpZ5DxrXR8NM6H1bnkWs2cvdsxBDpyZPhGEe+fmA5/1jS9pCd0k9qf5iimndDBm9ArGyv",
-	"m7USv1bi17RpoRIv8gRqJfrkVPdltPZ5RColIs1Szf0HobQXqZu/c3YDupS101or4GsFfE2dllHAC9SJ",
-	"VFI1FtOiME8D89Ori2nXkNcu2Tivl5fo1JC5s1CfxrY5ttrdIp05cUlNP1mVeVpDLik5C5BK0/PMczsT",
-	"EdcFTXoT60O8VpPjtozm3dzKP28BHcSDGnsLgTmQIdblb83V4PJ8o9PsNuhuUK/XgZtcyUscViRRZDZG",
-	"Dllmz3E1vnPVv898t43t5n2q3IB+i9XtS8TRtZq9VrPXzOKkD20LIxY/UC67QvlEsBFT2tbSqhhWAkR7",
-	"QMfYWNAlQ5lzXd2zRWezcvN5foKco4SXlOjoxSP71OZR4fyyabSxn1zWYQ3bFHPdJ0hnis0MBY1jaGao",
-	"pUtRM8/yLJDvgSIx7/U1xgZibQNCNUlJbp0YxpaN1Bm7kWzon5miyxOqQYJKlpha2WxsVOtkH6fZp1m+",
-	"Y7PhVmAghEmIYF0e0bF5bTefiGOT0iDpBzIrIPHJ7AgyccJ1tU5OMPgQIhttQnTA2oSSmOl4TNIsA2V2",
-	"cSL52eaFqewBzPOzsoLL38I2ByJM8zsVdsWb3WOg1PSCab6f0uyygKP+ZgZzXILhrcizVra6rC5u3JOU",
-	"ccnGE1JCK9xmm91HjU6TtoKNcJNtdR81tps7rd0NutnZCh6F22ynu9ugzU7hvlcUWVC2+MiyyR2KIdby",
-	"5TTMaXnkBBoxjfA0pccSji4kc5EKEtXcUaoWpZb0KBjej2UNFrH7slcKMsda/lnbKdeWgJ+KcPecXrJ8",
-	"1mwlEwmqS4loSFAXmSmP4KlZDD1lRpsfwUS5NgOmZsD1gbr7A4WY7iot67zuBBJ8qqIYAXksBXug9pyu",
-	"hM+4AgSb8w8ghLnYqp3LOjMfT3TF/6SyNbSKuKKRtfo3/ObmZuPM97g6sJ0wXE0zKEht5511tbAlomy+",
-	"/fX//eG76z+T63+9/v76Xz/8/YffXf/z9Z+9pUWyScisvZxr6WFN7JYOVc4TI+IO9pTTM//UBCWbHc73",
-	"0jklsIu47LrKqjm7jy2jupd5NBRjKgv5w1ch4q9PRRixsDzkz1ABtTJRtIf7aSwHy7gJ7OMnEh6e6IPM",
-	"aEh4qEglzV7kdsGHoXpzBrwBqtZV856RN9tn5b4R22j0zdnS7pHDAwOI5Twjrurc9Dow7nLUlw7e2TYU",
-	"5r11Ns+nc0/zxtJYbuI/AvcPhK2/Kk0cmmG0aTbajYILJ+QxZnp77bS9lOd7WFv6UHDNqZax17Yf83yv",
-	"T9URC2QcKsdqeei1N5qGQb/KGlA5Ho2YBvkBFl3Bf1No3I5XLPTRvUOjS0NaDhI8icdY2sxr72xY38/U",
-	"nd2tzB6z5XsjynXpCM3WPTqSDKFY7EZy+L72I639SGthAcI1kRNXUr5EZDzB3hzjq04IDpMCQ8g05dHD",
-	"d+bHoTU+lFfEylwvOXFBSBASUofGZmOTRPzSCDO2vqHR4abFhF8ykBLmGDE2ygOtcJ73a8m4gdF/zVtu",
-	"xlvujI3Mt/8HiGtrDvKjs8SvjXE/BGMcDa12OpubhJxGLH7I3momwjmxBuY4go8Qfe2MKmZLA/VlWtAY",
-	"L/cpFvhDV2lYhTyzPotCvG/pCKnYlq+k2WpUsVCmkKM9YrljVpxoUCfP4MtYqhA/QiOoH+g+At8wH9X0",
-	"kgmsA1pxQRi4RmB8fXoF9UoHEHCAQy3NG0VaULeUOT4BGD4zY3q3sAzCpGDAjW6LbgdNVtvpbIa1Tfao",
-	"W9ulzU4t9QvT7Q6WT0ih6rU3Go2lKTDOOKUP9+het5tqlXWY8ZOiJz3vcX+UZ7ArwuNueJODzCLvNKDf",
-	"OK1OjieEazwUa9b1c2Bd63Dynzeb/UJGIWZzK/ZAWRIQSdGDYjKO7SIPmuK78NYctvsFNaySOhaWDImW",
-	"5AJC3S7sp6yjzTXXohp4YZgYfjjyCdT8TYTrvAVha4ZyIe/DxiUXRYJ8sUeEJMg78bEe08iKyYBRMerz",
-	"iJGKHkk7L+T8Nigw/cpAQgQehunYCvXZXTP5ap0cJKydmz9E/yVaHnAacdGz7i6gr06s+DahEe9yKPZr",
-	"/wLx4BWLD+gYyJSTVGRIx6Ty+uQxCem4upeSaFeCmAtCSZcLGhFUnnwoXTyMqDCU0igoB1Qzs+/wShJF",
-	"RmWHEvHQ3gYgLOTI3OVC8ZBla3mgQKo4DvosTCJGRlyEcgRLMQNI4dyk5pPmyS9kxEM6fnnF4piHTLmK",
-	"3WbGDxT5rXkcxKxEB2iY3SNmbWnNxQyEvCdkDOVMzNzhTRsritWLoJAryjJVu2ajBDu4SBwvlDUhdQ0M",
-	"CBFX2k85m8GPRDjZC3DEtyvL8CZ0i7Nj5ycZSgaV4rGbA43H+ILROVXae2YYc3PGqnUCxva2uQD96Ik5",
-	"JBiG6mP3jNIto+4hNLlkEZpmOhC6W7Wv87BOXkgsgx8ajKSCQOs6rJ6AJfZh+600gq0+8uuHItmKWDE4",
-	"VCiDdly42l5+KwudDbF3Hvb/SIVoI52iwQB/AzKYuyB9ogsIHDypkItwtT1XNhsNLAGfWnPM3ZJS1iCt",
-	"wvH5pN5wJCMwI/yzNlCXteaUcNtsNXwvQvFpq5E3iKxSrkaxjyTyzhVyW7cQcv1cRYm0oXDT94JEaTn4",
-	"CtpSmDk0vbZ3/b9ff//h767/+foP1793DbW2/Xue3oIqQ64O3GdFm1vZKZ6aWTHO1pEEaKKcWcA2oFbb",
-	"y7RU29ndqAUWeeZpBVY9FWGOFFSK5MQWmUdyw5WhOOvQ1XXo6jr4ZK11LO9PSk1XRtJPNQFqpQPs/RWi",
-	"FG27YizWRmK2SB/5JQg5INpk9g6rgThrGtVGTiwYBzVY7gxTgBZV1hrkG6GURlHVJ1BP3CoPgr21Uo81",
-	"2aFxZUCM6OaE3bHTcjClp9BvLZsZNC6B6bZdwa28ETE1HsIXjOYk8lqPlvKSYLtLFIzv3mZ4hBD/9BJY",
-	"iYFuJZvbcvzTLvcTWRw/thExXe0CeaGAqGtBYG1+/Ajmx7Xk8HOVHAwLRy4W5i0VVEPeyzwhwfaFKI0z",
-	"eZFLiPZTxsqEhqafXARRErKQVGw+L8Q2VOvkWNNuF1gndvIyL4z3CHXGD2wgi4NYa1LOAlIBj1/fvlxD",
-	"yUcKpqrlEa4HIniCgy1Z05I741UFs6mxqwHBhsaFINRJVbYsrhO13jz3mGp2PLO2Zg4IMC1Ya34CzfJv",
-	"OgvJT7mmpo2XwViaGyTyYi4sR7NBPsZmhpkits3fPaouGVpztSQdKxGGXll5zbJJ3GOI5oEIFkdosvQs",
-	"rN2U6xjNNWeEGM0yx0eeKYqgyBEXdCQN5QsJMZNgmo8T2yKLClfZAjgecrI0YEZpOVQubwM7bU37UNoF",
-	"VxNyRfBbFHlhnXztvB5I2fwsMyT/qGMw0NUx536A9dmOu2DRNEBSfTlSPhESGpW3i3z5gcq4FbgoJj8F",
-	"Q0BrMdrtPnCtvO308lGwyPKhubqr9GGfKmHw0I/zQASLWHsGzTtl6rMDWxcy+cwtVjHTmk7tqd47o78z",
-	"rpziu4PDQn56ZwwPEGC+so32mTXDWzO8NcPz2t7XfQbmTmoJoiE3qRgL0REiVTRmM8BFZaqahoc1/Uaj",
-	"gZ9ROPLYUlxrmH3gVC0kyMonCls6c0Ge1JuPNkklZkNGtWVRWKXBh2ABjG8AhhfbYjGOm7iYDcwbxMdR",
-	"1bQUF5gQMKp2pnba7v3OmJ5pnj52yd9sbOxlt7kuGIEX+ODJvluoDWGFrtvAf9AIbSN56KU1ZQs2Iqhy",
-	"YPktp7iQilUzqnVyAk+zbpcF2o5UMKRb7d63Gr/7NDgGwlQ938uZzmnMyCUbYvCD4fckJe2zSlbNU68/",
-	"Tdkq1OymWBAg8gRv3yGV3eajKtl+tFXb3Ki1mt7ZYk1vJfZ0/0WsaBgyXKbFjLvUJ/fN4LPZ6xdyRAbm",
-	"VDvZb8RiRmBGGL7l7rupre3ca4f32my9llWWlFVeJdqJDzPCE+cJKSGL2Fwh5YgN5JVluAVbK3NfBcnh",
-	"LQ20VZ7Rm+30tlJxoz1Ly/ZJJnZUMZYQzACT0gk60fPmAC4wohfuTzPiA1hngRHfmI8uwTbPVmEgOLd7",
-	"ZYC4zXfK9nDWKzO+GPApXKuaPx/etGY1P5Waz/Qypfqy212J2UDj0cXlfNLAqZnlfIo1psv9mTcLG7pV",
-	"xZ5VquL8xCrR0PCx7YNtNgBVSzR+PGe6L82m0CE/v2p5y3shlwnYzplUbUkA9hYP5mH4OB7se21vv9Zs",
-	"NJrexJ3P3SwLVx+XXj3Iu0G3fY8PYeYb9Ua92dyog/VbHbtsjUJxgpP5nbtx2PSSrbYwcfW1YvELMGQX",
-	"ChvPih8X7C0gfzY+nKPHM7qCz3fnlked47DDmF1xmajix4pB5/lO4ras8mQHcXc5iQO01feo4IHnLj2W",
-	"gwEgpffuFFqXn3rt03zj8lPPP8W8B7iDXcxPvffeRNWH5fzOk7Hx9+aFNlBb7IaOLBVbC0prm/xa+AAn",
-	"tDsSMzoBg5CBLKZG1djGZc0u3NCR4RhKcsEr5lQWoqahP4F1CtsY7G9kh4yoSr2je2gAT3QgMRcyhlhq",
-	"rvukx4AU/0p26mSrsQEZoqowCORLOjdrRTHIjcGS7f78jgvVWaZm88V9s/JPamlehnvP5tXlvHMB57sF",
-	"n7sX9lPgJKvwhTuuMfsr2dm3KLauM7tWR3+SdWYhfwXofT+WQiYK8n8dYf1GdqpLsYy5VlA8iG3iiJOP",
-	"irCfOlTTUB1DhDC2JzB/gbHUeS/RponFaKEDDy7Bar2G0/A0iBcYADyakgVD69V+FEEvoYrzuM5lBms+",
-	"sOYD61rjax7ws+ABBRawgOa7SqGYDze3UiiMfXeVQm9Elq2h5e7Md2ur3Q/GandvNrqfkjXuzgxvi9NO",
-	"ScUVxCmaObGST2pi9cmoz4N+FjaehYBX12a7dXXWNUe/RXXWCJnkPA7OB0bKWsbEB72TujwCbQxrxbUa",
-	"DYi8jeUIu7c+2iTP+edGceMq68JqM0hgFNtI1cahQIDwJWNDRT5/efDr82eHzw9Pzj//9cmT46oPkbdX",
-	"LaffDVlsPtQmF5q91Q8DdXVh1TuCB8XcLRoisXlqGnAbkos8c62fJo3GRgDPHIbwg12QQEbJQGD5iIu8",
-	"GPC2JkIjCtivmsnlvgSLG0L+iWB1cmHZzgV+NmVOFwaCWDEdgAZabShBEoLevrrPeGzAVSdPAEYxFoCz",
-	"8cod1pUxZnFY+2ql1WhBoTGCW0kuMO72AgtfQC6QVeLtA1zZsnmRVBpL4tYM98IifsIl5UAkkPk6LDcf",
-	"nBQnEQYw5dc/zgt3ZtF4MytaRioXedHowkDXiEbnOK2LqoF4zLoJFCTTme0W33qgyMU72Ks2TOD9BWHm",
-	"VKs6eSqNNp++Y23Gh7haM5XIurPx0pEcKTBRx7b0xqRhuO0QHZr1gykZsR8Lylk41sk+PgV7mLXfjdGQ",
-	"QigZ9WXEXM+xBsY6m21Urj5TO8NdRDtb4MRatS36Vi6Kz7TM1mYIZvA0h1+CcThVNpsLEnmIkDGh7n2I",
-	"G398/BWkWMVy5BNpsCF/mH18gnRiecmEGevo6WOy2dxpEM3igSKVC4PwF36xR7LA2lT4HQhGN/hTCp8I",
-	"c6TgKymSuQopIhl0MDI+YNheiOJqEBC+weoXB786fvkCP1qEGlyXnW9YoA1wDCUy62sa0mQWln7O0JHC",
-	"u69PntZ2quiBMHgI+2i+C/ucnkKzsMfHXz1QbvN41lX60Sb5kn+ORf0Uhm5ZiuLGmiRPSJmajQZB4mSv",
-	"+tkBTDtWA3EtDG3As0eGFHMLbe0YN1tAuzo5McvkCle3Z3fWqF8hCyIaM3IR9GmsmP5rrmRtZ2drt9a8",
-	"8MkF1pRUtWZrq4lolrvSuvBJIMUVMyq6mQ/XznOTNt0jdlwsxSPGpJNYGEMsIu6gb2fa3HK4xDU6kNwy",
-	"bHXP0J4nSwK5zjakbTC5M9YMxm02iK3+g1QZ4xxpHPMrqCIKxTW3yICLRDPlvt/YMdt6yca5Ut4jSZJh",
-	"JKHssiDDWPZiplRakFkh9ybM6DiQdxJFdjPsIYQe5zCC/UprF1Hv4ojpeFzbN3O58C0tN4DEVIq0mKSB",
-	"pztfZjHTujDStBnBOrNSAW3wacaCgPcITDa896z/6VlNG3n9NNFkwSQLyt7M6YJimJ/wgL59xkRP9712",
-	"s9Hwp/Iol7bYOrGgYCEwyh0om6DD5dVNVO+sigx3nZIMd8yc4WqpmnvqvT8Vs4beKRmaRdg+BG7ZfTv1",
-	"2i33y4AFFVAAohp24BMFSE0GmU2LPZUCza2mYpAlYcgX8jSsTj6PqLiEO5gMpC75cMgM6TD7/UA5FsCt",
-	"/MDRDDSV7eo5WbAIfnQrpG4GA1XfafJ+QQZsnor89vhuN/zSDfCbDT9viym8vOOn8PZ9fy4UHTdFQme5",
-	"CIqp0+yhYp0kmdcE1pMWrPVzydduU/3SorU+qdfrVeTReV5j6Pdi0dhup9tJQ6fMfiFBN9TXhqEPaHwJ",
-	"Gwd1gm01WyhQadiV0yNAMAf7n9BQk8XcwyJzXGjWMyTAyQEx6UgZMSrse4bwg2hmCUPENYtphNnvHKkm",
-	"LArgBi4eEMgQb5zJAVkli8IHCiTKVPjsjAHChh90Ujy1omIsR2VImso/UJyOxhoSCSqZzGIeggea1TqC",
-	"zHdVky2XhL8fI5GpmX22CFFJ9Z099+hfF1jzHsn4Nuxtnk0TLWU1hW9e2AHph1t4OalboUCYk+pQeik7",
-	"fEv4VFo3bJ20bJkVUOutyc2VPM5S8zAF1LAIdeWhGdNrdB51N4Imq+3SrVZtM9xmtZ2g2a212CbdDnc7",
-	"W8FGY0lromFMziPUbuDvAzAw2h9HKESmv08w/q0FlrxY56eqNNUMeVeCJoc7MNRZdWeuqc4IWQ+U1eAN",
-	"IQaBai+vUHLlUjkNS86pi2v73Dr/YO3s+5GZBq1ZxDaTEaSTRJfYIAkVw1QxQ/2rAs2bFJcibbouhY5p",
-	"oKvLWRbf4b9zvYNp5kKiWAy9bS0HyJMho5aB7YAbeQEavANrf6Dy/sM6uXB0+MJQrosclb4gn+FvS5gv",
-	"JsncRQivgQbGNWHfJjSyQwDtvpjpikSorh4nYmFzhy7JW/POkrea6Vsfk6U28yy1NcFSm3NY6twVOE5r",
-	"tvoj8lnuEGTNMdcerTXbWpltHWsIUQHrcmJggBXJkX1ZCn6XvMoQl9kM61CgswlLpVHMNqGKoEET6sS4",
-	"vjnWivRAkQuMIb4gw5h1zQIyR5ZvHWIDqgNo3ABmX2VZcihHAmyIFdtgB30aA566jgxvGFdzLhNrcgZl",
-	"znUfijL/O3pOUD+d9KpYy7ldDaiJ1Tq5SxY9M90w88/cgpPOLnMKSo6rcYpQKVgSrdF/hh0xfWElpiBH",
-	"mIn4Y6l3ipjh5IJce+BYjhyfNctpO0EDZuveepeG2AwSBd4eV/3JmUpcvSUrSLzPvoFfhM9s5D7jNiXL",
-	"JGulmWStO+XfcmTTyWZZFc1psocJJ+3juk9Fy7fQ8Lf9U7Hh20n7/qn37tRLDbanXpuY/y4HHPPk+1Nv",
-	"KUOin/OBl86x3H4zK2sOfYDYQMHS0oGhCI+Pv1qLMGsRZi3C3ESEeWkT3GQ3c+3eoQzzjew8fPeN7NxC",
-	"0/5Gdm7Mw3+ZZuot44aEeeZ8HZBul7pBC1x5q9NgO93NoNbqbtDaJiia4aNWbaPb6DaDHbrb2WaOZQ+p",
-	"7mccGz4yt3pqqs4mCQ+9GV7Au+CvOJWlF5PjuykjvEOF1W7UfI31G9jJNa1f0/o1rb+huoruzHxSHUbC",
-	"BTYP7RbUHsO/i5kX5QGc+z0zcdLFILl8We80L+5JyPVzGaJ+TeMO10jYMb2uT0WPERd8bstup3lzey5v",
-	"ZHFuxzTTeA2ruH0uxw1T6xY1klzQMbJ10my4jpEbkx0jm4WWka2VaDOC5c7S1p4MhnrsiP26QdHam/XT",
-	"obN4UhwJqqSmHggPscEtSMDmEFQhNe86MpETnaeNVM/HL3LPLgy4a9rY9kSARJ3/DmYqFwTd5gzDE75d",
-	"MAIwkQzMQgzJMa8Z0uD5HmRgeWd+WVeAH77paVnPFQ+9drPle1wdGbhkeWdXLDKLtiJxnhh7SWx4HbbX",
-	"yYVdaDAoedf/y/Xvr//5+vfX/0T+7f+9/t8+fHf9p+s/Xv/5w++u//Lh76//RMy9D999+N2Hvyf/9bv/",
-	"SPIRYP/2L+T6P1//8cN/+PA7Yn5/+DsIleEatvT6/zCs5MPfX/9/5Pqf3DfuszVPHj0XF0cSE8i8FvY/",
-	"rbC/5hD3UG/RiqVc9MDo8UAV0b5YCtGWDAJyjZ7ijGsUT0s59+jFMhkWhPEiE4HzOf6leeqTFpWAeYIj",
-	"Popqgdnc2MtIaMi61AiLBRKaXXRU8z9d/4sRmz/8hw/fGcpGrv9AQCAuUMCJh7wbkbITiSC7K4n42EBp",
-	"XcVhLQr/hAgdkpbUuOs6dlMQI0jPkpxViNkw5lfzS/rsC4KSVYGmEjlkAsKouVYs6rpcNEt+udmgLg0Y",
-	"4d3MFs1BIuZl5R5wZa8V0KhP2cV6GQHz04iUvmeAaKC1dUMCC+Bd09c1fV3T17n0VQokWKvS0qQT8WCh",
-	"ZLgfRT8IGjeiMWhfCyTAfyCtVrvRINd/vP6etDbgz3+6/sP199d/uf7n6z+T678A2fv+w999+N2H//76",
-	"Xw3xKxCz/+v699f/eP090MHrvxgZ8l+u/3z9l+s/X//5ZpLimoStSdiahM0nYTSKUERckYYZrfjhOz7h",
-	"bSqSsec0vsyfx6NS306WYtwq9dzz+W77W7ce/YH6S9ae209/RgwCY8/HburSnGU7QjtRZbMBIXvFaJnq",
-	"iodL6ZjRwezInVMwXY9PvazdIlRrMV88LXzh1CPsyuhkQxYX9bIKJfmz+RVnIzKMEijVI/YTLQdUc7Pg",
-	"sY/tpM2qrIInBXPNlAOsYebSt6EMRqw7jGpVJ/s2Pfj45OjJ/vPj81dPjs6/fPJrgutTMKn9V4dQaQE6",
-	"Eg9kzCaqI+SKI7TJVklp1mMYbNobs8AjAWGdAJsaTqcY3wl32gThLEKqaZu8O7Wa1alRrU7FqbBPFSCe",
-	"PczNg82Wf4oyDubyl6lskJJvJoSPZOripO4HDzopDB7GHbHp/lcswlx/1ErhKnpGTp1r5NR6PU6t2+M0",
-	"c7XAqzOdLVg2YBI3Tq1UZYDhzetFPeV5eAJoaUG/djes3Q0/xQ4LV2zS0TvNSEhFsfiKxTXwUwNFWYZh",
-	"QODOKoW2bYWaE0OKfKLxH4xKwVgfIqSoYXEGxYdPRDiUXOjDUO2RiwDqSXFFBjRkmCJ6AUNcYHaLHHCt",
-	"WVgnr8WlkCNBBmzQYTHmkdviD3skJTU+SUtW+u7q52OYhr3x+ThXJkoxqLAVYFgS1hPC+hJ9qlzNnt1Z",
-	"Vbtf2sbSn06ThuAq8FochubjzTMfr71W2MSq/WbrzAcHzL7WZgvsw+AVNpe/kBEP6fjlFYtjHmKDxI1m",
-	"vdmqG4Lt+YZu79QazVoD2gmbV46DPgsTM4E3b7zGLvrLmzvm3zP/1le27RXzf/PB6VzOPL4Z9f4/Xv/p",
-	"+r9cf1/78HfXf/rw3fUfrv/84e/MYwVUs8BJA10z+2pqJljJfgrxEFSoLotfQGIF7j1U0wDxqmMkCBph",
-	"A8vEjP9/fvjd9R+v/3T9L+T6XyH864/Xv7/+z4YiYGoG1Izd3N1yNWPfL9+bEjBxXYd8bZ5Y885l65Db",
-	"7g05fojdHCYZoas+bjPI55Ufd930764A+c04jG1heJclyGfxmdKGF2m01FTsr9f2wsQI7tCG0itlVpQf",
-	"oAn4GRW9BEOV4sQ8OwgPmMbaV0+EwYjclxItDzg1sk96Cw065s6rWBpiX6hlfhue2GjWG03zY8fxxCMW",
-	"yDg8SrBYXMSZ0OdcnQdSCBZgr3hknUzQmMtcIfePzlBhcq+tI2+jlMMuXUXeCVgIukJN+TdnNojO91BM",
-	"M3hgjuRvIXczX8cd+KiMB5ObOoxZyAPNr5jBncm73yY04l3OQihL+IrFB3Rs9Tpb7mhJOaEvR4DGUmga",
-	"aHUiIZg9NQiWihHZxdeK9pjZQbApxlSEcnCeOTHUkLGgb9CjJ3gZ5v64JJIZJeFbJ82WC1J3JeGduH1n",
-	"YYdA1uanEzmSvlb61wlFa9nohhXdl5WMXHZQQTIqNxZglfFRzLWZbFZgUcIDNNqbMAzY0haKCe0TSGS3",
-	"CjtYEaDY4y1ELahUuKrKj0kAdyGQ3VTXnynizOGEW42bshNy/Wdy/f31P17/y/XvwbP+P3qrUeqv7W6v",
-	"M4zuLcNorcX+3FOSHB1cNilpkpInisWzNdoT19Q2JYWEKmh0YPQHVV5jB27tR5yqOS75iZjwsowkjCl1",
-	"UezLEZ793DslVcCbDxtQDzdO2ENMY1omNYqrfVBCfvrJUXmQT26RYT/7wFah1Cy9opoaBaGv9VC1Hz40",
-	"egwP6nb4eiAHD/EZ9XAY0YD1ZRSyuD6EeK9pBbNZa26dNHYmlAgjPEfFqfy3IRvIurmAv+uRDGjkni34",
-	"aifY5PQDr0pCa43OumUQwcYPOyuELSoIlogUI+zIkX3m+JJHkcIn3+CjvY7BhogqDa9wPZ7Qqklzu725",
-	"1W62PHwMGn9NPgPKPILEPPPCphT/w/V/uf7zh++u/3L9vdUA08Zmj/tUl3RBK4ePVUXLn8qAVGyR9j9f",
-	"/+X6L/BRqC/kzDup5jtinSMdHBZ34R6z0gzdWZyN5kKS1hriulX/WoyAVv2YyAFl+oY0re2HFSIeKCMA",
-	"DCPUssyjBRcynqaiNOEM5hjRMsdejpZIDPbJ6LudTlohyAk2A8WiK6ZIJRcA5dS1zWqp9bw8mSNlgFul",
-	"UYE2xeFeIwNvYIBfc+Y1Z75fznxnTHi+idamNaz579pCu2bYN+25OZEbVMaGjVJ3Q96rGJtku3NU/bWW",
-	"v9by17LEWpZYa/lrKWOt5f+wtfzZMsOIdfpSXs6WGF7kCthAzDRKEIrZlm5yJIhKOukrao/QcMAFxoAP",
-	"ZGiEBxkr15W7LOLNTPRrnMjqxfl/eMXFHtWazVrrUa6Ao6XuRcg+PnpO1FgE5gZXQEaPGIXPIS1mExwO",
-	"Ivldibm6K5F/ZuQSHnHRO+YiYO5lV8jMeultZJYcCRa7ILAtCLW64jJRxyyImX7ydshjprISZhNBPzMX",
-	"lsRRTlgI4kFBUoB9fZgx9fusUWbRaDGrKODsmmWsWcaaZTiWMXk0HOsYORI9xT0WZg2d9BlhNs6H9JhW",
-	"WKUeU0ltDpMhpywkRreyrVcnonyMflqhlgO1U+6Dvu0H2HXOhxeQ+eCNPaI07XbbjgFhA2hB41iOWEg6",
-	"Y9fhVmHwUY9fMVH1bVNX3hMsJK9eHp+QyrGmIqRxSByvaru/aoehn/5tIKs0HQyzS8e8J6hOYlbFprxJ",
-	"HBHXpwOoJpGCQIn+zc0NZJw2qilmSkZXjGhJKImkHHZocAntea+oZj6JuLisgZLk+qBjaJMasoDTqDZM",
-	"4qFUjNAwhPbilcNXV5ukD6eIcEEOX109IlwEURKysFonT7Jt0dAmlrFQ2V5DNCQqkEMgnwb4hg+aiWfb",
-	"9EBh6i0UTEV+hdvSNm/j3tRdPzjcKXsH9qBu+Y3dubZt+A5juqblMAMFQVvYOCSKqm2y2djI95WFqaed",
-	"1M0b2I0vj9m2fKq5fMnGD5QdGbOQ7dx1n41dGyRYP41Z2lgYw9EMQ4XZuNbFra3iAfLJhtk9KRh5ffSM",
-	"VDYbu/mpQqslnF3IhpEcQ/ZzrjZ2R+p+1UheIaNGyUQAmc+aOee/ZA4WEdJOHjENI+KI0c9xrQajzbcV",
-	"cPw91+q+DydJRGPSZzHCrjMmsdRUsxo+2yaUxEzH46wVFASJ5BLbal+ycRqENwVwt4Vc+0TRMcxCGiS0",
-	"fH9Wvp09RZ80426m6DZDKsMQ9zpGeZ/jVoKstqqotKLgcyiGiV4h9O7WPSA/rrA7E6z3JgIj7nttb9RX",
-	"LDh/3v3yb3bjnV9++etv45PRN69fHewcPnv1m0PZekaf0eORd39C813Kx7jY+R6bqbMLRN/CoyAwpwfN",
-	"iJ3DiI7ZQkmz7JWCuLsWvdfZl+u41Z9MyxKkJR0IXU0VAe1klaWUjJBFTLOH7+zvw7mlog7g4ZtKDo6Z",
-	"3mUuJXKjO2oqeLCgIXDolCoEWlgg5mtrx8/BDb/uXvLzJrlIAQktynFGsQPdnUUc7CGR7C1JfTG8b4L6",
-	"lnYz+SXTPyTK+zPTWH4M+sfymseaWa1jxtYM4EYtYcWEDl/JDHBOj68uRfsLZsCZAvj0OZ4yPgo2sh9G",
-	"66SjZGAdRXuss092mOIhI1yTih5JuAwWdEW4KLGrk0RoHpEZpNEnrU3SJxHVLPaJkiRmATP8T5GACqJG",
-	"XAf9afPjEay7YDJZM7SPydCy1W1Pr27CMve49fQr9fnfHPZjFTzuR39z+Pyrzzpb6vjXaig72/LgJ2+Z",
-	"yw7XmmeuFby1gvdT5++/5FfT6h1SgYKPbykW74p6LMXb98UYoi3jyLcGPJ/knvBTj7pPLE9BBye4phUw",
-	"evObx+QKqkbtEQHFmumYdBgxnINUNhuNvJsUMturdQLxpubixMIhiy2iuivjAXHsjQQRozHGqRnulMTM",
-	"cH4Zhyh+FJzW4I+PreM6Hued4DNcx5WFXmdb03rqfU0vbfgcOp3rZB9iAmgE9aFJojAyYcOZ8cr9vYuq",
-	"ltyVEn5DnykrRCCvPZlru8DaLrCWcdYFctZC0T2WecWgKTpJKxZLQHnRx1rHOVPLBca38+GMUIlHS+Db",
-	"qaszi5/QVDNSGTIRctHznSGehT6IKCw0MgPWJ1W+NZq81e4S9F0k9mUiBUvD1eKxe+aBclXYAxkyH6we",
-	"IhinkgjMmDTJl/xzJ16goaYOvTE4U6Qro0iOyBZRPtlomP+2yIALnzQb+O+G/bdJ+uZe3yeb5j87pA+f",
-	"gX+7msUIF1xYuobKv/1js/GLqu0xYr2U6I3gyj48N0ngIN2e24g2UwmEEP6WbT12luQq7dWbJRPiHGdk",
-	"FLrHp9MJ7b6BSGF33fPdYFNphb73tmberF3R2FbzfONlS3+VDpZdO8gNm119aj/wY8lTRDR5Jnv25wJ5",
-	"xT4PyQQMyF3bQ4RmIdmyaXVwBJ4rr73ZyiaMIi1mAwoaEXzb1WbFTL+tRsOs0R1JrHi7tOBotyMTwoBE",
-	"AD5vdptBK9xgtS36qFPbDLbD2g7b7dYatNlpBRvhJtvquvjCE0SMCQHSSIXbmDP4ZNa6lX5WXLu5dLRg",
-	"/eaZ4yIMMGHDFk6esfCtzDQHR6CdIvz9J3xYbB8vTvwI88RjLUKuXUtrKetGfe/zEQQoltxK5IqZHfDh",
-	"O0sjF3mX0glYIcYabKRl2nl7C1ckTBihPcqFa3GGIhkl3Zipvg1sV7Yiu09GfaqNVJXJbHWoKjtyIksq",
-	"2Ql4rCc15qzALEpcSW55ll5Bt6o7lV4yEPCQVLLElGpBclmS65QUSHKca16FpAF9+4yJnu577WZrx/cG",
-	"XKS/p6smTIsOrZuJDg4TDpEhrsxjp9jV3Zo07PRm2zb+JmGJs5E6IRlF8DWPWps51q6cn354NBNQgD3H",
-	"wnIcBtjWDIb6HvzgCZbwMNrSkH/JzJ9nhrxiIzhkLZlZt/3wYbO1XW/UG/Vme6ex0wD53I4+yVZeYipe",
-	"octcQAdDynvCJveRDouk6BEt6xm7sBWHp/kUFCu340EmpzILNkOnnduyLqRUGbDQIGBDc/0b2SEyJp0x",
-	"6STRJeEDyJkE4aPLDdvmyJyvWqm1g9E44iwmV00CSnRuijD5khmCcIEV18m3hjS34SeLYb0K/UFGnsDV",
-	"m88Ll1fa41cMExM7NLg0k+3L6P+n7Fp2IwZh4K+gXtoe+IG99hN67oHuok3UCEdgNbnk3yvGQJ2EVtrj",
-	"PhhwgiyDNTM3+SY/JB/VAgT1rxWQDcQwzAE19mKgxJJKwYGV3IQXKjiIHuaykIammD8r0queOFw7s76B",
-	"OQtDPqYS3EsTY3xV48Hc7CBAGKrWY60d18cQIYozBgSK5KneCwnTsVkofiE+bCsFgz/ZOwb9i4ZT7reb",
-	"8nblxfsg0pb1YH+IzrYD/xlzJ6DTrvsQT7mOc9ehevrSEswYPmnFL7kQKB6lasK9I+N5wndhIUt2aGUv",
-	"k5ld5ADyc00W6XJkn0qjVVrBwovWlTuENY1f2YeUK+XqJ1l0QPULa2mnv19bMzVHXEx4H0B382jziF74",
-	"uDI97KrnZH7zrMIZvJt4eNo+tp8AAAD//w==",
+	"7L1rbyNJlij2V8J576LI7aSKpKSSRGEBq0tV3Zqu15VU3TtTkqVgZpCMVjKCnREpFqdQQO/4i4E1YF/g",
+	"AjYM29frD/7iL7ODmbvt3Tu9wP0FrL9wf4kR50Tkg0y+9Kjq7uFg0CXmIzLixInzfrzzAtkfSMGEVl7r",
+	"nddjNGQx/HkUsv5AaiZ07ZgNIjpiobkcMhXEfKC5FF7LO/N0nLAzjwx7TBDd44pwRXSPEaVlzEJChRqy",
+	"mMgOoYIwGkecxSRm3yVMaTLkuocP0z4j6QeDUe0rNiJUhKQtwxGpxPb7PhFS97jokiFVJJSCEdqlXFT3",
+	"CW0rJjSRglDS4bHS9ssbnu+xt7Q/iJjXgsl6vqeCHutTsxomkr7XeoM3zn1PjwbmOaVjLrre+/e+d0w1",
+	"e8b7XNfgv9MgOO0xcvDqiFyx0QNFtLxigrST4IppUjk+OH1y8ezo+dHpxeevj09O3cpVdYOc2PmyaxaP",
+	"inCiie4xoXlANQuJHLCYmo8RKQIG8LpiIwPnaxbzDmchqShpQIPL36o3DKBi/LVd3yQyNpebe6TLr83s",
+	"WEfGZiCqqz6AWZhJuD1kpEs1G9IRicyKFRGSxFSzwnKOX538Tb1agO5WvZ4HbZ8L3jfQbaRg5UKzLosn",
+	"4HrM+pQLA+8p2H7TkxFLgUYi1tGECweCB8oBmnY0ixH9DFJUABcAuya2rzjjzb290hnXF85YsRJMOGGB",
+	"FKEiidA8mp4kV6STRBGi7NJzbKwyQ6bjUe3AAGMWLJWdY4VqEjGqNGlUiZZkSLl2iKGYCM0hg4lOTsZs",
+	"Bo8NLTBnZoUN/9vaMe5j7aiEkLwsHoQWgC+IOBP6gSJyKEj+fURVDjBtmOk3mrsk6NGYBprFyhyjNwe1",
+	"39Dab+u1vY2LVu3cJyxSDLCjT0NG2qMCplcoef366LC6QZ7ALCLZJREXzIxknnMUS9A+U4TrIlmph1vt",
+	"XbrdrO12dlhti+60a3t0a7O23W52GuxRsBc26t480A2o1iw2cPjvJub9ruE3mrvv/603TZve+96AxrTP",
+	"tKXYj2NmCMbTWPanAaw0jbVbTmCeNBRlwGIuQ58cnbwku4/qDQOI0Jx1IBnmr5rmfVYtLLdZb+7U6pu1",
+	"euO0Xm/B/z+rb7bqZo3cfOu7hMUjz/cMtLyWF+C8DvSb+nmB+k5TW7uEUzm9ACbChdP3CRdBlCh+zdKV",
+	"0Ag2nVGBjGkI5yCko/JFbTYWrqKxaBU5TvYVG00v5Tm9YipbieF/HWbQODYHuJWxxKs8GzS0ggvS3CI9",
+	"ghyxwGmb9brjIhUgKyUMvEUM5lX3i1+Ap6lhrSyGT/lm+4c9HiG3QX7qjoDSPIpInAjlm+Nn+M3eBnlK",
+	"ecTCjFTTmAFHwskVj8tOsMcePdrZq+1sNbdrW/WQ1fa2tto1Vt/pBI3OXp2yHbcJKJBkuzAhJBQ2ok/f",
+	"PmOiq3teq7m97RuC5H43ylj7UX8gY11GjcyqeUg4PPCM0VBZ0LKwePDbjzqbQYPV9szp3wp3WG03aHRq",
+	"TbZFd8K99nawmR6KAdW9bB3cfXseWejIuE+11/KShIde2RLM3HAB6aR2Sr8X4YPzvvZvY9bxWt6/eZiJ",
+	"hA/xrnr4Siqu+TU7Ehq/62Sh9LPb9fJjAzJEYZtC1qFJpPGVPn1rmYaRHhawkJedjmW86WdnfFXik6Wf",
+	"zX+nnI++jEMWT4C1UQpWaZ+8K7jaL6tplIQvEQ6sO1KS0CBgA22OtJ2DelM//5v/+v3/46cX8Fcg+31a",
+	"U8zwCs3CAtV70zifAT83ZpHUzVvK0eEzrnAVJ5rqRJUuQ8Ets47iPPzmjJkoN9bEVLhmfWVPPe5ls7G1",
+	"s7W7+WhrZz4ipVdoHNMRTPgb1u5JeTWLFKiknV56YCZfkImapZgxTIe8scz03rypBlIoBiv9nIZfoLxi",
+	"fgVSGNpu/qSDQWSUBS7Fw2+VmXYOcd95IdXUa705970+U4p2HT0gisXXPDBS0LWh1uSaRtypbAbYSRAw",
+	"pbxWh0aKvV8WEZ7EsYyfiGsWyQHDZUxrTO7T7VheIZcJpBAsQD0nTsktUbLPUOcz+orhOIatfHl6+sow",
+	"lZy+WqKolc3SvvFw8vHZKslyo2SvlKsKy45iHi+Rlue9XngW4P05De2lm2DKO4+ZLQSoKj54IsKB5ELD",
+	"efb6iRGDpVEWCOsPtDmqmmtgh1yRFNXNNDJ0Kw7TIlOj7BMYpEXyY9wfCh4JxHUuBoluEYoSloxJKlGT",
+	"dszoFahBJE4iRioGOBsIGasHMBr0SIezKDR6NI6Rx1JKfnXy8gWR7W9ZoM0TQNsI8m98MqDCgmFAY8VC",
+	"K55WLvcvYUgaksu/uiRMBXTAfCKNnt7w6/V6NlNV9VFcNwQou+zbr13TKAF5Hn9mCzRrwEmEkuGEQxbI",
+	"ECRRBM/r06e1XZAPZaLNCdWxjPKKVuX1Z3UzGS2J+avx1Id/d562yOVf1euXPrn8q04H/gk2/6q5e1kt",
+	"myrpyQg1TmFXGhIVUdXzYZIhifgVI1SMCMqoAHJSuYQVXZIODGlAZZ6urunCTLrwWIpOxAN9e/4xIYe3",
+	"CI1iRsMRSQCJQaMgIe90WMxEqjzcM1OZtCAOqcrPJ6fhGCzkWs1UbfYRTfHswBkBitVmJBH8u4SBlZNe",
+	"MUEqVKDA9UARc3gcynJBcgSjagcEaRhpHA16LDRaaqLgZRoYQdCZEpVPrARRkD4UHPXCFXP2jIb7+vhZ",
+	"Nfdxu1XrwzD7MKBCfzMOyUOvtVNgcXncNmLe++UF52OmjGYyA6t50e7BQstQijs7w1w/DyRlr5RbvP9i",
+	"ceSJkU3s9tyaZt4YQ2bjx6EUbB8IjSEqoCKtT3vpTj6VcZuHIRO330dzFGnc5tq6ZSjsKenGMhmQPh2B",
+	"KBXQKCKvXp6ckofXzYfAIR7i+X14z1wQnQ6FSRmeEcgBUyRERxGNIjkEmpJ5lyrWGP7w+MnB4fMnG/3Q",
+	"J2feNz0JawolGfaoPvOctGk1OGudBxE5Zp1EgX0c2CLtovUedE0Wcu0TRUdr+Ww2klr1/pT3mUzugOKg",
+	"0cjp2iEPcfPRSswF0bzPPpKiD+4uId3HrTH79auT0+MnB88vTo+eP3n5+pRUhqA/aZgsVyQRV0IOxT6a",
+	"xud7jNeYNRuzjoRmsaAR7NntEYvb4QiIt/eIQgeCJIK9HbDACD5gwUXvRUATBWJ4JLtdJ+LnXXU89K1f",
+	"W/XkUKxxYyZu/Eq2D6w1+WbC8Leybb7rbbfrbLezFdSanU1a2wLHSPioWdvs1DuNYJfutXeYdzdCc27O",
+	"86Xnb2Ub9EBnLycVgyRgdoxJjxpmVd3PPIrWctNNaEyFZmCEWkvZ94yAL6R+KhMR3hXD29vby2xa7C2/",
+	"V8PDC0lUEvRSKx8E3liTNo0iFqcioWLMyEXWsM3e0kBHI0IjfrU2Ws3HjiOz530mbkihijgCkrkTS7gz",
+	"fA4iObpXk3NeGAKLEmKCmpDCJyZEKlwr8vr4mbsRSNHh3SRm4RpnZuPMKzqKJA1PpXxG4y67PdK0ZThq",
+	"pUZAqklfKk0a9a3d7Z1HpD3STN0z7oDZkit0AXz+8vDXLrDw16dPTpDsmDuPtshz/jnYxPPhC5X2iDxG",
+	"CNQwKCIX5BEziuZ3EvQSccUw4GSNX7Pxy/6+M0UN0cuc75gFjF+jDdeoZ/sQjpeLXAI8oBqCQT8Gyhnh",
+	"qTAxq7ppS8/AeG0wCKYrE40SVs6dyxUJIqnWFGseRp1Y5PnJmRgNIgipecdOZQlpepY9ci093w/mgFDx",
+	"WtBryiPajtgdh4eAGSYb/OOISBUrR3NNBGOhwqjIROXsWRD+PkJXOpg9fZLDRu2899/KdjXnZ3eeNyGH",
+	"+1P5BH5GbZ0dIY2CXhOuUvQ7lfI5FSN7Wd2BeV1K0qdilAaT4tanrtNmvU4GgAaBFCH8aZ2m94iaL68h",
+	"wcBZ16fyIf666udC1gkNw5gpRdTA/DIiPFjcqQggpHyr3kjF/8rB69MvL54eHD17ffzk4q/9LD0jzfOI",
+	"pDRCGdVGRMjSBYjdFPOoqKaaZ9+8HfFrRpSOGe0bbUMQtLOeXLx6cnzx1ZNfk0ouWaBFtn/ZrHkiMWLu",
+	"27lHb302Xgua6J6M+W/vQnH929rBgGO0hTWLmy2P2TVgx/3if/pt0udKcdH13Rz8dAYyJuztgMcs9F18",
+	"BdBrLjC2YQLFbgtalQyMfsPC5yzk9BSiJ28LYqcimdFy6t7EQKQS9GismCaJ7tR2fcI7hApIKPgYGiDa",
+	"kgyVUeRycm6XNvrfqaiXdqp/A1O9rO5PqoY++oQUudTsrX4YqOtLs3uFgd/WRAiDr/ngDIRMdxrgcgBI",
+	"8EUsk0FZzuSZh9uI3lnPT9MQkXt4PtioagETGgJxc79qigkOHpecB9rzvb4MWUw13gn73FwrSWj081N7",
+	"AZHK7+7l66Wf7jKhU6DQMOTmdRq9iuWAxZozd2x8b5C79M4DR7INJ0/jvheFdftZxs6i02fUeKVpf2De",
+	"4uFKQfsY8K1WXFG3XZI55HtxUp5QlAWQvzHP+Ob9DMI2HOi97yWDcOUVTwwPwe24JD8DfB6Y+c+UTSLb",
+	"ZoywAtBE0cuO13ozf1bZm9/EXIOy8d5/NwG6FNzLAWVieVMrm37jvLCGV7S7wgpOLPmfnrbzlS03Dnx1",
+	"epCIY0R3egiWg2ZpzsPUqt8vgES6J613y5zPVVIwcofoVudkeu+nsXPAbU7e3OM64YXGTDy01RtlQ/Xk",
+	"EONc0MWMxrAgZtonUkQjEH4GMevwtyBZF1d1M8KEspXCt9LUsDRH0xzbJLL6P+aZTMFtZdp2VZa+mGom",
+	"WrGo07ILFrlcwSyb3cAhda5WjKTBBaE2fxFFEa2mAjm8krlHVOnXykHtZusXluNN3cCtKsc1lG5v81mM",
+	"vVr64J4EIAROHxIjTR+Fq+aUTVF3u1gLjnR6eQxLv1Uk/Lk9yAPmfOY5yzhA8QQUcLmIXQ6REp3EbJ8Y",
+	"4ELAGRZ4wONmX/f8W+JBLmMU8g/n7FxxkkIKllmkHtjM/ph3e9rMarVt7tO3R/hCfhK33PW5GxJmIa1L",
+	"8jWgbS9FwO6Kw1k6PJvvwP2fNvddbaX+O09IPSm5GAp7/h6WfFMW/ZhG0YryJ4r6r3pSsGnkfrLReLRF",
+	"Qt41pNkl/3y2T/pUGTUf0m0Mx4c6CxBxociwJxUDtmiUSqNG00CrUwniA7gtOx1S2flr+79HO4bG58se",
+	"1Gt7f33+2b8to/w3Y5chj9H/lFdxuAhk3wzrezLRXWn+LFNVOlxw1TsSXHNQa3JDwNINXXTakhopzfqe",
+	"b6jO+RLEp0fVMQtkHObVmLaUEaPiRkyaq1cxCznYWMqHjNI08WlJTGbJztM3C3l7Mx6xCbozdDIaXZlt",
+	"OUxQWbQ1UhYVM/E9LTWNVn4ro5XTIgvYooY9SXpUhBEL0xAdr2ykIeX6BhMv47dFIE4jVx5X/SxTP+XA",
+	"WZJ5CusZ8Jk97dk7MYE/foE2FLA1fxLLWL6hQwdas/5gUv0rEh8IHr2mUQlf7XORaKZIm+khY4JQHK7A",
+	"U9OE7+3m9qNFVQMWcleuDl1hgFyNAEs0p09SzBTTdpHqiTAHPSx7s7ismA0Y1elqskpLzl2grpRNY4To",
+	"pDYNrryyz9tM2+laF/NtBvian4P8rP37+aq7wAVvyUVXFosWrn/xjGfMxj2OtRRWZO8p9FeQCKRQSd/a",
+	"daeJ53cJSxjpJe0HCv8uHMl7nloSx0zoi3SKF4FM0MQ/nxsIxsKIrfrexNmZ9fWZw5cdLQDZxUz1M/Ua",
+	"zAG9tT6kX0s94yWEYmIJua9n3/JxK8pmO0kj2VsWJGZGhn+U1PSwNcXM9AaxbDOipTT0qwTKIum3cXNi",
+	"RpUUr3oxVWyx1bM4hbJJp06cqdJiXyG9TQa2CNjQpugPYwmS4GrbkR5kqH6Ui4pYsAkZ3N1M5+zAIacR",
+	"iw/aVIQowK5iLce32AyJLLJSYnFlhu0oQsmAxUqKfLWj6RFiqtkrFgfWzVYcKP26UQ7AC82hTpd52mrz",
+	"sBtGg4awiwiljhlis8OXCWBma7QLKs5qNkifvB1ElIu7J/SrbNCKikzCyndSSH04615Oql9Bk8AzWYL4",
+	"WJsPb/vO1ofB9rrHRlDuS8cc9uMmXCElzNMrwaKhSr+KqBC3NP+xt/obLkI5vM0oCIWCSphoadDrZaeD",
+	"iqXiIcMPGQlaRjykI6Pv4hKeUXSsdbigkeXvZjdfsLf6MeojoXwh3d8RowoAG8Zy8EwGVzLRQDt4NHpm",
+	"q2sJVLTLS5gWHCU4ed+bzaumBKj8+5kuQmESUE/VImKGP+dLmOLP0zP5igbs0x5IpCbNrd6i81Kky+99",
+	"9+pmPbzpqxZPcuhk5uF7Zsgy0wSaXmavsOwMTRzmiHd5O2LOitMeEaNY5nhYhgzICI6tHlccB6i77JDQ",
+	"rCwkyEKkc4dEVGnSk0lMKlAfplEtJf/48mIGgH5odSSeRrzbm0ErzGDT8+zJIQaURVjJjwxowEIof8rI",
+	"UCZRCCYBIhNNBBzZ8pGfsWsW5T6cTQ0tCoZqP2c0bypYuKjszVd79VVe7NO3FpeOi+x4+kkZFtz8g5hd",
+	"czZEr1Q3ZkohAx1kRoAyvLsZR8kGfS5DllOYp3Xb7NGTRA2YCGc9CKnAEKH1fAa+KzfAcUqrF5D1mWQO",
+	"oDdrHXm8sNg3Mb30vE7ib+FozcKgGfjh5ylWgQZNUpVZeFIO7WnALU/Iu1yro0MgS2JkCXjeMDMD/tmm",
+	"Fargnp2pv35Tr+2df2b+KrEKn08SNSqIHYucJfX6JiN1V6gAy21ZZ6Q1a1fMfFpAhvahULbRD4wY4JMg",
+	"YhTUqyqIjSI4CMMbeEzulEGF9jAssH5iXMY0BRz0pGAqrdEUcaWtIT+V43xbHNxcEGxoZT2oPgvetpHn",
+	"r6I144yzKS2NSCJ43GPB1ScFdyZ9ldKfHCVciNUI+lk+FojU+8xbRI0G1habUaVshqsAdnVn7PHTx2Rz",
+	"c3MvlfnzbtkWYFBXyvDGjtgcKCccrAW3b8sWB0eNo6I07XQg7KDq+atRGXsUZh4RLqDOHK6GUBAZHigC",
+	"d23WS8HyNbWigrkZjdPu97RhJVMlJu25q7Eru6hStVcEhyxiZfu+NPDNxsMG1HADmDC6nrqrjbgTYN4A",
+	"Ip+Wpoc4hxWtke6tFY79E6Hj0aoMJ3UmFjEDHsY+FCnVANPkgCqVNxflyOXPJ9pp7oEo0CDPvy/SnycK",
+	"C1d4V/Ge0wwmtRPkY4Jo6iJcOhj0UAQ/X5dSenhu4VaCCnKHdupFRHhz3ppI/o+ZTmKhXFrakoymxKtZ",
+	"zCdYLdgRO2B0KI+A02fJnETGPrB8KA6LM7aPKZ+8s6Vx32F11jiJ2Pv307GPbhelYEvsYgY9s5UrELCs",
+	"gvECK0kG0AlKB6vAGrkSEwKTCNIRoTCwaqUZFs06FqRVfi4Ckgt810os5oY1+xOwvCmbY6h0FZW0/OSa",
+	"yOrylxqLApvtgsvDmWf6RgquEBfM+oXEsk5Es7ca5ADMZmPKcvnZXRUKvhNrcID9Ob9b/8iTt5qJfI3r",
+	"iVPOqGJIyBf0ULDm1ZzlJfXkN8w2TFiSDE5Am6HIwKsTy761GKVBCZsTIQn1xZxiAhBu8vPW/QnlFoxP",
+	"meEcQwsb1tEFYFWgunfWuQqNbjZNrLpsqOQEn56kdjDok7zAsLSYsTymzNilqa/7KYSWldG+ZDTSvWM2",
+	"kLFekVbbQwPliOOEgbru6AzkGYGxFQWXguMyGeyjM9SNgJJd8f1c1ncLrSrBFRsptK+ceRspb7hiIxaS",
+	"dv4bjEOx5SEdzeYBs0jz3KCJicCI9/NdwfPo010SJNv9YlnJYgFCpyWBP80R57eNMV8W87EDz8eNusFv",
+	"fs3ZcMGs0CnzMWWOYQ+7ksVyCL4RrKcatsgiYcQnVBFq60M/UGSrXrctCnSP9UnlMpZDVyc/hsKvVBs5",
+	"JApJVhUByPEMXpUhehZKWk790wVYHWEpTSlGWE+PGMvhA4Wd2NIEkwh6ez0++fqBshnwkCNvnmlMmiFm",
+	"hasuhyTHcuiozKQbFZi+cr7bNGZzphSWw6qfrz6UHYxbKESToJ22xGH7wZbNc9Y6YiEZMb3vUKoFhnys",
+	"KvyWK61IBTegup8dGcUYsbuR5dfaoTMNFjRdeGPa5+V7b2vmxdo1jW162hvP7F86yLEcPk7HOZbDYzdU",
+	"ukwgM6vmmrWT6MpmaO9b3t1n/TbiOY2GdAS5ZZAPU8lcqhwtMdjHJ2EGZHeXe+bKxpYTLJwsKIPzTvxk",
+	"fL2bxuSguJg2CwzBgzavMs4Gv5kxyL2VS3dW1+ZFSGxfcvdxUx+ffO25DX5x+KuTly9gx/ly+gZohI+t",
+	"T3aa4qW3J/u13Mqcno58FE71gak4P1AshwpZA3AaIQVb3axrBsl1VpjvsDIPH5YayWAuab+D2J1roiTp",
+	"0HiBLwoHdqexfGw7oNHZpWIpa7G1zLjopp+ElpLozVr80VOpy0IQUvDaTg7mU8uwqljPOSOG6NWGMr5i",
+	"MbHPEmmOzo0PCYaBTH0N4kfDVuGDPVsWrvBhUsnD1iXMAstGeYaGqRMSzCDE1l0ylDsRAsh+/itcIQdw",
+	"RZ7M8PvwhjPHGlGDl6HKvqUYxQEzoYddM0FiSG1AqeiBnTiNSOUSCN4lUYbWDnuj/eyA5LmS0nRELFOp",
+	"5vgMAswwF1wUeOzAwmqp2Crk5t+5wSznTIfE34c4MP54aocvz0OxQT4WN/Lm3owo5dE4d0CLB7t4wBx7",
+	"KNqFM+wtkPsy0Wi6mPOn0XtsHetVTQH42rI6zzNGw5VFAhB27HEyIluagD7N4Gn4mPYHlHfFXBf1ZHrd",
+	"c6Z7MixENQ74xXXT8+0fF1SNROB+NtI/itebFygLlIYQ3Uz2CBKlZf9rI9OUSIt4t4YaEg9t77KkNJit",
+	"4NefJtDo5IUe4gDoUNaE1DXIyAGgW05pngCzrozzPqFqi1yxgXZV5zFs08yHYpBbXOodY2+xkv5R+Dju",
+	"Hyy1YYVXPl/9lcerv3K41CurZy4OynfClU9LlUrDPUDe7cSyv5TvT6FJl8YlBQxcJzAY2nJk3FGXZQHt",
+	"JazTX4QEBFEw7JfuoRnH1Z9yp0fpmNpAL8Uim91Xdij6TCkmurPltusGyT+zjBCWPp9m+C4EWPrKa8Vi",
+	"Vxlo6UT6pUKvny02HVBNMFdOpd38l1pwQai+q9DFxe7bu8iJ/mwiKXq6NkVEgeMbwnVINXNJODcT8SD6",
+	"UyZqic1A+KcbUsmdqepyDvCYy5jr0YwgTRlwGj2TXb6csxuff8G0EeWW5G1KJnEwwxAMtx7Lft8Gzi4l",
+	"Hc/OdL6JL973Eh1kXa1XdBSlpZpyHvziqoDCTvGYKQ4yxR+mqH8h9TgldxOyQwruIvmdgcE59MiDYVZw",
+	"wSxpdRIrinhVRtemyGORBvtFCWpC/iimZkwcpgKZKxN0gQ6sWBTLvPMU/MtfN8sMeLfhPQtsEdAM1tEz",
+	"kouJXlQ25SYEd9q/5pBsOjolm/f5TBkb4fx1Y9o7HNjdveBhKWXApOzZ2Zr2/jz+4CODkHFWP8ObI2PN",
+	"mokBwoW+I8lifnKKjd92m3cRzGWmF3z1RIB5vOC7hP/2IpLdhbSTvdUvYzC5TXOQZTjGskBIdHAhU8K8",
+	"2GNvt2kCOXLQKsB1kuLMJ2KzKMkh05RHN9YlIRoehsiVM3PoWqRsIARntM0nwx4Pelj4q6iSVtcK6Voh",
+	"XSuka4X0p66QrjXG5TXGtRa31uJ+sVrcLOkq1bmmzvOpoYFNJNYY+ZvG3kC0rEslhMZ/iolwgxxg6jPP",
+	"EXOqzJO2rKX170uRjlTMSjSymc1LpDYaCIxl5gttRjDIsgLxui4WOd0Mn5TtXBX4CDfjbdXrWS6g4UNq",
+	"sRCXUwEfbS1BRG4sM02ERuf1zWy/pmWWFfOpymSY2w3x+PZDHN5oiBtqfdMcemKLeiyAJiRGEzB8JOJG",
+	"moz4lZVL9jHgVMaI6mkWreffkNevvHJx0xfvQJOfxXLngf+14G9fxkcnL+HhCU6bBpQ3G1s7W7ubj7Z2",
+	"cvECtfTqrr+YKa8MkFsozhmvLgJTxl0qeEAqNr6+6hMhRc1dRrpJwxpW00TTUwVjjvESRh1vQMeKkutY",
+	"QrFUHJqSEVawMOSEhYn1iJTkGy0YH2RpgEdANevKeEQecEFcnYUHC0M+CoJEigKNrfzWN5pLpRSUMrVf",
+	"yfbPwsOejzNduX7R7Di1b2XbRoWQCnV/mYt9GjIiJPD0chyaEazoQmOGlGsuusBHKzImXFQJJRh0UhYY",
+	"siAcpDzEIJ3GKrEGP99wU4iUuEWkqXn/48aW56xyc+b0GkS6tVy5livXcuVarlzLlWu58mcvVyJLK3e2",
+	"RtGFTo1lq6LuhK92MT8o+m6XfT49qYtctMuTnPu2dH8Eh+q9nudUoF6IuTlH7A3xU7GZqeLoCSs7icOe",
+	"RJ+ZIhWME7fNz7NE5moxGOLR1sL0+JWyzeUQ88yzzGoaM8irvmXGue9Frl/jhCPK1jQAn2JWM3GfRKyj",
+	"iUx0a6J8YsWcD6G4FLYB7iCi2ih3JGQBD8HWmtGbxdX67yByJFcly+3t+Wy0+JQVgPI1JSdKdDqoYoUQ",
+	"A/H4ARbLJJF5xeivuX2wpTU7yO7Y20HEA66xZ3J1meKa0yn0N3MW5fLpS2pK2dKfuZ7bCcsnq1hjwOKv",
+	"rKhGKhaWK5PTxSRn7gNVV9gLnFDzdO6I9HlkhFYsgn4n+7KoNERZ0QEOvuB8PcrC0lYwGThorVrV2rbq",
+	"mFFbHPJ9ls/gursgi5WDAD5KOYkVXNU3rCP1Ub3A852qt3CPzkH5Qukq60HNuyBznslcH5mcC3SGR7OA",
+	"emWs44XUvGN7I5cVn7Ek3Rn9HI/P914Y0tglhlEj+pVGYuRhPlXtNIkhKACyYwdMQBln7MjoUuVtazpo",
+	"+tKhASO8k17HqKKIA+ymJ4qDl05Ks7d6undeaRjoLbvVwJcK24igXbQlP1+LZ34VWKHi5tbP/FinMmu7",
+	"vNRiChg+vaiuG21u37uJTtOT24yDnC8xeaMX3dncb99E046weOZLZf/fRXr+DVrGHVsOXxY8dh/0ayUa",
+	"EzN6q0YPjkbNpkjzKRAy7AVkKIViOt9FDdJeQunIG/UmyLoEzBBQSSUnduZzkZfoJgBndPX+6vBuGmrP",
+	"pThSB1Ekh7PqtqfPPwm5fj5RlT5MzJRqth8fVrmAhIrrGcgFo72Go7jyxLnt+faMim5iucVCpKL98JBp",
+	"DJycW8jetQPhorvwuVexNCdqdrHpYKKp3rJ1p817X2LnkZfXLI5BF8+DqVBtPXzXfH92tlH4Y+t9aTfO",
+	"qS770DctkHF4nESFLbW2Na4uAikECzBzHPateLE0NJtG0UnABI25XGXNJ0GPhXYixaPyXIqQjoyqcJKY",
+	"v1rkzZn35Zet58/PPD/965zImLw5t8WSzAsSurqkcJsNwBb+Uwq1rFpncxqE2c2dfI3jnRJgA0hfz+ly",
+	"aTsKZhHEbRZJ0VVEy6UidWfmfdwwVh7f+ny0oCenq9+Qznu5yd5ISdw3++taMMYMjGrQj6RiG6zpmAb6",
+	"gSJDComONylVurB8p5EVcg19vpRJrJYl7/vEvEkifLVa2rBkdZGgK2TMDHk2G/jboj18MrY8pkIZ1jyX",
+	"vs1sUbIsCytrevKMC6ZesRj7Hd1msAENuOg+L81+W8xWb9hFZYV+KN8lNOIdjsYYs+RDavs9lRvXONR+",
+	"ilxHqIWHR7H4mgfsdIZI5Hsz4tDLZ1tocrsqQ869/FrRLjNEvF/gJbHBo/5FJj3aC9Z5ehGzAdPcttBl",
+	"10xcRJJi0Z7crwtomlW6MWrAWNAzjKwr+EIWn3kv0vSKVDRWuZhpLjqyXIueCXUNZ4vFLwBRi5BcQW60",
+	"RWSmejZZiQcdoVpCqadZBPGGtG/p6odLEUl7YBfK7PY53658mb6WNwz2x7cWs7Se0YxCwjX0wlrd2gta",
+	"iM0XLBzWTDcpSDwzhL5SgXR2R6Np4bhc9J2S/GYe4wlZfVLpmE1oSqXfeYRxSmycwa5ypRtnnvtSjjhF",
+	"56YSC+YoRWUa0LQWME0BZidTZNJVHi0nxMQCp5vdEKqkcVSR15bIKzOV3FWT3OGlb2Ku4XgYIlKoxFuO",
+	"/NkeFvek3DADn/i44YCo78+wzxWXPGVFXlbvtw5CFnMZktK9NYJBn1GVxCyE9nz7xLJRgi3D7t5SsKDn",
+	"+s/GcLBoHT97O0KJGJkPsFut9OMsk8OE24oGPVuc2OhcAY2YkZaIoV6ttD1bs97cqTWatc2GT8zfjab5",
+	"a7Ox0WhumN/m74eN5kPz9z6o6dh3IRGRy9PdqsFgZMQoZtaqKjaEO06U4lSYH09EN+KqR/pSaJwVqWw2",
+	"yPiP4z+N/3n8+/E/fvj+w/9E8IOHLMBoWjenqk/kAAWdaEQ6ElGYtEeEkoFUCnpsat7HJpl0BDGOho24",
+	"/HkjZxmaOmDhBjlmETXcmAxlHCqfvBb8LbytfKivasczYFJm6nALhtRDmVsqBolQVwPaVU5kEetDwdiy",
+	"XXrTPK+aGegkFli3MQw3+v2N0WgE5dvTIzIR7LKwYdMnMxbdOWLPtisZLHbQHRjZj7ErQMhY9gkanWaZ",
+	"mirNrVa9DtHWTIRob6oubYC6hZHpTu1KpELt7QeKyKFw2cyAh1iu2JxpORT7hIZ9jl0F+zJkMdUytuHs",
+	"GhqvYYshO1x1JYvVZFWanH3uDa39tl7bu6idf1ZqnbvfKPIVzDwt6JhrI/hdI3XUbFC/166MA4SiZJx8",
+	"p5kPtNrdeVRfFGDx6e09KLpAvFm2WAgW8XNN4w3xdO3oCfTogxbDBfnIJ23WkTEjmVJDUOiFCrKuqWlO",
+	"8NmoQ3p0ECXKaEAOUohjMwLW6rezSOWWixExXJAONIMFspG22sCyAIaHFBaDaR8hp9HkMnLTLQ2vW9Hk",
+	"ZXBwOBnm9+rlySl5eN18iDF1D+HywzR2HQOaXMwfmei4rOXEvIsms5+LSW01pjFpXlsQA3Gf5ra5PSj/",
+	"gm1vC7dkni1uhrltlvFr4beWsNOVRbdl5rGpCCEMELPcI+JtCJWyP6+EHCoj6EEvN1L5LBVlqzZnAsKG",
+	"BI1IZguXHdI0c3lkxfSFlZHt5MrMBHNVq7Iw7jSqZ4VWVROxNyUmQGEjBUrK5UMYmcu7MM+RgdmQir3x",
+	"GXY+MENjwBWWy6wujGzU5SXisXCTGc+l4Omgx9IK6hotQSu0CrURoQLDF/CrZTuR9wMtDMc/ZtHccPqZ",
+	"3cFsQqJN43LV2/MFj2DgG3YEm9Q7ZpDnYsew27T9KgNkCpufdnc27PPdpsHVXbZfu3UPtZVapn1cO17O",
+	"vVE+nZNAFottoQbUijE8yP4axhzq78M2uHv4w90CwdDdSlRuDBAKaxAzlz0ucsFmqqWYgKwHEaQPDFm7",
+	"J+WVe6OMG56wIGb6pQjYSdYabYWCgqc9RpjtNIqyuhXXkYxhaUFKFHwGGwFWKLSYP3h1RK7YyCeU2Hk+",
+	"UETxrjByOz5fbaXt6LjCdGSftBPor5nmRsdsENGRrallNM2jkPUHUjMRjGpfmQ9gXS3oVhfR4MpmS8MX",
+	"zE0WQyI0NHvI7pCACtsdyyxCoMo1u5tdSccPxNLlO9JZ9DE0644bZt7N3iLRth/eJ4wGvax7rdk8ODCu",
+	"awbVrkHgrYHmzlW5+PgxAJhLlDMwFCNLdRaZe99NDTVPHnk3pbNNS8Dnk7tECX7NR8lthMn2xMwVDRU+",
+	"1IF0NT8hm7/iMr0ebfvbm9sk6NGYBkbIcL39sf2PWXk+ebP45eOnj8nm5uaeOY6vTx9bs219s1ZvnNb3",
+	"Wpv1Vr3+Wd38tzqrJ83UbhZTQJeBdSaeTJ2uElildlUzaZu1YyFHjk5ekt1H9QZJZ4gNthAaxdIJfmZQ",
+	"BDClQcqrdFlPI6RXCKZ2Jv8DoLLTm1JrEC6UpkL7pG7EWN92+rQZSonQPAI6Z0bpU80DS7Fn2hJqpbIg",
+	"vaaalqkeJOLiynUqxKcAwlB6dBDRgPVkBH37+njq7ijYjPVtPdzpLF5zJx+areaqmNOPvyoJZbYBzL7B",
+	"kPP76EefZm44/1J5qe44McDttr3SsqMHaSv/EtueHffkikeRcqPPNjBPSX5UaRif61FZm6rRaDSq9fu1",
+	"MCS9XqvfbwG1nQTURCDl1vsaBlLaf0ghunJekKWZDiQvLzmXlNRhfVzZhXANcd9TXDrFO00Mf9yj+mjF",
+	"/PPlsb38lbvA+NVS3KY8u6nBSSa6K7no1qSI0LQTyH7u9wIL4ZC1j3VwNA8Kc4pyplvmCEzuVPkFGj79",
+	"pVlnuPToFch6HiYpqV20vdMos3B359HGuYSweNymaMGiXAjDLn++iVrA7G+RnGXe/7g6LM64fDbfoPZ1",
+	"m1Sl5WS7AkUua4fMFWDe8YI6blmRAfsC1K7fJKFRPGQHKrslMVPVZZKF2FxJ4NpAcWm8sJB8Yt6C4rol",
+	"TNNMjovuCRdl9WyUuZxv2x6yiMMfWCvOZpRjDjolmQ5zs0wpHi62+dmCCqsG9cqhwJIms9KCXY8BtEAU",
+	"Eq6LMEGJ1QWoklhqg3g1mWinqivNowhsBzcHRSEadDl8TuJoyWQy82SKTTmQFs9EhoxF8E0gzdRBmQ3L",
+	"WbGDZSTZIq+NElo5/X95sNHsC/Mxb0HbYTtO2ugzdRPbOk7gKMI6Tn6+0lZmooLs6Q6x0SVciqwvbOEa",
+	"lLszywmJTLRPTp+dkB4VoerRK2a/75OeUaiF1KQjE+F+JyJmNOiZ7fLTPgLmIYrxQoUvLd9BOaJg33qu",
+	"luiyy9RACsU+l+GMmGWMnWqQr/jnzhqfaoRLFlQvV02c8rxwuFlODIcqBmm8wrfyIMg6kBbWOgfJDy1V",
+	"vVmRi2dYWGkVluBOVVk6Yq5yxoKiGDdhubBQdqt8WqBbR+U9iljK627AG/kM1mCEySflhx8cGVRpd/of",
+	"KOzzTipFSG/A1epyZ0npZ/nztET9JKr08cS5Wuo7J4XTsvhDgr3VdkW32cG0s/N0K/wUQ1ZtT+zOUNYQ",
+	"3105zA3prs1tTewQLI9OWcPiXPWOIjimQDq5l3lMKtm0InfMHxU/f9SXoCM/X1VmkiDeQquZOuE5fIsY",
+	"DTeCtH80/LTiiPuJxP3C5s24q9/K9kbKFgMaRRuum7STo9JxlkNbmF7WIc4Mk156nc4ovWSxK51UeuNX",
+	"sv3UzQsuPqZR9DSbG1yDKH83ag5GR2KQlFWjKypIC4NG7lt3mRs5lNcLJkNioxHBz1t5QjEXFVoBL14r",
+	"36gKo0qNvGtjQSGK4i7iAKYyvuKSyIue1gNFXh8/c7IPs/FQxep+zXquKGpO1p9FGn72JOEOSMExs0T1",
+	"0xbas7RtliI6T7yZyTiXIzYpAFIuOcUAc7PLM0L88LIBESm8P6ZNKcWTuXNClXTlmU2FJdwJKqyNVmuj",
+	"1S/JaIVDlWtJJ5qKkMYhsRs8GVzj27gW4NZCDluuawBkriwdXuMV3GPDnmLBhbe2ry1Dt3EDk5jrEYZd",
+	"o5FhwA1YDeKCeMJomCa2ey3vb2sHA24B79AX33j//r0Ney7tLTFI2hEPsoAdRRSLr6HoSiyTLtY17lLN",
+	"hnS0QZ7A+R1Q3SM0UhJ6majUhMa1OhM6RqgRFVHVc684E4zvzjm0JTUqmO8aVbiYojNx+c4+5LtALx+C",
+	"ht5fkko70Wn/iHykG1E6ZrSPuW89Rh6ffE1CORSRxGBSKs4ENn19oEgsh6q6Ty7t6JdmCthQQLj5bRBQ",
+	"EBUJaByPyKX5fou8Ob/0iYzPhP39DpagWuQdJAK1SJxE7P37S5giRFHT1IRnyDipbNXr1Q1yIKx9wpoc",
+	"MfXRht+ciWbd9fqomLPlot000FIRKnK5Dwt9QfoyZpdZew0Xv7NFvuKfb5yJIvBhLZwpcvm3NRusWzsK",
+	"L22JG5esBdSJQ4Zwg2hJGs3dXCQQkZ0z8eag9hvMntq4aNXObSyJFAx75rRHeaypOhxw5lUMB0zMarTZ",
+	"PRZm6Hcm0jkeU80gD6MG/73085eOWZ9yQ7YuYe2FO4rpS1KxkS1VHx6gZKu5dyYuj5mORzWof3u5cSZO",
+	"bCX9FmnW61kMW7PeJDQI2ECz0MeGPSGJqGFUFUraSXRFEJeq+5BSyQVGzHOjwJlLjTPR50px0X2YiCth",
+	"COplekQvzRObAKIrNnqgCLqLCcRxmnOhAjlgioQyMwmjNpRBqWKB+/D4ycHh8ycb/dAnZ943PYkJQRIi",
+	"7c48mN8uactwBGPFLGD8GgIawHK9fya26lvEzTGWCbaV4aF5cZsMYym6pA9NILFhDD5oKIB5Yo8EUnQi",
+	"HphVNzbxQ5CKpXvsTECSjLmzTai9ZzYfQ9ECKTRkD44GjFR+dfLyxT6cWhmTF4cQp+bO+QTAm3skptoN",
+	"j+2pSWFnq/tku94gNtsGVh6yQSRHRurYrjfTDUsGKdkwuGlubrrXzkQi0vwrc2crHTDkIW4NYrQF5saZ",
+	"eGUo44DGtM/MYfHJd4nBfAi4w7xcvJA+4k5+zCAEr4WxsDbLrRayQIYGBWG2Z+L16dPabkpuoSiVjPKH",
+	"s/L6s3q9XjfH1vzVeOrDvztP02MwKMwQK76yM6FYFzOBhSRMBXTAQiTgPrn8q+ZTA1EqRlijGw572swn",
+	"l06cDrtxJs4ERGE5lR7C5swzB6+OSAwh5xWLEtiOyCfUwgbzGqqknyhNIs5c5VrMY67XzeHSkuzt7e0h",
+	"tAIprlmssY3169PHLpOa23jTNCAxoIJAzDMEugNA4AFoo001bVNlQKFlzNQ+uTRfwHTz0+Zma3uvtb1X",
+	"a2y16nXgF5dQ4LZWb9TqjdOGvf8bJEdKTgMHCPqZSHsFGE5BLmGRbYbSlVmbHRDiI1v1+m+IXerERH6D",
+	"S8cQy0uA978hBxlNBSLh6H9KN4hgLIREUhtmDecxU0KwCDCCO0evCEob8BX0ov03tRo5ZocyqB0JI7e0",
+	"nHfNCi61kHU4pm1ZXxup1fCPM5FW62h5j2kU1QyqszibhRVJDl4deb53zWKF0kpzow7C+IAJOuBey9vc",
+	"qG9soqDZAxnp4XXjYY/RSPceQgehh1CWtkwSPnBOwSKrsrWSN5DdwzZfsRE+lupILUcGvsCXfPcbzHrp",
+	"LyNFpj+eMRqmP8yi0x/5OJr0opXNSQWCqR3pcner4B1USZ/FZtxvoJ9cds0MfyS6TOnsWv4rk887Wy9X",
+	"A8guiu1noS1d+pQNlx/Eso2t/ZmwNroUdjaLpAVyV16MUDoJrpB9pDrggCoQGEkb3aJUkSEz6mBBAEGe",
+	"RcNRNYXNcx7E8pi221wXrz3/7sukbbmBrdkHM1dZkHpfCm5Od4iLq/pEs4gNelKMXjnsM+f3WvKApVcq",
+	"Z56Zh+F0vJvELDzzXNMCMBCaFTJd3fAAOfGkGU3R+xJw8bFBxZwXElC1Wa+D5QF5IAr4g8ju0MNvrc2A",
+	"vaX9gS0vYM0aRdzL32FvWZBAbWSIka5vGPpUb+Zj5r2XX+UK9oL6mCWlZkDMj5pCEYwz6dUkjpnQF+nd",
+	"C6jkj1mwjIURK7kFubYsYbYRT2rJV1NzOvfLVrPZWG0tiCSLQLS79KBppd45wzWaruHkq15MlR1y8Sem",
+	"8HDedwrDFVFzaujCs2VrA3vPImsQYvIxMyIYapQT9VvgeKUvmiMBoY/IOADjJ8T5WV+0bzycfPy975VI",
+	"/8uPkr0yMZLtQLDsKObx976XV6AWvV54FoC3hae/7KWUSjz8nIYuoxJeaSx+5bUwapWM+W8Z9DXZau4t",
+	"fulUyudUjOy3lHlve5n5HdlcYHSkwlubP0mathwdKBIXUDtieYV6iovE4Qp4W/57YFAunrKc2tAq4VrT",
+	"b+dPYZbYsvx59BdkKpoNemKtK2Bhmjq/B8WzaxbZyplHUEkBKRbb40LJDVC8U0EJDZfwTBJFpE8HG+Qg",
+	"UjJ9LYlzeWOpCRRETqdX2eS6axbzzsgpyBtrOlJORyDLrd+n8chreSca2gN2Cl6FByrbV6ifVSc0ikgy",
+	"8EHRpWJEnNEUrDdm36EsLu2CowqFafROGeHacOyHaNusUTUSAUjYA4luxKLwg450I6AemCe/boCk7jTj",
+	"mRiePfIwZ1IGQ+Y5mniZ0i64ZnlSU2gZ6KkBlIdr1ps73kR7QG/8v47/MP79+M9k/B/Hf/rwuw/fj38c",
+	"/8GbbAro7ew1HjWam1vbj3ZsUMJFZpGmvNvT3kR71O3tbUNmrB36AisUeQGNQ1XrqytnoIYZNvLN+rwg",
+	"ZiHXxDzqE1A7695EXz4PsrsuzGnySlrweThVr9g6b3Np/p9FRnzdQBaWGdstxS0Tb+czkF/J9oE1snkf",
+	"kykim5r/0lMZt3kYMoFv7C5+w07LcBSZ2NktwX0fW/sZvNBYYmav6CiSNDyV8hmNwa3vbTW2lwGDSgaG",
+	"X7DwOQs5dU69jy0jLLFjL6Q+Mge3z4TFje16cynccCJEJo3Mf+XE6uoZx8ZXtxa/aj+V7neBGuNZIRRr",
+	"WQCp7MVSyERFI6NexxFnMbG2jTzFhcz/UoK7FKldU9k1lZ0kMDagbU1h1xT2F0thb0dg0UP/8B3QFx6+",
+	"n0NqMWpzFqlNSeGOj276AdW9zElvx/cmz/Wy9KHYf+x2hLrYgLuxW9+qb2PT4OUItSu41lyJuqUtwe+K",
+	"ukEVnuO0OshPmcJtLXUsn8pEhLchiWsK9wuhcHhWHIVbmqY1H+aqQs32gAU5zxvUlAKnDoZ9gVcHikqZ",
+	"P0fgncYiR0Vi+IwrfZBWgFfT9LAkALwwNle2rim3fiBsSJUSqm1LRsExnNFReAfjYW9AN/2FIrFtFrvE",
+	"k9amdH5X3h2MyH7zzi3RgHHbf3ReyPLysKBOo9bYPq3vop8YC+pg/1twwrjSk9221/JOmOAyRlibbYoT",
+	"Q9n/4cPvxr//8P2H/2H8w/hPZPzj+F/Hf/rw/fj3H343/vHD9x/+fiI+z362Cf7uRquZ+6wBABZNbKSl",
+	"DBt343nI8AuD2Mtsl1CCUXYsLnUdMq6Nhp/W+bA6j1yzkbtnI4ZIT54Mxzjy9QPL+ceStofslH5S+8MU",
+	"1bwbMngDYmV73ayV+LUSv6ZNC5V4kSdQK9Enp7ovo7XPI1IpEWmUau4/CaW9SN383fMb0KWsndZaAV8r",
+	"4GvqtIwCXqBOpJKqsZgWhXkamJ9eXUy7Brx2xUZ5vbxEp4bMnYX6NLbNsdXuFunMiUtq+sWqzNMacknJ",
+	"WYBUmp5nntudiLguaNJbWB/itZoct2k078Z2/nkL6CDu19hbCMyBDLEOf2uuBlcXm+1Gp073go2NDeAm",
+	"1/IKhxVJFJmNkQOW2XNcje9c9e9z321jq3GfKjeg32J1+wpxdK1mr9XsNbM47UHbwojFD5TLrlA+EWzI",
+	"lLa1tCqGlQDR7tMRNhZ0yVDmXFf3bdHZrNx8np8g5yjhJSU6evHIPrV5VDi/bBot7CeXdVjDNsVc9wjS",
+	"mWIzQ0HjGJoZaulS1MyzPAvke6BIzLs9jbGBWNuAUE1SkrtBDGPLRmqP3Eg29M9M0eUJ1SBBJUtMrWzV",
+	"N6sb5ACn2aNZvmOj7lZgIIRJiGBdHtKReW0vn4hjk9Ig6QcyKyDxyewIMnHCdXWDnGLwIUQ22oTogLUI",
+	"JTHT8YikWQbK7OJE8rPNC1PZA5jnZ2UFl7+FbQ5EmOZ3KuyKN7vHQKnpBdN8P6XZZQFH/c0M5rgEw1uR",
+	"Z61sdVld3LgnKeOKjSakhGa4w7Y6j+rtBm0Gm+EW2+48qu80dpt7m3SrvR08CnfYbmevThvtwn2vKLKg",
+	"bPGRZZM7FEOs5ctpmNPyyCk0YhriaUqPJRxdSOYiFSSquaNULUot6VEwvB/LGixi92WvFGSOtfyztlOu",
+	"LQG/FOHuOb1i+azZSiYSVJcS0ZCgLjJTHsNTsxh6yoy2PoKJcm0GTM2A6wN19wcKMd1VWtZ53Qkk+FRF",
+	"MQLySAr2QO07XQmfcQUItuYfQAhzsVU7l3VmPp7oiv9JZWtoFXFNI2v1r/uNra36ue9xdWg7YbiaZlCQ",
+	"2s4762phS0TZfPvx//3h+/EPZPyv4x/H//rh7z/8bvzP4x+8pUWyScisvZxr6WFN7JYOVc4TI+IO9pTT",
+	"M//UBCWbHc730jklsIu47LjKqjm7jy2jup95NBRjKgv5w1ch4q9HRRixsDzkz1ABtTJRtIf7aSz7y7gJ",
+	"7OOnEh6e6IPMaEh4qEglzV7kdsFHoXpzDrwBqtZV856RNzvn5b4R22j0zfnS7pGjQwOI5Twjrurc9Dow",
+	"7nLYkw7e2TYU5r19Ps+nc0/zxtJYbuI/A/cPhK2/Kk0cmmG0adRb9YILJ+QxZnp7rbS9lOd7WFv6SHDN",
+	"qZax17If83yvR9UxC2QcKsdqeei1NhuGQb/KGlA5Ho2YBvkBFl3Bf1No3I5XLPTRvUOjK0NaDhM8iSdY",
+	"2sxr7W5a38/Unb3tzB6z7XtDynXpCI3mPTqSDKFY7EZy+L72I639SGthAcI1kRNXUr5EZDzB3hzjq04I",
+	"DpMCQ8g05dHDd+bHkTU+lFfEylwvOXFBSBASUofGVn2LRPzKCDO2vqHR4abFhC8YSAlzjBib5YFWOM/7",
+	"tWTcwOi/5i034y13xkbm2/8DxLU1B/nZWeLXxrifgjGOhlY7nc1NQk4jFj9kbwcR5eLhO0ti5nCUxzIR",
+	"GhVQePiBgkw25WouYkwElMG0NsCIUcWwgXyH8kj5RMfcFqvtcYXDtKBD9SGn0ctOB0sXY7+QUDLbQy3R",
+	"smbmW/WJTLTiIfuGi1AOScX+TNmcYWBDvGfDGMwUHyjyW2jtbeRifPVAYzlRW7UI5w7TlorZIRSRAyZU",
+	"1Sc9GfGQjnwyiKgQLHyGpYMxhU/pV3j1QFd90uGCRqhr+UTIF+wtcE5SAS4cYoCAkDAVZNF2zKpPQvlC",
+	"aqwmCaALfRLGcvBMBlfQkC6kPBo9wyK53yU04h3OwmdmD16x+JDaW9CJDsYTEgKFsQhsxLu8HbEsQS/F",
+	"uuoGuQwTdkkCt8MGBtRu31AmUQgKrQH+BjnRtNNx1WeRt6VF48GJAnaK1LprN3NVgeMJ4uUhYOnK4d2O",
+	"X35KsWO5L+EC7WrnM0U4qoLaGvdr3rjmjWveuDJv/KY3IlRMMDAa25riifl3SCrsrWZiMisbOWYJB9VM",
+	"hHOi9U4tF1I5nojF9XoybQmAl3sUOR4GG4VVmFmPRSHet5I4qdim6aTRrFex1LSQw31i9cusvF9/gwB7",
+	"sMV+8SM0ggq87iPp6jW9YgIraVcc8cY1gurYo9fAZ/sQsodDLa1dirQk/Qxqb2D4zIzp3cK3BpOCATc7",
+	"TboTNFhtt70V1rbYo05tjzbatTSyiu60sQBRClWvtVmvL63D4IxTKnKPAWp2U625G2b8pBiLlo9Ze5RX",
+	"UVeEx91odw4yi+K7AP1GaX8PPCFc46FYM7i/BAa3Tsj6y2bGX8oodHpGyowjKbog8i/gu/DWHLb7JTWs",
+	"kjoWlgyIluQSgsUv7aesmuraU1INvNBKAT4qrolwvSsh8NtQLuR92PrrskiQL/eNboe8Ex/rMtSZ+6TP",
+	"qBj2eMRIRQ+lnRdyfhtWn36lLyGGHQNdbY+X7K6ZfHWDHCaslZs/xM9bTZqLrg0YAfrqxIpUZySztUcr",
+	"qciQjkjl9eljEtJRdT8l0a6IPxeEoq5LlFV2jRgDuiwXXaPEHlLNzL7DK0kUERmjOg8N4gDCRtjiinCR",
+	"KvFOMDNSxYlRY5PIqeNWc9ZEChdoZD5pnvwS9fOX1yyOechUifKPYlaiA3Rt7hOztlT/z0DIu0LGUBDM",
+	"zB3etNkWWP8PSqGjLFO1a+6ZhyxcJI4XypqQugb6fcSV9lPOZvAjEU72AhxJbQIp3oRucXbs/CTBLFKh",
+	"BPsh0XiELwyped4p4oOYmzNW3SAv0cYyiLmMuR4Rc0gwkcPH/lOlW0bdQ+i0yHIczHTAWFK1r/Nwg7yQ",
+	"2EgmNBhJBYHmr1h/CM0EsP1WGsFmWfn1Q5sJRawYHCqUQdsu4Hs/v5WF3sDYfRY7aKVCtJFOrVkCfgMy",
+	"FI0TGCJRKVoobNeyrXodm6ik5glztwq9Up44tcC37XECt4RWCiBHYYrNIFkAaNmTQ9KnYpSestSugnrH",
+	"QCrF29CoTzAr2edPxYAGXHSfy5Ah6hWNOsoJUzyGQ8mUn4sD4YJ0It7t6VThCJWlbpREhsDASmzvMa2A",
+	"QEHfN001V5oHCnfCNkmC3U+be5mHn7FrFtn+XZBVA82bnqtLUsGDJglVVzZk3yoRoVVNRNJvg5mI0DYV",
+	"oRQsROtYJIMrhiCq5EGRM4x9KZNYVd0JNOSbcbOxG3YzWoB/l2mLo5IoGLNyIIWfNDYQWQLMCP+s9dVV",
+	"rTGlqDSadd+LUBTerufdQ6sU71PsI6kvcxWW5i0UFj9XX8vFV7UavhckSsv+19Cky8yh4bW88f8+/vHD",
+	"343/efyH8e9de9Ed/56nt6DmoquK+1nRA1lGkadmVsw6cuTda9Xz/sBNqFz7Mi1ce343Kp5FnnkanjU1",
+	"WFIS2QZhBdZgW+4g6+DKHNx1Is86kWcdirvWIJePrknNkIbtp1qds/CiyOAEGewRtlizNHLdMg7R0ynJ",
+	"jPRlyFKTlhkHRBVOjfR7zSK4BV421H/KZLj2CIU3P9VucrKbn5fA4lyHkIgqo2AkMT5hdE342F5d91z7",
+	"SaN6YmAqtm+saBpdwZ9Vp29ERmrUpFGvpyGsMAP7XRTN8MOVTFCTHRQg7aNcuC9W096hOMHmFswRBdXN",
+	"OnZFrwx70swMpTjI+ISVgzPSt10dGUjqgzRKJt1UrohK1ICJ0Cq7w97oYzkpv2Aa/XevKDSU/mU7Kc0i",
+	"5zP9AYJhbblduybXvOwG1tDhpFkB/lYZO1vZORmzRWbSL8D2AhaXzA1TiN8BwyjXRZ8lxogYSgbhPNZJ",
+	"5RMZExpFVZ9AozBr04RYFxwMPYnIIPug1Tsb3MgZX7FWR6GRejYz6EgK0225Stp532bq04QvUJ0SeLsU",
+	"Ka+I4tBpF6wFd+/KPEaIf3pjQonfcCVX4HKswS73EzlCP7ZvM13tAtW3gKhrnXbNWz+CV3StBP+lCg5f",
+	"pMb7MO9AoRoKWswTEmzDx1Lt9kWu0pmfMlYmNBj8uQiixKhcFVuoC5IWqlbzAtaJLbrNC6P9TAszfNYN",
+	"YpXOnGOmAoFIPftyDaUeKZiqlqeuHorgCQ62ZLMK7nxqFSyThu0KjW7Yp8Xs0kmrbFnCJhpw89wj62YG",
+	"lHE6RzTNzs0BIQuGzk+gUf7NTG385TbLsIkwqA3foEIXFrniaAHPJ8/MsLhjh2+v5VF1xdDJrCVpW4nQ",
+	"wHq6b0bZJO4x9/JQBItTL1l6FtY6+Dr5cs0ZIfmyLB4jzxRFUOSIQY8FV7P5YpqkAREDcWJ7X1PhSlYC",
+	"x0NOlsbxKi0HzpirsYX2dGhHq+DrR64I4RRFXrhBvnHBGEjZ/KzkQ/5Rx2DAkJqLioD1KTJEtd72iVI9",
+	"OYSEFdKXMWsV+fIDlXEriJyY/BQMAT3DaafzQFXR8mqnl09vRZZPKlv1uivhaZ8qYfCPzUQPRbCItWfQ",
+	"vFOmPtsqu5DJZ9E6FTOt6Zod1Xtn9HfGlVN8d3BYyE/vjOEBAsxXttE+s2Z4a4a3ZniQ3oKOMmoJoiE3",
+	"qRgLQZsiVTRmM8BF9acbhoc1/Hq9jp9ROPLIUlxrmH3gVC0kyMo3XDDGaTzZaDzaIpWYDRh1vj4sv+iD",
+	"nw7DLoHhxbYKrOMmLpQUCwLh46hqWooLTAgYVStTO9GOnBrSM83TJyxSjGzVN/ez21wXjMALQgPJgVuo",
+	"zawx7BD5DxqhbYAxvbKmbMGGBFUOrKvtFBdSsWpGdYOcwtOs02GBtiMVDOlWu/ddCpP9NPi4w1Q938+Z",
+	"zmnMyBUbYEym4fdZvumsWtTz1OtPU48aNbspFgSIPMHbd0llr/GoSnYebde2NmvNhne+WNNbiT3df3Vq",
+	"GoYMl2kx4y71yQMz+Gz2+qULVnWy35DFjMCMMKrc3XdTW9u517Fba7P1WlZZUlZ5lWgnPszImpgnpIQs",
+	"YnOFlGPWl9eW4RZsrcx9FSSHtzTQVnlGb7bT20rFjdYsLdsnmdhRxRQHMANMSifoRM+bA7jARCO4P82I",
+	"D2GdBUZ8Yz66BNs8X4WB4NzulQHiNt8p28NZr8z4YsCncK1q/uXwpjWr+aU0c6JXKdWXnc5KzMYoT0vU",
+	"6U0Dp2bW6S02jyr3Z94sbOhWpXhXKXf7CysxS8PHtD+gvAsbgKolGj+eM92TZlPogF9cN73lvZDL5B7l",
+	"TKq21h97iwfzKHwc9w+8lndQa9TrDW/izuduloWrj0uvHubdoDu+xwcw882N+kajsbkB1m914pJIC1UH",
+	"T1P7NuXdnjkZhvMy0UXpAYdNL9kyihNXXysWvwBDdqFj0axUKMHeAvJn48M5eixDrCIZh6rWV1feUu7c",
+	"8gQqHHYQs2suE1X8WDF/SgacRs9kl4u0XxJcesH0UMZX2WtKJnGAtvouFTzw3KXHst8HpPTenXnfJfy3",
+	"Z17rzOBQCO3A4vDM888whQ/uNOrmf2fee2+inONyfufJNK9780IbqC12Q0eWiq0FpbVNfi18gBPaHQkn",
+	"YuDvopCBLKZG1cjGZc2uJ9WW4QhqbcMr5lQWoqah8aB1CtsY7G9lmwypSr2j+2gAT3QgsURDDLHUXPdI",
+	"lwEp/pVsb5Dt+iYkE6nCIFDGwblZK4pBmicmdvvzWylWZ5mazRcPzMo/qaV5Ge49m1eX884FnO8WfO5e",
+	"2E+Bk6zCF+64ecyvZPvAoti6gcxaHf1FNpCB/BWg971YCpkoKEviCOu3sl1dimXMtYLiQWwRR5x8VIT9",
+	"1KGahuoYIoSxPYH5C4ylznuJNk2sHQutdXEJVus1nIanQbzAAODRlCwYWq8OogiaBFecx3UuM1jzgTUf",
+	"WDcRW/OAvwgeUGABC2i+awGC+XBzW4DA2HfXAuRGZNkaWu7OfLe22v1krHb3ZqP7JVnj7szwtjjtlFRc",
+	"GbqimRMLDKYmVp8MezzoZWHjWQh4dW22W9dvWHP0W7RdiZBJzuPgvG+krGVMfFCysMOxpQqWsG3W6xB5",
+	"G8sh1tF5tEWe88+N4sahYwnybJtBAqMAZdt3cSgQIHzF2ECRz18e/vri2dHzo9OLz399+uSk6kPk7XXT",
+	"6XcDFpsPtcilZm/1w0BdX1r1juBBMXeLhkjS4SwK04DbkFzmmevGWVKvbwbwzFEIP6DxSJT0BZaPuMyL",
+	"AW9rIjSigP2qmVzuS7C4AeSfCLZBLi3bsSUoU+Z0aSCIrdAAaKDVhhIkITNNWzJTDsUGeQIwirEurY1X",
+	"brOOjFm+8lKlWW9iSSTcSnKJcbeXWPgCcoGsEm8f4MpW842k0lipv2a4V1pIE5NyIBLIfB2Wmw9OipMI",
+	"A5jy6x/lhTuoLQU3s1qqpHKZF40uDXSNaHSB07qsGojHrJNAnVSd2W7xrQeKXL6DvWrBBN5fEmZOtdog",
+	"T6XR5tN3rM34CFdrphJZdzZeOpZDBSbq2JbemDQMtxyiKyasKRmxH+vcWjhukAN8CvYwoMLsYZuh8Zqa",
+	"x7GYlCv1ibHOZhuVKzXYynAX0c4WOLFWbYu+lcviM02ztRmCGTzN4ZfAgqMumwsSeYiQMaHufYgbf3zy",
+	"NaRYxXLoY2Ws/GH28QnSjuUVE2as46ePyVZjt040i/uKVC4Nwl/6LnMKObdgtqqY+Q4Eo8dQSKYEPhHm",
+	"SMFXUiRzFVJsBVaDYQz7BlNcDQLCN1j94vBXJy9f4EeLUIPrsv0tC7QBjqFEZn0NQ5rMwtLPGTpSePf1",
+	"6dPabhU9EAYPYR+xJxNuJJ5Cs7DHJ18/UG7zzBZr0pdKGwr4Ff8cq30pDN2yFMWNNUmekDI16nWCxMle",
+	"9bMD6MaGFRSHNuDZJwOKuYW2doybLVaYJadmmVzh6vbtzhr1K2RBRGNGLoMejRXTf8OVrO3ubu/VGpc+",
+	"ubSdp2qN5nYD0Sx3pXnpk0CKa2ZUdDMfrp3nJitlZsfFUjxiRNqJhTHEIuIO+namjW2HS1yjA8ktwxYd",
+	"D+15siSQ62xDWgaT2yPNYNxGndjqP0iVMc6RxjG/huLmUPN7m/S5SKAusYXUrtnWKzbKdRgZSpIMIgnd",
+	"IAQZxLIbM5WWNiYKuTdhUMqYC0KjyG6GPYTmKRzBfqW5h6h3ecx0PKpBVeJL39JyA0hMpUhLOBt4uvNl",
+	"FjOtCyNNmxGsMysV0AafZiwIeI/AZMN7z/qfntW0kddPE00WTLKg7M2cLiiG+Qn36dtnTHR1z2s16nV/",
+	"Ko9yaYutEwsKFgKj3IGyCTpcXt1E9c6qyHDXKclwx8wZrpaquWfe+zMxa+jdkqFZhH1B4ZbdtzOv1XS/",
+	"DFhQAQUgqkEbPlGA1GSQ2bTYUynQ3GoqBlkShnwhT8M2yOcRFVdwB5OB1BUfDJghHWa/HyjHAriVHzia",
+	"gaayXT0nCxbBj26F1M1goOo7Td4vyICNM5HfHt/thl+6AX6j7udtMYWXd/0U3r7vz4Wi46ZI6CwXQTF1",
+	"mj1UrJMk85rAetI6+n4u+dptql9aS98nGxsbWFW9wGsM/V4sGtvtdDtp6JTZLyTohvraMPQ+ja9g46B9",
+	"gS2yD7WWDbtyegQI5mD/Expqsph7WC+VC826hgQ4OSAmbSkjRoV9zxB+EM0sYYi4ZjGNMPsd2w7iogBu",
+	"4OIBgQzxxpkckFWyKHygsFWkEz7bI4Cw4QftFE+tqBjLYRmSpvIPFKejsYZEgkoms5iH4IFGdQNB5rtm",
+	"DpZLwt+PkcjUzD5bhKik+s6+e/RvCqx5n2R8G8uO5tg00VJWU/jmhR2QfriFl5O6FQqEOakOpZeyw7eE",
+	"T6V5w57Iy5ZZAbXemtxcJ4YsNQ9TQA2LUNcemjG9evtRZzNosNoe3W7WtsIdVtsNGp1ak23RnXCvvR1s",
+	"1pe0JhrG5DxCrTr+PgQDo/1xjEJk+vsU49+aYMmLdX6qUGYXeVeCJoc7MNRZdWeuqc4IWQ+U1eANIQaB",
+	"aj+vUHLlUjkNS86pi2v73Dr/YO3s+5mZBq1ZxPa4E6SdRFfY3QUVw1QxQ/0rK/HqlAZDzmMa6OpylsV3",
+	"+O9c72CauZAoFhs1z0pBYZ4MGbUMbAfcyAtiJAUD1v5A5f2HG+TS0WHosnKZo9KX5DP8bQnz5SSZuwzh",
+	"NdDAuCbsu4RGdgig3ZczXZEI1dXjRCxs7tAleWveWfJWI33rY7LURp6lNidYamMOS527AsdpzVZ/RD7L",
+	"HYKsOebao7VmWyuzrRMNISquZwV0TusQiuzLUvC75FWGuMxmWEcCnU1YKo1itglVBA2aUCfGtfOzVqQH",
+	"ilxiDPElGcSsYxaQObJ86xDrUx1ADyIw+yrLkkM5FGBDrNi+f+jT6PPUdWR4w6iac5lYkzMoc64pYpT5",
+	"39FzgvrppFfFWs7takBNrG6Qu2TRM9MNM//MLTjp7DKnoOS4GqcIlYIl0Rr9Z9gR0xdWYgpyiJmIP5d6",
+	"p4gZTi6IbGbaDnBbx2fNclpO0IDZurfepSE2/USBt8dVf3KmEldvyQoS77Nv4BfhM5u5z7hNyTLJmmkm",
+	"WfNO+bcc2nSyWVZFc5rsYcJJ+7juM9H0LTT8Hf9MbPp20r5/5r0781KD7ZnXIua/ywHHPPn+zFvKkOjn",
+	"fOClcyy338zKmkMfIDZQsLS0byjC45Ov1yLMWoRZizA3EWFe2gQ32clcu3cow3wr2w/ffSvbt9C0v5Xt",
+	"G/PwL9JMvWXckDDPnK8D0u1SN2iBK2+362y3sxXUmp1NWtsCRTN81KxtduqdRrBL99o7zCvtagUfmVs9",
+	"NVVnk4SH3gwv4F3wV5zK0ovJ8d2UEd6hwmo3ar7G+i3s5JrWr2n9mtbfUF1Fd2Y+qQ4j4QKbh3YLao/h",
+	"38XMi/IAzgPs5djBILl8We80L+5JyPVz1y6Sxm2ukbBjel2Pii4jLvjclt1O8+b2Xd7I4tyOaabxGlZx",
+	"+1yOG6bWLeqJvKD5cfO0UXfNjzcnmx83Ct2PmyvRZgTLnaWtPekP9MgR+3WDorU365dDZ/GkOBJUSU09",
+	"EB5ig1uQgM0hqEJq3nFkIic6Txupno9e5J5dGHDXsLHtiQCJOv8dzFQuCLqNGYYnfLtgBGAi6ZuFGJJj",
+	"XjOkwfM9yMDyzv2yrgA/fdPTsp4rHnqtRtP3uDo2cMnyzq5ZZBZtReI8MfaS2PA6bK+TC7vQYFDyxv/L",
+	"+Pfjfx7/fvxP5L/8v+P/7cP34z+N/zj+4cPvxn/+8PfjPxFz78P3H3734e/Jf/3+P5B8BNh/+Rcy/k/j",
+	"P3749x9+R8zvD38HoTJcw5aO/w/DSj78/fj/I+N/ct+4z9Y8efRcXBxJTCDzWtj/tML+mkPcQ71FK5Zy",
+	"0QWjxwNVRPtiKURbMgjINXqKM65RPC3l3KMby2RQEMaLTATO5+gL89QnLSoB8wRHfBTVArO5sZeR0JB1",
+	"qBEWCyQ0u+io5n8c/4sRmz/8+w/fG8pGxn8gIBAXKODEQ96NSNmpRJDdlUR8YqC0ruKwFoV/QYQOSUtq",
+	"3FXO+gBiBOlakrMKMRvE/Hp+SZ8DQVCyKtBUIgdMQBg114pFHZeLZskvNxvUoQEjvJPZojlIxLys3AOu",
+	"7LUCGvUpu1gvI2B+GpHS9wwQDbS2b0hgAbxr+rqmr2v6Ope+SoEEa1VamrQjHiyUDA+i6CdB44Y0Bu1r",
+	"gQT4D6TZbNXrZPzH8Y+kuQl//tP4D+Mfx38e//P4BzL+M5C9Hz/83Yffffjvx/9qiF+BmP1f49+P/3H8",
+	"I9DB8Z+NDPkv4x/Gfx7/MP7hZpLimoStSdiahM0nYTSKUERckYYZrfjhOz7hbSqSsec0vsqfx+NS306W",
+	"Ytws9dzz+W77W7ce/Yn6S9ae209/RgwCY8/HTurSnGU7QjtRZasOIXvFaJnqiodL6ZjR/uzInTMwXY/O",
+	"vKzdIlRrMV88K3zhzCPs2uhkAxYX9bIKJfmz+TVnQzKIEijVIw4SLftUc7PgkY/tpM2qrIInBXPNlAOs",
+	"YebSt6EMRqzbjGq1QQ5sevDJ6fGTg+cnF6+eHF989eTXBNenYFIHr46g0gJ0JO7LmE1UR8gVR2iR7ZLS",
+	"rCcw2LQ3ZoFHAsI6ATY1nE4xvhPutAjCWYRU0xZ5d2Y1qzOjWp2JM2GfKkA8e5ibBxtN/wxlHMzlL1PZ",
+	"ICXfTAgfydTFSd0PHnRSGDyMO2LT/a9ZhLn+qJXCVfSMnDnXyJn1epxZt8dZ5mqBV2c6W7BswCRunFmp",
+	"ygDDm9eLesrz8ATQ0oJ+7W5Yuxt+iR0Wrtmko3eakZCKYvE1i2vgpwaKsgzDgMCdVQpt2wo1p4YU+UTj",
+	"PxiVgrE+REhRw+IMig+eiHAgudBHodonlwHUk+KK9GnIMEX0Eoa4xOwW2edas3CDvBZXQg4F6bN+m8WY",
+	"R26LP+yTlNT4JC1Z6burn49gGvbG56NcmSjFoMJWgGFJWE8I60v0qHI1e/ZmVe1+aRtLfzpNGoKrwGtx",
+	"FJqPN859vPZaYROr1pvtcx8cMAdamy2wD4NX2Fz+UkY8pKOX1yyOeYgNEjcbG43mhiHYnm/o9m6t3qjV",
+	"oZ2weeUk6LEwMRN488ar76G/vLFr/j33b31lx14x/zcfnM7lzOObUe//w/hP4/88/rH24e/Gf/rw/fgP",
+	"4x8+/J15rIBqFjhpoGtmX03NBCvZTyEeggrVYfELSKzAvYdqGiBetY0EQSNsYJmY8f/PD78b/3H8p/G/",
+	"kPG/QvjXH8e/H/8nQxEwNQNqxm7tbbuase+X700JmLiuQ742T6x557J1yG33hhw/xG4Ok4zQVR+3GeTz",
+	"yo+7bvp3V4D8ZhzGtjC8yxLks/hMacOLNFpqKvbXa3lhYgR3aEPplTIryg/RBPyMim6CoUpxYp7th4dM",
+	"Y+2rJ8JgRO5LiZaHnBrZJ72FBh1z51UsDbEv1DK/DU+sNzbqDfNj1/HEYxbIODxOsFhcxJnQF1xdBFII",
+	"FmCveGSdTNCYy1wh94/OUGFyr60jb7OUwy5dRd4JWAi6Qk35N+c2iM73UEwzeGCO5G8hdzNfxx34qIz7",
+	"k5s6iFnIA82vmcGdybvfJTTiHc5CKEv4isWHdGT1OlvuaEk5oSeHgMZSaBpodSohmD01CJaKEdnF14p2",
+	"mdlBsCnGVISyf5E5MdSAsaBn0KMreBnm/rwkkhkl4ZunjaYLUncl4Z24fWdhh0DW5qcTOZK+VvrXCUVr",
+	"2eiGFd2XlYxcdlBBMio3FmCV8WHMtZlsVmBRwgM02p8wDNjSFooJ7RNIZLcKO1gRoNjjLUQtqFS4qsqP",
+	"SQB3IZDdVNefKeLM4YTb9ZuyEzL+gYx/HP/j+F/GvwfP+v/orUapv7G7vc4wurcMo7UW+5eekuTo4LJJ",
+	"SZOUPFEsnq3RnrqmtikpJFRBowOjP6jyGjtw6yDiVM1xyU/EhJdlJGFMqYtiX47wHOTeKakC3nhYh3q4",
+	"ccIeYhrTMqlRXB2AEvLLT47Kg3xyiwz7OQC2CqVm6TXV1CgIPa0HqvXwodFjeLBhh98IZP8hPqMeDiIa",
+	"sJ6MQhZvDCDea1rBbNQa26f13QklwgjPUXEq/23I+nLDXMDfG5EMaOSeLfhqJ9jk9AOvSkJrjc66bRDB",
+	"xg87K4QtKgiWiBQj7MiRfebkikeRwiff4KPdtsGGiCoNr3A9mtCqSWOntbXdajQ9fAwaf00+A8o8gsQ8",
+	"88KmFP/D+D+Pf/jw/fjP4x+tBpg2Nnvco7qkC1o5fKwqWv5UBqRii7T/efzn8Z/ho1BfyJl3Us13yNrH",
+	"Ojgq7sI9ZqUZurM4G82FJK01xHWr/rUYAa36MZEDyvQNaFrbDytEPFBGABhEqGWZRwsuZDxNRWnCGcwx",
+	"omWOvRwtkRjsk9F3O520QpATbPqKRddMkUouAMqpa1vVUut5eTJHygC3S6MCbYrDvUYG3sAAv+bMa858",
+	"v5z5zpjwfBOtTWtY89+1hXbNsG/ac3MiN6iMDRul7oa8VzE2yXbnqPprLX+t5a9libUssdby11LGWsv/",
+	"aWv5s2WGIWv3pLyaLTG8yBWwgZhplCAUsy3d5FAQlbTTV9Q+oWGfC4wB78vQCA8yVq4rd1nEm5noNziR",
+	"1Yvz//SKiz2qNRq15qNcAUdL3YuQfXz8nKiRCMwNroCMHjMKn0NazCY4HETyuxJzG65E/rmRS3jERfeE",
+	"i4C5l10hM+ult5FZcihY7ILAtiHU6prLRJ2wIGb6ydsBj5nKSphNBP3MXFgSRzlhIYj7BUkB9vVhxtTv",
+	"s0aZRaPFrKKAs2uWsWYZa5bhWMbk0XCsY+hI9BT3WJg1dNpjhNk4H9JlWmGVekwltTlMhpyykBjdyrZe",
+	"nYjyMfpphVoO1Eq5D/q2H2DXOR9eQOaDN/aJ0rTTaTkGhA2gBY1jOWQhaY9ch1uFwUddfs1E1bdNXXlX",
+	"sJC8enlySionmoqQxiFxvKrl/qodhX76t4Gs0rQ/yC6d8K6gOolZFZvyJnFEXJ8OoJpECgIl+re2NpFx",
+	"2qimmCkZXTOiJaEkknLQpsEVtOe9ppr5JOLiqgZKkuuDjqFNasACTqPaIIkHUjFCwxDai1eOXl1vkR6c",
+	"IsIFOXp1/YhwEURJyMLqBnmSbYuGNrGMhcr2GqIhUYEcAPk0wDd80Ew826YHClNvoWAq8ivclpZ5G/dm",
+	"w/WDw52yd2APNiy/sTvXsg3fYUzXtBxmoCBoCxuHRFG1Rbbqm/m+sjD1tJO6eQO78eUx25ZPNZev2OiB",
+	"siNjFrKdu+6xkWuDBOunMUsbC2M4mmGoMBvXuri5XTxAPtk0uycFI6+Pn5HKVn0vP1VotYSzC9kgkiPI",
+	"fs7Vxm5L3asayStk1CiZCCDzWTPn/JfMwSJC2skjpmFEHDH6Oa7VYLT5tgKOv+9a3ffgJIloRHosRti1",
+	"RySWmmpWw2dbhJKY6XiUtYKCIJFcYlvtKzZKg/CmAO62kGufKDqCWUiDhJbvz8q3s6fok2bczRTdZkhl",
+	"GOK+gVHeF7iVIKutKiqtKPgciUGiVwi9u3UPyI8r7M4E672JwIj7Xssb9hQLLp53vvp3e/HuF1/9+rv4",
+	"dPjt61eHu0fPXv3mSDaf0Wf0ZOjdn9B8l/IxLna+x2bq7ALRt/AoCMzpQTNi5yCiI7ZQ0ix7pSDurkXv",
+	"dfblOm71F9OyBGlJG0JXU0VAO1llKSUjZBHT7OH/z9717rZtA/FXORgY6mCyazv2knmf2mYtgrbY2g4F",
+	"hqEfKIm2uCikR9J2jKIPtVfYkw28I/XHsmM3TYe11Ze6UiiKJ1F3P97xfvfeH1/eShV1gY3vihyCMb3P",
+	"XEqyRvdUVPDiQEHgNCyq6KGlNWXeeju+hTB8W73k21a5pAGB1XGcW9jh2p3nAv0huZofqX1pe9+W9t1Z",
+	"zeQZt/8nzfuNrVi+hPXH8SuP1li1e8ZaA3CnkrByaw3fLR1wYR1/cpTur7kB9wLw5nfccD5KvvY3Ju9k",
+	"0GToHSV/bPBPxtyIlIOw0LVrhafRg25AyB1+dVhKK3LYoxojGI0hg5xZriMwCjRPuLN/BhImwayFTbKm",
+	"+/E1yl1zmbQG7b80aKV0Z03ptjxzT0ZP35rHry4zbZInWf7q8uXb7+OJefO7Waj4TF189Z658uNqbWa7",
+	"wGsXeF+7fX8mVs3lHWmBWozvKBMfSD2Osu2P5AZ3W+o88g68CCotoiKiHoG3KRTgxNC0QUPvjoWGFbJG",
+	"/QQSyZrZBmIOznJAdzwYVMOkmNl+0gfcb+pObgmOWWw5szOlryGYN0hyzjTtU3PWaam5s/xKpwQ/akFr",
+	"jMdrH7jWm2oQfE/ouHsw6uw5rRvXW3blt89R0LkPj3BPAMuRHxqWhnYmnAY33u547yHWkvtahN8xZspr",
+	"O5DbSGbrF2j9Ai3GaQlyWlD0GWleadMU29YVhxFQFfp477jg5riN8dPqdkZk4rEK7XYR6iz3T1hmOXQX",
+	"XKZCzqPgiOdphBCFpw4zED+pibzT5MaGU1h3EfzFoCQvtqvpTWjzwAQW9kSlPEKvh0w2BRLBEcMQnovH",
+	"AV6Qo6aPtTEENzBTea7WMAETwenA/TuCayEjGA7o99T/DiFzf8siGLt/ziHD2+DvzHJNz4UEK2To/vP3",
+	"cPDdia8x4qOUFI0Qxje+NUngong9nwJtGgmEuP2tfPVUWVKYolZvmUxIY9yTURiaN9MJ/XtDSOHfeicK",
+	"nTXSCqPOTc9d2Vsx7dk8/+iUov9adFaeu6h0W5596m/wpeQp0jR5oeb+8ABe8e0xmYCjupt2aELzFCY+",
+	"rQ4/gZemMx2PygETpKVsQMlyoKsDNytl+k0GAydj+CSJ8fZo4OhfRwnCUEXgfB7PhskoPeW9Cfsh7o2T",
+	"s7R3zn+c9QZsGI+S03TMJ7Owv/A3mhhbANKhwjPKGfx5n9zGvqjL7k69PiC/a/Om/gwoYcMTJ+8RfFK6",
+	"5vATmBYT/vMnfPjZvjmc+JFWlUcLIdvQUouy7lT3vrqDgGDJJ0EuzX2HD997HXkoulQMwIMY77BR3mhX",
+	"/S3CQLrkwOZMyFDijCAZg5nmJvMb241nZI9gnTHrUFWJ2frIKrsOkKVAdhKbzZWlnBUcxY5QUhDP6yus",
+	"VnWv6KV8BCKFbpmYclJDLkdanR0EScFy3caQdM1uXnA5t1lnOhydR51rIYvjJmtCEzqM7gYdwky4JIP4",
+	"0Ta2Ya7u16Xhh7fft/FqyZfBRxpAMkHw1ka1bo42lPP1b4/mEgnYKyasYmHQbO0xqB8wDr4kCg+3WlqI",
+	"59z9951Tr1QIjkxL6dadPnw4HJ31B/1Bfzg9H5wPEJ/73rfNyi+UilerMpew6wUTc+mT+yDmuZJzsKpf",
+	"mgvPONy0U0hW7vvDTE7jBHZdF5XbyiqkzLjHwpKEL9z5P1UMSkO8gXiZX4G4xpxJBB8z4cy2IOO8GhXe",
+	"Ds50LriG1RBwEV0ZIg5+xwgRXBDjOvzlVPMUD7lGeQ3FgxyeIOnd7WXIK52LFafExJglV26wmcpTOuMe",
+	"EteVAVCv+0agelJZLJiDqbFTQCYW4wEHjiSlvFDqB6XH4rJIDa20O64kvVZvLJMdd32CmbNYkM8qL1y3",
+	"IGM8qVyPmZs7ekBiqIDHinDc7j6IiKLZBxIU0VOd+yRMZmGt9BXKh9Oq0g026s3xolt7w1XuiuVuuto1",
+	"55KoLcPCfku6XrHgb/ZZI9Ap3H0oj3fHsSQLNX3VWoKQsbrBvzgg4GuUVm5Yr8jYvOEbykIm7VDAXqtg",
+	"wbSVmPwclIWZbmefUqCVQsGUF11F7kisCfzGcmkcUg71JD0PaPWFFWpn93wtgqlOYl+E9yN6ZwvRc1fs",
+	"Eh9dpluz6oGBUs9W+sk4y23W+fDuw78BAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

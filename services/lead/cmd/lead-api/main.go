@@ -15,6 +15,7 @@ import (
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
+	"ccplatform/services/lead/internal/agents"
 	"ccplatform/services/lead/internal/clock"
 	"ccplatform/services/lead/internal/diag"
 	"ccplatform/services/lead/internal/imports"
@@ -88,7 +89,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))
 	ids := job.NewIDs(jobSecret(cfg))
-	queue, dncList := setup.Queue(conn, leads, dir, cat, now)
+	queue, dncList := setup.Queue(conn, leads, dir, setup.Agents(cfg.Settings, agents.DefaultTTL), cat, now)
 	h := server.New(server.Deps{
 		API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken},
 		DB:  conn, Leads: leads, Catalog: cat,

@@ -16,6 +16,7 @@ import (
 	"ccplatform/pkg/outbox"
 	"ccplatform/pkg/phone"
 	"ccplatform/pkg/svcclient"
+	"ccplatform/services/lead/internal/agents"
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/dialer"
 	"ccplatform/services/lead/internal/dnc"
@@ -34,6 +35,8 @@ type Settings struct {
 	config.Database
 	config.Broker
 	OrderURL string `env:"ORDER_URL" envDefault:"http://127.0.0.1:8082"`
+	// UserURL is where the paced lease asks which agents are available (lead-api only).
+	UserURL string `env:"USER_URL" envDefault:"http://127.0.0.1:8081"`
 	// OrderCacheTTL bounds how long an order is trusted without an order.updated event.
 	OrderCacheTTL time.Duration `env:"ORDER_CACHE_TTL" envDefault:"60s"`
 	// AdSystems are the codes a source may name as <code>.ads or <code>.direct.
@@ -74,10 +77,16 @@ func Leads(s Settings, conn *sqlx.DB) (*lead.Service, *orders.Directory, *catalo
 	return lead.NewService(lead.NewStore(conn), dir, cat, s.Rules()), dir, cat
 }
 
+// Agents asks the user service which agents may take a call (the paced lease), caching answers
+// for ttl (agents.DefaultTTL when 0).
+func Agents(s Settings, ttl time.Duration) *agents.Directory {
+	return agents.NewDirectory(svcclient.New("user", s.UserURL, s.InternalToken, orderTimeout), ttl)
+}
+
 // Queue is the dialing queue and the do-not-call list over conn, with the lead service's orders,
-// catalogs and phone rules; now is their clock.
-func Queue(conn *sqlx.DB, leads *lead.Service, dir *orders.Directory, cat *catalog.Store, now func() time.Time) (*dialer.Handler, *dnc.Handler) {
-	d := dialer.NewHandler(dialer.NewService(dialer.NewStore(conn), dir, cat, now))
+// agents, catalogs and phone rules; now is their clock.
+func Queue(conn *sqlx.DB, leads *lead.Service, dir *orders.Directory, staff *agents.Directory, cat *catalog.Store, now func() time.Time) (*dialer.Handler, *dnc.Handler) {
+	d := dialer.NewHandler(dialer.NewService(dialer.NewStore(conn), dir, staff, cat, now))
 	return d, dnc.NewHandler(dnc.NewStore(conn), dir, leads.Phones(), now)
 }
 
