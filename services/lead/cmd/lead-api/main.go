@@ -89,7 +89,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))
 	ids := job.NewIDs(jobSecret(cfg))
-	queue, dncList := setup.Queue(conn, leads, dir, setup.Agents(cfg.Settings, agents.DefaultTTL), cat, now)
+	queue, dncList := setup.Queue(conn, leads, dir, setup.Agents(cfg.Settings, agents.DefaultTTL), cat, now, o.Registry)
 	h := server.New(server.Deps{
 		API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken},
 		DB:  conn, Leads: leads, Catalog: cat,

@@ -216,6 +216,13 @@ func TestThePaceShowsTheOrdersFigures(t *testing.T) {
 	require.NotNil(t, p.SuspendedReason)
 	assert.Contains(t, *p.SuspendedReason, "predictiveModeEnabled")
 
+	metrics := env.Raw(t, http.MethodGet, "/metrics", nil).Body.String()
+	id := strconv.FormatInt(o.ID, 10)
+	assert.Contains(t, metrics, `dialer_calls_in_flight{order_id="`+id+`"} 1`+"\n")
+	assert.Contains(t, metrics, `dialer_dial_level{order_id="`+id+`"} 1`+"\n")
+	assert.Contains(t, metrics, `dialer_abandon_rate{order_id="`+id+`",window="24h"} 0.4`+"\n")
+	assert.Contains(t, metrics, `dialer_abandon_rate_of_limit{order_id="`+id+`"} 14.28571428571428`, "3 of 7 over 30 days, against 3 %")
+
 	empty := pace(t, staffed(t, nil))
 	assert.Nil(t, empty.AnswerRate, "nothing dialed yet")
 	assert.Nil(t, empty.HandleTimeMeanSeconds)

@@ -32,7 +32,9 @@ func (s *Service) decide(ctx context.Context, o orders.Order, now time.Time) (pa
 	if in.stats, err = s.store.Stats(ctx, o.ID, now); err != nil {
 		return pacer.Decision{}, in, err
 	}
-	return pacer.Decide(PacerInput(o, now, in.agents, in.inFlight, in.stats)), in, nil
+	d := pacer.Decide(PacerInput(o, now, in.agents, in.inFlight, in.stats))
+	s.metrics.observe(o, d, in)
+	return d, in, nil
 }
 
 // visibleOrder reads an order named in a path: outside the caller's scope or unknown, it is a 404

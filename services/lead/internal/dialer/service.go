@@ -24,6 +24,13 @@ type Service struct {
 	agents   *agents.Directory
 	statuses *catalog.Store
 	now      func() time.Time
+	metrics  *Metrics
+}
+
+// WithMetrics records every pacing decision in m.
+func (s *Service) WithMetrics(m *Metrics) *Service {
+	s.metrics = m
+	return s
 }
 
 // NewService leases through store, reads orders (with their rules and scopes) through dir, the

@@ -99,7 +99,7 @@ func run(m *testing.M, label, dbURL, amqpURL string, ready func(*Env)) int {
 	probes.Database(conn.DB)
 	probes.Broker(broker)
 	env.Agents = agents.NewDirectory(nil, time.Hour)
-	queue, dncList := setup.Queue(conn, leads, dir, env.Agents, cat, env.Now)
+	queue, dncList := setup.Queue(conn, leads, dir, env.Agents, cat, env.Now, probes.Registry)
 	env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{
 		API: ops.API{Ops: probes, Log: log, InternalToken: Token}, DB: conn, Leads: leads, Catalog: cat,
 		Accepter: job.NewAccepter(pub, ids, 5*time.Second), JobIDs: ids,

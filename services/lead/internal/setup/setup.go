@@ -84,9 +84,10 @@ func Agents(s Settings, ttl time.Duration) *agents.Directory {
 }
 
 // Queue is the dialing queue and the do-not-call list over conn, with the lead service's orders,
-// agents, catalogs and phone rules; now is their clock.
-func Queue(conn *sqlx.DB, leads *lead.Service, dir *orders.Directory, staff *agents.Directory, cat *catalog.Store, now func() time.Time) (*dialer.Handler, *dnc.Handler) {
-	d := dialer.NewHandler(dialer.NewService(dialer.NewStore(conn), dir, staff, cat, now))
+// agents, catalogs and phone rules; now is their clock. The pacing metrics go to reg.
+func Queue(conn *sqlx.DB, leads *lead.Service, dir *orders.Directory, staff *agents.Directory, cat *catalog.Store,
+	now func() time.Time, reg prometheus.Registerer) (*dialer.Handler, *dnc.Handler) {
+	d := dialer.NewHandler(dialer.NewService(dialer.NewStore(conn), dir, staff, cat, now).WithMetrics(dialer.NewMetrics(reg)))
 	return d, dnc.NewHandler(dnc.NewStore(conn), dir, leads.Phones(), now)
 }
 
