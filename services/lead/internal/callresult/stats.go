@@ -146,3 +146,49 @@ SELECT order_id, ended_at, seconds FROM jsonb_to_recordset($1::jsonb) AS v(order
 	}
 	return nil
 }
+
+// How long the dialing statistics are kept: the minute buckets serve the last hour, the hour
+// buckets the 30-day window, the handle times the latest sample.
+const (
+	keepMinutes     = 24 * time.Hour
+	keepHours       = 31 * 24 * time.Hour
+	keepHandleTimes = 7 * 24 * time.Hour
+)
+
+// PurgeStats deletes the statistics no read needs any more, older than their keep at now, and
+// returns how many rows went.
+func (s *Store) PurgeStats(ctx context.Context, now time.Time) (int64, error) {
+	var total int64
+	for _, p := range []struct {
+		q    string
+		keep time.Duration
+	}{
+		{`DELETE FROM dial_stats_minute WHERE bucket < $1`, keepMinutes},
+		{`DELETE FROM dial_stats_hour WHERE bucket < $1`, keepHours},
+		{`DELETE FROM dial_handle_times WHERE ended_at < $1`, keepHandleTimes},
+	} {
+		res, err := s.conn.ExecContext(ctx, p.q, now.Add(-p.keep))
+		if err != nil {
+			return total, fmt.Errorf("purge dialing statistics: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
+	}
+	return total, nil
+}
+
+// PurgeStatsHourly runs PurgeStats every hour until ctx is done (a task of lead-worker).
+func (s *Store) PurgeStatsHourly(ctx context.Context, log func(error)) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if _, err := s.PurgeStats(ctx, now); err != nil && ctx.Err() == nil {
+				log(err)
+			}
+		}
+	}
+}

@@ -90,6 +90,35 @@ func TestAnAbandonedCallLocksItsLeadOut(t *testing.T) {
 	assert.Equal(t, ptr(utc(26, 10, 0)), lockoutOf(t, dropped), "the later lockout stays")
 }
 
+// The purge keeps what the reads need: a day of minute buckets, 31 days of hour buckets, a week
+// of handle times.
+func TestThePurgeKeepsWhatThePaceReads(t *testing.T) {
+	o := newOrder(t)
+	now := utc(30, 12, 0)
+	for _, r := range []struct {
+		table, column string
+		at            time.Time
+	}{
+		{"dial_stats_minute", "bucket", now.Add(-25 * time.Hour)}, {"dial_stats_minute", "bucket", now.Add(-23 * time.Hour)},
+		{"dial_stats_hour", "bucket", now.Add(-32 * 24 * time.Hour)}, {"dial_stats_hour", "bucket", now.Add(-30 * 24 * time.Hour)},
+		{"dial_handle_times", "ended_at", now.Add(-8 * 24 * time.Hour)}, {"dial_handle_times", "ended_at", now.Add(-6 * 24 * time.Hour)},
+	} {
+		q := `INSERT INTO ` + r.table + ` (order_id, ` + r.column + `) VALUES ($1, $2)`
+		if r.table == "dial_handle_times" {
+			q = `INSERT INTO dial_handle_times (order_id, ended_at, seconds) VALUES ($1, $2, 30)`
+		}
+		_, err := env.DB.Exec(q, o.ID, r.at)
+		require.NoError(t, err)
+	}
+	_, err := callresult.NewStore(env.DB, env.Catalog).PurgeStats(context.Background(), now)
+	require.NoError(t, err)
+	for table, column := range map[string]string{"dial_stats_minute": "bucket", "dial_stats_hour": "bucket", "dial_handle_times": "ended_at"} {
+		var n int
+		require.NoError(t, env.DB.Get(&n, `SELECT count(*) FROM `+table+` WHERE order_id = $1`, o.ID))
+		assert.Equal(t, 1, n, "%s keeps its recent row by %s", table, column)
+	}
+}
+
 func lockoutOf(t *testing.T, lead int64) *time.Time {
 	t.Helper()
 	var until *time.Time
