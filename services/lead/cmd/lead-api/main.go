@@ -32,6 +32,8 @@ import (
 type Config struct {
 	setup.Settings
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8083"`
+	// UserURL is where the paced lease asks which agents are available.
+	UserURL string `env:"USER_URL" envDefault:"http://127.0.0.1:8081"`
 	// JobIDSecret signs job ids; every lead-api replica must share it. Default: derived from
 	// INTERNAL_TOKEN, which they share already.
 	JobIDSecret string `env:"JOB_ID_SECRET"`
@@ -89,7 +91,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))
 	ids := job.NewIDs(jobSecret(cfg))
-	queue, dncList := setup.Queue(conn, leads, dir, setup.Agents(cfg.Settings, agents.DefaultTTL), cat, now, o.Registry)
+	queue, dncList := setup.Queue(conn, leads, dir, setup.Agents(cfg.Settings, cfg.UserURL, agents.DefaultTTL), cat, now, o.Registry)
 	h := server.New(server.Deps{
 		API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken},
 		DB:  conn, Leads: leads, Catalog: cat,

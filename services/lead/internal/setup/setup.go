@@ -35,8 +35,6 @@ type Settings struct {
 	config.Database
 	config.Broker
 	OrderURL string `env:"ORDER_URL" envDefault:"http://127.0.0.1:8082"`
-	// UserURL is where the paced lease asks which agents are available (lead-api only).
-	UserURL string `env:"USER_URL" envDefault:"http://127.0.0.1:8081"`
 	// OrderCacheTTL bounds how long an order is trusted without an order.updated event.
 	OrderCacheTTL time.Duration `env:"ORDER_CACHE_TTL" envDefault:"60s"`
 	// AdSystems are the codes a source may name as <code>.ads or <code>.direct.
@@ -77,10 +75,10 @@ func Leads(s Settings, conn *sqlx.DB) (*lead.Service, *orders.Directory, *catalo
 	return lead.NewService(lead.NewStore(conn), dir, cat, s.Rules()), dir, cat
 }
 
-// Agents asks the user service which agents may take a call (the paced lease), caching answers
-// for ttl (agents.DefaultTTL when 0).
-func Agents(s Settings, ttl time.Duration) *agents.Directory {
-	return agents.NewDirectory(svcclient.New("user", s.UserURL, s.InternalToken, orderTimeout), ttl)
+// Agents asks the user service at userURL which agents may take a call (the paced lease), caching
+// answers for ttl (agents.DefaultTTL when 0).
+func Agents(s Settings, userURL string, ttl time.Duration) *agents.Directory {
+	return agents.NewDirectory(svcclient.New("user", userURL, s.InternalToken, orderTimeout), ttl)
 }
 
 // Queue is the dialing queue and the do-not-call list over conn, with the lead service's orders,
