@@ -91,6 +91,8 @@ func TestAccessMatrix(t *testing.T) {
 		{"POST", "/v2/dialer/lease/", "AMC", "leads:write", `{"orderId":` + order + `,"limit":1,"dialerId":"matrix"}`, `{"orderId":` + order + `,"limit":0,"dialerId":"matrix"}`},
 		{"POST", "/v2/dialer/release/", "AMC", "leads:write", `{"leaseId":"00000000-0000-4000-8000-000000000000"}`, `{"leaseId":"x"}`},
 		{"POST", "/v2/dialer/extend/", "AMC", "leads:write", `{"leaseId":"00000000-0000-4000-8000-000000000000"}`, `{"leaseId":"x"}`},
+		{"GET", "/v2/dialer/pace/" + order + "/", "AMC", "leads:read", "", ""},
+		{"GET", "/v2/dialer/explain/" + order + "/", "AMC", "leads:read", "", ""},
 		{"POST", "/v2/dnc/create/", "AMC", "dnc:write", fmt.Sprintf(`{"phones":[%q],"orderId":%d}`, newPhone(), orderID), fmt.Sprintf(`{"phones":["12"],"orderId":%d}`, orderID)},
 		{"POST", "/v2/dnc/delete/", "AMC", "dnc:write", fmt.Sprintf(`{"phones":[%q],"orderId":%d}`, newPhone(), orderID), `{"phones":[]}`},
 		{"GET", "/v2/dnc/?orderId=" + order, "AMC", "dnc:write", "", ""},

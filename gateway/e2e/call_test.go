@@ -99,7 +99,7 @@ func platformCall(lead, order, user int64, status, direction string, started tim
 	if talk > 0 {
 		answered := started.Add(20 * time.Second)
 		by := telephony.FinishedByClient
-		ev.AnsweredAt, ev.FinishInitiator, ev.HasRecords = &answered, &by, true
+		ev.AnsweredAt, ev.AgentConnectedAt, ev.FinishInitiator, ev.HasRecords = &answered, &answered, &by, true
 	}
 	return ev
 }

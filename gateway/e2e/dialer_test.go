@@ -225,3 +225,52 @@ func TestAClientDialsAndListsOnlyItsOwnOrders(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	assert.Equal(t, true, r.Data(t)["doNotCall"], "staff see the every-order entry")
 }
+
+// The pace and the explanation of an order follow the orders like the lease: a client reads its
+// own, another client's order answers 404 like a missing one. The order has no agents, so the
+// paced lease hands out nothing and explain names the lead's reason (the user service is not asked).
+func TestDialerPaceAndExplainFollowTheOrders(t *testing.T) {
+	setClock := fixClock(t)
+	setClock(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+	client := newMember(t, "client@pace.e2e", "client")
+	own, ownCode := dialingOrder(t, "Client's paced dialing", WithKey(client.key))
+	other, _ := dialingOrder(t, "Someone else's paced dialing")
+	createLead(t, "/v2/lead/create/", v2Lead(own, ownCode, newPhone()), WithKey(client.key))
+
+	r := stack.Call(t, http.MethodGet, fmt.Sprintf("/v2/dialer/pace/%d/", own), nil, WithKey(client.key))
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	pace := r.Data(t)
+	assert.Equal(t, "progressive", pace["mode"], "the order's default pacing mode")
+	assert.Equal(t, map[string]any{}, pace["agents"])
+	assert.EqualValues(t, 0, pace["callsInFlight"])
+
+	r = stack.Call(t, http.MethodGet, fmt.Sprintf("/v2/dialer/explain/%d/", own), nil, WithKey(client.key))
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	var e struct {
+		Due     int64 `json:"due"`
+		Reasons []struct {
+			Reason string `json:"reason"`
+			Count  int64  `json:"count"`
+		} `json:"reasons"`
+	}
+	require.NoError(t, json.Unmarshal(r.Env.Data, &e))
+	counts := map[string]int64{}
+	for _, x := range e.Reasons {
+		counts[x.Reason] = x.Count
+	}
+	assert.Equal(t, int64(1), counts["noAgent"], "due but for an agent: %s", r.Body)
+
+	r = stack.Call(t, http.MethodPost, "/v2/dialer/lease/", map[string]any{"orderId": own, "dialerId": "paced"}, WithKey(client.key))
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+	assert.Equal(t, []any{}, r.Data(t)["list"], "no agent: nothing to dial")
+	assert.EqualValues(t, 1000, r.Data(t)["retryAfterMs"])
+
+	for _, path := range []string{"/v2/dialer/pace/", "/v2/dialer/explain/"} {
+		r = stack.Call(t, http.MethodGet, fmt.Sprintf("%s%d/", path, other), nil, WithKey(client.key))
+		assert.Equal(t, http.StatusNotFound, r.Status, "another client's order: %s", r.Body)
+		r = stack.Call(t, http.MethodGet, path+"999999999/", nil)
+		assert.Equal(t, http.StatusNotFound, r.Status, "a missing order: %s", r.Body)
+		r = stack.Call(t, http.MethodGet, path+"abc/", nil)
+		assert.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
+	}
+}

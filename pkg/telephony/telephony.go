@@ -57,7 +57,10 @@ type CallEvent struct {
 	ClientPhone     string     `json:"clientPhone"`
 	StartedAt       time.Time  `json:"startedAt"`
 	AnsweredAt      *time.Time `json:"answeredAt"`
-	EndedAt         time.Time  `json:"endedAt"`
-	HasRecords      bool       `json:"hasRecords"`
-	IsPredictive    bool       `json:"isPredictive"`
+	// AgentConnectedAt is when an agent was put through to the answered call; nil when no agent
+	// took it (an answered call without one within 2 s is abandoned: the call service decides).
+	AgentConnectedAt *time.Time `json:"agentConnectedAt"`
+	EndedAt          time.Time  `json:"endedAt"`
+	HasRecords       bool       `json:"hasRecords"`
+	IsPredictive     bool       `json:"isPredictive"`
 }

@@ -16,11 +16,11 @@ func TestWireNames(t *testing.T) {
 	by := FinishedByClient
 	raw, err := json.Marshal(CallEvent{EventID: "e", PlatformCallID: "p", LeadID: 1, OrderID: 2, UserID: 3,
 		SipEndpointID: 4, Direction: DirectionOutgoing, StatusCode: StatusAnswered, FinishInitiator: &by,
-		ClientPhone: "+79991234567", StartedAt: at, AnsweredAt: &at, EndedAt: at, HasRecords: true, IsPredictive: true})
+		ClientPhone: "+79991234567", StartedAt: at, AnsweredAt: &at, AgentConnectedAt: &at, EndedAt: at, HasRecords: true, IsPredictive: true})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"eventId":"e","platformCallId":"p","leadId":1,"orderId":2,"userId":3,"sipEndpointId":4,
 		"direction":"outgoing","statusCode":"answered","finishInitiator":"client","clientPhone":"+79991234567",
-		"startedAt":"2026-11-21T10:00:00Z","answeredAt":"2026-11-21T10:00:00Z","endedAt":"2026-11-21T10:00:00Z",
+		"startedAt":"2026-11-21T10:00:00Z","answeredAt":"2026-11-21T10:00:00Z","agentConnectedAt":"2026-11-21T10:00:00Z","endedAt":"2026-11-21T10:00:00Z",
 		"hasRecords":true,"isPredictive":true}`, string(raw))
 
 	var back CallEvent
@@ -28,4 +28,5 @@ func TestWireNames(t *testing.T) {
 	assert.True(t, back.StartedAt.Equal(at))
 	assert.Nil(t, back.AnsweredAt, "absent optional members stay nil")
 	assert.Nil(t, back.FinishInitiator)
+	assert.Nil(t, back.AgentConnectedAt)
 }

@@ -20,12 +20,33 @@ const leaseSeconds = 60
 // lease leases due leads of the dialing order (whose schedule is always open); a lease that got
 // leads is extended and released later.
 func (m *mix) lease(ctx context.Context) {
-	body := ccapi.LeaseRequest{OrderId: m.leadOrders[0].id, Limit: 5, LeaseSeconds: ptr(leaseSeconds), DialerId: "soak"}
+	body := ccapi.LeaseRequest{OrderId: m.leadOrders[0].id, Limit: ptr(5), LeaseSeconds: ptr(leaseSeconds), DialerId: "soak"}
 	if r, ok := measure(m, "leaseLeads", "", success, func() (*ccapi.LeaseLeadsResponse, error) {
 		return m.api.LeaseLeadsWithResponse(ctx, nil, body)
 	}); ok && r.JSON200 != nil && r.JSON200.Data.LeaseId != nil {
 		m.leases.push(*r.JSON200.Data.LeaseId)
 	}
+}
+
+// pacedLease leases without a limit: the mix's orders have no agents, so it hands out nothing and
+// says when to ask again.
+func (m *mix) pacedLease(ctx context.Context) {
+	body := ccapi.LeaseRequest{OrderId: m.leadOrders[0].id, LeaseSeconds: ptr(leaseSeconds), DialerId: "soak-paced"}
+	measure(m, "leaseLeads", "", success, func() (*ccapi.LeaseLeadsResponse, error) {
+		return m.api.LeaseLeadsWithResponse(ctx, nil, body)
+	})
+}
+
+func (m *mix) dialerPace(ctx context.Context) {
+	measure(m, "getDialerPace", "", success, func() (*ccapi.GetDialerPaceResponse, error) {
+		return m.api.GetDialerPaceWithResponse(ctx, m.leadOrders[0].id)
+	})
+}
+
+func (m *mix) dialerExplain(ctx context.Context) {
+	measure(m, "explainDialer", "", success, func() (*ccapi.ExplainDialerResponse, error) {
+		return m.api.ExplainDialerWithResponse(ctx, m.leadOrders[0].id)
+	})
 }
 
 func (m *mix) extendLease(ctx context.Context) {

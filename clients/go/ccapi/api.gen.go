@@ -343,6 +343,150 @@ func (e CallResultSuccess) Valid() bool {
 	}
 }
 
+// Defines values for DialerExplainResultDataReasonsReason.
+const (
+	AutoDialOff   DialerExplainResultDataReasonsReason = "autoDialOff"
+	DailyLimit    DialerExplainResultDataReasonsReason = "dailyLimit"
+	DoNotCall     DialerExplainResultDataReasonsReason = "doNotCall"
+	DropLockout   DialerExplainResultDataReasonsReason = "dropLockout"
+	FinalStatus   DialerExplainResultDataReasonsReason = "finalStatus"
+	Holiday       DialerExplainResultDataReasonsReason = "holiday"
+	Leased        DialerExplainResultDataReasonsReason = "leased"
+	NoAgent       DialerExplainResultDataReasonsReason = "noAgent"
+	NoNextCall    DialerExplainResultDataReasonsReason = "noNextCall"
+	OutsideWindow DialerExplainResultDataReasonsReason = "outsideWindow"
+	PlannedLater  DialerExplainResultDataReasonsReason = "plannedLater"
+)
+
+// Valid indicates whether the value is a known member of the DialerExplainResultDataReasonsReason enum.
+func (e DialerExplainResultDataReasonsReason) Valid() bool {
+	switch e {
+	case AutoDialOff:
+		return true
+	case DailyLimit:
+		return true
+	case DoNotCall:
+		return true
+	case DropLockout:
+		return true
+	case FinalStatus:
+		return true
+	case Holiday:
+		return true
+	case Leased:
+		return true
+	case NoAgent:
+		return true
+	case NoNextCall:
+		return true
+	case OutsideWindow:
+		return true
+	case PlannedLater:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DialerExplainResultMessage.
+const (
+	DialerExplainResultMessageEmpty DialerExplainResultMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the DialerExplainResultMessage enum.
+func (e DialerExplainResultMessage) Valid() bool {
+	switch e {
+	case DialerExplainResultMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DialerExplainResultSuccess.
+const (
+	DialerExplainResultSuccessTrue DialerExplainResultSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the DialerExplainResultSuccess enum.
+func (e DialerExplainResultSuccess) Valid() bool {
+	switch e {
+	case DialerExplainResultSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DialerPaceResultDataAbandonWindow.
+const (
+	DialerPaceResultDataAbandonWindowN24h DialerPaceResultDataAbandonWindow = "24h"
+	DialerPaceResultDataAbandonWindowN30d DialerPaceResultDataAbandonWindow = "30d"
+)
+
+// Valid indicates whether the value is a known member of the DialerPaceResultDataAbandonWindow enum.
+func (e DialerPaceResultDataAbandonWindow) Valid() bool {
+	switch e {
+	case DialerPaceResultDataAbandonWindowN24h:
+		return true
+	case DialerPaceResultDataAbandonWindowN30d:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DialerPaceResultDataMode.
+const (
+	DialerPaceResultDataModePredictive  DialerPaceResultDataMode = "predictive"
+	DialerPaceResultDataModePreview     DialerPaceResultDataMode = "preview"
+	DialerPaceResultDataModeProgressive DialerPaceResultDataMode = "progressive"
+)
+
+// Valid indicates whether the value is a known member of the DialerPaceResultDataMode enum.
+func (e DialerPaceResultDataMode) Valid() bool {
+	switch e {
+	case DialerPaceResultDataModePredictive:
+		return true
+	case DialerPaceResultDataModePreview:
+		return true
+	case DialerPaceResultDataModeProgressive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DialerPaceResultMessage.
+const (
+	DialerPaceResultMessageEmpty DialerPaceResultMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the DialerPaceResultMessage enum.
+func (e DialerPaceResultMessage) Valid() bool {
+	switch e {
+	case DialerPaceResultMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DialerPaceResultSuccess.
+const (
+	DialerPaceResultSuccessTrue DialerPaceResultSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the DialerPaceResultSuccess enum.
+func (e DialerPaceResultSuccess) Valid() bool {
+	switch e {
+	case DialerPaceResultSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DncAddedResultMessage.
 const (
 	DncAddedResultMessageEmpty DncAddedResultMessage = ""
@@ -1156,6 +1300,24 @@ func (e NotificationViewPriority) Valid() bool {
 	}
 }
 
+// Defines values for OrderAbandonWindow.
+const (
+	OrderAbandonWindowN24h OrderAbandonWindow = "24h"
+	OrderAbandonWindowN30d OrderAbandonWindow = "30d"
+)
+
+// Valid indicates whether the value is a known member of the OrderAbandonWindow enum.
+func (e OrderAbandonWindow) Valid() bool {
+	switch e {
+	case OrderAbandonWindowN24h:
+		return true
+	case OrderAbandonWindowN30d:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrderAgentLeadEditMode.
 const (
 	OrderAgentLeadEditModeAlways     OrderAgentLeadEditMode = "always"
@@ -1189,6 +1351,27 @@ func (e OrderCallRecordRule) Valid() bool {
 	case OrderCallRecordRuleAgentIsConnected:
 		return true
 	case OrderCallRecordRuleClientIsConnected:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrderPacingMode.
+const (
+	OrderPacingModePredictive  OrderPacingMode = "predictive"
+	OrderPacingModePreview     OrderPacingMode = "preview"
+	OrderPacingModeProgressive OrderPacingMode = "progressive"
+)
+
+// Valid indicates whether the value is a known member of the OrderPacingMode enum.
+func (e OrderPacingMode) Valid() bool {
+	switch e {
+	case OrderPacingModePredictive:
+		return true
+	case OrderPacingModePreview:
+		return true
+	case OrderPacingModeProgressive:
 		return true
 	default:
 		return false
@@ -1240,6 +1423,24 @@ func (e OrderStatus) Valid() bool {
 	}
 }
 
+// Defines values for OrderCreateAbandonWindow.
+const (
+	OrderCreateAbandonWindowN24h OrderCreateAbandonWindow = "24h"
+	OrderCreateAbandonWindowN30d OrderCreateAbandonWindow = "30d"
+)
+
+// Valid indicates whether the value is a known member of the OrderCreateAbandonWindow enum.
+func (e OrderCreateAbandonWindow) Valid() bool {
+	switch e {
+	case OrderCreateAbandonWindowN24h:
+		return true
+	case OrderCreateAbandonWindowN30d:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrderCreateAgentLeadEditMode.
 const (
 	OrderCreateAgentLeadEditModeAlways     OrderCreateAgentLeadEditMode = "always"
@@ -1273,6 +1474,27 @@ func (e OrderCreateCallRecordRule) Valid() bool {
 	case OrderCreateCallRecordRuleAgentIsConnected:
 		return true
 	case OrderCreateCallRecordRuleClientIsConnected:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrderCreatePacingMode.
+const (
+	OrderCreatePacingModePredictive  OrderCreatePacingMode = "predictive"
+	OrderCreatePacingModePreview     OrderCreatePacingMode = "preview"
+	OrderCreatePacingModeProgressive OrderCreatePacingMode = "progressive"
+)
+
+// Valid indicates whether the value is a known member of the OrderCreatePacingMode enum.
+func (e OrderCreatePacingMode) Valid() bool {
+	switch e {
+	case OrderCreatePacingModePredictive:
+		return true
+	case OrderCreatePacingModePreview:
+		return true
+	case OrderCreatePacingModeProgressive:
 		return true
 	default:
 		return false
@@ -1354,6 +1576,24 @@ func (e OrderResultSuccess) Valid() bool {
 	}
 }
 
+// Defines values for OrderWritableAbandonWindow.
+const (
+	OrderWritableAbandonWindowN24h OrderWritableAbandonWindow = "24h"
+	OrderWritableAbandonWindowN30d OrderWritableAbandonWindow = "30d"
+)
+
+// Valid indicates whether the value is a known member of the OrderWritableAbandonWindow enum.
+func (e OrderWritableAbandonWindow) Valid() bool {
+	switch e {
+	case OrderWritableAbandonWindowN24h:
+		return true
+	case OrderWritableAbandonWindowN30d:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrderWritableAgentLeadEditMode.
 const (
 	OrderWritableAgentLeadEditModeAlways     OrderWritableAgentLeadEditMode = "always"
@@ -1387,6 +1627,27 @@ func (e OrderWritableCallRecordRule) Valid() bool {
 	case OrderWritableCallRecordRuleAgentIsConnected:
 		return true
 	case OrderWritableCallRecordRuleClientIsConnected:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrderWritablePacingMode.
+const (
+	OrderWritablePacingModePredictive  OrderWritablePacingMode = "predictive"
+	OrderWritablePacingModePreview     OrderWritablePacingMode = "preview"
+	OrderWritablePacingModeProgressive OrderWritablePacingMode = "progressive"
+)
+
+// Valid indicates whether the value is a known member of the OrderWritablePacingMode enum.
+func (e OrderWritablePacingMode) Valid() bool {
+	switch e {
+	case OrderWritablePacingModePredictive:
+		return true
+	case OrderWritablePacingModePreview:
+		return true
+	case OrderWritablePacingModeProgressive:
 		return true
 	default:
 		return false
@@ -2318,6 +2579,90 @@ type ComponentStatus struct {
 	Success bool `json:"success"`
 }
 
+// DialerAbandon defines model for DialerAbandon.
+type DialerAbandon struct {
+	Abandoned int `json:"abandoned"`
+
+	// Live calls a person answered
+	Live int `json:"live"`
+
+	// RatePercent abandoned of live in percent; null when none was live
+	RatePercent *float32 `json:"ratePercent"`
+}
+
+// DialerExplainResult defines model for DialerExplainResult.
+type DialerExplainResult struct {
+	Data struct {
+		// At RFC 3339 in UTC (2027-03-01T09:30:00+00:00)
+		At      Timestamp   `json:"at"`
+		Due     int         `json:"due"`
+		NotDue  int         `json:"notDue"`
+		OrderId PositiveInt `json:"orderId"`
+
+		// Reasons every reason, in the order they are tried
+		Reasons []struct {
+			Count             int                                  `json:"count"`
+			EarliestPlannedAt *time.Time                           `json:"earliestPlannedAt,omitempty"`
+			NextWindowAt      *time.Time                           `json:"nextWindowAt,omitempty"`
+			Reason            DialerExplainResultDataReasonsReason `json:"reason"`
+		} `json:"reasons"`
+	} `json:"data"`
+	Message DialerExplainResultMessage `json:"message"`
+	Success DialerExplainResultSuccess `json:"success"`
+}
+
+// DialerExplainResultDataReasonsReason defines model for DialerExplainResult.Data.Reasons.Reason.
+type DialerExplainResultDataReasonsReason string
+
+// DialerExplainResultMessage defines model for DialerExplainResult.Message.
+type DialerExplainResultMessage string
+
+// DialerExplainResultSuccess defines model for DialerExplainResult.Success.
+type DialerExplainResultSuccess bool
+
+// DialerPaceResult defines model for DialerPaceResult.
+type DialerPaceResult struct {
+	Data struct {
+		Abandon24h    DialerAbandon                     `json:"abandon24h"`
+		Abandon30d    DialerAbandon                     `json:"abandon30d"`
+		AbandonWindow DialerPaceResultDataAbandonWindow `json:"abandonWindow"`
+
+		// Agents eligible agents by state
+		Agents map[string]int `json:"agents"`
+
+		// AnswerRate live of dialed calls over the last hour (0 to 1); null when none was dialed
+		AnswerRate    *float32 `json:"answerRate"`
+		CallsInFlight int      `json:"callsInFlight"`
+
+		// Dial how many leads a paced lease would hand out now
+		Dial                  int                      `json:"dial"`
+		DialLevel             float32                  `json:"dialLevel"`
+		HandleTimeMeanSeconds *float32                 `json:"handleTimeMeanSeconds"`
+		HandleTimeP90Seconds  *float32                 `json:"handleTimeP90Seconds"`
+		MaxAbandonRatePercent float32                  `json:"maxAbandonRatePercent"`
+		Mode                  DialerPaceResultDataMode `json:"mode"`
+		OrderId               PositiveInt              `json:"orderId"`
+		PredictiveModeEnabled bool                     `json:"predictiveModeEnabled"`
+		PredictiveSuspended   bool                     `json:"predictiveSuspended"`
+		RetryAfterMs          int                      `json:"retryAfterMs"`
+		SuspendedReason       *string                  `json:"suspendedReason"`
+	} `json:"data"`
+	Message DialerPaceResultMessage `json:"message"`
+	Success DialerPaceResultSuccess `json:"success"`
+}
+
+// DialerPaceResultDataAbandonWindow defines model for DialerPaceResult.Data.AbandonWindow.
+type DialerPaceResultDataAbandonWindow string
+
+// DialerPaceResultDataMode defines model for DialerPaceResult.Data.Mode.
+type DialerPaceResultDataMode string
+
+// DialerPaceResultMessage defines model for DialerPaceResult.Message.
+type DialerPaceResultMessage string
+
+// DialerPaceResultSuccess defines model for DialerPaceResult.Success.
+type DialerPaceResultSuccess bool
+
 // DigitsID an integer > 0, or a string of its digits (null: none; on an update, clears it)
 type DigitsID struct {
 	union json.RawMessage
@@ -2959,19 +3304,24 @@ type LeaseRequest struct {
 	// LeaseSeconds how long the leads are held
 	LeaseSeconds *int `json:"leaseSeconds,omitempty"`
 
-	// Limit at most this many leads
-	Limit   int         `json:"limit"`
+	// Limit at most this many leads; left out: a paced lease (extension), the platform decides
+	Limit   *int        `json:"limit,omitempty"`
 	OrderId PositiveInt `json:"orderId"`
 }
 
 // LeaseResult defines model for LeaseResult.
 type LeaseResult struct {
 	Data struct {
+		// DialLevel extension: the pacer's dial level (a paced lease; null for an explicit limit)
+		DialLevel      *float32   `json:"dialLevel"`
 		LeaseExpiresAt *time.Time `json:"leaseExpiresAt"`
 
 		// LeaseId null when nothing was due
 		LeaseId *openapi_types.UUID `json:"leaseId"`
 		List    []LeasedLead        `json:"list"`
+
+		// RetryAfterMs extension: ask again after this many milliseconds (a paced lease; null for an explicit limit)
+		RetryAfterMs *int `json:"retryAfterMs"`
 	} `json:"data"`
 	Message LeaseResultMessage `json:"message"`
 	Success LeaseResultSuccess `json:"success"`
@@ -3097,6 +3447,8 @@ type NotificationViewPriority string
 
 // Order defines model for Order.
 type Order struct {
+	// AbandonWindow extension (paced lease)
+	AbandonWindow              OrderAbandonWindow     `json:"abandonWindow"`
 	AgentGroupIds              []int                  `json:"agentGroupIds"`
 	AgentLeadCreationIsAllowed bool                   `json:"agentLeadCreationIsAllowed"`
 	AgentLeadEditMode          OrderAgentLeadEditMode `json:"agentLeadEditMode"`
@@ -3124,11 +3476,23 @@ type Order struct {
 	CreatedBy *int `json:"createdBy"`
 
 	// CustomValues custom-field id to value; [] when there are none (the contract's way)
-	CustomValues          Order_CustomValues `json:"customValues"`
-	Id                    PositiveInt        `json:"id"`
-	IgnoreLeadTimezone    bool               `json:"ignoreLeadTimezone"`
-	LeadTransformEnabled  bool               `json:"leadTransformEnabled"`
-	PredictiveModeEnabled bool               `json:"predictiveModeEnabled"`
+	CustomValues Order_CustomValues `json:"customValues"`
+
+	// DropLockoutHours extension (paced lease; drop lockout)
+	DropLockoutHours     int         `json:"dropLockoutHours"`
+	Id                   PositiveInt `json:"id"`
+	IgnoreLeadTimezone   bool        `json:"ignoreLeadTimezone"`
+	LeadTransformEnabled bool        `json:"leadTransformEnabled"`
+
+	// MaxAbandonRatePercent extension (paced lease)
+	MaxAbandonRatePercent float32 `json:"maxAbandonRatePercent"`
+
+	// MaxLinesPerAgent extension (paced lease)
+	MaxLinesPerAgent float32 `json:"maxLinesPerAgent"`
+
+	// PacingMode extension (paced lease)
+	PacingMode            OrderPacingMode `json:"pacingMode"`
+	PredictiveModeEnabled bool            `json:"predictiveModeEnabled"`
 
 	// QualifiedLeadsPerDayLimit null is no limit
 	QualifiedLeadsPerDayLimit *int                        `json:"qualifiedLeadsPerDayLimit"`
@@ -3152,6 +3516,9 @@ type Order struct {
 	UpdatedBy *int `json:"updatedBy"`
 }
 
+// OrderAbandonWindow extension (paced lease)
+type OrderAbandonWindow string
+
 // OrderAgentLeadEditMode defines model for Order.AgentLeadEditMode.
 type OrderAgentLeadEditMode string
 
@@ -3165,6 +3532,9 @@ type OrderCustomValues1 = map[string]interface{}
 type Order_CustomValues struct {
 	union json.RawMessage
 }
+
+// OrderPacingMode extension (paced lease)
+type OrderPacingMode string
 
 // OrderSipEndpointUsageScheme defines model for Order.SipEndpointUsageScheme.
 type OrderSipEndpointUsageScheme string
@@ -3182,6 +3552,8 @@ type Order_TransferNumbers_Names struct {
 
 // OrderCreate defines model for OrderCreate.
 type OrderCreate struct {
+	// AbandonWindow extension: the period maxAbandonRatePercent is measured over; default 30d
+	AbandonWindow              *OrderCreateAbandonWindow     `json:"abandonWindow,omitempty"`
 	AgentGroupIds              *[]int                        `json:"agentGroupIds,omitempty"`
 	AgentLeadCreationIsAllowed *bool                         `json:"agentLeadCreationIsAllowed,omitempty"`
 	AgentLeadEditMode          *OrderCreateAgentLeadEditMode `json:"agentLeadEditMode,omitempty"`
@@ -3209,10 +3581,22 @@ type OrderCreate struct {
 	Code         *string `json:"code,omitempty"`
 
 	// CustomValues custom-field id to value
-	CustomValues          *map[string]interface{} `json:"customValues,omitempty"`
-	IgnoreLeadTimezone    *bool                   `json:"ignoreLeadTimezone,omitempty"`
-	LeadTransformEnabled  *bool                   `json:"leadTransformEnabled,omitempty"`
-	PredictiveModeEnabled *bool                   `json:"predictiveModeEnabled,omitempty"`
+	CustomValues *map[string]interface{} `json:"customValues,omitempty"`
+
+	// DropLockoutHours extension: hours an abandoned number is not leased again; default 72
+	DropLockoutHours     *int  `json:"dropLockoutHours,omitempty"`
+	IgnoreLeadTimezone   *bool `json:"ignoreLeadTimezone,omitempty"`
+	LeadTransformEnabled *bool `json:"leadTransformEnabled,omitempty"`
+
+	// MaxAbandonRatePercent extension: more than 0; the most abandoned calls, in percent of answered ones over abandonWindow, before predictive pacing is suspended; default 3.0
+	MaxAbandonRatePercent *float32 `json:"maxAbandonRatePercent,omitempty"`
+
+	// MaxLinesPerAgent extension: the most calls in flight per available agent a predictive pace may dial; default 3.0
+	MaxLinesPerAgent *float32 `json:"maxLinesPerAgent,omitempty"`
+
+	// PacingMode extension: how a paced lease (POST /v2/dialer/lease/ without limit) decides how many leads to dial; default progressive
+	PacingMode            *OrderCreatePacingMode `json:"pacingMode,omitempty"`
+	PredictiveModeEnabled *bool                  `json:"predictiveModeEnabled,omitempty"`
 
 	// QualifiedLeadsPerDayLimit null is no limit
 	QualifiedLeadsPerDayLimit *int                               `json:"qualifiedLeadsPerDayLimit,omitempty"`
@@ -3232,11 +3616,17 @@ type OrderCreate struct {
 	} `json:"transferNumbers,omitempty"`
 }
 
+// OrderCreateAbandonWindow extension: the period maxAbandonRatePercent is measured over; default 30d
+type OrderCreateAbandonWindow string
+
 // OrderCreateAgentLeadEditMode defines model for OrderCreate.AgentLeadEditMode.
 type OrderCreateAgentLeadEditMode string
 
 // OrderCreateCallRecordRule defines model for OrderCreate.CallRecordRule.
 type OrderCreateCallRecordRule string
+
+// OrderCreatePacingMode extension: how a paced lease (POST /v2/dialer/lease/ without limit) decides how many leads to dial; default progressive
+type OrderCreatePacingMode string
 
 // OrderCreateSipEndpointUsageScheme defines model for OrderCreate.SipEndpointUsageScheme.
 type OrderCreateSipEndpointUsageScheme string
@@ -3259,6 +3649,8 @@ type OrderResultSuccess bool
 
 // OrderWritable defines model for OrderWritable.
 type OrderWritable struct {
+	// AbandonWindow extension: the period maxAbandonRatePercent is measured over; default 30d
+	AbandonWindow              *OrderWritableAbandonWindow     `json:"abandonWindow,omitempty"`
 	AgentGroupIds              *[]int                          `json:"agentGroupIds,omitempty"`
 	AgentLeadCreationIsAllowed *bool                           `json:"agentLeadCreationIsAllowed,omitempty"`
 	AgentLeadEditMode          *OrderWritableAgentLeadEditMode `json:"agentLeadEditMode,omitempty"`
@@ -3286,10 +3678,22 @@ type OrderWritable struct {
 	Code         *string `json:"code,omitempty"`
 
 	// CustomValues custom-field id to value
-	CustomValues          *map[string]interface{} `json:"customValues,omitempty"`
-	IgnoreLeadTimezone    *bool                   `json:"ignoreLeadTimezone,omitempty"`
-	LeadTransformEnabled  *bool                   `json:"leadTransformEnabled,omitempty"`
-	PredictiveModeEnabled *bool                   `json:"predictiveModeEnabled,omitempty"`
+	CustomValues *map[string]interface{} `json:"customValues,omitempty"`
+
+	// DropLockoutHours extension: hours an abandoned number is not leased again; default 72
+	DropLockoutHours     *int  `json:"dropLockoutHours,omitempty"`
+	IgnoreLeadTimezone   *bool `json:"ignoreLeadTimezone,omitempty"`
+	LeadTransformEnabled *bool `json:"leadTransformEnabled,omitempty"`
+
+	// MaxAbandonRatePercent extension: more than 0; the most abandoned calls, in percent of answered ones over abandonWindow, before predictive pacing is suspended; default 3.0
+	MaxAbandonRatePercent *float32 `json:"maxAbandonRatePercent,omitempty"`
+
+	// MaxLinesPerAgent extension: the most calls in flight per available agent a predictive pace may dial; default 3.0
+	MaxLinesPerAgent *float32 `json:"maxLinesPerAgent,omitempty"`
+
+	// PacingMode extension: how a paced lease (POST /v2/dialer/lease/ without limit) decides how many leads to dial; default progressive
+	PacingMode            *OrderWritablePacingMode `json:"pacingMode,omitempty"`
+	PredictiveModeEnabled *bool                    `json:"predictiveModeEnabled,omitempty"`
 
 	// QualifiedLeadsPerDayLimit null is no limit
 	QualifiedLeadsPerDayLimit *int                                 `json:"qualifiedLeadsPerDayLimit,omitempty"`
@@ -3309,11 +3713,17 @@ type OrderWritable struct {
 	} `json:"transferNumbers,omitempty"`
 }
 
+// OrderWritableAbandonWindow extension: the period maxAbandonRatePercent is measured over; default 30d
+type OrderWritableAbandonWindow string
+
 // OrderWritableAgentLeadEditMode defines model for OrderWritable.AgentLeadEditMode.
 type OrderWritableAgentLeadEditMode string
 
 // OrderWritableCallRecordRule defines model for OrderWritable.CallRecordRule.
 type OrderWritableCallRecordRule string
+
+// OrderWritablePacingMode extension: how a paced lease (POST /v2/dialer/lease/ without limit) decides how many leads to dial; default progressive
+type OrderWritablePacingMode string
 
 // OrderWritableSipEndpointUsageScheme defines model for OrderWritable.SipEndpointUsageScheme.
 type OrderWritableSipEndpointUsageScheme string
@@ -4875,6 +5285,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/call/detail/{callId}/ (the `GetCall` operationId).
 	GetCall(ctx context.Context, callId PositiveInt, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExplainDialer Why an order's leads are not due now (extension)
+	//
+	// Counts the order's leads by the first rule of the lease each fails, tried in this order: autoDialOff (the order does not auto-dial), outsideWindow (outside the calling window in the lead's zone; nextWindowAt is when the first of those windows opens), holiday, plannedLater (earliestPlannedAt), finalStatus, noNextCall (called, and no next call planned), doNotCall, leased, dropLockout, dailyLimit (qualifiedLeadsPerDayLimit reached), noAgent (no eligible agent is available). `due` counts those a lease would hand out. Staff, and a client for its own orders; another order answers 404 like a missing one.
+	//
+	// Corresponds with GET /v2/dialer/explain/{orderId}/ (the `ExplainDialer` operationId).
+	ExplainDialer(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ExtendLeaseWithBody Hold a lease's leads longer
 	//
 	// The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
@@ -4897,6 +5314,8 @@ type ClientInterface interface {
 	//
 	// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 	//
+	// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
@@ -4906,10 +5325,19 @@ type ClientInterface interface {
 	//
 	// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 	//
+	// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
 	LeaseLeads(ctx context.Context, params *LeaseLeadsParams, body LeaseLeadsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDialerPace How the paced lease paces an order now (extension)
+	//
+	// The order's pacing mode and the pacer's dial level and count now, its eligible agents by state, its calls in flight, the answer rate of the last hour, the mean and 90th percentile handle time (talk time) of its latest 100 handled calls, the abandon rate (abandoned of live calls, in percent) over the last 24 hours and 30 days (whole hours) with its counts, and whether predictive dialing is suspended and why. Staff, and a client for its own orders; another order answers 404 like a missing one.
+	//
+	// Corresponds with GET /v2/dialer/pace/{orderId}/ (the `GetDialerPace` operationId).
+	GetDialerPace(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReleaseLeadsWithBody Give leased leads back at once
 	//
@@ -5685,6 +6113,23 @@ func (c *Client) GetCall(ctx context.Context, callId PositiveInt, reqEditors ...
 	return c.Client.Do(req)
 }
 
+// ExplainDialer Why an order's leads are not due now (extension)
+//
+// Counts the order's leads by the first rule of the lease each fails, tried in this order: autoDialOff (the order does not auto-dial), outsideWindow (outside the calling window in the lead's zone; nextWindowAt is when the first of those windows opens), holiday, plannedLater (earliestPlannedAt), finalStatus, noNextCall (called, and no next call planned), doNotCall, leased, dropLockout, dailyLimit (qualifiedLeadsPerDayLimit reached), noAgent (no eligible agent is available). `due` counts those a lease would hand out. Staff, and a client for its own orders; another order answers 404 like a missing one.
+//
+// Corresponds with GET /v2/dialer/explain/{orderId}/ (the `ExplainDialer` operationId).
+func (c *Client) ExplainDialer(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExplainDialerRequest(c.Server, orderId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ExtendLeaseWithBody Hold a lease's leads longer
 //
 // The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
@@ -5727,6 +6172,8 @@ func (c *Client) ExtendLease(ctx context.Context, body ExtendLeaseJSONRequestBod
 //
 // Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 //
+// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
@@ -5746,11 +6193,30 @@ func (c *Client) LeaseLeadsWithBody(ctx context.Context, params *LeaseLeadsParam
 //
 // Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 //
+// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
 func (c *Client) LeaseLeads(ctx context.Context, params *LeaseLeadsParams, body LeaseLeadsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewLeaseLeadsRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDialerPace How the paced lease paces an order now (extension)
+//
+// The order's pacing mode and the pacer's dial level and count now, its eligible agents by state, its calls in flight, the answer rate of the last hour, the mean and 90th percentile handle time (talk time) of its latest 100 handled calls, the abandon rate (abandoned of live calls, in percent) over the last 24 hours and 30 days (whole hours) with its counts, and whether predictive dialing is suspended and why. Staff, and a client for its own orders; another order answers 404 like a missing one.
+//
+// Corresponds with GET /v2/dialer/pace/{orderId}/ (the `GetDialerPace` operationId).
+func (c *Client) GetDialerPace(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDialerPaceRequest(c.Server, orderId)
 	if err != nil {
 		return nil, err
 	}
@@ -7486,6 +7952,40 @@ func NewGetCallRequest(server string, callId PositiveInt) (*http.Request, error)
 	return req, nil
 }
 
+// NewExplainDialerRequest constructs an http.Request for the ExplainDialer method
+func NewExplainDialerRequest(server string, orderId PositiveInt) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orderId", orderId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/dialer/explain/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewExtendLeaseRequest calls the generic ExtendLease builder with application/json body
 func NewExtendLeaseRequest(server string, body ExtendLeaseJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7576,6 +8076,40 @@ func NewLeaseLeadsRequestWithBody(server string, params *LeaseLeadsParams, conte
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetDialerPaceRequest constructs an http.Request for the GetDialerPace method
+func NewGetDialerPaceRequest(server string, orderId PositiveInt) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "orderId", orderId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/dialer/pace/%s/", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -9693,6 +10227,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v2/call/detail/{callId}/ (the `GetCall` operationId).
 	GetCallWithResponse(ctx context.Context, callId PositiveInt, reqEditors ...RequestEditorFn) (*GetCallResponse, error)
 
+	// ExplainDialerWithResponse Why an order's leads are not due now (extension)
+	//
+	// Counts the order's leads by the first rule of the lease each fails, tried in this order: autoDialOff (the order does not auto-dial), outsideWindow (outside the calling window in the lead's zone; nextWindowAt is when the first of those windows opens), holiday, plannedLater (earliestPlannedAt), finalStatus, noNextCall (called, and no next call planned), doNotCall, leased, dropLockout, dailyLimit (qualifiedLeadsPerDayLimit reached), noAgent (no eligible agent is available). `due` counts those a lease would hand out. Staff, and a client for its own orders; another order answers 404 like a missing one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/dialer/explain/{orderId}/ (the `ExplainDialer` operationId).
+	ExplainDialerWithResponse(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*ExplainDialerResponse, error)
+
 	// ExtendLeaseWithBodyWithResponse Hold a lease's leads longer
 	//
 	// The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
@@ -9715,6 +10258,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 	//
+	// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
@@ -9724,10 +10269,21 @@ type ClientWithResponsesInterface interface {
 	//
 	// Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 	//
+	// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
 	LeaseLeadsWithResponse(ctx context.Context, params *LeaseLeadsParams, body LeaseLeadsJSONRequestBody, reqEditors ...RequestEditorFn) (*LeaseLeadsResponse, error)
+
+	// GetDialerPaceWithResponse How the paced lease paces an order now (extension)
+	//
+	// The order's pacing mode and the pacer's dial level and count now, its eligible agents by state, its calls in flight, the answer rate of the last hour, the mean and 90th percentile handle time (talk time) of its latest 100 handled calls, the abandon rate (abandoned of live calls, in percent) over the last 24 hours and 30 days (whole hours) with its counts, and whether predictive dialing is suspended and why. Staff, and a client for its own orders; another order answers 404 like a missing one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/dialer/pace/{orderId}/ (the `GetDialerPace` operationId).
+	GetDialerPaceWithResponse(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*GetDialerPaceResponse, error)
 
 	// ReleaseLeadsWithBodyWithResponse Give leased leads back at once
 	//
@@ -13690,6 +14246,225 @@ func (r GetCallResponse) ContentType() string {
 	return ""
 }
 
+// ExplainDialerResponse200Headers the declared response headers of an HTTP 200 response for ExplainDialer
+type ExplainDialerResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse400Headers the declared response headers of an HTTP 400 response for ExplainDialer
+type ExplainDialerResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse401Headers the declared response headers of an HTTP 401 response for ExplainDialer
+type ExplainDialerResponse401Headers struct {
+	XRequestId string
+}
+
+// ExplainDialerResponse403Headers the declared response headers of an HTTP 403 response for ExplainDialer
+type ExplainDialerResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse404Headers the declared response headers of an HTTP 404 response for ExplainDialer
+type ExplainDialerResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse429Headers the declared response headers of an HTTP 429 response for ExplainDialer
+type ExplainDialerResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// ExplainDialerResponse500Headers the declared response headers of an HTTP 500 response for ExplainDialer
+type ExplainDialerResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse501Headers the declared response headers of an HTTP 501 response for ExplainDialer
+type ExplainDialerResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse502Headers the declared response headers of an HTTP 502 response for ExplainDialer
+type ExplainDialerResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse503Headers the declared response headers of an HTTP 503 response for ExplainDialer
+type ExplainDialerResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ExplainDialerResponse504Headers the declared response headers of an HTTP 504 response for ExplainDialer
+type ExplainDialerResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type ExplainDialerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DialerExplainResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExplainDialerResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ExplainDialerResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExplainDialerResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ExplainDialerResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ExplainDialerResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExplainDialerResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ExplainDialerResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *ExplainDialerResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ExplainDialerResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExplainDialerResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ExplainDialerResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ExplainDialerResponse) GetJSON200() *DialerExplainResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExplainDialerResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExplainDialerResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExplainDialerResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExplainDialerResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExplainDialerResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExplainDialerResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ExplainDialerResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ExplainDialerResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExplainDialerResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ExplainDialerResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ExplainDialerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExplainDialerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExplainDialerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExplainDialerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ExtendLeaseResponse200Headers the declared response headers of an HTTP 200 response for ExtendLease
 type ExtendLeaseResponse200Headers struct {
 	RateLimitLimit     *int
@@ -14225,6 +15000,225 @@ func (r LeaseLeadsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r LeaseLeadsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDialerPaceResponse200Headers the declared response headers of an HTTP 200 response for GetDialerPace
+type GetDialerPaceResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse400Headers the declared response headers of an HTTP 400 response for GetDialerPace
+type GetDialerPaceResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse401Headers the declared response headers of an HTTP 401 response for GetDialerPace
+type GetDialerPaceResponse401Headers struct {
+	XRequestId string
+}
+
+// GetDialerPaceResponse403Headers the declared response headers of an HTTP 403 response for GetDialerPace
+type GetDialerPaceResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse404Headers the declared response headers of an HTTP 404 response for GetDialerPace
+type GetDialerPaceResponse404Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse429Headers the declared response headers of an HTTP 429 response for GetDialerPace
+type GetDialerPaceResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse500Headers the declared response headers of an HTTP 500 response for GetDialerPace
+type GetDialerPaceResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse501Headers the declared response headers of an HTTP 501 response for GetDialerPace
+type GetDialerPaceResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse502Headers the declared response headers of an HTTP 502 response for GetDialerPace
+type GetDialerPaceResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse503Headers the declared response headers of an HTTP 503 response for GetDialerPace
+type GetDialerPaceResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// GetDialerPaceResponse504Headers the declared response headers of an HTTP 504 response for GetDialerPace
+type GetDialerPaceResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type GetDialerPaceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DialerPaceResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDialerPaceResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetDialerPaceResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetDialerPaceResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetDialerPaceResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDialerPaceResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDialerPaceResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDialerPaceResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *GetDialerPaceResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *GetDialerPaceResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDialerPaceResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *GetDialerPaceResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDialerPaceResponse) GetJSON200() *DialerPaceResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDialerPaceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetDialerPaceResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDialerPaceResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDialerPaceResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDialerPaceResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDialerPaceResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetDialerPaceResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r GetDialerPaceResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDialerPaceResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r GetDialerPaceResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDialerPaceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDialerPaceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDialerPaceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDialerPaceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22704,6 +23698,21 @@ func (c *ClientWithResponses) GetCallWithResponse(ctx context.Context, callId Po
 	return ParseGetCallResponse(rsp)
 }
 
+// ExplainDialerWithResponse Why an order's leads are not due now (extension)
+//
+// Counts the order's leads by the first rule of the lease each fails, tried in this order: autoDialOff (the order does not auto-dial), outsideWindow (outside the calling window in the lead's zone; nextWindowAt is when the first of those windows opens), holiday, plannedLater (earliestPlannedAt), finalStatus, noNextCall (called, and no next call planned), doNotCall, leased, dropLockout, dailyLimit (qualifiedLeadsPerDayLimit reached), noAgent (no eligible agent is available). `due` counts those a lease would hand out. Staff, and a client for its own orders; another order answers 404 like a missing one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/dialer/explain/{orderId}/ (the `ExplainDialer` operationId).
+func (c *ClientWithResponses) ExplainDialerWithResponse(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*ExplainDialerResponse, error) {
+	rsp, err := c.ExplainDialer(ctx, orderId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExplainDialerResponse(rsp)
+}
+
 // ExtendLeaseWithBodyWithResponse Hold a lease's leads longer
 //
 // The leads the lease still holds (its lease has not expired) are held leaseSeconds (default 120) from now; leadIds names them. Leads whose lease already expired are not taken back (another dialer may have them). A lease the caller may not see answers 404 like an unknown one.
@@ -22738,6 +23747,8 @@ func (c *ClientWithResponses) ExtendLeaseWithResponse(ctx context.Context, body 
 //
 // Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 //
+// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
@@ -22753,6 +23764,8 @@ func (c *ClientWithResponses) LeaseLeadsWithBodyWithResponse(ctx context.Context
 //
 // Hands a dialer up to `limit` leads of the order that are due now, each under the same new lease until `leaseExpiresAt`; no other lease gets them meanwhile (two dialers leasing at the same moment never receive the same lead). Due: the order has autoDialingEnabled and has not qualified qualifiedLeadsPerDayLimit leads today (UTC day); the lead is not in a final status, its planningCallDateTime is null or not after now, now is inside the order's callSchedule window and not on one of its callHolidayOverrides in the lead's zone (its utcOffset; UTC when the order has ignoreLeadTimezone or the offset is unknown), its phone is not on the do-not-call list, it holds no unexpired lease, and no other lead of its phone in the order does (a secondary lead waits for its primary). Order: priority descending, then planningCallDateTime ascending (leads without one first), then id. Nothing due: an empty list and a null leaseId. An expired lease gives its leads back by itself; the lead's call.finished event ends its lease. A client leases in its own orders only (another order is the 400 of a missing order).
 //
+// Extension, the paced lease: without `limit` the platform decides how many leads to hand out now (possibly none) from the order's pacingMode, its eligible agents and their states, the calls in flight (its leads under a live lease) and its dialing statistics; the answer then carries `dialLevel` and `retryAfterMs` (when to ask again). A lead whose number an abandoned call locked out (the order's dropLockoutHours) is not due either. `limit: null` is a 400.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/dialer/lease/ (the `LeaseLeads` operationId).
@@ -22762,6 +23775,21 @@ func (c *ClientWithResponses) LeaseLeadsWithResponse(ctx context.Context, params
 		return nil, err
 	}
 	return ParseLeaseLeadsResponse(rsp)
+}
+
+// GetDialerPaceWithResponse How the paced lease paces an order now (extension)
+//
+// The order's pacing mode and the pacer's dial level and count now, its eligible agents by state, its calls in flight, the answer rate of the last hour, the mean and 90th percentile handle time (talk time) of its latest 100 handled calls, the abandon rate (abandoned of live calls, in percent) over the last 24 hours and 30 days (whole hours) with its counts, and whether predictive dialing is suspended and why. Staff, and a client for its own orders; another order answers 404 like a missing one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/dialer/pace/{orderId}/ (the `GetDialerPace` operationId).
+func (c *ClientWithResponses) GetDialerPaceWithResponse(ctx context.Context, orderId PositiveInt, reqEditors ...RequestEditorFn) (*GetDialerPaceResponse, error) {
+	rsp, err := c.GetDialerPace(ctx, orderId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDialerPaceResponse(rsp)
 }
 
 // ReleaseLeadsWithBodyWithResponse Give leased leads back at once
@@ -30452,6 +31480,432 @@ func ParseGetCallResponse(rsp *http.Response) (*GetCallResponse, error) {
 	return response, nil
 }
 
+// ParseExplainDialerResponse parses an HTTP response from a ExplainDialerWithResponse call
+func ParseExplainDialerResponse(rsp *http.Response) (*ExplainDialerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExplainDialerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DialerExplainResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExplainDialerResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ExplainDialerResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExplainDialerResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ExplainDialerResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ExplainDialerResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExplainDialerResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ExplainDialerResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers ExplainDialerResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers ExplainDialerResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExplainDialerResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ExplainDialerResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseExtendLeaseResponse parses an HTTP response from a ExtendLeaseWithResponse call
 func ParseExtendLeaseResponse(rsp *http.Response) (*ExtendLeaseResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -31505,6 +32959,432 @@ func ParseLeaseLeadsResponse(rsp *http.Response) (*LeaseLeadsResponse, error) {
 		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
 		var headers LeaseLeadsResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDialerPaceResponse parses an HTTP response from a GetDialerPaceWithResponse call
+func ParseGetDialerPaceResponse(rsp *http.Response) (*GetDialerPaceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDialerPaceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DialerPaceResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDialerPaceResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetDialerPaceResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetDialerPaceResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetDialerPaceResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDialerPaceResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetDialerPaceResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDialerPaceResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers GetDialerPaceResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers GetDialerPaceResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDialerPaceResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers GetDialerPaceResponse504Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -47645,422 +49525,452 @@ func ParseRedeliverWebhookEventResponse(rsp *http.Response) (*RedeliverWebhookEv
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1rbyNJlij2V8J576LI7aSKpKSSRGEBq0tV05qu10qq7p0pyWIwM0hGKxnBzogUi1MooHf8xcAasC9w",
-	"ARuG7evrD/7iL7ODmXvHu3d6gf0Fqr9wf4kR50Tkg0y+9Kjq6uFg0CWSmfE4ceK8H++8QA6GUjChldd6",
-	"5/UZDVkMfx6FbDCUmgldO2bDiI5ZaL4OmQpiPtRcCq/lnXk6TtiZR0Z9Jojuc0W4IrrPiNIyZiGhQo1Y",
-	"TGSXUEEYjSPOYhKz7xOmNBlx3ceH6YCRdMJgXPuajQkVIenIcEwqsZ3fJ0LqPhc9MqKKhFIwQnuUi+o+",
-	"oR3FhCZSEEq6PFbazrzh+R57SwfDiHktWKzneyroswE1u2EiGXitN/jDue/p8dA8p3TMRc97/973jqlm",
-	"z/iA6xr8dxoEp31GDl4dkUs2fqCIlpdMkE4SXDJNKscHp08unh09Pzq9+PL18cmp27mqbpATu152xeJx",
-	"EU400X0mNA+oZiGRQxZTMxmRImAAr0s2NnC+YjHvchaSipIGNLj9rXrDACrGT9v1TSJj83Vzj/T4lVkd",
-	"68rYDER11QcwC7MId4aM9KhmIzomkdmxIkKSmGpW2M7xq5O/qVcL0N2q1/OgHXDBBwa6jRSsXGjWY/EE",
-	"XI/ZgHJh4D0F22/7MmIp0EjEuppw4UDwQDlA065mMaKfQYoK4AJg18TxFVe8ubdXuuL6whUrVoIJJyyQ",
-	"IlQkEZpH04vkinSTKEKUXXqNjVVWyHQ8rh0YYMyCpbJrrFBNIkaVJo0q0ZKMKNcOMRQToblksNDJxZjD",
-	"4LGhBebOrHDgf1c7xnOsHZUQkpfFi9AC8AURZ0I/UESOBMm/j6jKAaYNs/xGc5cEfRrTQLNYmWv05qD2",
-	"a1r7Tb22t3HRqp37hEWKAXYMaMhIZ1zA9Aolr18fHVY3yBNYRSR7JOKCmZHMc45iCTpginBdJCv1cKuz",
-	"S7ebtd3uDqtt0Z1ObY9ubda2O81ugz0K9sJG3ZsHuiHVmsUGDv/dxLrfNfxGc/f9v/WmadN73xvSmA6Y",
-	"thT7ccwMwXgay8E0gJWmsXbbCcyThqIMWcxl6JOjk5dk91G9YQARmrsOJMP8VdN8wKqF7TbrzZ1afbNW",
-	"b5zW6y34/xf1zVbd7JGbub5PWDz2fM9Ay2t5Aa7rQL+pnxeo7zS1tVs4ldMbYCJcuHyfcBFEieJXLN0J",
-	"jeDQGRXImEZwD0I6Lt/UZmPhLhqLdpHjZF+z8fRWntNLprKdGP7XZQaNY3OBWxlLvMyzQUMruCDNLdIn",
-	"yBELnLZZrzsuUgGyUsLAW8RgXnW/OAM8TQ1rZTFM5ZvjH/V5hNwG+am7AkrzKCJxIpRvrp/hN3sb5Cnl",
-	"EQszUk1jBhwJF1e8LjvBHnv0aGevtrPV3K5t1UNW29va6tRYfacbNLp7dcp23CGgQJKdwoSQUDiIAX37",
-	"jIme7nut5va2bwiS+9woY+1Hg6GMdRk1MrvmIeHwwDNGQ2VBy8Lixe886m4GDVbbM7d/K9xhtd2g0a01",
-	"2RbdCfc628FmeimGVPezfXA39zyy0JXxgGqv5SUJD72yLZi14QbSRe2Uzhfhg/Nm+7cx63ot7988zETC",
-	"h/irevhKKq75FTsSGud1slA67Xa9/NqADFE4ppB1aRJpfGVA31qmYaSHBSzkZbdrGW867YxZJT5ZOm1+",
-	"nnI++jIOWTwB1kYpWKV98q7gamdW0ygJMxEOrDtSktAgYENtrrRdg3pTP/+b//rD/+OnX+CnQA4GtKaY",
-	"4RWahQWq96ZxPgN+bswiqZu3laPDZ1zhLk401Ykq3YaCn8w+iuvwmzNWotxYE0vhmg2UvfV4ls3G1s7W",
-	"7uajrZ35iJR+Q+OYjmHB37JOX8rLWaRAJZ30qwdm8QWZqFmKGaN0yBvLTO/Nm2oohWKw0y9p+AuUV8yn",
-	"QApD282fdDiMjLLApXj4nTLLziHuOy+kmnqtN+e+N2BK0Z6jB0Sx+IoHRgq6MtSaXNGIO5XNADsJAqaU",
-	"1+rSSLH3yyLCkziW8RNxxSI5ZLiNaY3JTd2J5SVymUAKwQLUc+KU3BIlBwx1PqOvGI5j2MpXp6evDFPJ",
-	"6aslilrZKu0bDycfn62SLDdK9kq5qrDsKObxEml53uuFZwHeX9LQfnUTTHnnMXOEAFXFh09EOJRcaLjP",
-	"3iAxYrA0ygJhg6E2V1VzDeyQK5KiullGhm7FYVpkapR9AoO0SH6M+0PBI4G4zsUw0S1CUcKSMUklatKJ",
-	"Gb0ENYjEScRIxQBnAyFj9QBGgz7pchaFRo/GMfJYSskvT16+ILLzHQu0eQJoG0H+jU8GVFgwDGmsWGjF",
-	"00p7vw1D0pC0/6pNmArokPlEGj294dfr9WylquqjuG4IUPa1b2e7olEC8jx+zDZo9oCLCCXDBYcskCFI",
-	"ogie16dPa7sgH8pEmxuqYxnlFa3K6y/qZjFaEvNX46kP/+48bZH2X9XrbZ+0/6rbhX+Czb9q7rarZUsl",
-	"fRmhxinsTkOiIqr6PiwyJBG/ZISKMUEZFUBOKm3YUZt0YUgDKvN0dU0XZtKFx1J0Ix7o2/OPCTm8RWgU",
-	"MxqOSQJIDBoFCXm3y2ImUuXhnpnKpAVxRFV+PTkNx2Ah12qmarOPaIp3B+4IUKwOI4ng3ycMrJz0kglS",
-	"oQIFrgeKmMvjUJYLkiMYVTsgSMNI42jQZ6HRUhMFL9PACILOlKh8YiWIgvSh4KoXvjF3z2i4r4+fVXOT",
-	"26NaX4bZlwEV+ptxSB56rZ0Ci8vjthHz3i8vOB8zZTSTGVjNi3YPFlqGUjzZGeb6eSApe6Xc4v0XiyNP",
-	"jGxij+fWNPPGGDIbPw6lYPtAaAxRARVpfdtLT/KpjDs8DJm4/Tmaq0jjDtfWLUPhTEkvlsmQDOgYRKmA",
-	"RhF59fLklDy8aj4EDvEQ7+/De+aC6HQoLMrwjEAOmSIhOopoFMkR0JTMu1SxxvCHx08ODp8/2RiEPjnz",
-	"vu1L2FMoyahP9ZnnpE2rwVnrPIjIMesmCuzjwBZpD633oGuykGufKDpey2ezkdSq96d8wGRyBxQHjUZO",
-	"1w55iIePVmIuiOYD9pEUfXB3Cekmt8bs169OTo+fHDy/OD16/uTl61NSGYH+pGGxXJFEXAo5EvtoGp/v",
-	"MV5j1mzMOhKaxYJGcGa3RyxuhyMg3t4jCh0Ikgj2dsgCI/iABRe9FwFNFIjhkez1nIifd9Xx0Ld+bdWX",
-	"I7HGjZm48UvZObDW5JsJw9/JjpnX2+7U2W53K6g1u5u0tgWOkfBRs7bZrXcbwS7d6+ww726E5tya50vP",
-	"38kO6IHOXk4qBknA7BiTPjXMqrqfeRSt5aaX0JgKzcAItZay7xkBX0j9VCYivCuGt7e3l9m02Ft+r4aH",
-	"F5KoJOinVj4IvLEmbRpFLE5FQsWYkYusYZu9pYGOxoRG/HJttJqPHUfmzAdM3JBCFXEEJHMnlnBn+BxG",
-	"cnyvJue8MAQWJcQENSGFTyyIVLhW5PXxM/dDIEWX95KYhWucmY0zr+g4kjQ8lfIZjXvs9kjTkeG4lRoB",
-	"qSYDqTRp1Ld2t3cekc5YM3XPuANmS67QBfDly8NfucDCX50+OUGyY355tEWe8y/BJp4PX6h0xuQxQqCG",
-	"QRG5II+YUTS/k6CfiEuGASdr/JqNX/bznSlqiF7mfscsYPwKbbhGPduHcLxc5BLgAdUQDPoxUM4IT4WF",
-	"WdVNW3oGxmuDQbBcmWiUsHLuXK5IEEm1pljzMOrEIs9PzsRoEEFIzbt2KUtI07PskWvp+X4wB4SK14Je",
-	"UR7RTsTuODwEzDDZ4B9HRKpYOZprIhgLFUZFJipnz4Lw9zG60sHs6ZMcNmrnvf9Odqo5P7vzvAk52p/K",
-	"J/AzauvsCGkU9JpwlaLfqZTPqRjbr9UdmNelJAMqxmkwKR596jpt1utkCGgQSBHCn9Zpeo+o+fIKEgyc",
-	"dX0qH+Kvq34uZJ3QMIyZUkQNzScjwoPFnYoAQsq36o1U/K8cvD796uLpwdGz18dPLv7az9Iz0jyPSEoj",
-	"lFFtRIQsXYDYQzGPimqqeQ7M2xG/YkTpmNGB0TYEQTvrycWrJ8cXXz/5FankkgVaZPvnzZonEiPmvp17",
-	"9NZ347Wgie7LmP/mLhTXv6sdDDlGW1izuDnymF0Bdtwv/qdzkwFXioue79bgpyuQMWFvhzxmoe/iK4Be",
-	"c4GxDRModlvQqmRo9BsWPmchp6cQPXlbEDsVyYyWU/cmBiKVoE9jxTRJdLe26xPeJVRAQsHH0ADRlmSo",
-	"jCLtybW1bfS/U1Hbdql/A0ttV/cnVUMffUKKtDV7qx8G6qptTq8w8NuaCGHwNR+cgZDpSQNcDgAJfhHL",
-	"ZFiWM3nm4TGid9bz0zRE5B6eDzaqWsCEhkDc3KeaYoKDxyXngfZ8byBDFlONv4QDbr4rSWj080t7AZHK",
-	"7+5l9tKpe0zoFCg0DLl5nUavYjlksebMXRvfG+a+eueBI9mGk6dx34vCuv0sY2fR7TNqvNJ0MDRv8XCl",
-	"oH0M+FYr7qjXKckc8r04KU8oygLI35hnfPN+BmEbDvTe95JhuPKOJ4aH4Hbckp8BPg/M/DRli8iOGSOs",
-	"ADRR9LLrtd7MX1X25rcx16BsvPffTYAuBfdyQJnY3tTOpt84L+zhFe2tsIMTS/6nl+18ZcuNA7NODxJx",
-	"jOhOL8Fy0CzNeZja9fsFkEjPpPVumfu5SgpG7hLd6p5Mn305dp5oi5fF2WSW9zOdBIKuJUy4M9J/IEXA",
-	"YqF8MuqzGBRV95URwz0/S9/iQj/aMtcqiax+jnkg02CBSdScBaC7AAAOfiVNLxmpcEEMaigjgaQHMDX9",
-	"4lMY0kSxY0atsDRjvdk5DPtSsOcyZKWnpLgI2PRe0jRz3AUwFhZmkN0nZl6M6rZBRNaRHzMU+PKwTXNU",
-	"Z8M3tyJ37gvvDWAIMEhDVpVDi4UwnSA39k03s4NJEdJ+Lo0sg+j5XOSd5N2y2404YF3eUGP2bbbue1LU",
-	"DB/3fG8U02ENpA5YQzjNqn3vbc2MW7uisb2Xb3Dql+ks8PEgNxV8cZzOh4+LxzgnfPo2psPXQ/fplZ28",
-	"sKvPnNgiWbktsYVRTlCCLa5o4npOJAiKyMZH2XP1Cwmx9fq8++DQKI886TAOt5ZDlBNWwIsT5o4a/nYY",
-	"dF64VsWduEB9Fz/IQ1JRmna7xOyxup/zrdvow86YuPTOErK7IKs0f18RIKVXb8htLvdcMW8iegkzuJFo",
-	"H7w6glAkjI9EioZOlCBm2ofNgdI8jFmXvwWLTPH8bybQok6u8K2b0c2VZeLLsrT31KKlFYu6Lbthkcsx",
-	"z6qgGDikQTkVo6FyQajNe0cVVqupAECvZO0RVfq1clC72f6FpbbTDBCOqlxGQavIbabFmN2ladBJAMaD",
-	"abaeXbRVcpGntAK7WQuOdHl5DPMzjpdXGHJnkAfM7HuWaQ7FG1DA5SJ2OURKdBI7GcKIEFgYCK+bff3G",
-	"8oPDgxxhbZQT1vTkiosUUrDMk/HAVoSJea+vVV52W+qYB/TtEb6QX8QtT33ugYRZKsSSLBpo20sRsLti",
-	"1pYOz2ah8PtPW5BYbaf+O09IPanxGgp7/h62fFNpA4Sz1ewWaCJ6ZYTUaeR+stF4tEVC3jOk2SWNfrFP",
-	"BlRdshAFesPSoT6P1WZGfakYsMVnjIaPpdA00OpUgiQE4S7dLqns/LX936OdKkgmWbmcem3vr8+/+Ldl",
-	"lP9m7DLkMcYt5OUiLgI5sJJ0onvS/Flm4upywVX/SHDNwRyWF6161rjmrGxqrDQbeL6hOudLEJ8+Vccs",
-	"kHGYN391pIwYFTdi0ly9ilnIwTZfPmSUlheZoarO+rGQ7z3jEVvYYYYtj0aX5lgOEzQy2tpai4pg+Z6W",
-	"mkYrvzVLFE19zqO+JH0qwshqqlaZmh5pRLm+wcLL+G0RiNPIlcdVP6vwknLgTKtMYT0DPrOXPfskJvDH",
-	"L9CGArbmb2IZyzd06EBrNhhOmg2LxAeSDq5oVMJXB1wkminSYXrEmCAUhyvw1LRQyHZz+9GiajMLuStX",
-	"h66gTK62jCWa0zcpZoppu0n1RJiLHpa9WdxWzIaM6nQ3WYU+52ZWl8qmv0NUa4cGl17Z9LZCw3SNpPm2",
-	"ZnzNz0F+1vl9vpo7cMFbctGVxaKF+1+84hmrcY9jDZ4V2XsK/RUkAilUMphptPw+YQkj/aTzQOHfhSt5",
-	"z0tL4pgJfZEu8SKQCbqG53MDwVgYsVXfm7g7s2afOXzZ1QKQXcxUP1Nv8xzQW+tDOlsaUVVCKCa2kJs9",
-	"m8vHoyhb7SSNZG9ZkJgVGf5RUgvK1qI0yxvGssOIlvLSKy3PJZJBBw8nBvvXq35MFVvsLSsuoWzRqfN/",
-	"qiTl10hvk6EtHjmypV1GsQRJcLXjSC8yVM3LWcgWHEIGd7fSOSdwCML30SHcFDG2pCjP6Bb6IArVKM/O",
-	"1F8bEfv8C/NXiZR97k8Z74gdi5wl9fomI3WXMIxlb6xxx6oJFbOeFhGQxy4FoQbeRif3SRAxCuhahZ2J",
-	"4CAMb6CBLmY1KziizQqWkCbRPzqNB2DdV2mtFMOnrGKUOnh8W6TXfCHYiCC6QxVIsF6MPX8VKoQrzpZ0",
-	"voST7BzB/bjPgstPCu5QvpDaaanTQk1OA1nsWRvO01nBbP6Ft0gcGlrZNhOssxWuAtjVjVvHTx+Tzc3N",
-	"PZ+UmLlagEE9KW/uGJvp+Sya0Vq2SC/6QvNG+Qkz+5LnoWZeES6g3hPuhlCoIfBAEfjVRp8XJImpHRXE",
-	"dxT23edpRhWnPpVJ+XgB5MoQpFxIPhTBIYvYSm7nSeCbg4cDqOEBMKFjztRdHcSdAPMGEPm0ND3ENawo",
-	"3bm3Vrj2T4SOx6synNQ4U8QMeBjrwadUA0S9IVXoa5sml5+P92juhSjQIM+/L9KfJwoLd3hXcVfTDCZ2",
-	"IQJ5HwtNTS5LB2UdiuDzVdHTy3MLNR0qOR3apRcR4c15ayIJN2Y6iYVy6SFLMpoSK1Exrnc15zFWou9S",
-	"HgGnz5KqiIx9YPlQpBFXbB9TPnlnS1S+wyqJcRKx9++nfcnuFKVgS5xiBj1zlCsQsKySaPlLJQCdoHSw",
-	"C6xVKTExJ4kg2goKdKpWGuncrGNhSOXnPMpc4LtWYjE/WDWKgNatbK6P0lUMmMgvromsLv9VY1GAod1w",
-	"eVjhTF2zoFq64IBfSCyvQjR7q0EOwKwSpiyXn13dvKCLWg8EnM/53eqbT95qJvK1ZiduOaOKTUROldcy",
-	"9/HZnLU8tYw2zDEUwdU3OAHtPiIDr24sB0TIkZerJ745YeKtL+YUE4Bwi5+3708ot6C9f4axIYKkb6xn",
-	"CcCqQJXdrIMMbM6la1SXdT1P8OlJageDPskLDEuLGctjyoxTmprdTyG0rIz2FaOR7h9DkOGKtNpeGigL",
-	"GicM1HVHZyDeHyxJKLgUDEHJcB+NS24ElOyK7+eyL1toVQku2VihfeXM20h5wyUbs5B08nMwDrFUIzqe",
-	"zQNmkea5RugJQ/P7+aa1efTpLgmSrUK/rGSxAKHT0pyf5orz28bsLIv52Anj43oxcM5vOBstWJUcrQi2",
-	"W8scoz52B4rlCDKDsa5h2CKLhBGfUEWordP6QJGtet2WCtd9NiCVdixHrl51DAUYqTZySBSSLDsZyPEM",
-	"XpUheuaaL6f+6QasjrCUphQjrKdHjOXogcKOSGnAXgQ9dh6ffPNA2UxUyFU1zzSq3iL3qkr9U4uR5FiO",
-	"HJWZTIYBpm/HyvnAZ0phOaz6fPWh7GLcQiGaBO20JQ7bgLVsvqHWEQvJmOl9h1ItMORjdc+3XGlFKngA",
-	"1f3syijGiD2NLM/NDp1psKDpdlcIRzfnlw5yLEeP03GO5ejYDZVuE8jMqrG7nSS6tJmS+5Z3D9igg3hO",
-	"oxEdQ6wuxBeCHyNtS9aHmim2fPiY6buL5XXlG8sJFi4WlMF5N34yXsktoyRPA7rCBYbgQbtFGWeD38wY",
-	"5N7KpR2qK/MiJJguefp4qI9PvvHcAb84/OXJyxdw4nw5fQM0wsc2d2VGto35ebJvwq3M6enIR+FUP4aK",
-	"8wPFcqSQNQCnEVKw1c26ZpBchfP5Divz8GGpkQzWktYdj929JkqSLo0X+KJwYHcby8e2AxqdXSqWshZb",
-	"U4iLXjoltHZDb9biSU+lptFMXqZcRXUz1TKsKtZz7ogherWRjC9ZTOyzRJqrc/s8peJs4I8PW4UJ+7Y8",
-	"U2FiUsnD1iUgAMtGeYaGqRMSzCDE1j8xlDsRAsh+fhaukAO4Yitm+H14w5ljjajBy1Bl31KM4oCZ0MOu",
-	"mCAxhIqhVPTALpxGpNIGgtcmytDaUX+8n12QPFdSmo6JZSrVHJ9BgBnmgpsCjx3m5iEVW4Xc/K0bzHLO",
-	"dEj8fIgD44endvjyuD6bC2ZxI2/uzYhSHo1zF7R4sYsXzLGHol04w94CuS8TjaaLqn4avcfWk13VFICv",
-	"LavzPGM0XFkkAGHHXicjsqUJPdMMnoaP6WBIeU/MdVFPhis/Z7ovw0Lg8JBfXDU93/5xQdVYBO5jI/2j",
-	"+H3zAmWB0ijlm8keQaK0HHxjZJoSaRF/raGGxEPbQyjJBbhkeFbw608TaHTyQi9fAHQoa0JqyF9EoFtO",
-	"aZ4As66M8z6haotcsqF21Z/BLATroSTkNAIOPu0dY2+xovVR+DgeHCx1YIVXvlz9lcerv3K41CurR4IP",
-	"y0/ClTFKlUrDPUDe7cZysJTvT6FJl8bj2Yl+MLTlyHiiLmoNyrxbp78ICQiiYNgvPUMzjqsD426P0jHl",
-	"vT5QQhbZaOmySzFgSjHRmy23XTVI/pllhLD0+TRjYiHA0ldeKxa7LN+lE5MWP8je6meLTQdUE4w9VmlX",
-	"7eXz1x/PSgjPicUrIOcS7tu7yDH5YiLJZDrXL6LA8Q3hOqSauaDGm4l4w5hdcZmoJQ7DdjV3B1LJ3anq",
-	"cg7wmMuY6/GMRAwZcBo9kz2+nLMbn3/BtBHlluRtSiZxMMMQDD89loOBLdu0lHQ8O3PkJr5430t0kHWX",
-	"XdFRlJZMyXnwi7sCCjvFY6Y4yBR/mKL+hVSOlNxNyA4puIvkdwYG59AjD4ZZwQWzpNVJrCjiVRldmyKP",
-	"RRrsFyWoCfkjL0RMXaYCmSsTdIEOrFicxrzzFPzL3zTLDHi34T0LbBHQlNHRM5LBf2Ea6k0I7rR/zSHZ",
-	"dHRKtu7zmTI2wvmbxrR3OLCne8HDUsqASS6zo9/t7/P4g48MQsZZPqI3R8aatRIDhAt9R5LF3EgXF7/t",
-	"Du8imMtML1YW9ebzgu8T/puLSPYW0k72Vr+MweQ2zUGW4RjLAiHRwYVMCfNij709pgnkyEGrANdJijOf",
-	"iM2iJIdMUx7dWJeEaHgYIlcewqFrkbKBEJzRNp+M+jzoYyGFokpaXSuka4V0rZCuFdKfukK61hiX1xjX",
-	"Wtxai/vZanGzpKtU55q6z6eGBjaRWGPkbxp7Q7B4IG4YCiUqJsINcoB1gXiOmFMFZQaxTJD170uRjlTM",
-	"SoQqj5iXSG00EHYHp2PSYQSDLCsQr+tikdPD8EnZyVWBj3Az3la9nuUCGj6kFgtxORXw0dYSROTGMtNE",
-	"aHRe38zOa1pmWTGfqkyGud0Qj28/xOGNhrih1jfNoSeOqM8CaAZgNAHDRyJupMmIX1q5ZB8DTmWMqJ5m",
-	"0Xr+DXn9yjsXN33xDjT5WSx3HvhfC/72ZXx08hIenuC0aUB5s7G1s7W7+WhrJxcvUEu/3fUXM+WVAXIL",
-	"xTnj1RNlIuMeFTwgFRtfX/WJkKLmvrZFV8MaVidC01MFY47xK4w63oDK8SXfY0maUnFoSkZYwcKQExYm",
-	"y16mJN9owfggSwM8AqpZT8Zj8oALMoxlz6gPDxaGfBQEiRQFGlv5o280l0opKGVqv5Sdz8LDno8zXUEA",
-	"j2fUKHVxat/Jjo0KIRXq/jJfDmjIiJDA08txaEawoguNGVGuuegBH63ImHBRJZRg0ElZYMiCcJDyEIN0",
-	"GavEGny+4aYQKXGLSFPz/seNLc9Z5eas6TWIdGu5ci1XruXKtVy5livXcuVnL1ciSyt3tkbRhU6NZaui",
-	"7oSvdjE/KPpul30+vamLXLTLk5z7tnR/BIfqvd7nVKBeiLk5R+wN8VOxmani6Akru4mjvkSfmSIVjBO3",
-	"TYizROZqMRji0dbC9PiVss3lCPPMs8xqGjPIq75lxrnvRa5v2oQjytY0AJ8iNMOEefPTNRaXML2D8I/M",
-	"TIwr9bODOp99xp82LX4iB/1m3pZcQnpJUSbI+yg0j00KHX+sNr14lhX1MMXCmdrYslnxZsoVFFc35YqF",
-	"i1wB3mlBk0aRwqyT5fOI7s7Vv7Ir+qMUNVjBYXrDakYf1Rc537V3CyfdHLwuFFCyfry8IyznH8tVh845",
-	"4mb41QqoV0bzXuSao5eVQLliUd7/nzWqyQobjGjs0pOoEUBK4wHyMJ+quZnE4JqGHM0hE4p0XJ8Vl7Bt",
-	"G05AKecuDRjh3aylNsS22NZO0wvFwUsXpdlbPd0RozQY8ZY1qGGmwjEiaBcdyedrd8vvAusk3NwGlx/r",
-	"VGZNOJfaTAHDpzfVc6PN7WYx0Xd08phxkPMlFm+k8ztb++1b49gRFq98qRz0u0gSv0EjiGPL4ctCmO6D",
-	"fq1EY2JGb9VGydGo2RRpPgVChr2ADKVQTNe7qO3BSyhgeINOuHCJVm+HC++mEdlciiN1EEVyxGacfPr8",
-	"k5Br1+QxPbjEgMr1FMRiCBB3fzXj9GG013BXVl44t60WnlHRSyw5X3jqdBAeMo3xdbmGCyX7TLQ85DTi",
-	"orfwuVexNCg/uyZxMNHLYtnyxOa9r2TEQzp+ecXimIcTNVkLRbnDd833Z2cbhT+23pc2wZlqigztCowW",
-	"fZxEJe2fL7i6CKQQLMAEYzi34pelEbw0ik4CJmjM5Sp7Pgn6LLQLKQo1z6UI6djI8ieJ+atF3px5X33V",
-	"ev78zPPTv86JjMmbc1tTx7wgu918ObPZAGzhP6VQy4o6NqdBmP24ky+Fu1MCbADp6znNZWwjjyzQtMMi",
-	"KXqKaLlUQOfM9IAbhlTjW1+OF7TCcWn+6bqXW+yNtLh9c76u80nMwPYijKBbsX0NdEwD/UCREYV8uJtU",
-	"tFxY5fH8Rny1J2TMDAk1QP5N0bQ5GSYcU6EMf5tLg4Zpwx1DkOc++n1CI97lqL2rVyw+pONn5dYm57sU",
-	"kjgrz+LDVCy+4gE7ncFDfW9G+Gz5agu9jlZlELmXXyvaY4aoFNvjxlSEcnCRiRv2C+vzuYjZkGluOymx",
-	"KyYuIkmx1kju00VIeTQupX9qyFjQN4S1J/hClpMZXdOo8FSWUrlQTy66slztmgl1DXjE4hfQMKMIyRUE",
-	"jbQfdxFTIsuB0X+jJVSomXVBb3gXly7attSltY1DFgp59jnXiXyZ9iY3jFHGtxaT2L4RpUPCNYmoWuZO",
-	"lomtNs2pcFkzYbbAgWcIIaUC0ixKVCaslYtiU5LIzGs8ITv6E0LwbEJTKo3NI4xTYswM0pyrODfz3pdS",
-	"/yk6NxUPPUdIL5PIp6XSaQowOwY84/Z5tJwQW2aqLqsm0MJL38ZcAw6bm16o8lmOoRmgi4ArV7dhio8b",
-	"aoRa3AyrS3HLU7bBVbS5Be3oPhvlbtE+Pntdr0S0ysfKrFbFbZZaOGH7p0Hf1hk1cnFAI2YkCGJudCvt",
-	"tNSsN3dqjWZts+ET83ejaf7abGw0mhvms/n7YaP50Py9D6oUllBPRORS7rZqMBgZM4pJcqqKvZ2OE6U4",
-	"FebDE9GLuOqTgRQaV0Uqmw1y/YfrP17/0/Xvrv/xww8f/ieCEx6yAAPj3JqqPpFDZP7RmHQlojDpjAkl",
-	"Q6kU70SMaD6AdHizRCpCYkirS4U1skcYy+GQhRvkmEXUcCgyknGofPJa8LfwtvKhVKIdz4BJmaXDTzCk",
-	"HsncVtHfS105V1cEjUVsALUfy07pTfO8alagk1hgCbYw3BgMNsbjMVRizrelzPutF/Ze+WQK/Z0j9mzd",
-	"32Cxg+7QyEOMXQJCxnJA0DAwyxxQaW616nUInGQiRJtAdWkjwS0MAXeq+5MKtT8/UESOhEtMBDzEyqPm",
-	"TsuR2Cc0HHBsEDaQIYuplrGNTNXQQwm7hdjhqitZFSYLTOQbL9Pab+q1vYvarObL9xoQ+hlr1qvdk0kt",
-	"e4Hv7D617rkdtP6CVfCFRzJPJZ+hdc/SgRfOtYS6XhYVkWnJU55lDCzAB0jEO+Bitx8vhRwpw9ugEw2p",
-	"fJFy76qN+AR3s6ARYW81E4pLYTh306zlkZVMFtZ1tIsrbd45T5osC0JLvcErRBRN+GxLLAHCephKiv1C",
-	"+IGLGjXPkaE5kIr94Qus22yGRkc9FvuqLoyI0eUFbrHshBnPJRDooM/S+q8aFcIVGp3B7u0O3axlJ5E3",
-	"fS4MJjxm0dxgwJm9TWw6hQ1Cd7Vn8+UaYOAb9jOZFLVmkOdiv5PbNC0pA2QKm592bxnsUmobjt9Z85hb",
-	"d4BZqeHLx7UU5Kyc5cs5CWSxVAgKfa0Y3cr20yjmUD0YjsH9hh/cTxBi535KVG4MEP5rEGuRPS5yQQqq",
-	"pZiAxDgRpA+MWKcv5WX2Bg4DdYztd2Uc8oQFMdMvRcBOsmYvK5RIOjU6lu2dZq43NVKuGrEYSRsWS6JE",
-	"wTTY2qhCoWnuwasjcsnGPqHErv2BIor3hFHd8PlqK22wwxUmWPmkk0DHsDTbK2bDiI5tlRAjcB+FbDCU",
-	"molgXPvaTICVQqD/TkSDS5v/BTOYH1kMqV1Qvjr7hQRU2H4fZhOC0B7lYnZ/npIa5oi5y/fYsShl6Ngd",
-	"twC7m7NFQm4n3ieMBv2sH585PLhErg441a7l0a2B5u5auUj5MQCYC/0vdO1eZPV6NzXUPBnl3VQn9Wmp",
-	"eLqZt23ajR28xRjTB4lZK+prPlS2clXMID+x4mLXH23725vbJOjTmAZG8HDdirGhgdl5Ph2lvOGxuY6v",
-	"Tx9b61V9s1ZvnNb3Wpv1Vr3+Rd38tzqryv7UaRaTWpaBdb4r+sLG55l5ySzaNre3kCNHJy/J7qN6g6Qr",
-	"XL71eRrwtkrf2DTaboXAPGf5PAAqO30otQbhQmkqtE/qRrS1jfFdI/9EaB4BnTOjDKjmgaXYxcSFQrZT",
-	"mXxIr6imZeoIibi4dL2X8CmAMBRTG0Y0YH0ZQSeiAd66O4qLYANb4W86L8n8kg/zU3PVzunHX5WExdlg",
-	"ON9gyPl9dNhNo4Cdmb28+GicGOD2Ol5pIbWDtDlxieHFjntyyaNIudFn29mmpEGqNIzP9bis8cZ4PB7X",
-	"BoNaGJJ+vzUYtIDaTgJqIuZn630NY37sP6QQCDQvHsgsB9KxllxLSuqw4p/sgSdX3PcSl05aS1PdHvep",
-	"Ploxo255bC9/5S4wfrV0iSkHV2qEkonuSS56NSkiNPcEcpD7nJkFSwWEEesc6+BoHhTmlBlLj8wRmNyt",
-	"8gs0fHqmWXe49OoVyHoeJimpXXS80yiz8HTn0ca5hLB43aZowaK4WsMuP9+gf2D2twj0N+9/XL0WV1y+",
-	"mm9R+7pN2Ptysl2BIpc1eOQKMO94QWWaYUS1mZG4F6Aa7yYJjeIhu2mf7eoygedsriRwZaC4NF5YSD4x",
-	"b0G5wBKmaRbHRe+Ei7IMfWW+zjeiDVnE0x7jLESeRWhXs9io1akOc5uu/0slqK4a7ydHApO0Z6WYuarJ",
-	"aIEoJO8VYYISq4tdI7HUBvFqMtFOVcceyor3xM1BUQgUWw6fkzhaMjHBPJliUw6kxTuRIWMRfBNIM3VR",
-	"ZsNyVlhRGUm2yGuDJVZOJV0ebDSbYT7mLWikaMdJW5ehFsNCV5kCnEdYmcLP1w7JTFSQidcl1snOpcg6",
-	"3RW+gwI+ZjshkYn2yemzE9KnIlR9esns/D7pG4VaSE26MhHucyJiRoO+OS4/rYxsHqIYNlGYafmekBEF",
-	"+9ZztUTfQKaGUij2pQxnhDNiCEmDfM2/dBb6VCNcskRsuWrilOeFw81ybDhUMUjjFebKgyDrqVbY6xwk",
-	"P7RU9WYJ08+wVMQqLMHdqrLMmVwW9oIE65uwXNgou1VuFtCto/KuCyzldTfgjXwGazDC5JPyyw/ODaq0",
-	"u/0PFHauJZUipDfg2+pyd0npZ/n7tERFCKr08cS9Wmqek8JtWTyRYG+13dFtTjDtVTnd3DfFkFUbLro7",
-	"lLX4dd8c5oZ0381ttugQLI9OWQvGXCZ4ERxTIJ08yzwmlRxakTvmr4qfv+pL0JHPV5WZJIi30GqmbngO",
-	"3yJGw42sjzR8tOKI+4jE/cKG1Ltvv5OdjZQtBjSKNlx/TCdHpeMsh7awvKznjRkm/ep1uqL0K4td6aLS",
-	"H34pO0/duuDLxzSKnmZrg+8gttiNmoPRkRgmZfV1igrSwkCS+9Zd5kYT5fWCycjAaExweitPKOaC4yrg",
-	"xWvlW29gcJ2Rd21IHERW3EVswFQySFwSjdHXeqjI6+NnTvZhNkaqWK+oWc+VecvJ+rNIw2dPEu6AFBwz",
-	"S1Q/aaCEU6FnKaLzxJuZjHPJDvgOACmXnGKAudXlGSFOvGyQRArvj2lTSvFk7ppQJV15ZVNhCXeCCmuj",
-	"1dpo9XMyWuFQ5VrSiaYipHFI7AFPBtf4Nq4FuLWQo5argwwB/EuH13gF99ior1hw4a3ta8vQbTzAJOZ6",
-	"jKHYaGQYcgNWg7ggnjAapjmvXsv7u9rBkFvAO/TFN96/f29DoUurZQ+TTsSDLGBHEcXiK6gPEMukh5Ua",
-	"e1SzER1vkCdwf4dU9wmNlITq7Co1oXGtzoSOEWpERVT13SvOBOO7ew6N1owK5rvS2y6m6Ey039mHfBfo",
-	"5UPQ0Ps2qXQSnVbEzke/EaVjRgeYAtRn5PHJNySUIxFJDDCl4kxgG7sHisRypKr7pG1Hb5slYIlk4da3",
-	"QUBBVCSgcTwmbTN/i7w5b/tExmfCfn4HW1At8g7yIVokTiL2/n0blgiR1TQ14RkyTipb9Xp1gxwIa5+w",
-	"JkfMALPhN2eiWXfVyyvmbrloNw20VISKtPdhoy/IQMasnRUMd/E7W+Rr/uXGmSgCH/bCmSLtv6vZAN7a",
-	"Udi21RhczgpQJw69shpES9Jo7uYigYjsnok3B7VfYxLJxkWrdm5jSaRg2AWgM85jTdXhgDOvYjhgYnaj",
-	"zemxMEO/M5Gu8ZhqBrkZNfhv289/dcwGlBuy1Ya9F35RTLdJxUa2VH14gJKt5t6ZaB8zHY9rB4bntDfO",
-	"xImtDdwizXo9i2Fr1puEBgEbahb62IIgJBE1jKpCSSeJLgniUnUfMsu4wCh6bhQ481XjTAy4Ulz0Hibi",
-	"UhiC2k6vaNs8sQkgumTjB4qgu5hAbKe5FyqQQ6ZIKDOTMGpDGZQqFrgPj58cHD5/sjEIfXLmfduXoCyF",
-	"EiLtzjxY3y7pyHAMY8UsYPwKAhrAcr1/JrbqW8StMZYJFsrnoXlxm4xiKXpkAG2tsAQ+PmgogHlijwRS",
-	"dCMemF03NnEieYXa25mAxBnzyzah9jdz+BiKFkihIYlqPGSk8suTly/24dbKmLw4hDg1d88nAN7cIzHV",
-	"bnhsuEkKJ1vdJ9v1BrEZOLDzkA0jOTZSx3a9mR5YMkzJhsFN8+Ome+1MJIJeUQ681vyylQ4Y8hCPBjHa",
-	"AnPjTLwylHFIYzpg5rL45PvEYD4E3GF6In6RPuJufswgBK+FsbBDFgdM6FrIAhkaFITVnonXp09ruym5",
-	"hfopMspfzsrrL+r1et1cW/NX46kP/+48Ta/BsLBCrB7IzoRiPUyIFJIwFdAhC5GA+6T9V82nBqJUjLFo",
-	"Klz2tD1BLqsyHXbjTJwJiMJyKj2EzZlnDl4dkRjC0CsWJbDBgk+ohQ3mOlTJIFGaRJy5KoiYzlmvm8ul",
-	"Jdnb29tDaAVSXLFYY2PO16ePXUIpt/GmaUBiQAWBmGcIfgeAwAPQGJRq2qHKgELLmKl90jYzYNbtaXOz",
-	"tb3X2t6rNbZa9TrwizYUS6zVG7V647Rhf/81kiMlp4EDBP1MpNWPDacgbdhkh6F0ZfZmB4T4yFa9/mti",
-	"tzqxkF/j1jHEsg3w/jfkIKOpQCQc/U/pBhGMhdDcwoZZw33MlBAsKIngztErgtIGzIJetP+mViPH7FAG",
-	"tSNh5JaW865ZwaUWsi7HVC7rayO1Gv5xJtIaAS3vMY2imkF1FmersCLJwasjz/euWKxQWmlu1EEYHzJB",
-	"h9xreZsb9Y1NFDT7ICM9vGo87DMa6f5D6InwEEoclknCB84pWGRVtu7mBrJ7OOZLNsbHUh2p5cjAL/Al",
-	"330Gs176yUiR6YdnjIbpB7Pp9EM+jib90srmpALB1I50uV+r4B1UyYDFZtxvoUNO9p0Z/kj0mNLZd/lZ",
-	"Jp93tl6uhpBxFNtpodFO+pQNlx/GsoPNipmwNroUdjazpAVyV16MUDoJLpF9pDrgkCoQGEkH3aJUkREz",
-	"6mBBAEGeRcNxNYXNcx7E8ph2OlwXv3v+/VdJx3IDW14KVq6yIPWBFNzc7hA3V/WJZhEb9qUYv3LYZ+7v",
-	"leQBS7+pnHlmHYbT8V4Ss/DMc1WkwUBodsg0tG1Ob5rRFL2vABcfG1TMeSEBVZv1OlgekAeigD+M7Ak9",
-	"/M7aDNhbOhjaLGtr1ijiXv4X9pYFCdTZhBjp+oahT/VmPmbee/l1rvgjqI9ZomoGxPyoKRTBOJN+m8Qx",
-	"E/oi/fUCqkJjZixjYcRKfoL8W5Yw21ogteSrqTWd+2W72WysthdEkkUg2l160LTq45zhGk3XQutVP6bK",
-	"Drl4iik8nDdPYbgiak4NXXi2bG9g71lkDUJMPmbQBhw0yokyFnC90hfNlYDQR2QcgPET4vysGe0bDycf",
-	"f+97JdL/8qNkr0yMZKtZLzuKefy97+UVqEWvF54F4G3h7S97KaUSD7+kocuyhFcai195LYxaJWP+GwaF",
-	"5reae4tfOpXyORVjO5cy720vs74jmx+MjlR4a/MnSdOWowNF4gJqRywvUU9xkThcAW/LzwcG5eIty6kN",
-	"rRKuNf12/hZmiS3L30d/QfaiOaAn1roCFqap+3tQvLtmk62ceQSVFJBiseGfFFadyQQlNFzCM0kUkQEd",
-	"bpCDSMn0tSTO5Y2lJlAQOZ1eZZPrrljMu2OnIG+s6Ug5HYEst8EA2uF7JxoaHnULXoUHKjtXKCNUJzSK",
-	"SDL0QdGlYkyc0RSsN+bcoU8T7YGjCoVp9E4Z4dpw7Ido26xRNRYBSNhDiW7EovCDjnQjoB6YJ79pgKTu",
-	"NOOZGJ498jBnUgZD5jmaeJnSLrhmeVJTaILkqSFUyWrWmzveRMMj7/p/vf799e+u/0yu/8P1Hz/89sMP",
-	"1z9e/96bbHPk7ew1HjWam1vbj3ZsUMJFZpGmvNfXE+20W9vb24bMWDv0BRZq8QIah6o2UJfOQA0rbOTb",
-	"D3lBzEKuiXnUJ6B21ifae7c8yO66MLeppBd4y8OlesVmQJtL8/8sMuKbBrKwzNhuKW6ZeDufgfxSdg6s",
-	"kc37mEwR2dT8l57KuMPDkAl8Y3fxG3ZZhqPIxK5uCe772NrP4IXGEit7RceRpOGplM9oDG59b6uxvQwY",
-	"VDI0/IKFz1nIqXPqfWwZYYkTeyH1kbm4AyYsbmzXm0vhhhMhMmlk/isnVlfPODa+urX4VTtVet4Faox3",
-	"hVCsbwGksh9LIRMVjY16HUecxcTaNvIUF3tFlRHcpUjtmsquqewkgbEBbWsKu6awP1sKezsCix76h++A",
-	"vvDw/RxSi1Gbs0htSgp3fHTTD6nuZ056O743ea+XpQ/FXja3I9TFlqKN3fpWfRvbIC5HqF0RtuZK1C1t",
-	"cnpX1A0q8xyn1UF+yhRua6lr+VQmIrwNSVxTuJ8JhcO74ijc0jSt+TBXKWq2ByzIed6gzhQ4dTDsC7w6",
-	"UGjK/DkG7zQWOSoSw2dc6YO0ELaapoclAeCFsbkisFjCrR8Ie6ekhGrbklFwDGd0FN7BeNgb0E1/oUhs",
-	"Gw8u8aS1KZ3flXcHI7LfvHNbNGDc9h+dF7K8PCyo06g1tk/ru+gnxoI62EsRnDCuHGWv47W8Eya4jBHW",
-	"5pjixFD2//jht9e/+/DDh//h+k/XfyTXP17/y/UfP/xw/bsPv73+8cMPH/5hIj7PTtsEf3ej1cxNawCA",
-	"hRQbaXnDxt14HjL8wiD2MtsllGWUXYtLPYeMa6Php3U+rM4j12zk7tmIIdKTN8MxjnxNwXL+saTtIbul",
-	"n9T+MEU174YM3oBY2Q4bayV+rcSvadNCJV7kCdRK9Mmp7sto7fOIVEpEGqWa+09CaS9SN3/3/AZ0KWvi",
-	"s1bA1wr4mjoto4AXqBOppGospkVhngbmp1eXo10PIY1ztm4OTYFs7w+culJIEcjr7jLOf6wpEHGqECMO",
-	"4ZU2Uo/AlP6ZyLLy/DRXxiZhcw3JA5peQoNOqZiLX+aa0IHEQGbuBCgo3mmThLBkzpkwM+ZlTUx1wW/M",
-	"TGmYWxbti3UWY4ZYDZHVstuNuGBt3EUbltw+EyKJog1yaiAPwQ4ub+jKjJ6GfQo2YkpDwHnLpZvTOOZX",
-	"ZiMRxfwGPYJwEzi0MyEkBLZvkBNNu12iGLPxorBwn9ASEGM9nJ7LZjcbt2YNyMWBOGIfso6shQMjiyH6",
-	"eYYVBUI4lraiKJYJsuztMAJHFzKmMpsJ9jpXb84LVpO7qP6u9BhiuSFq8b1ful4LKNcmwdXwSJmbl13d",
-	"8uW7N1bgdwBO17D+c7D52PxE8B7glfRab3b8vXODEYliLpfY3INCdcx8qUsf827RXPOo1mjUmo9OG/UJ",
-	"K5FNYPekcK3iXDf97fu25cCxLGnLWVtx1lactSxStOKolNXxuMjdJ4UPBbVlnEY0mQBjubJiOm1IZvmq",
-	"lqSdLr/tkzZQn7BtcyuoSFsF2Z+QMLWrmBnruPe+Ga7bJRXocuZnLc6quR5nmAoIS3mgSGdM2kiI2sjo",
-	"8WdYljoTlXbMRY+LnlmUJV3mz1FMh7Vk2K6SQA5sLtUMaQO4UQXSEM5EO31gAwHW9kkoA/UQxYaNQQjy",
-	"ixoZ6Sjl9w8s/7KVCyDVBASJMuZ+wnK83buF8lfgAF6UiKCfo+N4Qt4NKPEJ0yvogqtzt5SpWa5Vuo07",
-	"4WUWBnlWtjTX+hiFUXJ4UJ73/76s00YB5dbs8DNkh2u7w5rXr8TrT5hOjQ65mz/F251JYchrl2ycNyeU",
-	"KJhQDGShcokNSW0B/UVu+MTVSfnZeuGnne4lXWxQ/3YVf8xzuxNJ3AXn/BaWnHytJsdtntZ3W43t/PMW",
-	"0EE8qLG3kOsDRWe6/K35Nri82Ow0unW6F2xsbIBwcSUvcVjktlhIIg0Rca3Eck3GzjN22bhPzQ/Qb7HW",
-	"d4k4umZya51vzQeM+GeuKosfKFewQfnOwInluSuGUQDRNjoVtGx3SpW519V9a1/NOtjlOQlyjhJeUuL2",
-	"L17Zp9YCiuvLltHCTt1Z72rI7wO9EelMsU28oHEMbeK1dFVvzLM8yw18oEjMe32NdlUsl0ioJinJ3SCG",
-	"sWUjdcZuJJtNaJboSo/UoOZFVuuqslXfNDoeLrNPsxJKjbrbgYEQ1jUC2+WIjs1re/naHrbODdQRgWIN",
-	"UEvFnAhqhoTrKiq0Zn6u0hprAWsRSmKm43FmwVbmFCfqqdlSMyp7AEsHWfeDKwmDnRNFmJaMUthvfHbb",
-	"wtJoDqwc9ikjORZw1F/PYI5LMLwVedbKgRyrixv3JGVcsvGElNAMd9hW91G906DNYDPcYtvdR/Wdxm5z",
-	"b5NudbaDR+EO2+3u1WmjU/jdK4osKFt8ZNnkDsUQG0zjnNblerdgI7xN6bWEqwteHFJBopq7StWi1JJe",
-	"BcP7sVLiInZf9kpB5ljLP+vQp7WS/3MR7p7TS5YvxFXJRILqUiIaEtRFkU/H8NQshp4yo62PEPW0jixK",
-	"LXzrC3X3Fwox3TVv0nndCST4VEUxAvJYCvZA7TtdCZ9xNQ235l9AiAWxjUCWjY9+TKPIdij59FHS0H3y",
-	"ikY2kLDuN7a26ue+x9Whba7pyqRDjyu77qxRpq06bUv4Xf/fH364/hO5/pfrH6//5cM/fPjt9T9d/2l5",
-	"T9QkZNaB02vpYU3sls5+zhMj4i72VBx1/qkJSjY7CvGli3MElcwQVRsnmLP72M4s+1mQpGJMZVmE+Cok",
-	"EfapCCMWlmcRGiqgViaK9nI/jeVgGTeBffxUlkSpQY4lDxWppAWRuN0wRM0Bb4BC+NW8Z+TNznm5b8SM",
-	"Nx1uN48QHh0aQCznGXGF7Kf3gamco7508M6OobDu7fNVwgTvaN1Ybdst/DNw/0Am/KvSWiQzjDaNeqte",
-	"cOGEPMbicV4r7Vjt+R62qzoSXHOqZey17GSe7/WpOmaBjEOVxnOGXmuzYRj0qyw4wvFoxLQsaPAIE0AV",
-	"Hz6xHYvcNxb66N6h0aUhLYcJ3sQTrJbutXY3re9n6pe97Vxohe+NKNelIzSa9+hIMoRisRvJ4fvaj7T2",
-	"I62FBYgdRE5cSfkSkfEEe3OMrzohOEwKDCHTlEcP35kPR9b4UF5kO3O95MQFIUFISB0aW/UtEvFLI8zY",
-	"lglGh5sWE37BQEqYY8TYLM/dwnXeryXjBkb/NW+5GW+5MzYy3/5vw+LXHORnH263Zjn3YYyjodVOZ3OT",
-	"kNOIxQ/ZW81EOCfWwFxH8BGir51RxWy14b5MeyTh132KPQPQVRpWoXRNn0Uh/m7pCKmEaOgijWa9ivHi",
-	"Qo72ieWOWb3jwQZ5BjNj9wOchEbQksBNAnOYSTW9ZAJbi1RcEAbuERhfn15BC5QBBBzgUEvzRpH26Cll",
-	"jk8Ahs/MmLcJModFwYCb3SbdCRqsttvZCmtb7FG3tkcbnVrqF6Y7HazImELVa23W60tTYFxxSh/u0b1u",
-	"D9Uq67DiJ0VPet7j/ijPYFeEx93wJgeZRd5pQL9xmsSJN4RrvBRr1rWOFF9Hiv/c2exXMgqxQJxiD5Ql",
-	"AZEUPahP69gu8qApvgtvzWG7X1HDKqljYckQEsMg1K1tp7KONtevm2rghWFi+OHIJ9BGKBGumTeErRnK",
-	"hbwPe6G2iwS5vU+EtGlf+FiPaWTFZMCoGPV5xEhFj6RdF3J+GxSYzjKQEIHncsuh6V32q1l8dYMcJqyV",
-	"Wz9E/yVaHnIacdGz7i6gr06s+D6hEe9y6B9k/wLx4BWLD+kYyJSTVGRIx6Ty+vQxCem4up+SaNfViAtC",
-	"SZcLGhFUnnzIwhtGVBhKaRSUQ6qZOXd4JYkio7JD1znIOwMICzkyv3KheMiyvTxQIFWcBH0WJhEjIy5C",
-	"OYKtmAGkcG5SqBBAo+grGfGQjl9esTjmIVOuCZhZ8QNFfmMeBzEr0QEaZveJ2VvaxiEDIe8JGUOFVLN2",
-	"eNPGimJBZOgNg7JM1e7ZKMEOLhLHC2VNSA0ZflCY0E85m8GPRDjZC3DEtzvL8CZ0m7Nj5xcZSgbN57BB",
-	"JI3H+ILROVXaznYYc3PHqhsEjO0t84WMuR4Tc0kwDNXHhpylR0bdQ2hyySI0zXIgdLdqX+fhBnmBBQjM",
-	"zWkZWQ+64WNBRuzaB8dvpRHsHprfP/TdwixOnAxk0I4LV9vPH6WB6AZaCFhoaydAS9FUiDbSKRoM8DMg",
-	"g8sQtS4gTKN0Qi7C1ZZj2KrXsatcas0xv5Z0xwJpFa7PJ/WGIxmBFeGftYG6rDWmhNtGs+57EYpP2/W8",
-	"QWSVCriKfSSRd66Q27yFkOvnilQ6j2Kr4XtBorQcfAOdLs0aGl7Lu/7fr3/88PfX/3T9++vfuR7dO/49",
-	"L29B4WJXWv6Los2t7BZPrawYZ+tIgteq5y1gm1D+/WVa/f38btQCizzztAKrnmL9EUsKKkVyYvvWIbnh",
-	"ylCcdejqOnR1HXyy1jqW9yelpisj6aeaALXSAbYTD1GKto02F2sjMVukj/wChBwQbTJ7h9VAnDWNaiMn",
-	"FoyDaSEr7HptrUG+EUppFFV9Ai3KrPIg2Fsr9ViTHRpXBsSIbk7YHTstB1N6Ci3cs5VBL1RYbsvV8M4b",
-	"EVPjIcxAs1oYditSXhKs1YWC8d3bDI8R4p9eAisx0K1kc1uOf9rtfiKL48c2Iqa7XSAvFBB1LQiszY8f",
-	"wfy4lhz+UiUHw8KRi4V5SwXVkPcyT0iwrSZL40xe5BKi/ZSxMqFjDsaLIEpCFpKKzeeF2IbqdLFH88J4",
-	"n1Bn/IDaknYQa03KWUAq4PHr25drKPlIwVS1PML1UARPcLAlCzxyZ7yqYDY1NkokXRkPaDEIdVKVLYvr",
-	"RK03zz2yPmpAGWcUbpwAAiwL9ppfQKN8Tmch+Tm36bDxMhhLc4NEXsyF5Wg2yMfYzDBTxK50FlWXDK25",
-	"WpKOlQih+tVUx46yRdxjiOahCBZHaLL0LqzdlOsYzTVnhBjNMsdHnimKoMgRgz4LLmfzxVC+kBAzCab5",
-	"OLFdt6lwlS2A4yEnSwNmlJZD5fI2sHn3tA+lVXA1IVcEv0WRF26Qb53XAymbn2WG5B91DCaQidA59wPs",
-	"T5ERqvW2Q5Xqy5HyiZBkIGPWKvLlByrjVuCimJwKhsAKxN3uA1VF15FdXj4KFlk+qWzV667Sh32qhME/",
-	"Ngs9FMEi1p5B806Z+uzA1oVMPnOLVcyyplN7qvfO6O+MK6f47uCwkJ/eGcMDBJivbKN9Zs3w1gxvzfC8",
-	"lvdtn2HpX0sQDblJxViIjhCpojGbAS4qU9UwPKzh1+t1nEbhyGNLca1h9oFTtZAgK99wwRiX8WSj8WiL",
-	"VGI2ZFRbFoVVGnwIFsD4BmB4sS0W47iJi9nAvEF8HFVNS3GxPrJhVK1M7UQ7cmpMzzRPn7BIMbJV39zP",
-	"frY9G5wReIEPnhy4jdoQVsMOkf+gEdpG8tBLa8oWbERQ5cDyW05xIRWrZlQ3yCk8zbpdFmg7UsGQbrV7",
-	"32r8bmpwDISper6fM53TmJFLNsTgB8PvSUraZ5Wsmqdef5qyVajZTbEgQOQJ3r5LKnuNR1Wy82i7trVZ",
-	"aza888Wa3krs6f6LWNEwZLhNixl3qU8emMFns9ev5IgMzK12st+IxYzAijB8y/3ulra2c68d3muz9VpW",
-	"WVJWeZVoJz7MCE+cJ6SELGJzhZRjNpBXluEWbK3MzQqSw1saaKs8ozfb6W2l4kZrlpbtk0zswPZMaAaY",
-	"lE7QiZ43B3CBEb3w+zQjPoR9FhjxjfnoEmzzfBUGgmu7VwaIx3ynbA9XvTLjiwGfwrWq+ZfDm9as5udS",
-	"85leplRfdrsrMRujPC1RzicNnJpZzqdYY7rcn3mzsKFbVexZpSrOz6wSDQ0f08GQ8p7IWumg8eM5031p",
-	"DoUO+cVV01veC7lMwHbOpGpLArC3eDGPwsfx4MBreQe1Rr3e8CZ++dKtsvDt49JvD/Nu0B3f40NY+eZG",
-	"faPR2NwA67c6cdkaheIEp6l9m/Je39wMw3mZ6OV7DqVf2WoLE9++ViyGNoHFwsaz4scFewvIn40P9+gx",
-	"di8KaByq2kBdeku5c8ujzm2rpJhdcZmo4mTFoHMZcBo9kz2etgXEr14wPZLxZfaakkkcoK2+RwUPPPfV",
-	"YzkYAFJ678687xP+mzOvdWZwKISq4XF45vlnmPcAvzTq5n9n3ntvourDcn7nydj4e/NCG6gtdkNHloqt",
-	"BaW1TX4tfIAT2l0JJ2Lg56KQgSymRtXYxmXNLtzQkeEYSnLBK+ZWFqKmoT+BdQrbGOzvZIeMqEq9o/to",
-	"AE80NPcDFy0N0dLeY0CKfyk7G2S7vgkZoqowCORLOjdrRTHIjcGS7f78jgvVWaZmM+OB2fkntTQvw71n",
-	"8+py3rmA892Cz90L+ylwklX4wh3XmP2l7BxYFFvXmV2roz/LOrOQvwL0vh9LIRMF+b+OsH4nO9WlWMZc",
-	"KyhexBZxxMlHRdhPHappqI4hQhjbE5i/wFjqvJf5lvPQgQe3YLVew2l4GsSL/WzNoylZMLReHUQR9BKq",
-	"OI/rXGaw5gNrPrCuNb7mAX8RPKDAAhbQfFcpFPPh5lYKhbHvrlLojciyNbTcnflubbX7yVjt7s1G93Oy",
-	"xt2Z4W1x2impuII4RTMnVvJJTaw+GfV50M/CxrMQ8OrabLeuzrrm6Leozhohk5zHwfnASFnLmPigd1KX",
-	"R6CNYa24Zr0OkbexHGH31kdb5Dn/0ihuXGVdWG0GCYxiG6naOBQIEL5kbKjIly8Pf3Xx7Oj50enFl786",
-	"fXJS9SHy9qrp9Lshi81ELdLW7K1+GKirtlXvCF4U82vREInNU9OA25C088x14yyp1zcDeOYohA+sTQIZ",
-	"JQOB5SPaeTHgbU2ERhSws5rF5WaCzQ0h/0SwDdK2bKeN06bMqW0giBXTAWig1YYSJCHo7av7jMcGXBvk",
-	"CcAoxgJwNl65w7oyxiwOa1+tNOtNKDRG8ChJG+Nu21j4AnKBrBJvH+DKls2LpNJYErdmuBcW8RMuKQci",
-	"gczssN18cFKcRBjAlN//OC/cmU3jj1nRMlJp50WjtoGuEY0ucFntqoF4zLoJFCTTme0W33qgSPsdnFUL",
-	"FvC+TZi51WqDPJVGm0/fsTbjI9ytWUpk3dn41bEcKTBRx7b0xqRhuOUQXTFhTcmI/VhQzsJxgxzgU3CG",
-	"WfvdGA0phJJRX0bM9RyrY6yzOUbl6jO1MtxFtLMFTqxV26JvpV18pmmONkMwg6c5/BKMw62y2VyQyEOE",
-	"jAl170Pc+OOTbyDFKpYjn0iDDfnL7OMTpBPLSybMWMdPH5Otxm6daBYPFKm0DcK3/WKPZIG1qXAeCEY3",
-	"+FMKnwhzpGCWFMlchRSRDDoYGR8wbC9EcTcICN9g9YvDX568fIGTFqEG38vOdyzQBjiGEpn9NQxpMhtL",
-	"pzN0pPDu69Ontd0qeiAMHsI5mnnhnNNbaDb2+OSbB8odHs+6Sj/aIl/zL7Gon8LQLUtR3FiT5AkpU6Ne",
-	"J0ic7Ld+dgHTjtVAXAtDG/DskyHF3EJbO8atFtBug5yabXKFu9u3J2vUr5AFEY0ZaQd9Gium/4YrWdvd",
-	"3d6rNdo+aWNNSVVrNLcbiGa5b5ptnwRSXDGjopv1cO08N2nTPWLHxVI8Ykw6iYUxxCLiCfp2pY1th0tc",
-	"owPJbcNW9wztfbIkkOvsQFoGkztjzWDcRp3Y6j9IlTHOkcYxv4IqolBcc5sMuEg0U27++q451ks2zpXy",
-	"HkmSDCMJZZcFGcayFzOl0oLMCrk3YUbHgbyTKLKHYS8h9DiHEewszT1EvfYx0/G4dmDW0vYtLTeAxFSK",
-	"tJikgae7X2Yz07ow0rQZwTqzUgFt8GnGgoD3CEw2vPes/+lVTRt5/TTRZMEiC8rezOWCYphf8IC+fcZE",
-	"T/e9VqNe96fyKJe22DqxoGAhMModKJugw+XVTVTvrIoMvzolGX4xa4ZvS9XcM+/9mZg19G7J0CzC9iHw",
-	"kz23M6/VdJ8MWFABBSCqYQemKEBqMshsWuypFGhuNRWDLAlDvpCnYRvky4iKS/gFk4HUJR8OmSEd5rwf",
-	"KMcCuJUfOJqBprJdPScLFsGPboXUzWCg6jtN3i/IgI0zkT8e352GX3oAfqPu520xhZd3/RTevu/PhaLj",
-	"pkjoLBdBMXWaPVSskyTzmsB+0oK1fi752h2qX1q01icbGxtV5NF5XmPo92LR2B6nO0lDp8x5IUE31NeG",
-	"oQ9ofAkHB3WCbTVbKFBp2JXTI0AwB/uf0FCTxfyGRea40KxnSICTA2LSkTJiVNj3DOEH0cwShohrFtMI",
-	"s985Uk3YFMANXDwgkCHeOJMDskoWhQ8USJSp8NkZA4QNP+ikeGpFxViOypA0lX+gOB2NNSQSVDKZxTwE",
-	"DzSqGwgy31VNtlwS/n6MRKZmztkiRCXVd/bdo39TYM37JOPbcLZ5Nk20lNUUvnlhB6QfbuHlpG6FAmFO",
-	"qkPppezyLeFTad6wddKyZVZArbcmN1fyOEvNwxRQwyLUlYdmTK/eedTdDBqstke3m7WtcIfVdoNGt9Zk",
-	"W3Qn3OtsB5v1Ja2JhjE5j1Crjp8PwcBoPxyjEJl+PsX4tyZY8mKdX6rSVDPkXQmaHO7AUGfVnbmmOiNk",
-	"PVBWgzeEGASq/bxCyZVL5TQsOacuru1z6/yDtbPvMzMNWrOIbSYjSCeJLrFBEiqGqWKG+lcFmjcpLkXa",
-	"dF0KHdNAV5ezLL7Df+d6B9PMhUSxGHrbWg6QJ0NGLQPbATfyAjR4B9b+QOX9hxuk7ehw21Cudo5Kt8kX",
-	"+NkS5vYkmWuH8BpoYFwT9n1CIzsE0O72TFckQnX1OBELmzt0Sd6ad5a81Ujf+pgstZFnqc0JltqYw1Ln",
-	"7sBxWnPUH5HPcocga4659mit2dbKbOtEQ4gKWJcTAwOsSI7sy1Lwu+RVhrjMZlhHAp1NWCqNYrYJVQQN",
-	"mlAnxvXNsVakB4q0MYa4TYYx65oNZI4s3zrEBlQH0LgBzL7KsuRQjgTYECu2wQ76NAY8dR0Z3jCu5lwm",
-	"1uQMypzrPhRl/nf0nKB+OulVsZZzuxtQE6sb5C5Z9Mx0w8w/cwtOOrvMKSg5rsYpQqVgSbRG/xl2xPSF",
-	"lZiCHGEm4udS7xQxw8kFufbAsRw5Pmu203KCBqzWvfUuDbEZJAq8Pa76kzOVuHpLVpB4n82BM8I0m7lp",
-	"3KFkmWTNNJOseaf8W45sOtksq6K5TfYy4aJ93PeZaPoWGv6OfyY2fbto3z/z3p15qcH2zGsR89/lgGOe",
-	"fH/mLWVI9HM+8NI1lttvZmXNoQ8QGyhYWjowFOHxyTdrEWYtwqxFmJuIMC9tgpvsZq7dO5RhvpOdh+++",
-	"k51baNrfyc6Nefgv0ky9ZdyQsM6crwPS7VI3aIErb3fqbLe7FdSa3U1a2wJFM3zUrG12691GsEv3OjvM",
-	"sewh1f2MY8Mkc6unpupskvDQm+EFvAv+iktZejM5vpsywjtUWO1BzddYv4OTXNP6Na1f0/obqqvozswn",
-	"1WEkXGDz0G5B7TH8u5h5UR7AedAzCyddDJLLl/VO8+KehFw/lyHq1zTucI2EHdPr+lT0GHHB57bsdpo3",
-	"t+/yRhbndkwzjdewi9vnctwwtW5RI8kFHSObp4266xi5OdkxslFoGdlciTYjWO4sbe3JYKjHjtivGxSt",
-	"vVk/HzqLN8WRoEpq6oHwEBvcggRsDkEVUvOuIxM50XnaSPV8/CL37MKAu4aNbU8ESNT5eTBTuSDoNmYY",
-	"nvDtghGAiWRgNmJIjnnNkAbP9yADyzv3y7oC/PRNT8t6rnjotRpN3+Pq2MAlyzu7YpHZtBWJ88TYS2LD",
-	"67C9Ti7sQoNBybv+X65/d/1P17+7/s/kX//f6//tww/Xf7z+w/WfPvz2+s8f/uH6j8T89uGHD7/98A/k",
-	"v/7w70k+Auxf/5lc/6frP3z4dx9+S8znD38PoTJcw5Fe/x+GlXz4h+v/j1z/ZzfHfbbmyaPn4uJIYgKZ",
-	"18L+pxX21xziHuotWrGUix4YPR6oItoXSyHakkFArtFTnHGN4m0p5x69WCbDgjBeZCJwP8e/ME990qIS",
-	"sE5wxEdRLTCHG3sZCQ1ZlxphsUBCsy8d1fwP1/9sxOYP/+7DD4aykevfExCICxRw4iHvRqTsVCLI7koi",
-	"PjFQWldxWIvCPyNCh6QlNe66jt0UxAjSsyRnFWI2jPnV/JI+B4KgZFWgqUQOmYAwaq4Vi7ouF82SX24O",
-	"qEsDRng3s0VzkIh5WbkH3NlrBTTqU3axXkbA/DQipe8ZIBpobd+QwAJ41/R1TV/X9HUufZUCCdaqtDTp",
-	"RDxYKBkeRNFPgsaNaAza1wIJ8D+SZrNVr5PrP1z/SJqb8Od/vv799Y/Xf77+p+s/kes/A9n78cPff/jt",
-	"h//++l8M8SsQs//r+nfX/3j9I9DB6z8bGfKfr/90/efrP13/6WaS4pqErUnYmoTNJ2E0ilBEXJGGGa34",
-	"4Ts+4W0qkrHnNL7M38fjUt9OlmLcLPXc8/lu+1u3Hv2J+kvWnttPf0cMAmPPx27q0pxlO0I7UWWrDiF7",
-	"xWiZ6oqXS+mY0cHsyJ0zMF2Pz7ys3SJUazEznhVmOPMIuzI62ZDFRb2sQkn+bn7D2YgMowRK9YiDRMsB",
-	"1dxseOxjO2mzK6vgScFcM+UAa5i59G0ogxHrDqNabZADmx58cnr85OD5ycWrJ8cXXz/5FcH9KVjUwasj",
-	"qLQAHYkHMmYT1RFyxRFaZLukNOsJDDbtjVngkYCwToBNDZdTjO+EX1oE4SxCqmmLvDuzmtWZUa3OxJmw",
-	"TxUgnj3MzYONpn+GMg7m8pepbJCSbxaEj2Tq4qTuBw86KQwexhOx6f5XLMJcf9RK4Vv0jJw518iZ9Xqc",
-	"WbfHWeZqgVdnOluwbMAkbpxZqcoAw5vXi3rK8/AE0NKCfu1uWLsbfo4dFq7YpKN3mpGQimLxFYtr4KcG",
-	"irIMw4DAnVUKbdsKNaeGFPlE4z8YlYKxPkRIUcPiDIoPn4hwKLnQR6HaJ+0A6klxRQY0ZJgi2oYh2pjd",
-	"IgdcaxZukNfiUsiRIAM26LAY88ht8Yd9kpIan6QlK3337ZdjWIb94ctxrkyUYlBhK8CwJKwnhPUl+lS5",
-	"mj17s6p2v7SNpT+dJg3BVeC1OArN5I1zH797rbCJVevN9rkPDpgDrc0R2IfBK2y+/kpGPKTjl1csjnmI",
-	"DRI3GxuN5oYh2J5v6PZurd6o1aGdsHnlJOizMDELePPGq++hv7yxa/4992/9zY79xvzfTDidy5nHN6Pe",
-	"//vrP17/l+sfax/+/vqPH364/v31nz78vXmsgGoWOGmga2ZfTc0EK9lPIR6CCtVl8QtIrMCzh2oaIF51",
-	"jARBI2xgmZjx/88Pv73+w/Ufr/+ZXP8LhH/94fp31//JUARMzYCasVt7265m7Pvle1MCJq7rkK/NE2ve",
-	"uWwdctu9IccPsZvDJCN01cdtBvm88uOum/7dFSC/GYexLQzvsgT5LD5T2vAijZaaiv31Wl6YGMEd2lB6",
-	"pcyK8kM0AT+jopdgqFKcmGcH4SHTWPvqiTAYkZsp0fKQUyP7pD+hQcf88iqWhtgXapnfhifWGxv1hvmw",
-	"63jiMQtkHB4nWCwu4kzoC64uAikEC7BXPLJOJmjMZa6Q+0dnqLC419aRt1nKYZeuIu8ELARdoab8m3Mb",
-	"ROd7KKYZPDBX8jeQu5mv4w58VMaDyUMdxizkgeZXzODO5K/fJzTiXc5CKEv4isWHdGz1OlvuaEk5oS9H",
-	"gMZSaBpodSohmD01CJaKEdmXrxXtMXOCYFOMqQjl4CJzYqghY0HfoEdP8DLM/bwkkhkl4ZunjaYLUncl",
-	"4Z24fWdhh0DW5qcTOZK+VvrXCUVr2eiGFd2XlYxcdlBBMio3FmCV8VHMtVlsVmBRwgM02p8wDNjSFooJ",
-	"7RNIZLcKO1gRoNjjLUQtqFS4qsqPSQB3IZDdVNefKeLM4YTb9ZuyE3L9J3L94/U/Xv/z9e/As/4/eqtR",
-	"6m/taa8zjO4tw2itxf6lpyQ5OrhsUtIkJU8Ui2drtKeuqW1KCglV0OjA6A+qvMYO/HQQcarmuOQnYsLL",
-	"MpIwptRFsS9HeA5y75RUAW88rEM93DhhDzGNaZnUKK4OQAn5+SdH5UE+eUSG/RwAW4VSs/SKamoUhL7W",
-	"Q9V6+NDoMTzYsMNvBHLwEJ9RD4cRDVhfRiGLN4YQ7zWtYDZqje3T+u6EEmGE56i4lP82ZAO5Yb7AzxuR",
-	"DGjkni34aifY5PQDr0pCa43Oum0QwcYPOyuELSoIlogUI+zIkX3m5JJHkcIn3+CjvY7BhogqDa9wPZ7Q",
-	"qkljp7W13Wo0PXwMGn9NPgPKPILEPPPCphT/x+v/cv2nDz9c//n6R6sBpo3NHvepLumCVg4fq4qWP5UB",
-	"qdgi7X++/vP1n2FSqC/kzDup5jtinWMdHBVP4R6z0gzdWZyN5kKS1hriulX/WoyAVv2YyAFl+oY0re2H",
-	"FSIeKCMADCPUssyjBRcy3qaiNOEM5hjRMsdejpZIDPbJ6LtdTlohyAk2A8WiK6ZIJRcA5dS1rWqp9bw8",
-	"mSNlgNulUYE2xeFeIwNvYIBfc+Y1Z75fznxnTHi+idamNaz579pCu2bYN+25OZEbVMaGjVJ3Q96rGJtk",
-	"u3NU/bWWv9by17LEWpZYa/lrKWOt5f+0tfzZMsOIdfpSXs6WGF7kCthAzDRKEIrZlm5yJIhKOukrap/Q",
-	"cMAFxoAPZGiEBxkr15W7LOLNLPRbXMjqxfl/esXFHtUajVrzUa6Ao6XuRcg+Pn5O1FgE5geugIweMwrT",
-	"IS1mExwOIvldibkNVyL/3MglPOKid8JFwNzLrpCZ9dLbyCw5Eix2QWDbEGp1xWWiTlgQM/3k7ZDHTGUl",
-	"zCaCfmZuLImjnLAQxIOCpADn+jBj6vdZo8yi0WJWUcDZNctYs4w1y3AsY/JqONYxciR6insszBo67TPC",
-	"bJwP6TGtsEo9ppLaHCZDTllIjG5lW69ORPkY/bRCLQdqpdwHfdsPsOucDy8g88Ef9onStNttOQaEDaAF",
-	"jWM5YiHpjF2HW4XBRz1+xUTVt01deU+wkLx6eXJKKieaipDGIXG8quX+qh2Ffvq3gazSdDDMvjrhPUF1",
-	"ErMqNuVN4oi4Ph1ANYkUBEr0b21tIuO0UU0xUzK6YkRLQkkk5bBDg0toz3tFNfNJxMVlDZQk1wcdQ5vU",
-	"kAWcRrVhEg+lYoSGIbQXrxy9utoifbhFhAty9OrqEeEiiJKQhdUN8iQ7Fg1tYhkLle01REOiAjkE8mmA",
-	"b/igWXh2TA8Upt5CwVTkV3gsLfM2ns2G6weHJ2V/gTPYsPzGnlzLNnyHMV3TcliBgqAtbBwSRdUW2apv",
-	"5vvKwtLTTurmDezGl8dsWz7VfH3Jxg+UHRmzkO3adZ+NXRsk2D+NWdpYGMPRDEOF1bjWxc3t4gXyyaY5",
-	"PSkYeX38jFS26nv5pUKrJVxdyIaRHEP2c642dkfqftVIXiGjRslEAJlpzZrzM5mLRYS0i0dMw4g4YvRz",
-	"3KvBaDO3Ao6/71rd9+EmiWhM+ixG2HXGJJaaalbDZ1uEkpjpeJy1goIgkVxiW+1rNk6D8KYA7o6Qa58o",
-	"OoZVSIOElu/Pyrezt+iTZtzNFN1mSGUY4r6BUd4XeJQgq60qKq0o+ByJYaJXCL27dQ/IjyvszgTrvYnA",
-	"iPteyxv1FQsunne//tu9ePcXX//q+/h09N3rV4e7R89e/fpINp/RZ/Rk5N2f0HyX8jFudr7HZuruAtG3",
-	"8CgIzOlFM2LnMKJjtlDSLHulIO6uRe919uU6bvVn07IEaUkHQldTRUA7WWUpJSNkEdPs4Tv7+WhuqahD",
-	"ePimkoNjpneZS4nc6I6aCh4uaAgcOqUKgRYWiPna2vGX4IZfdy/5yya5SAEJLcpxRrED3Z1FHOwhkewt",
-	"SX0xvG+C+pZ2M/kF0z8lyvsXprF8DvrH8prHmlmtY8bWDOBGLWHFhA5fyQxwTo+vLkX7C2bAmQL49D2e",
-	"Mj4KNrITo3XSUTKwjqI91tknO0zxkBGuSUWPJHwNFnRFuCixq5NEaB6RGaTRJ80t0icR1Sz2iZIkZgEz",
-	"/E+RgAqiRlwH/Wnz4zHsu2AyWTO0j8nQst3tTO9uwjL3uPn0G/Xl3x71YxU87kd/e/T8my862+rkV2oo",
-	"Ozvy8Gdvmcsu15pnrhW8tYL3c+fvv+BX0+odUoGCj28pFu+KeizF2w/EGKIt48i3Bjyf5J7wU4+6TyxP",
-	"QQcnuKYVMHrzmcfkCqpG7RMBxZrpmHQYMZyDVLbq9bybFDLbqxsE4k3NlxMbhyy2iOqujAfEsTcSRIzG",
-	"GKdmuFMSM8P5ZRyi+FFwWoM/PraO63icd4LPcB1XFnqdbU3rqfc1vbThc+h03iAHEBNAI6gPTRKFkQmb",
-	"zoxX7u9dVLXkrpTwG/pMWSECee3JXNsF1naBtYyzLpCzForuscwrBk3RSVqxWALKiz7WOs6ZWi4wvpUP",
-	"Z4RKPFoC305dnVn8hKaakcqQiZCLnu8M8Sz0QURhoZEZsD6p8q3R5K12X0HfRWJfJlKwNFwtHrtnHihX",
-	"hT2QIfPB6iGCcSqJwIpJg3zNv3TiBRpqNqA3BmeKdGUUyRHZJsonm3Xz3yYZcOGTRh3/3bT/Nkjf/Nb3",
-	"yZb5zy7pwzTwb1ezGOGCG0v3UPnXf2zU/6pqe4xYLyV6I7iyD89NEjhMj+c2os1UAiGEv2VHj50luUp7",
-	"9WbJhLjGGRmF7vHpdEJ7biBS2FP3fDfYVFqh772tmTdrVzS21TzfeNnWX6WDZd8d5obNvn1qJ/hc8hQR",
-	"TZ7Jnv24QF6xz0MyAQNy1/IQoVlItm1aHVyB58prbTWzBaNIi9mAgkYE33a1WTHTb/v/Z+96etvWYfhX",
-	"EXp5LVCnTtq+5vn68A4PKzBsHbBTD7Kt2FodKbOUpMXQ7z6QlGTFdvpv3WXIrXZtmlRk8SfSPzJNwUb/",
-	"SlLF2xcDR/dzdCAMlwiczxeLaTErz0Vyyf/Ok4viqkzm4p9FkvJpPivOywtxufDfF36hidEDkIAKr4gz",
-	"+N8+u4293rUdTn1+xn645mZ3DIiw4Qon7zH8sgvN4SuQhQn/+wkfbrY/PE/8KOPF4wAhD6mlA8p6U9/7",
-	"+AsCgiW/BLla4QSe/XBr5HPZpaCAAzEuYKOd047jLdKwci0Yr7hUvsUZQTLOFq0wtfuw3biK7KdsW3ML",
-	"qKrDbBOsKrv1kCUgO4WXVdoSZwW1GEklefPceoXdqt4VvXRDIEt23BFTTnaQywu9zkiBJO+5nqqQtOT3",
-	"10JVtj7KprP56dFSqnA8rJowhA6zt0EHPxP+J4f4ah87cFfvG9Jw6u2PbXxai7WPkXqQTBD84KMOYY5D",
-	"KufP/zxaKCzAHrmwyMOg29rjUB8xD76mEh6wW1rJDwL+vIXllRrBkWvpwrrZ2dl0djVJJ+lkms3TeYr4",
-	"3Envu5WPRMXb6TJX8OWKy0o5ch/LRaNVxayedO7CVRwe+iksVu7kIZPTgMEgOnRu67qQcgPDwotCrOD8",
-	"N50z3bL8geXr5o7JJXImEXwsJLhtSc55MwvRDsHbRoqWbaYMN9GRiqj8iIYILqjiOvsOS3OGh6JFew3l",
-	"gwBPkPXweOV5pZXcCCIm5ry4A2Vr3ZR0BgZJtJECJHWfBjpR2mLDHKTGZgwrsRgHOFCTknihJAetx+ay",
-	"WBpat3AckV7jB6ti5Kn/InMWG/JZ7Yw7DsUYT6L7kbk5IgELQ3k8FtJx4zKoEMVQBhYoolGtHAmTW7bV",
-	"7R3ah9MqEoMXJRXe9KQ03OVueAPT1W6FUFTa0m/se9YlYcM/lPkVcR4vatIQ0aWGyaL0NiOwaKilIWYF",
-	"RSPgl3voBoTmJtJyyUQjbK/WJRP3VigD4NW3eHSlOU/6xo+puFPjJ0QkcchdxBDUd22H9VYxqXJ9j/8B",
-	"rOLaqEZP2m0aOXzgDRGlaQELyNxqtuKtVcjP9uuZyfoEWcoFU7aaqNvx5uIV4xFWxvFXKuR7wWLXJ/g1",
-	"o72SCdwxZj5GdXsT/y/DOlcQyakFb2x99Hj7+DMAAP//",
+	"7P1rbyNJuiAG/5V4c/egyNNJFUlJJYnCAV51qWpaM3WzpOo+MyW5GMwMktFKRrAzIsXiFAroM/5i4Biw",
+	"F1jAhmF7vf7gL/4yO5jZHZ+z0wfYX8D6C/tLjHieiLyQyZsuVd09HAy6RDIzLk888dwv771ADoZSMKGV",
+	"13rv9RkNWQx/noRsMJSaCV07ZcOIjllovg6ZCmI+1FwKr+VdeDpO2IVHRn0miO5zRbgius+I0jJmIaFC",
+	"jVhMZJdQQRiNI85iErPvEqY0GXHdx4fpgJF0wmBc+xUbEypC0pHhmFRiO79PhNR9LnpkRBUJpWCE9igX",
+	"1UNCO4oJTaQglHR5rLSdecvzPfaODoYR81qwWM/3VNBnA2p2w0Qy8Fpv8IdL39PjoXlO6ZiLnvfhg++d",
+	"Us2e8QHXNfjvLAjO+4wcvTohV2z8QBEtr5ggnSS4YppUTo/On7x9dvL85Pztl69Pz87dzlV1i5zZ9bJr",
+	"Fo+LcKKJ7jOheUA1C4kcspiayYgUAQN4XbGxgfM1i3mXs5BUlDSgwe3v1BsGUDF+2q1vExmbr5sHpMev",
+	"zepYV8ZmIKqrPoBZmEW4M2SkRzUb0TGJzI4VEZLEVLPCdk5fnf1dvVqA7k69ngftgAs+MNBtpGDlQrMe",
+	"i6fgesoGlAsD7xnYftOXEUuBRiLW1YQLB4IHygGadjWLEf0MUlQAFwC7po6vuOLtg4PSFdeXrlixEkw4",
+	"Y4EUoSKJ0DyaXSRXpJtEEaLsymtsrLNCpuNx7cgAYx4slV1jhWoSMao0aVSJlmREuXaIoZgIzSWDhU4v",
+	"xhwGjw0tMHdmjQP/+9opnmPtpISQvCxehBaAL4g4E/qBInIkSP59RFUOMG2Y5Tea+yTo05gGmsXKXKM3",
+	"R7Xf0Npv67WDrbet2qVPWKQYYMeAhox0xgVMr1Dy+vXJcXWLPIFVRLJHIi6YGck85yiWoAOmCNdFslIP",
+	"dzr7dLdZ2+/usdoO3evUDujOdm230+w22KPgIGzUvUWgG1KtWWzg8N9Orft9w2809z/8a2+WNn3wvSGN",
+	"6YBpS7Efx8wQjKexHMwCWGkaa7edwDxpKMqQxVyGPjk5e0n2H9UbBhChuetAMsxfNc0HrFrYbrPe3KvV",
+	"t2v1xnm93oL/f1HfbtXNHrmZ67uExWPP9wy0vJYX4LqO9Jv6ZYH6zlJbu4VzObsBJsKly/cJF0GUKH7N",
+	"0p3QCA6dUYGMaQT3IKTj8k1tN5buorFsFzlO9is2nt3Kc3rFVLYTw/+6zKBxbC5wK2OJV3k2aGgFF6S5",
+	"Q/oEOWKB0zbrdcdFKkBWShh4ixjMqx4WZ4CnqWGtLIapfHP8oz6PkNsgP3VXQGkeRSROhPLN9TP85mCL",
+	"PKU8YmFGqmnMgCPh4orXZS84YI8e7R3U9naau7WdeshqBzs7nRqr73WDRvegTtmeOwQUSLJTmBISCgcx",
+	"oO+eMdHTfa/V3N31DUFynxtlrP1kMJSxLqNGZtc8JBweeMZoqCxoWVi8+J1H3e2gwWoH5vbvhHusth80",
+	"urUm26F74UFnN9hOL8WQ6n62D+7mXkQWujIeUO21vCThoVe2BbM23EC6qL3S+SJ8cNFs/zpmXa/l/auH",
+	"mUj4EH9VD19JxTW/ZidC47xOFkqn3a2XXxuQIQrHFLIuTSKNrwzoO8s0jPSwhIW87HYt402nnTOrxCdL",
+	"p83PU85HX8Yhi6fA2igFq7RP3hVc7cxqFiVhJsKBdUdKEhoEbKjNlbZrUG/ql3/3X7//v/30C/wUyMGA",
+	"1hQzvEKzsED13jQu58DPjVkkdYu2cnL8jCvcxZmmOlGl21Dwk9lHcR1+c85KlBtrailcs4Gytx7PstnY",
+	"2dvZ3360s7cYkdJvaBzTMSz4G9bpS3k1jxSopJN+9cAsviATNUsxY5QOeWOZ6YN5Uw2lUAx2+iUNf4Hy",
+	"ivkUSGFou/mTDoeRURa4FA+/VWbZOcR974VUU6/15tL3Bkwp2nP0gCgWX/PASEHXhlqTaxpxp7IZYCdB",
+	"wJTyWl0aKfZhVUR4EscyfiKuWSSHDLcxqzG5qTuxvEIuE0ghWIB6TpySW6LkgKHOZ/QVw3EMW/nq/PyV",
+	"YSo5fbVEUStbpX3j4fTj81WS1UbJXilXFVYdxTxeIi0ver3wLMD7Sxrar26CKe89Zo4QoKr48IkIh5IL",
+	"DffZGyRGDJZGWSBsMNTmqmqugR1yRVJUN8vI0K04TIvMjHJIYJAWyY9xfyh4IhDXuRgmukUoSlgyJqlE",
+	"TToxo1egBpE4iRipGOBsIWSsHsBo0CddzqLQ6NE4Rh5LKfnl2csXRHa+ZYE2TwBtI8i/8cmACguGIY0V",
+	"C614WmkftmFIGpL237QJUwEdMp9Io6c3/Hq9nq1UVX0U1w0Byr727WzXNEpAnseP2QbNHnARoWS44JAF",
+	"MgRJFMHz+vxpbR/kQ5loc0N1LKO8olV5/UXdLEZLYv5qPPXh372nLdL+m3q97ZP233S78E+w/TfN/Xa1",
+	"bKmkLyPUOIXdaUhURFXfh0WGJOJXjFAxJiijAshJpQ07apMuDGlAZZ6ubujCXLrwWIpuxAN9e/4xJYe3",
+	"CI1iRsMxSQCJQaMgIe92WcxEqjzcM1OZtiCOqMqvJ6fhGCzkWs1VbQ4RTfHuwB0BitVhJBH8u4SBlZNe",
+	"MUEqVKDA9UARc3kcynJBcgSjagcEaRhpHA36LDRaaqLgZRoYQdCZEpVPrARRkD4UXPXCN+buGQ339emz",
+	"am5ye1SbyzD/MqBCfzMOyUOvtVdgcXncNmLeh9UF51OmjGYyB6t50e7BQstQiic7x1y/CCRlr5RbvP9q",
+	"ceSJkU3s8dyaZt4YQ+bjx7EU7BAIjSEqoCJtbnvpST6VcYeHIRO3P0dzFWnc4dq6ZSicKenFMhmSAR2D",
+	"KBXQKCKvXp6dk4fXzYfAIR7i/X14z1wQnQ6FRRmeEcghUyRERxGNIjkCmpJ5lyrWGP7w9MnR8fMnW4PQ",
+	"JxfeN30JewolGfWpvvCctGk1OGudBxE5Zt1EgX0c2CLtofUedE0Wcu0TRccb+Ww+klr1/pwPmEzugOKg",
+	"0cjp2iEP8fDRSswF0XzAPpGiD+4uId3k1pj9+tXZ+emTo+dvz0+eP3n5+pxURqA/aVgsVyQRV0KOxCGa",
+	"xhd7jDeYNR+zToRmsaARnNntEYvb4QiIt/eIQkeCJIK9G7LACD5gwUXvRUATBWJ4JHs9J+LnXXU89K1f",
+	"W/XlSGxwYy5u/FJ2jqw1+WbC8LeyY+b1djt1tt/dCWrN7jat7YBjJHzUrG13691GsE8POnvMuxuhObfm",
+	"xdLzt7IDeqCzl5OKQRIwO8akTw2zqh5mHkVrueklNKZCMzBCbaTse0bAF1I/lYkI74rhHRwcZDYt9o7f",
+	"q+HhhSQqCfqplQ8Cb6xJm0YRi1ORUDFm5CJr2GbvaKCjMaERv9oYrRZjx4k58wETN6RQRRwBydyJJdwZ",
+	"PoeRHN+ryTkvDIFFCTFBTUnhUwsiFa4VeX36zP0QSNHlvSRm4QZn5uPMKzqOJA3PpXxG4x67PdJ0ZDhu",
+	"pUZAqslAKk0a9Z393b1HpDPWTN0z7oDZkit0AXz58vjXLrDw1+dPzpDsmF8e7ZDn/EuwiefDFyqdMXmM",
+	"EKhhUEQuyCNmFM3vJOgn4ophwMkGv+bjl/18Z4oaope53zELGL9GG65Rzw4hHC8XuQR4QDUEg34KlDPC",
+	"U2FhVnXTlp6B8dpgECxXJholrJw7lysSRFJtKNYijDqzyPOjMzEaRBBS865dygrS9Dx75EZ6vh/MAaHi",
+	"taDXlEe0E7E7Dg8BM0w2+KcRkSpWjuaaCMZChVGRicrZsyD8fYyudDB7+iSHjdp577+VnWrOz+48b0KO",
+	"DmfyCfyM2jo7QhoFvSFcpeh3LuVzKsb2a3UH5nUpyYCKcRpMikefuk6b9ToZAhoEUoTwp3Wa3iNqvryG",
+	"BANnXZ/Jh/jbqp8LWSc0DGOmFFFD88mI8GBxpyKAkPKdeiMV/ytHr8+/evv06OTZ69Mnb//Wz9Iz0jyP",
+	"SEojlFFtRIQsXYDYQzGPimqqeQ7M2xG/ZkTpmNGB0TYEQTvr2dtXT07f/urJr0kllyzQIrs/b9Y8lRix",
+	"8O3co7e+G68FTXRfxvy3d6G4/n3taMgx2sKaxc2Rx+wasON+8T+dmwy4Ulz0fLcGP12BjAl7N+QxC30X",
+	"XwH0mguMbZhCsduCViVDo9+w8DkLOT2H6MnbgtipSGa0nLo3NRCpBH0aK6ZJoru1fZ/wLqECEgo+hQaI",
+	"tiRDZRRpT6+tbaP/nYratkv9O1hqu3o4rRr66BNSpK3ZO/0wUNdtc3qFgd/VRAiDb/jgHIRMTxrgcgRI",
+	"8ItYJsOynMkLD48RvbOen6YhIvfwfLBR1QImNATi5j7VFBMcPC45D7TnewMZsphq/CUccPNdSUKjn1/a",
+	"C4hUfn8vs5dO3WNCp0ChYcjN6zR6FcshizVn7tr43jD31XsPHMk2nDyN+14W1u1nGTvLbp9R45Wmg6F5",
+	"i4drBe1jwLdac0e9TknmkO/FSXlCURZA/sY845v3MwjbcKAPvpcMw7V3PDU8BLfjlvwM8Hlg5qcpW0R2",
+	"zBhhBaCJopddr/Vm8aqyN7+JuQZl44P/fgp0KbhXA8rU9mZ2NvvGZWEPr2hvjR2cWfI/u2znK1ttHJh1",
+	"dpCIY0R3eglWg2ZpzsPMrj8sgUR6Jq33q9zPdVIwcpfoVvdk9uzLsfNMW7wsziazvJ/ZJBB0LWHCnZH+",
+	"AykCFgvlk1GfxaCouq+MGO75WfoWF/rRjrlWSWT1c8wDmQULTKIWLADdBQBw8CtpesVIhQtiUEMZCSQ9",
+	"gJnpl5/CkCaKnTJqhaU5683OYdiXgj2XISs9JcVFwGb3kqaZ4y6AsbAwg+whMfNiVLcNIrKO/JihwJeH",
+	"bZqjOh++uRW5c196bwBDgEEasqocWiyF6RS5sW+6mR1MipD2c2lkGUQvFyLvNO+W3W7EAevyhhqzb7N1",
+	"35OiZvi453ujmA5rIHXAGsJZVu1772pm3No1je29fINTv0xngY9Huangi9N0PnxcPMY54dM3MR2+HrpP",
+	"r+zkhV39xIktkpXbElsY5Qwl2OKKpq7nVIKgiGx8lD1Xv5AQW68vug8OjfLIkw7jcGs1RDljBbw4Y+6o",
+	"4W+HQZeFa1XciQvUd/GDPCQVpWm3S8weq4c537qNPuyMiUvvLCG7S7JK8/cVAVJ69Ybc5nIvFPOmopcw",
+	"gxuJ9tGrEwhFwvhIpGjoRAlipn3YHCjNw5h1+TuwyBTP/2YCLerkCt+6Gd1cWya+Kkt7Ty1aWrGo27Ib",
+	"Frkc86wKioFDGpRTMRoqF4TavHdUYbWaCQD0StYeUaVfKwe1m+1fWGo7ywDhqMplFLSK3GZajNldmQad",
+	"BWA8mGXr2UVbJxd5Riuwm7XgSJeXxzA/43h5hSF3BnnAzL9nmeZQvAEFXC5il0OkRCexkyGMCIGFgfC6",
+	"2ddvLD84PMgR1kY5YU1PrrhIIQXLPBkPbEWYmPf6WuVlt5WOeUDfneAL+UXc8tQXHkiYpUKsyKKBtr0U",
+	"AbsrZm3p8HwWCr//uAWJ9Xbqv/eE1NMar6Gwlx9gyzeVNkA4W89ugSaiV0ZInUXuJ1uNRzsk5D1Dml3S",
+	"6BeHZEDVFQtRoDcsHerzWG1m1JeKAVt8xmj4WApNA63OJUhCEO7S7ZLK3t/a/z3aq4JkkpXLqdcO/vby",
+	"i39dRvlvxi5DHmPcQl4u4iKQAytJJ7onzZ9lJq4uF1z1TwTXHMxhedGqZ41rzsqmxkqzgecbqnO5AvHp",
+	"U3XKAhmHefNXR8qIUXEjJs3Vq5iFHGzz5UNGaXmROarqvB8L+d5zHrGFHebY8mh0ZY7lOEEjo62ttawI",
+	"lu9pqWm09lvzRNHU5zzqS9KnIoyspmqVqdmRRpTrGyy8jN8WgTiLXHlc9bMKLykHzrTKFNZz4DN/2fNP",
+	"Ygp//AJtKGBr/iaWsXxDh460ZoPhtNmwSHwg6eCaRiV8dcBFopkiHaZHjAlCcbgCT00Lhew2dx8tqzaz",
+	"lLtydewKyuRqy1iiOXuTYqaYtptUT4S56GHZm8VtxWzIqE53k1Xoc25mdaVs+jtEtXZocOWVTW8rNMzW",
+	"SFpsa8bX/Bzk553fT1dzBy54Sy66tli0dP/LVzxnNe5xrMGzJntPob+GRCCFSgZzjZbfJSxhpJ90Hij8",
+	"u3Al73lpSRwzod+mS3wbyARdw4u5gWAsjNi6703dnXmzzx2+7GoByN7OVT9Tb/MC0FvrQzpbGlFVQiim",
+	"tpCbPZvLx6MoW+00jWTvWJCYFRn+UVILytaiNMsbxrLDiJbyyistzyWSQQcPJwb716t+TBVb7i0rLqFs",
+	"0anzf6Yk5a+Q3iZDWzxyZEu7jGIJkuB6x5FeZKial7OQLTmEDO5upQtO4JjTiMVHHSpCFGDX8bLiW2yO",
+	"RBZZKbG4M8N2FKFkyGIlRb5K3uwIMdXsFYsDG54xZfRzsxvlAKKXONR3NE9bbR5Ow2jQEK4XodQxR2x2",
+	"+DIFzGyPdkPFVc0H6ZN3w4hycfeEfp0DWlORSVj5SQqpj+f9lpPq19Ak8E6WID7WdMWffWfrSz1pYygT",
+	"qWMO53ETrpAS5tmdYLFppV9FVIhbmv/YO/0NF6Ec3WaUODXcpyphoqVBr5fdLiqWiocMJzIStIx4SMdG",
+	"38UtPKMYkNHlgkaWv5vTfMHeaetoCeUL6f6OGEWzexjL4TMZXMlEA+3g0fiZrcooUNEuL31dcLA7V9V8",
+	"XjUjQOXfz3QRCouAOtwWETP8uVzBhXuZ3slXNGCf90IiNWnu9JfdlyJd/uC7V7fr4U1ftXiSQyezDt8z",
+	"Q5aZJtD0Mn+HZXdo6jJHvMc7EXNWnM6YOLfmDDIgIzi1elxxHKDusktCs7OQIAuRzh0SUaVJXyYxqUBd",
+	"sUa1lPzjy8sZAMYvqRPxNOK9/hxaYQabXWdfjjAQOcIKsGRIAxZC2WxGRjKJQjAJEJloIuDKlo/8jF2z",
+	"KDdxtjS0KBiq/ZzRvKlg6aayN18d1Nd5cUDfWVw6LbLj2SetX9+h1zBm15yN0CvVi5lSyECHmRGgDO9u",
+	"xlGyQZ/LkOUU5lndNnv0LFFDJsJ5D0IJCYjsfT4H35UbYOUYiLlkDqA3bx95vLDYN7W89L5O42/has3D",
+	"oDn44ecpVoEGTVOVeXhSDu1ZwK1OyHtcq5NjIEtibAl43jCzNGamUD394kL97Zt67eDyC/NXiVX40p9x",
+	"NhM7FrlI6vVtRuquwA2WabTOSGvWrpj1tIAMHUKDBaMfGDHAJ0HEKKhXVRAbRXAUhjfwmNwpgwrtZVhi",
+	"/cR4vlkKCNEoKq3tF3GlrSE/leN821TCfCHYyMp6ULUcvG1jz19Ha8YVZ0taGZFE8LjPgqvPCu5M+iql",
+	"PzlKuDwSbLjIxwJhHl94y6jR0NpiM6qUrXAdwK7vjD19+phsb28fpDJ/3i3bAgzqSXnzQK65kXpFt2/L",
+	"NpVAjSMfRDIVFrLieai5V4QLqE+KuyEURIYHisCvNluyYPma2VHB3IzGafd51rCSqRLT9tz12JXdVKna",
+	"K4JjFrG1wiSngW8OHg6ghgfAhNH11F0dxJ0A8wYQ+bw0PcQ1rGmNdG+tce2fCB2P12U4qTOxiBnwMPYv",
+	"SqkGmCaHVKm8uShHLn860U4LL0SBBnn+fZH+PFFYusO7yhOYZTCpnSAfE0RTF+HKSQTHIvjpupTSy3ML",
+	"txJUHj22Sy8iwpvL1lTRmJjpJBbKpTOvyGhKvJrFPLT1gh2xc1KX8gg4fVYEgMjYB5YPRcVxxfYx5ZP3",
+	"tqT6e6zqHScR+/BhNvbRnaIUbIVTzKBnjnINApZVvl9iJckAOkXpYBdYW11iInkSQXYAFJRXrTQzr1nH",
+	"QubKz0VAcoHvWonF/GDN/gQsb8rmpitdRSUtv7gmsrr8V41lCTF2w+VpMHN9IwVXiAtm/YXEcoBEs3ca",
+	"5ADMgmbKcvn53XgKvhNrcIDzubxb/8iTd5qJfG+EqVvOqGJTkf7lvXeseTVneUk9+Q1zDFOWJIMT0J4u",
+	"MvDqxnJgLUZpUML2VEhCfTmnmAKEW/yifX9GuQXjU+Y4x9DChvXXAVgV6AqRdTxEo5tNL66uGio5xaen",
+	"qR0M+iQvMKwsZqyOKXNOaWZ2P4XQqjLaV4xGun8KSTFr0mp7aaCMfZwwUNcdnYH8VDC2ouBScFwmw0N0",
+	"hroRULIrvp+rFtJCq0pwxcYK7SsX3lbKG67YmIWkk5+DcYj9H9HxfB4wjzQvDJqYCoz4sNgVvIg+3SVB",
+	"sl2TVpUsliB0Wkr+81xxftsY81UxHzu3fdqoG5zza85GS1aFTplPKXOM+tjNMpYj8I1gHe6wRZYJIz6h",
+	"ilDbV+CBIjv1um1to/tsQCrtWI5cf5UYCoZTbeSQKCRZNR0gx3N4VYboWShpOfVPN2B1hJU0pRhhPTti",
+	"LEcPFHbwTBNMIugJ+fjs6wfKVk6B2irmmUbVWxYOqNJ4quVIcipHjspMu1GB6Svnu01jNudKYTms+unq",
+	"Q9nFuIVCNA3aWUsctq1t2foYWkcsJGOmDx1KtcCQj9Xo33GlFangAVQPsyujGCP2NLK6DHboTIMFTbe7",
+	"RvqkOb90kFM5epyOcypHp26odJtAZtbNNesk0ZWt7HFoefeADTqI5zQa0THklkE+TCVzqXK0xGD/t4QZ",
+	"kN1d7pkrN15OsHCxoAwuuvHT8fVuGSV5xdDFODAED9qDyzgb/GbGIPdWrkyGujYvQkGUFU8fD/Xx2dee",
+	"O+AXx788e/kCTpyvpm+ARvjY+mTnZIebn6f7fN3KnJ6OfBLO9A+rOD9QLEcKWQNwGiEFW9+sawbJdeRZ",
+	"7LAyDx+XGslgLWmfnNjda6Ik6dJ4iS8KB3a3sXxsO6DR2aViKWuxNTC56KVTQiti9GYtn/Rc6rIQhBS8",
+	"tgOQmWoVVhXrBXfEEL3aSMZXLCb2WSLN1bl9Xn1xNogfDVuFCfu2nGhhYlLJw9YlzALLRnmGhqkTEswg",
+	"xNbrM5Q7EQLIfn4WrpADuOKAZvhDeMOZY42owctQ5dBSjOKAmdDDrpkgMaQ2oFT0wC6cRqTSBoLXJsrQ",
+	"2lF/fJhdkDxXUpqOiWUq1RyfQYAZ5oKbAo8d1pJAKrYOuflv3GCWc6ZD4udjHBg/PLXDl+eh2CAfixt5",
+	"c29GlPJonLugxYtdvGCOPRTtwhn2Fsh9mWg02wTg8+g9tv/BuqYAfG1VnecZo+HaIgEIO/Y6GZEtTUCf",
+	"ZfA0fEwHQ8p7YqGLejq97jnTfRkWohqH/O110/PtH2+pGovAfWykfxS/b75FWaA0hOhmskeQKC0HXxuZ",
+	"pkRaxF9rqCHx0Pa8TEqD2Qp+/VkCjU5ergwtM59DWRNSQ70NBLrllOYJMOvKOO8TqrbIFRtq160EwzbN",
+	"eigGucWl3jH2DjuwnISP48HRSgdWeOXL9V95vP4rxyu9sn7m4rD8JFzZzVSpNNwD5N1uLAcr+f4UmnRp",
+	"PJ5fmAKGthwZT9RlWUBbIuv0FyEBQRQM+6VnaMZxdQvd7VE6pjbQS7HIZveVXYoBU4qJ3ny57bpB8s+s",
+	"IoSlz6cZvksBlr7yWrHYVaVZOZF+pdDrZ8tNB1QTzJVT9p4Jtnq9pcfzChjdMHRxufv2LnKiv5hKip6t",
+	"TRFR4PiGcB1TzVwSzs1EPIj+lIla4TAQ/umBVHJ3qrqaAzzmMuZ6PCdIUwacRs9kj6/m7MbnXzBtRLkV",
+	"eZuSSRzMMQTDT4/lYGADZ1eSjudnOt/EF+97iQ5edru2zuWajqK0xF/Og1/cFVDYGR4zw0Fm+MMM9S+k",
+	"Hqfkbkp2SMFdJL9zMDiHHnkwzAsumCetTmNFEa/K6NoMeSzSYL8oQU3JH8XUjKnLVCBzZYIu0IE1iyma",
+	"d56Cf/nrZpkB7za8Z4ktApqIO3pGcjHRy8qm3ITgzvrXHJLNRqdk676cK2MjnL9uzHqHA3u6b3lYShkw",
+	"KXt+tqb9fRF/8JFByDirn+EtkLHmrcQA4a2+I8licXKKjd92h/c2WMhM3/L1EwEW8YLvEv7bt5HsLaWd",
+	"7J1+GYPJbZaDrMIxVgVCooO3MiXMyz329pimkCMHrQJcpynOYiI2j5IcM015dGNdEqLhYYhcOTOHrkXK",
+	"BkJwRtt8MurzoI+Fv4oqaXWjkG4U0o1CulFIf+wK6UZjXF1j3GhxGy3uZ6vFzZOuUp1r5j6fGxrYRGKN",
+	"kb9p7A3BYte4YSjsrZgIt8gRpj7zHDGnCspiY1lL69+XIh2pmJUIVckxL5HaaCAwlpkZOoxgkGUF4nVd",
+	"LHJ6GD4pO7kq8BFuxtup17NcQMOH1HIhLqcCPtpZgYjcWGaaCo3O65vZec3KLGvmU5XJMLcb4vHthzi+",
+	"0RA31PpmOfTUEfVZAM2rjCZg+EjEjTQZ8SsrlxxiwKmMEdXTLFrPvyGvX3vn4qYv3oEmP4/lLgL/a8Hf",
+	"vYxPzl7Cw1OcNg0obzZ29nb2tx/t7OXiBWrpt/v+cqa8NkBuoThnvHqqrHnco4IHpGLj66s+EVLU3Ne2",
+	"SUBYw2qaaHqqYMwxfoVRx1vQ6ajkeyyhWCoOzcgIa1gYcsLCdJn2lOQbLRgfZGmAR0A168l4TB5wQVyd",
+	"hQdLQz4KgkSKAo2d/NE3miulFJQytV/Kzk/Cw56PM127ftH8OLVvZcdGhZAKdX+ZLwc0ZERI4OnlODQn",
+	"WNGFxowo11z0gI9WZEy4qBJKMOikLDBkSThIeYhBuox1Yg1+uuGmEClxi0hT8/6njS3PWeUWrOk1iHQb",
+	"uXIjV27kyo1cuZErN3LlT16uRJZW7myNorc6NZati7pTvtrl/KDou131+fSmLnPRrk5y7tvS/Qkcqvd6",
+	"n1OBeinm5hyxN8RPxeamiqMnrOwmjvoSfWaKVDBOnIVItNNE5moxGOLRztL0+LWyzeUI88yzzGoaM8ir",
+	"vmXGue9Frs/vlCPK1jQAn2JWM/GQRKyriUx0a6p8YsXcD6G4FLZx+jCi2ih3JGQBD8HWmtGb5dX67yBy",
+	"JFcly53t5Xy0+JwVgPI1JadKdDqoYoUQA/H4ARbLJJF5xeivuXMo9lpk74YRD7jGXvvVVYprzqbQ38xZ",
+	"lMunL6kpZUt/QnETrP6ZFBpsWmPA8lnWVCMVC8uVydliknPPgaorQnuUC0LN07krMuCREVqxCPqdnMuy",
+	"0hBlRQc4+ILz9SgLW1vDZOCgtW5Va9uqY05tccj3WT2D6+6CLNYOAvgk5STWcFXfsI7UJ/UCL3aq3sI9",
+	"ugDlC6WrrAc174LMeSZzfWRyLtA5Hs0C6pWxjhdS867tqV9WfMaSdGf0y1paZiUlRjR2iWHUiH6lkRh5",
+	"mM9UO01iCAqA7NghE1DGGTsyulR525oOmr50acAI76bfY1SRbQI7u1AcvHRRmr3Ts73zSsNAb9mtBmYq",
+	"HCOCdtmR/HQtnvldYIWKm1s/82Ody6xd/0qbKWD47KZ6brSFfe8ArjAxNmCeOmYc5HKFxRu96M7Wfvsm",
+	"mnaE5StfKfv/LtLzb9Ay7tRy+LLgsfugX2vRmJjRWzV6cDRqPkVaTIGQYS8hQykU0/Uua5D2EkpH3qg3",
+	"QdYlYI6ASio5sTOfi7xCNwG4o9N9/5d3mYd301B7LsWJOooiOZpXtz19/knI9fOpqvRhYpbkmptjlQtI",
+	"qLieg1ww2mu4imsvnNueb8+o6CWWWyxFKjoIj5nGwMmFhexdOxAuekufexVLc6PmF5sOpprqrVp32rz3",
+	"FXYeeXnN4hh08TyYCtXWw/fNDxcXW4U/dj6UduOcBmYAfdMCGYenSVQ4Umtb4+ptIIVgAWaOw7kVvywN",
+	"zaZRdBYwQWMu19nzWdBnoV1I8ao8lyKkY6MqnCXmrxZ5c+F99VXr+fMLz0//uiQyJm8ubbEk84KEri4p",
+	"3OYDsIX/lEItq9bZnAVh9uNevsbxXgmwAaSvF3S5tB0FswjiDouk6Cmi5UqRunPzPm4YK49vfTle0pPT",
+	"1W9I173aYm+kJB6a83UtGGMGRjXoR1KxDdZ0TAP9QJERhUTHm5QqXVq+08gKuYY+X8kkVquS90Ni3iQR",
+	"vlotbViyvkjQEzJmhjybA/xt0R4+HVseU6EMa15I3+a2KFmVhZU1PXnGBVOvWIz9jm4z2JAGXPSel2a/",
+	"LWerN+yiskY/lO8SGvEuR2OM2fIxtf2eyo1rHGo/Ra4j1NLLo1h8zQN2Pkck8r05cejlqy00uV2XIede",
+	"fq1ojxkiPijwktjg0eBtJj3aL6zz9G3Mhkxz20KXXTPxNpIUi/bkPr2FplmlB6OGjAV9w8h6gi9l8Zn3",
+	"Ik2vSEVjlYuZ5qIry7XouVDXcLdY/AIQtQjJNeRGW0RmpmeTlXjQEaollHqaRxBvSPtWrn64EpG0F3ap",
+	"zG6f8+3OV+lrecNgf3xrOUvrG80oJFxDL6z1rb2ghdh8wcJlzXSTgsQzR+grFUjndzSaFY7LRd8ZyW/u",
+	"NZ6S1aeVjvmEplT6XUQYZ8TGOewqV7px7r0v5YgzdG4msWCBUlSmAc1qAbMUYH4yRSZd5dFySkwscLr5",
+	"DaFKGkcVeW2JvDJXyV03yR1e+ibmGq6HISKFSrzlyJ+dYfFMyg0zMMWnDQdEfX+Ofa645Rkr8qp6v3UQ",
+	"spjLkJSerREMBoyqJGYhtOc7JJaNEmwZdveWgiU9138yhoNl+/jJ2xFKxMh8gN16pR/nmRym3FY06Nvi",
+	"xEbnCmjEjLREDPVqpe3ZmvXmXq3RrG03fGL+bjTNX9uNrUZzy3w2fz9sNB+avw9BTce+C4mIXJ7uTg0G",
+	"I2NGMbNWVbEh3GmiFKfCfHgiehFXfTKQQuOqSGW7QSZ/nPxp8k+T30/+w8fvP/6PBCc8ZgFG07o1VX0i",
+	"hyjoRGPSlYjCpDMmlAylUtBjU/MBNsmkY4hxNGzE5c8bOcvQ1CELt8gpi6jhxmQk41D55LXg7+Bt5UN9",
+	"VTueAZMyS4efYEg9krmtYpAIdTWgXeVEFrEBFIwtO6U3zcuqWYFOYoF1G8NwazDYGo/HUL49vSJTwS5L",
+	"GzZ9NmPRnSP2fLuSwWIH3aGR/Ri7AoSM5YCg0WmeqanS3GnV6xBtzUSI9qbqygaoWxiZ7tSuRCrU/vxA",
+	"ETkSLpsZ8BDLFZs7LUfikNBwwLGr4ECGLKZaxjacXUPjNWwxZIerrmWxmq5Kk7PPvaG139ZrB29rl1+U",
+	"WufuN4p8DTNPCzrm2gh+10gdNRvU77Ur4wChKBkn32vmA6329x7VlwVYfH57T4sMZMyI7lNB6lhhFYLP",
+	"sp1D5Iif6yBvKKnrTU+gYR/0Gy4ISz7psK4ZONNwCErAUE7WdTjNSUFb9flRavXbmaFa2bYwDIYL0oUO",
+	"sEAr0v4aWAvAMI7CojHXI+Q0WrDc0pi6Ne1cBvFG07F9r16enZOH182HGEj3EL5+mAasYxSTC/QjU22W",
+	"tZxad9FO9lOxo63HKaZtaksCH+7Txraw8eRfscFt6ZEsMsDNsbHNs3gtnWsF41xZSFtmE5sJC8KoMMsy",
+	"It6B+Cj78UrIkTLSHTRwI5UvUvm1ahMlIFZI0IhkBnDZJU2zlkdWNl9aDtkursw2sFCfKovdTkN51uhP",
+	"NRVwU2L3EzY8oKRGPsSOuWQL8xwZmgOp2B++wHYHZmiMssIamdWl4Yy6vC48Vmsy47m8Ox30WVo2XaP5",
+	"Z43+oDYMVGDMAs5adhJ558/SGPxTFi2MoZ/bEsxmIdrcLVeyPV/lCAa+YRuwaWVjDnkutgm7Ta+vMkCm",
+	"sPlxt2TD5t4dGlzdZc+1WzdOW6tP2qc13uV8GuXLOQtkscIWqj2tGGOC7KdRzKHoPhyD+w0/uJ9AMHQ/",
+	"JSo3BgiFNQiUyx4XuQgz1VJMQKqDCNIHRqzTl/IqewOHgfL/9rsyDnnGgpjplyJgZ1mPtDUqC573GWG2",
+	"5SjK6VZUR9KGNQYpUTANdgSsUOg1f/TqhFyxsU8osWt/oIjiPWFkdny+2kr70nGFeck+6STQaDNNko7Z",
+	"MKJjW1zLqJwnIRsMpWYiGNd+ZSbAAlvQti6iwZVNm4YZzI8shoxo6PqQ/UICKmybLLMJgbrX/LZ2Ja0/",
+	"EHNXb01nUcrQsTvunHk3Z4uE3E58SBgN+lkbW3N4cIlc+wyqXafAWwPN3bVykfJTADCXMWdgKMaWEi2z",
+	"+76fGWqRjPJ+Ro+blYovp0+JEpzNR2lujFn3xKwVLRY+FIR0xT8hrb/iUr4e7fq727sk6NOYBkbwcE3+",
+	"sQ+Q2Xk+i7M48+nTx2R7e/vAXMfX54+t/ba+Xas3zusHre16q17/om7+W53XnGbmNIu5oKvAOhNZZm5X",
+	"CaxSA6tZtE3fsZAjJ2cvyf6jeoOkK8ROWwiNYg0FP7MsApjSaOV12q2nodJrRFU72/8RUNnZQ6k1CBdK",
+	"U6F9UjeirW9bftpUpURoHgGdM6MMqOaBpdhz7Qu1UvmQXlNNy9QREnFx5VoW4lMAYahBOoxowPoyggZ+",
+	"A7x1dxR1xga2MO5sOq/5JR+jrRaqnbOPvyqJabaRzL7BkMv7aEyfpnA4R1N5ze44McDtdbzS+qNHaU//",
+	"EiOfHffsikeRcqPPtzTPSINUaRif63FZv6rxeDyuDQa1MCT9fmswaAG1nQbUVETlzocaRlTaf0ghzHJR",
+	"tKVZDmQxr7iWlNRhoVzZg7gNcd9LXDnXO80Qf9yn+mTNRPTVsb38lbvA+PVy3WZcvKkRSia6J7no1aSI",
+	"0NwTyEHu8xKr4Yh1TnVwsggKC6pzpkfmCEzuVvkFGj4707w7XHr1CmQ9D5OU1C473lmUWXq6i2jjQkJY",
+	"vG4ztGBZUoRhlz/djC1g9rfI0jLvf1q9FldcvppvUPu6Tc7SarJdgSKX9UXmCjDvdElBt6zagH0Bithv",
+	"k9AoHrILJd6SmKnqKllDbKEkcG2guDJeWEg+MW9Bld0SpmkWx0XvjIuywjbKfJ3v3x6yiMMfWDTOppZj",
+	"MjolmQ5zs5QpHi63A9rKCutG98qRwNom8/KDXbMBtEAUMq+LMEGJ1UWqklhqg3g1mWinqivNowhsBzcH",
+	"RSEsdDV8TuJoxawy82SKTTmQFu9EhoxF8E0hzcxFmQ/LeUGEZSTZIq8NF1q7DsDqYKPZDIsxb0n/YTtO",
+	"2vEzdRHbgk7gPMKCTn6+5FZmooI06i6xYSZciqxBbOE7qHtnthMSmWifnD87I30qQtWnV8zO75O+UaiF",
+	"1KQrE+E+JyJmNOib4/LThgLmIYqBQ4WZVm+lHFGwbz1XK7TbZWoohWJfynBO8DIGUTXIr/iXzkKfaoQr",
+	"VlYvV02c8rx0uHmODYcqBmm8wlx5EGStSAt7XYDkx5aq3qzaxTOssLQOS3C3qiwvMVdCY0l1jJuwXNgo",
+	"u1ViLdCtk/JmRSzldTfgjXwOazDC5JPyyw/ODaq0u/0PFDZ8J5UipLfg2+pqd0npZ/n7tEIhJar06dS9",
+	"Wmmes8JtWT6RYO+03dFtTjBt8TzbEz/FkHX7FLs7lHXGd98c54Z03y3sUewQLI9OWefiXBmPIjhmQDp9",
+	"lnlMKjm0InfMXxU/f9VXoCM/XVVmmiDeQquZueE5fIsYDbeCtJE0fLTiiPuIxP2tTaBx334rO1spWwxo",
+	"FG25ttJOjkrHWQ1tYXlZqzgzTPrV63RF6VcWu9JFpT/8UnaeunXBl49pFD3N1gbfQbi/GzUHoxMxTMrK",
+	"0hUVpKWBJPetuyyMJsrrBdOxsdGY4PRWnlDMhYdWwIvXyneswvBSI+/aoFCIrLiL2ICZ1K+4JBqjr/VQ",
+	"kdenz5zsw2yMVLHMX7Oeq46ak/XnkYafPEm4A1JwyixR/bwV9yxtm6eILhJv5jLO1YhNCoCUS84wwNzq",
+	"8owQJ141SCKF96e0KaV4snBNqJKuvbKZsIQ7QYWN0WpjtPo5Ga1wqHIt6UxTEdI4JPaAp4NrfBvXAtxa",
+	"yFHLtQ+AFJaVw2u8gnts1FcseOtt7Gur0G08wCTmeoyh2GhkGHIDVoO4IJ4wGqYZ7l7L+/va0ZBbwDv0",
+	"xTc+fPhgQ6FLm0wMk07EgyxgRxHF4muovhLLpIcFjntUsxEdb5EncH+HVPcJjZSEpiYqNaFxrS6EjhFq",
+	"REVU9d0rzgTju3sO/UmNCua7jhUupuhCtN/bh3wX6OVD0NCHNql0Ep02kshHvxGlY0YHmATXZ+Tx2dck",
+	"lCMRSQwwpeJCYPfXB4rEcqSqh6RtR2+bJWBnAeHWt0VAQVQkoHE8Jm0zf4u8uWz7RMYXwn5+D1tQLfIe",
+	"MoJaJE4i9uFDG5YIkdU0NeEZMk4qO/V6dYscCWufsCZHzIG04TcXoll3TT8q5m65aDcNtFSEirQPYaMv",
+	"IGumnfXZcPE7O+RX/MutC1EEPuyFM0Xaf1+zAby1k7Bta924rC2gThxShRtES9Jo7ucigYjsXog3R7Xf",
+	"YBrV1ttW7dLGkkjBsHlOZ5zHmqrDAWdexXDAxOxGm9NjYYZ+FyJd4ynVDHIzavDftp//6pQNKDdkqw17",
+	"L/yimG6Tio1sqfrwACU7zYML0T5lOh7XoBBue+tCnNmS+i3SrNezGLZmvUloELChZqGPnXtCElHDqCqU",
+	"dJLoiiAuVQ8ht5ILjKLnRoEzXzUuxIArxUXvYSKuhCGo7fSKts0T2wCiKzZ+oAi6iwnEdpp7oQI5ZIqE",
+	"MjMJozaUQaligfvw9MnR8fMnW4PQJxfeN32JSUISIu0uPFjfPunIcAxjxSxg/BoCGsByfXghduo7xK0x",
+	"lgn2l+GheXGXjGIpemQA3SCxcww+aCiAeeKABFJ0Ix6YXTe2cSJIw9J9diEgccb8skuo/c0cPoaiBVJo",
+	"SCMcDxmp/PLs5YtDuLUyJi+OIU7N3fMpgDcPSEy1Gx77VJPCyVYPyW69QWwGDuw8ZMNIjo3UsVtvpgeW",
+	"DFOyYXDT/LjtXrsQiUhzsswvO+mAIQ/xaBCjLTC3LsQrQxmHNKYDZi6LT75LDOZDwB0m6OIX6SPu5scM",
+	"QvBaGAtrM9xqIQtkaFAQVnshXp8/re2n5BaqU8kofzkrr7+o1+t1c23NX42nPvy79zS9BsPCCrH0K7sQ",
+	"ivUwJVhIwlRAhyxEAu6T9t80nxqIUjHGYt1w2dOuPrm84nTYrQtxISAKy6n0EDZnnjl6dUJiCEOvWJTA",
+	"vkQ+oRY2mOtQJYNEaRJx5krYYkJzvW4ul5bk4ODgAKEVSHHNYo39rF+fP3Yp1dzGm6YBiQEVBGKeIfgd",
+	"AAIPQD9tqmmHKgMKLWOmDknbzIB55+fN7dbuQWv3oNbYadXrwC/aUOm2Vm/U6o3zhv39N0iOlJwFDhD0",
+	"C5E2DTCcgrRhkx2G0pXZmx0Q4iNb9fpviN3q1EJ+g1vHEMs2wPtfkaOMpgKRcPQ/pRtEMBZCRqkNs4b7",
+	"mCkhWA0YwZ2jVwSlDZgFvWj/v1qNnLJjGdROhJFbWs67ZgWXWsi6HFO5rK+N1Gr4x4VIy3a0vMc0imoG",
+	"1VmcrcKKJEevTjzfu2axQmmluVUHYXzIBB1yr+Vtb9W3tlHQ7IOM9PC68bDPaKT7D6GV0EOoT1smCR85",
+	"p2CRVdmiyVvI7uGYr9gYH0t1pJYjA7/Al3z3Gcx66ScjRaYfnjEaph/MptMP+Tia9Esrm5MKBFM70uV+",
+	"rYJ3UCUDFptxv4HGctl3ZvgT0WNKZ9/lZ5l+3tl6uRpCxlFsp4X+dOlTNlx+GMsO9vhnwtroUtjZzJIW",
+	"yF15MULpJLhC9pHqgEOqQGAkHXSLUkVGzKiDBQEEeRYNx9UUNs95EMtT2ulwXfzu+XdfJR3LDWzxPli5",
+	"yoLUB1Jwc7tD3FzVJ5pFbNiXYvzKYZ+5v9eSByz9pnLhmXUYTsd7SczCC891LwADodkh09UtD5ATb5rR",
+	"FL2vABcfG1TMeSEBVZv1OlgekAeigD+M7Ak9/NbaDNg7OhjaOgPWrFHEvfwv7B0LEiiSDDHS9S1Dn+rN",
+	"fMy89/JXucq9oD5miaoZEPOjplAE40z6bRLHTOi36a9voaQ/ZsYyFkas5CfIv2UJsx15Uku+mlnTpV+2",
+	"m+3GentBJFkGov2VB01L9i4YrtF0nSdf9WOq7JDLp5jBw0XzFIYroubM0IVny/YG9p5l1iDE5FNmRDDU",
+	"KKcKucD1Sl80VwJCH5FxAMZPifPzZrRvPJx+/IPvlUj/q4+SvTI1km1FsOoo5vEPvpdXoJa9XngWgLeD",
+	"t7/spZRKPPyShi7LEl5pLH/ltTBqlYz5bxk0ONlpHix/6VzK51SM7VzKvLe7yvpObH4wOlLhre0fJU1b",
+	"jQ4UiQuoHbG8Qj3FReJwBbwtPx8YlIu3LKc2tEq41uzb+VuYJbasfh/9JdmL5oCeWOsKWJhm7u9R8e6a",
+	"TbZy5hFUUkCKxT65UG4DFO9UUELDJTyTRBEZ0OEWOYqUTF9L4lzeWGoCBZHT6VU2ue6axbw7dgry1oaO",
+	"lNMRyHIbDGg89lremYY+gd2CV+GBys4VCmnVCY0ikgx9UHSpGBNnNAXrjTl3qI9Le+CoQmEavVNGuDYc",
+	"+yHaNmtUjUUAEvZQohuxKPygI90IqEfmya8bIKk7zXguhmePPMyZlMGQeYkmXqa0C65ZndQUegd6agh1",
+	"4pr15p431SfQm/wvkz9Mfj/5C5n8u8mfPv7u4/eTHyZ/8Ka7A3p7B41Hjeb2zu6jPRuU8DazSFPe62tv",
+	"qk/q7u6uITPWDv0WSxV5AY1DVRuoK2eghhU28l37vCBmIdfEPOoTUDvr3lSDPg+yu96a2+SV9OLzcKle",
+	"sYfe9sr8P4uM+LqBLCwztluKWybeLmYgv5SdI2tk8z4lU0Q2tfilpzLu8DBkAt/YX/6GXZbhKDKxq1uB",
+	"+z629jN4obHCyl7RcSRpeC7lMxqDW9/baeyuAgaVDA2/YOFzFnLqnHqfWkZY4cReSH1iLu6ACYsbu/Xm",
+	"SrjhRIhMGln8ypnV1TOOja/uLH/VTpWed4Ea410hFOtbAKnsx1LIREVjo17HEWcxsbaNPMWFagClBHcl",
+	"UruhshsqO01gbEDbhsJuKOzPlsLejsCih/7he6AvPPywgNRi1OY8UpuSwj0f3fRDqvuZk96O703f61Xp",
+	"Q7ER2e0IdbETd2O/vlPfxe7BqxFqV4StuRZ1S3uD3xV1g8o8p2l1kB8zhdtZ6Vo+lYkIb0MSNxTuZ0Lh",
+	"8K44CrcyTWs+zFWKmu8BC3KeN6gzBU4dDPsCrw4UmjJ/jsE7jUWOisTwGVf6KC0Fr2bpYUkAeGFsrmyt",
+	"U279QNiZKiVUu5aMgmM4o6PwDsbD3oBu+ktFYts1doUnrU3p8q68OxiR/ea926IB467/6LKQ5eVhQZ1G",
+	"rbF7Xt9HPzEW1MFGuOCEceUoex2v5Z0xwWWMsDbHFCeGsv/7j7+b/P7j9x//+8mfJ38ikx8m/zL508fv",
+	"J7//+LvJDx+///iPU/F5dtom+LsbrWZuWgMALKTYSMsbNu7G85DhFwaxl9kuoSyj7Fpc6jlk3BgNP6/z",
+	"YX0euWEjd89GDJGevhmOceRrCpbzjxVtD9kt/az2hxmqeTdk8AbEyja92SjxGyV+Q5uWKvEiT6DWok9O",
+	"dV9Fa19EpFIi0ijV3H8USnuRuvn7lzegS1lfrY0CvlHAN9RpFQW8QJ1IJVVjMS0K8zQwP726Gu16CGmc",
+	"83VzaItlu9/g1JVCikBed5dx/mNNgYhThRhxCK+0kXoEpvQvRJaV56e5MjYJm2tIHtD0CtofS8Vc/DLX",
+	"hA4kBjJzJ0BB8U6bJIQlcy6EmTEva2KqC35jZkrD3LJoX6yzGDPEaoislt1uxAVr4y7asOT2hRBJFG2R",
+	"cwN5CHZweUPXZvQ07FOwEVMaAs5bLt2cxjG/NhuJKOY36BGEm8ChXQghIbB9i5xp2u0SxZiNF4WF+4SW",
+	"gBjr4fRcNrvZuDVrQC4OxBH7kHVkLRwYWQzRz3OsKBDCsbIVRbFMkGXvhhE4upAxldlMEmxy9+ayYDW5",
+	"i+rvSo8hlhuiFj/4peu1gHJtElwNj5S5ednVLV++e2MNfgfghBqNPxGbj81PBO8BXkmv9WbPP7g0GJEo",
+	"5nKJzT0oVMfMl7r0Me8WzTWPao1GrfnovFGfshLZBHZPCtcsMbHprbv3bcuBY1nRlrOx4mysOBtZpGjF",
+	"USmr43GRu08LHwpqyziNaDoBxnJlxXTaks/yVS1JO11+2ydtoD5h2+ZWUJG2CrI/IWFqVzEz1nHvQzNc",
+	"t0sq0OfPz5r8VXNd/jAVEJbyQJHOmLSRELWR0ePPsCx1ISrtmIseFz2zKEu6zJ+jmA5rybBdJYEc2Fyq",
+	"OdIGcKMKpCFciHb6wBYCrO2TUAbqIYoNW4MQ5Bc1MtJRyu8fWP5lKxdAqgkIEmXM/YzleLt3C+WvwAG8",
+	"KBFBP0fH8YS8G1DiM6bX0AXX524pU7Ncq3Qbd8LLLAzyrGxlrvUpCqPk8KA87/9DWaeNAspt2OFPkB1u",
+	"7A4bXr8Wrz9jOjU65G7+DG93JoUhr12xcd6cUKJgQjGQpcoltuS1BfSXueETVyflZ+uFn3W6l3SxQf3b",
+	"Vfwxz+1PJXEXnPM7WHLytZoet3le3281dvPPW0AH8aDG3kGuDxSd6fJ35tvg6u12p9Gt04Nga2sLhItr",
+	"eYXDIrfFQhJpiIhrJZZrMnaZscvGfWp+gH7Ltb4rxNENk9vofBs+YMQ/c1VZ/EC5gg3KdwZOLM9dMYwC",
+	"iLbRqQy9SJUqc6+rh9a+mnWwy3MS5BwlvKTE7V+8sk+tBRTXly2jhb3qs+7tkN8HeiPSmaqfao+RWXAc",
+	"yxFW7rBVb8yzPMsNfKBIzHt9jXZVLJdIqCYpyd0ihrFlI3XGbiSbTWiW6EqP1KDmRVbrqrJT3zY6Hi6z",
+	"T7MSSo2624GBENY1AtvliI7Nawf52h62zg3UEYFiDVBLxZwIaoaE6yoqtGZ+rtIaawFrEUpipuNxZsFW",
+	"5hSn6qnZUjMqewBLB1n3gysJg50TRZiWjFLYcX9+28LSaA6sHPY5IzmWcNTfzGGOKzC8NXnW2oEc64sb",
+	"9yRlXLHxlJTQDPfYTvdRvdOgzWA73GG73Uf1vcZ+82Cb7nR2g0fhHtvvHtRpo1P43SuKLChbfGLZ5A7F",
+	"EBtM45zW5Xq3YCO8Tem1hKsLXhxSQaKau0rVotSSXgXD+7FS4jJ2X/ZKQebYyD+b0KeNkv9zEe6e0yuW",
+	"L8RVyUSC6koiGhLUZZFPp/DUPIaeMqOdTxD1tIksSi18mwt19xcKMd01b9J53Qkk+FRFMQLyWAr2QB06",
+	"XQmfcTUNdxZfQIgFsY1AVo2PfkyjyHYo+fxR0tB98ppGNpCw7jd2duqXvsfVsW2u6cqkQ48ru+6sUaat",
+	"Om1L+E3+r4/fT/5MJv8y+WHyLx//8ePvJv80+fPqnqhpyGwCpzfSw4bYrZz9nCdGxF3smTjq/FNTlGx+",
+	"FOJLF+cIKpkhqjZOMGf3sZ1ZDrMgScWYyrII8VVIIuxTEUYsLM8iNFRArU0U7eV+GsvBKm4C+/i5LIlS",
+	"gxxLHipSSQsicbthiJoD3gCF8Kt5z8ibvcty34gZbzbcbhEhPDk2gFjNM+IK2c/uA1M5R33p4J0dQ2Hd",
+	"u5frhAne0bqx2rZb+E/A/QOZ8K9Ka5HMMdo06q16wYUT8hiLx3mttGO153vYrupEcM2plrHXspN5vten",
+	"6pQFMg5VGs8Zeq3thmHQr7LgCMejEdOyoMETTABVfPjEdixy31joo3uHRleGtBwneBPPsFq619rftr6f",
+	"mV8OdnOhFb43olyXjtBo3qMjyRCK5W4kh+8bP9LGj7QRFiB2EDlxJeVLRMZT7M0xvuqU4DAtMIRMUx49",
+	"fG8+nFjjQ3mR7cz1khMXhAQhIXVo7NR3SMSvjDBjWyYYHW5WTPgFAylhgRFjuzx3C9d5v5aMGxj9N7zl",
+	"ZrzlztjIYvu/DYvfcJCffbjdhuXchzGOhlY7nc9NQk4jFj9k74YR5eLhe0tiFnCUxzIRWmU5aw8UFMdR",
+	"ro0DxkRAZw1rA4wYVYxAP4Mu5ZHyiY657X/T5wqHaRGaaHnMafSy28VuSNiCNJTMtmVPtKyZ9VZ9IhOt",
+	"eMi+4SKUI1KxH1M2ZxjYCH+zYQxmiQ8U+a0U7JAYuRhfPdLYocQWQsa1w7KlYnYIReSQCVX1SV9GPKRj",
+	"nwwjKgQLn2E3IqwKpPQr/PZIV33S5YJGqGv5RMgX7B1wTlIBLhxigICQsBRk0XbMqk9C+UJqbFABoAt9",
+	"EsZy+EwGV9DjPqQ8Gj/DvjvfJTTiXc7CZ+YMXrH4mNqfoLk9jCfkUS/tKxPxHu9ELKv5k2JddYu0w4S1",
+	"SeBO2MCA2uMbySQKQaE1wLdpeq6hDfK2tA8dOFHATpFad+1hritwPEG8PAYsXTtj3PHLzyl2rDYTbtDu",
+	"djFThKsqqG2bt+GNG9644Y1r88Zv+mPIoSowMBrbNmWJ+XdEKuydZmK60BtyzBIOqpkIF0TrnVsupHI8",
+	"Eev192XaZRC/7lPkeBhsFFZhZX0Whfi7lcRJJURXEWk061XMuBJydEisfpl1DBhsEWAPtn8QTkIjaOrj",
+	"Jkl3r+kVE9icq+KIN+4RVMc+vQY+O4CQPRxqZe1SpF3u5lB7A8NnZszbpGnBomDA7W6T7gUNVtvv7IS1",
+	"HfaoWzugjU4tjayiex2saZxC1Wtt1+sr6zC44pSK3GOAmj1Ua+6GFT8pxqLlY9Ye5VXUNeFxN9qdg8yy",
+	"+C5Av3FaBgFvCNd4KTYMbpNrtcm1+rkz469kFDo9I2XGkRQ9EPmX8F14awHb/YoaVkkdC0uGkFoNweJt",
+	"O5VVU1FD0X2qgRdaKcBHxTURoYvgpwOkXMj7sJt4u0iQ24dGt0PeiY/1GOrMAzJgVIz6PGKkokfSrgs5",
+	"vw2rT2cZSIhhd9VZoG1s9qtZfHWLHCeslVs/xM9bTZqLng0YAfrqxIpUZyTztUcrqciQjknl9fljEtJx",
+	"9TAl0a4vIBeEoq5LlFV2jRgDuiwXPaPEHlPNzLnDK0kUERmjOg+Z2wBhI2xxRbhIlXgnmBmp4syosUnk",
+	"1HGrOWsihQs0gho7NIq+Qv385TWLYx4yVaL8o5iV6ABdm4fE7C3V/zMQ8p6QMdQYN2uHN222BbYUgO5q",
+	"KMtU7Z775iELF4njhbImpIYceSjt66eczeBHIpzsBTiS2gRSvAnd5uzY+UWCWaRCCbZYpvEYXxhR87xT",
+	"xIcxN3esukVeoo1lGHMZcz0m5pJgIoePLa1Lj4y6h9BpkeU4mOWAsaRqX+fhFnmBJXzMzWkZWY8NhnqM",
+	"JY3RTADHb6UR7L+d3z90rsQ6CNagZGTQjgv4PswfpYHoFtrYWWirD0FT7lSINtKpNUvAZ0CGonHCFiIo",
+	"WihsQaOdeh37sqbmCfNrFdqvPnFqgW877gZuC60UQI7C5DtBkZAFgJZ9OSIDKsbpLUvtKqh3DKVSvAO9",
+	"/wWrZrUU3K0Y0oCL3nMZMkS9olFHOWGKu6oNfi4OhAvSjXivr1OFI1SWulESGQIDO6m6EkpAoKCVvKaa",
+	"K80DhSdh+y7D6af9ws3Dz9g1i2xLcMiqgX7Qz1WbVPCiSULVlQ3Zt0pEaFUTkQw6YCYitENFKAUL0ToW",
+	"yeCKIYgqeVDkDGNfySRWVXcDDflm3Bzslj2MFuBfO+2aXBIFY3YOpPCzxgYiS4AV4Z+1gbqqNWYUlUaz",
+	"7nsRisK79bx7aJ1+AIp9CvUlRQyXerJMg2neQoPxczW8XcBVq+F7QaK0HHwNjcDNohpey5v8b5MfPv7D",
+	"5J8mf5j83ogzHF1t97u8JX0dXOedL4ouyTISPbOyYhqSo/deq553EG5Dd5yXaXMcwNbspuIZ3Y0eaDFs",
+	"kRpo7RGW3kS2MXmBf9hWv8hfuDK3e5Pts8n22cTrbtTM1UNwUlulkQ1S1c+ZgVGucNIO9iZfrn4a4W8V",
+	"r+n5jPgGtbhSu5cZB+QZTo2IfM0i+AlccagklQl6nbGtKZqqQDkBz8+LaXGuM2lEldFCkhifMAopTHZQ",
+	"130yZHHAjE7LbPQqVPEkFU2jK/iz6pSSyIiWmjTq9TTOFVZg50X5DSeuZNKc7KKUaR/lws1YJdIlycMC",
+	"mzuwRpRmt+tGAVVGgpRmZSjqZQVWwWOJCtSoz0Ccz2pYpYfKFVGJGjIRWo141B9/Kk/mL5hGJ98rGrCf",
+	"vSfTbHIx0x8iGDbm3Y3/csPLbmAyHU3bHuBvlbGztT2YMVtmS/0FGGjALJP5agpBPmA95bro2EzLWGPM",
+	"j/Vk+UTGhEZR1SfQoNwaPiEgBgdDdyMyyAGo/s5QN3YWWizoYXlc1iEdV9bj19aT2XIdvPIO0NTxCTPQ",
+	"rBKm3YqUVwQrdaNJ4e79nacI8c9vcShxLq7lL1yNNdjtfiZv6ad2gKa7XaL6FhB1o9NueOsncJ1ulOC/",
+	"VsHhF6mFP8x7WaiGqheLhAQRzNduX+TKofkpY2VCg1eAiyBKjMpVsdW8ILOhOtvqwbwwPsy0MOgsYQex",
+	"SmfOe1OBaKW+fbmGUo8UTFXL81uPRfAEB1uxvQN3jrcK1lIL2FCz0OiGA1pMQZ221JZldaJRN889si7q",
+	"QBnntG2YAkIWMZ1fQKN8zkxt/Pk26bTZMqgN36CMF7ojOFrF8xk2c6zwsSucTdUVQ0+0lqRjJUKofT3T",
+	"r7NsEfeYoHksguX5mSy9CxsdfJOhueGMkKFZFrSRZ4oiKHLEoM+Cq/l8Mc3kgLCCOMGmT+DeRk4IHA85",
+	"WRrsq7QcOmOulqjmz8R/tAoBAcgVIeaiyAu3yDcuYgMpm5/Vhcg/6hgMGFJzoROwP0VGqNbb/tSqL0eQ",
+	"1UIGMmatIl9+oDJuBeEV01PBENh/qNt9oKpoebXLy+fAIssnlZ163dX5tE+VMPjHZqHHIljG2jNo3ilT",
+	"n2+VXcrks5CeilnWbGGP6r0z+jvjyim+Ozgs5ad3xvAAARYr22if2TC8DcPbMDzIgUFHGbUE0ZCbVIyF",
+	"yE6RKhrzGeCyItUNw8Mafr1ex2kUjjy2FNcaZh84VQsJsvINF4xxGU+2Go92SCVmQ0adrw9rNPrgp8PY",
+	"TGB4sS0V67iJizfFqkH4OKqaluJidyTDqFqZ2ol25NSQnmmePmGRYmSnvn2Y/Ww7Njoj8JL4QXLkNmrT",
+	"bww7RP6DRmgbhUyvrClbsBFBlQOLbzvFhVSsmlHdIufwNOt2WaDtSAVDutXufZfnZKcGH3eYqueHOdM5",
+	"jRm5YkMM3DT8PktKnVewepF6/XmKVqNmN8OCAJGnePs+qRw0HlXJ3qPd2s52rdnwLpdremuxp/svYU3D",
+	"kOE2LWbcpT55ZAafz16/chGtTvYbsZgRWBGGnrvf3dI2du5N7NbGbL2RVVaUVV4l2okPc1IrFgkpIYvY",
+	"QiHllA3ktWW4BVsrc7OC5PCOBtoqz+jNdnpbqbjRmqdl+yQTO7A5M5oBpqUTdKLnzQFcYDYS/D7LiI9h",
+	"nwVGfGM+ugLbvFyHgeDa7jfGHKa4U7aHq16b8cWAT+FG1fzr4U0bVvNz6fhEr1KqL7vdtZiNUZ5WKOab",
+	"Bk7NLeZb7DBV7s+8WdjQrer1rlMT92dWh5aGj+lgSHlPZI100fjxnOm+NIdCh/ztddNb3Qu5Sj5SzqRq",
+	"CwKyd3gxT8LH8eDIa3lHtUa93vCmfvnSrbLw7ePSb4/zbtA93+NDWPn2Vn2r0djeAuu3OnOZpoXShOep",
+	"fZvyXt/cDMN5mejlOw6nX9lai1PfvlYsfgGG7EJbo3npUYK9A+TPxod79Bh7Fwc0DlVtoK68ldy55UlV",
+	"tlFyzK65TFRxsmJOlQw4jZ7JHhdpUyX46gXTIxlfZa8pmcQB2up7VPDAc189loMBIKX3/sL7LuG/vfBa",
+	"FwaHQugZFocXnn+BeX7wS6Nu/nfhffCmaj6u5neeTf26Jy+0gdpyN3RkqdhGUNrY5DfCBzih3ZVwIgZ+",
+	"LgoZyGJqVI1tXNb8olMdGY6hIDe8Ym5lIWoauhNap7CNwf5WdsiIqtQ7eogG8ERDa39w0dIQLe09BqT4",
+	"l7KzRXbr25BMpAqDQK0H52atKAZpnpj97S/ut1idZ2o2Mx6ZnX9WS/Mq3Hs+ry7nnUs43y343L2wnwIn",
+	"WYcv3HGHmV/KzpFFsU2XmY06+rPsMgP5K0Dv+7EUMlFQu8QR1m9lp7oSy1hoBcWL2CKOOPmoCPupQzUN",
+	"1TFECGN7AvMXGEud9xJtmlhgFvrv4has1ms4DU+DeIEBwKMpWTC0Xh1FEXQSrjiP60JmsOEDGz6w6TS2",
+	"4QF/FTygwAKW0HzXJwTz4Rb2CYGx765PyI3IsjW03J35bmO1+9FY7e7NRvdzssbdmeFtedopqbhadUUz",
+	"J1YhTE2sPhn1edDPwsazEPDqxmy3qd+w4ei36M0SIZNcxMH5wEhZq5j4oK5hl2PfFaxz26zXIfI2liOs",
+	"o/NohzznXxrFjUNbE+TZNoMERgHKdujiUCBA+IqxoSJfvjz+9dtnJ89Pzt9++evzJ2dVHyJvr5tOvxuy",
+	"2EzUIm3N3umHgbpuW/WO4EUxvxYNkaTLWRSmAbchaeeZ69ZFUq9vB/DMSQgfoDtJlAwElo9o58WAdzUR",
+	"GlHAzmoWl5sJNjeE/BPBtkjbsh1bpzJlTm0DQeyXBkADrTaUIAmZZdq6mnIktsgTgFGMxWttvHKHdWXM",
+	"8pWXKs16E0si4VGSNsbdtrHwBeQCWSXePsCVLfkbSaWxnH/NcK+02iYm5UAkkJkdtpsPToqTCAOY8vsf",
+	"54U7qC0FP2YFV0mlnReN2ga6RjR6i8tqVw3EY9ZNoJiqzmy3+NYDRdrv4axasIAPbcLMrVZb5Kk02nz6",
+	"jrUZn+BuzVIi687Gr07lSIGJOralN6YNwy2H6IoJa0pG7MdiuBaOW+QIn4IzDKgwZ9hhaLym5nEsJuXq",
+	"gWKsszlG5UoNtjLcRbSzBU6sVduib6VdfKZpjjZDMIOnOfwSWJXUZXNBIg8RMibUvQ9x44/PvoYUq1iO",
+	"fKyMlb/MPj5BOrG8YsKMdfr0Mdlp7NeJZvFAkUrbIHzbd5lTyLkFs1XFzDwQjB5DIZkS+ESYIwWzpEjm",
+	"KqTYMq0Gwxg2F6a4GwSEb7D6xfEvz16+wEmLUIPvZedbFmgDHEOJzP4ahjSZjaXTGTpSePf1+dPafhU9",
+	"EAYP4RyxcRMeJN5Cs7HHZ18/UO7wzBFrMpBKGwr4K/4lVvtSGLplKYoba5o8IWVq1OsEiZP91s8uoBsb",
+	"dlAc2oDnkAwp5hba2jFutViGlpybbXKFuzu0J2vUr5AFEY0ZaQd9Gium/44rWdvf3z2oNdo+adv2VLVG",
+	"c7eBaJb7ptn2SSDFNTMqulkP185zk5Uys+NiKR4xJp3EwhhiEfEEfbvSxq7DJa7RgeS2YSuTh/Y+WRLI",
+	"dXYgLYPJnbFmMG6jTmz1H6TKGOdI45hfQwV0KAy+SwZcJFC82EJq3xzrFRvn2pCMJEmGkYSWEYIMY9mL",
+	"mUrrHxOF3JswqHfMBaFRZA/DXkLzFI5gZ2keIOq1T5mOxzUoiNr2LS03gMRUirTOs4Gnu19mM7O6MNK0",
+	"OcE681IBbfBpxoKA9whMNrz3rP/ZVc0aef000WTJIgvK3tzlgmKYX/CAvnvGRE/3vVajXvdn8ihXttg6",
+	"saBgITDKHSiboMPl1U1U76yKDL86JRl+MWuGb0vV3Avvw4WYN/R+ydAswuah8JM9twuv1XSfDFhQAQUg",
+	"qmEHpihAajrIbFbsqRRobjUVgywJQ76Qp2Fb5MuIiiv4BZOB1BUfDpkhHea8HyjHAriVHziagWayXT0n",
+	"CxbBj26F1M1goOo7Td4vyICNC5E/Ht+dhl96AH6j7udtMYWX9/0U3r7vL4Si46ZI6CwXQTF1lj1UrJMk",
+	"85rAftJi+34u+dodql9acN8nW1tbWHq9wGsM/V4uGtvjdCdp6JQ5LyTohvraMPQBja/g4KDHga3ED7WW",
+	"DbtyegQI5mD/ExpqspjfsF4qF5r1DAlwckBMOlJGjAr7niH8IJpZwhBxzWIaYfY79ibETQHcwMUDAhni",
+	"jTM5IKtkUfhAYT9JJ3x2xgBhww86KZ5aUTGWozIkTeUfKE5HYw2JBJVMZjEPwQON6haCzHcdHyyXhL8f",
+	"I5GpmXO2CFFJ9Z1D9+jfFVjzIcn4NpYdzbFpoqWspvDNCzsg/XALLyd1KxQIc1IdSi9ll28Fn0rzho2T",
+	"Vy2zAmq9Nbm5dg1Zah6mgBoWoa49NGN69c6j7nbQYLUDutus7YR7rLYfNLq1Jtuhe+FBZzfYrq9oTTSM",
+	"yXmEWnX8fAwGRvvhFIXI9PM5xr81wZIX6/xSocwu8q4ETQ53YKiz6s5CU50Rsh4oq8EbQgwC1WFeoeTK",
+	"pXIalpxTFzf2uU3+wcbZ9xMzDVqziG2EJ0gnia6wBQwqhqlihvpXVuLVKQ2GnMc00NXVLIvv8d+F3sE0",
+	"cyFRLDZqnpWCwjwZMmoZ2A64kRfEWAoGrP2ByvsPt0jb0WFoxdLOUek2+QI/W8LcniZz7RBeAw2Ma8K+",
+	"S2hkhwDa3Z7rikSorh8nYmFzhy7JW/POkrca6VufkqU28iy1OcVSGwtY6sIdOE5rjvoT8lnuEGTDMTce",
+	"rQ3bWpttnWkIUXE9K6C9WpdQZF+Wgt8lrzLEZT7DOhHobMJSaRSzTagiaNCEOjGu55+1Ij1QpI0xxG0y",
+	"jFnXbCBzZPnWITagOoAeRGD2VZYlh3IkwIZYsc0B0acx4KnryPCGcTXnMrEmZ1DmXOfEKPO/o+cE9dNp",
+	"r4q1nNvdgJpY3SJ3yaLnphtm/plbcNL5ZU5ByXE1ThEqBUuiNfrPsSOmL6zFFOQIMxF/KvVOETNyXdQg",
+	"M20PuK3js2Y7LSdowGrdW+/TEJtBosDb46o/OVOJq7dkBYkP2Rw4I0yznZvGHUqWSdZMM8mad8q/5cim",
+	"k82zKprbZC8TLtrHfV+Ipm+h4e/5F2Lbt4v2/Qvv/YWXGmwvvBYx/10NOObJDxfeSoZEP+cDL11juf1m",
+	"XtYc+gCxgYKlpQNDER6ffb0RYTYizEaEuYkI89ImuMlu5tq9QxnmW9l5+P5b2bmFpv2t7NyYh/8izdRb",
+	"xQ0J68z5OiDdLnWDFrjybqfO9rs7Qa3Z3aa1HVA0w0fN2na33m0E+/Sgs8e80q5WMMnC6qmpOpskPPTm",
+	"eAHvgr/iUlbeTI7vpozwDhVWe1CLNdZv4SQ3tH5D6ze0/obqKroz80l1GAkX2Dy0W1B7DP8uZl6UB3Ae",
+	"YS/HLgbJ5ct6p3lxT0Kun7t2kTTucI2EHdPr+lT0GHHB57bsdpo3d+jyRpbndswyjdewi9vnctwwtW5Z",
+	"n+QlDZGb5426a4i8Pd0QuVHoiNxcizYjWO4sbe3JYKjHjthvGhRtvFk/HzqLN8WRoEpq6oHwEBvcggRs",
+	"AUEVUvOuIxM50XnWSPV8/CL37NKAu4aNbU8ESNT5eTBTuSDoNuYYnvDtghGAiWRgNmJIjnnNkAbP9yAD",
+	"y7v0y7oC/PhNT6t6rnjotRpN3+Pq1MAlyzuD9v+pSJwnxl4SG16H7XVyYRcaDEre5H+e/H7yT5PfT/4T",
+	"+S//z+R//fj95E+TP07+/PF3k798/MfJn4j57eP3H3/38R/Jf/3+35J8BNh/+Wcy+Y+TP378Nx9/R8zn",
+	"j/8AoTJcw5FO/nfDSj7+4+T/JZP/5Oa4z9Y8efRcXhxJTCHzRtj/vML+hkPcQ71FK5Zy0QOjxwNVRPti",
+	"KURbMgjINXqKM65RvC3l3KMXy2RYEMaLTATu5/gX5qnPWlQC1gmO+CiqBeZwYy8joSHrUiMsFkho9qWj",
+	"mv9u8s9GbP74bz5+bygbmfyBgEBcoIBTD3k3ImXnEkF2VxLxmYHSporDRhT+GRE6JC2pcVc56wOIEaRn",
+	"Sc46xGwY8+vFJX2OBEHJqkBTiRwyAWHUXCsWdV0umiW/3BxQlwaM8G5mi+YgEfOycg+4s9cKaNTn7GK9",
+	"ioD5eURK3zNANNDavSGBBfBu6OuGvm7o60L6KgUSrHVpadKJeLBUMjyKoh8FjRvRGLSvJRLgvyfNZqte",
+	"J5M/Tn4gzW348z9N/jD5YfKXyT9N/kwmfwGy98PHf/j4u4//3eRfDPErELP/c/L7yX+Y/AB0cPIXI0P+",
+	"8+TPk79M/jz5880kxQ0J25CwDQlbTMJoFKGIuCYNM1rxw/d8yttUJGPPaXyVv4+npb6dLMW4Weq554vd",
+	"9rduPfoj9ZdsPLef/44YBMaej93UpTnPdoR2ospOHUL2itEy1TUvl9Ixo4P5kTsXYLoeX3hZu0Wo1mJm",
+	"vCjMcOERdm10siGLi3pZhZL83fyasxEZRgmU6hFHiZYDqrnZ8NjHdtJmV1bBk4K5ZsoB1jBz6dtQBiPW",
+	"HUa12iJHNj347Pz0ydHzs7evnpy+/dWTXxPcn4JFHb06gUoL0JF4IGM2VR0hVxyhRXZLSrOewWCz3pgl",
+	"HgkI6wTY1HA5xfhO+KVFEM4ipJq2yPsLq1ldGNXqQlwI+1QB4tnD3DzYaPoXKONgLn+ZygYp+WZB+Eim",
+	"Lk7rfvCgk8LgYTwRm+5/zSLM9UetFL5Fz8iFc41cWK/HhXV7XGSuFnh1rrMFywZM48aFlaoMMLxFvahn",
+	"PA9PAC0t6Dfuho274efYYeGaTTt6ZxkJqSgWX7O4Bn5qoCirMAwI3Fmn0LatUHNuSJFPNP6DUSkY60OE",
+	"FDUszqD48IkIh5ILfRKqQ9IOoJ4UV2RAQ4Ypom0Yoo3ZLXLAtWbhFnktroQcCTJggw6LMY/cFn84JCmp",
+	"8UlastJ33345hmXYH74c58pEKQYVtgIMS8J6Qlhfok+Vq9lzMK9q90vbWPrzadIQXAVei5PQTN649PG7",
+	"1wqbWLXe7F764IA50tocgX0YvMLm669kxEM6fnnN4piH2CBxu7HVaG4Zgu35hm7v1+qNWh3aCZtXzoI+",
+	"CxOzgDdvvPoB+ssb++bfS//W3+zZb8z/zYSzuZx5fDPq/b+d/Gnynyc/1D7+w+RPH7+f/GHy54//YB4r",
+	"oJoFThromtlXUzPBWvZTiIegQnVZ/AISK/DsoZoGiFcdI0HQCBtYJmb8/+Pj7yZ/nPxp8s9k8i8Q/vXH",
+	"ye8n/9FQBEzNgJqxOwe7rmbsh9V7UwImbuqQb8wTG965ah1y270hxw+xm8M0I3TVx20G+aLy466b/t0V",
+	"IL8Zh7EtDO+yBHmHilCKb6Dmj9fytuuh58/nPqVtMNIYqpmIYK/lhYkR56E5pVfKwig/RsPwMyp6CQYw",
+	"xYl5dhAeM40VsZ4Igye5mRItjzk1ElH6E5p5zC+vYmlYQKHC+W04Zb2xVW+YD/uOU56yQMbhaYIl5CLO",
+	"hH7L1dtACsEC7CCPDJUJGnOZK+/+ydksLO61de9tl/LdlWvLO7ELQVeoNP/m0vfCWA6fyeBKJvormRiU",
+	"3mvagDvfQ5HOYIe5vr+FPM98zXfguTIeTB/1gL47QiQ1qtIrFgeA4dvwyzMumHrFYohShy+HNOCiZ5HP",
+	"1Vzk1wx8ESzkgebXzPw8Pc93CY14l7MQiiG+YvExHVtt0hZZWlE66csRXBMpNA20Opd2cdYMWSq8ZF++",
+	"VrTHDIaAJTM2Gx+8zVwnashY0Dfo1xO87Gb8tOSgOYXom+eNpguNd4XonZB/Z8GOQEwXJzE5RrIxNWzS",
+	"mDYS2Q3ryK8qj7mcpII8Vm6iwNrmo5hrs9isrKOEB2h0OGWOsAU1FBPaJ5A+b80EYLuAEpO3EPCgPuK6",
+	"hgZMPbgLMfCmFoa5ItQCTrhbvyk7IZM/k8kPk/8w+efJ78Gf/z9461Hqb+xpb/Ka7i2vaaM7/7UnQjk6",
+	"uGoq1DQlTxSL5+vR566VbkoKCVXQXsHoJ6q8sg/8dBRxqhYEAkxFopflQWEkq4udX43wHOXeKak93nhY",
+	"hyq8ccIeYvLUKglZXB2BEvLzT8nKg3z6iAz7OQK2CgVu6TXV1CgIfa2HqvXwodFjeLBlh98K5OAhPqMe",
+	"DiMasL6MQhZvDSHKbFaBbdQau+f1/SklwgjPUXEp//+QDeSW+QI/b0UyoJF7tuAhnmKTsw+8KgnoNdrv",
+	"rkEEG7XsrBy2lCFYOlKMsCNH9pmzKx5FCp98g4/2OgYbIqo0vML1eEprJ4291s5uq9H08DFoNzb9DBgL",
+	"ECTmmRc2kfnfT/7z5M8fv5/8ZfKD1QDTdmqP+1SX9F4rh4/T3EufyoBUbMz2P03+MvkLTApVjZz5KNV8",
+	"R6xzqoOT4incYy6coTvLc+BcINRGQ/ypaYgbMeI+3NdK2/QRKA44pGlFQaxL8UAZAWAYoZZlHi04rvE2",
+	"FaUJZ6bHOJoFVnq0dGKIUUbf7XLSukROsBkoFl0zRSq5sCunru1US2325SkkKQPcLY1FtIkV9xqPeAOz",
+	"/4Yzbzjz/XLmO2PCi020Npliw383FtoNw75pp8+pjKQyNmyUuhvyXsXYNNtdoOpvtPyNlr+RJTayxEbL",
+	"30gZGy3/x63lz5cZRqzTl/JqvsTwIlc2ByK1UYJQzDaSkyNBVNJJX1GHhIaD/4+9q99t40birzIQcIiE",
+	"WymSLCeu8lcbp4ERB3XitEXvEBTU7khivSZVkpIsFHmoe4V7sgNnyN3VV2Qndq9N9h9bWu1yOfyY+XE+",
+	"pWLP82udefCgjY21wHf52fmO/swduXtJgL9eSrMn7V6v3X9SSRsZuPv6yD5/+xrsSqX+B2mJjb5FQa9j",
+	"XowbEo7iB2Jiu05MzP/e4xKZSzW5lCrF+HBMnxas9MHzSy8VmuhkdkyuVgup5/YSU4Puxc1MGrRl4rQN",
+	"p5+9hM1NXgELqbleQwo0r49Lof6QmdHCMjosKtbWbC0yapFRi4woMja3RhQdy8iit6THwVild1MEDH4+",
+	"MEFnOTc+B7CGyCnPTjEDf7YKBV83vHz8+bQpggQaFtKHbduPuNZdQg+w8OEfnoF1YjweRgHEZaeVMEYv",
+	"MYPRKtbVtex8NJELVK0klJKVE4UZXPxw+Q6al06oTJgMoqwaxk/tsywpPvuRtU5cz8pLl3KihJsbbHEp",
+	"4LnJIVYHIa4JWgEVBhgMjlhwBq8mg1bnCwSnQUCu9Wwk0isqCrwQDhPIpbpq0yEpVl9n1yY7w1SKvD2b",
+	"m5m2CCLLqKh58+xiMYAp7SKQCs4uFk9AqjSfZ5i1OvCinBZHxWkRMxsqHIkMbKpnxD794Hs56DteTtMj",
+	"ywG/lKaV5RVPy9A/zXPTiVXoeKbCLzQHnSBvwswNQ5l5ajOWSqceWHLa4nIled4awqB7VK1mS10v6rf7",
+	"J7gGYHVlh6St/vIVrh7Z0DLHPoe+uymuYvElol8YLMoZszuaF6jUm1gwuX+8voESOPKzpxXCj2/PoTno",
+	"flPtKhV44t5lOMv1imKuKxm5R9pNWx55ZSj8IZMHyL/W97n6Jr+xQOnQeV5p7BEH/nzOtPoV7d9tSeI/",
+	"iwX2p7STVL6CKRoeu9EKjHbCYZvvHYIAg86sygJU5CRSCadrv8JV4YS3NeBxCqVLwIoV9UL7RRjk/r4o",
+	"v7CL/q9xfnuh2x5Uxs7yHfby/pWnkrDaXaHSHYHPmZrN3R1c7z678uSfC3b3DuuDQWBe+41hYzm1mP76",
+	"evzqzTfm5OWrX34375a//XhxenJ2fvGvM90/F+fictl4ONB8n/iYif24xWZr7xLTD+OxBpiLjeZh5ywX",
+	"KzyINHc9sgZ3a+hdx3zWfqtfTKEU5iUjcl0tDgIuYpVbHTIyzNHh4z/C97OPJqg6pZs/FTlEYXqfEZws",
+	"je6plOHpgTLEWTxU8aBla8y81nZ8DWb4umbK181ymQOCWMdx/mBHZ3fMJelDcj25Jfdl974N7ruzhspL",
+	"dH8lzvuVnVj+DueP2588amFV+4zVAuCTCtGqjTN8s1TAxXN861a8f00NuBeAb+/jLeWjwmV4MWsnIycj",
+	"7SjrY6N+coRWZgjSQdMtNV0mDboFqXbo1WGunMxhD2tMoD+AKeTCoUnAajCYopd/FlKhwC6lS6fb6se3",
+	"RPeayqQWaH+mQCupe7pN3YZm7nn/+5/sd2/Opsamz6f5m7PXP/1zdGwvf7EzPXqqT794zVy5uWqZWR/w",
+	"6gPely7fX8rF9vGOucCaje9WIj4m9biVbP9Wrcjb0uRJUOAlULkjKSzqCQSZwgZOMk1bEvT+uzSwoKxU",
+	"z0BRimixghGClxzQHHS7VTMpRba3OkD+pv7iBuEUxZYLN9bmGqJ4gzRHYdhPzUunuUEv+bXJGH6sGa3J",
+	"Hm+C4dqsqkbwPabj5kGrc8ikvfW8E1fBfY6Nzh34lnwCRE5ZqWFu2TPhKKrxdtt7D2Utua9D+CfaTHHN",
+	"A7m2ZNZ6gVovUGOcOkFODYoeMLksO02JTV5xGAFVoU/Qjku0t3OMH1bdGSkTj9MktwtTZ+k/4YRDaM5Q",
+	"ZVJNkqiIxywhiIKZxwyc/9QmQWly4+IlqvYI4WHQCgt3NbOK9zyyMfd7qjNMSOuh0lWBRKjH0INX8rsI",
+	"L1hR06GKHBItjHWe6yUcg03gqOv/9uFaqgR6Xf5/FP73YOp/myYw8H9OYEqvof9jh4bHhQkraGj+9z+9",
+	"7j9aobJJsFKyNULacPNHgwROi+n5HGizFUBI7m/l1HM9S2mLCsFlMCH3cU9EYbx9O5wwzBtBijDrjSQ2",
+	"thVWmDRu2v7J9kKYkM3z342S9IuisfLaaaXZ8ur34QV/lzhFXibnehK+HsAr4X4KJkBid8MGL2jM4DiE",
+	"1dEWeG0bw0G/7DBDWo4GVCIHfjrmZuVIv+Nu19MYtyRn1L01cAzTUYIwYhG0ngfjXtrPjrB9LJ6M2oP0",
+	"adY+wW/G7a7ojfrpUTbA43H0L3zHC2MDQHpU+JRjBl/so9u683Xa/aW3B+j391yujwEHbITEzHsIPy5V",
+	"c7QFhsWCf/iAj7DaV4cDP7Iq86ghZG1aqlHWJ1Xbr3oQMCz5LMhlMDT4+I/AIw9Zl4oOBBATFDY6CO2q",
+	"vkVayOYIYiKkioXVGJIJGBu00+DYbkPG9wSWU+E8qioxW4eyyi4jZCmQnaLbJtpxzAr1YocpKZIX+BXV",
+	"yLpX9FIOgcygWQamtNaQyy2lzo4ESVFyfSxD0rW4OUc1cdPGsNc/SRrXUhXft7MmbEOH/qdBh7gSzlgg",
+	"3lnGbomr+1VphO7t1228meM86kgjSGYIXsuoWs1Rm3K+fPdoVJSAvSLCKhKGxNYegfqB7OBzTuHhT0sz",
+	"+Qr9x/eevXL5ORYtpVp3+Phxr/+00+10O73hSfekS/g8tL4pVn7gULy12napuJ4JOVEhuA9GmGs1Aac7",
+	"pbgIGYe35RQlKw/tUSSn9QT7pot6cWXtU2H9sIg0xZm//psegTYwWsFonl+BvKaYSQIfY+nFtmThvOgX",
+	"2g4UJpdoYNEDOkRXukid39FDAheccR1+96x5SF/REL2W7UEeTzD1/vUqxpVO5AI5MHEk0ivf2anOM77i",
+	"BwlNpQPc6r4e6LbSjgryUGjsECgTiw2Ag3qScVwot0PUU0lbSg2tjf9eCXqtvlilO976nCJnqQyg04G4",
+	"ZpGMsVV5niI3d7RAiaEiHivMcbvb4EQU221QgiIe1UkIwhQOltpcEX20rCrN0E3tCT300dbolLsQuV+u",
+	"bomoOLVlPNhvUNcuDvzbbf5MOE+kU+4hoUvtF4vSyyGDRcuFFMkqiDn6mVuVA8Jrk8JymUSLbiPXJeCN",
+	"Q2U9eI2FJUNqztYm8bu6uJbjp9BI0pAHjaHvfih2rJcKpBrpG/rFY5VQvLXypvVSldsvvORAaWZgBTJ3",
+	"GmbCOEXx2ZGf2eFmgCzbgtlazaHb1cPFHcaj4Iy7t1Rh7/UUh+rEdxntmWz7J3aRT1rdjYX/yEIpCirt",
+	"TFHkbtr48P7D/wIAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -113,6 +113,8 @@ func Table() []Route {
 		{Method: "POST", Path: "/v2/dialer/lease", Service: Lead, Policy: Policy{Groups: owners, Scope: access.LeadsWrite}},
 		{Method: "POST", Path: "/v2/dialer/release", Service: Lead, Policy: Policy{Groups: owners, Scope: access.LeadsWrite}},
 		{Method: "POST", Path: "/v2/dialer/extend", Service: Lead, Policy: Policy{Groups: owners, Scope: access.LeadsWrite}},
+		{Method: "GET", Path: "/v2/dialer/pace/:orderId", Service: Lead, Policy: Policy{Groups: owners, Scope: access.LeadsRead}},
+		{Method: "GET", Path: "/v2/dialer/explain/:orderId", Service: Lead, Policy: Policy{Groups: owners, Scope: access.LeadsRead}},
 		{Method: "POST", Path: "/v2/dnc/create", Service: Lead, Policy: Policy{Groups: owners, Scope: access.DNCWrite}},
 		{Method: "POST", Path: "/v2/dnc/delete", Service: Lead, Policy: Policy{Groups: owners, Scope: access.DNCWrite}},
 		{Method: "GET", Path: "/v2/dnc", Service: Lead, Policy: Policy{Groups: owners, Scope: access.DNCWrite}},

@@ -79,7 +79,12 @@ func TestTableExtras(t *testing.T) {
 		assert.Equal(t, User, byKey[p].Service, p)
 		assert.True(t, byKey[p].Policy.FullKey, p)
 	}
+	for _, p := range []string{"GET /v2/dialer/pace/:orderId", "GET /v2/dialer/explain/:orderId"} {
+		assert.Equal(t, access.LeadsRead, byKey[p].Policy.Scope, p)
+		assert.Equal(t, byKey["POST /v2/dialer/lease"].Policy.Groups, byKey[p].Policy.Groups, p)
+	}
 	for _, p := range []string{"POST /v2/dialer/lease", "POST /v2/dialer/release", "POST /v2/dialer/extend",
+		"GET /v2/dialer/pace/:orderId", "GET /v2/dialer/explain/:orderId",
 		"POST /v2/dnc/create", "POST /v2/dnc/delete", "GET /v2/dnc", "GET /v2/dnc/check"} {
 		assert.Equal(t, Lead, byKey[p].Service, p)
 	}
@@ -101,7 +106,7 @@ func TestTableExtras(t *testing.T) {
 		assert.Equal(t, Webhook, byKey[p].Service, p)
 		assert.Equal(t, access.WebhooksWrite, byKey[p].Policy.Scope, p)
 	}
-	assert.Len(t, Table(), 23+8+7+3+8+2)
+	assert.Len(t, Table(), 23+8+9+3+8+2)
 }
 
 // Every route names its groups; none is open to a group that does not exist.

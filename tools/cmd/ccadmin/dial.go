@@ -146,9 +146,34 @@ func dialCommand(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(e.stdout, "summary:", strings.TrimSpace(tally.line(time.Since(start))))
 	if tally.leased == 0 {
-		fmt.Fprintf(e.stderr, "no lead of order %d was due: outside its calling window, not auto-dialing, or every lead planned later\n", *orderID)
+		fmt.Fprintf(e.stderr, "no lead of order %d was due\n", *orderID)
+		var why ccapi.DialerExplainResult
+		if err := leads.Do(ctx, http.MethodGet, fmt.Sprintf("/v2/dialer/explain/%d", *orderID), nil, &why.Data); err != nil {
+			return fmt.Errorf("explain order %d: %w", *orderID, err)
+		}
+		fmt.Fprint(e.stderr, explanation(why))
 	}
 	return nil
+}
+
+// explanation writes why an order's leads were not due, one line per reason that holds any.
+func explanation(why ccapi.DialerExplainResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "leads not due: %d, due: %d\n", why.Data.NotDue, why.Data.Due)
+	for _, r := range why.Data.Reasons {
+		if r.Count == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "  %-14s %d", r.Reason, r.Count)
+		if r.NextWindowAt != nil {
+			fmt.Fprintf(&b, " (next window opens %s)", r.NextWindowAt.UTC().Format(time.RFC3339))
+		}
+		if r.EarliestPlannedAt != nil {
+			fmt.Fprintf(&b, " (earliest planned %s)", r.EarliestPlannedAt.UTC().Format(time.RFC3339))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // anAdmin is an active admin's id: dial's leases and import's uploads act on their behalf.
@@ -180,7 +205,7 @@ func (d *dialer) run(ctx, runCtx context.Context) error {
 	for runCtx.Err() == nil {
 		var lease ccapi.LeaseResult
 		err := d.leads.Do(runCtx, http.MethodPost, "/v2/dialer/lease",
-			ccapi.LeaseRequest{OrderId: int(d.order), Limit: dialBatch, LeaseSeconds: new(dialLease), DialerId: d.id}, &lease.Data)
+			ccapi.LeaseRequest{OrderId: int(d.order), Limit: new(dialBatch), LeaseSeconds: new(dialLease), DialerId: d.id}, &lease.Data)
 		if runCtx.Err() != nil {
 			return nil
 		}
@@ -248,6 +273,10 @@ func dialedCall(r *rand.Rand, now time.Time, lead simLead, agentID, endpointID i
 	if ev.AnsweredAt != nil {
 		a := ev.AnsweredAt.Add(shift)
 		ev.AnsweredAt = &a
+	}
+	if ev.AgentConnectedAt != nil {
+		a := ev.AgentConnectedAt.Add(shift)
+		ev.AgentConnectedAt = &a
 	}
 	ev.Direction = telephony.DirectionOutgoing
 	return ev

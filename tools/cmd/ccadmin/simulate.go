@@ -253,6 +253,10 @@ func simulatedCall(r *rand.Rand, now time.Time, lead simLead, agentID, endpointI
 	if o.answered {
 		answered := started.Add(ring)
 		ev.AnsweredAt = &answered
+		if o.code == telephony.StatusAnswered {
+			// An agent is put through at once; an abandoned call is one no agent took.
+			ev.AgentConnectedAt = &answered
+		}
 	}
 	switch o.finishedBy {
 	case "-":

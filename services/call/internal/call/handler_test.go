@@ -73,7 +73,7 @@ func TestListFilters(t *testing.T) {
 	lead1, lead2 := servicetest.LeadID(), servicetest.LeadID()
 	e1 := servicetest.Event(lead1, base)
 	e2 := servicetest.Event(lead1, base.Add(time.Hour))
-	e2.UserID, e2.StatusCode, e2.AnsweredAt, e2.HasRecords = 6, telephony.StatusNoAnswer, nil, false
+	e2.UserID, e2.StatusCode, e2.AnsweredAt, e2.AgentConnectedAt, e2.HasRecords = 6, telephony.StatusNoAnswer, nil, nil, false
 	e3 := servicetest.Event(lead2, base.Add(2*time.Hour))
 	e3.OrderID = e1.OrderID
 	e3.StatusCode = telephony.StatusBusy

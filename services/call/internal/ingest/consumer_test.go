@@ -147,6 +147,7 @@ func TestStoresEachCallOnceAndAnnouncesIt(t *testing.T) {
 	first := servicetest.Event(lead, base)
 	second := servicetest.Event(lead, base.Add(time.Minute))
 	second.StatusCode, second.AnsweredAt, second.FinishInitiator, second.HasRecords = telephony.StatusNoAnswer, nil, nil, false
+	second.AgentConnectedAt = nil
 	again := first
 	again.EventID = uuid.NewString() // the platform reports the same call again, as a new message
 
@@ -179,13 +180,38 @@ func TestStoresEachCallOnceAndAnnouncesIt(t *testing.T) {
 	assert.Equal(t, c.FinishedEventID, f.EventID)
 	assert.Equal(t, ingest.Finished{EventID: c.FinishedEventID, Type: "call.finished", OccurredAt: "2026-11-21T10:01:47+00:00",
 		CallID: c.ID, LeadID: lead, OrderID: first.OrderID, UserID: first.UserID, StatusID: 1, StatusCode: "answered",
-		EndedAt: "2026-11-21T10:01:47+00:00", Data: f.Data}, f)
+		EndedAt: "2026-11-21T10:01:47+00:00", AnsweredAt: ptr("2026-11-21T10:00:12+00:00"),
+		AgentConnectedAt: ptr("2026-11-21T10:00:13+00:00"), Data: f.Data}, f)
 	assert.Equal(t, c.ID, f.Data.ID, "data is the call as the API returns it")
 	assert.Equal(t, []int{107, 12, 95}, []int{f.Data.TotalDurationSeconds, f.Data.WaitTimeDurationSeconds, f.Data.TalkTimeDurationSeconds})
 	assert.Equal(t, strings.TrimPrefix(first.ClientPhone, "+"), f.Data.ClientPhone)
 	assert.Equal(t, "2026-11-21T10:00:00+00:00", f.Data.CreatedAt)
 	assert.Equal(t, "no_answer", byCall[calls[1].ID].StatusCode)
 	assert.Equal(t, int64(2), byCall[calls[1].ID].StatusID)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// An answered call no agent took is stored and announced as abandoned, with its null agentConnectedAt.
+func TestAnAnsweredCallWithoutAnAgentIsStoredAsAbandoned(t *testing.T) {
+	r := startConsumer(t, env.DB)
+	b := servicetest.Dial(t, env.AMQPURL, mq.WorkQueue(r.queue))
+	finished := finishedOf(t, b)
+	lead := servicetest.LeadID()
+	ev := servicetest.Event(lead, base)
+	ev.AgentConnectedAt = nil
+	b.PublishEvent(t, r.queue, ev)
+	servicetest.Eventually(t, 15*time.Second, func() bool { return len(finished(lead)) >= 1 }, "call.finished received")
+	calls := callsOf(t, lead)
+	require.Len(t, calls, 1)
+	assert.Equal(t, int64(9), calls[0].StatusID, "stored as abandoned")
+	f := finished(lead)[0]
+	assert.Equal(t, "abandoned", f.StatusCode)
+	assert.Equal(t, ptr("2026-11-21T10:00:12+00:00"), f.AnsweredAt)
+	assert.Nil(t, f.AgentConnectedAt)
+	var stored *time.Time
+	require.NoError(t, env.DB.Get(&stored, `SELECT agent_connected_at FROM calls WHERE id = $1`, calls[0].ID))
+	assert.Nil(t, stored)
 }
 
 func delivery(t *testing.T, ev any) mq.Delivery {

@@ -33,7 +33,9 @@ type NewCall struct {
 	HasRecords   bool
 	StartedAt    time.Time
 	AnsweredAt   *time.Time
-	EndedAt      time.Time
+	// AgentConnectedAt is when an agent took the answered call (nil: none did).
+	AgentConnectedAt *time.Time
+	EndedAt          time.Time
 	// Durations in whole seconds, derived from the three instants (docs/events.md).
 	TotalSeconds int
 	WaitSeconds  int
@@ -129,6 +131,9 @@ func FromEvent(e telephony.CallEvent, now time.Time) (NewCall, error) {
 		return NewCall{}, err
 	}
 	c.TotalSeconds, c.WaitSeconds, c.TalkSeconds = Durations(c.StartedAt, c.AnsweredAt, c.EndedAt)
+	if Abandoned(c) {
+		c.StatusCode = telephony.StatusAbandoned
+	}
 	return c, nil
 }
 
@@ -179,6 +184,33 @@ func checkTimes(fe apperr.FieldErrors, e telephony.CallEvent, now time.Time, c *
 		a := e.AnsweredAt.UTC()
 		c.AnsweredAt = &a
 	}
+	if e.AgentConnectedAt != nil {
+		switch at := e.AgentConnectedAt.UTC(); {
+		case !apitime.InRange(at):
+			fe.Add("agentConnectedAt", apitime.RangeRule)
+		case c.AnsweredAt == nil:
+			fe.Add("agentConnectedAt", "must be null when answeredAt is null: nobody answered")
+		case at.Before(*c.AnsweredAt) || at.After(c.EndedAt):
+			fe.Add("agentConnectedAt", "must be between answeredAt and endedAt")
+		default:
+			c.AgentConnectedAt = &at
+		}
+	}
+}
+
+// AbandonGrace is how long after a person answers an agent may be put through before the call
+// counts as abandoned (the caller heard silence or a hold message instead of an agent).
+const AbandonGrace = 2 * time.Second
+
+// Abandoned reports whether a call the platform reports as answered by a person (status answered;
+// a voicemail is a machine) was dropped for want of an agent: no agent was connected, or one was
+// only more than AbandonGrace after the answer. Such a call is stored with the status abandoned.
+// Only outgoing calls are dialed by the platform's dialers; an incoming call waits in a queue.
+func Abandoned(c NewCall) bool {
+	if c.Direction != telephony.DirectionOutgoing || c.StatusCode != telephony.StatusAnswered || c.AnsweredAt == nil {
+		return false
+	}
+	return c.AgentConnectedAt == nil || c.AgentConnectedAt.Sub(*c.AnsweredAt) > AbandonGrace
 }
 
 // Durations are the call's total, waiting and talk time in whole seconds. The instants are cut to

@@ -17,13 +17,46 @@ var t0 = time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 
 func validEvent() telephony.CallEvent {
 	answered := t0.Add(12 * time.Second)
+	connected := answered.Add(time.Second)
 	client := telephony.FinishedByClient
 	return telephony.CallEvent{
 		EventID: "e-1", PlatformCallID: "pc-1", LeadID: 10, OrderID: 2, UserID: 5, SipEndpointID: 3,
 		Direction: telephony.DirectionOutgoing, StatusCode: telephony.StatusAnswered,
 		FinishInitiator: &client, ClientPhone: "+79991234567",
-		StartedAt: t0, AnsweredAt: &answered, EndedAt: answered.Add(95 * time.Second),
+		StartedAt: t0, AnsweredAt: &answered, AgentConnectedAt: &connected, EndedAt: answered.Add(95 * time.Second),
 		HasRecords: true, IsPredictive: true,
+	}
+}
+
+func TestAbandonedIsDerivedFromTheAgentConnection(t *testing.T) {
+	at := func(d time.Duration) *time.Time {
+		x := t0.Add(12*time.Second + d)
+		return &x
+	}
+	cases := map[string]struct {
+		change func(*telephony.CallEvent)
+		want   string
+	}{
+		"agent within 1 s":     {func(e *telephony.CallEvent) {}, telephony.StatusAnswered},
+		"agent at exactly 2 s": {func(e *telephony.CallEvent) { e.AgentConnectedAt = at(2 * time.Second) }, telephony.StatusAnswered},
+		"agent after 2.5 s":    {func(e *telephony.CallEvent) { e.AgentConnectedAt = at(2500 * time.Millisecond) }, telephony.StatusAbandoned},
+		"no agent":             {func(e *telephony.CallEvent) { e.AgentConnectedAt = nil }, telephony.StatusAbandoned},
+		"voicemail, no agent":  {func(e *telephony.CallEvent) { e.StatusCode, e.AgentConnectedAt = telephony.StatusVoicemail, nil }, telephony.StatusVoicemail},
+		"nobody answered": {func(e *telephony.CallEvent) {
+			e.StatusCode, e.AnsweredAt, e.AgentConnectedAt = telephony.StatusNoAnswer, nil, nil
+		}, telephony.StatusNoAnswer},
+		"incoming call, no agent": {func(e *telephony.CallEvent) {
+			e.Direction, e.IsPredictive, e.AgentConnectedAt = telephony.DirectionIncoming, false, nil
+		}, telephony.StatusAnswered},
+		"reported abandoned": {func(e *telephony.CallEvent) { e.StatusCode, e.AgentConnectedAt = telephony.StatusAbandoned, nil }, telephony.StatusAbandoned},
+	}
+	for name, tc := range cases {
+		e := validEvent()
+		tc.change(&e)
+		c, err := FromEvent(e, time.Now())
+		require.NoError(t, err, name)
+		assert.Equal(t, tc.want, c.StatusCode, name)
+		assert.Equal(t, e.AgentConnectedAt, c.AgentConnectedAt, name)
 	}
 }
 
@@ -83,8 +116,17 @@ func TestFromEventRules(t *testing.T) {
 		}, "answeredAt"},
 		"answered after end": {func(e *telephony.CallEvent) {
 			a := e.EndedAt.Add(time.Second)
-			e.AnsweredAt = &a
+			e.AnsweredAt, e.AgentConnectedAt = &a, nil
 		}, "answeredAt"},
+		"agent before the answer": {func(e *telephony.CallEvent) {
+			a := t0.Add(time.Second)
+			e.AgentConnectedAt = &a
+		}, "agentConnectedAt"},
+		"agent after the end": {func(e *telephony.CallEvent) {
+			a := e.EndedAt.Add(time.Second)
+			e.AgentConnectedAt = &a
+		}, "agentConnectedAt"},
+		"agent without an answer": {func(e *telephony.CallEvent) { e.AnsweredAt = nil }, "agentConnectedAt"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -182,7 +224,7 @@ func TestACallEndingInTheFutureIsInvalid(t *testing.T) {
 	now := t0.Add(time.Hour)
 	e := validEvent()
 	e.StartedAt = now.Add(MaxClockSkew - 2*time.Minute)
-	e.AnsweredAt = nil
+	e.AnsweredAt, e.AgentConnectedAt = nil, nil
 	e.EndedAt = now.Add(MaxClockSkew)
 	_, err := FromEvent(e, now)
 	require.NoError(t, err, "a clock up to MaxClockSkew ahead is tolerated")

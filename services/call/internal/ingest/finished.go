@@ -19,10 +19,12 @@ const (
 // Pending is a stored call whose call.finished the broker has not confirmed yet.
 type Pending struct {
 	call.Record
-	PlatformCallID  string    `db:"platform_call_id"`
-	StatusCode      string    `db:"status_code"`
-	EndedAt         time.Time `db:"ended_at"`
-	FinishedEventID uuid.UUID `db:"finished_event_id"`
+	PlatformCallID   string     `db:"platform_call_id"`
+	StatusCode       string     `db:"status_code"`
+	EndedAt          time.Time  `db:"ended_at"`
+	FinishedEventID  uuid.UUID  `db:"finished_event_id"`
+	AnsweredAt       *time.Time `db:"answered_at"`
+	AgentConnectedAt *time.Time `db:"agent_connected_at"`
 }
 
 // Finished is the body of call.finished (docs/events.md).
@@ -37,6 +39,10 @@ type Finished struct {
 	StatusID   int64  `json:"statusId"`
 	StatusCode string `json:"statusCode"`
 	EndedAt    string `json:"endedAt"`
+	// AnsweredAt is when someone picked up, AgentConnectedAt when an agent was put through (null:
+	// nobody, no agent): the lead service counts answered and abandoned calls from them.
+	AnsweredAt       *string `json:"answeredAt"`
+	AgentConnectedAt *string `json:"agentConnectedAt"`
 	// Data is the call as the API returns it (GET /v2/call/detail/{id}), for consumers that
 	// forward the event outside (webhooks).
 	Data call.Call `json:"data"`
@@ -47,16 +53,18 @@ type Finished struct {
 func FinishedOf(p Pending) Finished {
 	ended := apitime.String(p.EndedAt)
 	return Finished{
-		EventID:    p.FinishedEventID.String(),
-		Type:       FinishedType,
-		OccurredAt: ended,
-		CallID:     p.ID,
-		LeadID:     p.LeadID,
-		OrderID:    p.OrderID,
-		UserID:     p.UserID,
-		StatusID:   p.StatusID,
-		StatusCode: p.StatusCode,
-		EndedAt:    ended,
-		Data:       call.ViewOf(p.Record),
+		EventID:          p.FinishedEventID.String(),
+		Type:             FinishedType,
+		OccurredAt:       ended,
+		CallID:           p.ID,
+		LeadID:           p.LeadID,
+		OrderID:          p.OrderID,
+		UserID:           p.UserID,
+		StatusID:         p.StatusID,
+		StatusCode:       p.StatusCode,
+		EndedAt:          ended,
+		AnsweredAt:       apitime.StringOrNull(p.AnsweredAt),
+		AgentConnectedAt: apitime.StringOrNull(p.AgentConnectedAt),
+		Data:             call.ViewOf(p.Record),
 	}
 }

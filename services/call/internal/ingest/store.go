@@ -59,6 +59,7 @@ type row struct {
 	HasRecords      bool       `json:"has_records"`
 	StartedAt       time.Time  `json:"started_at"`
 	AnsweredAt      *time.Time `json:"answered_at"`
+	AgentConnected  *time.Time `json:"agent_connected_at"`
 	EndedAt         time.Time  `json:"ended_at"`
 	TotalSeconds    int        `json:"total_duration_seconds"`
 	WaitSeconds     int        `json:"wait_time_duration_seconds"`
@@ -75,20 +76,23 @@ func (s *Store) Save(ctx context.Context, calls []Resolved) ([]Pending, error) {
 		insert = `
 INSERT INTO calls (platform_call_id, lead_id, order_id, user_id, sip_endpoint_id, status_id, direction,
 	finish_initiator, client_phone, is_predictive, has_records, started_at, answered_at, ended_at,
-	total_duration_seconds, wait_time_duration_seconds, talk_time_duration_seconds, created_at, source_event_id)
+	total_duration_seconds, wait_time_duration_seconds, talk_time_duration_seconds, created_at, source_event_id,
+	agent_connected_at)
 SELECT platform_call_id, lead_id, order_id, user_id, sip_endpoint_id, status_id, direction,
 	finish_initiator, client_phone, is_predictive, has_records, started_at, answered_at, ended_at,
-	total_duration_seconds, wait_time_duration_seconds, talk_time_duration_seconds, started_at, source_event_id
+	total_duration_seconds, wait_time_duration_seconds, talk_time_duration_seconds, started_at, source_event_id,
+	agent_connected_at
 FROM jsonb_to_recordset($1::jsonb) AS x(platform_call_id text, lead_id bigint, order_id bigint, user_id bigint,
 	sip_endpoint_id bigint, status_id integer, direction text, finish_initiator text, client_phone text,
 	is_predictive boolean, has_records boolean, started_at timestamptz, answered_at timestamptz,
 	ended_at timestamptz, total_duration_seconds integer, wait_time_duration_seconds integer,
-	talk_time_duration_seconds integer, source_event_id text)
+	talk_time_duration_seconds integer, source_event_id text, agent_connected_at timestamptz)
 ON CONFLICT (platform_call_id) DO NOTHING`
 		unpublished = `
 SELECT c.id, c.sip_endpoint_id, c.finish_initiator, c.direction, c.lead_id, c.user_id, c.order_id, c.status_id,
 	c.total_duration_seconds, c.wait_time_duration_seconds, c.talk_time_duration_seconds, c.is_predictive,
-	c.client_phone, c.has_records, c.created_at, c.platform_call_id, s.code AS status_code, c.ended_at, c.finished_event_id
+	c.client_phone, c.has_records, c.created_at, c.platform_call_id, s.code AS status_code, c.ended_at, c.finished_event_id,
+	c.answered_at, c.agent_connected_at
 FROM calls c JOIN call_statuses s ON s.id = c.status_id
 WHERE c.platform_call_id = ANY($1) AND c.finished_published_at IS NULL
 ORDER BY c.id`
@@ -100,7 +104,8 @@ ORDER BY c.id`
 			PlatformCallID: c.PlatformCallID, LeadID: c.LeadID, OrderID: c.OrderID, UserID: c.UserID,
 			SipEndpointID: c.SipEndpointID, StatusID: c.StatusID, Direction: c.Direction,
 			FinishInitiator: c.FinishInitiator, ClientPhone: c.ClientPhone, IsPredictive: c.IsPredictive,
-			HasRecords: c.HasRecords, StartedAt: c.StartedAt, AnsweredAt: c.AnsweredAt, EndedAt: c.EndedAt,
+			HasRecords: c.HasRecords, StartedAt: c.StartedAt, AnsweredAt: c.AnsweredAt, AgentConnected: c.AgentConnectedAt,
+			EndedAt:      c.EndedAt,
 			TotalSeconds: c.TotalSeconds, WaitSeconds: c.WaitSeconds, TalkSeconds: c.TalkSeconds,
 			SourceEventID: c.EventID,
 		}

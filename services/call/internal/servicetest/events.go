@@ -19,22 +19,24 @@ func LeadID() int64 { return 1_000_000 + nextLead.Add(1) }
 // Event is a valid answered outgoing call of lead, started at started, with its own ids.
 func Event(lead int64, started time.Time) telephony.CallEvent {
 	answered := started.Add(12 * time.Second)
+	connected := answered.Add(time.Second)
 	agent := telephony.FinishedByAgent
 	return telephony.CallEvent{
-		EventID:         uuid.NewString(),
-		PlatformCallID:  "pc-" + uuid.NewString(),
-		LeadID:          lead,
-		OrderID:         lead%1000 + 1,
-		UserID:          5,
-		SipEndpointID:   3,
-		Direction:       telephony.DirectionOutgoing,
-		StatusCode:      telephony.StatusAnswered,
-		FinishInitiator: &agent,
-		ClientPhone:     fmt.Sprintf("+7999%07d", lead%10_000_000),
-		StartedAt:       started.UTC(),
-		AnsweredAt:      &answered,
-		EndedAt:         answered.Add(95 * time.Second),
-		HasRecords:      true,
-		IsPredictive:    false,
+		EventID:          uuid.NewString(),
+		PlatformCallID:   "pc-" + uuid.NewString(),
+		LeadID:           lead,
+		OrderID:          lead%1000 + 1,
+		UserID:           5,
+		SipEndpointID:    3,
+		Direction:        telephony.DirectionOutgoing,
+		StatusCode:       telephony.StatusAnswered,
+		FinishInitiator:  &agent,
+		ClientPhone:      fmt.Sprintf("+7999%07d", lead%10_000_000),
+		StartedAt:        started.UTC(),
+		AnsweredAt:       &answered,
+		AgentConnectedAt: &connected,
+		EndedAt:          answered.Add(95 * time.Second),
+		HasRecords:       true,
+		IsPredictive:     false,
 	}
 }

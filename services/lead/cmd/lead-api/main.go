@@ -16,6 +16,7 @@ import (
 	"ccplatform/pkg/idempotency"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
+	"ccplatform/services/lead/internal/agents"
 	"ccplatform/services/lead/internal/asynccreate"
 	"ccplatform/services/lead/internal/clock"
 	"ccplatform/services/lead/internal/diag"
@@ -32,6 +33,8 @@ import (
 type Config struct {
 	wiring.Settings
 	HTTPAddr string `env:"HTTP_ADDR" envDefault:"127.0.0.1:8083"`
+	// UserURL is where the paced lease asks which agents are available.
+	UserURL string `env:"USER_URL" envDefault:"http://127.0.0.1:8081"`
 	// JobIDSecret signs job ids; every lead-api replica must share it. Default: derived from
 	// INTERNAL_TOKEN, which they share already.
 	JobIDSecret string `env:"JOB_ID_SECRET"`
@@ -92,7 +95,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	keys := idempotency.New(conn, log).CountReplays(o.Registry)
 	tasks.Background("idempotency purge", app.Every(func(ctx context.Context) { keys.PurgeEvery(ctx, time.Hour) }))
 	ids := asynccreate.NewIDs(jobSecret(cfg))
-	queue, dncList := wiring.Queue(conn, leads, dir, cat, now)
+	queue, dncList := wiring.Queue(conn, leads, dir, wiring.Agents(cfg.Settings, cfg.UserURL, agents.DefaultTTL), cat, now, o.Registry)
 	h := server.New(server.Deps{
 		API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken},
 		DB:  conn, Leads: leads, Catalog: cat,

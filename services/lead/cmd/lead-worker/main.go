@@ -88,7 +88,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	if err != nil {
 		return err
 	}
-	calls := callresult.NewConsumer(callresult.NewStore(conn, cat), dir, log)
+	results := callresult.NewStore(conn, cat)
+	calls := callresult.NewConsumer(results, dir, log)
 
 	jobs := asynccreate.NewWorker(conn, leads, log, cfg.BatchSize).Counting(asynccreate.NewStateCounter(o.Registry))
 	imported := imports.NewRunner(conn, leads, log, cfg.ImportChunk, cfg.ImportIdle).Counting(imports.NewRowCounter(o.Registry))
@@ -98,6 +99,9 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	// Stopped after the consumers and the import runners, so the events of their last batches go
 	// out before the publisher closes; what it leaves waits in the slot for the next relay to hold it.
 	tasks.Background("event relay", app.Every(relay.Run))
+	tasks.Background("dialing statistics purge", app.Every(func(ctx context.Context) {
+		results.PurgeStatsHourly(ctx, func(err error) { log.Warn("purge dialing statistics", zap.Error(err)) })
+	}))
 	tasks.Work("consumer "+callresult.Queue, func(ctx context.Context) error {
 		log.Info("consuming", zap.String("queue", callresult.Queue), zap.Int("workers", cfg.CallFinishedConcurrency))
 		return broker.Consume(ctx, mq.ConsumerConfig{

@@ -36,17 +36,28 @@ type Finished struct {
 	EndedAt time.Time
 	// UserID is the agent who handled the call (0 when the event does not say).
 	UserID int64
+	// Outgoing: dialed by the platform (the dialing statistics count only those).
+	Outgoing bool
+	// Answered: someone picked up (answeredAt set).
+	Answered bool
+	// TalkSeconds is the call's talk time (data.talkTimeDurationSeconds).
+	TalkSeconds int64
 }
 
 // message is the wire body (docs/events.md); members the rules do not need are not read.
 type message struct {
-	EventID    string `json:"eventId"`
-	CallID     int64  `json:"callId"`
-	LeadID     int64  `json:"leadId"`
-	OrderID    int64  `json:"orderId"`
-	StatusCode string `json:"statusCode"`
-	EndedAt    string `json:"endedAt"`
-	UserID     int64  `json:"userId"`
+	EventID    string  `json:"eventId"`
+	CallID     int64   `json:"callId"`
+	LeadID     int64   `json:"leadId"`
+	OrderID    int64   `json:"orderId"`
+	StatusCode string  `json:"statusCode"`
+	EndedAt    string  `json:"endedAt"`
+	UserID     int64   `json:"userId"`
+	AnsweredAt *string `json:"answeredAt"`
+	Data       struct {
+		Direction   string `json:"direction"`
+		TalkSeconds int64  `json:"talkTimeDurationSeconds"`
+	} `json:"data"`
 }
 
 // MaxClockSkew is how far past the worker's clock a call may say it ended; call-ingest refuses such
@@ -93,5 +104,7 @@ func Decode(body []byte, now time.Time) (Finished, error) {
 		return Finished{}, errors.New("invalid event: " + strings.Join(problems, "; "))
 	}
 	return Finished{EventID: m.EventID, CallID: m.CallID, LeadID: m.LeadID, OrderID: m.OrderID,
-		Outcome: m.StatusCode, EndedAt: ended.UTC(), UserID: max(m.UserID, 0)}, nil
+		Outcome: m.StatusCode, EndedAt: ended.UTC(), UserID: max(m.UserID, 0),
+		Outgoing: m.Data.Direction == "outgoing", Answered: m.AnsweredAt != nil || m.StatusCode == OutcomeAbandoned,
+		TalkSeconds: max(m.Data.TalkSeconds, 0)}, nil
 }

@@ -126,6 +126,8 @@ type Rules struct {
 	// Intervals are the waits after the 1st, 2nd, … call; empty when the order names no group.
 	Intervals            []time.Duration
 	ResetAttemptsEnabled bool
+	// DropLockout is how long an abandoned call keeps its number out of the queue (0: not at all).
+	DropLockout time.Duration
 }
 
 // Window is a day's calling hours in minutes from midnight, from Start (inclusive) to End
@@ -210,7 +212,8 @@ const HolidayLayout = "02.01.2006"
 // RulesOf reads the dialing rules of an order as the order service returns it. An error means the
 // answer breaks the order service's own rules.
 func RulesOf(o orders.Order) (Rules, error) {
-	r := Rules{IgnoreLeadTimezone: o.IgnoreLeadTimezone, Holidays: make(map[Date]bool, len(o.CallHolidayOverrides))}
+	r := Rules{IgnoreLeadTimezone: o.IgnoreLeadTimezone, Holidays: make(map[Date]bool, len(o.CallHolidayOverrides)),
+		DropLockout: time.Duration(max(o.DropLockoutHours, 0)) * time.Hour}
 	var errs []error
 	if len(o.CallSchedule) > len(r.Week) {
 		errs = append(errs, fmt.Errorf("callSchedule: %d days", len(o.CallSchedule)))

@@ -91,6 +91,9 @@ type leadUpdate struct {
 	// EndLease gives the lead back from the dialer that leased it (internal/dialer): its call is
 	// over, and the rules have set when it is due again.
 	EndLease bool `json:"end_lease"`
+	// LockoutUntil keeps an abandoned number out of the queue (nil: no new lockout; a later
+	// lockout already set is kept).
+	LockoutUntil *time.Time `json:"lockout_until"`
 }
 
 // Apply handles items in one transaction and returns one Result per item, in order. The leads
@@ -122,6 +125,8 @@ func (s *Store) Apply(ctx context.Context, items []Item) ([]Result, error) {
 		// changed maps each updated lead to whether a call of its ended its lease (a late call,
 		// older than one already applied, leaves the current lease alone).
 		changed := map[int64]bool{}
+		lockouts := map[int64]time.Time{}
+		var applied []Finished
 		// Calls of one lead within the batch are applied in the order they ended.
 		order := make([]int, len(items))
 		for i := range order {
@@ -150,6 +155,10 @@ func (s *Store) Apply(ctx context.Context, items []Item) ([]Result, error) {
 				ch := applyTo(l, ev, it.Rules, statuses, byCode, now)
 				results[i] = Result{Kind: Applied, Change: ch}
 				changed[l.ID] = changed[l.ID] || !ch.Late
+				applied = append(applied, ev)
+				if until, ok := LockoutUntil(ev, it.Rules); ok && until.After(lockouts[l.ID]) {
+					lockouts[l.ID] = until
+				}
 			}
 			rec := record{EventID: ev.EventID, CallID: ev.CallID, LeadID: ev.LeadID, OrderID: ev.OrderID, Outcome: results[i].Kind,
 				EndedAt: &ev.EndedAt}
@@ -164,10 +173,17 @@ func (s *Store) Apply(ctx context.Context, items []Item) ([]Result, error) {
 		var updates []leadUpdate
 		for id, endLease := range changed {
 			l := leads[id]
-			updates = append(updates, leadUpdate{ID: l.ID, Attempts: l.Attempts, StatusID: l.StatusID,
-				PlanningCallAt: l.PlanningCallAt, LastCallEndedAt: l.LastCallEndedAt, EndLease: endLease})
+			u := leadUpdate{ID: l.ID, Attempts: l.Attempts, StatusID: l.StatusID,
+				PlanningCallAt: l.PlanningCallAt, LastCallEndedAt: l.LastCallEndedAt, EndLease: endLease}
+			if until, ok := lockouts[id]; ok {
+				u.LockoutUntil = &until
+			}
+			updates = append(updates, u)
 		}
 		if err := updateLeads(ctx, tx, updates); err != nil {
+			return err
+		}
+		if err := recordStats(ctx, tx, applied); err != nil {
 			return err
 		}
 		if err := lead.RecordStatusChanges(ctx, tx, statusChanges(before, leads)); err != nil {
@@ -287,9 +303,10 @@ func updateLeads(ctx context.Context, tx *sqlx.Tx, updates []leadUpdate) error {
 UPDATE leads l SET attempts = v.attempts, status_id = v.status_id, planning_call_at = v.planning_call_at,
     last_call_ended_at = v.last_call_ended_at, updated_at = now(),
     lease_id = CASE WHEN v.end_lease THEN NULL ELSE l.lease_id END,
-    leased_until = CASE WHEN v.end_lease THEN NULL ELSE l.leased_until END
+    leased_until = CASE WHEN v.end_lease THEN NULL ELSE l.leased_until END,
+    lockout_until = GREATEST(l.lockout_until, v.lockout_until)
 FROM jsonb_to_recordset($1::jsonb) AS v(id bigint, attempts int, status_id int, planning_call_at timestamptz, last_call_ended_at timestamptz,
-    end_lease boolean)
+    end_lease boolean, lockout_until timestamptz)
 WHERE l.id = v.id`
 	if len(updates) == 0 {
 		return nil

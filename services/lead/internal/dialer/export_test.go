@@ -1,4 +1,4 @@
 package dialer
 
 // LeaseDue is the lease statement, for the test that reads its plan.
-const LeaseDue = leaseDue
+var LeaseDue = leaseDue

@@ -23,6 +23,24 @@ func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
 	r.POST("/v2/dialer/lease", idempotent, web.Handle(h.lease))
 	r.POST("/v2/dialer/release", idempotent, web.Handle(h.release))
 	r.POST("/v2/dialer/extend", web.Handle(h.extend))
+	r.GET("/v2/dialer/pace/:orderId", web.Handle(h.pace))
+	r.GET("/v2/dialer/explain/:orderId", web.Handle(h.explain))
+}
+
+func (h *Handler) pace(c *gin.Context) (any, error) {
+	id, err := web.PathID(c, "orderId")
+	if err != nil {
+		return nil, err
+	}
+	return h.svc.Pace(c.Request.Context(), identity.Of(c), id)
+}
+
+func (h *Handler) explain(c *gin.Context) (any, error) {
+	id, err := web.PathID(c, "orderId")
+	if err != nil {
+		return nil, err
+	}
+	return h.svc.Explain(c.Request.Context(), identity.Of(c), id)
 }
 
 func (h *Handler) lease(c *gin.Context) (any, error) {

@@ -308,6 +308,30 @@ func TestTheCallOfALeasedLeadEndsItsLease(t *testing.T) {
 	assert.Equal(t, []int64{id}, lease(t, o, 1).ids())
 }
 
+// An abandoned call locks its number out for the order's dropLockoutHours: the lease skips the
+// lead until then, and hands it out after.
+func TestADropLockoutKeepsTheLeadOutOfTheLease(t *testing.T) {
+	env.SetNow(monday)
+	defer env.SetNow(time.Time{})
+	o := newOrder(t, func(o *orders.Order) { o.DropLockoutHours = 72 })
+	id := insert(t, o, row{offset: offset(3)})
+	require.Equal(t, []int64{id}, lease(t, o, 1).ids())
+	rules, err := callresult.RulesOf(o)
+	require.NoError(t, err)
+	_, err = callresult.NewStore(env.DB, env.Catalog).Apply(context.Background(), []callresult.Item{{Rules: rules,
+		Event: callresult.Finished{EventID: uuid.NewString(), CallID: 910000 + id, LeadID: id, OrderID: o.ID,
+			Outcome: callresult.OutcomeAbandoned, EndedAt: monday.Add(-time.Hour), Outgoing: true, Answered: true}}})
+	require.NoError(t, err)
+	// The abandoned call plans the next call after the first interval (30 minutes).
+	env.SetNow(monday.Add(time.Hour))
+	assert.Empty(t, lease(t, o, 1).List, "locked out until Thursday 11:00")
+	thursday := monday.Add(71 * time.Hour) // 11:00 UTC, 14:00 at +3
+	env.SetNow(thursday.Add(-time.Second))
+	assert.Empty(t, lease(t, o, 1).List, "a second before the lockout ends")
+	env.SetNow(thursday)
+	assert.Equal(t, []int64{id}, lease(t, o, 1).ids(), "the lockout is over")
+}
+
 func TestEightLeasersHandOutTenThousandLeadsExactlyOnce(t *testing.T) {
 	env.SetNow(monday)
 	defer env.SetNow(time.Time{})

@@ -39,7 +39,9 @@ type LeaseInput struct {
 
 // LeaseRequest is a checked lease.
 type LeaseRequest struct {
-	OrderID  int64
+	OrderID int64
+	// Paced: no limit was sent, the platform decides how many leads to hand out (Limit is 0).
+	Paced    bool
 	Limit    int
 	Lease    time.Duration
 	DialerID string
@@ -57,8 +59,10 @@ func (in LeaseInput) Check(fe apperr.FieldErrors) LeaseRequest {
 		r.OrderID = in.OrderID.V
 	}
 	switch {
-	case !in.Limit.Present():
-		fe.Add("limit", "is required")
+	case !in.Limit.Set:
+		r.Paced = true
+	case in.Limit.Null:
+		fe.Addf("limit", "must be an integer from 1 to %d, or left out for a paced lease", MaxLimit)
 	case in.Limit.V < 1 || in.Limit.V > MaxLimit:
 		fe.Addf("limit", "must be an integer from 1 to %d", MaxLimit)
 	default:

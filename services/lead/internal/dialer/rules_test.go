@@ -21,7 +21,16 @@ func TestLeaseInputRules(t *testing.T) {
 
 	fe = apperr.FieldErrors{}
 	LeaseInput{}.Check(fe)
-	assert.Equal(t, apperr.FieldErrors{"orderId": "is required", "limit": "is required", "dialerId": "is required"}, fe)
+	assert.Equal(t, apperr.FieldErrors{"orderId": "is required", "dialerId": "is required"}, fe, "no limit: a paced lease")
+
+	fe = apperr.FieldErrors{}
+	r = LeaseInput{OrderID: optional.Of[int64](3), DialerID: optional.Of("d")}.Check(fe)
+	require.Empty(t, fe)
+	assert.Equal(t, LeaseRequest{OrderID: 3, Paced: true, Lease: 120 * time.Second, DialerID: "d"}, r)
+
+	fe = apperr.FieldErrors{}
+	LeaseInput{OrderID: optional.Of[int64](3), Limit: optional.Null[int64](), DialerID: optional.Of("d")}.Check(fe)
+	assert.Equal(t, apperr.FieldErrors{"limit": "must be an integer from 1 to 100, or left out for a paced lease"}, fe)
 
 	fe = apperr.FieldErrors{}
 	long := string(make([]byte, 65))

@@ -9,6 +9,7 @@ import (
 	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/identity"
+	"ccplatform/services/lead/internal/agents"
 	"ccplatform/services/lead/internal/callresult"
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/lead"
@@ -21,14 +22,23 @@ import (
 type Service struct {
 	store    *Store
 	orders   *orders.Directory
+	agents   *agents.Directory
 	statuses *catalog.Store
 	now      func() time.Time
+	metrics  *Metrics
 }
 
-// NewService leases through store, reads orders (with their rules and scopes) through dir and the
-// status categories from statuses; now is the queue's clock (time.Now but in tests).
-func NewService(store *Store, dir *orders.Directory, statuses *catalog.Store, now func() time.Time) *Service {
-	return &Service{store: store, orders: dir, statuses: statuses, now: now}
+// WithMetrics records every pacing decision in m.
+func (s *Service) WithMetrics(m *Metrics) *Service {
+	s.metrics = m
+	return s
+}
+
+// NewService leases through store, reads orders (with their rules and scopes) through dir, the
+// orders' agents and their states through staff, and the status categories from statuses; now is
+// the queue's clock (time.Now but in tests).
+func NewService(store *Store, dir *orders.Directory, staff *agents.Directory, statuses *catalog.Store, now func() time.Time) *Service {
+	return &Service{store: store, orders: dir, agents: staff, statuses: statuses, now: now}
 }
 
 // Lease is what a lease call answers: the lease (empty when nothing was due) and its leads.
@@ -36,6 +46,10 @@ type Lease struct {
 	ID        *string      `json:"leaseId"`
 	ExpiresAt *string      `json:"leaseExpiresAt"`
 	List      []LeasedView `json:"list"`
+	// DialLevel and RetryAfterMs answer a paced lease (null for an explicit limit): the pacer's
+	// level and when to ask again.
+	DialLevel    *float64 `json:"dialLevel"`
+	RetryAfterMs *int64   `json:"retryAfterMs"`
 }
 
 // LeasedView is a leased lead on the wire.
@@ -78,6 +92,11 @@ func (s *Service) Lease(ctx context.Context, caller identity.Caller, r LeaseRequ
 	if err != nil {
 		return Lease{}, err
 	}
+	if r.Paced {
+		// Nothing to pace: ask again after the pacer's usual interval.
+		level, retry := 0.0, int64(time.Second/time.Millisecond)
+		empty.DialLevel, empty.RetryAfterMs = &level, &retry
+	}
 	if !o.AutoDialingEnabled {
 		return empty, nil
 	}
@@ -90,29 +109,32 @@ func (s *Service) Lease(ctx context.Context, caller identity.Caller, r LeaseRequ
 	if zones.None() {
 		return empty, nil
 	}
-	if o.QualifiedLeadsPerDayLimit != nil {
-		success, err := s.successStatuses(ctx)
+	if reached, err := s.limitReached(ctx, o, now); err != nil || reached {
+		return empty, err
+	}
+	limit := r.Limit
+	if r.Paced {
+		d, _, err := s.decide(ctx, o, now)
 		if err != nil {
 			return Lease{}, err
 		}
-		from, to := Day(now)
-		n, err := s.store.QualifiedOn(ctx, o.ID, success, from, to)
-		if err != nil {
-			return Lease{}, err
-		}
-		if LimitReached(o.QualifiedLeadsPerDayLimit, n) {
+		retry := d.RetryAfter.Milliseconds()
+		empty.DialLevel, empty.RetryAfterMs = &d.DialLevel, &retry
+		limit = min(d.Dial, MaxLimit)
+		if limit <= 0 {
 			return empty, nil
 		}
 	}
 	id := uuid.NewString()
 	until := now.Add(r.Lease)
-	leads, err := s.store.Lease(ctx, LeaseQuery{OrderID: o.ID, Now: now, Zones: zones, Limit: r.Limit, LeaseID: id,
+	leads, err := s.store.Lease(ctx, LeaseQuery{OrderID: o.ID, Now: now, Zones: zones, Limit: limit, LeaseID: id,
 		Until: until, DialerID: r.DialerID, By: caller.Ref()})
 	if err != nil || len(leads) == 0 {
 		return empty, err
 	}
 	expires := apitime.String(until)
-	out := Lease{ID: &id, ExpiresAt: &expires, List: make([]LeasedView, len(leads))}
+	out := Lease{ID: &id, ExpiresAt: &expires, List: make([]LeasedView, len(leads)),
+		DialLevel: empty.DialLevel, RetryAfterMs: empty.RetryAfterMs}
 	for i, l := range leads {
 		out.List[i] = LeasedView{LeaseID: id, LeaseExpiresAt: expires, ID: l.ID, Phone: l.Phone, Name: l.Name,
 			UTCOffset: l.UTCOffset, Priority: l.Priority, Attempts: l.Attempts, StatusID: l.StatusID,
@@ -122,6 +144,23 @@ func (s *Service) Lease(ctx context.Context, caller identity.Caller, r LeaseRequ
 		}
 	}
 	return out, nil
+}
+
+// limitReached reports whether order o has qualified its qualifiedLeadsPerDayLimit today.
+func (s *Service) limitReached(ctx context.Context, o orders.Order, now time.Time) (bool, error) {
+	if o.QualifiedLeadsPerDayLimit == nil {
+		return false, nil
+	}
+	success, err := s.successStatuses(ctx)
+	if err != nil {
+		return false, err
+	}
+	from, to := Day(now)
+	n, err := s.store.QualifiedOn(ctx, o.ID, success, from, to)
+	if err != nil {
+		return false, err
+	}
+	return LimitReached(o.QualifiedLeadsPerDayLimit, n), nil
 }
 
 // successStatuses are the ids of the statuses that count as qualified (category success).

@@ -63,10 +63,11 @@ type LeaseQuery struct {
 	By       *int64
 }
 
-// leaseDue is the lease's one statement. The due leads are read from leads_dial_queue in lease
+// leaseDue is the lease's one statement, its rules those of duePredicates. The due leads are read from leads_dial_queue in lease
 // order (priority, planned time with unplanned leads first, id); a lead without a planned time is
 // due only if it was never called (after a call, no next call means "do not dial"), which is also
-// the index's predicate, repeated so the planner can use the index. Each is locked as it is read:
+// the index's predicate, repeated so the planner can use the index. A lead whose number an
+// abandoned call locked out is skipped until its lockout_until. Each is locked as it is read:
 // FOR UPDATE SKIP LOCKED passes over the leads another lease is taking at this moment, and a lead
 // another lease took and committed since this statement began is re-checked (READ COMMITTED) and
 // no longer qualifies, as its lease is not expired. So two leases never hand out the same lead.
@@ -80,16 +81,11 @@ type LeaseQuery struct {
 // moment (not committed yet), so a lead with repeats also takes a transaction-scoped advisory lock
 // on its order and phone: a concurrent lease that meets another lead of that phone fails to take it
 // and passes the lead over, and once the first lease commits, its lease is what the check sees.
-const leaseDue = `
+var leaseDue = `
 WITH due AS (
     SELECT l.id FROM leads l
-    WHERE l.order_id = $1 AND lead_dialable(l.status_id)
-      AND (l.planning_call_at IS NULL OR l.planning_call_at <= $2)
-      AND (l.planning_call_at IS NOT NULL OR l.last_call_ended_at IS NULL)
-      AND (l.leased_until IS NULL OR l.leased_until <= $2)
-      AND (l.utc_offset = ANY($3::int[]) OR (l.utc_offset IS NULL AND $4))
-      AND NOT EXISTS (SELECT 1 FROM dnc_entries d WHERE d.phone = l.phone
-          AND coalesce(d.order_id, l.order_id) = l.order_id AND (d.expires_at IS NULL OR d.expires_at > $2))
+    WHERE l.order_id = $1
+      AND ` + dueWhere() + `
       AND (NOT (l.is_secondary OR l.next_lead_id IS NOT NULL)
           OR (NOT EXISTS (SELECT 1 FROM leads o WHERE o.order_id = l.order_id AND o.phone = l.phone AND o.id <> l.id
               AND o.leased_until > $2)

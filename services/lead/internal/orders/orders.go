@@ -41,6 +41,17 @@ type Order struct {
 	// QualifiedLeadsPerDayLimit stops the leases of a day once that many leads were qualified
 	// (nil: no limit).
 	QualifiedLeadsPerDayLimit *int64 `json:"qualifiedLeadsPerDayLimit"`
+	// The paced lease's settings (services/order/README.md, "Pacing").
+	PredictiveModeEnabled bool    `json:"predictiveModeEnabled"`
+	PacingMode            string  `json:"pacingMode"`
+	MaxAbandonRatePercent float64 `json:"maxAbandonRatePercent"`
+	AbandonWindow         string  `json:"abandonWindow"`
+	MaxLinesPerAgent      float64 `json:"maxLinesPerAgent"`
+	DropLockoutHours      int64   `json:"dropLockoutHours"`
+	// AgentUserIDs and AgentGroupIDs are who works the order: the paced lease asks the user
+	// service which of them are available.
+	AgentUserIDs  []int64 `json:"agentUserIds"`
+	AgentGroupIDs []int64 `json:"agentGroupIds"`
 }
 
 // AttemptGroup is the call-attempt interval group an order names (only the internal order read

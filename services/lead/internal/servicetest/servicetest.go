@@ -19,6 +19,7 @@ import (
 	"ccplatform/pkg/mqtest"
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/webtest"
+	"ccplatform/services/lead/internal/agents"
 	"ccplatform/services/lead/internal/asynccreate"
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/imports"
@@ -50,8 +51,11 @@ type Env struct {
 	Settings wiring.Settings
 	Leads    *lead.Service
 	Orders   *orders.Directory
-	Catalog  *catalog.Store
-	JobIDs   *asynccreate.IDs
+	// Agents is the paced lease's agent directory: the user service is not started, so tests put
+	// their agents into it (Remember).
+	Agents  *agents.Directory
+	Catalog *catalog.Store
+	JobIDs  *asynccreate.IDs
 	// clock is the dialing queue's time when set (SetNow), else time.Now.
 	clock atomic.Pointer[time.Time]
 	// Client sends requests to the service's handler as the gateway would (Do).
@@ -94,7 +98,8 @@ func run(m *testing.M, label, dbURL, amqpURL string, ready func(*Env)) int {
 	probes := ops.New("lead-api")
 	probes.Database(conn.DB)
 	probes.Broker(broker)
-	queue, dncList := wiring.Queue(conn, leads, dir, cat, env.Now)
+	env.Agents = agents.NewDirectory(nil, time.Hour)
+	queue, dncList := wiring.Queue(conn, leads, dir, env.Agents, cat, env.Now, probes.Registry)
 	env.Client = webtest.Client{Token: Token, UserID: UserID, Handler: server.New(server.Deps{
 		API: ops.API{Ops: probes, Log: log, InternalToken: Token}, DB: conn, Leads: leads, Catalog: cat,
 		Accepter: asynccreate.NewAccepter(pub, ids, 5*time.Second), JobIDs: ids,

@@ -18,6 +18,7 @@ import (
 	"ccplatform/pkg/phone"
 	"ccplatform/pkg/svcclient"
 	"ccplatform/pkg/walrelay"
+	"ccplatform/services/lead/internal/agents"
 	"ccplatform/services/lead/internal/catalog"
 	"ccplatform/services/lead/internal/dialer"
 	"ccplatform/services/lead/internal/dnc"
@@ -104,10 +105,17 @@ func Leads(s Settings, conn *sqlx.DB) (*lead.Service, *orders.Directory, *catalo
 	return lead.NewService(lead.NewStore(conn), dir, cat, s.Rules()), dir, cat
 }
 
+// Agents asks the user service at userURL which agents may take a call (the paced lease), caching
+// answers for ttl (agents.DefaultTTL when 0).
+func Agents(s Settings, userURL string, ttl time.Duration) *agents.Directory {
+	return agents.NewDirectory(svcclient.New("user", userURL, s.InternalToken, orderTimeout), ttl)
+}
+
 // Queue is the dialing queue and the do-not-call list over conn, with the lead service's orders,
-// catalogs and phone rules; now is their clock.
-func Queue(conn *sqlx.DB, leads *lead.Service, dir *orders.Directory, cat *catalog.Store, now func() time.Time) (*dialer.Handler, *dnc.Handler) {
-	d := dialer.NewHandler(dialer.NewService(dialer.NewStore(conn), dir, cat, now))
+// agents, catalogs and phone rules; now is their clock. The pacing metrics go to reg.
+func Queue(conn *sqlx.DB, leads *lead.Service, dir *orders.Directory, staff *agents.Directory, cat *catalog.Store,
+	now func() time.Time, reg prometheus.Registerer) (*dialer.Handler, *dnc.Handler) {
+	d := dialer.NewHandler(dialer.NewService(dialer.NewStore(conn), dir, staff, cat, now).WithMetrics(dialer.NewMetrics(reg)))
 	return d, dnc.NewHandler(dnc.NewStore(conn), dir, leads.Phones(), now)
 }
 

@@ -76,6 +76,8 @@ func nonZero(t reflect.Type) reflect.Value {
 		v.SetBool(true)
 	case reflect.Int64:
 		v.SetInt(1)
+	case reflect.Float64:
+		v.SetFloat(1)
 	case reflect.Uint8:
 		v.SetUint('1')
 	case reflect.Slice:

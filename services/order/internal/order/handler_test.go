@@ -97,6 +97,11 @@ func TestCreateMinimalGetsDefaults(t *testing.T) {
 	assert.Equal(t, "client_is_connected", v["callRecordRule"])
 	assert.Equal(t, "random_default", v["sipEndpointUsageScheme"])
 	assert.Equal(t, "never", v["agentLeadEditMode"])
+	assert.Equal(t, "progressive", v["pacingMode"])
+	assert.Equal(t, 3.0, v["maxAbandonRatePercent"])
+	assert.Equal(t, "30d", v["abandonWindow"])
+	assert.Equal(t, 3.0, v["maxLinesPerAgent"])
+	assert.EqualValues(t, 72, v["dropLockoutHours"])
 	assert.Equal(t, []any{}, v["agentUserIds"])
 	assert.Equal(t, []any{}, v["agentGroupIds"])
 	assert.Equal(t, []any{3.0}, v["sipEndpointIds"])
@@ -465,6 +470,42 @@ func TestUpdateRefusals(t *testing.T) {
 
 	// Refused updates leave the order as it was.
 	assert.Equal(t, "upd-refusals", detail(t, id)["code"])
+}
+
+func TestPacingFields(t *testing.T) {
+	id := create(t, body(t, map[string]any{"pacingMode": "predictive", "maxAbandonRatePercent": 2.5, "abandonWindow": "24h",
+		"maxLinesPerAgent": 1.5, "dropLockoutHours": 0}))
+	v := detail(t, id)
+	assert.Equal(t, "predictive", v["pacingMode"])
+	assert.Equal(t, 2.5, v["maxAbandonRatePercent"])
+	assert.Equal(t, "24h", v["abandonWindow"])
+	assert.Equal(t, 1.5, v["maxLinesPerAgent"])
+	assert.EqualValues(t, 0, v["dropLockoutHours"])
+
+	res := update(t, id, map[string]any{"pacingMode": "preview"})
+	require.Equal(t, http.StatusOK, res.Status, res.Message)
+	assert.Equal(t, "preview", detail(t, id)["pacingMode"])
+	assert.Equal(t, 2.5, detail(t, id)["maxAbandonRatePercent"], "an unsent field keeps its value")
+
+	res = update(t, id, map[string]any{"pacingMode": "turbo", "maxAbandonRatePercent": 0, "abandonWindow": "7d",
+		"maxLinesPerAgent": 0.5, "dropLockoutHours": -1})
+	require.Equal(t, http.StatusBadRequest, res.Status)
+	assert.Equal(t, map[string]string{
+		"pacingMode":            "must be one of: preview, progressive, predictive",
+		"maxAbandonRatePercent": "must be a number > 0 and <= 100",
+		"abandonWindow":         "must be one of: 24h, 30d",
+		"maxLinesPerAgent":      "must be a number from 1 to 10",
+		"dropLockoutHours":      "must be an integer from 0 to 8760",
+	}, res.Errors())
+	res = update(t, id, map[string]any{"maxAbandonRatePercent": 100.5, "maxLinesPerAgent": 11, "dropLockoutHours": 9000, "pacingMode": nil})
+	require.Equal(t, http.StatusBadRequest, res.Status)
+	assert.Equal(t, map[string]string{
+		"pacingMode":            "must not be null",
+		"maxAbandonRatePercent": "must be a number > 0 and <= 100",
+		"maxLinesPerAgent":      "must be a number from 1 to 10",
+		"dropLockoutHours":      "must be an integer from 0 to 8760",
+	}, res.Errors())
+	assert.Equal(t, "preview", detail(t, id)["pacingMode"], "a refused update changes nothing")
 }
 
 func TestConcurrentPartialUpdatesKeepEachOther(t *testing.T) {

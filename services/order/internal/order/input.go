@@ -48,6 +48,11 @@ type Input struct {
 	AutoProcessCall            optional.Value[bool]                       `json:"autoProcessCall"`
 	TransferNumbers            optional.Value[[]TransferNumberInput]      `json:"transferNumbers"`
 	ClientUserID               optional.Value[int64]                      `json:"clientUserId"`
+	PacingMode                 optional.Value[string]                     `json:"pacingMode"`
+	MaxAbandonRatePercent      optional.Value[float64]                    `json:"maxAbandonRatePercent"`
+	AbandonWindow              optional.Value[string]                     `json:"abandonWindow"`
+	MaxLinesPerAgent           optional.Value[float64]                    `json:"maxLinesPerAgent"`
+	DropLockoutHours           optional.Value[int64]                      `json:"dropLockoutHours"`
 }
 
 // TransferNumberInput is one sent transfer number.
@@ -88,6 +93,11 @@ type Changes struct {
 	AgentLeadEditMode          optional.Value[string]
 	AutoProcessCall            optional.Value[bool]
 	TransferNumbers            optional.Value[[]TransferNumber]
+	PacingMode                 optional.Value[string]
+	MaxAbandonRatePercent      optional.Value[float64]
+	AbandonWindow              optional.Value[string]
+	MaxLinesPerAgent           optional.Value[float64]
+	DropLockoutHours           optional.Value[int64]
 }
 
 // Mode says which operation a body is for: a create requires some fields, an update none.
@@ -140,6 +150,11 @@ func (in Input) Check(mode Mode, dates *DateParser, fe apperr.FieldErrors) Chang
 		ServiceTitle:               titleOf(fe, "serviceTitle", in.ServiceTitle),
 		Title:                      titleOf(fe, "title", in.Title),
 		Status:                     oneOf(fe, "status", in.Status, Statuses),
+		PacingMode:                 oneOf(fe, "pacingMode", in.PacingMode, PacingModes),
+		MaxAbandonRatePercent:      percent(fe, "maxAbandonRatePercent", in.MaxAbandonRatePercent),
+		AbandonWindow:              oneOf(fe, "abandonWindow", in.AbandonWindow, AbandonWindows),
+		MaxLinesPerAgent:           between(fe, "maxLinesPerAgent", in.MaxLinesPerAgent, 1, MaxLinesPerAgentCap),
+		DropLockoutHours:           hours(fe, "dropLockoutHours", in.DropLockoutHours, MaxDropLockoutHours),
 	}
 	if mode == ForCreate {
 		for field, v := range map[string]bool{
@@ -228,6 +243,36 @@ func oneOf(fe apperr.FieldErrors, field string, v optional.Value[string], allowe
 func atLeastOne(fe apperr.FieldErrors, field string, v optional.Value[int64]) optional.Value[int64] {
 	if v.Present() && v.V < 1 {
 		fe.Add(field, "must be an integer >= 1 or null")
+		return optional.Value[int64]{}
+	}
+	return v
+}
+
+// percent checks a non-null rate in percent: more than 0, at most 100.
+func percent(fe apperr.FieldErrors, field string, v optional.Value[float64]) optional.Value[float64] {
+	v = notNull(fe, field, v)
+	if v.Present() && (v.V <= 0 || v.V > 100 || math.IsNaN(v.V)) {
+		fe.Add(field, "must be a number > 0 and <= 100")
+		return optional.Value[float64]{}
+	}
+	return v
+}
+
+// between checks a non-null number within [lo, hi].
+func between(fe apperr.FieldErrors, field string, v optional.Value[float64], lo, hi float64) optional.Value[float64] {
+	v = notNull(fe, field, v)
+	if v.Present() && !(v.V >= lo && v.V <= hi) {
+		fe.Addf(field, "must be a number from %g to %g", lo, hi)
+		return optional.Value[float64]{}
+	}
+	return v
+}
+
+// hours checks a non-null whole number of hours within [0, hi].
+func hours(fe apperr.FieldErrors, field string, v optional.Value[int64], hi int64) optional.Value[int64] {
+	v = notNull(fe, field, v)
+	if v.Present() && (v.V < 0 || v.V > hi) {
+		fe.Addf(field, "must be an integer from 0 to %d", hi)
 		return optional.Value[int64]{}
 	}
 	return v
@@ -368,6 +413,11 @@ func (c Changes) ApplyTo(o *Order) {
 	}
 	optional.Set(&o.AgentLeadCreationIsAllowed, c.AgentLeadCreationIsAllowed)
 	optional.Set(&o.AgentLeadEditMode, c.AgentLeadEditMode)
+	optional.Set(&o.PacingMode, c.PacingMode)
+	optional.Set(&o.MaxAbandonRatePercent, c.MaxAbandonRatePercent)
+	optional.Set(&o.AbandonWindow, c.AbandonWindow)
+	optional.Set(&o.MaxLinesPerAgent, c.MaxLinesPerAgent)
+	optional.Set(&o.DropLockoutHours, c.DropLockoutHours)
 	optional.Set(&o.AutoProcessCall, c.AutoProcessCall)
 	optional.Set(&o.TransferNumbers, c.TransferNumbers)
 }

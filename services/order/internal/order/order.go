@@ -18,6 +18,17 @@ var (
 	CallRecordRules         = []string{"client_is_connected", "agent_is_connected"}
 	SipEndpointUsageSchemes = []string{"random_default", "random_without_repetition", "even_loaded", "even_loaded_daily"}
 	AgentLeadEditModes      = []string{"during-call", "always", "never"}
+	// PacingModes: how the paced lease decides how many leads to dial (services/lead README,
+	// "Paced lease"); AbandonWindows: the period maxAbandonRatePercent is measured over.
+	PacingModes    = []string{"preview", "progressive", "predictive"}
+	AbandonWindows = []string{"24h", "30d"}
+)
+
+// Bounds of the pacing fields. More than 10 lines per agent drops more calls than any abandon
+// limit allows; a lockout of more than a year is a mistake rather than a rule.
+const (
+	MaxLinesPerAgentCap = 10
+	MaxDropLockoutHours = 8760
 )
 
 // Defaults of the fields a create may leave out (services/order/README.md). Booleans default to false,
@@ -26,6 +37,13 @@ const (
 	DefaultCallRecordRule         = "client_is_connected"
 	DefaultSipEndpointUsageScheme = "random_default"
 	DefaultAgentLeadEditMode      = "never"
+	// progressive dials one line per available agent: what a dialer that sends no limit expects
+	// without tuning, and it never drops a call for want of an agent.
+	DefaultPacingMode            = "progressive"
+	DefaultMaxAbandonRatePercent = 3.0
+	DefaultAbandonWindow         = "30d"
+	DefaultMaxLinesPerAgent      = 3.0
+	DefaultDropLockoutHours      = 72
 )
 
 // Order is an order as stored and returned. Each field is described once, in fields: its column,
@@ -65,6 +83,12 @@ type Order struct {
 	UpdatedBy                  *int64
 	// ClientUserID is the client the order belongs to (nil: none).
 	ClientUserID *int64
+	// The paced lease's settings (services/lead README, "Paced lease").
+	PacingMode            string
+	MaxAbandonRatePercent float64
+	AbandonWindow         string
+	MaxLinesPerAgent      float64
+	DropLockoutHours      int64
 }
 
 // TransferNumber is a number a call can be transferred to, with its display names by language.
@@ -87,6 +111,11 @@ func New(defaultCallAttemptGroupID *int64) Order {
 		CustomValues:           map[string]json.RawMessage{},
 		AgentLeadEditMode:      DefaultAgentLeadEditMode,
 		TransferNumbers:        []TransferNumber{},
+		PacingMode:             DefaultPacingMode,
+		MaxAbandonRatePercent:  DefaultMaxAbandonRatePercent,
+		AbandonWindow:          DefaultAbandonWindow,
+		MaxLinesPerAgent:       DefaultMaxLinesPerAgent,
+		DropLockoutHours:       DefaultDropLockoutHours,
 	}
 }
 
@@ -138,5 +167,10 @@ func (o *Order) fields() []field {
 		{column: "created_by", name: "createdBy", ptr: &o.CreatedBy, writes: byCreate},
 		{column: "updated_by", name: "updatedBy", ptr: &o.UpdatedBy},
 		{column: "client_user_id", name: "clientUserId", ptr: &o.ClientUserID},
+		{column: "pacing_mode", name: "pacingMode", ptr: &o.PacingMode},
+		{column: "max_abandon_rate_percent", name: "maxAbandonRatePercent", ptr: &o.MaxAbandonRatePercent},
+		{column: "abandon_window", name: "abandonWindow", ptr: &o.AbandonWindow},
+		{column: "max_lines_per_agent", name: "maxLinesPerAgent", ptr: &o.MaxLinesPerAgent},
+		{column: "drop_lockout_hours", name: "dropLockoutHours", ptr: &o.DropLockoutHours},
 	}
 }

@@ -32,6 +32,8 @@ func storedOrder(t *testing.T) order.Order {
 		AgentLeadCreationIsAllowed: true, AgentLeadEditMode: "always", AutoProcessCall: true,
 		TransferNumbers: []order.TransferNumber{{Number: "+79990001122", Names: map[string]string{"ru": "Отдел"}}, {Number: "101", Names: map[string]string{}}},
 		CreatedBy:       &by, UpdatedBy: &by, ClientUserID: &client,
+		PacingMode: "predictive", MaxAbandonRatePercent: 2.5, AbandonWindow: "24h", MaxLinesPerAgent: 1.5,
+		DropLockoutHours: 48,
 	}
 }
 

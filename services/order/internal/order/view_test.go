@@ -32,6 +32,8 @@ func fullOrder() Order {
 		CreatedAt:       time.Date(2027, 3, 4, 5, 6, 7, 890, moscow),
 		UpdatedAt:       time.Date(2027, 3, 5, 0, 0, 0, 0, time.UTC),
 		CreatedBy:       &by, UpdatedBy: &by, ClientUserID: &client,
+		PacingMode: "predictive", MaxAbandonRatePercent: 2.5, AbandonWindow: "24h", MaxLinesPerAgent: 1.5,
+		DropLockoutHours: 48,
 	}
 }
 
@@ -47,14 +49,16 @@ const (
 		`"ignoreLeadTimezone":true,"sipEndpointIds":[5,6],"customValues":{"12":{"a":[1,2]},"3":"red,blue"},` +
 		`"agentLeadCreationIsAllowed":true,"agentLeadEditMode":"always","autoProcessCall":true,` +
 		`"transferNumbers":[{"number":"+79990001122","names":{"gb":"Sales","ru":"Отдел"}},{"number":"101","names":[]}],` +
-		`"createdAt":"2027-03-04T02:06:07+00:00","updatedAt":"2027-03-05T00:00:00+00:00","createdBy":7,"updatedBy":7,"clientUserId":9}`
+		`"createdAt":"2027-03-04T02:06:07+00:00","updatedAt":"2027-03-05T00:00:00+00:00","createdBy":7,"updatedBy":7,"clientUserId":9,` +
+		`"pacingMode":"predictive","maxAbandonRatePercent":2.5,"abandonWindow":"24h","maxLinesPerAgent":1.5,"dropLockoutHours":48}`
 	emptyView = `{"id":0,"code":"","serviceTitle":"","title":"","callSchedule":[[],[],[],[],[],[],[]],"callHolidayOverrides":[],` +
 		`"autoDialingEnabled":false,"predictiveModeEnabled":false,"aiDefaultLanguage":null,"amdDetectionEnabled":false,` +
 		`"callRecordRule":"","sipEndpointUsageScheme":"","agentUserIds":[],"agentGroupIds":[],"showLeadContactsToAgent":false,` +
 		`"callAttemptGroupId":null,"qualifiedLeadsPerDayLimit":null,"callScenarioId":null,"leadTransformEnabled":false,` +
 		`"status":"","speechRecognitionEnabled":false,"ignoreLeadTimezone":false,"sipEndpointIds":[],"customValues":[],` +
 		`"agentLeadCreationIsAllowed":false,"agentLeadEditMode":"","autoProcessCall":false,"transferNumbers":[],` +
-		`"createdAt":"0001-01-01T00:00:00+00:00","updatedAt":"0001-01-01T00:00:00+00:00","createdBy":null,"updatedBy":null,"clientUserId":null}`
+		`"createdAt":"0001-01-01T00:00:00+00:00","updatedAt":"0001-01-01T00:00:00+00:00","createdBy":null,"updatedBy":null,"clientUserId":null,` +
+		`"pacingMode":"","maxAbandonRatePercent":0,"abandonWindow":"","maxLinesPerAgent":0,"dropLockoutHours":0}`
 )
 
 func TestViewWireForm(t *testing.T) {
