@@ -42,6 +42,8 @@ type Finished struct {
 	Answered bool
 	// TalkSeconds is the call's talk time (data.talkTimeDurationSeconds).
 	TalkSeconds int64
+	// WaitSeconds is the time from the dial to the answer (data.waitTimeDurationSeconds).
+	WaitSeconds int64
 }
 
 // message is the wire body (docs/events.md); members the rules do not need are not read.
@@ -57,6 +59,7 @@ type message struct {
 	Data       struct {
 		Direction   string `json:"direction"`
 		TalkSeconds int64  `json:"talkTimeDurationSeconds"`
+		WaitSeconds int64  `json:"waitTimeDurationSeconds"`
 	} `json:"data"`
 }
 
@@ -106,5 +109,5 @@ func Decode(body []byte, now time.Time) (Finished, error) {
 	return Finished{EventID: m.EventID, CallID: m.CallID, LeadID: m.LeadID, OrderID: m.OrderID,
 		Outcome: m.StatusCode, EndedAt: ended.UTC(), UserID: max(m.UserID, 0),
 		Outgoing: m.Data.Direction == "outgoing", Answered: m.AnsweredAt != nil || m.StatusCode == OutcomeAbandoned,
-		TalkSeconds: max(m.Data.TalkSeconds, 0)}, nil
+		TalkSeconds: max(m.Data.TalkSeconds, 0), WaitSeconds: max(m.Data.WaitSeconds, 0)}, nil
 }

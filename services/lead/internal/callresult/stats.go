@@ -61,6 +61,8 @@ type handleRow struct {
 	OrderID int64     `json:"order_id"`
 	EndedAt time.Time `json:"ended_at"`
 	Seconds int64     `json:"seconds"`
+	// AnswerSeconds is how long the person took to answer (the pacer's answer delays).
+	AnswerSeconds int64 `json:"answer_seconds"`
 }
 
 // bucketsOf sums the tallies of the applied events per order and bucket (the event's end cut to
@@ -128,7 +130,7 @@ ON CONFLICT (order_id, bucket) DO UPDATE SET dialed = s.dialed + excluded.dialed
 	var handles []handleRow
 	for _, ev := range applied {
 		if t, ok := TallyOf(ev); ok && t.Handled > 0 {
-			handles = append(handles, handleRow{OrderID: ev.OrderID, EndedAt: ev.EndedAt, Seconds: t.HandleSeconds})
+			handles = append(handles, handleRow{OrderID: ev.OrderID, EndedAt: ev.EndedAt, Seconds: t.HandleSeconds, AnswerSeconds: ev.WaitSeconds})
 		}
 	}
 	if len(handles) == 0 {
@@ -139,8 +141,9 @@ ON CONFLICT (order_id, bucket) DO UPDATE SET dialed = s.dialed + excluded.dialed
 		return fmt.Errorf("encode handle times: %w", err)
 	}
 	const q = `
-INSERT INTO dial_handle_times (order_id, ended_at, seconds)
-SELECT order_id, ended_at, seconds FROM jsonb_to_recordset($1::jsonb) AS v(order_id bigint, ended_at timestamptz, seconds int)`
+INSERT INTO dial_handle_times (order_id, ended_at, seconds, answer_seconds)
+SELECT order_id, ended_at, seconds, answer_seconds
+FROM jsonb_to_recordset($1::jsonb) AS v(order_id bigint, ended_at timestamptz, seconds int, answer_seconds int)`
 	if _, err := tx.ExecContext(ctx, q, string(body)); err != nil {
 		return fmt.Errorf("record handle times: %w", err)
 	}

@@ -29,8 +29,9 @@ type Stats struct {
 	RecentDialed, RecentLive int64
 	// Abandoned and live calls over the last 24 hours and 30 days.
 	Abandoned24h, Live24h, Abandoned30d, Live30d int64
-	// HandleTimes is the latest HandleSample handle times, newest first.
-	HandleTimes []time.Duration
+	// HandleTimes is the latest HandleSample talk times, newest first, and AnswerDelays how long
+	// the person took to answer each of those calls.
+	HandleTimes, AnswerDelays []time.Duration
 }
 
 // RecentWindow is the recent past the answer rate is read over; HandleSample the handle times the
@@ -75,7 +76,7 @@ func PacerAgents(o orders.Order, list []agents.Agent) []pacer.Agent {
 		if a.Since != nil {
 			since = *a.Since
 		}
-		out = append(out, pacer.Agent{State: a.State, Since: since})
+		out = append(out, pacer.Agent{State: a.State, Since: since, Elsewhere: a.OrderID != nil && *a.OrderID != o.ID})
 	}
 	return out
 }
@@ -85,7 +86,13 @@ func PacerInput(o orders.Order, now time.Time, list []agents.Agent, inFlight []t
 	in := pacer.Input{Now: now, Mode: ModeOf(o), PredictiveEnabled: o.PredictiveModeEnabled,
 		MaxAbandonRate: o.MaxAbandonRatePercent / 100, MaxLinesPerAgent: o.MaxLinesPerAgent,
 		Agents: PacerAgents(o, list), InFlight: make([]pacer.Call, len(inFlight)),
-		Stats: pacer.Stats{Dialed: st.RecentDialed, Answered: st.RecentLive, HandleTimes: st.HandleTimes}}
+		Stats: pacer.Stats{Dialed: st.RecentDialed, Answered: st.RecentLive, AnswerDelays: st.AnswerDelays,
+			WrapUp: pacer.DefaultWrapUp, HandleTimes: make([]time.Duration, len(st.HandleTimes))}}
+	// The calls tell their talk; wrap-up is not measured per call yet, so each handle time is its
+	// talk plus the pacer's usual wrap-up.
+	for i, t := range st.HandleTimes {
+		in.Stats.HandleTimes[i] = t + pacer.DefaultWrapUp
+	}
 	if in.MaxAbandonRate <= 0 {
 		in.MaxAbandonRate = defaultMaxAbandonRatePercent / 100
 	}

@@ -17,13 +17,14 @@ func TestPacerInputReadsTheOrder(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	list := []agents.Agent{{UserID: 1, State: "available", PhoneMode: "predictive"}, {UserID: 2, State: "available", PhoneMode: "manual"}}
 	st := Stats{RecentDialed: 10, RecentLive: 4, Abandoned24h: 1, Live24h: 5, Abandoned30d: 3, Live30d: 50,
-		HandleTimes: []time.Duration{time.Minute}}
+		HandleTimes: []time.Duration{time.Minute}, AnswerDelays: []time.Duration{7 * time.Second}}
 
 	in := PacerInput(orders.Order{}, now, list, []time.Time{now.Add(-time.Second)}, st)
 	assert.Equal(t, pacer.Input{Now: now, Mode: "progressive", MaxAbandonRate: 0.03, MaxLinesPerAgent: 3,
 		Agents: []pacer.Agent{{State: "available"}, {State: "available"}}, InFlight: []pacer.Call{{DialedAt: now.Add(-time.Second)}},
-		Stats: pacer.Stats{Dialed: 10, Answered: 4, HandleTimes: []time.Duration{time.Minute}, Abandoned: 3, Live: 50}}, in,
-		"an order read before it had pacing fields gets their defaults; the 30 d window")
+		Stats: pacer.Stats{Dialed: 10, Answered: 4, HandleTimes: []time.Duration{time.Minute + pacer.DefaultWrapUp},
+			AnswerDelays: []time.Duration{7 * time.Second}, WrapUp: pacer.DefaultWrapUp, Abandoned: 3, Live: 50}}, in,
+		"an order read before it had pacing fields gets their defaults; the 30 d window; each talk time with the usual wrap-up")
 
 	o := orders.Order{PacingMode: "predictive", PredictiveModeEnabled: true, MaxAbandonRatePercent: 5, AbandonWindow: "24h", MaxLinesPerAgent: 2}
 	in = PacerInput(o, now, list, nil, st)

@@ -63,15 +63,18 @@ func pacedLease(t *testing.T, o orders.Order) paced {
 func TestAPacedLeaseCountsTheCallsInFlight(t *testing.T) {
 	env.SetNow(monday)
 	defer env.SetNow(time.Time{})
+	elsewhere := agent("on-call", "manual")
+	other := int64(999999)
+	elsewhere.OrderID = &other // on another order's call: none of this order's is with an agent
 	o := staffed(t, nil, agent("available", "manual"), agent("available", "manual"), agent("available", "manual"),
-		agent("on-call", "manual"), agent("offline", "manual"))
+		elsewhere, agent("offline", "manual"))
 	for range 10 {
 		insert(t, o, row{offset: offset(3)})
 	}
 	first := pacedLease(t, o)
 	assert.Len(t, first.List, 3, "three available agents, nothing in flight")
 	require.NotNil(t, first.DialLevel)
-	assert.Equal(t, 1.0, *first.DialLevel)
+	assert.Equal(t, 0.75, *first.DialLevel, "three lines for the four agents logged in")
 	require.NotNil(t, first.RetryAfterMs)
 	assert.Equal(t, int64(1000), *first.RetryAfterMs)
 
@@ -219,7 +222,7 @@ func TestThePaceShowsTheOrdersFigures(t *testing.T) {
 	metrics := env.Raw(t, http.MethodGet, "/metrics", nil).Body.String()
 	id := strconv.FormatInt(o.ID, 10)
 	assert.Contains(t, metrics, `dialer_calls_in_flight{order_id="`+id+`"} 1`+"\n")
-	assert.Contains(t, metrics, `dialer_dial_level{order_id="`+id+`"} 1`+"\n")
+	assert.Contains(t, metrics, `dialer_dial_level{order_id="`+id+`"} 0.6666666666666666`+"\n", "two lines for three agents")
 	assert.Contains(t, metrics, `dialer_abandon_rate{order_id="`+id+`",window="24h"} 0.4`+"\n")
 	assert.Contains(t, metrics, `dialer_abandon_rate_of_limit{order_id="`+id+`"} 14.28571428571428`, "3 of 7 over 30 days, against 3 %")
 

@@ -39,7 +39,8 @@ month AS (
     WHERE order_id = $1 AND bucket > $2::timestamptz - interval '30 days' AND bucket <= $2)
 SELECT recent.dialed AS recent_dialed, recent.live AS recent_live, day.abandoned AS abandoned_24h, day.live AS live_24h,
     month.abandoned AS abandoned_30d, month.live AS live_30d,
-    ARRAY(SELECT seconds FROM dial_handle_times WHERE order_id = $1 AND ended_at <= $2 ORDER BY ended_at DESC LIMIT $4) AS handle
+    ARRAY(SELECT seconds FROM dial_handle_times WHERE order_id = $1 AND ended_at <= $2 ORDER BY ended_at DESC LIMIT $4) AS handle,
+    ARRAY(SELECT answer_seconds FROM dial_handle_times WHERE order_id = $1 AND ended_at <= $2 ORDER BY ended_at DESC LIMIT $4) AS answer
 FROM recent, day, month`
 	var row struct {
 		RecentDialed int64         `db:"recent_dialed"`
@@ -49,6 +50,7 @@ FROM recent, day, month`
 		Abandoned30d int64         `db:"abandoned_30d"`
 		Live30d      int64         `db:"live_30d"`
 		Handle       pq.Int64Array `db:"handle"`
+		Answer       pq.Int64Array `db:"answer"`
 	}
 	window := fmt.Sprintf("%d seconds", int(RecentWindow/time.Second))
 	if err := s.conn.GetContext(ctx, &row, q, order, now, window, HandleSample); err != nil {
@@ -59,6 +61,10 @@ FROM recent, day, month`
 		HandleTimes: make([]time.Duration, len(row.Handle))}
 	for i, sec := range row.Handle {
 		st.HandleTimes[i] = time.Duration(sec) * time.Second
+	}
+	st.AnswerDelays = make([]time.Duration, len(row.Answer))
+	for i, sec := range row.Answer {
+		st.AnswerDelays[i] = time.Duration(sec) * time.Second
 	}
 	return st, nil
 }

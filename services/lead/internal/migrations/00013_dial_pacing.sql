@@ -26,11 +26,13 @@ CREATE TABLE dial_stats_minute (
 );
 CREATE TABLE dial_stats_hour (LIKE dial_stats_minute INCLUDING ALL);
 
--- The recent handle times of each order, for the pacer's sample and the pace's mean and p90.
+-- The recent handle times of each order, for the pacer's sample and the pace's mean and p90, with
+-- how long each person took to answer (the pacer's answer delays).
 CREATE TABLE dial_handle_times (
-    order_id bigint      NOT NULL,
-    ended_at timestamptz NOT NULL,
-    seconds  integer     NOT NULL CHECK (seconds >= 0)
+    order_id       bigint      NOT NULL,
+    ended_at       timestamptz NOT NULL,
+    seconds        integer     NOT NULL CHECK (seconds >= 0),
+    answer_seconds integer     NOT NULL DEFAULT 0 CHECK (answer_seconds >= 0)
 );
 CREATE INDEX dial_handle_times_order ON dial_handle_times (order_id, ended_at DESC);
 

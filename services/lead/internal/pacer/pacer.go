@@ -46,6 +46,9 @@ const (
 type Agent struct {
 	State string
 	Since time.Time
+	// Elsewhere marks a state that concerns another order (the agent holds another order's
+	// call): busy, but holding none of this order's calls in flight.
+	Elsewhere bool
 }
 
 // Call is a call dialed for the order and not yet ended by its call event.
@@ -141,11 +144,11 @@ func Decide(in Input) Decision {
 		}
 	case in.Mode == Predictive && !in.PredictiveEnabled:
 		d = progressive(d, available, ringing)
-		d.Suspended, d.Reason = true, "predictive dialing is not enabled for the order"
+		d.Suspended, d.Reason = true, "predictiveModeEnabled is off for the order"
 	case in.Mode == Predictive && (math.IsNaN(in.MaxAbandonRate) || in.MaxAbandonRate < 0 || in.MaxAbandonRate > 1):
 		d = progressive(d, available, ringing)
 		d.Suspended, d.Reason = true, "the order's abandon limit is no rate from 0 to 1"
-	case in.Mode == Predictive && in.Stats.Answered < MinAnswers:
+	case in.Mode == Predictive && (in.Stats.Answered < MinAnswers || len(in.Stats.HandleTimes) < MinAnswers || len(in.Stats.AnswerDelays) < MinAnswers):
 		d = progressive(d, available, ringing)
 		d.Suspended, d.Reason = true, "learning: fewer than 30 answered calls measured"
 	case in.Mode == Predictive && in.MaxAbandonRate > 0 && abandonRate(in.Stats) >= steeringEnd*in.MaxAbandonRate:
@@ -175,7 +178,9 @@ func countAgents(agents []Agent) (active, available, connected int) {
 		case StateAvailable:
 			available++
 		case StateRinging, StateOnCall:
-			connected++
+			if !a.Elsewhere {
+				connected++
+			}
 		case StateWrapUp:
 		default:
 			continue

@@ -54,6 +54,11 @@ func TestProgressiveRingsNoMoreCallsThanAgentsAvailable(t *testing.T) {
 
 	d = pacer.Decide(in(pacer.Progressive, agents("on-call", "wrap-up", "paused"), nil))
 	assert.Zero(t, d.Dial, "nobody free")
+
+	// An agent on another order's call holds none of this order's calls: all two ring.
+	team := agents("available", "available", "available", "on-call")
+	team[3].Elsewhere = true
+	assert.Equal(t, 1, pacer.Decide(in(pacer.Progressive, team, calls(2))).Dial)
 }
 
 func TestPreviewDialsOneForAFreeAgent(t *testing.T) {
@@ -109,7 +114,7 @@ func TestTheDialLevelIsCappedByLinesPerAgent(t *testing.T) {
 func TestPredictiveFallsBackToProgressive(t *testing.T) {
 	team := agents("available", "available", "on-call", "on-call", "on-call", "on-call")
 	cases := map[string]func(*pacer.Input){
-		"predictive dialing is not enabled for the order": func(i *pacer.Input) { i.PredictiveEnabled = false },
+		"predictiveModeEnabled is off for the order":      func(i *pacer.Input) { i.PredictiveEnabled = false },
 		"learning: fewer than 30 answered calls measured": func(i *pacer.Input) { i.Stats.Answered, i.Stats.Dialed = 29, 100 },
 		"the abandon rate is at the order's limit (90 % of it: calls dialed now are answered later)": func(i *pacer.Input) {
 			i.Stats.Live, i.Stats.Abandoned = 1000, 27
