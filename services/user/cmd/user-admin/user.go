@@ -33,11 +33,15 @@ func userCreate(ctx context.Context, e *env, users *user.Store, args []string) e
 	messengerOn := fs.Bool("messenger-notifications", false, "send notifications to the messenger chat")
 	chatID := fs.String("messenger-chat-id", "", "messenger chat id")
 	messengerPriority := fs.String("messenger-priority", priorityNone, "urgent: only urgent notifications to the messenger; none: every notification")
+	phoneMode := fs.String("phone-mode", string(user.PhoneDefault), "default, outgoing-only, incoming-only or predictive (predictive pacing counts only predictive agents)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if !cli.IsSet(fs, "email") {
 		return cli.Usagef("user create: --email is required")
+	}
+	if !user.PhoneMode(*phoneMode).Valid() {
+		return cli.Usagef("user create: --phone-mode: must be default, outgoing-only, incoming-only or predictive")
 	}
 	emailSetting, err := prioritySetting("email-priority", *emailPriority)
 	if err != nil {
@@ -49,7 +53,7 @@ func userCreate(ctx context.Context, e *env, users *user.Store, args []string) e
 	}
 	u := user.User{
 		Name: optional(*name), LastName: optional(*lastName), Email: *email, IsActive: *active,
-		AccessGroup: user.AccessGroup(*group), InterfaceLanguageCode: "ru", PhoneMode: user.PhoneDefault,
+		AccessGroup: user.AccessGroup(*group), InterfaceLanguageCode: "ru", PhoneMode: user.PhoneMode(*phoneMode),
 		EmailNotificationsEnabled: *emailOn, EmailNotificationsPriority: emailSetting,
 		MessengerNotificationsEnabled: *messengerOn, MessengerChatID: optional(*chatID), MessengerNotificationsPriority: messengerSetting,
 	}
