@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -242,4 +244,35 @@ func TestPaceAndExplainRefuseABadOrderID(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, res.Status, path)
 		assert.Equal(t, map[string]string{"orderId": "must be an integer > 0"}, res.Errors())
 	}
+}
+
+// Paced leases of one order at the same moment count each other's calls: together they dial what
+// one decision allows (three agents: three calls), not that many times over.
+func TestConcurrentPacedLeasesDialForTheAgentsOnce(t *testing.T) {
+	env.SetNow(monday)
+	defer env.SetNow(time.Time{})
+	o := staffed(t, nil, agent("available", "manual"), agent("available", "manual"), agent("available", "manual"))
+	for range 30 {
+		insert(t, o, row{offset: offset(3)})
+	}
+	const dialers = 8
+	var wg sync.WaitGroup
+	var leasedTotal atomic.Int64
+	start := make(chan struct{})
+	for range dialers {
+		wg.Go(func() {
+			<-start
+			res := env.Do(t, http.MethodPost, "/v2/dialer/lease", map[string]any{"orderId": o.ID, "dialerId": "race"})
+			if !assert.Equal(t, http.StatusOK, res.Status, res.Message) {
+				return
+			}
+			var out paced
+			if assert.NoError(t, json.Unmarshal(res.Data, &out)) {
+				leasedTotal.Add(int64(len(out.List)))
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	assert.Equal(t, int64(3), leasedTotal.Load())
 }

@@ -20,22 +20,36 @@ type paceInputs struct {
 	stats    Stats
 }
 
-// decide runs the pacer for order o at now on the order's agents, calls in flight and statistics.
-func (s *Service) decide(ctx context.Context, o orders.Order, now time.Time) (pacer.Decision, paceInputs, error) {
+// paceInputs reads what a decision needs but the calls in flight: the order's agents and its
+// statistics.
+func (s *Service) paceInputs(ctx context.Context, o orders.Order, now time.Time) (paceInputs, error) {
 	var in paceInputs
 	var err error
 	if in.agents, err = s.agents.Eligible(ctx, o.AgentUserIDs, o.AgentGroupIDs); err != nil {
+		return in, err
+	}
+	in.stats, err = s.store.Stats(ctx, o.ID, now)
+	return in, err
+}
+
+// pace is the pacer's decision for order o at now on in, recorded in the metrics.
+func (s *Service) pace(o orders.Order, now time.Time, in paceInputs) pacer.Decision {
+	d := pacer.Decide(PacerInput(o, now, in.agents, in.inFlight, in.stats))
+	s.metrics.observe(o, d, in)
+	return d
+}
+
+// decide runs the pacer for order o at now on the order's agents, calls in flight and statistics
+// (the pace route: a paced lease reads its calls in flight in its own transaction).
+func (s *Service) decide(ctx context.Context, o orders.Order, now time.Time) (pacer.Decision, paceInputs, error) {
+	in, err := s.paceInputs(ctx, o, now)
+	if err != nil {
 		return pacer.Decision{}, in, err
 	}
 	if in.inFlight, err = s.store.InFlight(ctx, o.ID, now); err != nil {
 		return pacer.Decision{}, in, err
 	}
-	if in.stats, err = s.store.Stats(ctx, o.ID, now); err != nil {
-		return pacer.Decision{}, in, err
-	}
-	d := pacer.Decide(PacerInput(o, now, in.agents, in.inFlight, in.stats))
-	s.metrics.observe(o, d, in)
-	return d, in, nil
+	return s.pace(o, now, in), in, nil
 }
 
 // visibleOrder reads an order named in a path: outside the caller's scope or unknown, it is a 404

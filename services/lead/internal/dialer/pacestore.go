@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
 
@@ -13,11 +14,15 @@ import (
 // (leased, and not yet given back by a call event, a release or the lease's expiry), each dialed
 // when its lease was taken.
 func (s *Store) InFlight(ctx context.Context, order int64, now time.Time) ([]time.Time, error) {
+	return inFlightOf(ctx, s.conn, order, now)
+}
+
+func inFlightOf(ctx context.Context, conn sqlx.QueryerContext, order int64, now time.Time) ([]time.Time, error) {
 	const q = `
 SELECT d.created_at FROM leads l JOIN dialer_leases d ON d.id = l.lease_id
 WHERE l.order_id = $1 AND l.lease_id IS NOT NULL AND l.leased_until > $2`
 	out := []time.Time{}
-	if err := s.conn.SelectContext(ctx, &out, q, order, now); err != nil {
+	if err := sqlx.SelectContext(ctx, conn, &out, q, order, now); err != nil {
 		return nil, fmt.Errorf("read the calls in flight of order %d: %w", order, err)
 	}
 	return out, nil

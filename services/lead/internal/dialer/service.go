@@ -112,23 +112,24 @@ func (s *Service) Lease(ctx context.Context, caller identity.Caller, r LeaseRequ
 	if reached, err := s.limitReached(ctx, o, now); err != nil || reached {
 		return empty, err
 	}
-	limit := r.Limit
+	id := uuid.NewString()
+	until := now.Add(r.Lease)
+	q := LeaseQuery{OrderID: o.ID, Now: now, Zones: zones, Limit: r.Limit, LeaseID: id, Until: until,
+		DialerID: r.DialerID, By: caller.Ref()}
 	if r.Paced {
-		d, _, err := s.decide(ctx, o, now)
+		in, err := s.paceInputs(ctx, o, now)
 		if err != nil {
 			return Lease{}, err
 		}
-		retry := d.RetryAfter.Milliseconds()
-		empty.DialLevel, empty.RetryAfterMs = &d.DialLevel, &retry
-		limit = min(d.Dial, MaxLimit)
-		if limit <= 0 {
-			return empty, nil
+		q.Pace = func(inFlight []time.Time) int {
+			in.inFlight = inFlight
+			d := s.pace(o, now, in)
+			retry := d.RetryAfter.Milliseconds()
+			empty.DialLevel, empty.RetryAfterMs = &d.DialLevel, &retry
+			return d.Dial
 		}
 	}
-	id := uuid.NewString()
-	until := now.Add(r.Lease)
-	leads, err := s.store.Lease(ctx, LeaseQuery{OrderID: o.ID, Now: now, Zones: zones, Limit: limit, LeaseID: id,
-		Until: until, DialerID: r.DialerID, By: caller.Ref()})
+	leads, err := s.store.Lease(ctx, q)
 	if err != nil || len(leads) == 0 {
 		return empty, err
 	}

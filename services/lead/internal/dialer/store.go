@@ -61,7 +61,13 @@ type LeaseQuery struct {
 	Until    time.Time
 	DialerID string
 	By       *int64
+	// Pace, for a paced lease, decides the limit from the order's calls in flight, read in the
+	// lease's transaction under a lock of the order's paced leases (nil: Limit).
+	Pace func(inFlight []time.Time) int
 }
+
+// paceLockSpace is the first key of the paced leases' advisory lock on an order (ASCII "pace").
+const paceLockSpace = "1885430629"
 
 // leaseDue is the lease's one statement, its rules those of duePredicates. The due leads are read from leads_dial_queue in lease
 // order (priority, planned time with unplanned leads first, id); a lead without a planned time is
@@ -111,6 +117,22 @@ func (s *Store) Lease(ctx context.Context, q LeaseQuery) ([]Leased, error) {
 	var out []Leased
 	err := db.InTx(ctx, s.conn, func(tx *sqlx.Tx) error {
 		out = nil
+		limit := q.Limit
+		if q.Pace != nil {
+			// Paced leases of one order take turns from here to their commit: each counts the
+			// calls in flight with the leads of the one before, so concurrent dialers together
+			// dial what one decision allows, not that many times over.
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+paceLockSpace+`, ($1 % 2147483647)::int)`, q.OrderID); err != nil {
+				return fmt.Errorf("lock the paced leases of order %d: %w", q.OrderID, err)
+			}
+			inFlight, err := inFlightOf(ctx, tx, q.OrderID, q.Now)
+			if err != nil {
+				return err
+			}
+			if limit = min(q.Pace(inFlight), MaxLimit); limit <= 0 {
+				return nil
+			}
+		}
 		offsets := make(pq.Int64Array, len(q.Zones.Offsets))
 		for i, o := range q.Zones.Offsets {
 			offsets[i] = int64(o)
@@ -119,7 +141,7 @@ func (s *Store) Lease(ctx context.Context, q LeaseQuery) ([]Leased, error) {
 		for range leaseRounds {
 			var rows []Leased
 			if err := tx.SelectContext(ctx, &rows, leaseDue, q.OrderID, q.Now, offsets, q.Zones.Unknown,
-				q.Limit-len(kept), q.LeaseID, q.Until); err != nil {
+				limit-len(kept), q.LeaseID, q.Until); err != nil {
 				return fmt.Errorf("lease leads of order %d: %w", q.OrderID, err)
 			}
 			if len(rows) == 0 {
@@ -130,7 +152,7 @@ func (s *Store) Lease(ctx context.Context, q LeaseQuery) ([]Leased, error) {
 			if kept, gaveBack, err = s.onePerPhone(ctx, tx, q, append(kept, rows...)); err != nil {
 				return err
 			}
-			if !gaveBack || len(kept) >= q.Limit {
+			if !gaveBack || len(kept) >= limit {
 				break
 			}
 		}
