@@ -117,7 +117,6 @@ func TestPacedDialingIsSuspendedAtTheAbandonLimit(t *testing.T) {
 		ev := platformCall(lead, orderID, team[i%3], telephony.StatusAnswered, telephony.DirectionOutgoing, ended.Add(-3*time.Minute), 2*time.Minute)
 		if i%5 == 0 {
 			ev.AgentConnectedAt = nil
-			ev.UserID = 0
 		}
 		platform.send(t, ev)
 	}
