@@ -44,6 +44,7 @@ const usage = `usage:
   ccadmin seed --demo
   ccadmin simulate-calls --order ID [--count N]
   ccadmin dial --order ID [--dialers N] [--duration 30s]
+  ccadmin pace --order ID [--duration 1m] [--speed 10]
   ccadmin import --order ID [--format csv|ndjson] FILE [--refused PATH]
 
 seed --demo loads the order, lead and call services' demo data (idempotent); the users and agent
@@ -71,6 +72,7 @@ func run(ctx context.Context, cfg settings, args []string, stdout, stderr io.Wri
 		"seed":           seedCommand,          // the demo data (seed.go)
 		"simulate-calls": simulateCallsCommand, // plays the telephony platform (simulate.go)
 		"dial":           dialCommand,          // plays its dialers on the dialing queue (dial.go)
+		"pace":           paceCommand,          // plays an order's agents and a paced dialer (pace.go)
 		"import":         importCommand,        // bulk-imports a lead file through lead-api (import.go)
 	}
 	return commands.Run(ctx, args, usage, stdout, func(context.Context) (*env, io.Closer, error) {

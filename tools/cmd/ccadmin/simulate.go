@@ -163,6 +163,7 @@ func orderEndpoints(ctx context.Context, orderURL, token string, orderID int64) 
 type orderFacts struct {
 	Code           string  `json:"code"`
 	SipEndpointIDs []int64 `json:"sipEndpointIds"`
+	AgentUserIDs   []int64 `json:"agentUserIds"`
 }
 
 // fetchOrder reads an order from the order service's internal route.

@@ -85,11 +85,10 @@ func predictive(in Input, ringing int) int {
 // overflow is the distribution of answers A and free agents F within the horizon, and E[(A−F)+]:
 // the answers expected to find no agent.
 type overflow struct {
-	exact    bool
-	pa, pf   []float64 // exact: the distributions of A and F
-	ma, va   float64   // the mean and variance of A
-	mf, vf   float64   // of F
-	answered float64
+	exact  bool
+	pa, pf []float64 // exact: the distributions of A and F
+	ma, va float64   // the mean and variance of A
+	mf, vf float64   // of F
 }
 
 func newOverflow(answers, free []float64, exact bool) *overflow {

@@ -123,11 +123,11 @@ type run struct {
 	waiting []int
 	flying  map[int]bool
 
-	outcomes         recent[bool]
-	handles, delays  recent[time.Duration]
-	live, abandoned  int
-	dialed, answered int
-	busy             float64
+	outcomes        recent[bool]
+	handles, delays recent[time.Duration]
+	live, abandoned int
+	dialed          int
+	busy            float64
 }
 
 // Run simulates m's hours of the order paced by pacer.Decide, seeded.
