@@ -1243,6 +1243,36 @@ func (e OrderCreateStatus) Valid() bool {
 	}
 }
 
+// Defines values for OrderReportMessage.
+const (
+	OrderReportMessageEmpty OrderReportMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the OrderReportMessage enum.
+func (e OrderReportMessage) Valid() bool {
+	switch e {
+	case OrderReportMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrderReportSuccess.
+const (
+	OrderReportSuccessTrue OrderReportSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the OrderReportSuccess enum.
+func (e OrderReportSuccess) Valid() bool {
+	switch e {
+	case OrderReportSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrderResultMessage.
 const (
 	OrderResultMessageEmpty OrderResultMessage = ""
@@ -1843,6 +1873,27 @@ func (e ListMyNotificationsParamsUnread) Valid() bool {
 	case ListMyNotificationsParamsUnreadN1:
 		return true
 	case ListMyNotificationsParamsUnreadTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReportOrdersParamsInterval.
+const (
+	Day   ReportOrdersParamsInterval = "day"
+	Hour  ReportOrdersParamsInterval = "hour"
+	Total ReportOrdersParamsInterval = "total"
+)
+
+// Valid indicates whether the value is a known member of the ReportOrdersParamsInterval enum.
+func (e ReportOrdersParamsInterval) Valid() bool {
+	switch e {
+	case Day:
+		return true
+	case Hour:
+		return true
+	case Total:
 		return true
 	default:
 		return false
@@ -3077,6 +3128,58 @@ type OrderCreateSipEndpointUsageScheme string
 // OrderCreateStatus defines model for OrderCreate.Status.
 type OrderCreateStatus string
 
+// OrderReport defines model for OrderReport.
+type OrderReport struct {
+	Data struct {
+		List []OrderReportRow `json:"list"`
+	} `json:"data"`
+	Message OrderReportMessage `json:"message"`
+	Success OrderReportSuccess `json:"success"`
+}
+
+// OrderReportMessage defines model for OrderReport.Message.
+type OrderReportMessage string
+
+// OrderReportSuccess defines model for OrderReport.Success.
+type OrderReportSuccess bool
+
+// OrderReportRow defines model for OrderReportRow.
+type OrderReportRow struct {
+	// AbandonRate abandoned / answered (0 without answered calls)
+	AbandonRate float32 `json:"abandonRate"`
+	Abandoned   int64   `json:"abandoned"`
+
+	// Answered calls a person picked up (statuses answered and abandoned)
+	Answered int64 `json:"answered"`
+
+	// AvgHandleSeconds talk time per call an agent took (status answered)
+	AvgHandleSeconds float32 `json:"avgHandleSeconds"`
+	Calls            int64   `json:"calls"`
+
+	// CallsPerAgentHour calls per hour of agent time in the order (0 while none is known)
+	CallsPerAgentHour float32 `json:"callsPerAgentHour"`
+
+	// ContactRate answered / calls (0 without calls)
+	ContactRate float32 `json:"contactRate"`
+
+	// Conversions entries into statuses of the success category
+	Conversions int64 `json:"conversions"`
+
+	// From the interval's start, in the caller's zone
+	From time.Time `json:"from"`
+
+	// LeadsCalled distinct leads with a call in the interval
+	LeadsCalled int64 `json:"leadsCalled"`
+	OrderId     int64 `json:"orderId"`
+
+	// Statuses leads entering each status of the catalog, by status id
+	Statuses    map[string]int64 `json:"statuses"`
+	TalkSeconds int64            `json:"talkSeconds"`
+
+	// To the interval's end (exclusive)
+	To time.Time `json:"to"`
+}
+
 // OrderResult defines model for OrderResult.
 type OrderResult struct {
 	Data    Order              `json:"data"`
@@ -3810,6 +3913,27 @@ type CreateOrderParams struct {
 	// IdempotencyKey Makes the create safe to retry: the same key and body within 24 h replays the stored 200 answer (with Idempotent-Replayed: true); the same key with another body, or while the first request still runs, is a 409. Failed requests are not stored.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ReportOrdersParams defines parameters for ReportOrders.
+type ReportOrdersParams struct {
+	// OrderIds order ids (also accepted: orderIds[0]=…, orderIds=…, comma-separated)
+	OrderIds *OrderIds `form:"orderIds[],omitempty" json:"orderIds[],omitempty"`
+
+	// From start: a date (midnight in tz) or an RFC 3339 date-time
+	From string `form:"from" json:"from"`
+
+	// To end (exclusive): a date (midnight in tz) or an RFC 3339 date-time
+	To string `form:"to" json:"to"`
+
+	// Interval hour (default), day or total
+	Interval *ReportOrdersParamsInterval `form:"interval,omitempty" json:"interval,omitempty"`
+
+	// Tz IANA time zone of the intervals (default UTC)
+	Tz *string `form:"tz,omitempty" json:"tz,omitempty"`
+}
+
+// ReportOrdersParamsInterval defines parameters for ReportOrders.
+type ReportOrdersParamsInterval string
 
 // ListUsersAliasParams defines parameters for ListUsersAlias.
 type ListUsersAliasParams struct {
@@ -4960,6 +5084,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/order/update/{orderId}/ (the `UpdateOrder` operationId).
 	UpdateOrder(ctx context.Context, orderId OrderId, body UpdateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ReportOrders How each order's campaign is going, per interval (extension of the contract)
+	//
+	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+	//
+	// Corresponds with GET /v2/report/orders/ (the `ReportOrders` operationId).
+	ReportOrders(ctx context.Context, params *ReportOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListUsersAlias List users (the path the contract's sample call uses)
 	//
 	// The same operation as listUsers.
@@ -6074,6 +6205,23 @@ func (c *Client) UpdateOrderWithBody(ctx context.Context, orderId OrderId, conte
 // Corresponds with POST /v2/order/update/{orderId}/ (the `UpdateOrder` operationId).
 func (c *Client) UpdateOrder(ctx context.Context, orderId OrderId, body UpdateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateOrderRequest(c.Server, orderId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReportOrders How each order's campaign is going, per interval (extension of the contract)
+//
+// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+//
+// Corresponds with GET /v2/report/orders/ (the `ReportOrders` operationId).
+func (c *Client) ReportOrders(ctx context.Context, params *ReportOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReportOrdersRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8430,6 +8578,100 @@ func NewUpdateOrderRequestWithBody(server string, orderId OrderId, contentType s
 	return req, nil
 }
 
+// NewReportOrdersRequest constructs an http.Request for the ReportOrders method
+func NewReportOrdersRequest(server string, params *ReportOrdersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/report/orders/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrderIds != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderIds[]", *params.OrderIds, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Interval != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "interval", *params.Interval, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Tz != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tz", *params.Tz, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListUsersAliasRequest constructs an http.Request for the ListUsersAlias method
 func NewListUsersAliasRequest(server string, params *ListUsersAliasParams) (*http.Request, error) {
 	var err error
@@ -9565,6 +9807,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/order/update/{orderId}/ (the `UpdateOrder` operationId).
 	UpdateOrderWithResponse(ctx context.Context, orderId OrderId, body UpdateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOrderResponse, error)
+
+	// ReportOrdersWithResponse How each order's campaign is going, per interval (extension of the contract)
+	//
+	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/report/orders/ (the `ReportOrders` operationId).
+	ReportOrdersWithResponse(ctx context.Context, params *ReportOrdersParams, reqEditors ...RequestEditorFn) (*ReportOrdersResponse, error)
 
 	// ListUsersAliasWithResponse List users (the path the contract's sample call uses)
 	//
@@ -18808,6 +19059,208 @@ func (r UpdateOrderResponse) ContentType() string {
 	return ""
 }
 
+// ReportOrdersResponse200Headers the declared response headers of an HTTP 200 response for ReportOrders
+type ReportOrdersResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportOrdersResponse400Headers the declared response headers of an HTTP 400 response for ReportOrders
+type ReportOrdersResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportOrdersResponse401Headers the declared response headers of an HTTP 401 response for ReportOrders
+type ReportOrdersResponse401Headers struct {
+	XRequestId string
+}
+
+// ReportOrdersResponse403Headers the declared response headers of an HTTP 403 response for ReportOrders
+type ReportOrdersResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportOrdersResponse429Headers the declared response headers of an HTTP 429 response for ReportOrders
+type ReportOrdersResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// ReportOrdersResponse500Headers the declared response headers of an HTTP 500 response for ReportOrders
+type ReportOrdersResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportOrdersResponse501Headers the declared response headers of an HTTP 501 response for ReportOrders
+type ReportOrdersResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportOrdersResponse502Headers the declared response headers of an HTTP 502 response for ReportOrders
+type ReportOrdersResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportOrdersResponse503Headers the declared response headers of an HTTP 503 response for ReportOrders
+type ReportOrdersResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportOrdersResponse504Headers the declared response headers of an HTTP 504 response for ReportOrders
+type ReportOrdersResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type ReportOrdersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrderReport
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReportOrdersResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ReportOrdersResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReportOrdersResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ReportOrdersResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReportOrdersResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ReportOrdersResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *ReportOrdersResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ReportOrdersResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReportOrdersResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ReportOrdersResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReportOrdersResponse) GetJSON200() *OrderReport {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReportOrdersResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReportOrdersResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReportOrdersResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReportOrdersResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReportOrdersResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ReportOrdersResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ReportOrdersResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ReportOrdersResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ReportOrdersResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ReportOrdersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReportOrdersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReportOrdersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReportOrdersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListUsersAliasResponse200Headers the declared response headers of an HTTP 200 response for ListUsersAlias
 type ListUsersAliasResponse200Headers struct {
 	RateLimitLimit     *int
@@ -22267,6 +22720,21 @@ func (c *ClientWithResponses) UpdateOrderWithResponse(ctx context.Context, order
 		return nil, err
 	}
 	return ParseUpdateOrderResponse(rsp)
+}
+
+// ReportOrdersWithResponse How each order's campaign is going, per interval (extension of the contract)
+//
+// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/report/orders/ (the `ReportOrders` operationId).
+func (c *ClientWithResponses) ReportOrdersWithResponse(ctx context.Context, params *ReportOrdersParams, reqEditors ...RequestEditorFn) (*ReportOrdersResponse, error) {
+	rsp, err := c.ReportOrders(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReportOrdersResponse(rsp)
 }
 
 // ListUsersAliasWithResponse List users (the path the contract's sample call uses)
@@ -40528,6 +40996,397 @@ func ParseUpdateOrderResponse(rsp *http.Response) (*UpdateOrderResponse, error) 
 	return response, nil
 }
 
+// ParseReportOrdersResponse parses an HTTP response from a ReportOrdersWithResponse call
+func ParseReportOrdersResponse(rsp *http.Response) (*ReportOrdersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReportOrdersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrderReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/csv) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ReportOrdersResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ReportOrdersResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ReportOrdersResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ReportOrdersResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReportOrdersResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ReportOrdersResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers ReportOrdersResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers ReportOrdersResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReportOrdersResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ReportOrdersResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListUsersAliasResponse parses an HTTP response from a ListUsersAliasWithResponse call
 func ParseListUsersAliasResponse(rsp *http.Response) (*ListUsersAliasResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -45720,404 +46579,430 @@ func ParseRedeliverWebhookEventResponse(rsp *http.Response) (*RedeliverWebhookEv
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rbiNJmij2KuE8Z1DkdlJFUlJJorCA1aWqaU3XbSVVz86UZCmYGSSjlYxgZ0SKxSkU0Dv+Y2AN2Ac4",
-	"gA3D9vH6h//4z+xg5mx790wvsE/AeoXzJEZ8X0ReyORNl6q+cDDoEjMj4/rFd7+88wLZH0jBhFZe653X",
-	"YzRkMfx5FLL+QGomdO2YDSI6YqF5HDIVxHyguRReyzvzdJywM48Me0wQ3eOKcEV0jxGlZcxCQoUaspjI",
-	"DqGCMBpHnMUkZt8kTGky5LqHjWmfkXTAYFT7ko0IFSFpy3BEKrEd3ydC6h4XXTKkioRSMEK7lIvqPqFt",
-	"xYQmUhBKOjxW2o684fkee0v7g4h5LZis53sq6LE+NathIul7rTf44tz39Ghg2ikdc9H13r/3vWOq2TPe",
-	"57oG/53egtMeIwevjsgVGz1QRMsrJkg7Ca6YJpXjg9MnF8+Onh+dXnz++vjk1K1cVTfIiZ0vu2bxqLhP",
-	"NNE9JjQPqGYhkQMWUzMYkSJgsF9XbGT2+ZrFvMNZSCpKmq3B5W/VG2ajYvy1Xd8kMjaPm3uky6/N7FhH",
-	"xqYjqqs+bLMwk3BnyEiXajakIxKZFSsiJImpZoXlHL86+et6tbC7W/V6fmv7XPC+2d1Guq1caNZl8cS+",
-	"HrM+5cLs99Te/ronI5ZuGolYRxMu3BY8UG6jaUezGMHPAEUFYAGga+L4ijPe3NsrnXF94YwVK4GEExZI",
-	"ESqSCM2j6UlyRTpJFCHILj3HxiozZDoe1Q7MZszaS2XnWKGaRIwqTRpVoiUZUq4dYCgmQnPJYKKTkzGH",
-	"wWODC8ydWeHA/7Z2jOdYOypBJC+LF6EF2xdEnAn9QBE5FCT/PYIqhz1tmOk3mrsk6NGYBprFylyjNwe1",
-	"39La7+q1vY2LVu3cJyxSDKCjT0NG2qMCpFcoef366LC6QZ7ALCLZJREXzPRk2jmMJWifKcJ1Ea3Uw632",
-	"Lt1u1nY7O6y2RXfatT26tVnbbjc7DfYo2AsbdW/e1g2o1iw2+/DfTcz7XcNvNHff/3tvGje9970BjWmf",
-	"aYuxH8fMIIynsexPb7DSNNZuOYFpaTDKgMVchj45OnlJdh/VG2YjQnPXAWWYv2qa91m1sNxmvblTq2/W",
-	"6o3Ter0F//+svtmqmzVyM9Y3CYtHnu+Z3fJaXoDzOtBv6ucF7DuNbe0STuX0ApgIF07fJ1wEUaL4NUtX",
-	"QiM4dEYFEqYh3IOQjsoXtdlYuIrGolXkKNmXbDS9lOf0iqlsJYb+dZgB49hc4FZGEq/yZNDgCi5Ic4v0",
-	"CFLEAqVt1uuOilQArZQQ8BYxkFfdL44ArakhrSyGoXxz/MMej5DaID11V0BpHkUkToTyzfUz9GZvgzyl",
-	"PGJhhqppzIAi4eSK12Un2GOPHu3s1Xa2mtu1rXrIantbW+0aq+90gkZnr07ZjjsEZEiyU5hgEgoH0adv",
-	"nzHR1T2v1dze9g1Ccr8bZaT9qD+QsS7DRmbVPCQcGjxjNFR2a1lYvPjtR53NoMFqe+b2b4U7rLYbNDq1",
-	"JtuiO+FeezvYTC/FgOpetg7uxp6HFjoy7lPttbwk4aFXtgQzN1xAOqmd0vEibDhvtH8fs47X8v7dw4wl",
-	"fIhv1cNXUnHNr9mR0Diu44XSYbfr5dcGeIjCMYWsQ5NI4yd9+tYSDcM9LCAhLzsdS3jTYWeMKrFl6bD5",
-	"ccrp6Ms4ZPHEtjZKt1Xalne1r3ZkNQ2SMBLhQLojJQkNAjbQ5krbOag39fO//q/f/j9++gB/BbLfpzXF",
-	"DK3QLCxgvTeN8xn75/osorp5Szk6fMYVruJEU52o0mUoeGXWUZyH35wxE+X6mpgK16yv7K3Hs2w2tna2",
-	"djcfbe3MB6T0CY1jOoIJ/5q1e1JezUIFKmmnjx6YyRd4omYpZAzTLm/MM703X6qBFIrBSj+n4S+RXzG/",
-	"AikMbjd/0sEgMsICl+Lh18pMOwe477yQauq13pz7Xp8pRbsOHxDF4mseGC7o2mBrck0j7kQ2s9lJEDCl",
-	"vFaHRoq9XxYQnsSxjJ+IaxbJAcNlTEtMbuh2LK+QygRSCBagnBOn6JYo2Wco8xl5xVAcQ1a+OD19ZYhK",
-	"Tl4tEdTKZmm/eDjZfLZIslwv2SflosKyvZjmJdzyvM8LbWG/P6ehfXQTSHnnMXOEsKuKD56IcCC50HCf",
-	"vX5i2GBphAXC+gNtrqrmGsghVyQFdTONDNyK3bTIVC/7BDppkXwf9weCRwJhnYtBoluEIoclY5Jy1KQd",
-	"M3oFYhCJk4iRitmcDdwZKwcwGvRIh7MoNHI09pGHUkp+dfLyBZHtr1mgTQvAbQTpN7YMqLDbMKCxYqFl",
-	"TyuX+5fQJQ3J5S8uCVMBHTCfSCOnN/x6vZ7NVFV9ZNcNAsoe+3a0axolwM/jz2yBZg04iVAynHDIAhkC",
-	"J4rb8/r0aW0X+EOZaHNDdSyjvKBVef1Z3UxGS2L+ajz14d+dpy1y+Yt6/dInl7/odOCfYPMXzd3LatlU",
-	"SU9GKHEKu9KQqIiqng+TDEnErxihYkSQR4UtJ5VLWNEl6UCXZqtM6+oaL8zEC4+l6EQ80LenHxN8eIvQ",
-	"KGY0HJEEgBgkChLyTofFTKTCwz0TlUkN4pCq/HxyEo6BQq7VTNFmH8EU7w7cEcBYbUYSwb9JGGg56RUT",
-	"pEIFMlwPFDGXx4EsFySHMKq2Q+CGEcfRoMdCI6UmCj6mgWEEnSpR+cRyEAXuQ8FVLzwxd89IuK+Pn1Vz",
-	"g9ujWl+G2ZcBBfqbUUgeeq2dAonLw7Zh894vzzgfM2UkkxlQzYt6DxZaglI82Rnq+nlbUvZJucb7Zwsj",
-	"TwxvYo/n1jjzxhAyGz4OpWD7gGgMUgERaX3bS0/yqYzbPAyZuP05mqtI4zbX1ixD4UxJN5bJgPTpCFip",
-	"gEYRefXy5JQ8vG4+BArxEO/vw3umgmh0KEzK0IxADpgiIRqKaBTJIeCUzLpUscrwh8dPDg6fP9nohz45",
-	"837dk7CmUJJhj+ozz3GbVoKz2nlgkWPWSRTox4Es0i5q70HWZCHXPlF0tObPZgOpFe9PeZ/J5A4wDiqN",
-	"nKwd8hAPH7XEXBDN++wjCfpg7hLSDW6V2a9fnZwePzl4fnF69PzJy9enpDIE+UnDZLkiibgScij2UTU+",
-	"32K8hqzZkHUkNIsFjeDMbg9Y3HZHgL29RxA6ECQR7O2ABYbxAQ0uWi8CmihgwyPZ7ToWP2+q46Fv7dqq",
-	"J4diDRszYeNXsn1gtck3Y4a/lm0zrrfdrrPdzlZQa3Y2aW0LDCPho2Zts1PvNIJdutfeYd7dMM25Oc/n",
-	"nr+WbZADnb6cVAyQgNoxJj1qiFV1P7MoWs1NN6ExFZqBEmrNZd8zAL6Q+qlMRHhXBG9vby/TabG3/F4V",
-	"Dy8kUUnQS7V84HhjVdo0ilicsoSKMcMXWcU2e0sDHY0IjfjVWmk1HzqOzJn3mbghhirCCHDmji3hTvE5",
-	"iOToXlXOeWYINEoICWqCC5+YEKlwrcjr42fuRSBFh3eTmIVrmJkNM6/oKJI0PJXyGY277PZA05bhqJUq",
-	"Aakmfak0adS3drd3HpH2SDN1z7ADakuu0ATw+cvD3zjHwt+cPjlBtGPePNoiz/nnoBPPuy9U2iPyGHeg",
-	"hk4ROSePmFFUv5Ogl4grhg4na/iaDV/2950Jaghe5n7HLGD8GnW4RjzbB3e8nOcSwAHV4Az6MUDOME+F",
-	"iVnRTVt8BsprA0EwXZlo5LBy5lyuSBBJtcZY8yDqxALPD07FaABBSM07dipLcNOz9JFr7vl+IAeYiteC",
-	"XlMe0XbE7tg9BNQwWecfh0WqWD6aayIYCxV6RSYqp88C9/cRmtJB7emTHDRqZ73/WrarOTu7s7wJOdyf",
-	"iifwM2zr9AipF/QacZWC36mUz6kY2cfqDtTrUpI+FaPUmRSPPjWdNut1MgAwCKQI4U9rNL1H0Hx5DQEG",
-	"Trs+FQ/xV1U/57JOaBjGTCmiBuaXYeFB405FAC7lW/VGyv5XDl6ffnHx9ODo2evjJxd/5WfhGWmcRySl",
-	"YcqoNixCFi5A7KGYpqKaSp5983XErxlROma0b6QNQVDPenLx6snxxZdPfkMquWCBFtn+aZPmicCIuV/n",
-	"mt76brwWNNE9GfPf3YXg+re1gwFHbwurFjdHHrNrgI77hf90bNLnSnHR9d0c/HQGMibs7YDHLPSdfwXg",
-	"ay7Qt2ECxG67tSoZGPmGhc9ZyOkpeE/edoudiGR6y4l7Ex2RStCjsWKaJLpT2/UJ7xAqIKDgY0iAqEsy",
-	"WEaRy8m5XVrvfyeiXtqp/jVM9bK6Pyka+mgTUuRSs7f6YaCuL83pFTp+WxMhdL6mgzMAMj1p2JcDAIJf",
-	"xjIZlMVMnnl4jGid9fw0DBGph+eDjqoWMKHBETf3q6aY4GBxyVmgPd/ry5DFVOObsM/Ns5KARj8/tRfg",
-	"qfzuXkYvHbrLhE43hYYhN5/T6FUsByzWnLlr43uD3KN3HhiSrTt56ve9yK3bzyJ2Ft0+I8YrTfsD8xUP",
-	"V3LaR4dvteKKuu2SyCHfi5PygKLMgfyNaeOb77Mdtu5A730vGYQrr3iie3BuxyX52cbnNzM/TNkksmNG",
-	"DyvYmih62fFab+bPKvvy1zHXIGy8999NbF263cttysTyplY2/cV5YQ2vaHeFFZxY9D89bWcrW64fGHW6",
-	"k4ijR3d6CZbbzdKYh6lVv1+wE+mZtN4tcz9XCcHIXaJb3ZPps5+GzgG3MXlzr+uEFRoj8VBXb4QN1ZND",
-	"9HNBEzMqw4KYaZ9IEY2A+RnErMPfAmddXNXNEBPyVgq/SkPD0hhNc22TyMr/GGcytW8r47arsvDFVDLR",
-	"ikWdll2wyMUKZtHsZh9S42rFcBpcEGrjF5EV0WrKkcMrmXtElX6t3K7dbP3CUrypF3hU5bCG3O1thkXf",
-	"q6Uv7kkATOD0JTHc9FG4akzZFHa3i7XbkU4vD2HpWEXEnzuD/Macz7xnGQUo3oACLBehywFSopOY7ROz",
-	"ueBwhgke8LrZzz3/lnCQixiF+MM5J1ecpJCCZRqpBzayP+bdnjazWu2Y+/TtEX6Qn8QtT33ugYSZS+uS",
-	"dA1w20sRsLuicBYPz6Y78P6HTX1XW6n/zhNST3IuBsOev4cl35REP6ZRtCL/iaz+q54UbBq4n2w0Hm2R",
-	"kHcNanbBP5/tkz5VRsyHcBtD8SHPAnhcKDLsScWALBqh0ojRNNDqVAL7AGbLTodUdv7K/u/RjsHx+bQH",
-	"9dreX51/9u/LMP/NyGXIY7Q/5UUcLgLZN936nkx0V5o/y0SVDhdc9Y4E1xzEmlwXsHSDF520pEZKs77n",
-	"G6xzvgTy6VF1zAIZh3kxpi1lxKi4EZHm6lXMQg46lvIuozRMfJoTk1mw8/TLQtzejCY2QHeGTEajK3Ms",
-	"hwkKizZHyqJkJr6npabRyl9luHKaZQFd1LAnSY+KMGJh6qLjlfU0pFzfYOJl9La4idPAlYdVP4vUTylw",
-	"FmSe7vWM/Zk97dknMQE/fgE3FKA1fxPLSL7BQwdas/5gUvwrIh9wHr2mUQld7XORaKZIm+khY4JQ7K5A",
-	"U9OA7+3m9qNFWQMWUleuDl1igFyOAIs0p29SzBTTdpHqiTAXPSz7srismA0Y1elqskxLzlygrpQNYwTv",
-	"pDYNrryy4W2k7XSui/k6A/zMz+38rPP78Yq7QAVvSUVXZosWrn/xjGfMxjXHXAorkvd091fgCKRQSd/q",
-	"daeR5zcJSxjpJe0HCv8uXMl7nloSx0zoi3SKF4FMUMU/nxoIxsKIrfrdxN2ZNfrM7suuFmzZxUzxM7Ua",
-	"zNl6q31IR0st4yWIYmIJudGzsXw8irLZTuJI9pYFiZmRoR8lOT1sTjEzvUEs24xoKQ3+KtllkfTbeDgx",
-	"o0qKV72YKrZY61mcQtmkUyPOVGqxLxHfJgObBGxoQ/SHsQROcLXjSC8yZD/KeUUsOIRs391M55zAITDf",
-	"R4dwU8TIoqI8oZvBZmbQX8gqdnam/sqw2Oefmb9KuOzzSZJFBbF9kbOkXt9kpO4CvzB9gVXuWDGhYubT",
-	"IgLiEaUg1Oy3kcl9EkSMArhWYWUiOAjDG0igi0nNCgYFM4MluEnUc0/DwcAwRyqNeTd0ygpG4Mxr+DXf",
-	"Jls0DwQbEgR3yOYF2ouR56+ChXDG2ZTOl1B2nuN2P+6x4OqTbncoX0jtpNRppiYngSyEatz6WTIrWD4/",
-	"8xaxQwPL22aMdTbDVTZ2deXW8dPHZHNzc88nJWquFkBQV8rwxoqt3FZOKKwKarSWTbaI4RIVpWmnA2rc",
-	"quevhmXsVZh5RbiAvB24GkIhFvSBIvDWehEWOImpFRXYd2T23e9pQoWXrIw/XrBzZQBSziQfiuCQRazs",
-	"3JfefHPwcAA1PAAmdMyZuquDuJPNvMGOfFqcHuIcVuTu3FcrXPsnQsejVQlOqpwpQgY0xry+KdYAVm9A",
-	"lWJhqQz447Eezb0QBRzk+feF+vNIYeEK78p+Pk1g7CSKNhaaqlyWNq4fiuDHK6Knl+cWYjpk5Di0Uy8C",
-	"wpvz1kQwVcx0Egvl3HyXJDQlWqKif9ZqxmPMKNyhPAJKnznHExn7QPIh2RbO2DZTPnlnU429w2xXcRKx",
-	"9++nbcnuFKVgS5xitnvmKFdAYFlGuPKPSjZ0AtPBKjDnmEQH6yQC925ItKZaqcdas44JvpSfsyhzgd9a",
-	"jsW8sGIUAalbWZ9tpYFy0rf5yTWR1OUfNRY5itgFl7uHzJQ1C6Klcw74pcQweaLZWw18AHoHM2Wp/Ows",
-	"tQVZ1Fog4HzO71befPJWM5HPGThxyxlVDBH5gpy0PrbNactTzWjDHENxu3oGJiBte2T2qxPLPhFy6OXy",
-	"wm5OqHjriynFxEa4yc9b9yfkW1DfP0PZEEHwHuYlg82qQLbErBIALM653VaXNT1P0OlJbAedPskzDEuz",
-	"GctDyoxTmhrdT3doWR7tC0Yj3TtmAxnrFXG1vTSQ3i1OGIjrDs+A3yZokpBxKSiCksE+KpdcD8jZFb/P",
-	"RdG0UKsSXLGRQv3KmbeR0oYrNmIhaefHYByS1w3paDYNmIWa5yqhJxTN7+er1ubhp7tESDab8LKcxQKA",
-	"TlOsfZorzm/rs7Ms5GNG849rxcAxv+JsuGBWcrjitt2a5xj2sMpDLIcQ4YX5qcIWWcSM+IQqQm2+vQeK",
-	"bNXrNuWr7rE+qVzGcujyjsaQSItqw4dEIcmizAAdz6BVGaBnpvly7J8uwMoIS0lKMe71dI+xHD5QWNki",
-	"ddiLoFbC45OvHigbUQQxR6ZNY1INMcv8vxyQHMuhwzKTTs1A9G1fORv4TC4sB1U/Xnkouxi3EIgmt3Za",
-	"E4flXFo2bkTriIVkxPS+A6kWKPIxS9tbrrQiFTyA6n52ZRRjxJ5GFq9gu84kWJB04Ytptxrfe1szH9au",
-	"aWzdfd945vzSTo7l8HHaz7EcHruu0mUCmlnVd7edRFc24mXf0u4+67cRzmk0pCPw1QX/QrBjpOVlehD7",
-	"btPAjpi+O19el4arHGHhZEEYnHfjJ/2V3DQmO8XFtFlgEB6UzZJx1vnNlEHuq1z4iLo2H0Kg0JKnj4f6",
-	"+OQrzx3wi8Nfnbx8ASfOl5M3QCJ8LENWjvHS15P5r2+lTk97Pgqn8mpXnB0olkOFpAEojZCCra7WNZ3k",
-	"MtXON1iZxoelSjKYS5o/Nnb3mihJOjReYIvCjt1tLO/bdmhkdqlYSlpsbgguuumQUKIHrVmLBz2VmkYz",
-	"aZlymXHNUMuQqljPuSMG6dWGMr5iMbFtiTRX58aXxBC0ksMAe3zYKgzYs2k2CgOTSn5vXQACkGzkZ2iY",
-	"GiFBDUJsHLvB3IkQgPbzo3CFFMAFzZvu9+ELp441rAYvA5V9izGKHWZMD7tmgsTgKoZc0QM7cRqRyiUg",
-	"vEuiDK4d9kb72QXJUyWl6YhYolLN0RncMENccFFgsQMNq8Viq6Cbv3GdWcqZdom/D7Fj/PHUdl/u1wen",
-	"m8JGXt2bIaU8GOcuaPFiFy+YIw9FvXAGvQV0X8YaTSfH+zRyj80LuKoqAD9bVuZ5xmi4MksAzI69ToZl",
-	"SwN6pgk8DR/T/oDyrphrop50V37OdE+GBcfhAb+4bnq+/eOCqpEI3M9G+kfxefMCeYFSL+Wb8R5BorTs",
-	"f2V4mhJuEd/WUELioa0FkeQcXDI4K9j1pxE0GnmhJiNsdChrQuoaeDjCpltKaVqAWlfGeZtQtUWu2EC7",
-	"LJ6gFoL5UBJyGgEFn7aOsbeYmfQofBz3D5Y6sMInn6/+yePVPzlc6pPVPcEH5Sfh0lGkQqWhHsDvdmLZ",
-	"X8r2p1ClS+OSgDBXWQG6thQZT9R5rUG6Xmv0FyEBRhQU+6VnaPpx8fzu9igdU97tASZkkfWWLrsUfaYU",
-	"E93ZfNt1g+TbLMOEpe3TiImFG5Z+8lqx2EVaLx2YtLghe6ufLVYdUE3Q91il1VGXWnCBqZ7HFq8AnEuY",
-	"b+8ixuSziSCT6Vi/iALFN4jrkGrmnBpvxuINYnbNZaKWOAxbndYdSCV3p6rLGcBjLmOuRzMCMWTAafRM",
-	"dvlyxm5s/4Jpw8otSduUTOJghiIYXj2W/b5Nv7EUdzw7cuQmtnjfS3SQVQlc0VCUhr7nLPjFVQGGnaIx",
-	"UxRkij5MYf9CKEeK7iZ4h3S7i+h3BgTnwCO/DbOcC2Zxq5NQUYSrMrw2hR6LONgvclAT/EeeiZi6TAU0",
-	"V8boAh5YMcmA+eYp2Je/apYp8G5DexboIqC4lsNnJNv/hWGoN0G40/Y1B2TT3inZvM9n8ti4z181pq3D",
-	"gT3dCx6WYgYMcpnt/W7fz6MPPhIIGWfxiN4cHmvWTMwmXOg74izmero4/213eBfBXGJ6sTKrN58WfJPw",
-	"311EsrsQd7K3+mUMKrdpCrIMxVh2ExIdXMgUMS+22NtjmgCO3G4V9nUS48xHYrMwySHTlEc3liXBGx66",
-	"yKWHcOBaxGy26L7DbT4Z9njQw0QKRZG0uhZI1wLpWiBdC6Q/dIF0LTEuLzGupbi1FPeTleJmcVepzDV1",
-	"n08NDmwiskbP39T3BkuB21BCKKSimAg3yAHmBeI5ZE6VaWnTBFn7vhRpT8WoRMOb2bhEar2BsMorHaUl",
-	"qUkF/HWdL3J6GD4pO7kq0BFu+tuq17NYQEOH1GImLicCPtpaAoncmGeacI3Oy5vZeU3zLCvGU5XxMLfr",
-	"4vHtuzi8URc3lPqmKfTEEfVYAEmdjSRg6EjElat0DWhrHx1OZYygnkbRev4Naf3KKxc3/fAOJPlZJHfe",
-	"9r8W/O3L+OjkJTSeoLSpQ3mzsbWztbv5aGsn5y9QS5/u+ouJ8sobcgvBOaPVxc2UcZcKHpCK9a+v+kRI",
-	"UXOPEW/SsIbZiVD1VEGfY3yEXscbkAG45DmmpCllh6Z4hBU0DDlmYWI9IkX5RgrGhix18AioZl0Zj8gD",
-	"Lsggll0jPjxY6PJRYCRSEGhs5Y++0VwqpKCUqP1Ktn8UFva8n+kKDHgWOlfup/a1bFuvEFKh7i/zsE9D",
-	"RoQEml4OQzOcFZ1rzJByzUUX6GhFxoSLKqEEnU7KHEMWuIOUuxik01jF1+DH624KnhK38DQ1339c3/Kc",
-	"Vm7OnF4DS7fmK9d85ZqvXPOVa75yzVf+6PlKJGnlxtYoutCpsmxV0J2w1S6mB0Xb7bLt05u6yES7PMq5",
-	"b033RzCo3ut9ThnqhZCbM8TeED4Vmxkqjpawsps47Em0mSlSQT/xfNl2eFMtOkM82loYHr9StLkcYpx5",
-	"FllNYwZx1beMOPe9yNW/mTBE2ZwGYFOEomYwbn64xuIUpnfg/pGpiXGmfnZQ57PP+NOGxU/EoN/M2pIL",
-	"SC9JygRxH4UigAnLR3tYaXrxKCvKYYqFM6WxZaPizZArCK5uyBUTF7kEvNOMJo0ihVEny8cR3Z2pf2VT",
-	"9EdJarCCwfSG2Yw+qi1yvmnvFka6OXBdSKBk7Xh5Q1jOPpbLDp0zxM2wqxVArwznvcgVuS1LgXLNorz9",
-	"31GafEbVIY1deBI1DEipP0B+z6dybiYxmKYhRnPAhCJtV2fFBWzbghOQyrlDA0Z4JyuNCr4tEYe9m54o",
-	"dl46Kc3e6umKGKXOiLfMQQ0jFY4Rt3bRkfx49W75VWCehJvr4PJ9ncqsmNpSiylA+PSiuq63udUsJurH",
-	"TR4zdnK+xOQNd35nc799aRzbw+KZLxWDfhdB4jcoBHFsKXyZC9N94K+VcEzM6K3KKDkcNRsjzcdASLAX",
-	"oKF0F9P5Lip78BISGN6goiFcotXLGsK3qUc2l+JIHUSRHLIZJ5+2fxJy/dx6aKUHl5itqtkyGJgMAfzu",
-	"r2ecPvT2Gu7KyhPnttTCMyq6iUXnC0+d9sNDptG/LldwoWSdiZaHnEZcdBe2exVLA/KzcxIHE7Uslk1P",
-	"bL77QkY8pKOX1yyOeTiRk7WQlDt813x/drZR+GPrfWkRnKnillCuwEjRx0lUUsbzgquLQArBAgwwhnMr",
-	"Piz14KVRdBIwQWMuV1nzSdBjoZ1Ikal5LkVIR4aXP0nMXy3y5sz74ovW8+dnnp/+dU5kTN6c25w65gPZ",
-	"6eTTmc3ewBb+U7prWVLH5vQWZi938qlwd0o2G7b09ZziMraQR+Zo2maRFF1FtFzKoXNmeMANXarxq89H",
-	"C0rhuDD/dN7LTfZGUty+OV9X+SRmoHsRhtGt2LoGOqaBfqDIkEI83E0yWi7M8nh+I7raFTJmBoWaTf5d",
-	"UbU56SYcU6EMfZuLgwZpwR2DkOc2/SahEe9wlN7VKxYf0tGzcm2Ts10KSZyWZ/FhKhZf84CdzqChvjfD",
-	"fbZ8toVaR6sSiNzHrxXtMoNUiiWKYypC2b/I2A37wNp8LmI2YJrbSkrsmomLSFLMNZL7dRFSHo1K8Z8a",
-	"MBb0DGLtCr6Q5GRK19QrPOWlVM7Vk4uOLBe7Zu66Bjhi8QsomFHcyRUYjbSuahFSIkuB0X6jJWSomXVB",
-	"b3gXl07attSltYVDFjJ5tp2rKLtMeZMb+ijjV4tRbM+w0iHhmkRULXMny9hWG+ZUuKwZM1ugwDOYkFIG",
-	"aRYmKmPWylmxKU5k5jWe4B39CSZ4NqIp5cbmIcYpNmYGas5lnJt570ux/xSem/KHnsOkl3Hk01zpNAaY",
-	"7QOeUfs8WE6wLTNFl1UDaOGjQoHuQpbPcgjNNrq4ceXiNgzxcV2NUIqboXUpLrm8/vWS0tyCcnQ/GuFu",
-	"0Tp+9LJeCWuV95VZLYvbLLFwQvdPg57NM2r44oBGzHAQxNzoVlppqVlv7tQazdpmwyfm70bT/LXZ2Gg0",
-	"N8xv8/fDRvOh+XsfRClMoZ6IyIXcbdWgMzJiFIPkVBVrOx0nSnEqzI8nohtx1SN9KTTOilQ2G2T8p/Gf",
-	"x/88/sP4Hz98++F/IjjgIQvQMc7NqeoTOUDiH41IRyIIk/aIUDKQSvF2xIjmfQiHN1OkIiQGtbpQWMN7",
-	"hLEcDFi4QY5ZRA2FIkMZh8onrwV/C18rH1Il2v7MNikzdXgFXeqhzC0V7b3UpXN1SdBYxPqQ+7HslN40",
-	"z6tmBjqJBaZgC8ONfn9jNBpBJuZ8Wcq83Xph7ZVPJtDfOWDPlv0NFLvdHRh+iLErAMhY9gkqBmapAyrN",
-	"rVa9Do6TTISoE6gurSS4hSLgTmV/UqH29QNF5FC4wESAQ8w8au60HIp9QsM+xwJhfRmymGoZW89UDTWU",
-	"sFqI7a66klZhMsFEvvAyrf2uXtu7qM0qvnyvDqE/Ysl6tXsyKWUvsJ3dp9Q9t4LWz1gEX3gk80TyGVL3",
-	"LBl44VhLiOtlXhGZlDxlWUbHAmxAIt4GE7v9eSXkUBnaBpVoSOWzlHpXrccnmJsFjQh7q5lQXApDuZtm",
-	"Lo8sZ7Iwr6OdXGnxznncZJkTWmoNXsGjaMJmW6IJENbCVJLsF9wPnNeoaUcG5kAq9sVnmLfZdI2Gekz2",
-	"VV3oEaPLE9xi2gnTnwsg0EGPpflfNQqEKxQ6g9XbFbpRy04ir/pc6Ex4zKK5zoAza5vYcArrhO5yz+bT",
-	"NUDHN6xnMslqzUDPxXontylaUraR6d78sGvLYJVSW3D8zorH3LoCzEoFXz6upiCn5Syfzkkgi6lCkOlr",
-	"xWhWtr+GMYfswXAM7h3+cK/Axc69SlSuD2D+a+BrkTUXOScF1VJMQGCcCNIGQ9buSXnlviijhicsiJl+",
-	"KQJ2khV2WSEd0qmRp2ydNHOVqeFo1ZDFiMYwMRIlCobBMkYVCgVyD14dkSs28gkldp4PFFG8K4yYhu2r",
-	"rbSYDlcYTOWTdgLVwdLIrpgNIjqyGUEMc30Usv5AaiaCUe1LMwBmBYFaOxENrmysF4xgXrIYwrggVXX2",
-	"hgRU2NoeZhGC0C7lYnYtnpJ85Qily9fTseBjcNYdl/u6m7NFpG0H3ieMBr2s9p45PLgwLuc31a680a03",
-	"zd2rcvbxY2xgzs2/UKF7kYbr3VRX8/iRd1NV06c54OnC3bZAN1brFiMMFSRmriib+ZDFymUsg1jEivNT",
-	"f7Ttb29uk6BHYxoYJsNVJsbiBWbl+dCT8uLG5jq+Pn1sNVX1zVq9cVrfa23WW/X6Z3Xz3+qsjPpTp1kM",
-	"YFlmr/MV0BcWOc9USWbStpC93TlydPKS7D6qN0g6w+XLnKfObavUiE0961ZwwnNazgPAstOHUmsQLpSm",
-	"QvukbthYWwTfFe1PhOYR4DnTS59qHliMXQxSKEQ2lfGC9JpqWiZ6kIiLK1dnCVvBDkPitEFEA9aTEVQd",
-	"6uOtuyMfCNa32fymY5DMm7xLn5orYk43f1XiAmcd33wDIef3UU039fh1KvXyRKNxYja32/ZKk6YdpIWI",
-	"S5Qstt+TKx5FyvU+W6c2xflRpaF/rkdlRTZGo9Go1u/XwpD0eq1+vwXYdnKjJvx7tt7X0L/H/kMKTj/z",
-	"fH/MdCD0asm5pKgOs/vJLlhtxX1PcekAtTSs7XGP6qMVo+eWh/byT+4C4lcLjZgyZqUKJ5noruSiW5Mi",
-	"QtVOIPu535kKsJRBGLL2sQ6O5u3CnJRi6ZE5BJO7VX4Bh0+PNOsOl169AlrP70mKahcd7zTILDzdebhx",
-	"LiIsXrcpXLDIh9aQyx+vgz8Q+1s49ZvvP64MizMun82vUfq6jYv7crxdASOXFXPkCiDveEEWmkFEtRmR",
-	"uA8g8+4mCY3gITtpTe3qMk7mbC4ncG12cWm4sDv5xHwFqQFLiKaZHBfdEy7KovGVeZwvOhuyiKf1xFmI",
-	"NIvQjmaxEatTGeY2Ff6XCkZd1bdPDgUGZM8KJ3MZklEDUQjUK+4JcqzOT43EUhvAq8lEO1Ed6yUr3hU3",
-	"34qCU9hy8JzE0ZJBCKZlCk25LS3eiQwYi9s3ATRTF2X2Xs5yISpDyRZ4rWPEymGjy28bzUaYD3kLiiba",
-	"ftIyZSjFsNBloQBDEWah8PN5QjIVFUTddYg1qHMpsqp2hWeQrMcsJyQy0T45fXZCelSEqkevmB3fJz0j",
-	"UAupSUcmwv1ORMxo0DPH5adZkE0jii4ShZGWr/8YUdBvPVdL1AhkaiCFYp/LcIbrIrqLNMiX/HOnjU8l",
-	"wiXTwZaLJk54XtjdLCOGAxUDNF5hrPwWZPXTCmudA+SHFqveLDj6GaaFWIUkuFtVFiWTi7heEEx9E5IL",
-	"C2W3isMCvHVUXmGBpbTuBrSRzyANhpl8Un75wZBBlXa3/4HCKrWkUtzpDXhaXe4uKf0sf5+WyP5AlT6e",
-	"uFdLjXNSuC2LBxLsrbYrus0JpnUppwv5phCyanFFd4eycr7uyWGuS/dsbmFFB2B5cMrKLeaivovbMbWl",
-	"k2eZh6SSQytSx/xV8fNXfQk88uMVZSYR4i2kmqkbnoO3iNFwI6sZDT8tO+J+InK/sO7z7unXsr2RksWA",
-	"RtGGq4Xp+Ki0n+XAFqaX1bcx3aSPXqczSh9Z6Eonlb74lWw/dfOCh49pFD3N5gbPwI/Y9ZrboyMxSMpy",
-	"6RQFpIVOI/ctu8z1HMrLBZNegNGI4PCWn1DMOcJVwIrXypfZQEc6w+9a9zfworgLP4CpwI+4xPOip/VA",
-	"kdfHzxzvw6w/VDE3UbOeS+mW4/VnoYYfPUq4A1RwzCxS/aROEU6EniWIzmNvZhLOJavduw1IqeQUAczN",
-	"Lk8IceBlHSLS/f6YOqUUTubOCUXSlWc25ZZwJ6CwVlqtlVY/JaUVdlUuJZ1oKkIah8Qe8KRzjW/9WoBa",
-	"CzlsuZzH4Ky/tHuNVzCPDXuKBRfeWr+2DN7GA0xirkfodo1KhgE322oAF9gTRsM0vtVreX9bOxhwu/EO",
-	"fPGL9+/fW7fn0szYg6Qd8SBz2FFEsfgacgHEMuliVsYu1WxIRxvkCdzfAdU9QiMlIRO7SlVoXKszoWPc",
-	"NaIiqnruE6eC8d09h6JqRgTzXZpt51N0Ji7f2Ua+c/TywWno/SWptBOdZr/Oe7oRpWNG+xju02Pk8clX",
-	"JJRDEUl0JqXiTGDJugeKxHKoqvvk0vZ+aaaA6ZCFm98GAQFRkYDG8YhcmvFb5M35pU9kfCbs73ewBNUi",
-	"7yD2oUXiJGLv31/CFMGLmqYqPIPGSWWrXq9ukANh9RNW5YjRXtb95kw06y5TecXcLeftpgGXilCRy31Y",
-	"6AvSlzG7zJKDO/+dLfIl/3zjTBQ3H9bCmSKXf1uzzrq1o/DSZl5w8SmAnTjUxWoQLUmjuZvzBCKycybe",
-	"HNR+iwEjGxet2rn1JZGCYcb/9igPNVUHA069iu6AiVmNNqfHwgz8zkQ6x2OqGcRh1OC/l37+0THrU27Q",
-	"1iWsvfBGMX1JKtazpepDA0q2mntn4vKY6XhUOzA053LjTJzYPMAt0qzXMx+2Zr1JaBCwgWahj+UGQhJR",
-	"Q6gqlLST6IogLFX3IYqMC/SY50aAM48aZ6LPleKi+zARV8Ig1Mv0il6aFpuwRVds9EARNBcT8OM090IF",
-	"csAUCWWmEkZpKNulit3ch8dPDg6fP9nohz45837dkyAshRI87c48mN8uactwBH3FLGD8GhwaQHO9fya2",
-	"6lvEzTGWCSbF56H5cJsMYym6pA8lrDDdPTY0GMC02COBFJ2IB2bVjU0cSF6j9HYmIEjGvNkm1L4zh4+u",
-	"aIEUGgKmRgNGKr86efliH26tjMmLQ/BTc/d8YsObeySm2nWPxTVJ4WSr+2S73iA22gZWHrJBJEeG69iu",
-	"N9MDSwYp2jCwaV5uus/ORCLoNeVAa82brbTDkId4NAjRdjM3zsQrgxkHNKZ9Zi6LT75JDOSDwx2GIuKD",
-	"tIm7+TEDF7wW+sIOWBwwoWshC2RoQBBmeyZenz6t7aboFnKlyCh/OSuvP6vX63Vzbc1fjac+/LvzNL0G",
-	"g8IMMVMgOxOKdTH4UUjCVEAHLEQE7pPLXzSfmh2lYoQJUuGyp6UIchGUabcbZ+JMgBeWE+nBbc60OXh1",
-	"RGJwOa9YkMBiCj6hdm8wrqFK+onSJOLMZTzE0M163VwuLcne3t4e7lYgxTWLNRbhfH362AWPcutvmjok",
-	"BlQQ8HkGR3fYEGgARUCppm2qzFZoGTO1Ty7NCBhhe9rcbG3vtbb3ao2tVr0O9OISEiPW6o1avXHasO9/",
-	"i+hIyenNAYR+JtJMx4ZSkEtYZJshd2XWZjsE/8hWvf5bYpc6MZHf4tLRxfIS9vvfkYMMpwKScPg/xRtE",
-	"MBZCIQvrZg33MRNCMHkkbncOXxHkNmAUtKL9N7UaOWaHMqgdCcO3tJx1zTIutZB1OIZtWVsbqdXwjzOR",
-	"5gNoeY9pFNUMqLM4m4VlSQ5eHXm+d81ihdxKc6MOzPiACTrgXsvb3KhvbCKj2QMe6eF142GP0Uj3HkL9",
-	"g4eQzrCMEz5wRsEiqbI5NjeQ3MMxX7ERNktlpJZDA7/Ej3z3G9R66S/DRaY/njEapj/MotMfeT+a9KHl",
-	"zUkFnKkd6nJvq2AdVEmfxabfX0M1nOyZ6f5IdJnS2bP8KJPtna6XqwFEF8V2WCiqk7ay7vKDWLaxMDET",
-	"VkeX7p2NImkB35VnI5ROgiskH6kMOKAKGEbSRrMoVWTIjDhYYECQZtFwVE335jkPYnlM222ui8+ef/NF",
-	"0rbUwKaSgpmrzEm9LwU3tzvExVV9olnEBj0pRq8c9Jn7ey15wNInlTPPzMNQOt5NYhaeeS5jNCgIzQqZ",
-	"hhLN6U0zkqL3BcDiYwOKOSskgGqzXgfNA9JAZPAHkT2hh19bnQF7S/sDG1Ft1RpF2Mu/YW9ZkEBOTfCR",
-	"rm8Y/FRv5n3mvZdf5hI9gviYBaVmm5jvNd1FUM6kT5M4ZkJfpG8vIAM0RsEyFkas5BXE2rKE2TICqSZf",
-	"Tc3p3C9bzWZjtbUgkCzaot2lO00zPM7prtF05bJe9WKqbJeLh5iCw3njFLorguZU14W2ZWsDfc8ibRBC",
-	"8jGDkt8gUU6krIDrlX5orgS4PiLhAIifYOdnjWi/eDjZ/L3vlXD/y/eSfTLRk81cvWwvpvl738sLUIs+",
-	"L7SFzdvC21/2UYolHn5OQxdRCZ80Fn/yWhixSsb8dwySym819xZ/dCrlcypGdixlvtteZn5HNhYYDanw",
-	"1eYPEqcthweKyAXEjlheoZziPHG4AtqWHw8UysVblhMbWiVUa/rr/C3MAluWv4/+gkhFc0BPrHYFNExT",
-	"9/egeHfNIls59QgKKcDFYnE/Kaw4kzFKqLiENkkUkT4dbJCDSMn0syTOxY2lKlBgOZ1cZYPrrlnMOyMn",
-	"IG+s8Ug5HoEot34fSt97JxqKG3UKVoUHKjtXSBlUJzSKSDLwQdClYkSc0hS0N+bcoSYT7YKhCplptE4Z",
-	"5tpQ7Ieo26xRNRIBcNgDiWbEIvODhnTDoB6Yll81gFN3kvFMCM+aPMyplEGReY4qXqa0c65ZHtUUCh55",
-	"agAZsZr15o43UdzIG/+v4z+O/zD+Cxn/p/GfP/z+w7fj78d/9CZLGnk7e41Hjebm1vajHeuUcJFppCnv",
-	"9vRE6ezW9va2QTNWD32BSVm8gMahqvXVlVNQwwwb+VJDXhCzkGtimvoExM76RCnvlgfRXRfmNpXU/W55",
-	"OFWvWPhnc2n6n3lGfNVAEpYp2y3GLWNv5xOQX8n2gVWyeR+TKCKZmv/RUxm3eRgygV/sLv7CTstQFJnY",
-	"2S1BfR9b/Rl80FhiZq/oKJI0PJXyGY3BrO9tNbaX2QaVDAy9YOFzFnLqjHofm0dY4sReSH1kLm6fCQsb",
-	"2/XmUrDhWIiMG5n/yYmV1TOKjZ9uLf7UDpWedwEb410hFHNZAKrsxVLIREUjI17HEWcxsbqNPMbFulBl",
-	"CHcpVLvGsmssO4lgrEPbGsOuMexPFsPeDsGihf7hO8AvPHw/B9Wi1+YsVJuiwh0fzfQDqnuZkd72703e",
-	"62XxQ7Fuze0QdbF8aGO3vlXfxpKHyyFql3CtuRJ2Swua3hV2gyw8x2l2kB8yhtta6lo+lYkIb4MS1xju",
-	"J4Lh8K44DLc0Tms+zGWFmm0BC3KWN8gpBUYddPsCqw4klTJ/jsA6jUmOisjwGVf6IE16rabxYYkDeKFv",
-	"rghMlnBrB8I6KSmi2rZoFAzDGR6Fb9Af9gZ401/IEtsig0u0tDql87uy7qBH9pt3bolmG7f9R+eFKC8P",
-	"E+o0ao3t0/ou2okxoQ7WTQQjjEs92W17Le+ECS5j3GtzTHFiMPs/fPj9+A8fvv3wP4y/G/+ZjL8f/+v4",
-	"zx++Hf/hw+/H33/49sPfT/jn2WGbYO9utJq5Yc0GYNLERprKsHE3locMvtCJvUx3CSkYZcfCUtcB41pp",
-	"+GmND6vTyDUZuXsyYpD05M1whCOfP7Ccfiype8hu6SfVP0xhzbtBgzdAVraaxlqIXwvxa9y0UIgXeQS1",
-	"En5yovsyUvs8JJUikUap5P6DENqL2M3fPb8BXsoK9qwF8LUAvsZOywjgBexEKqkYi2FRGKeB8enVxbhr",
-	"wGtXbJSXy0tkaojcWShPY6UQm+1ukcycuKCmn6zIPC0hl6SchZ1Kw/NMu90Jj+uCJL2F+SFeq8l+m0by",
-	"bmzn29uNDuJ+jb0FxxyIEOvwt+ZpcHWx2W506nQv2NjYAGpyLa+wW5FEkTkYOWCZPsfl+M5l/z730wLn",
-	"jfsUuQH8FovbVwijazF7LWavicVpDyq1RSx+oFx0hfKJYEOmtM2lVTGkBJB2n46wlpoLhjL3urpvk85m",
-	"6ebz9AQpRwktKZHRi1f2qY2jwvll02hhCa2sqBRWK+W6RxDPFOu3CRrHUL9NSxeiZtryzJHvgSIx7/Y0",
-	"+gZibgNCNUlR7gYxhC3rqT1yPVnXPzNFFydUgwCVLDC1slXfrG6QA5xmj2bxjo26W4HZIQxCBO3ykI7M",
-	"Z3v5QBwblAZBPxBZAYFP5kSQiBOuqxvkFJ0PwbPRBkQHrEUoiZmORySNMlDmFCeCn21cmMoaYJyf5RVc",
-	"/BaWORBhGt+psBDY7BoDpaoXDPP9lGqXBRT1tzOI4xIEb0WatbLWZXV24564jCs2muASmuEO2+o8qrcb",
-	"tBlshltsu/OovtPYbe5t0q32dvAo3GG7nb06bbQL770iy4K8xUfmTe6QDbGaLydhTvMjp1CIaYi3Kb2W",
-	"cHUhmItUEKnmrlK1yLWkV8HQfkxrsIjcl31S4DnW/M9aT7nWBPxUmLvn9Irlo2YrGUtQXYpFQ4S6SE15",
-	"DK1mEfSUGG19BBXlWg2YqgHXF+ruLxRCusu0rPOyE3DwqYhiGOSRFOyB2neyErZxCQi25l9AcHOxWTuX",
-	"NWY+nigE/kl5aygVcU0jq/Wv+42trfq573FlK6unOc0gIbWdd1bVwqaIsvH24//7w7fj78j4X8ffj//1",
-	"w99/+P34n8ffeUuzZJM7s7ZyrrmHNbJb2lU5j4yIu9hTRs98qwlMNtud76UzSoBIZpCqzaya0/vYNKr7",
-	"mUVDMaYylz/8FDz+elSEEQvLXf4MFlArI0V7uZ/Gsr+MmcA2P5XQeKIOMqMh4aEilTR6kdsFH4XqzTnQ",
-	"BshaV81bRt7snJfbRmyh0TfnS5tHjg7NRixnGXFZ56bXgX6Xw550+50dQ2He2+fzbDr3NG9MjeUm/iMw",
-	"/4Db+qvSwKEZSptGvVUvmHBCHmOkt9dKy0t5voe5pY8E15xqGXstO5jnez2qjlkg41A5UstDr7XZMAT6",
-	"VVaAytFohDSID7DgCvabQuF2fGJ3H807NLoyqOUwwZt4gqnNvNbuprX9TL3Z2870Mdu+N6Rcl/bQaN6j",
-	"IckgisVmJAfvazvS2o60ZhbAXRMpcSWlS0TGE+TNEb7qBOMwyTCETFMePXxnfhxZ5UN5RqzM9JJjF4QE",
-	"JiE1aGzVt0jErwwzY/MbGhlumk34JQMuYY4SY7Pc0Qrneb+ajBso/de05Wa05c7IyHz9f4CwtqYgPzpN",
-	"/FoZ90NQxtHQSqezqUnIacTih+ytZiKc42tgriPYCNHWzqhiNjVQT6YJjfFxj2KCPzSVhlWIM+uxKMT3",
-	"Fo+Qii35ShrNehUTZQo53CeWOmbJifob5BmMjKkKcRAaQf5ANwiMYQbV9IoJzANacU4YuEYgfD16DflK",
-	"++BwgF0tTRtFmlC3lDg+gT18Zvr0bqEZhElBh5udJt0JGqy2294Ka1vsUae2RxvtWmoXpjttTJ+Q7qrX",
-	"2qzXl8bAOOMUP9yjed0eqhXWYcZPipb0vMX9UZ7Arrgfd0Ob3M4ssk4D+I3S7OR4Q7jGS7EmXT8H0rV2",
-	"J/95k9kvZBRiNLdiD5RFAZEUXUgm48gu0qApugtfzSG7X1BDKqkjYcmAaEkuwdXt0g5lDW2uuBbVQAvD",
-	"xNDDoU8g528iXOUtcFszmAtpHxYuuSwi5Mt9IiRB2onNukwjKSZ9RsWwxyNGKnoo7byQ8lunwHSUvgQP",
-	"PHTTsRnqs7dm8tUNcpiwVm7+4P2XaHnIacRF15q7AL86tuKbhEa8wyHZr/0L2INXLD6kI0BTjlORIR2R",
-	"yuvTxySko+p+iqJdCmIuCCUdLmhEUHjyIXXxIKLCYEojoBxSzcy5wydJFBmRHVLEQ3kb2GEhh+YtF4qH",
-	"LFvLAwVcxUnQY2ESMTLkIpRDWIrpQApnJjVDmpZfyIiHdPTymsUxD5lyGbvNjB8o8jvTHNisRAeomN0n",
-	"Zm1pzsVsC3lXyBjSmZi5w5fWVxSzF0EiV+RlqnbNRgh2+yKxv1DWhNQ1UCBEXGk/pWwGPhLheC+AEd+u",
-	"LIOb0C3O9p2fZCgZZIrHag40HuEHRuZUae2ZQczNHatuEFC2t8wDqEdPzCVBN1Qfq2eUHhl1jVDlknlo",
-	"mumA627Vfs7DDfJCYhr80EAkFQRK12H2BEyxD8dvuREs9ZFfPyTJVsSywaFCHrTt3NX280dZqGyItfOw",
-	"/kfKRBvuFBUG+BuAwbwF7hNNQGDgSZlc3Fdbc2WrXscU8Kk2x7wtSWUN3Cpcn09qDUc0AjPCP2t9dVVr",
-	"TDG3jWbd9yJkn7breYXIKulqFPtILO9cJrd5CybXz2WUSAsKN3wvSJSW/a+gLIWZQ8NreeP/ffz9h78b",
-	"//P4j+M/uIJaO/49T29BliGXB+6zos6t7BZPzazoZ+tQAhRRzjRgm5Cr7WWaqu38bsQCCzzzpAIrnoow",
-	"hwoqRXRik8wjuuHKYJy16+radXXtfLKWOpa3J6WqK8Ppp5IAtdwB1v4KkYu2VTEWSyMxWySP/BKYHGBt",
-	"Mn2HlUCcNo1qwycWlIMaNHeGKECJKqsN8g1TSqOo6hPIJ26FB8HeWq7HquxQudInhnVzzO7ISTkY0lOo",
-	"t5bNDAqXwHRbLuFWXomYKg9hBCM5ibzUo6W8IljuEhnju9cZHuOOf3oOrERBt5LObTn6aZf7iTSOH1uJ",
-	"mK52Ab9QANQ1I7BWP34E9eOac/i5cg6GhCMVC/OaCqoh7mUek2DrQpT6mbzIBUT7KWFlQkPRTy6CKAlZ",
-	"SCo2nhd8G6ob5ETTTgdIJ1byMh+M9gl1yg8sIIudWG1STgNSAYtfz35cQ85HCqaq5R6uhyJ4gp0tmdOS",
-	"O+VVBaOpsaoBwYLGBSfUSVG2zK8Tpd489Zgqdjwzt2ZuE2BasNb8BBrlYzoNyU85p6b1l0FfmhsE8mIs",
-	"LEe1Qd7HZoaaIrbF3z2qrhhqc7UkbcsRhl5Zes2ySdyji+ahCBZ7aLL0LqzNlGsfzTVlBB/NMsNHniiK",
-	"oEgRF1QkDeULCT6ToJqPE1siiwqX2QIoHlKy1GFGaTlQLm4DK21N21BaBVMTUkWwWxRp4Qb5tbN6IGbz",
-	"s8iQfFNHYKCqY878AOuzFXdBo2k2SfXkUPlESChU3irS5Qcqo1ZgopgcCrqA0mK003ngSnnb6eW9YJHk",
-	"Q3F1l+nDtioh8FCP81AEi0h7tpt3StRnO7YuJPKZWaxipjUd2lO9d0J/Z1Q5hXe3Dwvp6Z0RPACA+cI2",
-	"6mfWBG9N8NYEz2t5v+4xUHdSixANuknZWPCOEKmgMZsALkpT1TA0rOHX63UcRmHPI4txrWL2gRO1ECEr",
-	"nygs6cwFebLReLRFKjEbMKoticIsDT44C6B/AxC82CaLcdTE+Wxg3CA2R1HTYlwgQkCoWpnYaav3O2V6",
-	"Jnn6WCV/q765n73muqAEXmCDJwduodaFFapuA/1BJbT15KFXVpUt2JCgyIHpt5zgQipWzKhukFNozTod",
-	"FmjbU0GRbqV730r8bmgwDISpeL6fU53TmJErNkDnB0PvSYraZ6Wsmidef5q0VSjZTZEgAOQJ2r5LKnuN",
-	"R1Wy82i7trVZaza888WS3krk6f6TWNEwZLhMCxl3KU8emM5nk9cv5JD0za12vN+QxYzAjNB9y713U1vr",
-	"udcG77Xaes2rLMmrvEq0Yx9muCfOY1JCFrG5TMox68trS3ALulbmRgXO4S0NtBWe0Zrt5LZSdqM1S8r2",
-	"ScZ2VNGXENQAk9wJGtHz6gAu0KMX3k8T4kNYZ4EQ35iOLkE2z1chIDi3eyWAeMx3SvZw1isTvhjgKVyL",
-	"mj8f2rQmNT+VnM/0KsX6stNZidhA4dHF6XxSx6mZ6XyKOabL7Zk3cxu6VcaeVbLi/MQy0dDwsa2DbQ4A",
-	"RUtUfjxnuifNodABv7huestbIZdx2M6pVG1KAPYWL+ZR+DjuH3gt76DWqNcb3sSbz90sC08flz49zJtB",
-	"d3yPD2Dmmxv1jUZjcwO03+rERWsUkhOczq/cjd2mj2y2hYmnrxWLX4Aiu5DYeJb/uGBvAfiz/uEePZ5R",
-	"FXy+Obfc6xy7HcTsmstEFQcrOp3nK4nbtMqTFcTd4yQOUFffpYIHnnv0WPb7AJTeuzMoXX7mtc7yhcvP",
-	"PP8M4x7gDVYxP/PeexNZH5azO0/6xt+bFdrs2mIzdGSx2JpRWuvk18wHGKHdlZhRCRiYDCQxNapG1i9r",
-	"duKGtgxHkJILPjG3suA1DfUJrFHY+mB/LdtkSFVqHd1HBXiiA4mxkDH4UnPdI10GqPhXsr1BtuubECGq",
-	"Cp1AvKQzs1YUg9gYTNnuz6+4UJ2lajYjHpiVf1JN8zLUezatLqedCyjfLejcvZCfAiVZhS7ccY7ZX8n2",
-	"gQWxdZ7ZtTj6k8wzC/ErgO97sRQyURD/6xDr17JdXYpkzNWC4kVsEYecfBSE/dSgmrrqGCSEvj2B+QuU",
-	"pc56iTpNTEYLFXhwCVbqNZSGp068QACgaYoWDK5XB1EEtYQqzuI6lxis6cCaDqxzja9pwM+CBhRIwAKc",
-	"7zKFYjzc3Eyh0PfdZQq9EVq2ipa7U9+ttXY/GK3dvenofkrauDtTvC0OOyUVlxCnqObETD6pitUnwx4P",
-	"epnbeOYCXl2r7dbZWdcU/RbZWSMkkvMoOO8bLmsZFR/UTurwCKQxzBXXrNfB8zaWQ6ze+miLPOefG8GN",
-	"q6wKq40ggV5sIVXrhwIOwleMDRT5/OXhby6eHT0/Or34/DenT06qPnjeXjedfDdgsRmoRS41e6sfBur6",
-	"0op3BC+KeVtURGLx1NThNiSXeeK6cZbU65sBtDkK4Qe7JIGMkr7A9BGXeTbgbU2EhhWwo5rJ5UaCxQ0g",
-	"/kSwDXJpyc4lDpsSp0uzg5gxHTYNpNpQAicEtX11j/HYbNcGeQJ7FGMCOOuv3GYdGWMUh9WvVpr1JiQa",
-	"I3iU5BL9bi8x8QXEAlkh3jbgyqbNi6TSmBK3ZqgXJvETLigHPIHM6LDcvHNSnETowJRf/yjP3JlF48ss",
-	"aRmpXOZZo0uzu4Y1usBpXVbNjsesk0BCMp3pbvGrB4pcvoOzasEE3l8SZm612iBPpZHm02+szvgIV2um",
-	"EllzNj46lkMFKurYpt6YVAy3HKBDsX5QJSP0Y0I5u48b5ABbwRlm5XdjVKQQSoY9GTFXc6yOvs7mGJXL",
-	"z9TKYBfBziY4sVptC76Vy2KbpjnaDMAMnObgSzAOt8pGc0EgDxEyJtR9D37jj0++ghCrWA59Ig005C+z",
-	"jy1IO5ZXTJi+jp8+JluN3TrRLO4rUrk0AH/pF2skC8xNheOAM7qBn9L9iTBGCkZJgcxlSBFJv42e8QHD",
-	"8kIUV4Mb4RuofnH4q5OXL3DQ4q7Bc9n+mgXabI7BRGZ9DYOazMLS4QweKXz7+vRpbbeKFggDh3COZlw4",
-	"5/QWmoU9PvnqgXKHx7Oq0o+2yJf8c0zqp9B1y2IU19ckekLM1KjXCSIn+9TPLmBasRqQa6Frsz37ZEAx",
-	"ttDmjnGzBbDbIKdmmVzh6vbtyRrxK2RBRGNGLoMejRXTf82VrO3ubu/VGpc+ucSckqrWaG43EMxyT5qX",
-	"PgmkuGZGRDfz4dpZbtKie8T2i6l4xIi0E7vH4IuIJ+jbmTa2HSxxjQYktwyb3TO098miQK6zA2kZSG6P",
-	"NIN+G3Vis/8gVkY/RxrH/BqyiEJyzW3S5yLRTLnx67vmWK/YKJfKeyhJMogkpF0WZBDLbsyUShMyK6Te",
-	"hBkZB+JOosgehr2EUOMcerCjNPcQ9C6PmY5HtQMzl0vf4nKzkRhKkSaTNPvp7pdZzLQsjDhthrPOrFBA",
-	"63yakSCgPQKDDe896n96VtNKXj8NNFkwyYKwN3O6IBjmJ9ynb58x0dU9r9Wo1/2pOMqlNbaOLShoCIxw",
-	"B8ImyHB5cRPFOysiw1snJMMbM2d4Wirmnnnvz8SsrndLumYRlg+BV/bczrxW0/0y24ICKGyiGrRhiMJO",
-	"TTqZTbM9lQLOraZskEVhSBfyOGyDfB5RcQVvMBhIXfHBgBnUYc77gXIkgFv+gaMaaCra1XO8YHH70ayQ",
-	"mhnMrvpOkvcLPGDjTOSPx3en4ZcegN+o+3ldTOHjXT/db9/35+6io6aI6CwVQTZ1mjxUrJEks5rAetKE",
-	"tX4u+Nodql+atNYnGxsbVaTReVpj8Pdi1tgepztJg6fMeSFCN9jXuqH3aXwFBwd5gm02W0hQaciVkyOA",
-	"MQf9n9CQk8W8wyRzXGjWNSjA8QExaUsZMSrsdwbxA2tmEUPENYtphNHvHLEmLAr2DUw8wJAh3DiVA5JK",
-	"FoUPFHCUKfPZHsEOG3rQTuHUsoqxHJYBacr/QHI6GmsIJKhkPItpBA0a1Q3cMt9lTbZUEv5+jEimZs7Z",
-	"AkQllXf2XdO/LpDmfZLRbTjbPJkmWspqur95Zge4H273y3HdChnCHFeH3EvZ5VvCptK8YemkZdOsgFhv",
-	"VW4u5XEWmochoIZEqGsP1Zhevf2osxk0WG2PbjdrW+EOq+0GjU6tybboTrjX3g4260tqEw1hchahVh1/",
-	"H4KC0f44RiYy/X2K/m9N0OTFOj9VpalmSLsSVDncgaLOijtzVXWGyXqgrARvEDEwVPt5gZIrF8ppSHJO",
-	"XFzr59bxB2tj349MNWjVIraYjCDtJLrCAkkoGKaCGcpfFSjepLgUadF1KXRMA11dTrP4Dv+dax1MIxcS",
-	"xWKobWspQB4NGbEMdAfc8AtQ4B1I+wOVtx9ukEuHhy8N5rrMYelL8hn+toj5chLNXYbwGUhgXBP2TUIj",
-	"2wXg7suZpkjc1dX9ROze3KFJ8ta0s+SrRvrVxySpjTxJbU6Q1MYckjp3BY7SmqP+iHSWOwBZU8y1RWtN",
-	"tlYmWycaXFRAu5yYPcCM5Ei+LAa/S1plkMtsgnUk0NiEqdIoRptQRVChCXliXN0cq0V6oMgl+hBfkkHM",
-	"OmYBmSHLtwaxPtUBFG4Ata+yJDmUQwE6xIotsIM2jT5PTUeGNoyqOZOJVTmDMOeqD0WZ/R0tJyifTlpV",
-	"rObcrgbExOoGuUsSPTPcMLPP3IKSzk5zCkKOy3GKu1LQJFql/ww9YvrBSkRBDjES8ceS7xQhw/EFufLA",
-	"sRw6OmuW03KMBszWffUudbHpJwqsPS77k1OVuHxLlpF4n42BI8Iwm7lh3KFkkWTNNJKseaf0Ww5tONks",
-	"raK5TfYy4aR9XPeZaPp2N/wd/0xs+nbSvn/mvTvzUoXtmdci5r/LbY5p+f7MW0qR6Ods4KVzLNffzIqa",
-	"QxsgFlCwuLRvMMLjk6/WLMyahVmzMDdhYV7aADfZyUy7d8jDfC3bD999Ldu3kLS/lu0b0/BfppF6y5gh",
-	"YZ45WweE26Vm0AJV3m7X2W5nK6g1O5u0tgWCZvioWdvs1DuNYJfutXeYI9kDqnsZxYZB5mZPTcXZJOGh",
-	"N8MKeBf0Faey9GJydDclhHcosNqDmi+xfg0nucb1a1y/xvU3FFfRnJkPqkNPuMDGod0C26P7dzHyotyB",
-	"86BrJk466CSXT+udxsU9Cbl+LkOUr2nc5hoRO4bX9ajoMuKcz23a7TRubt/FjSyO7ZgmGq9hFbeP5bhh",
-	"aN2iQpILKkY2Txt1VzFyc7JiZKNQMrK5Em7GbbmzsLUn/YEeOWS/LlC0tmb9dPAs3hSHgiqpqgfcQ6xz",
-	"CyKwOQhVSM07Dk3kWOdpJdXz0Ytc24UOdw3r254I4Kjz42CkcoHRbcxQPOHXBSUAE0nfLMSgHPOZQQ2e",
-	"70EElnful1UF+OGrnpa1XPHQazWavsfVsdmXLO7smkVm0ZYlziNjL4kNrcPyOjm3Cw0KJW/8v4z/MP7n",
-	"8R/G/0T+7f8d/28fvh3/efyn8Xcffj/+y4e/H/+ZmHcfvv3w+w9/T/7rt/+R5D3A/u1fyPg/j//04T98",
-	"+D0xvz/8HbjKcA1HOv4/DCn58Pfj/4+M/8mNcZ+lefLguTg5kpgA5jWz/2mZ/TWFuId8i5Yt5aILSo8H",
-	"qgj2xVSINmUQoGu0FGdUo3hbyqlHN5bJoMCMF4kI3M/RL02rT5pUAuYJhvgoqgXmcGMvQ6Eh61DDLBZQ",
-	"aPbQYc3/NP4XwzZ/+A8fvjWYjYz/SIAhLmDAiUbejVDZqcQtuyuO+MTs0jqLw5oV/gkhOkQtqXLXVeym",
-	"wEaQrkU5qyCzQcyv56f0ORAEOasCTiVywAS4UXOtWNRxsWgW/XJzQB0aMMI7mS6aA0fMy9I94MpeK8BR",
-	"n7KK9TIM5qdhKX3PbKLZre0bIljY3jV+XePXNX6di1+lQIS1Ki5N2hEPFnKGB1H0g8BxQxqD9LWAA/wH",
-	"0my26nUy/tP4e9LchD//afzH8ffjv4z/efwdGf8F0N73H/7uw+8//PfjfzXIr4DM/q/xH8b/OP4e8OD4",
-	"L4aH/Jfxd+O/jL8bf3czTnGNwtYobI3C5qMwGkXIIq6Iw4xU/PAdn7A2FdHYcxpf5e/jcaltJwsxbpZa",
-	"7vl8s/2tS4/+QO0la8vtp78jBoCx5mMnNWnO0h2hnqiyVQeXvaK3THXFy6V0zGh/tufOGaiuR2deVm4R",
-	"srWYEc8KI5x5hF0bmWzA4qJcVqEkfze/4mxIBlECqXrEQaJln2puFjzysZy0WZUV8KRgrphygDnMXPg2",
-	"pMGIdZtRrTbIgQ0PPjk9fnLw/OTi1ZPjiy+f/Ibg+hRM6uDVEWRagIrEfRmziewIueQILbJdkpr1BDqb",
-	"tsYssEiAWyfsTQ2nU/TvhDctgvssQqppi7w7s5LVmRGtzsSZsK0KO5415qZho+mfIY+DsfxlIhuE5JsJ",
-	"YZNMXJyU/aCh48KgMZ6IDfe/ZhHG+qNUCk/RMnLmTCNn1upxZs0eZ5mpBT6daWzBtAGTsHFmuSqzGd68",
-	"WtRTlocnAJZ269fmhrW54adYYeGaTRp6pwkJqSgWX7O4BnZqwCjLEAxw3Fkl0bbNUHNqUJFPNP6DXino",
-	"60OEFDVMzqD44IkIB5ILfRSqfXIZQD4prkifhgxDRC+hi0uMbpF9rjULN8hrcSXkUJA+67dZjHHkNvnD",
-	"PklRjU/SlJW+e/r5CKZhX3w+yqWJUgwybAXoloT5hDC/RI8ql7Nnb1bW7pe2sPSnk6TBuQqsFkehGbxx",
-	"7uOz1wqLWLXebJ/7YIA50NocgW0MVmHz+AsZ8ZCOXl6zOOYhFkjcbGw0mhsGYXu+wdu7tXqjVodywuaT",
-	"k6DHwsRM4M0br76H9vLGrvn33L/1kx37xPzfDDgdy5mHNyPe/8fxn8f/Zfx97cPfjf/84dvxH8ffffg7",
-	"06wAanZzUkfXTL+aqglW0p+CPwQVqsPiFxBYgWcP2TSAvWobDoJGWMAyMf3/nx9+P/7T+M/jfyHjfwX3",
-	"rz+N/zD+zwYjYGgG5Izd2tt2OWPfL1+bEiBxnYd8rZ5Y085l85Db6g05eojVHCYJocs+biPI56Ufd9X0",
-	"7y4B+c0ojC1heJcpyGfRmdKCF6m31JTvr9fywsQw7lCG0islVpQfogr4GRXdBF2V4sS07YeHTGPuqyfC",
-	"QERupETLQ04N75O+QoWOefMqlgbZF3KZ34Ym1hsb9Yb5seto4jELZBweJ5gsLuJM6AuuLgIpBAuwVjyS",
-	"TiZozGUukftHJ6gwudfWkLdZSmGXziLvGCzcukJO+Tfn1onO95BNM3BgruTvIHYzn8cd6KiM+5OHOohZ",
-	"yAPNr5mBncm33yQ04h3OQkhL+IrFh3Rk5Tqb7mhJPqEnhwDGUmgaaHUqwZk9VQiWshHZw9eKdpk5QdAp",
-	"xlSEsn+RGTHUgLGgZ8CjK3gZ5P64OJIZKeGbp42mc1J3KeEdu31nboeA1uaHEzmUvhb61wFFa97ohhnd",
-	"l+WMXHRQgTMqVxZglvFhzLWZbJZgUUIDGu1PKAZsagvFhPYJBLJbgR20CJDs8RasFmQqXFXkxyCAu2DI",
-	"birrz2Rx5lDC7fpNyQkZf0fG34//cfwv4z+AZf1/9FbD1L+2p72OMLq3CKO1FPtzD0lyeHDZoKRJTJ4o",
-	"Fs+WaE9dUdsUFRKqoNCBkR9UeY4deHUQcarmmOQnfMLLIpLQp9R5sS+HeA5y35RkAW88rEM+3DhhDzGM",
-	"aZnQKK4OQAj56QdH5bd88ogM+TkAsgqpZuk11dQICD2tB6r18KGRY3iwYbvfCGT/IbZRDwcRDVhPRiGL",
-	"Nwbg7zUtYDZqje3T+u6EEGGY56g4lf82ZH25YR7g741IBjRybQu22gkyOd3gVYlrrZFZtw0gWP9hp4Ww",
-	"SQVBE5FChO05sm1OrngUKWz5Bpt22wYaIqo0fML1aEKqJo2d1tZ2q9H0sBkU/ppsA8I8bolp88KGFP/D",
-	"+L+Mv/vw7fgv4++tBJgWNnvco7qkClr5/lhRtLxVtknFEmn/8/gv47/AoJBfyKl3Usl3yNrHOjgqnsI9",
-	"RqUZvLM4Gs25JK0lxHWp/jUbAaX6MZAD0vQNaJrbDzNEPFCGARhEKGWZpgUTMt6mIjfhFObo0TJHX46a",
-	"SHT2yfC7nU6aIcgxNn3FomumSCXnAOXEta1qqfa8PJgjJYDbpV6BNsThXj0Db6CAX1PmNWW+X8p8Z0R4",
-	"vorWhjWs6e9aQ7sm2DetuTkRG1RGho1Qd0PaqxibJLtzRP21lL+W8te8xJqXWEv5ay5jLeX/sKX82TzD",
-	"kLV7Ul7N5hhe5BLYgM80chCK2ZJuciiIStrpJ2qf0LDPBfqA92VomAcZK1eVu8zjzUz01ziR1ZPz//CS",
-	"iz2qNRq15qNcAkeL3Ys7+/j4OVEjEZgXXAEaPWYUhkNczCYoHHjyuxRzGy5F/rnhS3jERfeEi4C5j10i",
-	"M2ult55ZcihY7JzAtsHV6prLRJ2wIGb6ydsBj5nKUphNOP3MXFgSRzlmIYj7BU4BzvVhRtTvM0eZBaPF",
-	"pKIAs2uSsSYZa5LhSMbk1XCkY+hQ9BT1WBg1dNpjhFk/H9JlWmGWegwltTFMBp2ykBjZypZenfDyMfJp",
-	"hVoK1EqpD9q2H2DVOR8+QOKDL/aJ0rTTaTkChAWgBY1jOWQhaY9chVuFzkddfs1E1bdFXXlXsJC8enly",
-	"SionmoqQxiFxtKrl/qodhX76t9lZpWl/kD064V1BdRKzKhblTeKIuDodgDWJFARS9G9tbSLhtF5NMVMy",
-	"umZES0JJJOWgTYMrKM97TTXzScTFVQ2EJFcHHV2b1IAFnEa1QRIPpGKEhiGUF68cvbreIj24RYQLcvTq",
-	"+hHhIoiSkIXVDfIkOxYNZWIZC5WtNURDogI5APRpNt/QQTPx7JgeKAy9hYSpSK/wWFrmazybDVcPDk/K",
-	"voEz2LD0xp5cyxZ8hz5d0XKYgQKnLSwcEkXVFtmqb+brysLU00rq5gusxpeHbJs+1Ty+YqMHyvaMUch2",
-	"7rrHRq4MEqyfxiwtLIzuaIagwmxc6eLmdvEC+WTTnJ4UjLw+fkYqW/W9/FSh1BLOLmSDSI4g+jmXG7st",
-	"da9qOK+QUSNk4gaZYc2c8yOZi0WEtJNHSEOPOGLkc1yrgWgztgKKv+9K3ffgJoloRHosxr1rj0gsNdWs",
-	"hm1bhJKY6XiUlYICJ5FcYFvtSzZKnfCmNtwdIdc+UXQEs5AGCC3dnxVvZ2/RJ424m8m6zeDK0MV9A728",
-	"L/AogVdblVVakfE5EoNEr+B6d+sakB+X2Z25rffGAiPsey1v2FMsuHje+fJv9uLdX375m2/i0+HXr18d",
-	"7h49e/XbI9l8Rp/Rk6F3f0zzXfLHuNj5FpupuwtI3+5HgWFOL5phOwcRHbGFnGbZJwV2d816r6Mv136r",
-	"P5mSJYhL2uC6mgoC2vEqSwkZIYuYZg/f2d9Hc1NFHULjm3IOjpjeZSwlUqM7Kip4uKAgcOiEKty0sIDM",
-	"19qOn4MZfl295OeNchEDElrk44xgB7I7izjoQyLZXRL7onvfBPYtrWbyS6Z/SJj3Zyax/Bjkj+UljzWx",
-	"WvuMrQnAjUrCigkZvpIp4JwcX10K9xfUgDMZ8Ol7PKV8FGxoB0btpMNkoB1FfazTT7aZ4iEjXJOKHkp4",
-	"DBp0Rbgo0auTRGgekRmo0SfNLdIjEdUs9omSJGYBM/RPkYAKooZcB71p9eMxrLugMlkTtI9J0LLV7Uyv",
-	"bkIz97j59Cv1+d8c9WIVPO5Ff3P0/KvP2tvq5DdqINs78vAnr5nLLteaZq4FvLWA91On77/k19PiHWKB",
-	"go1vKRLvknosRdsPxAi8LePItwo8n+Ra+KlF3SeWpqCBE0zTCgi9+c1jcg1Zo/aJgGTNdETajBjKQSpb",
-	"9XreTAqR7dUNAv6m5uHEwiGKLaK6I+M+ceSNBBGjMfqpGeqUxMxQfhmHyH4UjNZgj4+t4Toe5Y3gM0zH",
-	"lYVWZ5vTeup7Ta+s+xwanTfIAfgE0AjyQ5NEoWfCplPjldt7F2UtuSsh/IY2U1bwQF5bMtd6gbVeYM3j",
-	"rBPkrJmie0zzik5TdBJXLOaA8qyP1Y5zppZzjG/l3RkhE4+WQLdTU2fmP6GpZqQyYCLkous7RTwLfWBR",
-	"WGh4BsxPqnyrNHmr3SOou0jsx0QKlrqrxSPX5oFyWdgDGTIftB4iGKWcCMyYNMiX/HPHXqCiZgNqY3Cm",
-	"SEdGkRySbaJ8slk3/22SPhc+adTx3037b4P0zLueT7bMf3ZJD4aBfzuaxbgvuLB0DZV/+8dG/RdVW2PE",
-	"WinRGsGVbTw3SOAwPZ7bsDZTAYTg/pYdPVaW5Cqt1ZsFE+IcZ0QUuubT4YT23IClsKfu+a6zqbBC33tb",
-	"M1/Wrmlss3m+8bKlv0o7y54d5rrNnj61A/xY4hQRTJ7Jrv25gF+x7SGYgAG6a3kI0Cwk2zasDq7Ac+W1",
-	"tprZhJGlxWhAQSOCX7vcrBjpt12vmzW6K4kZb5dmHO1xZEwYoAiA561OI2iGm6y2TR+1a1vBTljbZXud",
-	"Wp022s1gM9xi2x3nX3iKgDHBQBqucAdjBp/MWrfSz4prN4+OF6zftDkp7gEGbNjEyTMWvp2p5uAKtFKA",
-	"v/+ADwvto8WBH2EeeaxZyLVpac1l3ajufd6DANmSW7FcMbMdPnxnceQi61I6AcvEWIWNtEQ7r2/hioQJ",
-	"I7RLuXAlzpAlo6QTM9Wzju3KZmT3ybBHteGqMp5tA7LKDh3LknJ2App1pcaYFZhFiSnJLc/iK6hWdafc",
-	"S7YFPCSVLDClWuBclqQ6JQmSHOWalyGpT98+Y6Kre16r0dz1vT4X6e/prAnTrEPzZqyDg4QjJIgr09gp",
-	"cnW3Kg07vdm6jb9JWOJ0pI5JRhZ8TaPWao61Keen7x7NBCRgz5GwHIUBsjWDoL4HO3iCKTyMtDTgXzLz",
-	"57lBr1gIDklLptZtPXzYaO5s1DfqG43Wbn23Dvy57X2SrLzEULxClbmA9geUd4UN7iNtFknRJVpuZOTC",
-	"ZhyeplOQrNz2B5GcyizYdJ1WbsuqkFJltoUGARuY51/LNpExaY9IO4muCO9DzCQwHx1uyDZH4nzdTLUd",
-	"jMYRZzG5bhAQonNThMmXzBCYC8y4Tr4xqLkFP1kM61VoDzL8BK7eDC9cXGmXXzMMTGzT4MpMtiejEJ+Y",
-	"TWJxbgLY66wZyJqQGgrmQGhsi0AmFmUZDphJiHGh2A+sHorLQmpoGZvfuaDX/MAiKBn1MUTOQkE+Le3i",
-	"Kmkyxmrue4jcLOkBEkM5fiw1x5X3gYkopvuABEW4q10bhEk1Gcr4CtYHYJXrBhrVuvDR3N5Ayr2mkQFX",
-	"PWRMYGpLJ9hPrK6WCvzTfRYS6KTqPliPVcfRoOdq+sqhIFy05Vt4YxgBW6M0N2CxIuP0gCcYhYzYIWV7",
-	"tSQDGmsBwc8OWajWZPQpGlrRFIxx0XnOHRJrEvZWM6EMp+zqSdo8oPkDS9FOObymxlSzYluEd4Xe6YDX",
-	"zBdlyweV6QRUPVAkw7O5fnqMRrrnvT9///8HAAD//w==",
+	"7L3rbiNJmij2KuE8Z1HkdpJFUlJJorCA1aWqaU3XbSVV986UZCmYGSSjlYxgZ0SKxS4U0Dv+Y2AN2Ac4",
+	"gA3D9vHxD//xn9nBzNnx7ple4DyB6hXOkxjxfRF5IZM3Xar6wsGgS8yMjMsXEd/98s4L5GAoBRNaee13",
+	"Xp/RkMXw52HIBkOpmdC1IzaM6JiF5nHIVBDzoeZSeG3v1NNxwk49MuozQXSfK8IV0X1GlJYxCwkVasRi",
+	"IruECsJoHHEWk5h9mzClyYjrPjamA0bSAYNx7Us2JlSEpCPDManEdnyfCKn7XPTIiCoSSsEI7VEuqnuE",
+	"dhQTmkhBKOnyWGk7ct3zPfaWDoYR89owWc/3VNBnA2pWw0Qy8Npv8MWZ7+nx0LRTOuai571/73tHVLNn",
+	"fMB1Df47DYKTPiP7rw7JJRs/UETLSyZIJwkumSaVo/2TJ+fPDp8fnpx//vro+MStXFXr5NjOl12xeFyE",
+	"E010nwnNA6pZSOSQxdQMRqQIGMDrko0NnK9YzLuchaSipAENLn+z0TSAivHXVmODyNg8bu2SHr8ys2Nd",
+	"GZuOqK76AGZhJuH2kJEe1WxExyQyK1ZESBJTzQrLOXp1/DeNagG6m41GHrQDLvjAQLeZgpULzXosnoDr",
+	"ERtQLgy8p2D7dV9GLAUaiVhXEy4cCB4oB2ja1SzG42cORQXOApyuie0rznhjd7d0xo2FM1as5CQcs0CK",
+	"UJFEaB5NT5Ir0k2iCI/s0nNsrjJDpuNxbd8AYxYslZ1jhWoSMao0aVaJlmREuXYHQzERmksGE52cjNkM",
+	"HhtcYO7MChv+d7Uj3MfaYQkieVm8CG0AXxBxJvQDReRIkPz3eFQ5wLRppt9s7ZCgT2MaaBYrc43e7Nd+",
+	"S2vfNWq79fN27cwnLFIMTseAhox0xoWTXqHk9evDg2qdPIFZRLJHIi6Y6cm0cxhL0AFThOsiWmmEm50d",
+	"utWq7XS3WW2Tbndqu3Rzo7bVaXWb7FGwGzYb3jzQDanWLDZw+O8m5v2u6TdbO+//rTeNm9773pDGdMC0",
+	"xdiPY2YQxtNYDqYBrDSNtVtOYFoajDJkMZehTw6PX5KdR42mAURo7jqgDPNXTfMBqxaW22q0tmuNjVqj",
+	"edJotOH/nzU22g2zRm7G+jZh8djzPQMtr+0FOK99/aZxVsC+09jWLuFETi+AiXDh9H3CRRAlil+xdCU0",
+	"gk1nVCBhGsE9COm4fFEbzYWraC5aRY6SfcnG00t5Ti+ZylZi6F+XmWMcmwvczkjiZZ4MGlzBBWltkj5B",
+	"iligtK1Gw1GRCqCVEgLeJubkVfeKI0Brakgri2Eo32z/qM8jpDZIT90VUJpHEYkToXxz/Qy92a2Tp5RH",
+	"LMxQNY0ZUCScXPG6bAe77NGj7d3a9mZrq7bZCFltd3OzU2ON7W7Q7O42KNt2m4AMSbYLE0xCYSMG9O0z",
+	"Jnq677VbW1u+QUjud7OMtB8OhjLWZdjIrJqHhEODZ4yGyoKWhcWL33nU3QiarLZrbv9muM1qO0GzW2ux",
+	"Tbod7na2go30Ugyp7mfr4G7seWihK+MB1V7bSxIeemVLMHPDBaST2i4dL8KG80b7tzHrem3v3zzMWMKH",
+	"+FY9fCUV1/yKHQqN4zpeKB12q1F+bYCHKGxTyLo0iTR+MqBvLdEw3MMCEvKy27WENx12xqgSW5YOmx+n",
+	"nI6+jEMWT4C1WQpWaVveFVztyGr6SMJIhAPpjpQkNAjYUJsrbeeg3jTO/ua/fv//+OkD/BXIwYDWFDO0",
+	"QrOwgPXeNM9mwM/1WUR185ZyePCMK1zFsaY6UaXLUPDKrKM4D781YybK9TUxFa7ZQNlbj3vZam5ub+5s",
+	"PNrcnn+Q0ic0jukYJvw16/SlvJyFClTSSR89MJMv8ESt0pMxSru8Mc/03nyphlIoBiv9nIa/Qn7F/Aqk",
+	"MLjd/EmHw8gIC1yKh98oM+3cwX3nhVRTr/3mzPcGTCnac/iAKBZf8cBwQVcGW5MrGnEnshlgJ0HAlPLa",
+	"XRop9n7Zg/AkjmX8RFyxSA4ZLmNaYnJDd2J5iVQmkEKwAOWcOEW3RMkBQ5nPyCuG4hiy8sXJyStDVHLy",
+	"aomgVjZL+8XDyeazRZLlesk+KRcVlu3FNC/hlud9XmgL8P6chvbRTU7KO4+ZLQSoKj58IsKh5ELDffYG",
+	"iWGDpREWCBsMtbmqmmsgh1yR9KibaWTHrdhNm0z1skegkzbJ93F/R/BQ4FnnYpjoNqHIYcmYpBw16cSM",
+	"XoIYROIkYqRigFNHyFg5gNGgT7qcRaGRo7GP/Cml5NfHL18Q2fmGBdq0ANxGkH5jy4AKC4YhjRULLXta",
+	"udi7gC5pSC7+6oIwFdAh84k0cnrTbzQa2UxV1Ud23SCg7LFvR7uiUQL8PP7MFmjWgJMIJcMJhyyQIXCi",
+	"CJ7XJ09rO8AfykSbG6pjGeUFrcrrzxpmMloS81fzqQ//bj9tk4u/ajQufHLxV90u/BNs/FVr56JaNlXS",
+	"lxFKnMKuNCQqoqrvwyRDEvFLRqgYE+RRAeSkcgEruiBd6NKAyrSurvHCTLzwWIpuxAN9e/oxwYe3CY1i",
+	"RsMxSeAQg0RBQt7tspiJVHi4Z6IyqUEcUZWfT07CMaeQazVTtNnDY4p3B+4IYKwOI4ng3yYMtJz0kglS",
+	"oQIZrgeKmMvjjiwXJIcwqrZD4IYRx9Ggz0IjpSYKPqaBYQSdKlH5xHIQBe5DwVUvPDF3z0i4r4+eVXOD",
+	"261aX4bZlwEF+ptRSB567e0CicufbcPmvV+ecT5iykgmM041L+o9WGgJSnFnZ6jr54Gk7JNyjfcv9ow8",
+	"MbyJ3Z5b48wbn5DZ5+NACrYHiMYgFRCR1re9dCefyrjDw5CJ2++juYo07nBtzTIU9pT0YpkMyYCOgZUK",
+	"aBSRVy+PT8jDq9ZDoBAP8f4+vGcqiEaHwqQMzQjkkCkSoqGIRpEcAU7JrEsVqwx/ePRk/+D5k/og9Mmp",
+	"93VfwppCSUZ9qk89x21aCc5q54FFjlk3UaAfB7JIe6i9B1mThVz7RNHxmj+bfUiteH/CB0wmd4BxUGnk",
+	"ZO2Qh7j5qCXmgmg+YB9J0Adzl5BucKvMfv3q+OToyf7z85PD509evj4hlRHITxomyxVJxKWQI7GHqvH5",
+	"FuP1yZp9sg6FZrGgEezZ7Q8Wt90RYG/v8QjtC5II9nbIAsP4gAYXrRcBTRSw4ZHs9RyLnzfV8dC3dm3V",
+	"lyOxPhszz8avZWffapNvxgx/IztmXG+r02A73c2g1upu0NomGEbCR63aRrfRbQY7dLezzby7YZpzc57P",
+	"PX8jOyAHOn05qZhDAmrHmPSpIVbVvcyiaDU3vYTGVGgGSqg1l33PB/CF1E9lIsK7Ini7u7uZTou95feq",
+	"eHghiUqCfqrlA8cbq9KmUcTilCVUjBm+yCq22Vsa6GhMaMQv10qr+afj0Oz5gIkbYqjiGQHO3LEl3Ck+",
+	"h5Ec36vKOc8MgUYJT4Ka4MInJkQqXCvy+uiZexFI0eW9JGbh+szMPjOv6DiSNDyR8hmNe+z2h6Yjw3E7",
+	"VQJSTQZSadJsbO5sbT8inbFm6p7PDqgtuUITwOcvD37jHAt/c/LkGNGOefNokzznn4NOPO++UOmMyWOE",
+	"QA2dInJOHjGjqH4nQT8RlwwdTtbna/b5sr/vTFDD42Xud8wCxq9Qh2vEsz1wx8t5LsE5oBqcQT/GkTPM",
+	"U2FiVnTTFp+B8tqcIJiuTDRyWDlzLlckiKRaY6x5J+rYHp4fnYrRHAQhNe/aqSzBTc/SR6655/s5OcBU",
+	"vBb0ivKIdiJ2x+4hoIbJOv84LFLF8tFcE8FYqNArMlE5fRa4v4/RlA5qT5/kTqN21vtvZKeas7M7y5uQ",
+	"o72peAI/w7ZOj5B6Qa8RV+nxO5HyORVj+1jdgXpdSjKgYpw6k+LWp6bTVqNBhnAMAilC+NMaTe/xaL68",
+	"ggADp12fiof466qfc1knNAxjphRRQ/PLsPCgcaciAJfyzUYzZf8r+69Pvjh/un/47PXRk/O/9rPwjDTO",
+	"I5LSMGVUGxYhCxcgdlNMU1FNJc+B+TriV4woHTM6MNKGIKhnPT5/9eTo/MsnvyGVXLBAm2z9vEnzRGDE",
+	"3K9zTW99N14Lmui+jPl3dyG4/l1tf8jR28Kqxc2Wx+wKTsf9nv90bDLgSnHR890c/HQGMibs7ZDHLPSd",
+	"fwXgay7Qt2HiiN0WtCoZGvmGhc9ZyOkJeE/eFsRORDK95cS9iY5IJejTWDFNEt2t7fiEdwkVEFDwMSRA",
+	"1CUZLKPIxeTcLqz3vxNRL+xU/wamelHdmxQNfbQJKXKh2Vv9MFBXF2b3Ch2/rYkQOl/TwRkHMt1pgMs+",
+	"HIJfxTIZlsVMnnq4jWid9fw0DBGph+eDjqoWMKHBETf3q6aY4GBxyVmgPd8byJDFVOObcMDNs5KARj8/",
+	"tRfgqfzuXkYvHbrHhE6BQsOQm89p9CqWQxZrzty18b1h7tE7DwzJ1p089fte5NbtZxE7i26fEeOVpoOh",
+	"+YqHKznto8O3WnFFvU5J5JDvxUl5QFHmQP7GtPHN9xmErTvQe99LhuHKK57oHpzbcUl+Bvg8MPPDlE0i",
+	"22b0sALQRNHLrtd+M39W2Zdfx1yDsPHefzcBuhTcywFlYnlTK5v+4qywhle0t8IKji36n562s5Ut1w+M",
+	"Ot1JxNGjO70Ey0GzNOZhatXvF0Ai3ZP2u2Xu5yohGLlLdKt7Mr3306dzyG1M3tzrOmGFxkg81NUbYUP1",
+	"5Qj9XNDEjMqwIGbaJ1JEY2B+hjHr8rfAWRdXdTPEhLyVwq/S0LA0RtNc2ySy8j/GmUzBbWXcdlkWvphK",
+	"JlqxqNu2Cxa5WMEsmt3AITWuVgynwQWhNn4RWRGtphw5vJK5R1Tp18pB7WbrF5biTb3ArSo/a8jd3mZY",
+	"9L1a+uIeB8AETl8Sw00fhqvGlE1hd7tYC450evkTlo5VRPy5PcgD5mzmPcsoQPEGFM5y8XS5g5ToJGZ7",
+	"xAAXHM4wwQNeN/u559/yHOQiRiH+cM7OFScppGCZRuqBjeyPea+vzaxW2+YBfXuIH+Qncctdn7shYebS",
+	"uiRdA9z2UgTsriicxcOz6Q68/3FT39VW6r/zhNSTnIvBsGfvYck3JdGPaRStyH8iq/+qLwWbPtxP6s1H",
+	"myTkPYOaXfDPZ3tkQJUR8yHcxlB8yLMAHheKjPpSMSCLRqg0YjQNtDqRwD6A2bLbJZXtv7b/e7RtcHw+",
+	"7UGjtvvXZ5/92zLMfzNyGfIY7U95EYeLQA5Mt74nE92T5s8yUaXLBVf9Q8E1B7Em1wUs3eBFJy2psdJs",
+	"4PkG65wtgXz6VB2xQMZhXozpSBkxKm5EpLl6FbOQg46lvMsoDROf5sRkFuw8/bIQtzejiQ3QnSGT0ejS",
+	"bMtBgsKizZGyKJmJ72mpabTyVxmunGZZQBc16kvSpyKMWJi66HhlPY0o1zeYeBm9LQJx+nDlz6qfReqn",
+	"FDgLMk9hPQM+s6c9eycmzo9fwA2F05q/iWUk3+Chfa3ZYDgp/hWRDziPXtGohK4OuEg0U6TD9IgxQSh2",
+	"V6CpacD3Vmvr0aKsAQupK1cHLjFALkeARZrTNylmimm7SPVEmIseln1ZXFbMhozqdDVZpiVnLlCXyoYx",
+	"gndShwaXXtnwNtJ2OtfFfJ0BfubnID9r/3664i5QwVtS0ZXZooXrXzzjGbNxzTGXworkPYX+ChyBFCoZ",
+	"WL3uNPL8NmEJI/2k80Dh34Urec9TS+KYCX2eTvE8kAmq+OdTA8FYGLFVv5u4O7NGn9l92dUCkJ3PFD9T",
+	"q8Ec0FvtQzpaahkvQRQTS8iNno3l41aUzXYSR7K3LEjMjAz9KMnpYXOKmekNY9lhREtp8FcJlEUy6ODm",
+	"xIwqKV71Y6rYYq1ncQplk06NOFOpxb5EfJsMbRKwkQ3RH8USOMHVtiO9yJD9KOcVsWATMri7mc7ZgQNg",
+	"vg8P4KaIsUVFeUI3g83MTn8hq9jpqfprw2KffWb+KuGyzyZJFhXE9kVOk0Zjg5GGC/zC9AVWuWPFhIqZ",
+	"T5sIiEeUglADbyOT+ySIGIXjWoWViWA/DG8ggS4mNSsYFMwMluAmUc89fQ6GhjlSacy7oVNWMAJnXsOv",
+	"+TbZonkg2IjgcYdsXqC9GHv+KlgIZ5xN6WwJZecZgvtxnwWXnxTcoXwhtZNSp5manASy8FQj6GfJrGD5",
+	"/MxbxA4NLW+bMdbZDFcB7OrKraOnj8nGxsauT0rUXG04QT0pwxsrtnKgnFBYFdRobZtsEcMlKkrTbhfU",
+	"uFXPXw3L2Ksw84pwAXk7cDWEQizoA0XgrfUiLHASUysqsO/I7Lvf04QKL1kZf7wAcmUHpJxJPhDBAYtY",
+	"2b4vDXyz8bABNdwAJnTMmbqrjbgTYN4AIp8Wp4c4hxW5O/fVCtf+idDxeFWCkypniicDGmNe3xRrAKs3",
+	"pEqxsFQG/OlYj+ZeiAIO8vz7Qv15pLBwhXdlP58mMHYSRRsLTVUuSxvXD0Tw0xXR08tzCzEdMnIc2KkX",
+	"D8Kbs/ZEMFXMdBIL5dx8lyQ0JVqion/WasZjzCjcpTwCSp85xxMZ+0DyIdkWztg2Uz55Z1ONvcNsV3ES",
+	"sffvp23JbhelYEvsYgY9s5UrILAsI1z5RyUAncB0sArMOSbRwTqJwL0bEq2pduqx1mpggi/l5yzKXOC3",
+	"lmMxL6wYRUDqVtZnW2mgnPRtfnItJHX5R81FjiJ2weXuITNlzYJo6ZwDfiUxTJ5o9lYDH4DewUxZKj87",
+	"S21BFrUWCNifs7uVN5+81UzkcwZO3HJGFUNEviAnrY9tc9ryVDPaNNtQBFffnAlI2x4ZeHVjOSBCjrxc",
+	"XtiNCRVvYzGlmACEm/y8dX9CvgX1/TOUDREE72FeMgBWBbIlZpUAYHHO7ba6rOl5gk5PYjvo9EmeYVia",
+	"zVj+pMzYpanR/RRCy/JoXzAa6f4RG8pYr4ir7aWB9G5xwkBcd3gG/DZBk4SMS0ERlAz3ULnkekDOrvh9",
+	"LoqmjVqV4JKNFepXTr16Shsu2ZiFpJMfg3FIXjei49k0YBZqnquEnlA0v5+vWpuHn+4SIdlswstyFgsO",
+	"dJpi7dNccX5bn51lTz5mNP+4Vgwc8yvORgtmJUcrgu3WPMeoj1UeYjmCCC/MTxW2ySJmxCdUEWrz7T1Q",
+	"ZLPRsClfdZ8NSOUiliOXdzSGRFpUGz4kCkkWZQboeAatyg56Zpovx/7pAqyMsJSkFCOsp3uM5eiBwsoW",
+	"qcNeBLUSHh9/9UDZiCKIOTJtmpNqiFnm/+UOyZEcOSwz6dQMRN/2lbOBz+TCcqfqpysPZRfjFgLRJGin",
+	"NXFYzqVt40a0jlhIxkzvuSPVBkU+Zml7y5VWpIIbUN3LroxijNjdyOIVbNeZBAuSLnwx7Vbje29r5sPa",
+	"FY2tu+8bz+xf2smRHD1O+zmSoyPXVbpMQDOr+u52kujSRrzsWdo9YIMOnnMajegYfHXBvxDsGGl5mT7E",
+	"vts0sGOm786X16XhKkdYOFkQBufd+El/JTeNyU5xMR0WGIQHZbNknHV+M2WQ+yoXPqKuzIcQKLTk7uOm",
+	"Pj7+ynMb/OLg18cvX8CO8+XkDZAIH8uQlWO89PVk/utbqdPTng/DqbzaFWcHiuVIIWkASiOkYKurdU0n",
+	"uUy18w1WpvFBqZIM5pLmj43dvSZKki6NF9iisGN3G8v7th0amV0qlpIWmxuCi146JJToQWvW4kFPpKbR",
+	"TFqmXGZcM9QypCrWc+6IQXq1kYwvWUxsWyLN1bnxJTEErWQzwB4ftgsD9m2ajcLApJKHrQtAAJKN/AwN",
+	"UyMkqEGIjWM3mDsRAtB+fhSukAK4oHnT/R584dSxhtXgZUdlz2KMYocZ08OumCAxuIohV/TATpxGpHIB",
+	"CO+CKINrR/3xXnZB8lRJaTomlqhUc3QGAWaICy4KLHagYbVYbBV087euM0s50y7x9wF2jD+e2u7L/fpg",
+	"d9OzkVf3Zkgpf4xzF7R4sYsXzJGHol44O70FdF/GGk0nx/s0co/NC7iqKgA/W1bmecZouDJLAMyOvU6G",
+	"ZUsDeqYJPA0f08GQ8p6Ya6KedFd+znRfhgXH4SE/v2p5vv3jnKqxCNzPZvpH8XnrHHmBUi/lm/EeQaK0",
+	"HHxleJoSbhHf1lBC4qGtBZHkHFyyc1aw608jaDTyQk1GAHQoa0LqGng4AtAtpTQtQK0r47xNqNoml2yo",
+	"XRZPUAvBfCgJOY2Agk9bx9hbzEx6GD6OB/tLbVjhk89X/+Tx6p8cLPXJ6p7gw/KdcOkoUqHSUA/gd7ux",
+	"HCxl+1Oo0qVxSUCYq6wAXVuKjDvqvNYgXa81+ouQACMKiv3SPTT9uHh+d3uUjinv9QETssh6S5ddigFT",
+	"ionebL7tqknybZZhwtL2acTEQoCln7xWLHaR1ksHJi1uyN7qZ4tVB1QT9D1WaXXUpRZcYKrnscUrHM4l",
+	"zLd3EWPy2USQyXSsX0SB4hvEdUA1c06NN2PxhjG74jJRS2yGrU7rNqSSu1PV5QzgMZcx1+MZgRgy4DR6",
+	"Jnt8OWM3tn/BtGHllqRtSiZxMEMRDK8ey8HApt9YijueHTlyE1u87yU6yKoErmgoSkPfcxb84qoAw07R",
+	"mCkKMkUfprB/IZQjRXcTvEMK7iL6nXGCc8cjD4ZZzgWzuNXJU1E8V2V4bQo9FnGwX+SgJviPPBMxdZkK",
+	"aK6M0QU8sGKSAfPNU7Avf9UqU+DdhvYs0EVAcS2Hz0gG/4VhqDdBuNP2NXfIpr1TsnmfzeSxEc5fNaet",
+	"w4Hd3XMelmIGDHKZ7f1u38+jDz4SCBln8YjeHB5r1kwMEM71HXEWcz1dnP+227zzYC4xPV+Z1ZtPC75N",
+	"+HfnkewtxJ3srX4Zg8ptmoIsQzGWBUKig3OZIubFFnu7TROHIwetAlwnMc58JDYLkxwwTXl0Y1kSvOGh",
+	"i1x6CHdci5jNFt13uM0noz4P+phIoSiSVtcC6VogXQuka4H0xy6QriXG5SXGtRS3luJ+tlLcLO4qlbmm",
+	"7vOJwYEtRNbo+Zv63mApcBtKCIVUFBNhnexjXiCeQ+ZUmZY2TZC170uR9lSMSjS8mY1LpNYbCKu80nFa",
+	"kppUwF/X+SKnm+GTsp2rAh3hpr/NRiOLBTR0SC1m4nIi4KPNJZDIjXmmCdfovLyZ7dc0z7JiPFUZD3O7",
+	"Lh7fvouDG3VxQ6lvmkJPbFGfBZDU2UgCho5EXLlK14C29tDhVMZ41NMoWs+/Ia1feeXiph/egSQ/i+TO",
+	"A/9rwd++jA+PX0LjCUqbOpS3mpvbmzsbjza3c/4CtfTpjr+YKK8MkFsIzhmtLgJTxj0qeEAq1r++6hMh",
+	"Rc09RrxJwxpmJ0LVUwV9jvEReh3XIQNwyXNMSVPKDk3xCCtoGHLMwsR6RIryjRSMDVnq4BFQzXoyHpMH",
+	"XJBhLHtGfHiw0OWjwEikR6C5md/6ZmupkIJSovZr2flJWNjzfqYrMOBZ6Fy5n9o3smO9QkiFur/MwwEN",
+	"GRESaHr5GZrhrOhcY0aUay56QEcrMiZcVAkl6HRS5hiywB2k3MUgncYqvgY/XXdT8JS4haep+f7j+pbn",
+	"tHJz5vQaWLo1X7nmK9d85ZqvXPOVa77yJ89XIkkrN7ZG0blOlWWrHt0JW+1ielC03S7bPr2pi0y0y6Oc",
+	"+9Z0fwSD6r3e55ShXnhyc4bYG55PxWaGiqMlrOwmjvoSbWaKVNBPPF+2Hd5Ui84QjzYXhsevFG0uRxhn",
+	"nkVW05hBXPUtI859L3L1byYMUTanAdgUoagZjJsfrrk4hekduH9kamKcqZ9t1NnsPf60YfETMeg3s7bk",
+	"AtJLkjJB3EehCGDC8tEeVppePMqKcphi4UxpbNmoeDPkCoKrG3LFxEUuAe80o0mjSGHUyfJxRHdn6l/Z",
+	"FP1RkhqsYDC9YTajj2qLnG/au4WRbs65LiRQsna8vCEsZx/LZYfOGeJm2NUKR68M573IFbktS4FyxaK8",
+	"/d9RmnxG1RGNXXgSNQxIqT9AHuZTOTeTGEzTEKM5ZEKRjquz4gK2bcEJSOXcpQEjvJuVRgXflogD7KYn",
+	"ip2XTkqzt3q6IkapM+Itc1DDSIVtRNAu2pKfrt4tvwrMk3BzHVy+rxOZFVNbajGFEz69qJ7rbW41i4n6",
+	"cZPbjJ2cLTF5w53f2dxvXxrH9rB45kvFoN9FkPgNCkEcWQpf5sJ0H/hrJRwTM3qrMkoOR83GSPMxEBLs",
+	"BWgohWI630VlD15CAsMbVDSES7R6WUP4NvXI5lIcqv0okiM2Y+fT9k9Crp9bD6104xIDqpotg4HJEMDv",
+	"/mrG7kNvr+GurDxxbkstPKOil1h0vnDX6SA8YBr963IFF0rWmWh5wGnERW9hu1exNEd+dk7iYKKWxbLp",
+	"ic13X8iIh3T88orFMQ8ncrIWknKH71rvT0/rhT8235cWwZkqbgnlCowUfZREJWU8z7k6D6QQLMAAY9i3",
+	"4sNSD14aRccBEzTmcpU1Hwd9FtqJFJma51KEdGx4+ePE/NUmb069L75oP39+6vnpX2dExuTNmc2pYz6Q",
+	"3W4+ndlsALbxn1KoZUkdW9MgzF5u51PhbpcAG0D6ek5xGVvII3M07bBIip4iWi7l0DkzPOCGLtX41efj",
+	"BaVwXJh/Ou/lJnsjKW7P7K+rfBIz0L0Iw+hWbF0DHdNAP1BkRCEe7iYZLRdmeTy7EV3tCRkzg0INkL8r",
+	"qjYn3YRjKpShb3Nx0DAtuGMQ8tym3yY04l2O0rt6xeIDOn5Wrm1ytkshidPyLN5MxeIrHrCTGTTU92a4",
+	"z5bPtlDraFUCkfv4taI9ZpBKsURxTEUoB+cZu2EfWJvPecyGTHNbSYldMXEeSYq5RnK/zkPKo3Ep/lND",
+	"xoK+Qaw9wReSnEzpmnqFp7yUyrl6ctGV5WLXTKhrOEcsfgEFM4qQXIHRSOuqFk9KZCkw2m+0hAw1sy7o",
+	"De/i0knblrq0tnDIQibPtnMVZZcpb3JDH2X8ajGK7RtWOiRck4iqZe5kGdtqw5wKlzVjZgsUeAYTUsog",
+	"zcJEZcxaOSs2xYnMvMYTvKM/wQTPRjSl3Ng8xDjFxsxAzbmMczPvfSn2n8JzU/7Qc5j0Mo58miudxgCz",
+	"fcAzap8/lhNsy0zRZdUAWvioUKC7kOWz/IRmgC4CrlzchiFyCVw/gflhFQVPbrqzkvkVlJ+raO4n+l5R",
+	"zOwY8iiOSt2j7EsWkoe2YDMLSaWR+k+kz0DTn7PYZzWc0i4KQj0X+tFmaVFF1+UsawIlQxYrKciQgxNL",
+	"MoSaGGixT+dDRUjSkat5c82cka96X0DZx4KtsIC0aXRJNB8wMwcsw0cFhhRBPSs3k3QepRCBdSwJDWj7",
+	"isWA5b6QSTwLLGZCfZlAQW07ITNPqxC2KdEbZNTnkWWpuSKXQo5E+RwRv844FQ7KD3Hf8ydi9kEIpLhi",
+	"seJSlEDWlTfhQsspBwyXL9k5Yiy3nRAlWEp3XYnDBwpTqaWVdszkQXNuMXipDqrUbRYQctmhDbnSXATa",
+	"GpPBaGMrONpB3WyWW1XOzrtEawfJeQlyl+hmgjGElTAzbS56hNGgb7cs5zFDI9nzScd505C8JSzHZtHo",
+	"MnfblpiKlgv3lImQVNjbIEoUv2LVJfdxpjHcRpuCkI5XN4ekijclj+38AmYtLrUE1xSPUW7nihenDCPM",
+	"pNof1xEXdZzzSFTKEExZzlbRdS4o1vqTUX0uWsdPXhNaonjIe5KuluN0ltJ0wjJucBFm4TYkLqARM/I1",
+	"Mfe+ndYhbDVa27Vmq7bR9In5u9kyf200681W3fw2fz9sth6av/dA0YgFRhIRuYD0zRp0RsaMYgi5qmLl",
+	"w6NEKU6F+fFE9CKu+mQghcZZkcpGk1z/8fpP1/98/fvrf/zw/Yf/ieCAByxAt3E3p6pP5BDRdTQmXYlH",
+	"2CBUSoZSKd6JGJJ42YUpGo7HkC2XKMJI5mEsh0MW1skRi6iR38hIxqHyyWvB38LXyodEwrY/AyZlpg6v",
+	"oEs9krmlojcUdcnOXYpQFrEBZEYu26U3rbOqmYFOYoEJSsOwPhjUx+Mx1CnIF23Oe3UtrEz2ydTdd36w",
+	"Z2vGzSl20DUs3oixSziQsRwQVJvPUpZXWpvtRgPCCgxFBI15dWkV+i3U5HeqGScVal8/UESOhAvbh3OI",
+	"ebnNnZYjsUdoOOBYPnMgQxZTLWMbt6GhwiDW0rLdVVfSuU+mX8pZGN7Q2neN2u557eyzUvvC/YZL/IT1",
+	"zqvdk0kd9ALPkvvUSc+tL/kLVlAv3JJ5CusZOulZUsvCsZZQZpdJJJkOecrvCt3usAGJeAcc0OxPI0kr",
+	"Q9ugThupfJZS76qNhwABRdCIsLeaCcPNG8rdMnN5ZDmThUKJnVxpaet53GSZi3bqK3VzhVeJnlxY/4uS",
+	"VPjgnOckRNOODM2GVOyLz1AYNl2jZIypMKsL/UV1efp3TMpk+nPhdTroszQ7ukZ16QplQGH1doVu1LKd",
+	"yBsGF7raH7Forqv8zMpfNtjQhmi5zOz5ZEbQ8Q2rfU2yWjPQc7Ea2G1KepUBMoXNj7vyGtbw7tDg8i5L",
+	"q926PtpK5dA+rqYgZwMsn85xIIuJtJDpa8fodGV/jWIOmhXYBvcOf7hXoCxxrxKV6wOY/xp4ImbNRc6F",
+	"T7UVExA2LoK0wYh1+lJeui/KqOExC2KmX4qAHWdlz1ZIFnhi5ClbRRSUucJqkxGNYdpAShQMg0X+KhTK",
+	"x++/OiSXbOwTSuw8HyiieE8YMQ3bV9tpqTmuMNTYJ50Eamemcc8xG0Z0bPNlGeb6MGSDodRMBOPal2YA",
+	"zJkFlegiGlzaSGgYwbxkMQQ5QyGH7A0JqLCVr8wiBKE9ysXsSnUl1TzwlC5fbc4eH4Oz7rgY5t3sLSJt",
+	"O/AealLTyrRm8+DCuIoYVLvif7cGmrtX5ezjxwBgLgjOwFCMLdZZpOF6N9XVPH7k3ZQZYpoDPpvcJUpw",
+	"NB85tzEG0hMzV5TNfMjx6PJ5QqR+xUVxPdrytza2SNCnMQ0Mk+Hq9mNpH7PyfGBmeel/cx1fnzy2mqrG",
+	"Rq3RPGnstjca7Ubjs4b5b3Vp60QxvHMZWGfsydTtKoFVqkoyk0Z5QVnIkcPjl2TnUaNJ0hli8SyERjEt",
+	"gp/pUABMqev3KhXUU7/zFVzUnZZzH7Ds9KbUmoQLpanQPmkYNta3VTxxrSQRmkeA50wvA6p5YDF2MYSv",
+	"EPdbbn+kmpaJHiTi4tJVIcRWAGFIKzqMaMD6MoKafAO8dXfkIcgGNtftdISueZN3eFdzRczp5q9KHMSt",
+	"W7hvTsjZfdSaT+NhnEq9PA13nBjg9jpeaUrR/bRMf4mSxfZ7fMmjSLneZ+vUpjg/qjT0z/W4rATVeDwe",
+	"1waDWhiSfr89GLQB204CasL7dfN9Db1f7T+k4BI7zzPWTAcCk5ecS4rqMPet7IFPk7jvKS4dvp0GfT/u",
+	"U324Ymz58qe9/JO7OPGrBQ5OGbNShZNMdE9y0atJEaFqJ5CD3O9MBVjKIIxY50gHh/OgMCfhZrplDsHk",
+	"bpVfwOHTI826w6VXr4DW8zBJUe2i7Z0+Mgt3dx5unIsIi9dtChcsijAx5PKnG/4GxP4WIW/m+48rw+KM",
+	"y2fzNUpftwkAW463K2DkslLHXMHJO1qQo20YUW1GJO4DyEu/QUIjeMguZG1LYqaqy4RgsbmcwJWB4tLn",
+	"wkLyifkKEueWEE0zOS56x1yU5apR5nG+JHvIIg5/YB44pFmEdjWLjVidyjA3iz/j4WKdn3UtWdXzXY4E",
+	"piuZFWzt6gegBqIQxl6ECXKszoubxFKbg1eTiXaiutI8ikB3cHNQFFymlzvPSRwtGaJnWqanKQfS4p3I",
+	"DmMRfBOHZuqizIblLAfbMpRsD691jFg5qcLyYKPZCPNP3oKSwraftIhn6udnczSBoQhzNPn5LFqZigpi",
+	"0rvEGtS5FFnN18IzSGVnlhMSmWifnDw7Jn0qQtWnl8yO75O+EaiF1KQrE+F+JyJmNOib7fLTGgGmEUUX",
+	"icJIy1dHjijot56rJSroMjWUQrHPZTjDsR/dRZrkS/6508anEuGSydLLRRMnPC/sbpYRwx0Vc2i8wlh5",
+	"EGTVRQtrnXPIDyxWvVnqkGeYNGkVkuBuVVkMaS4fyYJUIzchubBQdqsoZcBbh+X1h1hK625AG/kM0mCY",
+	"ySfllx8MGVRpd/sfKKzhTipFSNfhaXW5u6T0s/x9WiI3ElX6aOJeLTXOceG2LB5IsLfarug2O5hWbZ4u",
+	"c5+ekFVLD7s7lBW7d08Ocl26Z3PLDrsDlj9OWTHiXE6UIjimQDq5l/mTVLJpReqYvyp+/qovgUd+uqLM",
+	"JEK8hVQzdcNz5y1iNKwHaW1o+GnZEfcTkfu5DS5zT7+RnXpKFgMaRXVXKdrxUWk/yx1bmF5W/c10kz56",
+	"nc4ofWRPVzqp9MWvZeepmxc8fEyj6Gk2N3gGfsSu1xyMDsUwKcs0VxSQFjqN3LfsMtdzKC8XTHoBRmOC",
+	"w1t+QjHnCFcBK147X4QKHekMv2vd38CL4i78AKbCIuMSz4u+1kNFXh89c7wPs/5Qxcx9rUYu4WmO15+F",
+	"Gn7yKOEOUMERs0j1kzpFOBF6liA6j72ZSTiXQzYpAFIqOUUAc7PLE0IceFmHiBTeH1OnlJ6TuXNCkXTl",
+	"mU25JdzJUVgrrdZKq5+T0gq7KpeSjjUVIY1DYjd40rnGt34tQK2FHLVdRQBw1l/avcYrmMdGfcWCc2+t",
+	"X1sGb+MGJjHXY3S7RiXDkBuwmoML7AmjYZr9wWt7f1fbH3ILeHd88Yv3799bt+fSuhHDpBPxIHPYUUSx",
+	"+Aoy5cQy6WHO4h7VbETHdfIE7u+Q6j6hkZJQp0SlKjSu1anQMUKNqIiqvvvEqWD8NA5Wxiii+64IhfMp",
+	"OhUX72wj3zl6+eA09P6CVDqJTmtD5D3diNIxowMM9+kz8vj4KxLKkYgkOpNScSqwoOsDRWI5UtU9cmF7",
+	"vzBTwGIBws2vTkBAVCSgcTwmF2b8NnlzduETGZ8K+/sdLEG1yTuIfWiTOInY+/cXMEXwoqapCs+gcVLZ",
+	"bDSqdbIvrH7Cqhwx2su635yKVsPV8aiYu+W83TTgUhEqcrEHC31BBjJmF1npDOe/s0m+5J/XT0UR+LAW",
+	"zhS5+LuaddatHYYXNi+Ri08B7MShamSTaEmarZ2cJxCR3VPxZr/2WwwYqZ+3a2fWl0QKhvVwOuP8qam6",
+	"M+DUq+gOmJjVaLN7LMyO36lI53hENYM4jBr898LPPzpiA8oN2rqAtRfeKKYvSMV6tlR9DKMnm63dU3Fx",
+	"xHQ8ru0bmnNRPxXHNkC1TVqNRubD1mq0CA0CNtQs9LEYT0giaghVhZJOEl0SPEvVPYgi4wI95rkR4Myj",
+	"5qkYcKW46D1MBASoG5jbK3phWmwAiC7Z+IEiaC4m4Mdp7oUK5JApEspMJYzSUAaligXuw6Mn+wfPn9QH",
+	"oU9Ova/7EoSlUIKn3akH89shHRmOoa+YBYxfgUMDaK73TsVmY5O4OcYywZIxPDQfbpFRLEWPDKDAIxaD",
+	"wYYGA5gWuySQohvxwKy6uYEDySuU3k4FBMmYN1uE2ndm89EVLZBCQ8DUeMhI5dfHL1/swa2VMXlxAH5q",
+	"7p5PALy1S2KqXfdYepoUdra6R7YaTWKjbWDlIRtGcmy4jq1GK92wZJiiDXM2zcsN99mpSAS9ohxorXmz",
+	"mXYY8hC3Bk+0BWb9VLwymHFIYzpg5rL45NvEnHxwuMNQRHyQNnE3P2bggtdGX9ghiwMmdC1kgQzNEYTZ",
+	"norXJ09rO1mWAil0LKP85ay8/qzRaDTMtTV/NZ/68O/20/QaDAszxDy67FQo1sPgRyEJUwEdshARuE8u",
+	"/qr11ECUijGmD4fLnhbqyUVQpt3WT8WpAC8sJ9KD25xps//qkMTgcl6xRwJLDfmEWthgXEOVDBKlScTT",
+	"9A8YutlomMulJdnd3d1FaGFoucYS1a9PHrvgUW79TVOHxIAKAj7P4OgOAIEGUCKbatqhyoBCy5ipPXJh",
+	"RsAI25PWRntrt721W2tuthsNoBcXkDa41mjWGs2Tpn3/W0RHSk4DBxD6qUjrABhKQS5gkR2G3JVZm+0Q",
+	"/CPbjcZviV3qxER+i0tHF8sLgPe/IfsZTgUk4fB/ijeIYCyEMk/WzRruYyaEYGplBHcOXxHkNmAUtKL9",
+	"N7UaOWIHMqgdCsO3tJ11zTIutZB1OYZtWVsbqdXwj1ORZstpe49pFNUCyMKQzcKyJPuvDj3fs0kDvLbX",
+	"qjeAGR8yQYfca3sb9UZ9AxnNPvBID6+aD/uMRrr/EKoDPYRkv2Wc8L4zChZJlc1AXUdyD9t8ycbYLJWR",
+	"2g4N/Ao/8t1vUOulvwwXmf54xmiY/jCLTn/k/WjSh5Y3JxVwpnaoy72tgnVQJQMWm36/hlpx2TPT/aHo",
+	"MaWzZ/lRJts7XS9XQ4guiu2wUHIubWXd5Yex7GDZfiasji6FnY0iaQPflWcjlE6CSyQfqQw4pAoYRtJB",
+	"syhVZMSMOFhgQJBm0XBcTWHznAexPKKdDtfFZ8+//SLpWGpgEy3CzFXmpD6QgpvbHeLiqj7RLGLDvhTj",
+	"V+70mft7JXnA0ieVU8/Mw1A63ktiFp56rp4CKAjNCpmu1j04nHjTjKTofQFn8bE5ijkrJBzVVqMBmgek",
+	"gcjgDyO7Qw+/sToD9pYOhjai2qo1imcv/4a9ZUECGafBR7pRN/ip0cr7zHsvv8ylQQbxMQtKzYCY7zWF",
+	"Iihn0qdJHDOhz9O351AfAaNgGQsjVvIKYm1ZwmyRnVSTr6bmdOaXrWajudpa8JAsAtHO0p2m+Y/ndNds",
+	"uWKSr/oxVbbLxUNMncN54xS6Kx7Nqa4LbcvWBvqeRdogPMk2URlIlBMpK+B6pR+aKwGuj0g44MRPsPOz",
+	"RrRfPJxs/t73Srj/5XvJPpnoydZ1WLYX0/y97+UFqEWfF9oC8Dbx9pd9lGKJh5/T0EVUwifNxZ+8Fkas",
+	"kjH/jkHJlc3W7uKPTqR8TsXYjqXMd1vLzO/QxgKjIRW+2vhR4rTl8EARuYDYEctLlFOcJw5XQNvy44FC",
+	"uXjLcmJDu4RqTX+dv4VZYMvy99FfEKloNuiJ1a6Ahmnq/u4X765ZZDunHkEhBbhYLH0rhRVnMkYJFZfQ",
+	"JokiMqDDOtmPlEw/S+Jc3FiqAgWW08lVNrjuisW8O3YCcn2NR8rxCES5DQY0Hntt71hD6b9uwarwQGX7",
+	"CimDGoRGEUmGPgi6VIyJU5qC9iZ0mfRoDwxVyEyjdcow14ZiP0TdZo2qsQiAwx5KNCMWmR80pBsGdd+0",
+	"/KoJnLqTjGee8KzJw5xKGRSZZ6jiZUo755rlUU2hHKCnhpARq9VobXsTpf+86//1+g/Xv7/+C7n+D9d/",
+	"+vC7D99f/3D9B2+y4J+3vdt81GxtbG492rZOCeeZRpryXl97E6VPt7a2DJqxeuhzTMriBTQOVW2gLp2C",
+	"GmbYzBfi84KYhVwT09QnIHY2vImaex5Ed52b2+SVlNfzcKpesSzextL0P/OM+KqJJCxTtluMW8bezicg",
+	"v5adfatk8z4mUUQyNf+jpzLu8DBkAr/YWfyFnZahKDKxs1uC+j62+jP4oLnEzF7RcSRpeCLlMxqDWd/b",
+	"bG4tAwaVDA29YOFzFnLqjHofm0dYYsdeSH1oLu6ACXs2thqtpc6GYyEybmT+J8dWVs8oNn66ufhTO1S6",
+	"3wVsjHeFUMxlAaiyH0shExWNjXgdR5zFxOo28hgXqyaWIdylUO0ay66x7CSCsQ5tawy7xrA/Wwx7OwSL",
+	"FvqH7wC/8PD9HFSLXpuzUG2KCrd9NNMPqe5nRnrbvzd5r5fFD8WqbrdD1MXi2s2dxmZjCwsCL4eoXcK1",
+	"1krYLS33fVfYDbLwHKXZQX7MGG5zqWv5VCYivA1KXGO4nwmGw7viMNzSOK31MJcVarYFLMhZ3iCnFBh1",
+	"0O0LrDqQVMr8OQbrNCY5KiLDZ1zp/TTptZrGhyUO4IW+ubJp/rm1A2EVsRRRbVk0CobhDI/CN+gPewO8",
+	"6S9kiW0J3iVaWp3S2V1Zd9Aj+807t0QDxi3/0VkhysvDhDrNWnPrpLGDdmJMqINVhcEI41JP9jpe2ztm",
+	"gssYYW22KU4MZv+PH353/fsP33/4H67/fP0ncv3D9b9e/+nD99e///C76x8+fP/hHyb88+ywLbB3N9ut",
+	"3LAGAJg0sZmmMmzejeUhO1/oxF6mu4QUjGnJiJ47jGul4ac1PqxOI9dk5O7JiEHSkzfDEY58/sBy+rGk",
+	"7iG7pZ9U/zCFNe8GDd4AWdlaU2shfi3Er3HTQiFe5BHUSvjJie7LSO3zkFSKRJqlkvuPQmgvYjd/5+wG",
+	"eCkrZ7cWwNcC+Bo7LSOAF7ATqaRiLIZFYZwGxqdXF+OuIa9dsnFeLi+RqSFyZ6E8jZVCbLa7RTJz4oKa",
+	"frYi87SEXJJyFiCVhueZdjsTHtcFSXoT80O8VpP9tozk3dzKt7eADuJBjb0FxxyIEOvyt+ZpcHm+0Wl2",
+	"G3Q3qNfrQE2u5CV2K5IoMhsjhyzT57gc37ns32e+28Z28z5Fbjh+i8XtSzyjazF7LWavicVJvvKmja5Q",
+	"PhFsxJS2ubQqhpQA0h7QMdZSc8FQ5l5X92zS2SzdfJ6eIOUooSUlMnrxyj61cVQ4v2wabSyhlRWVwlre",
+	"XPcJ4pli/TZB4xjqt2npQtRMW5458j1QJOa9vkbfQMxtQKgmKcqtE0PYsp46Y9eTdf2DmqI2TqgGASpZ",
+	"YGpls7FRrZN9nGafZvGOzYZbgYEQBiGCdnlEx+az3Xwgjg1Kg6AfiKyAwCezI0jECdfVOjlB50PwbLQB",
+	"0QFrE0pipuMxSaMMlNnFieBnGxemsgYY52d5BRe/hWUORJjGdyosBDa7xkCp6gXDfD+l2mUBRf3tDOK4",
+	"BMFbkWatrHVZnd24Jy7jko0nuIRWuM02u48anSZtBRvhJtvqPmpsN3dauxt0s7MVPAq32U53t0GbncJ7",
+	"r8iyIG/xkXmTO2RDrObLSZjT/MgJFGIa4W1KryVcXQjmIhVEqrmrVC1yLelVMLQf0xosIvdlnxR4jjX/",
+	"s9ZTrjUBPxfm7jm9ZPmo2UrGElSXYtEQoS5SUx5Bq1kEPSVGmx9BRblWA6ZqwPWFuvsLhSfdZVrWedkJ",
+	"OPhURDEM8lgK9kDtOVkJ27gEBJvzLyC4udisncsaMx9PFAL/pLw1lIq4opHV+jf85uZm48z3uLKV1dOc",
+	"ZpCQ2s47q2phU0TZePvr//vD99d/Jtf/ev3D9b9++IcPv7v+5+s/e0uzZJOQWVs519zDGtkt7aqcR0bE",
+	"Xewpo2e+1QQmm+3O99IZJUAkM0jVZlbN6X1sGtW9zKKhGFOZyx9+Ch5/fSrCiIXlLn8GC6iVkaK93E9j",
+	"OVjGTGCbn0hoPFEHmdGQ8FCRShq9yO2CD0P15gxoA2Stq+YtI2+2z8ptI7bQ6Juzpc0jhwcGEMtZRlzW",
+	"uel1oN/lqC8dvLNtKMx762yeTeee5o2psdzEfwLmH3Bbf1UaODRDadNstBsFE07IY4z09tppeSnP9zC3",
+	"9KHgmlMtY69tB/N8r0/VEQtkHCpHannotTeahkC/ygpQORqNJw3iA+xxBftNoXA7PrHQR/MOjS4NajlI",
+	"8CYeY2ozr72zYW0/U292tzJ9zJbvjSjXpT00W/doSDKIYrEZyZ33tR1pbUdaMwvgromUuJLSJSLjCfLm",
+	"CF91gnGYZBhCpimPHr4zPw6t8qE8I1ZmesmxC0ICk5AaNDYbmyTil4aZsfkNjQw3zSb8igGXMEeJsVHu",
+	"aIXzvF9Nxg2U/mvacjPacmdkZL7+P8CztqYgPzlN/FoZ92NQxtHQSqezqUnIacTih+ytZiKc42tgriPY",
+	"CNHWzqhiNjVQX6YJjfFxn2KCPzSVhlWIM+uzKMT3Fo+Qii35SpqtRhUTZQo52iOWOmbJiQZ18gxGxlSF",
+	"OAiNIH+gGwTGMINqeskE5gGtOCcMXCMQvj69gnylA3A4wK6Wpo0iTahbShyfAAyfmT69W2gGYVLQ4Ua3",
+	"RbeDJqvtdDbD2iZ71K3t0manltqF6XYH0yekUPXaG43G0hgYZ5zih3s0r9tNtcI6zPhJ0ZKet7g/yhPY",
+	"FeFxN7TJQWaRdRqO3zjNTo43hGu8FGvS9UsgXWt38l82mf1CRiFGcyv2QFkUEEnRg2QyjuwiDZqiu/DV",
+	"HLL7BTWkkjoSlgyJluQCXN0u7FDW0OaKa1ENtDBMDD0c+QRy/ibCVd4CtzWDuZD2YeGSiyJCvtgjQhKk",
+	"ndisxzSSYjJgVIz6PGKkokfSzgspv3UKTEcZSPDAQzcdm6E+e2smX62Tg4S1c/MH779EywNOIy561twF",
+	"+NWxFd8mNOJdDsl+7V/AHrxi8QEdA5pynIoM6ZhUXp88JiEdV/dSFO1SEHNBKOlyQSOCwpMPqYuHERUG",
+	"UxoB5YBqZvYdPkmiyIjskCIeytsAhIUcmbdcKB6ybC0PFHAVx0GfhUnEyIiLUI5gKaYDKZyZ1AxpWn4h",
+	"Ix7S8csrFsc8ZMpl7DYzfqDId6Y5sFmJDlAxu0fM2tKcixkIeU/IGNKZmLnDl9ZXFLMXQSJX5GWqds1G",
+	"CHZwkdhfKGtC6hooECKutJ9SNnM+EuF4Lzgjvl1Zdm5Ctzjbd36SoWSQKR6rOdB4jB8YmVOltWeGMTd3",
+	"rFonoGxvmwdQj56YS4JuqD5WzyjdMuoaocol89A00wHX3ar9nId18kJiGvzQnEgqCJSuw+wJmGIftt9y",
+	"I1jqI79+SJKtiGWDQ4U8aMe5q+3lt7JQ2RBr52H9j5SJNtwpKgzwNxwG8xa4TzQBgYEnZXIRrrbmymaj",
+	"gSngU22OeVuSyhq4Vbg+n9QajmgEZoR/1gbqstacYm6brYbvRcg+bTXyCpFV0tUo9pFY3rlMbusWTK6f",
+	"yyiRFhRu+l6QKC0HX0FZCjOHptf2rv/36x8+/P31P1//4fr3rqDWtn/P01uQZcjlgfusqHMru8VTMyv6",
+	"2TqUAEWUMw3YBuRqe5mmaju7G7HAHp55UoEVT0WYQwWVIjqxSeYR3XBlMM7adXXturp2PllLHcvbk1LV",
+	"leH0U0mAWu4Aa3+FyEXbqhiLpZGYLZJHfgVMDrA2mb7DSiBOm0a14RMLykENmjtDFKBEldUG+YYppVFU",
+	"9QnkE7fCg2BvLddjVXaoXBkQw7o5ZnfspBwM6SnUW8tmBoVLYLptl3Arr0RMlYcwgpGcRF7q0VJeEix3",
+	"iYzx3esMjxDin54DK1HQraRzW45+2uV+Io3jx1YipqtdwC8UDuqaEVirHz+C+nHNOfxSOQdDwpGKhXlN",
+	"BdUQ9zKPSbB1IUr9TF7kAqL9lLAyoaHoJxdBlIQsJBUbzwu+DdU6Oda02wXSiZW8zAfjPUKd8gMLyGIn",
+	"VpuU04BUwOLXtx/XkPORgqlquYfrgQieYGdL5rTkTnlVwWhqrGpAsKBxwQl1UpQt8+tEqTdPPaaKHc/M",
+	"rZkDAkwL1pqfQLN8TKch+Tnn1LT+MuhLc4NAXoyF5ag2yPvYzFBTxLb4u0fVJUNtrpakYznC0CtLr1k2",
+	"iXt00TwQwWIPTZbehbWZcu2juaaM4KNZZvjIE0URFCnigoqkoXwhwWcSVPNxYktkUeEyWwDFQ0qWOswo",
+	"LYfKxW1gpa1pG0q7YGpCqgh2iyItrJOvndUDMZufRYbkmzoCA1Udc+YHWJ+tuAsaTQMk1Zcj5RMhoVB5",
+	"u0iXH6iMWoGJYnIo6AJKi9Fu94Er5W2nl/eCRZIPxdVdpg/bqoTAQz3OAxEsIu0ZNO+UqM92bF1I5DOz",
+	"WMVMazq0p3rvhP7OqHJ63h0cFtLTOyN4cADmC9uon1kTvDXBWxM8r+193Weg7qQWIRp0k7Kx4B0hUkFj",
+	"NgFclKaqaWhY0280GjiMwp7HFuNaxewDJ2ohQlY+UVjSmQvypN58tEkqMRsyqi2JwiwNPjgLoH8DELzY",
+	"Jotx1MT5bGDcIDZHUdNiXCBCQKjamdhpq/c7ZXomefpYJX+zsbGXvea6oAReYIMn+26h1oUVqm4D/UEl",
+	"tPXkoZdWlS3YiKDIgem3nOBCKlbMqNbJCbRm3S4LtO2poEi30r1vJX43NBgGwlQ838upzmnMyCUbovOD",
+	"ofckRe2zUlbNE68/TdoqlOymSBAc5AnavkMqu81HVbL9aKu2uVFrNb2zxZLeSuTp/pNY0TBkuEx7Mu5S",
+	"ntw3nc8mr1/IERmYW+14vxGLGYEZofuWe++mttZzrw3ea7X1mldZkld5lWjHPsxwT5zHpIQsYnOZlCM2",
+	"kFeW4BZ0rcyNCpzDWxpoKzyjNdvJbaXsRnuWlO2TjO2ooi8hqAEmuRM0oufVAVygRy+8nybEB7DOAiG+",
+	"MR1dgmyerUJAcG73SgBxm++U7OGsVyZ8MZyncC1q/nJo05rU/FxyPtPLFOvLbnclYgOFRxen80kdp2am",
+	"8ynmmC63Z97MbehWGXtWyYrzM8tEQ8PHtg622QAULVH58ZzpvjSbQof8/KrlLW+FXMZhO6dStSkB2Fu8",
+	"mIfh43iw77W9/Vqz0Wh6E28+d7MsPH1c+vQgbwbd9j0+hJlv1Bv1ZnOjDtpvdeyiNQrJCU7mV+7GbtNH",
+	"NtvCxNPXisUvQJFdSGw8y39csLdw+LP+4R49nlEVfL45t9zrHLsdxuyKy0QVBys6necridu0ypMVxN3j",
+	"JA5QV9+jggeee/RYDgZwKL13p1C6/NRrn+YLl596/inGPcAbrGJ+6r33JrI+LGd3nvSNvzcrtIHaYjN0",
+	"ZLHYmlFa6+TXzAcYod2VmFEJGJgMJDE1qsbWL2t24oaODMeQkgs+Mbey4DUN9QmsUdj6YH8jO2REVWod",
+	"3UMFeKIDibGQMfhSc90nPQao+NeyUydbjQ2IEFWFTiBe0plZK4pBbAymbPfnV1yozlI1mxH3zco/qaZ5",
+	"Geo9m1aX084FlO8WdO5eyE+BkqxCF+44x+yvZWffHrF1ntm1OPqzzDML8SuA7/uxFDJREP/rEOs3slNd",
+	"imTM1YLiRWwTh5x8FIT91KCauuoYJIS+PYH5C5SlznqJOk1MRgsVeHAJVuo1lIanTrxAAKBpihYMrlf7",
+	"UQS1hCrO4jqXGKzpwJoOrHONr2nAL4IGFEjAApzvMoViPNzcTKHQ991lCr0RWraKlrtT3621dj8ard29",
+	"6eh+Ttq4O1O8LQ47JRWXEKeo5sRMPqmK1SejPg/6mdt45gJeXavt1tlZ1xT9FtlZIySS8yg4HxguaxkV",
+	"H9RO6vIIpDHMFddqNMDzNpYjrN76aJM8558bwY2rrAqrjSCBXmwhVeuHAg7Cl4wNFfn85cFvzp8dPj88",
+	"Of/8NydPjqs+eN5etZx8N2SxGahNLjR7qx8G6urCincEL4p5W1REYvHU1OE2JBd54lo/TRqNjQDaHIbw",
+	"g12QQEbJQGD6iIs8G/C2JkLDCthRzeRyI8HihhB/IlidXFiyc4HDpsTpwkAQM6YD0ECqDSVwQlDbV/cZ",
+	"jw246uQJwCjGBHDWX7nDujLGKA6rX620Gi1INEZwK8kF+t1eYOILiAWyQrxtwJVNmxdJpTElbs1QL0zi",
+	"J1xQDngCmdFhuXnnpDiJ0IEpv/5xnrkzi8aXWdIyUrnIs0YXBrqGNTrHaV1UDcRj1k0gIZnOdLf41QNF",
+	"Lt7BXrVhAu8vCDO3WtXJU2mk+fQbqzM+xNWaqUTWnI2PjuRIgYo6tqk3JhXDbXfQoVg/qJLx9GNCOQvH",
+	"OtnHVrCHWfndGBUphJJRX0bM1RxroK+z2Ubl8jO1s7OLx84mOLFabXt8KxfFNi2ztdkBM+c0d74E43Cr",
+	"bDQXBPIQIWNC3ffgN/74+CsIsYrlyCfSnIb8ZfaxBenE8pIJ09fR08dks7nTIJrFA0UqF+bAX/jFGskC",
+	"c1PhOOCMbs5PKXwijJGCUdJD5jKkiGTQQc/4gGF5IYqrQUD45lS/OPj18csXOGgRavBcdr5hgTbAMZjI",
+	"rK9pUJNZWDqcwSOFb1+fPK3tVNECYc4h7KMZF/Y5vYVmYY+Pv3qg3ObxrKr0o03yJf8ck/opdN2yGMX1",
+	"NYmeEDM1Gw2CyMk+9bMLmFasBuRa6NqAZ48MKcYW2twxbrZw7OrkxCyTK1zdnt1ZI36FLIhozMhF0Kex",
+	"YvpvuJK1nZ2t3VrzwicXmFNS1ZqtrSYes9yT1oVPAimumBHRzXy4dpabtOgesf1iKh4xJp3Ewhh8EXEH",
+	"fTvT5pY7S1yjAcktw2b3DO19siiQ62xD2uYkd8aaQb/NBrHZfxAro58jjWN+BVlEIbnmFhlwkWim3PiN",
+	"HbOtl2ycS+U9kiQZRhLSLgsyjGUvZkqlCZkVUm/CjIwDcSdRZDfDXkKocQ492FFau3j0Lo6Yjse1fTOX",
+	"C9/icgNIDKVIk0kaeLr7ZRYzLQsjTpvhrDMrFNA6n2YkCGiPwGDDe4/6n57VtJLXTwNNFkyyIOzNnC4I",
+	"hvkJD+jbZ0z0dN9rNxsNfyqOcmmNrWMLChoCI9yBsAkyXF7cRPHOisjw1gnJ8MbMGZ6Wirmn3vtTMavr",
+	"nZKuWYTlQ+CV3bdTr91yvwxYUAAFIKphB4YoQGrSyWya7akUcG41ZYMsCkO6kMdhdfJ5RMUlvMFgIHXJ",
+	"h0NmUIfZ7wfKkQBu+QeOaqCpaFfP8YJF8KNZITUzGKj6TpL3Czxg81Tkt8d3u+GXboDfbPh5XUzh4x0/",
+	"hbfv+3Oh6KgpIjpLRZBNnSYPFWskyawmsJ40Ya2fC752m+qXJq31Sb1eryKNztMag78Xs8Z2O91OGjxl",
+	"9gsRusG+1g19QONL2DjIE2yz2UKCSkOunBwBjDno/4SGnCzmHSaZ40KznkEBjg+ISUfKiFFhvzOIH1gz",
+	"ixgirllMI4x+54g1YVEANzDxAEOG58apHJBUsih8oICjTJnPzhggbOhBJz2nllWM5ajskKb8DySno7GG",
+	"QIJKxrOYRtCgWa0jyHyXNdlSSfj7MSKZmtlneyAqqbyz55r+TYE075GMbsPe5sk00VJWU/jmmR3gfriF",
+	"l+O6FTKEOa4OuZeyy7eETaV1w9JJy6ZZAbHeqtxcyuMsNA9DQA2JUFceqjG9RudRdyNostou3WrVNsNt",
+	"VtsJmt1ai23S7XC3sxVsNJbUJhrC5CxC7Qb+PgAFo/1xhExk+vsE/d9aoMmLdX6qSlPNkHYlqHK4A0Wd",
+	"FXfmquoMk/VAWQneIGJgqPbyAiVXLpTTkOScuLjWz63jD9bGvp+YatCqRWwxGUE6SXSJBZJQMEwFM5S/",
+	"KlC8SXEp0qLrUuiYBrq6nGbxHf471zqYRi4kisVQ29ZSgDwaMmIZ6A644RegwDuQ9gcqbz+skwuHhy8M",
+	"5rrIYekL8hn+toj5YhLNXYTwGUhgXBP2bUIj2wXg7ouZpkiE6up+IhY2d2iSvDXtLPmqmX71MUlqM09S",
+	"WxMktTmHpM5dgaO0Zqs/Ip3l7oCsKebaorUmWyuTrWMNLiqgXU4MDDAjOZIvi8HvklYZ5DKbYB0KNDZh",
+	"qjSK0SZUEVRoQp4YVzfHapEeKHKBPsQXZBizrllAZsjyrUFsQHUAhRtA7assSQ7lSIAOsWIL7KBNY8BT",
+	"05GhDeNqzmRiVc4gzLnqQ1Fmf0fLCcqnk1YVqzm3qwExsVond0miZ4YbZvaZW1DS2WlOQchxOU4RKgVN",
+	"olX6z9Ajph+sRBTkCCMRfyr5TvFkOL4gVx44liNHZ81y2o7RgNm6r96lLjaDRIG1x2V/cqoSl2/JMhLv",
+	"szFwRBhmIzeM25QskqyVRpK17pR+y5ENJ5ulVTS3yV4mnLSP6z4VLd9Cw9/2T8WGbyft+6feu1MvVdie",
+	"em1i/rsccEzL96feUopEP2cDL51juf5mVtQc2gCxgILFpQODER4ff7VmYdYszJqFuQkL89IGuMluZtq9",
+	"Qx7mG9l5+O4b2bmFpP2N7NyYhv8qjdRbxgwJ88zZOiDcLjWDFqjyVqfBdrqbQa3V3aC1TRA0w0et2ka3",
+	"0W0GO3S3s80cyR5S3c8oNgwyN3tqKs4mCQ+9GVbAu6CvOJWlF5OjuykhvEOB1W7UfIn1G9jJNa5f4/o1",
+	"rr+huIrmzHxQHXrCBTYO7RbYHt2/i5EX5Q6c+z0zcdJFJ7l8Wu80Lu5JyPVzGaJ8TeMO14jYMbyuT0WP",
+	"Eed8btNup3Fzey5uZHFsxzTReA2ruH0sxw1D6xYVklxQMbJ10my4ipEbkxUjm4WSka2VcDOC5c7C1p4M",
+	"hnrskP26QNHamvXzwbN4UxwKqqSqHnAPsc4tiMDmIFQhNe86NJFjnaeVVM/HL3JtFzrcNa1veyKAo86P",
+	"g5HKBUa3OUPxhF8XlABMJAOzEINyzGcGNXi+BxFY3plfVhXgx696WtZyxUOv3Wz5HldHBi5Z3NkVi8yi",
+	"LUucR8ZeEhtah+V1cm4XGhRK3vX/cv3763++/v31P5H/8v9e/28fvr/+0/Ufr//84XfXf/nwD9d/Iubd",
+	"h+8//O7DP5D/+v2/J3kPsP/yL+T6P13/8cO/+/A7Yn5/+HtwleEatvT6/zCk5MM/XP9/5Pqf3Bj3WZon",
+	"fzwXJ0cSE4d5zex/WmZ/TSHuId+iZUu56IHS44EqHvtiKkSbMgjQNVqKM6pRvC3l1KMXy2RYYMaLRATu",
+	"5/hXptUnTSoB8wRDfBTVArO5sZeh0JB1qWEWCyg0e+iw5n+4/hfDNn/4dx++N5iNXP+BAENcwIATjbwb",
+	"obITiSC7K4742EBpncVhzQr/jBAdopZUuesqdlNgI0jPopxVkNkw5lfzU/rsC4KcVQGnEjlkAtyouVYs",
+	"6rpYNIt+udmgLg0Y4d1MF82BI+Zl6R5wZa8V4KhPWcV6GQbz07CUvmeAaKC1dUMEC+Bd49c1fl3j17n4",
+	"VQpEWKvi0qQT8WAhZ7gfRT8KHDeiMUhfCzjA/0harXajQa7/eP0DaW3An/90/YfrH67/cv3P138m138B",
+	"tPfDh7//8LsP//31vxrkV0Bm/9f176//8foHwIPXfzE85L9c//n6L9d/vv7zzTjFNQpbo7A1CpuPwmgU",
+	"IYu4Ig4zUvHDd3zC2lREY89pfJm/j0eltp0sxLhVarnn8832ty49+iO1l6wtt5/+jpgDjDUfu6lJc5bu",
+	"CPVElc0GuOwVvWWqK14upWNGB7M9d05BdT0+9bJyi5CtxYx4Whjh1CPsyshkQxYX5bIKJfm7+RVnIzKM",
+	"EkjVI/YTLQdUc7PgsY/lpM2qrIAnBXPFlAPMYebCtyENRqw7jGpVJ/s2PPj45OjJ/vPj81dPjs6/fPIb",
+	"gutTMKn9V4eQaQEqEg9kzCayI+SSI7TJVklq1mPobNoas8AiAW6dAJsaTqfo3wlv2gThLEKqaZu8O7WS",
+	"1akRrU7FqbCtChDPGnPTsNnyT5HHwVj+MpENQvLNhLBJJi5Oyn7Q0HFh0Bh3xIb7X7EIY/1RKoWnaBk5",
+	"daaRU2v1OLVmj9PM1AKfzjS2YNqAybNxarkqAwxvXi3qKcvDEziWFvRrc8Pa3PBzrLBwxSYNvdOEhFQU",
+	"i69YXAM7NWCUZQgGOO6skmjbZqg5MajIJxr/Qa8U9PUhQooaJmdQfPhEhEPJhT4M1R65CCCfFFdkQEOG",
+	"IaIX0MUFRrfIAdeahXXyWlwKORJkwAYdFmMcuU3+sEdSVOOTNGWl755+PoZp2Befj3NpohSDDFsBuiVh",
+	"PiHML9GnyuXs2Z2VtfulLSz96SRpcK4Cq8VhaAZvnvn47LXCIlbtN1tnPhhg9rU2W2Abg1XYPP5CRjyk",
+	"45dXLI55iAUSN5r1ZqtuELbnG7y9U2s0aw0oJ2w+OQ76LEzMBN688Rq7aC9v7ph/z/xbP9m2T8z/zYDT",
+	"sZz582bE+39//afr/3z9Q+3D31//6cP313+4/vOHvzfNCkfNAid1dM30q6maYCX9KfhDUKG6LH4BgRW4",
+	"95BNA9irjuEgaIQFLBPT///54XfXf7z+0/W/kOt/BfevP17//vo/GYyAoRmQM3Zzd8vljH2/fG1KOInr",
+	"PORr9cSadi6bh9xWb8jRQ6zmMEkIXfZxG0E+L/24q6Z/dwnIb0ZhbAnDu0xBPovOlBa8SL2lpnx/vbYX",
+	"JoZxhzKUXimxovwAVcDPqOgl6KoUJ6btIDxgGnNfPRHmRORGSrQ84NTwPukrVOiYN69iaZB9IZf5bWhi",
+	"o1lvNM2PHUcTj1gg4/AowWRxEWdCn3N1HkghWIC14pF0MkFjLnOJ3D86QYXJvbaGvI1SCrt0FnnHYCHo",
+	"Cjnl35xZJzrfQzbNnANzJb+D2M18HnegozIeTG7qMGYhDzS/YubsTL79NqER73IWQlrCVyw+oGMr19l0",
+	"R0vyCX05gmMshaaBVicSnNlThWApG5E9fK1oj5kdBJ1iTEUoB+eZEUMNGQv65nj0BC87uT8tjmRGSvjW",
+	"SbPlnNRdSnjHbt+Z2yGgtfnhRA6lr4X+dUDRmje6YUb3ZTkjFx1U4IzKlQWYZXwUc20mmyVYlNCARnsT",
+	"igGb2kIxoX0CgexWYActAiR7vAWrBZkKVxX5MQjgLhiym8r6M1mcOZRwq3FTckKu/0yuf7j+x+t/uf49",
+	"WNb/R281TP213e11hNG9RRitpdhfekiSw4PLBiVNYvKYQU4ifDxbtH0qY0wnMIV1FWOKVJSm3a6rt4GZ",
+	"tSlBSQPL7o6ED6UNBJexraqo+xJTyY9tjloeowOpIiMZXxIuMIkwjAvunFfU5QkhQxZzGbZhFsrHfwg1",
+	"j5UUWabzCnLXTOWSn4uQ0I5h0wULq2ma9QC5fxIbsFbS1g+x66qffeMGsx/a5+7DtNXDdMiqTzSNLomG",
+	"5MjwzRWLaY+RPhVhxOAFqUCbIYuhf3CqRTBJeVnFz0KuNBeBy6sIOxDiK3wCLvaGyAHMrAreQgxSqtpH",
+	"AdU0kj1ScXkZMEOvjO2JCYmWhOsCdK5YrMDSUGFCx5yBi62EfMf5YSxrb4ZgPRmPoUADrAhSainnpptu",
+	"qMtlDLPwXZCdjQcuadynwyET0LpODu2LNPL4Qn93YbaPHO6/2CffAbF/ffKYdMbEymRmK4NYKkUOjk/s",
+	"OKpNKAlpLit/a8NAo7VF+jKJVZ1cdGM5QDuFvGIh6dDg0gAJlmymb9bPtcqmCiVZtLwgXRmPaBy61kyE",
+	"U20rlECElmnT3Kph0QDSMeSBGlBX93KHHiYJVnk1NKfEmsI3mmYFUCPCzBnG33j0yPw2KzNXzAzhMlVD",
+	"sRDM/eyqrbhiMBm0FRQ1MWcMLObfsVgqw5nFzBUXSbejTr621QRc0RD15uwihwZkXLz+PaZt+RcLDcRB",
+	"YDnqdrMQclteNaSauuOAcKiTIyj9QmNGGnZWiEVCJuSAC6qhMAfOzCVGa5NcPrS0aDdmJobUQyXlfnJY",
+	"RBUyn+Hzc8xjzm0K82qdPOW9JIapxfwKmE8JvgxYFQJOAVjjMDca4uC00EMghUrsvgxK3BKOoPlLROQ3",
+	"5ERVSQYzOMZ4EQwmG/BQuJIT+rsqVteACi0bGxu70KhmEFchurTVaD2qNcFYVB5maq7RXK+rkqDS4jTN",
+	"/amwt0GUKH7Fqnc14daMCWt5u+nCXaxkuCd/FwszMQ1nzMFdyNLoXPtdSKGMJnRbHps7kVzQ4EcgPN/l",
+	"/JB4ik/dlA32rBYm+iSJ5ZA9fC5VIEezoPbdXJ+Nuw/rtXT3CNKuNuqNLd9LSTHoINOsP+1Ww/foVe8L",
+	"oL1YWVKZpw1Uxiqvven+fMVi0AV+YWDcNk+RS3DDbMETRxkhaRwc8PxFOAFFbD59A9Dqx0C8vfbGVjE5",
+	"rUM1tijnhu+1vPam723A+Jswxha0fARPtuG/O/DfXVS1GUYiXdfGDhQekcU5TaSUAEvj3WnoIAnt7Ax3",
+	"rpCEAZWvpY88nNsgPwdjP91DP7fBfm6B/uRO+jno+rnN8ac21GawO988FU1/5n75M6Hmb5qXvjkFTR+O",
+	"HMDaHKSNLb/lN/zWyln1yI8MNkXKVq/Xl8nw91IAQQVeFuUFw4s41OKnST9lvE719xPV1q5F+rsX6b+Q",
+	"o5yM/cCIUFj12fDhPQk1ZYaQwNNJDUvldULuMifyJ4rFsyX9E8cSp0ynua+Gzr5WLFblaXXh1X7EqZrj",
+	"hT8RBl7GNmAYqQtcX47m7Oe+KeFzmg8bwG/FCXuImUuWyYbC1T7YHX/++VDyIJ/cIppouQ+kB9gLekU1",
+	"jQ2rqvVQtR8+NESCB3XbfT2Qg4fYRj0cRjRgfRmFLK4PIcRr2qbcrDW3Tho7E3ZDg4Gj4lT+25ANZN08",
+	"wN/1SAbIPZu2BffsCc34dINXJdG0PPTaW76Xhgw7xwNbRwCcD9ITYXuObJvjSx5FClu+waa9jjkNEVUa",
+	"PuF6PGFIJ83t9uZWu2lkDtMMan1PtnFsiG3zwmYR+4/X//n6zx++v/7L9Q/W6JvWMn/cp7qk8Hk5fKz1",
+	"ubxVBqRiVfT/+fov13+BQSGlsPPoSI3dI9Y50sFhcRfuMRGNwTuLE9C4KKQ1m7FmM9ZshqHXNncDaJ+G",
+	"NE3nj8zDA2UYgGGEKn7TtOA1jrepyE04HzkMYpnjImd1gRDfk+F3O500KbCzZQwUi66YIpVczJOz0G5W",
+	"Sx3myvM3pARwqzQQ0GY1uNdgwBv43K0p85oy3y9lvjMiPN8ry2YyWNPftVPWmmDf0ClrMh1IGRk2Qt0N",
+	"aa9ibJLszhH111L+Wspf8xJrXmIt5a+5jLWU/+OW8mfzDCPW6Ut5OZtjeJHLWQtuXMhBgMuf9eojKumk",
+	"n6g9QsMBF+gcN5ChYR5krJxjYFmQm5no1ziRG3iz/OjyiYOpuPUoZyq22L0I2cdHz4kai8C84ArQ6BGj",
+	"MBziYjZB4cBdyGWVr7uqeGeGL+ERF71jLgLmPna5y50jFgZjyZFgsYv72oLoqisuE3XMgpjpJ2+HPGYq",
+	"y1o+Eeczc2FJHOWYhSAeFDgF2NeHGVG/z7Tk9hgtJhWFM7smGWuSsSYZjmRMXg1HOkYORU9Rj4WJQk7Q",
+	"6RVCe3Jen5g9yjkng5spMbKVIrpP9WRgj5FPK86XtJ1SH/QQfYDuz37OMxtf7KEzabvomS5oHMsRC0ln",
+	"7PxtFMYb9fgVE1Ufi+Iq3hMsJK9eHp+QyrGmIqRxSBytaru/aoehn/5tIKs0HQyzR8e8J6hOYlatE1CG",
+	"xRFxpTkBaxIpCDiAbm5uIOG0gUwxUzK6YgS8rCMphx0aXPrEJkz2ScTFZQ2EJPR1HBOMZlJDFnAa1YZJ",
+	"PJSKERqGMVOKVA5fXW2SPtwiwgU5fHX1iHARREnIwmqdPMm2xWwEEYyF1jsYMtUHcsicsy6440qR26YH",
+	"CrNtgfu2dW+FbWmbr3Fv6q4EPO6UfQN7ULf0xu4cvNojFPocWc9imIGCOC2sFRpF1TbZbGwQQQdc9GA2",
+	"MHXntw5f7FnH9Oxk24op5vElGz9QtmdMPGbnDoEJtvIxrJ+i1zMEWGAEmiGoMBvng93aKl4gn2yY3ZOC",
+	"kddHz0hls7GbnypUV8bZhWwYyTE4CefKYXWk7oMDfcioETIRQGZYM+f8SOZiESHt5PGkodcYMfI5rtWc",
+	"aDO2Aoq/R7gmXBHVh5skojEBH2oDg86YxFJTzWrYtk0oiZmOx1n1Z3ASyeWyqX3Jxmnc3RTA3RZy7RNF",
+	"xzALaQ6hpfuzUuzYW/RJk+zMZN1mcGXo4Vm3LnQ2osLwaquySisyPodimOgVou1W53o/KbM7E6z3xgLj",
+	"2ffa3qivWHD+vPvl3+7GO7/68jffxiejb16/Otg5fPbqt4ey9Yw+o8cj7/6Y5rvkj3Gx8y02U3cXkL6F",
+	"R4FhTi+aYTuHER2zhZxm2ScFdnfNeq8TLq1DVX82VUoRl3QgWjUVBLTjVZYSMkIWMc0evrO/D+dmhz6A",
+	"xjflHBwxvcv0SUiN7gaLHx7MR908dEIVAi0sIPO1tuOXYIZfFyz9ZaNcxICEFvk4iMIxsjuLOOhDItlb",
+	"Evuie98E9i0tYPorpn9MmPcXJrH8FOSP5SWPNbFa+4ytCcBNCMBLMSHDVzIFnJPjq0vh/oIacCYDPn2P",
+	"p5SPgo3swKiddJgMtKOoj3X6yQ5TPGSEa1LRIwmPQYMOyUOm9eokEZpHZAZq9Elrk/RJRDWLfaIkiVnA",
+	"DP1TJKCCqBHXQb8kywKsu6AyWRO0j0nQstVtT69uQjP3uPX0K/X53x72YxU87kd/e/j/s3d1u43bTPRV",
+	"BgY+JMEnO7YTN6l6lTbtYrFZYNssChTFXlAWLauxSZeUnRhFHqqv0CcrODOk6L/Y2c1eNNDNeq1IFCnJ",
+	"nKMZnnPe//r/bGBvf7MznV3o61efmat/XE3MbF7wmhe81x7f35Cs0OrrHc0CKzW+g0K81/E8KLZfqSWu",
+	"tjSThBN4CUR7JKGingDHFCpwYmnaYqBnlaYFCkV/Bwr9mcQSMgkucsAxS1P5MimK2Z10ANebuo1rA0cW",
+	"20RUI22m4MMbDCdSGFqn5qLT3EgX+bXJCX6sFK2xHm+4cG2WcRF8R+n4eG/VmW2sNo6vxB0vn6Oicweu",
+	"cE2AmKAlFMwtrUw482m87fXefUKlL/US/pk1U7myArmpZDZ5gSYv0GCcRhO3AUVf0dmFFk2J9bliPwKK",
+	"oQ9nx0tpD1sYn8bLGS0ptnqhTyp11usnKhQqnEmVo5oPn0rmCUIUVIoVZEliE06aPFR+k8MDAvhg0EqG",
+	"5Wpm6fc58pqUqG+eYNZDDZcBiWCPoQfvyu89vKBETQftMEsZhFQHYBM467p/+zAtVQK9Ln2e8WcPxu5v",
+	"4wTO3T+XMMbT4CfqXOJ1oYGFMRz/83ev+78TthXlKiVVI0rLOz9JErgOt+dLoM0GgRCXv9W3npRGS75l",
+	"K2RC6uMORqHffZNOyPcNIQXf9VbiG9ugFSath7Y7sr0Qhg08fm/VQ/8QGqu3XUfN1lt/4hP8V3iK9Jjc",
+	"6IK/7sErvD+SCSROd2lQeoQB0+rwJ/DettLzft1hgrTEBlRiAnS0118kpt+g23Vj9D9JMrk5GDjy7ahB",
+	"GE4R+Dyfj3rDfn4m2wPxTdY+H17k7Uv57ajdFb2sPzzLz+Vg5NcXfqQHYw1AOlR4QZzBH3eN21Y3q2N3",
+	"m37ZM363z+3qNSDCBnsl7Rj4oE7N4U8gDQ/81yd88NO+3E/8yOPJo4GQTWmpQVnPRlkf45g90QXBki+C",
+	"XEZyg6d/8Ry5r7oUOsAghhM2moN2nG8pLeRzCaIQpfKu5l7je2SkHfPCdssmbAncj0XlUFWN2TpoJHPv",
+	"IUtAdgp3K3RFnBXsxTbBbu4uz1doUP2i6KW+BGUOxzUxZVW4+cCos0UgyUeupxSSpuLhRqqiGrfSXv8y",
+	"aU1LFb4nByhA9z8POvgn4S0FxGfH2I1w9bIpDe7e7tzGz3M59zlSD5IJgjcxqklzNKWc1788Wir0XItC",
+	"WBRhMGztCKiPWAefk4SHe1uale+k++8nN72S9zuFljqtm56e9voXnW6n2+mll93LLuJzbn09rJDHRLpi",
+	"LO9FiZncB5mcaFVApTt1uGCToc04hf5k3B4yOa0bsGs6mLX7EE0kTAUCXTtkDn/oDLSBbAnZfHIH5RQ5",
+	"kwg+RqUL22wOsuiHbIcUZlJKA4seOZ1EXcTOb+khggsyWYM/3dSc4ldpcLzkV4R4gkbvTq88r7QoF5KI",
+	"iegOo2n1C21xF0maqAPU6q4e6LbSFXrkIjU2BVRisQw4sCc58UKpHRw9+jig3ro27ntEeo1PrIZbzvoD",
+	"MmfRg7/SPLjjIMZ4Eh1PHgmbLaAwVLBn8uW47W2QEMVmG2/I/sld1YJJmKLyblDMDI2awZ3a5Bn1ZGu1",
+	"rUUmq3spFXss8Yv92uja4YV/s80VAZ2Q7sPxJLVblft+RAzlUmX6Af/igADYykgxjU6o4ga3nPCWWMg0",
+	"OwTYW2mYCVMpJD/7ycKm6+xTKrRSKZh40TFyR2FN2C0iHvUyTDvbnhxWKR+x6c0u2f+R0VMQRWFkgb49",
+	"d3JWwXBuDKqS2Yi8HTlABQ+dg7vq9c63/7JC2dfdm6sPb+FOLp9xHcSsbLsjtt0oTO6uPf9HFuqIELUz",
+	"lmJSjVuPnx7/DQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

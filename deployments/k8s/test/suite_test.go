@@ -33,6 +33,7 @@ func workerQueues() map[string][]queueConst {
 		"call-ingest":         {{"pkg/telephony/telephony.go", "Queue"}},
 		"notification-worker": {{"services/notification/internal/command/command.go", "Queue"}},
 		"webhook-dispatcher":  {{"services/webhook/internal/fanout/fanout.go", "Queue"}},
+		"report-worker":       {{"services/report/internal/ingest/facts.go", "Queue"}},
 	}
 }
 
@@ -46,6 +47,7 @@ func serviceURLVars() map[string]string {
 		"CALL_URL":         "call",
 		"NOTIFICATION_URL": "notification-api",
 		"WEBHOOK_URL":      "webhook-api",
+		"REPORT_URL":       "report",
 	}
 }
 

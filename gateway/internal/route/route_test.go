@@ -98,7 +98,9 @@ func TestTableExtras(t *testing.T) {
 		assert.Equal(t, Webhook, byKey[p].Service, p)
 		assert.Equal(t, access.WebhooksWrite, byKey[p].Policy.Scope, p)
 	}
-	assert.Len(t, Table(), 23+8+7+3+8)
+	assert.Equal(t, Report, byKey["GET /v2/report/orders"].Service)
+	assert.Equal(t, access.CallsRead, byKey["GET /v2/report/orders"].Policy.Scope)
+	assert.Len(t, Table(), 23+8+7+3+8+1)
 }
 
 // Every route names its groups; none is open to a group that does not exist.
