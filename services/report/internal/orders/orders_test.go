@@ -2,6 +2,8 @@ package orders_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
@@ -37,7 +39,7 @@ func rowsOf(t *testing.T, data json.RawMessage) []orders.Row {
 // hour of the period is there, with zeros where nothing happened.
 func TestEventsAddUpIntoTheOrdersReportOnce(t *testing.T) {
 	pub := env.Consume(t)
-	const order = 501
+	order := 1_000_000 + rand.Int64N(1_000_000_000) // an order of this run alone (-count)
 	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	dup := uuid.NewString()
 	pub.Publish(t, "call.finished", "call.finished", servicetest.CallFinished(dup, order, 1, 7, "answered", day.Add(9*time.Hour+10*time.Minute), 100))
@@ -56,7 +58,7 @@ func TestEventsAddUpIntoTheOrdersReportOnce(t *testing.T) {
 	qualified, _ := json.Marshal(servicetest.LeadEvent(uuid.NewString(), "lead.status_changed", order, 4, day.Add(9*time.Hour+20*time.Minute)))
 	pub.Publish(t, "lead.status_changed", "lead.status_changed", qualified)
 
-	path := "/v2/report/orders?orderIds[]=501&from=2026-11-20&to=2026-11-21&interval=hour"
+	path := fmt.Sprintf("/v2/report/orders?orderIds[]=%d&from=2026-11-20&to=2026-11-21&interval=hour", order)
 	var rows []orders.Row
 	servicetest.Eventually(t, 10*time.Second, func() bool {
 		res := env.Do(t, http.MethodGet, path, nil)
@@ -84,7 +86,7 @@ func TestEventsAddUpIntoTheOrdersReportOnce(t *testing.T) {
 	assert.Equal(t, int64(1), rows[11].Calls)
 	assert.Equal(t, orders.Row{OrderID: order, From: "2026-11-20T00:00:00Z", To: "2026-11-20T01:00:00Z", Statuses: rows[0].Statuses}, rows[0], "an hour without data is zeros")
 
-	res := env.Do(t, http.MethodGet, "/v2/report/orders?orderIds[]=501&from=2026-11-20T09:00:00%2B03:00&to=2026-11-21T00:00:00%2B03:00&interval=total&tz=Europe/Moscow", nil)
+	res := env.Do(t, http.MethodGet, fmt.Sprintf("/v2/report/orders?orderIds[]=%d&from=2026-11-20T09:00:00%%2B03:00&to=2026-11-21T00:00:00%%2B03:00&interval=total&tz=Europe/Moscow", order), nil)
 	require.Equal(t, http.StatusOK, res.Status, res.Message)
 	total := rowsOf(t, res.Data)
 	require.Len(t, total, 1)
@@ -98,7 +100,7 @@ func TestEventsAddUpIntoTheOrdersReportOnce(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(csv.Body.String()), "\n")
 	require.Len(t, lines, 25, "a header and 24 hours")
 	assert.Equal(t, "orderId,from,to,calls,answered,contactRate,abandoned,abandonRate,talkSeconds,avgHandleSeconds,leadsCalled,conversions,callsPerAgentHour,status_1,status_2,status_3,status_4,status_5,status_6,status_7,status_8,status_9", lines[0])
-	assert.Equal(t, "501,2026-11-20T09:00:00Z,2026-11-20T10:00:00Z,2,2,1,1,0.5,103,103,2,1,0,0,0,0,1,0,0,0,0,0", lines[10])
+	assert.Equal(t, fmt.Sprint(order)+",2026-11-20T09:00:00Z,2026-11-20T10:00:00Z,2,2,1,1,0.5,103,103,2,1,0,0,0,0,1,0,0,0,0,0", lines[10])
 }
 
 // A client sees its own orders only: naming another's gives nothing, naming none gives each of its
