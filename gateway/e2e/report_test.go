@@ -8,10 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"ccplatform/pkg/event"
+	"ccplatform/pkg/mq"
 	"ccplatform/pkg/telephony"
+
+	"github.com/google/uuid"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 )
 
 type orderReportRow struct {
@@ -93,4 +98,51 @@ func TestOrdersReportCountsThePlatformsCalls(t *testing.T) {
 	r := stack.Call(t, http.MethodGet, "/v2/report/orders/?from=2026-10-01&to=2026-11-20&interval=hour", nil)
 	assert.Equal(t, http.StatusBadRequest, r.Status)
 	assert.Contains(t, r.Env.Message, "to: must be at most 31 days after from at interval hour")
+}
+
+// agent.state.changed as the user service announces it (published here: the shape is the one
+// agreed with it) reaches the agents report through the gateway: time in each state, by the
+// segments the history makes, in the caller's hours.
+func TestAgentsReportCountsTheAnnouncedStates(t *testing.T) {
+	conn := mq.Dial(stack.AMQPURL, "e2e-user-service", zap.NewNop(), mq.EventExchange(event.Exchange))
+	pub := mq.NewPublisher(conn)
+	t.Cleanup(func() { pub.Close(); conn.Close() })
+	const agent = 940001
+	h := time.Date(2026, 11, 18, 7, 0, 0, 0, time.UTC)
+	announce := func(state string, reason any, at time.Time) {
+		data, err := json.Marshal(map[string]any{"userId": agent, "state": state, "pauseReason": reason, "orderId": nil,
+			"at": at.Format(time.RFC3339), "previousState": nil, "previousAt": nil})
+		require.NoError(t, err)
+		ev := event.Event{ID: uuid.NewString(), Type: "agent.state.changed", OccurredAt: at.Format(time.RFC3339), Data: data}
+		msg, err := ev.Message()
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		require.NoError(t, pub.Publish(ctx, event.Exchange, ev.Type, msg))
+	}
+	announce("available", nil, h)
+	announce("paused", "training", h.Add(45*time.Minute))
+	announce("offline", nil, h.Add(75*time.Minute))
+
+	path := "/v2/report/agents/?userIds[]=940001&from=2026-11-18T10:00:00%2B03:00&to=2026-11-18T12:00:00%2B03:00&interval=hour&tz=Europe/Moscow"
+	var rows []map[string]any
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := stack.Call(t, http.MethodGet, path, nil)
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		var data struct {
+			List []map[string]any `json:"list"`
+		}
+		require.NoError(t, json.Unmarshal(r.Env.Data, &data))
+		rows = data.List
+		if len(rows) == 2 && rows[1]["pausedSeconds"] == 900.0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.Len(t, rows, 2)
+	assert.Equal(t, "2026-11-18T10:00:00+03:00", rows[0]["from"])
+	assert.Equal(t, 2700.0, rows[0]["availableSeconds"])
+	assert.Equal(t, 900.0, rows[0]["pausedSeconds"])
+	assert.Equal(t, map[string]any{"training": 900.0}, rows[1]["pausedByReason"])
 }

@@ -115,6 +115,36 @@ func (e AgentGroupPageSuccess) Valid() bool {
 	}
 }
 
+// Defines values for AgentReportMessage.
+const (
+	AgentReportMessageEmpty AgentReportMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the AgentReportMessage enum.
+func (e AgentReportMessage) Valid() bool {
+	switch e {
+	case AgentReportMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentReportSuccess.
+const (
+	AgentReportSuccessTrue AgentReportSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the AgentReportSuccess enum.
+func (e AgentReportSuccess) Valid() bool {
+	switch e {
+	case AgentReportSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApiKeyCreatedResultSuccess.
 const (
 	ApiKeyCreatedResultSuccessTrue ApiKeyCreatedResultSuccess = true
@@ -1879,21 +1909,42 @@ func (e ListMyNotificationsParamsUnread) Valid() bool {
 	}
 }
 
+// Defines values for ReportAgentsParamsInterval.
+const (
+	ReportAgentsParamsIntervalDay   ReportAgentsParamsInterval = "day"
+	ReportAgentsParamsIntervalHour  ReportAgentsParamsInterval = "hour"
+	ReportAgentsParamsIntervalTotal ReportAgentsParamsInterval = "total"
+)
+
+// Valid indicates whether the value is a known member of the ReportAgentsParamsInterval enum.
+func (e ReportAgentsParamsInterval) Valid() bool {
+	switch e {
+	case ReportAgentsParamsIntervalDay:
+		return true
+	case ReportAgentsParamsIntervalHour:
+		return true
+	case ReportAgentsParamsIntervalTotal:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReportOrdersParamsInterval.
 const (
-	Day   ReportOrdersParamsInterval = "day"
-	Hour  ReportOrdersParamsInterval = "hour"
-	Total ReportOrdersParamsInterval = "total"
+	ReportOrdersParamsIntervalDay   ReportOrdersParamsInterval = "day"
+	ReportOrdersParamsIntervalHour  ReportOrdersParamsInterval = "hour"
+	ReportOrdersParamsIntervalTotal ReportOrdersParamsInterval = "total"
 )
 
 // Valid indicates whether the value is a known member of the ReportOrdersParamsInterval enum.
 func (e ReportOrdersParamsInterval) Valid() bool {
 	switch e {
-	case Day:
+	case ReportOrdersParamsIntervalDay:
 		return true
-	case Hour:
+	case ReportOrdersParamsIntervalHour:
 		return true
-	case Total:
+	case ReportOrdersParamsIntervalTotal:
 		return true
 	default:
 		return false
@@ -2025,6 +2076,48 @@ type AgentGroupWritable struct {
 		Gb *string `json:"gb,omitempty"`
 		Ru *string `json:"ru,omitempty"`
 	} `json:"names,omitempty"`
+}
+
+// AgentReport defines model for AgentReport.
+type AgentReport struct {
+	Data struct {
+		List []AgentReportRow `json:"list"`
+	} `json:"data"`
+	Message AgentReportMessage `json:"message"`
+	Success AgentReportSuccess `json:"success"`
+}
+
+// AgentReportMessage defines model for AgentReport.Message.
+type AgentReportMessage string
+
+// AgentReportSuccess defines model for AgentReport.Success.
+type AgentReportSuccess bool
+
+// AgentReportRow defines model for AgentReportRow.
+type AgentReportRow struct {
+	AvailableSeconds float32 `json:"availableSeconds"`
+
+	// AvgHandleSeconds (talk + wrap-up) per call the agent talked on
+	AvgHandleSeconds float32 `json:"avgHandleSeconds"`
+	Calls            int64   `json:"calls"`
+
+	// From the interval's start, in the caller's zone
+	From time.Time `json:"from"`
+
+	// Occupancy (on call + wrap-up) / (available + ringing + on call + wrap-up), 0 without such time
+	Occupancy     float32 `json:"occupancy"`
+	OnCallSeconds float32 `json:"onCallSeconds"`
+
+	// PausedByReason paused seconds by pause reason ("" for none given)
+	PausedByReason map[string]float32 `json:"pausedByReason"`
+	PausedSeconds  float32            `json:"pausedSeconds"`
+	RingingSeconds float32            `json:"ringingSeconds"`
+	TalkSeconds    int64              `json:"talkSeconds"`
+
+	// To the interval's end (exclusive)
+	To            time.Time `json:"to"`
+	UserId        int64     `json:"userId"`
+	WrapUpSeconds float32   `json:"wrapUpSeconds"`
 }
 
 // ApiKey A key as the API shows it (never the secret, only its prefix).
@@ -3914,6 +4007,30 @@ type CreateOrderParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ReportAgentsParams defines parameters for ReportAgents.
+type ReportAgentsParams struct {
+	// UserIds the agents
+	UserIds *IDList `form:"userIds[],omitempty" json:"userIds[],omitempty"`
+
+	// OrderIds order ids (also accepted: orderIds[0]=…, orderIds=…, comma-separated)
+	OrderIds *OrderIds `form:"orderIds[],omitempty" json:"orderIds[],omitempty"`
+
+	// From start: a date (midnight in tz) or an RFC 3339 date-time
+	From string `form:"from" json:"from"`
+
+	// To end (exclusive): a date (midnight in tz) or an RFC 3339 date-time
+	To string `form:"to" json:"to"`
+
+	// Interval hour (default), day or total
+	Interval *ReportAgentsParamsInterval `form:"interval,omitempty" json:"interval,omitempty"`
+
+	// Tz IANA time zone of the intervals (default UTC)
+	Tz *string `form:"tz,omitempty" json:"tz,omitempty"`
+}
+
+// ReportAgentsParamsInterval defines parameters for ReportAgents.
+type ReportAgentsParamsInterval string
+
 // ReportOrdersParams defines parameters for ReportOrders.
 type ReportOrdersParams struct {
 	// OrderIds order ids (also accepted: orderIds[0]=…, orderIds=…, comma-separated)
@@ -5084,6 +5201,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v2/order/update/{orderId}/ (the `UpdateOrder` operationId).
 	UpdateOrder(ctx context.Context, orderId OrderId, body UpdateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ReportAgents What each agent did, per interval (extension of the contract)
+	//
+	// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+	//
+	// Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
+	ReportAgents(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ReportOrders How each order's campaign is going, per interval (extension of the contract)
 	//
 	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
@@ -6205,6 +6329,23 @@ func (c *Client) UpdateOrderWithBody(ctx context.Context, orderId OrderId, conte
 // Corresponds with POST /v2/order/update/{orderId}/ (the `UpdateOrder` operationId).
 func (c *Client) UpdateOrder(ctx context.Context, orderId OrderId, body UpdateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateOrderRequest(c.Server, orderId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReportAgents What each agent did, per interval (extension of the contract)
+//
+// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+//
+// Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
+func (c *Client) ReportAgents(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReportAgentsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8578,6 +8719,112 @@ func NewUpdateOrderRequestWithBody(server string, orderId OrderId, contentType s
 	return req, nil
 }
 
+// NewReportAgentsRequest constructs an http.Request for the ReportAgents method
+func NewReportAgentsRequest(server string, params *ReportAgentsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/report/agents/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.UserIds != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "userIds[]", *params.UserIds, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrderIds != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderIds[]", *params.OrderIds, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Interval != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "interval", *params.Interval, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Tz != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tz", *params.Tz, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewReportOrdersRequest constructs an http.Request for the ReportOrders method
 func NewReportOrdersRequest(server string, params *ReportOrdersParams) (*http.Request, error) {
 	var err error
@@ -9807,6 +10054,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/order/update/{orderId}/ (the `UpdateOrder` operationId).
 	UpdateOrderWithResponse(ctx context.Context, orderId OrderId, body UpdateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOrderResponse, error)
+
+	// ReportAgentsWithResponse What each agent did, per interval (extension of the contract)
+	//
+	// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
+	ReportAgentsWithResponse(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*ReportAgentsResponse, error)
 
 	// ReportOrdersWithResponse How each order's campaign is going, per interval (extension of the contract)
 	//
@@ -19059,6 +19315,208 @@ func (r UpdateOrderResponse) ContentType() string {
 	return ""
 }
 
+// ReportAgentsResponse200Headers the declared response headers of an HTTP 200 response for ReportAgents
+type ReportAgentsResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportAgentsResponse400Headers the declared response headers of an HTTP 400 response for ReportAgents
+type ReportAgentsResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportAgentsResponse401Headers the declared response headers of an HTTP 401 response for ReportAgents
+type ReportAgentsResponse401Headers struct {
+	XRequestId string
+}
+
+// ReportAgentsResponse403Headers the declared response headers of an HTTP 403 response for ReportAgents
+type ReportAgentsResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportAgentsResponse429Headers the declared response headers of an HTTP 429 response for ReportAgents
+type ReportAgentsResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// ReportAgentsResponse500Headers the declared response headers of an HTTP 500 response for ReportAgents
+type ReportAgentsResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportAgentsResponse501Headers the declared response headers of an HTTP 501 response for ReportAgents
+type ReportAgentsResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportAgentsResponse502Headers the declared response headers of an HTTP 502 response for ReportAgents
+type ReportAgentsResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportAgentsResponse503Headers the declared response headers of an HTTP 503 response for ReportAgents
+type ReportAgentsResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportAgentsResponse504Headers the declared response headers of an HTTP 504 response for ReportAgents
+type ReportAgentsResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type ReportAgentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentReport
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReportAgentsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ReportAgentsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReportAgentsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ReportAgentsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReportAgentsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ReportAgentsResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *ReportAgentsResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ReportAgentsResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReportAgentsResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ReportAgentsResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReportAgentsResponse) GetJSON200() *AgentReport {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReportAgentsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReportAgentsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReportAgentsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReportAgentsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReportAgentsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ReportAgentsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ReportAgentsResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ReportAgentsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ReportAgentsResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ReportAgentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReportAgentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReportAgentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReportAgentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReportOrdersResponse200Headers the declared response headers of an HTTP 200 response for ReportOrders
 type ReportOrdersResponse200Headers struct {
 	RateLimitLimit     *int
@@ -22720,6 +23178,21 @@ func (c *ClientWithResponses) UpdateOrderWithResponse(ctx context.Context, order
 		return nil, err
 	}
 	return ParseUpdateOrderResponse(rsp)
+}
+
+// ReportAgentsWithResponse What each agent did, per interval (extension of the contract)
+//
+// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
+func (c *ClientWithResponses) ReportAgentsWithResponse(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*ReportAgentsResponse, error) {
+	rsp, err := c.ReportAgents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReportAgentsResponse(rsp)
 }
 
 // ReportOrdersWithResponse How each order's campaign is going, per interval (extension of the contract)
@@ -40996,6 +41469,397 @@ func ParseUpdateOrderResponse(rsp *http.Response) (*UpdateOrderResponse, error) 
 	return response, nil
 }
 
+// ParseReportAgentsResponse parses an HTTP response from a ReportAgentsWithResponse call
+func ParseReportAgentsResponse(rsp *http.Response) (*ReportAgentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReportAgentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/csv) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ReportAgentsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ReportAgentsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ReportAgentsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ReportAgentsResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReportAgentsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ReportAgentsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers ReportAgentsResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers ReportAgentsResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReportAgentsResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ReportAgentsResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseReportOrdersResponse parses an HTTP response from a ReportOrdersWithResponse call
 func ParseReportOrdersResponse(rsp *http.Response) (*ReportOrdersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -46579,430 +47443,445 @@ func ParseRedeliverWebhookEventResponse(rsp *http.Response) (*RedeliverWebhookEv
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rbiNJmij2KuE8Z1HkdpJFUlJJorCA1aWqaU3XbSVV986UZCmYGSSjlYxgZ0SKxS4U0Dv+Y2AN2Ac4",
-	"gA3D9vHxD//xn9nBzNnx7ple4DyB6hXOkxjxfRF5IZM3Xar6wsGgS8yMjMsXEd/98s4L5GAoBRNaee13",
-	"Xp/RkMXw52HIBkOpmdC1IzaM6JiF5nHIVBDzoeZSeG3v1NNxwk49MuozQXSfK8IV0X1GlJYxCwkVasRi",
-	"IruECsJoHHEWk5h9mzClyYjrPjamA0bSAYNx7Us2JlSEpCPDManEdnyfCKn7XPTIiCoSSsEI7VEuqnuE",
-	"dhQTmkhBKOnyWGk7ct3zPfaWDoYR89owWc/3VNBnA2pWw0Qy8Npv8MWZ7+nx0LRTOuai571/73tHVLNn",
-	"fMB1Df47DYKTPiP7rw7JJRs/UETLSyZIJwkumSaVo/2TJ+fPDp8fnpx//vro+MStXFXr5NjOl12xeFyE",
-	"E010nwnNA6pZSOSQxdQMRqQIGMDrko0NnK9YzLuchaSipAENLn+z0TSAivHXVmODyNg8bu2SHr8ys2Nd",
-	"GZuOqK76AGZhJuH2kJEe1WxExyQyK1ZESBJTzQrLOXp1/DeNagG6m41GHrQDLvjAQLeZgpULzXosnoDr",
-	"ERtQLgy8p2D7dV9GLAUaiVhXEy4cCB4oB2ja1SzG42cORQXOApyuie0rznhjd7d0xo2FM1as5CQcs0CK",
-	"UJFEaB5NT5Ir0k2iCI/s0nNsrjJDpuNxbd8AYxYslZ1jhWoSMao0aVaJlmREuXYHQzERmksGE52cjNkM",
-	"HhtcYO7MChv+d7Uj3MfaYQkieVm8CG0AXxBxJvQDReRIkPz3eFQ5wLRppt9s7ZCgT2MaaBYrc43e7Nd+",
-	"S2vfNWq79fN27cwnLFIMTseAhox0xoWTXqHk9evDg2qdPIFZRLJHIi6Y6cm0cxhL0AFThOsiWmmEm50d",
-	"utWq7XS3WW2Tbndqu3Rzo7bVaXWb7FGwGzYb3jzQDanWLDZw+O8m5v2u6TdbO+//rTeNm9773pDGdMC0",
-	"xdiPY2YQxtNYDqYBrDSNtVtOYFoajDJkMZehTw6PX5KdR42mAURo7jqgDPNXTfMBqxaW22q0tmuNjVqj",
-	"edJotOH/nzU22g2zRm7G+jZh8djzPQMtr+0FOK99/aZxVsC+09jWLuFETi+AiXDh9H3CRRAlil+xdCU0",
-	"gk1nVCBhGsE9COm4fFEbzYWraC5aRY6SfcnG00t5Ti+ZylZi6F+XmWMcmwvczkjiZZ4MGlzBBWltkj5B",
-	"iligtK1Gw1GRCqCVEgLeJubkVfeKI0Brakgri2Eo32z/qM8jpDZIT90VUJpHEYkToXxz/Qy92a2Tp5RH",
-	"LMxQNY0ZUCScXPG6bAe77NGj7d3a9mZrq7bZCFltd3OzU2ON7W7Q7O42KNt2m4AMSbYLE0xCYSMG9O0z",
-	"Jnq677VbW1u+QUjud7OMtB8OhjLWZdjIrJqHhEODZ4yGyoKWhcWL33nU3QiarLZrbv9muM1qO0GzW2ux",
-	"Tbod7na2go30Ugyp7mfr4G7seWihK+MB1V7bSxIeemVLMHPDBaST2i4dL8KG80b7tzHrem3v3zzMWMKH",
-	"+FY9fCUV1/yKHQqN4zpeKB12q1F+bYCHKGxTyLo0iTR+MqBvLdEw3MMCEvKy27WENx12xqgSW5YOmx+n",
-	"nI6+jEMWT4C1WQpWaVveFVztyGr6SMJIhAPpjpQkNAjYUJsrbeeg3jTO/ua/fv//+OkD/BXIwYDWFDO0",
-	"QrOwgPXeNM9mwM/1WUR185ZyePCMK1zFsaY6UaXLUPDKrKM4D781YybK9TUxFa7ZQNlbj3vZam5ub+5s",
-	"PNrcnn+Q0ic0jukYJvw16/SlvJyFClTSSR89MJMv8ESt0pMxSru8Mc/03nyphlIoBiv9nIa/Qn7F/Aqk",
-	"MLjd/EmHw8gIC1yKh98oM+3cwX3nhVRTr/3mzPcGTCnac/iAKBZf8cBwQVcGW5MrGnEnshlgJ0HAlPLa",
-	"XRop9n7Zg/AkjmX8RFyxSA4ZLmNaYnJDd2J5iVQmkEKwAOWcOEW3RMkBQ5nPyCuG4hiy8sXJyStDVHLy",
-	"aomgVjZL+8XDyeazRZLlesk+KRcVlu3FNC/hlud9XmgL8P6chvbRTU7KO4+ZLQSoKj58IsKh5ELDffYG",
-	"iWGDpREWCBsMtbmqmmsgh1yR9KibaWTHrdhNm0z1skegkzbJ93F/R/BQ4FnnYpjoNqHIYcmYpBw16cSM",
-	"XoIYROIkYqRigFNHyFg5gNGgT7qcRaGRo7GP/Cml5NfHL18Q2fmGBdq0ANxGkH5jy4AKC4YhjRULLXta",
-	"udi7gC5pSC7+6oIwFdAh84k0cnrTbzQa2UxV1Ud23SCg7LFvR7uiUQL8PP7MFmjWgJMIJcMJhyyQIXCi",
-	"CJ7XJ09rO8AfykSbG6pjGeUFrcrrzxpmMloS81fzqQ//bj9tk4u/ajQufHLxV90u/BNs/FVr56JaNlXS",
-	"lxFKnMKuNCQqoqrvwyRDEvFLRqgYE+RRAeSkcgEruiBd6NKAyrSurvHCTLzwWIpuxAN9e/oxwYe3CY1i",
-	"RsMxSeAQg0RBQt7tspiJVHi4Z6IyqUEcUZWfT07CMaeQazVTtNnDY4p3B+4IYKwOI4ng3yYMtJz0kglS",
-	"oQIZrgeKmMvjjiwXJIcwqrZD4IYRx9Ggz0IjpSYKPqaBYQSdKlH5xHIQBe5DwVUvPDF3z0i4r4+eVXOD",
-	"261aX4bZlwEF+ptRSB567e0CicufbcPmvV+ecT5iykgmM041L+o9WGgJSnFnZ6jr54Gk7JNyjfcv9ow8",
-	"MbyJ3Z5b48wbn5DZ5+NACrYHiMYgFRCR1re9dCefyrjDw5CJ2++juYo07nBtzTIU9pT0YpkMyYCOgZUK",
-	"aBSRVy+PT8jDq9ZDoBAP8f4+vGcqiEaHwqQMzQjkkCkSoqGIRpEcAU7JrEsVqwx/ePRk/+D5k/og9Mmp",
-	"93VfwppCSUZ9qk89x21aCc5q54FFjlk3UaAfB7JIe6i9B1mThVz7RNHxmj+bfUiteH/CB0wmd4BxUGnk",
-	"ZO2Qh7j5qCXmgmg+YB9J0Adzl5BucKvMfv3q+OToyf7z85PD509evj4hlRHITxomyxVJxKWQI7GHqvH5",
-	"FuP1yZp9sg6FZrGgEezZ7Q8Wt90RYG/v8QjtC5II9nbIAsP4gAYXrRcBTRSw4ZHs9RyLnzfV8dC3dm3V",
-	"lyOxPhszz8avZWffapNvxgx/IztmXG+r02A73c2g1upu0NomGEbCR63aRrfRbQY7dLezzby7YZpzc57P",
-	"PX8jOyAHOn05qZhDAmrHmPSpIVbVvcyiaDU3vYTGVGgGSqg1l33PB/CF1E9lIsK7Ini7u7uZTou95feq",
-	"eHghiUqCfqrlA8cbq9KmUcTilCVUjBm+yCq22Vsa6GhMaMQv10qr+afj0Oz5gIkbYqjiGQHO3LEl3Ck+",
-	"h5Ec36vKOc8MgUYJT4Ka4MInJkQqXCvy+uiZexFI0eW9JGbh+szMPjOv6DiSNDyR8hmNe+z2h6Yjw3E7",
-	"VQJSTQZSadJsbO5sbT8inbFm6p7PDqgtuUITwOcvD37jHAt/c/LkGNGOefNokzznn4NOPO++UOmMyWOE",
-	"QA2dInJOHjGjqH4nQT8RlwwdTtbna/b5sr/vTFDD42Xud8wCxq9Qh2vEsz1wx8t5LsE5oBqcQT/GkTPM",
-	"U2FiVnTTFp+B8tqcIJiuTDRyWDlzLlckiKRaY6x5J+rYHp4fnYrRHAQhNe/aqSzBTc/SR6655/s5OcBU",
-	"vBb0ivKIdiJ2x+4hoIbJOv84LFLF8tFcE8FYqNArMlE5fRa4v4/RlA5qT5/kTqN21vtvZKeas7M7y5uQ",
-	"o72peAI/w7ZOj5B6Qa8RV+nxO5HyORVj+1jdgXpdSjKgYpw6k+LWp6bTVqNBhnAMAilC+NMaTe/xaL68",
-	"ggADp12fiof466qfc1knNAxjphRRQ/PLsPCgcaciAJfyzUYzZf8r+69Pvjh/un/47PXRk/O/9rPwjDTO",
-	"I5LSMGVUGxYhCxcgdlNMU1FNJc+B+TriV4woHTM6MNKGIKhnPT5/9eTo/MsnvyGVXLBAm2z9vEnzRGDE",
-	"3K9zTW99N14Lmui+jPl3dyG4/l1tf8jR28Kqxc2Wx+wKTsf9nv90bDLgSnHR890c/HQGMibs7ZDHLPSd",
-	"fwXgay7Qt2HiiN0WtCoZGvmGhc9ZyOkJeE/eFsRORDK95cS9iY5IJejTWDFNEt2t7fiEdwkVEFDwMSRA",
-	"1CUZLKPIxeTcLqz3vxNRL+xU/wamelHdmxQNfbQJKXKh2Vv9MFBXF2b3Ch2/rYkQOl/TwRkHMt1pgMs+",
-	"HIJfxTIZlsVMnnq4jWid9fw0DBGph+eDjqoWMKHBETf3q6aY4GBxyVmgPd8byJDFVOObcMDNs5KARj8/",
-	"tRfgqfzuXkYvHbrHhE6BQsOQm89p9CqWQxZrzty18b1h7tE7DwzJ1p089fte5NbtZxE7i26fEeOVpoOh",
-	"+YqHKznto8O3WnFFvU5J5JDvxUl5QFHmQP7GtPHN9xmErTvQe99LhuHKK57oHpzbcUl+Bvg8MPPDlE0i",
-	"22b0sALQRNHLrtd+M39W2Zdfx1yDsPHefzcBuhTcywFlYnlTK5v+4qywhle0t8IKji36n562s5Ut1w+M",
-	"Ot1JxNGjO70Ey0GzNOZhatXvF0Ai3ZP2u2Xu5yohGLlLdKt7Mr3306dzyG1M3tzrOmGFxkg81NUbYUP1",
-	"5Qj9XNDEjMqwIGbaJ1JEY2B+hjHr8rfAWRdXdTPEhLyVwq/S0LA0RtNc2ySy8j/GmUzBbWXcdlkWvphK",
-	"JlqxqNu2Cxa5WMEsmt3AITWuVgynwQWhNn4RWRGtphw5vJK5R1Tp18pB7WbrF5biTb3ArSo/a8jd3mZY",
-	"9L1a+uIeB8AETl8Sw00fhqvGlE1hd7tYC450evkTlo5VRPy5PcgD5mzmPcsoQPEGFM5y8XS5g5ToJGZ7",
-	"xAAXHM4wwQNeN/u559/yHOQiRiH+cM7OFScppGCZRuqBjeyPea+vzaxW2+YBfXuIH+Qncctdn7shYebS",
-	"uiRdA9z2UgTsriicxcOz6Q68/3FT39VW6r/zhNSTnIvBsGfvYck3JdGPaRStyH8iq/+qLwWbPtxP6s1H",
-	"myTkPYOaXfDPZ3tkQJUR8yHcxlB8yLMAHheKjPpSMSCLRqg0YjQNtDqRwD6A2bLbJZXtv7b/e7RtcHw+",
-	"7UGjtvvXZ5/92zLMfzNyGfIY7U95EYeLQA5Mt74nE92T5s8yUaXLBVf9Q8E1B7Em1wUs3eBFJy2psdJs",
-	"4PkG65wtgXz6VB2xQMZhXozpSBkxKm5EpLl6FbOQg46lvMsoDROf5sRkFuw8/bIQtzejiQ3QnSGT0ejS",
-	"bMtBgsKizZGyKJmJ72mpabTyVxmunGZZQBc16kvSpyKMWJi66HhlPY0o1zeYeBm9LQJx+nDlz6qfReqn",
-	"FDgLMk9hPQM+s6c9eycmzo9fwA2F05q/iWUk3+Chfa3ZYDgp/hWRDziPXtGohK4OuEg0U6TD9IgxQSh2",
-	"V6CpacD3Vmvr0aKsAQupK1cHLjFALkeARZrTNylmimm7SPVEmIseln1ZXFbMhozqdDVZpiVnLlCXyoYx",
-	"gndShwaXXtnwNtJ2OtfFfJ0BfubnID9r/3664i5QwVtS0ZXZooXrXzzjGbNxzTGXworkPYX+ChyBFCoZ",
-	"WL3uNPL8NmEJI/2k80Dh34Urec9TS+KYCX2eTvE8kAmq+OdTA8FYGLFVv5u4O7NGn9l92dUCkJ3PFD9T",
-	"q8Ec0FvtQzpaahkvQRQTS8iNno3l41aUzXYSR7K3LEjMjAz9KMnpYXOKmekNY9lhREtp8FcJlEUy6ODm",
-	"xIwqKV71Y6rYYq1ncQplk06NOFOpxb5EfJsMbRKwkQ3RH8USOMHVtiO9yJD9KOcVsWATMri7mc7ZgQNg",
-	"vg8P4KaIsUVFeUI3g83MTn8hq9jpqfprw2KffWb+KuGyzyZJFhXE9kVOk0Zjg5GGC/zC9AVWuWPFhIqZ",
-	"T5sIiEeUglADbyOT+ySIGIXjWoWViWA/DG8ggS4mNSsYFMwMluAmUc89fQ6GhjlSacy7oVNWMAJnXsOv",
-	"+TbZonkg2IjgcYdsXqC9GHv+KlgIZ5xN6WwJZecZgvtxnwWXnxTcoXwhtZNSp5manASy8FQj6GfJrGD5",
-	"/MxbxA4NLW+bMdbZDFcB7OrKraOnj8nGxsauT0rUXG04QT0pwxsrtnKgnFBYFdRobZtsEcMlKkrTbhfU",
-	"uFXPXw3L2Ksw84pwAXk7cDWEQizoA0XgrfUiLHASUysqsO/I7Lvf04QKL1kZf7wAcmUHpJxJPhDBAYtY",
-	"2b4vDXyz8bABNdwAJnTMmbqrjbgTYN4AIp8Wp4c4hxW5O/fVCtf+idDxeFWCkypniicDGmNe3xRrAKs3",
-	"pEqxsFQG/OlYj+ZeiAIO8vz7Qv15pLBwhXdlP58mMHYSRRsLTVUuSxvXD0Tw0xXR08tzCzEdMnIc2KkX",
-	"D8Kbs/ZEMFXMdBIL5dx8lyQ0JVqion/WasZjzCjcpTwCSp85xxMZ+0DyIdkWztg2Uz55Z1ONvcNsV3ES",
-	"sffvp23JbhelYEvsYgY9s5UrILAsI1z5RyUAncB0sArMOSbRwTqJwL0bEq2pduqx1mpggi/l5yzKXOC3",
-	"lmMxL6wYRUDqVtZnW2mgnPRtfnItJHX5R81FjiJ2weXuITNlzYJo6ZwDfiUxTJ5o9lYDH4DewUxZKj87",
-	"S21BFrUWCNifs7uVN5+81UzkcwZO3HJGFUNEviAnrY9tc9ryVDPaNNtQBFffnAlI2x4ZeHVjOSBCjrxc",
-	"XtiNCRVvYzGlmACEm/y8dX9CvgX1/TOUDREE72FeMgBWBbIlZpUAYHHO7ba6rOl5gk5PYjvo9EmeYVia",
-	"zVj+pMzYpanR/RRCy/JoXzAa6f4RG8pYr4ir7aWB9G5xwkBcd3gG/DZBk4SMS0ERlAz3ULnkekDOrvh9",
-	"LoqmjVqV4JKNFepXTr16Shsu2ZiFpJMfg3FIXjei49k0YBZqnquEnlA0v5+vWpuHn+4SIdlswstyFgsO",
-	"dJpi7dNccX5bn51lTz5mNP+4Vgwc8yvORgtmJUcrgu3WPMeoj1UeYjmCCC/MTxW2ySJmxCdUEWrz7T1Q",
-	"ZLPRsClfdZ8NSOUiliOXdzSGRFpUGz4kCkkWZQboeAatyg56Zpovx/7pAqyMsJSkFCOsp3uM5eiBwsoW",
-	"qcNeBLUSHh9/9UDZiCKIOTJtmpNqiFnm/+UOyZEcOSwz6dQMRN/2lbOBz+TCcqfqpysPZRfjFgLRJGin",
-	"NXFYzqVt40a0jlhIxkzvuSPVBkU+Zml7y5VWpIIbUN3LroxijNjdyOIVbNeZBAuSLnwx7Vbje29r5sPa",
-	"FY2tu+8bz+xf2smRHD1O+zmSoyPXVbpMQDOr+u52kujSRrzsWdo9YIMOnnMajegYfHXBvxDsGGl5mT7E",
-	"vts0sGOm786X16XhKkdYOFkQBufd+El/JTeNyU5xMR0WGIQHZbNknHV+M2WQ+yoXPqKuzIcQKLTk7uOm",
-	"Pj7+ynMb/OLg18cvX8CO8+XkDZAIH8uQlWO89PVk/utbqdPTng/DqbzaFWcHiuVIIWkASiOkYKurdU0n",
-	"uUy18w1WpvFBqZIM5pLmj43dvSZKki6NF9iisGN3G8v7th0amV0qlpIWmxuCi146JJToQWvW4kFPpKbR",
-	"TFqmXGZcM9QypCrWc+6IQXq1kYwvWUxsWyLN1bnxJTEErWQzwB4ftgsD9m2ajcLApJKHrQtAAJKN/AwN",
-	"UyMkqEGIjWM3mDsRAtB+fhSukAK4oHnT/R584dSxhtXgZUdlz2KMYocZ08OumCAxuIohV/TATpxGpHIB",
-	"CO+CKINrR/3xXnZB8lRJaTomlqhUc3QGAWaICy4KLHagYbVYbBV087euM0s50y7x9wF2jD+e2u7L/fpg",
-	"d9OzkVf3Zkgpf4xzF7R4sYsXzJGHol44O70FdF/GGk0nx/s0co/NC7iqKgA/W1bmecZouDJLAMyOvU6G",
-	"ZUsDeqYJPA0f08GQ8p6Ya6KedFd+znRfhgXH4SE/v2p5vv3jnKqxCNzPZvpH8XnrHHmBUi/lm/EeQaK0",
-	"HHxleJoSbhHf1lBC4qGtBZHkHFyyc1aw608jaDTyQk1GAHQoa0LqGng4AtAtpTQtQK0r47xNqNoml2yo",
-	"XRZPUAvBfCgJOY2Agk9bx9hbzEx6GD6OB/tLbVjhk89X/+Tx6p8cLPXJ6p7gw/KdcOkoUqHSUA/gd7ux",
-	"HCxl+1Oo0qVxSUCYq6wAXVuKjDvqvNYgXa81+ouQACMKiv3SPTT9uHh+d3uUjinv9QETssh6S5ddigFT",
-	"ionebL7tqknybZZhwtL2acTEQoCln7xWLHaR1ksHJi1uyN7qZ4tVB1QT9D1WaXXUpRZcYKrnscUrHM4l",
-	"zLd3EWPy2USQyXSsX0SB4hvEdUA1c06NN2PxhjG74jJRS2yGrU7rNqSSu1PV5QzgMZcx1+MZgRgy4DR6",
-	"Jnt8OWM3tn/BtGHllqRtSiZxMEMRDK8ey8HApt9YijueHTlyE1u87yU6yKoErmgoSkPfcxb84qoAw07R",
-	"mCkKMkUfprB/IZQjRXcTvEMK7iL6nXGCc8cjD4ZZzgWzuNXJU1E8V2V4bQo9FnGwX+SgJviPPBMxdZkK",
-	"aK6M0QU8sGKSAfPNU7Avf9UqU+DdhvYs0EVAcS2Hz0gG/4VhqDdBuNP2NXfIpr1TsnmfzeSxEc5fNaet",
-	"w4Hd3XMelmIGDHKZ7f1u38+jDz4SCBln8YjeHB5r1kwMEM71HXEWcz1dnP+227zzYC4xPV+Z1ZtPC75N",
-	"+HfnkewtxJ3srX4Zg8ptmoIsQzGWBUKig3OZIubFFnu7TROHIwetAlwnMc58JDYLkxwwTXl0Y1kSvOGh",
-	"i1x6CHdci5jNFt13uM0noz4P+phIoSiSVtcC6VogXQuka4H0xy6QriXG5SXGtRS3luJ+tlLcLO4qlbmm",
-	"7vOJwYEtRNbo+Zv63mApcBtKCIVUFBNhnexjXiCeQ+ZUmZY2TZC170uR9lSMSjS8mY1LpNYbCKu80nFa",
-	"kppUwF/X+SKnm+GTsp2rAh3hpr/NRiOLBTR0SC1m4nIi4KPNJZDIjXmmCdfovLyZ7dc0z7JiPFUZD3O7",
-	"Lh7fvouDG3VxQ6lvmkJPbFGfBZDU2UgCho5EXLlK14C29tDhVMZ41NMoWs+/Ia1feeXiph/egSQ/i+TO",
-	"A/9rwd++jA+PX0LjCUqbOpS3mpvbmzsbjza3c/4CtfTpjr+YKK8MkFsIzhmtLgJTxj0qeEAq1r++6hMh",
-	"Rc09RrxJwxpmJ0LVUwV9jvEReh3XIQNwyXNMSVPKDk3xCCtoGHLMwsR6RIryjRSMDVnq4BFQzXoyHpMH",
-	"XJBhLHtGfHiw0OWjwEikR6C5md/6ZmupkIJSovZr2flJWNjzfqYrMOBZ6Fy5n9o3smO9QkiFur/MwwEN",
-	"GRESaHr5GZrhrOhcY0aUay56QEcrMiZcVAkl6HRS5hiywB2k3MUgncYqvgY/XXdT8JS4haep+f7j+pbn",
-	"tHJz5vQaWLo1X7nmK9d85ZqvXPOVa77yJ89XIkkrN7ZG0blOlWWrHt0JW+1ielC03S7bPr2pi0y0y6Oc",
-	"+9Z0fwSD6r3e55ShXnhyc4bYG55PxWaGiqMlrOwmjvoSbWaKVNBPPF+2Hd5Ui84QjzYXhsevFG0uRxhn",
-	"nkVW05hBXPUtI859L3L1byYMUTanAdgUoagZjJsfrrk4hekduH9kamKcqZ9t1NnsPf60YfETMeg3s7bk",
-	"AtJLkjJB3EehCGDC8tEeVppePMqKcphi4UxpbNmoeDPkCoKrG3LFxEUuAe80o0mjSGHUyfJxRHdn6l/Z",
-	"FP1RkhqsYDC9YTajj2qLnG/au4WRbs65LiRQsna8vCEsZx/LZYfOGeJm2NUKR68M573IFbktS4FyxaK8",
-	"/d9RmnxG1RGNXXgSNQxIqT9AHuZTOTeTGEzTEKM5ZEKRjquz4gK2bcEJSOXcpQEjvJuVRgXflogD7KYn",
-	"ip2XTkqzt3q6IkapM+Itc1DDSIVtRNAu2pKfrt4tvwrMk3BzHVy+rxOZFVNbajGFEz69qJ7rbW41i4n6",
-	"cZPbjJ2cLTF5w53f2dxvXxrH9rB45kvFoN9FkPgNCkEcWQpf5sJ0H/hrJRwTM3qrMkoOR83GSPMxEBLs",
-	"BWgohWI630VlD15CAsMbVDSES7R6WUP4NvXI5lIcqv0okiM2Y+fT9k9Crp9bD6104xIDqpotg4HJEMDv",
-	"/mrG7kNvr+GurDxxbkstPKOil1h0vnDX6SA8YBr963IFF0rWmWh5wGnERW9hu1exNEd+dk7iYKKWxbLp",
-	"ic13X8iIh3T88orFMQ8ncrIWknKH71rvT0/rhT8235cWwZkqbgnlCowUfZREJWU8z7k6D6QQLMAAY9i3",
-	"4sNSD14aRccBEzTmcpU1Hwd9FtqJFJma51KEdGx4+ePE/NUmb069L75oP39+6vnpX2dExuTNmc2pYz6Q",
-	"3W4+ndlsALbxn1KoZUkdW9MgzF5u51PhbpcAG0D6ek5xGVvII3M07bBIip4iWi7l0DkzPOCGLtX41efj",
-	"BaVwXJh/Ou/lJnsjKW7P7K+rfBIz0L0Iw+hWbF0DHdNAP1BkRCEe7iYZLRdmeTy7EV3tCRkzg0INkL8r",
-	"qjYn3YRjKpShb3Nx0DAtuGMQ8tym3yY04l2O0rt6xeIDOn5Wrm1ytkshidPyLN5MxeIrHrCTGTTU92a4",
-	"z5bPtlDraFUCkfv4taI9ZpBKsURxTEUoB+cZu2EfWJvPecyGTHNbSYldMXEeSYq5RnK/zkPKo3Ep/lND",
-	"xoK+Qaw9wReSnEzpmnqFp7yUyrl6ctGV5WLXTKhrOEcsfgEFM4qQXIHRSOuqFk9KZCkw2m+0hAw1sy7o",
-	"De/i0knblrq0tnDIQibPtnMVZZcpb3JDH2X8ajGK7RtWOiRck4iqZe5kGdtqw5wKlzVjZgsUeAYTUsog",
-	"zcJEZcxaOSs2xYnMvMYTvKM/wQTPRjSl3Ng8xDjFxsxAzbmMczPvfSn2n8JzU/7Qc5j0Mo58miudxgCz",
-	"fcAzap8/lhNsy0zRZdUAWvioUKC7kOWz/IRmgC4CrlzchiFyCVw/gflhFQVPbrqzkvkVlJ+raO4n+l5R",
-	"zOwY8iiOSt2j7EsWkoe2YDMLSaWR+k+kz0DTn7PYZzWc0i4KQj0X+tFmaVFF1+UsawIlQxYrKciQgxNL",
-	"MoSaGGixT+dDRUjSkat5c82cka96X0DZx4KtsIC0aXRJNB8wMwcsw0cFhhRBPSs3k3QepRCBdSwJDWj7",
-	"isWA5b6QSTwLLGZCfZlAQW07ITNPqxC2KdEbZNTnkWWpuSKXQo5E+RwRv844FQ7KD3Hf8ydi9kEIpLhi",
-	"seJSlEDWlTfhQsspBwyXL9k5Yiy3nRAlWEp3XYnDBwpTqaWVdszkQXNuMXipDqrUbRYQctmhDbnSXATa",
-	"GpPBaGMrONpB3WyWW1XOzrtEawfJeQlyl+hmgjGElTAzbS56hNGgb7cs5zFDI9nzScd505C8JSzHZtHo",
-	"MnfblpiKlgv3lImQVNjbIEoUv2LVJfdxpjHcRpuCkI5XN4ekijclj+38AmYtLrUE1xSPUW7nihenDCPM",
-	"pNof1xEXdZzzSFTKEExZzlbRdS4o1vqTUX0uWsdPXhNaonjIe5KuluN0ltJ0wjJucBFm4TYkLqARM/I1",
-	"Mfe+ndYhbDVa27Vmq7bR9In5u9kyf200681W3fw2fz9sth6av/dA0YgFRhIRuYD0zRp0RsaMYgi5qmLl",
-	"w6NEKU6F+fFE9CKu+mQghcZZkcpGk1z/8fpP1/98/fvrf/zw/Yf/ieCAByxAt3E3p6pP5BDRdTQmXYlH",
-	"2CBUSoZSKd6JGJJ42YUpGo7HkC2XKMJI5mEsh0MW1skRi6iR38hIxqHyyWvB38LXyodEwrY/AyZlpg6v",
-	"oEs9krmlojcUdcnOXYpQFrEBZEYu26U3rbOqmYFOYoEJSsOwPhjUx+Mx1CnIF23Oe3UtrEz2ydTdd36w",
-	"Z2vGzSl20DUs3oixSziQsRwQVJvPUpZXWpvtRgPCCgxFBI15dWkV+i3U5HeqGScVal8/UESOhAvbh3OI",
-	"ebnNnZYjsUdoOOBYPnMgQxZTLWMbt6GhwiDW0rLdVVfSuU+mX8pZGN7Q2neN2u557eyzUvvC/YZL/IT1",
-	"zqvdk0kd9ALPkvvUSc+tL/kLVlAv3JJ5CusZOulZUsvCsZZQZpdJJJkOecrvCt3usAGJeAcc0OxPI0kr",
-	"Q9ugThupfJZS76qNhwABRdCIsLeaCcPNG8rdMnN5ZDmThUKJnVxpaet53GSZi3bqK3VzhVeJnlxY/4uS",
-	"VPjgnOckRNOODM2GVOyLz1AYNl2jZIypMKsL/UV1efp3TMpk+nPhdTroszQ7ukZ16QplQGH1doVu1LKd",
-	"yBsGF7raH7Forqv8zMpfNtjQhmi5zOz5ZEbQ8Q2rfU2yWjPQc7Ea2G1KepUBMoXNj7vyGtbw7tDg8i5L",
-	"q926PtpK5dA+rqYgZwMsn85xIIuJtJDpa8fodGV/jWIOmhXYBvcOf7hXoCxxrxKV6wOY/xp4ImbNRc6F",
-	"T7UVExA2LoK0wYh1+lJeui/KqOExC2KmX4qAHWdlz1ZIFnhi5ClbRRSUucJqkxGNYdpAShQMg0X+KhTK",
-	"x++/OiSXbOwTSuw8HyiieE8YMQ3bV9tpqTmuMNTYJ50Eamemcc8xG0Z0bPNlGeb6MGSDodRMBOPal2YA",
-	"zJkFlegiGlzaSGgYwbxkMQQ5QyGH7A0JqLCVr8wiBKE9ysXsSnUl1TzwlC5fbc4eH4Oz7rgY5t3sLSJt",
-	"O/AealLTyrRm8+DCuIoYVLvif7cGmrtX5ezjxwBgLgjOwFCMLdZZpOF6N9XVPH7k3ZQZYpoDPpvcJUpw",
-	"NB85tzEG0hMzV5TNfMjx6PJ5QqR+xUVxPdrytza2SNCnMQ0Mk+Hq9mNpH7PyfGBmeel/cx1fnzy2mqrG",
-	"Rq3RPGnstjca7Ubjs4b5b3Vp60QxvHMZWGfsydTtKoFVqkoyk0Z5QVnIkcPjl2TnUaNJ0hli8SyERjEt",
-	"gp/pUABMqev3KhXUU7/zFVzUnZZzH7Ds9KbUmoQLpanQPmkYNta3VTxxrSQRmkeA50wvA6p5YDF2MYSv",
-	"EPdbbn+kmpaJHiTi4tJVIcRWAGFIKzqMaMD6MoKafAO8dXfkIcgGNtftdISueZN3eFdzRczp5q9KHMSt",
-	"W7hvTsjZfdSaT+NhnEq9PA13nBjg9jpeaUrR/bRMf4mSxfZ7fMmjSLneZ+vUpjg/qjT0z/W4rATVeDwe",
-	"1waDWhiSfr89GLQB204CasL7dfN9Db1f7T+k4BI7zzPWTAcCk5ecS4rqMPet7IFPk7jvKS4dvp0GfT/u",
-	"U324Ymz58qe9/JO7OPGrBQ5OGbNShZNMdE9y0atJEaFqJ5CD3O9MBVjKIIxY50gHh/OgMCfhZrplDsHk",
-	"bpVfwOHTI826w6VXr4DW8zBJUe2i7Z0+Mgt3dx5unIsIi9dtChcsijAx5PKnG/4GxP4WIW/m+48rw+KM",
-	"y2fzNUpftwkAW463K2DkslLHXMHJO1qQo20YUW1GJO4DyEu/QUIjeMguZG1LYqaqy4RgsbmcwJWB4tLn",
-	"wkLyifkKEueWEE0zOS56x1yU5apR5nG+JHvIIg5/YB44pFmEdjWLjVidyjA3iz/j4WKdn3UtWdXzXY4E",
-	"piuZFWzt6gegBqIQxl6ECXKszoubxFKbg1eTiXaiutI8ikB3cHNQFFymlzvPSRwtGaJnWqanKQfS4p3I",
-	"DmMRfBOHZuqizIblLAfbMpRsD691jFg5qcLyYKPZCPNP3oKSwraftIhn6udnczSBoQhzNPn5LFqZigpi",
-	"0rvEGtS5FFnN18IzSGVnlhMSmWifnDw7Jn0qQtWnl8yO75O+EaiF1KQrE+F+JyJmNOib7fLTGgGmEUUX",
-	"icJIy1dHjijot56rJSroMjWUQrHPZTjDsR/dRZrkS/6508anEuGSydLLRRMnPC/sbpYRwx0Vc2i8wlh5",
-	"EGTVRQtrnXPIDyxWvVnqkGeYNGkVkuBuVVkMaS4fyYJUIzchubBQdqsoZcBbh+X1h1hK625AG/kM0mCY",
-	"ySfllx8MGVRpd/sfKKzhTipFSNfhaXW5u6T0s/x9WiI3ElX6aOJeLTXOceG2LB5IsLfarug2O5hWbZ4u",
-	"c5+ekFVLD7s7lBW7d08Ocl26Z3PLDrsDlj9OWTHiXE6UIjimQDq5l/mTVLJpReqYvyp+/qovgUd+uqLM",
-	"JEK8hVQzdcNz5y1iNKwHaW1o+GnZEfcTkfu5DS5zT7+RnXpKFgMaRXVXKdrxUWk/yx1bmF5W/c10kz56",
-	"nc4ofWRPVzqp9MWvZeepmxc8fEyj6Gk2N3gGfsSu1xyMDsUwKcs0VxSQFjqN3LfsMtdzKC8XTHoBRmOC",
-	"w1t+QjHnCFcBK147X4QKHekMv2vd38CL4i78AKbCIuMSz4u+1kNFXh89c7wPs/5Qxcx9rUYu4WmO15+F",
-	"Gn7yKOEOUMERs0j1kzpFOBF6liA6j72ZSTiXQzYpAFIqOUUAc7PLE0IceFmHiBTeH1OnlJ6TuXNCkXTl",
-	"mU25JdzJUVgrrdZKq5+T0gq7KpeSjjUVIY1DYjd40rnGt34tQK2FHLVdRQBw1l/avcYrmMdGfcWCc2+t",
-	"X1sGb+MGJjHXY3S7RiXDkBuwmoML7AmjYZr9wWt7f1fbH3ILeHd88Yv3799bt+fSuhHDpBPxIHPYUUSx",
-	"+Aoy5cQy6WHO4h7VbETHdfIE7u+Q6j6hkZJQp0SlKjSu1anQMUKNqIiqvvvEqWD8NA5Wxiii+64IhfMp",
-	"OhUX72wj3zl6+eA09P6CVDqJTmtD5D3diNIxowMM9+kz8vj4KxLKkYgkOpNScSqwoOsDRWI5UtU9cmF7",
-	"vzBTwGIBws2vTkBAVCSgcTwmF2b8NnlzduETGZ8K+/sdLEG1yTuIfWiTOInY+/cXMEXwoqapCs+gcVLZ",
-	"bDSqdbIvrH7Cqhwx2su635yKVsPV8aiYu+W83TTgUhEqcrEHC31BBjJmF1npDOe/s0m+5J/XT0UR+LAW",
-	"zhS5+LuaddatHYYXNi+Ri08B7MShamSTaEmarZ2cJxCR3VPxZr/2WwwYqZ+3a2fWl0QKhvVwOuP8qam6",
-	"M+DUq+gOmJjVaLN7LMyO36lI53hENYM4jBr898LPPzpiA8oN2rqAtRfeKKYvSMV6tlR9DKMnm63dU3Fx",
-	"xHQ8ru0bmnNRPxXHNkC1TVqNRubD1mq0CA0CNtQs9LEYT0giaghVhZJOEl0SPEvVPYgi4wI95rkR4Myj",
-	"5qkYcKW46D1MBASoG5jbK3phWmwAiC7Z+IEiaC4m4Mdp7oUK5JApEspMJYzSUAaligXuw6Mn+wfPn9QH",
-	"oU9Ova/7EoSlUIKn3akH89shHRmOoa+YBYxfgUMDaK73TsVmY5O4OcYywZIxPDQfbpFRLEWPDKDAIxaD",
-	"wYYGA5gWuySQohvxwKy6uYEDySuU3k4FBMmYN1uE2ndm89EVLZBCQ8DUeMhI5dfHL1/swa2VMXlxAH5q",
-	"7p5PALy1S2KqXfdYepoUdra6R7YaTWKjbWDlIRtGcmy4jq1GK92wZJiiDXM2zcsN99mpSAS9ohxorXmz",
-	"mXYY8hC3Bk+0BWb9VLwymHFIYzpg5rL45NvEnHxwuMNQRHyQNnE3P2bggtdGX9ghiwMmdC1kgQzNEYTZ",
-	"norXJ09rO1mWAil0LKP85ay8/qzRaDTMtTV/NZ/68O/20/QaDAszxDy67FQo1sPgRyEJUwEdshARuE8u",
-	"/qr11ECUijGmD4fLnhbqyUVQpt3WT8WpAC8sJ9KD25xps//qkMTgcl6xRwJLDfmEWthgXEOVDBKlScTT",
-	"9A8YutlomMulJdnd3d1FaGFoucYS1a9PHrvgUW79TVOHxIAKAj7P4OgOAIEGUCKbatqhyoBCy5ipPXJh",
-	"RsAI25PWRntrt721W2tuthsNoBcXkDa41mjWGs2Tpn3/W0RHSk4DBxD6qUjrABhKQS5gkR2G3JVZm+0Q",
-	"/CPbjcZviV3qxER+i0tHF8sLgPe/IfsZTgUk4fB/ijeIYCyEMk/WzRruYyaEYGplBHcOXxHkNmAUtKL9",
-	"N7UaOWIHMqgdCsO3tJ11zTIutZB1OYZtWVsbqdXwj1ORZstpe49pFNUCyMKQzcKyJPuvDj3fs0kDvLbX",
-	"qjeAGR8yQYfca3sb9UZ9AxnNPvBID6+aD/uMRrr/EKoDPYRkv2Wc8L4zChZJlc1AXUdyD9t8ycbYLJWR",
-	"2g4N/Ao/8t1vUOulvwwXmf54xmiY/jCLTn/k/WjSh5Y3JxVwpnaoy72tgnVQJQMWm36/hlpx2TPT/aHo",
-	"MaWzZ/lRJts7XS9XQ4guiu2wUHIubWXd5Yex7GDZfiasji6FnY0iaQPflWcjlE6CSyQfqQw4pAoYRtJB",
-	"syhVZMSMOFhgQJBm0XBcTWHznAexPKKdDtfFZ8+//SLpWGpgEy3CzFXmpD6QgpvbHeLiqj7RLGLDvhTj",
-	"V+70mft7JXnA0ieVU8/Mw1A63ktiFp56rp4CKAjNCpmu1j04nHjTjKTofQFn8bE5ijkrJBzVVqMBmgek",
-	"gcjgDyO7Qw+/sToD9pYOhjai2qo1imcv/4a9ZUECGafBR7pRN/ip0cr7zHsvv8ylQQbxMQtKzYCY7zWF",
-	"Iihn0qdJHDOhz9O351AfAaNgGQsjVvIKYm1ZwmyRnVSTr6bmdOaXrWajudpa8JAsAtHO0p2m+Y/ndNds",
-	"uWKSr/oxVbbLxUNMncN54xS6Kx7Nqa4LbcvWBvqeRdogPMk2URlIlBMpK+B6pR+aKwGuj0g44MRPsPOz",
-	"RrRfPJxs/t73Srj/5XvJPpnoydZ1WLYX0/y97+UFqEWfF9oC8Dbx9pd9lGKJh5/T0EVUwifNxZ+8Fkas",
-	"kjH/jkHJlc3W7uKPTqR8TsXYjqXMd1vLzO/QxgKjIRW+2vhR4rTl8EARuYDYEctLlFOcJw5XQNvy44FC",
-	"uXjLcmJDu4RqTX+dv4VZYMvy99FfEKloNuiJ1a6Ahmnq/u4X765ZZDunHkEhBbhYLH0rhRVnMkYJFZfQ",
-	"JokiMqDDOtmPlEw/S+Jc3FiqAgWW08lVNrjuisW8O3YCcn2NR8rxCES5DQY0Hntt71hD6b9uwarwQGX7",
-	"CimDGoRGEUmGPgi6VIyJU5qC9iZ0mfRoDwxVyEyjdcow14ZiP0TdZo2qsQiAwx5KNCMWmR80pBsGdd+0",
-	"/KoJnLqTjGee8KzJw5xKGRSZZ6jiZUo755rlUU2hHKCnhpARq9VobXsTpf+86//1+g/Xv7/+C7n+D9d/",
-	"+vC7D99f/3D9B2+y4J+3vdt81GxtbG492rZOCeeZRpryXl97E6VPt7a2DJqxeuhzTMriBTQOVW2gLp2C",
-	"GmbYzBfi84KYhVwT09QnIHY2vImaex5Ed52b2+SVlNfzcKpesSzextL0P/OM+KqJJCxTtluMW8bezicg",
-	"v5adfatk8z4mUUQyNf+jpzLu8DBkAr/YWfyFnZahKDKxs1uC+j62+jP4oLnEzF7RcSRpeCLlMxqDWd/b",
-	"bG4tAwaVDA29YOFzFnLqjHofm0dYYsdeSH1oLu6ACXs2thqtpc6GYyEybmT+J8dWVs8oNn66ufhTO1S6",
-	"3wVsjHeFUMxlAaiyH0shExWNjXgdR5zFxOo28hgXqyaWIdylUO0ay66x7CSCsQ5tawy7xrA/Wwx7OwSL",
-	"FvqH7wC/8PD9HFSLXpuzUG2KCrd9NNMPqe5nRnrbvzd5r5fFD8WqbrdD1MXi2s2dxmZjCwsCL4eoXcK1",
-	"1krYLS33fVfYDbLwHKXZQX7MGG5zqWv5VCYivA1KXGO4nwmGw7viMNzSOK31MJcVarYFLMhZ3iCnFBh1",
-	"0O0LrDqQVMr8OQbrNCY5KiLDZ1zp/TTptZrGhyUO4IW+ubJp/rm1A2EVsRRRbVk0CobhDI/CN+gPewO8",
-	"6S9kiW0J3iVaWp3S2V1Zd9Aj+807t0QDxi3/0VkhysvDhDrNWnPrpLGDdmJMqINVhcEI41JP9jpe2ztm",
-	"gssYYW22KU4MZv+PH353/fsP33/4H67/fP0ncv3D9b9e/+nD99e///C76x8+fP/hHyb88+ywLbB3N9ut",
-	"3LAGAJg0sZmmMmzejeUhO1/oxF6mu4QUjGnJiJ47jGul4ac1PqxOI9dk5O7JiEHSkzfDEY58/sBy+rGk",
-	"7iG7pZ9U/zCFNe8GDd4AWdlaU2shfi3Er3HTQiFe5BHUSvjJie7LSO3zkFSKRJqlkvuPQmgvYjd/5+wG",
-	"eCkrZ7cWwNcC+Bo7LSOAF7ATqaRiLIZFYZwGxqdXF+OuIa9dsnFeLi+RqSFyZ6E8jZVCbLa7RTJz4oKa",
-	"frYi87SEXJJyFiCVhueZdjsTHtcFSXoT80O8VpP9tozk3dzKt7eADuJBjb0FxxyIEOvyt+ZpcHm+0Wl2",
-	"G3Q3qNfrQE2u5CV2K5IoMhsjhyzT57gc37ns32e+28Z28z5Fbjh+i8XtSzyjazF7LWavicVJvvKmja5Q",
-	"PhFsxJS2ubQqhpQA0h7QMdZSc8FQ5l5X92zS2SzdfJ6eIOUooSUlMnrxyj61cVQ4v2wabSyhlRWVwlre",
-	"XPcJ4pli/TZB4xjqt2npQtRMW5458j1QJOa9vkbfQMxtQKgmKcqtE0PYsp46Y9eTdf2DmqI2TqgGASpZ",
-	"YGpls7FRrZN9nGafZvGOzYZbgYEQBiGCdnlEx+az3Xwgjg1Kg6AfiKyAwCezI0jECdfVOjlB50PwbLQB",
-	"0QFrE0pipuMxSaMMlNnFieBnGxemsgYY52d5BRe/hWUORJjGdyosBDa7xkCp6gXDfD+l2mUBRf3tDOK4",
-	"BMFbkWatrHVZnd24Jy7jko0nuIRWuM02u48anSZtBRvhJtvqPmpsN3dauxt0s7MVPAq32U53t0GbncJ7",
-	"r8iyIG/xkXmTO2RDrObLSZjT/MgJFGIa4W1KryVcXQjmIhVEqrmrVC1yLelVMLQf0xosIvdlnxR4jjX/",
-	"s9ZTrjUBPxfm7jm9ZPmo2UrGElSXYtEQoS5SUx5Bq1kEPSVGmx9BRblWA6ZqwPWFuvsLhSfdZVrWedkJ",
-	"OPhURDEM8lgK9kDtOVkJ27gEBJvzLyC4udisncsaMx9PFAL/pLw1lIq4opHV+jf85uZm48z3uLKV1dOc",
-	"ZpCQ2s47q2phU0TZePvr//vD99d/Jtf/ev3D9b9++IcPv7v+5+s/e0uzZJOQWVs519zDGtkt7aqcR0bE",
-	"Xewpo2e+1QQmm+3O99IZJUAkM0jVZlbN6X1sGtW9zKKhGFOZyx9+Ch5/fSrCiIXlLn8GC6iVkaK93E9j",
-	"OVjGTGCbn0hoPFEHmdGQ8FCRShq9yO2CD0P15gxoA2Stq+YtI2+2z8ptI7bQ6Juzpc0jhwcGEMtZRlzW",
-	"uel1oN/lqC8dvLNtKMx762yeTeee5o2psdzEfwLmH3Bbf1UaODRDadNstBsFE07IY4z09tppeSnP9zC3",
-	"9KHgmlMtY69tB/N8r0/VEQtkHCpHannotTeahkC/ygpQORqNJw3iA+xxBftNoXA7PrHQR/MOjS4NajlI",
-	"8CYeY2ozr72zYW0/U292tzJ9zJbvjSjXpT00W/doSDKIYrEZyZ33tR1pbUdaMwvgromUuJLSJSLjCfLm",
-	"CF91gnGYZBhCpimPHr4zPw6t8qE8I1ZmesmxC0ICk5AaNDYbmyTil4aZsfkNjQw3zSb8igGXMEeJsVHu",
-	"aIXzvF9Nxg2U/mvacjPacmdkZL7+P8CztqYgPzlN/FoZ92NQxtHQSqezqUnIacTih+ytZiKc42tgriPY",
-	"CNHWzqhiNjVQX6YJjfFxn2KCPzSVhlWIM+uzKMT3Fo+Qii35SpqtRhUTZQo52iOWOmbJiQZ18gxGxlSF",
-	"OAiNIH+gGwTGMINqeskE5gGtOCcMXCMQvj69gnylA3A4wK6Wpo0iTahbShyfAAyfmT69W2gGYVLQ4Ua3",
-	"RbeDJqvtdDbD2iZ71K3t0manltqF6XYH0yekUPXaG43G0hgYZ5zih3s0r9tNtcI6zPhJ0ZKet7g/yhPY",
-	"FeFxN7TJQWaRdRqO3zjNTo43hGu8FGvS9UsgXWt38l82mf1CRiFGcyv2QFkUEEnRg2QyjuwiDZqiu/DV",
-	"HLL7BTWkkjoSlgyJluQCXN0u7FDW0OaKa1ENtDBMDD0c+QRy/ibCVd4CtzWDuZD2YeGSiyJCvtgjQhKk",
-	"ndisxzSSYjJgVIz6PGKkokfSzgspv3UKTEcZSPDAQzcdm6E+e2smX62Tg4S1c/MH779EywNOIy561twF",
-	"+NWxFd8mNOJdDsl+7V/AHrxi8QEdA5pynIoM6ZhUXp88JiEdV/dSFO1SEHNBKOlyQSOCwpMPqYuHERUG",
-	"UxoB5YBqZvYdPkmiyIjskCIeytsAhIUcmbdcKB6ybC0PFHAVx0GfhUnEyIiLUI5gKaYDKZyZ1AxpWn4h",
-	"Ix7S8csrFsc8ZMpl7DYzfqDId6Y5sFmJDlAxu0fM2tKcixkIeU/IGNKZmLnDl9ZXFLMXQSJX5GWqds1G",
-	"CHZwkdhfKGtC6hooECKutJ9SNnM+EuF4Lzgjvl1Zdm5Ctzjbd36SoWSQKR6rOdB4jB8YmVOltWeGMTd3",
-	"rFonoGxvmwdQj56YS4JuqD5WzyjdMuoaocol89A00wHX3ar9nId18kJiGvzQnEgqCJSuw+wJmGIftt9y",
-	"I1jqI79+SJKtiGWDQ4U8aMe5q+3lt7JQ2RBr52H9j5SJNtwpKgzwNxwG8xa4TzQBgYEnZXIRrrbmymaj",
-	"gSngU22OeVuSyhq4Vbg+n9QajmgEZoR/1gbqstacYm6brYbvRcg+bTXyCpFV0tUo9pFY3rlMbusWTK6f",
-	"yyiRFhRu+l6QKC0HX0FZCjOHptf2rv/36x8+/P31P1//4fr3rqDWtn/P01uQZcjlgfusqHMru8VTMyv6",
-	"2TqUAEWUMw3YBuRqe5mmaju7G7HAHp55UoEVT0WYQwWVIjqxSeYR3XBlMM7adXXturp2PllLHcvbk1LV",
-	"leH0U0mAWu4Aa3+FyEXbqhiLpZGYLZJHfgVMDrA2mb7DSiBOm0a14RMLykENmjtDFKBEldUG+YYppVFU",
-	"9QnkE7fCg2BvLddjVXaoXBkQw7o5ZnfspBwM6SnUW8tmBoVLYLptl3Arr0RMlYcwgpGcRF7q0VJeEix3",
-	"iYzx3esMjxDin54DK1HQraRzW45+2uV+Io3jx1YipqtdwC8UDuqaEVirHz+C+nHNOfxSOQdDwpGKhXlN",
-	"BdUQ9zKPSbB1IUr9TF7kAqL9lLAyoaHoJxdBlIQsJBUbzwu+DdU6Oda02wXSiZW8zAfjPUKd8gMLyGIn",
-	"VpuU04BUwOLXtx/XkPORgqlquYfrgQieYGdL5rTkTnlVwWhqrGpAsKBxwQl1UpQt8+tEqTdPPaaKHc/M",
-	"rZkDAkwL1pqfQLN8TKch+Tnn1LT+MuhLc4NAXoyF5ag2yPvYzFBTxLb4u0fVJUNtrpakYznC0CtLr1k2",
-	"iXt00TwQwWIPTZbehbWZcu2juaaM4KNZZvjIE0URFCnigoqkoXwhwWcSVPNxYktkUeEyWwDFQ0qWOswo",
-	"LYfKxW1gpa1pG0q7YGpCqgh2iyItrJOvndUDMZufRYbkmzoCA1Udc+YHWJ+tuAsaTQMk1Zcj5RMhoVB5",
-	"u0iXH6iMWoGJYnIo6AJKi9Fu94Er5W2nl/eCRZIPxdVdpg/bqoTAQz3OAxEsIu0ZNO+UqM92bF1I5DOz",
-	"WMVMazq0p3rvhP7OqHJ63h0cFtLTOyN4cADmC9uon1kTvDXBWxM8r+193Weg7qQWIRp0k7Kx4B0hUkFj",
-	"NgFclKaqaWhY0280GjiMwp7HFuNaxewDJ2ohQlY+UVjSmQvypN58tEkqMRsyqi2JwiwNPjgLoH8DELzY",
-	"Jotx1MT5bGDcIDZHUdNiXCBCQKjamdhpq/c7ZXomefpYJX+zsbGXvea6oAReYIMn+26h1oUVqm4D/UEl",
-	"tPXkoZdWlS3YiKDIgem3nOBCKlbMqNbJCbRm3S4LtO2poEi30r1vJX43NBgGwlQ838upzmnMyCUbovOD",
-	"ofckRe2zUlbNE68/TdoqlOymSBAc5AnavkMqu81HVbL9aKu2uVFrNb2zxZLeSuTp/pNY0TBkuEx7Mu5S",
-	"ntw3nc8mr1/IERmYW+14vxGLGYEZofuWe++mttZzrw3ea7X1mldZkld5lWjHPsxwT5zHpIQsYnOZlCM2",
-	"kFeW4BZ0rcyNCpzDWxpoKzyjNdvJbaXsRnuWlO2TjO2ooi8hqAEmuRM0oufVAVygRy+8nybEB7DOAiG+",
-	"MR1dgmyerUJAcG73SgBxm++U7OGsVyZ8MZyncC1q/nJo05rU/FxyPtPLFOvLbnclYgOFRxen80kdp2am",
-	"8ynmmC63Z97MbehWGXtWyYrzM8tEQ8PHtg622QAULVH58ZzpvjSbQof8/KrlLW+FXMZhO6dStSkB2Fu8",
-	"mIfh43iw77W9/Vqz0Wh6E28+d7MsPH1c+vQgbwbd9j0+hJlv1Bv1ZnOjDtpvdeyiNQrJCU7mV+7GbtNH",
-	"NtvCxNPXisUvQJFdSGw8y39csLdw+LP+4R49nlEVfL45t9zrHLsdxuyKy0QVBys6necridu0ypMVxN3j",
-	"JA5QV9+jggeee/RYDgZwKL13p1C6/NRrn+YLl596/inGPcAbrGJ+6r33JrI+LGd3nvSNvzcrtIHaYjN0",
-	"ZLHYmlFa6+TXzAcYod2VmFEJGJgMJDE1qsbWL2t24oaODMeQkgs+Mbey4DUN9QmsUdj6YH8jO2REVWod",
-	"3UMFeKIDibGQMfhSc90nPQao+NeyUydbjQ2IEFWFTiBe0plZK4pBbAymbPfnV1yozlI1mxH3zco/qaZ5",
-	"Geo9m1aX084FlO8WdO5eyE+BkqxCF+44x+yvZWffHrF1ntm1OPqzzDML8SuA7/uxFDJREP/rEOs3slNd",
-	"imTM1YLiRWwTh5x8FIT91KCauuoYJIS+PYH5C5SlznqJOk1MRgsVeHAJVuo1lIanTrxAAKBpihYMrlf7",
-	"UQS1hCrO4jqXGKzpwJoOrHONr2nAL4IGFEjAApzvMoViPNzcTKHQ991lCr0RWraKlrtT3621dj8ard29",
-	"6eh+Ttq4O1O8LQ47JRWXEKeo5sRMPqmK1SejPg/6mdt45gJeXavt1tlZ1xT9FtlZIySS8yg4HxguaxkV",
-	"H9RO6vIIpDHMFddqNMDzNpYjrN76aJM8558bwY2rrAqrjSCBXmwhVeuHAg7Cl4wNFfn85cFvzp8dPj88",
-	"Of/8NydPjqs+eN5etZx8N2SxGahNLjR7qx8G6urCincEL4p5W1REYvHU1OE2JBd54lo/TRqNjQDaHIbw",
-	"g12QQEbJQGD6iIs8G/C2JkLDCthRzeRyI8HihhB/IlidXFiyc4HDpsTpwkAQM6YD0ECqDSVwQlDbV/cZ",
-	"jw246uQJwCjGBHDWX7nDujLGKA6rX620Gi1INEZwK8kF+t1eYOILiAWyQrxtwJVNmxdJpTElbs1QL0zi",
-	"J1xQDngCmdFhuXnnpDiJ0IEpv/5xnrkzi8aXWdIyUrnIs0YXBrqGNTrHaV1UDcRj1k0gIZnOdLf41QNF",
-	"Lt7BXrVhAu8vCDO3WtXJU2mk+fQbqzM+xNWaqUTWnI2PjuRIgYo6tqk3JhXDbXfQoVg/qJLx9GNCOQvH",
-	"OtnHVrCHWfndGBUphJJRX0bM1RxroK+z2Ubl8jO1s7OLx84mOLFabXt8KxfFNi2ztdkBM+c0d74E43Cr",
-	"bDQXBPIQIWNC3ffgN/74+CsIsYrlyCfSnIb8ZfaxBenE8pIJ09fR08dks7nTIJrFA0UqF+bAX/jFGskC",
-	"c1PhOOCMbs5PKXwijJGCUdJD5jKkiGTQQc/4gGF5IYqrQUD45lS/OPj18csXOGgRavBcdr5hgTbAMZjI",
-	"rK9pUJNZWDqcwSOFb1+fPK3tVNECYc4h7KMZF/Y5vYVmYY+Pv3qg3ObxrKr0o03yJf8ck/opdN2yGMX1",
-	"NYmeEDM1Gw2CyMk+9bMLmFasBuRa6NqAZ48MKcYW2twxbrZw7OrkxCyTK1zdnt1ZI36FLIhozMhF0Kex",
-	"YvpvuJK1nZ2t3VrzwicXmFNS1ZqtrSYes9yT1oVPAimumBHRzXy4dpabtOgesf1iKh4xJp3Ewhh8EXEH",
-	"fTvT5pY7S1yjAcktw2b3DO19siiQ62xD2uYkd8aaQb/NBrHZfxAro58jjWN+BVlEIbnmFhlwkWim3PiN",
-	"HbOtl2ycS+U9kiQZRhLSLgsyjGUvZkqlCZkVUm/CjIwDcSdRZDfDXkKocQ492FFau3j0Lo6Yjse1fTOX",
-	"C9/icgNIDKVIk0kaeLr7ZRYzLQsjTpvhrDMrFNA6n2YkCGiPwGDDe4/6n57VtJLXTwNNFkyyIOzNnC4I",
-	"hvkJD+jbZ0z0dN9rNxsNfyqOcmmNrWMLChoCI9yBsAkyXF7cRPHOisjw1gnJ8MbMGZ6Wirmn3vtTMavr",
-	"nZKuWYTlQ+CV3bdTr91yvwxYUAAFIKphB4YoQGrSyWya7akUcG41ZYMsCkO6kMdhdfJ5RMUlvMFgIHXJ",
-	"h0NmUIfZ7wfKkQBu+QeOaqCpaFfP8YJF8KNZITUzGKj6TpL3Czxg81Tkt8d3u+GXboDfbPh5XUzh4x0/",
-	"hbfv+3Oh6KgpIjpLRZBNnSYPFWskyawmsJ40Ya2fC752m+qXJq31Sb1eryKNztMag78Xs8Z2O91OGjxl",
-	"9gsRusG+1g19QONL2DjIE2yz2UKCSkOunBwBjDno/4SGnCzmHSaZ40KznkEBjg+ISUfKiFFhvzOIH1gz",
-	"ixgirllMI4x+54g1YVEANzDxAEOG58apHJBUsih8oICjTJnPzhggbOhBJz2nllWM5ajskKb8DySno7GG",
-	"QIJKxrOYRtCgWa0jyHyXNdlSSfj7MSKZmtlneyAqqbyz55r+TYE075GMbsPe5sk00VJWU/jmmR3gfriF",
-	"l+O6FTKEOa4OuZeyy7eETaV1w9JJy6ZZAbHeqtxcyuMsNA9DQA2JUFceqjG9RudRdyNostou3WrVNsNt",
-	"VtsJmt1ai23S7XC3sxVsNJbUJhrC5CxC7Qb+PgAFo/1xhExk+vsE/d9aoMmLdX6qSlPNkHYlqHK4A0Wd",
-	"FXfmquoMk/VAWQneIGJgqPbyAiVXLpTTkOScuLjWz63jD9bGvp+YatCqRWwxGUE6SXSJBZJQMEwFM5S/",
-	"KlC8SXEp0qLrUuiYBrq6nGbxHf471zqYRi4kisVQ29ZSgDwaMmIZ6A644RegwDuQ9gcqbz+skwuHhy8M",
-	"5rrIYekL8hn+toj5YhLNXYTwGUhgXBP2bUIj2wXg7ouZpkiE6up+IhY2d2iSvDXtLPmqmX71MUlqM09S",
-	"WxMktTmHpM5dgaO0Zqs/Ip3l7oCsKebaorUmWyuTrWMNLiqgXU4MDDAjOZIvi8HvklYZ5DKbYB0KNDZh",
-	"qjSK0SZUEVRoQp4YVzfHapEeKHKBPsQXZBizrllAZsjyrUFsQHUAhRtA7assSQ7lSIAOsWIL7KBNY8BT",
-	"05GhDeNqzmRiVc4gzLnqQ1Fmf0fLCcqnk1YVqzm3qwExsVond0miZ4YbZvaZW1DS2WlOQchxOU4RKgVN",
-	"olX6z9Ajph+sRBTkCCMRfyr5TvFkOL4gVx44liNHZ81y2o7RgNm6r96lLjaDRIG1x2V/cqoSl2/JMhLv",
-	"szFwRBhmIzeM25QskqyVRpK17pR+y5ENJ5ulVTS3yV4mnLSP6z4VLd9Cw9/2T8WGbyft+6feu1MvVdie",
-	"em1i/rsccEzL96feUopEP2cDL51juf5mVtQc2gCxgILFpQODER4ff7VmYdYszJqFuQkL89IGuMluZtq9",
-	"Qx7mG9l5+O4b2bmFpP2N7NyYhv8qjdRbxgwJ88zZOiDcLjWDFqjyVqfBdrqbQa3V3aC1TRA0w0et2ka3",
-	"0W0GO3S3s80cyR5S3c8oNgwyN3tqKs4mCQ+9GVbAu6CvOJWlF5OjuykhvEOB1W7UfIn1G9jJNa5f4/o1",
-	"rr+huIrmzHxQHXrCBTYO7RbYHt2/i5EX5Q6c+z0zcdJFJ7l8Wu80Lu5JyPVzGaJ8TeMO14jYMbyuT0WP",
-	"Eed8btNup3Fzey5uZHFsxzTReA2ruH0sxw1D6xYVklxQMbJ10my4ipEbkxUjm4WSka2VcDOC5c7C1p4M",
-	"hnrskP26QNHamvXzwbN4UxwKqqSqHnAPsc4tiMDmIFQhNe86NJFjnaeVVM/HL3JtFzrcNa1veyKAo86P",
-	"g5HKBUa3OUPxhF8XlABMJAOzEINyzGcGNXi+BxFY3plfVhXgx696WtZyxUOv3Wz5HldHBi5Z3NkVi8yi",
-	"LUucR8ZeEhtah+V1cm4XGhRK3vX/cv3763++/v31P5H/8v9e/28fvr/+0/Ufr//84XfXf/nwD9d/Iubd",
-	"h+8//O7DP5D/+v2/J3kPsP/yL+T6P13/8cO/+/A7Yn5/+HtwleEatvT6/zCk5MM/XP9/5Pqf3Bj3WZon",
-	"fzwXJ0cSE4d5zex/WmZ/TSHuId+iZUu56IHS44EqHvtiKkSbMgjQNVqKM6pRvC3l1KMXy2RYYMaLRATu",
-	"5/hXptUnTSoB8wRDfBTVArO5sZeh0JB1qWEWCyg0e+iw5n+4/hfDNn/4dx++N5iNXP+BAENcwIATjbwb",
-	"obITiSC7K4742EBpncVhzQr/jBAdopZUuesqdlNgI0jPopxVkNkw5lfzU/rsC4KcVQGnEjlkAtyouVYs",
-	"6rpYNIt+udmgLg0Y4d1MF82BI+Zl6R5wZa8V4KhPWcV6GQbz07CUvmeAaKC1dUMEC+Bd49c1fl3j17n4",
-	"VQpEWKvi0qQT8WAhZ7gfRT8KHDeiMUhfCzjA/0harXajQa7/eP0DaW3An/90/YfrH67/cv3P138m138B",
-	"tPfDh7//8LsP//31vxrkV0Bm/9f176//8foHwIPXfzE85L9c//n6L9d/vv7zzTjFNQpbo7A1CpuPwmgU",
-	"IYu4Ig4zUvHDd3zC2lREY89pfJm/j0eltp0sxLhVarnn8832ty49+iO1l6wtt5/+jpgDjDUfu6lJc5bu",
-	"CPVElc0GuOwVvWWqK14upWNGB7M9d05BdT0+9bJyi5CtxYx4Whjh1CPsyshkQxYX5bIKJfm7+RVnIzKM",
-	"EkjVI/YTLQdUc7PgsY/lpM2qrIAnBXPFlAPMYebCtyENRqw7jGpVJ/s2PPj45OjJ/vPj81dPjs6/fPIb",
-	"gutTMKn9V4eQaQEqEg9kzCayI+SSI7TJVklq1mPobNoas8AiAW6dAJsaTqfo3wlv2gThLEKqaZu8O7WS",
-	"1akRrU7FqbCtChDPGnPTsNnyT5HHwVj+MpENQvLNhLBJJi5Oyn7Q0HFh0Bh3xIb7X7EIY/1RKoWnaBk5",
-	"daaRU2v1OLVmj9PM1AKfzjS2YNqAybNxarkqAwxvXi3qKcvDEziWFvRrc8Pa3PBzrLBwxSYNvdOEhFQU",
-	"i69YXAM7NWCUZQgGOO6skmjbZqg5MajIJxr/Qa8U9PUhQooaJmdQfPhEhEPJhT4M1R65CCCfFFdkQEOG",
-	"IaIX0MUFRrfIAdeahXXyWlwKORJkwAYdFmMcuU3+sEdSVOOTNGWl755+PoZp2Befj3NpohSDDFsBuiVh",
-	"PiHML9GnyuXs2Z2VtfulLSz96SRpcK4Cq8VhaAZvnvn47LXCIlbtN1tnPhhg9rU2W2Abg1XYPP5CRjyk",
-	"45dXLI55iAUSN5r1ZqtuELbnG7y9U2s0aw0oJ2w+OQ76LEzMBN688Rq7aC9v7ph/z/xbP9m2T8z/zYDT",
-	"sZz582bE+39//afr/3z9Q+3D31//6cP313+4/vOHvzfNCkfNAid1dM30q6maYCX9KfhDUKG6LH4BgRW4",
-	"95BNA9irjuEgaIQFLBPT///54XfXf7z+0/W/kOt/BfevP17//vo/GYyAoRmQM3Zzd8vljH2/fG1KOInr",
-	"PORr9cSadi6bh9xWb8jRQ6zmMEkIXfZxG0E+L/24q6Z/dwnIb0ZhbAnDu0xBPovOlBa8SL2lpnx/vbYX",
-	"JoZxhzKUXimxovwAVcDPqOgl6KoUJ6btIDxgGnNfPRHmRORGSrQ84NTwPukrVOiYN69iaZB9IZf5bWhi",
-	"o1lvNM2PHUcTj1gg4/AowWRxEWdCn3N1HkghWIC14pF0MkFjLnOJ3D86QYXJvbaGvI1SCrt0FnnHYCHo",
-	"Cjnl35xZJzrfQzbNnANzJb+D2M18HnegozIeTG7qMGYhDzS/YubsTL79NqER73IWQlrCVyw+oGMr19l0",
-	"R0vyCX05gmMshaaBVicSnNlThWApG5E9fK1oj5kdBJ1iTEUoB+eZEUMNGQv65nj0BC87uT8tjmRGSvjW",
-	"SbPlnNRdSnjHbt+Z2yGgtfnhRA6lr4X+dUDRmje6YUb3ZTkjFx1U4IzKlQWYZXwUc20mmyVYlNCARnsT",
-	"igGb2kIxoX0CgexWYActAiR7vAWrBZkKVxX5MQjgLhiym8r6M1mcOZRwq3FTckKu/0yuf7j+x+t/uf49",
-	"WNb/R281TP213e11hNG9RRitpdhfekiSw4PLBiVNYvKYQU4ifDxbtH0qY0wnMIV1FWOKVJSm3a6rt4GZ",
-	"tSlBSQPL7o6ED6UNBJexraqo+xJTyY9tjloeowOpIiMZXxIuMIkwjAvunFfU5QkhQxZzGbZhFsrHfwg1",
-	"j5UUWabzCnLXTOWSn4uQ0I5h0wULq2ma9QC5fxIbsFbS1g+x66qffeMGsx/a5+7DtNXDdMiqTzSNLomG",
-	"5MjwzRWLaY+RPhVhxOAFqUCbIYuhf3CqRTBJeVnFz0KuNBeBy6sIOxDiK3wCLvaGyAHMrAreQgxSqtpH",
-	"AdU0kj1ScXkZMEOvjO2JCYmWhOsCdK5YrMDSUGFCx5yBi62EfMf5YSxrb4ZgPRmPoUADrAhSainnpptu",
-	"qMtlDLPwXZCdjQcuadynwyET0LpODu2LNPL4Qn93YbaPHO6/2CffAbF/ffKYdMbEymRmK4NYKkUOjk/s",
-	"OKpNKAlpLit/a8NAo7VF+jKJVZ1cdGM5QDuFvGIh6dDg0gAJlmymb9bPtcqmCiVZtLwgXRmPaBy61kyE",
-	"U20rlECElmnT3Kph0QDSMeSBGlBX93KHHiYJVnk1NKfEmsI3mmYFUCPCzBnG33j0yPw2KzNXzAzhMlVD",
-	"sRDM/eyqrbhiMBm0FRQ1MWcMLObfsVgqw5nFzBUXSbejTr621QRc0RD15uwihwZkXLz+PaZt+RcLDcRB",
-	"YDnqdrMQclteNaSauuOAcKiTIyj9QmNGGnZWiEVCJuSAC6qhMAfOzCVGa5NcPrS0aDdmJobUQyXlfnJY",
-	"RBUyn+Hzc8xjzm0K82qdPOW9JIapxfwKmE8JvgxYFQJOAVjjMDca4uC00EMghUrsvgxK3BKOoPlLROQ3",
-	"5ERVSQYzOMZ4EQwmG/BQuJIT+rsqVteACi0bGxu70KhmEFchurTVaD2qNcFYVB5maq7RXK+rkqDS4jTN",
-	"/amwt0GUKH7Fqnc14daMCWt5u+nCXaxkuCd/FwszMQ1nzMFdyNLoXPtdSKGMJnRbHps7kVzQ4EcgPN/l",
-	"/JB4ik/dlA32rBYm+iSJ5ZA9fC5VIEezoPbdXJ+Nuw/rtXT3CNKuNuqNLd9LSTHoINOsP+1Ww/foVe8L",
-	"oL1YWVKZpw1Uxiqvven+fMVi0AV+YWDcNk+RS3DDbMETRxkhaRwc8PxFOAFFbD59A9Dqx0C8vfbGVjE5",
-	"rUM1tijnhu+1vPam723A+Jswxha0fARPtuG/O/DfXVS1GUYiXdfGDhQekcU5TaSUAEvj3WnoIAnt7Ax3",
-	"rpCEAZWvpY88nNsgPwdjP91DP7fBfm6B/uRO+jno+rnN8ac21GawO988FU1/5n75M6Hmb5qXvjkFTR+O",
-	"HMDaHKSNLb/lN/zWyln1yI8MNkXKVq/Xl8nw91IAQQVeFuUFw4s41OKnST9lvE719xPV1q5F+rsX6b+Q",
-	"o5yM/cCIUFj12fDhPQk1ZYaQwNNJDUvldULuMifyJ4rFsyX9E8cSp0ynua+Gzr5WLFblaXXh1X7EqZrj",
-	"hT8RBl7GNmAYqQtcX47m7Oe+KeFzmg8bwG/FCXuImUuWyYbC1T7YHX/++VDyIJ/cIppouQ+kB9gLekU1",
-	"jQ2rqvVQtR8+NESCB3XbfT2Qg4fYRj0cRjRgfRmFLK4PIcRr2qbcrDW3Tho7E3ZDg4Gj4lT+25ANZN08",
-	"wN/1SAbIPZu2BffsCc34dINXJdG0PPTaW76Xhgw7xwNbRwCcD9ITYXuObJvjSx5FClu+waa9jjkNEVUa",
-	"PuF6PGFIJ83t9uZWu2lkDtMMan1PtnFsiG3zwmYR+4/X//n6zx++v/7L9Q/W6JvWMn/cp7qk8Hk5fKz1",
-	"ubxVBqRiVfT/+fov13+BQSGlsPPoSI3dI9Y50sFhcRfuMRGNwTuLE9C4KKQ1m7FmM9ZshqHXNncDaJ+G",
-	"NE3nj8zDA2UYgGGEKn7TtOA1jrepyE04HzkMYpnjImd1gRDfk+F3O500KbCzZQwUi66YIpVczJOz0G5W",
-	"Sx3myvM3pARwqzQQ0GY1uNdgwBv43K0p85oy3y9lvjMiPN8ry2YyWNPftVPWmmDf0ClrMh1IGRk2Qt0N",
-	"aa9ibJLszhH111L+Wspf8xJrXmIt5a+5jLWU/+OW8mfzDCPW6Ut5OZtjeJHLWQtuXMhBgMuf9eojKumk",
-	"n6g9QsMBF+gcN5ChYR5krJxjYFmQm5no1ziRG3iz/OjyiYOpuPUoZyq22L0I2cdHz4kai8C84ArQ6BGj",
-	"MBziYjZB4cBdyGWVr7uqeGeGL+ERF71jLgLmPna5y50jFgZjyZFgsYv72oLoqisuE3XMgpjpJ2+HPGYq",
-	"y1o+Eeczc2FJHOWYhSAeFDgF2NeHGVG/z7Tk9hgtJhWFM7smGWuSsSYZjmRMXg1HOkYORU9Rj4WJQk7Q",
-	"6RVCe3Jen5g9yjkng5spMbKVIrpP9WRgj5FPK86XtJ1SH/QQfYDuz37OMxtf7KEzabvomS5oHMsRC0ln",
-	"7PxtFMYb9fgVE1Ufi+Iq3hMsJK9eHp+QyrGmIqRxSBytaru/aoehn/5tIKs0HQyzR8e8J6hOYlatE1CG",
-	"xRFxpTkBaxIpCDiAbm5uIOG0gUwxUzK6YgS8rCMphx0aXPrEJkz2ScTFZQ2EJPR1HBOMZlJDFnAa1YZJ",
-	"PJSKERqGMVOKVA5fXW2SPtwiwgU5fHX1iHARREnIwmqdPMm2xWwEEYyF1jsYMtUHcsicsy6440qR26YH",
-	"CrNtgfu2dW+FbWmbr3Fv6q4EPO6UfQN7ULf0xu4cvNojFPocWc9imIGCOC2sFRpF1TbZbGwQQQdc9GA2",
-	"MHXntw5f7FnH9Oxk24op5vElGz9QtmdMPGbnDoEJtvIxrJ+i1zMEWGAEmiGoMBvng93aKl4gn2yY3ZOC",
-	"kddHz0hls7GbnypUV8bZhWwYyTE4CefKYXWk7oMDfcioETIRQGZYM+f8SOZiESHt5PGkodcYMfI5rtWc",
-	"aDO2Aoq/R7gmXBHVh5skojEBH2oDg86YxFJTzWrYtk0oiZmOx1n1Z3ASyeWyqX3Jxmnc3RTA3RZy7RNF",
-	"xzALaQ6hpfuzUuzYW/RJk+zMZN1mcGXo4Vm3LnQ2osLwaquySisyPodimOgVou1W53o/KbM7E6z3xgLj",
-	"2ffa3qivWHD+vPvl3+7GO7/68jffxiejb16/Otg5fPbqt4ey9Yw+o8cj7/6Y5rvkj3Gx8y02U3cXkL6F",
-	"R4FhTi+aYTuHER2zhZxm2ScFdnfNeq8TLq1DVX82VUoRl3QgWjUVBLTjVZYSMkIWMc0evrO/D+dmhz6A",
-	"xjflHBwxvcv0SUiN7gaLHx7MR908dEIVAi0sIPO1tuOXYIZfFyz9ZaNcxICEFvk4iMIxsjuLOOhDItlb",
-	"Evuie98E9i0tYPorpn9MmPcXJrH8FOSP5SWPNbFa+4ytCcBNCMBLMSHDVzIFnJPjq0vh/oIacCYDPn2P",
-	"p5SPgo3swKiddJgMtKOoj3X6yQ5TPGSEa1LRIwmPQYMOyUOm9eokEZpHZAZq9Elrk/RJRDWLfaIkiVnA",
-	"DP1TJKCCqBHXQb8kywKsu6AyWRO0j0nQstVtT69uQjP3uPX0K/X53x72YxU87kd/e/j/s3d1u43bTPRV",
-	"BgY+JMEnO7YTN6l6lTbtYrFZYNssChTFXlAWLauxSZeUnRhFHqqv0CcrODOk6L/Y2c1eNNDNeq1IFCnJ",
-	"nKMZnnPe//r/bGBvf7MznV3o61efmat/XE3MbF7wmhe81x7f35Cs0OrrHc0CKzW+g0K81/E8KLZfqSWu",
-	"tjSThBN4CUR7JKGingDHFCpwYmnaYqBnlaYFCkV/Bwr9mcQSMgkucsAxS1P5MimK2Z10ANebuo1rA0cW",
-	"20RUI22m4MMbDCdSGFqn5qLT3EgX+bXJCX6sFK2xHm+4cG2WcRF8R+n4eG/VmW2sNo6vxB0vn6Oicweu",
-	"cE2AmKAlFMwtrUw482m87fXefUKlL/US/pk1U7myArmpZDZ5gSYv0GCcRhO3AUVf0dmFFk2J9bliPwKK",
-	"oQ9nx0tpD1sYn8bLGS0ptnqhTyp11usnKhQqnEmVo5oPn0rmCUIUVIoVZEliE06aPFR+k8MDAvhg0EqG",
-	"5Wpm6fc58pqUqG+eYNZDDZcBiWCPoQfvyu89vKBETQftMEsZhFQHYBM467p/+zAtVQK9Ln2e8WcPxu5v",
-	"4wTO3T+XMMbT4CfqXOJ1oYGFMRz/83ev+78TthXlKiVVI0rLOz9JErgOt+dLoM0GgRCXv9W3npRGS75l",
-	"K2RC6uMORqHffZNOyPcNIQXf9VbiG9ugFSath7Y7sr0Qhg08fm/VQ/8QGqu3XUfN1lt/4hP8V3iK9Jjc",
-	"6IK/7sErvD+SCSROd2lQeoQB0+rwJ/DettLzft1hgrTEBlRiAnS0118kpt+g23Vj9D9JMrk5GDjy7ahB",
-	"GE4R+Dyfj3rDfn4m2wPxTdY+H17k7Uv57ajdFb2sPzzLz+Vg5NcXfqQHYw1AOlR4QZzBH3eN21Y3q2N3",
-	"m37ZM363z+3qNSDCBnsl7Rj4oE7N4U8gDQ/81yd88NO+3E/8yOPJo4GQTWmpQVnPRlkf45g90QXBki+C",
-	"XEZyg6d/8Ry5r7oUOsAghhM2moN2nG8pLeRzCaIQpfKu5l7je2SkHfPCdssmbAncj0XlUFWN2TpoJHPv",
-	"IUtAdgp3K3RFnBXsxTbBbu4uz1doUP2i6KW+BGUOxzUxZVW4+cCos0UgyUeupxSSpuLhRqqiGrfSXv8y",
-	"aU1LFb4nByhA9z8POvgn4S0FxGfH2I1w9bIpDe7e7tzGz3M59zlSD5IJgjcxqklzNKWc1788Wir0XItC",
-	"WBRhMGztCKiPWAefk4SHe1uale+k++8nN72S9zuFljqtm56e9voXnW6n2+mll93LLuJzbn09rJDHRLpi",
-	"LO9FiZncB5mcaFVApTt1uGCToc04hf5k3B4yOa0bsGs6mLX7EE0kTAUCXTtkDn/oDLSBbAnZfHIH5RQ5",
-	"kwg+RqUL22wOsuiHbIcUZlJKA4seOZ1EXcTOb+khggsyWYM/3dSc4ldpcLzkV4R4gkbvTq88r7QoF5KI",
-	"iegOo2n1C21xF0maqAPU6q4e6LbSFXrkIjU2BVRisQw4sCc58UKpHRw9+jig3ro27ntEeo1PrIZbzvoD",
-	"MmfRg7/SPLjjIMZ4Eh1PHgmbLaAwVLBn8uW47W2QEMVmG2/I/sld1YJJmKLyblDMDI2awZ3a5Bn1ZGu1",
-	"rUUmq3spFXss8Yv92uja4YV/s80VAZ2Q7sPxJLVblft+RAzlUmX6Af/igADYykgxjU6o4ga3nPCWWMg0",
-	"OwTYW2mYCVMpJD/7ycKm6+xTKrRSKZh40TFyR2FN2C0iHvUyTDvbnhxWKR+x6c0u2f+R0VMQRWFkgb49",
-	"d3JWwXBuDKqS2Yi8HTlABQ+dg7vq9c63/7JC2dfdm6sPb+FOLp9xHcSsbLsjtt0oTO6uPf9HFuqIELUz",
-	"lmJSjVuPnx7/DQAA//8=",
+	"7P1rbyNJuiAG/5V4c/egyNNJFklJJYnCAV51qWpaM3WzpOo+MyVZCmYGyWglIzgZkWKxCwX0GX8xcAzY",
+	"Cyxgw7C9Xn/wF3+ZHczsjs/Z6QPsL2D9hf0lRjxPRF7I5E1SVXX3cDDoEjMj4/JExHO/vPMCORhKwYRW",
+	"Xvud12c0ZDH8eRyywVBqJnTthA0jOmaheRwyFcR8qLkUXts793ScsHOPjPpMEN3ninBFdJ8RpWXMQkKF",
+	"GrGYyC6hgjAaR5zFJGa/TZjSZMR1HxvTASPpgMG49is2JlSEpCPDManEdnyfCKn7XPTIiCoSSsEI7VEu",
+	"qgeEdhQTmkhBKOnyWGk7ct3zPfaWDoYR89owWc/3VNBnA2pWw0Qy8Npv8MWF7+nx0LRTOuai571/73sn",
+	"VLNnfMB1Df47C4KzPiOHr47JNRs/UETLayZIJwmumSaVk8OzJ5fPjp8fn11++frk9MytXFXr5NTOl92w",
+	"eFyEE010nwnNA6pZSOSQxdQMRqQIGMDrmo0NnG9YzLuchaSipAENLn+70TSAivHXTmOLyNg8bu2THr8x",
+	"s2NdGZuOqK76AGZhJuH2kJEe1WxExyQyK1ZESBJTzQrLOXl1+neNagG6241GHrQDLvjAQLeZgpULzXos",
+	"noLrCRtQLgy8Z2D7TV9GLAUaiVhXEy4cCB4oB2ja1SzG42cORQXOApyuqe0rznhrf790xo2lM1as5CSc",
+	"skCKUJFEaB7NTpIr0k2iCI/synNsrjNDpuNx7dAAYx4slZ1jhWoSMao0aVaJlmREuXYHQzERmksGE52e",
+	"jNkMHhtcYO7MGhv+97UT3MfacQkieVm8CG0AXxBxJvQDReRIkPz3eFQ5wLRppt9s7ZGgT2MaaBYrc43e",
+	"HNZ+Q2vfNWr79ct27cInLFIMTseAhox0xoWTXqHk9evjo2qdPIFZRLJHIi6Y6cm0cxhL0AFThOsiWmmE",
+	"2509utOq7XV3WW2b7nZq+3R7q7bTaXWb7FGwHzYb3iLQDanWLDZw+G+n5v2u6Tdbe+//tTeLm9773pDG",
+	"dMC0xdiPY2YQxtNYDmYBrDSNtVtOYFoajDJkMZehT45PX5K9R42mAURo7jqgDPNXTfMBqxaW22q0dmuN",
+	"rVqjedZotOH/XzS22g2zRm7G+m3C4rHnewZaXtsLcF6H+k3jooB9Z7GtXcKZnF0AE+HS6fuEiyBKFL9h",
+	"6UpoBJvOqEDCNIJ7ENJx+aK2mktX0Vy2ihwl+xUbzy7lOb1mKluJoX9dZo5xbC5wOyOJ13kyaHAFF6S1",
+	"TfoEKWKB0rYaDUdFKoBWSgh4m5iTVz0ojgCtqSGtLIahfLP9oz6PkNogPXVXQGkeRSROhPLN9TP0Zr9O",
+	"nlIesTBD1TRmQJFwcsXrshvss0ePdvdru9utndp2I2S1/e3tTo01drtBs7vfoGzXbQIyJNkuTDEJhY0Y",
+	"0LfPmOjpvtdu7ez4BiG5380y0n48GMpYl2Ejs2oeEg4NnjEaKgtaFhYvfudRdytostq+uf3b4S6r7QXN",
+	"bq3FtuluuN/ZCbbSSzGkup+tg7uxF6GFrowHVHttL0l46JUtwcwNF5BOard0vAgbLhrtX8es67W9f/Uw",
+	"Ywkf4lv18JVUXPMbdiw0jut4oXTYnUb5tQEeorBNIevSJNL4yYC+tUTDcA9LSMjLbtcS3nTYOaNKbFk6",
+	"bH6ccjr6Mg5ZPAXWZilYpW15X3C1I6vZIwkjEQ6kO1KS0CBgQ22utJ2DetO4+Lv/+v3/7acP8FcgBwNa",
+	"U8zQCs3CAtZ707yYAz/XZxHVLVrK8dEzrnAVp5rqRJUuQ8Ers47iPPzWnJko19fUVLhmA2VvPe5lq7m9",
+	"u7239Wh7d/FBSp/QOKZjmPA3rNOX8noeKlBJJ330wEy+wBO1Sk/GKO3y1jzTe/OlGkqhGKz0Sxr+AvkV",
+	"8yuQwuB28ycdDiMjLHApHn6rzLRzB/edF1JNvfabC98bMKVoz+EDolh8wwPDBd0YbE1uaMSdyGaAnQQB",
+	"U8prd2mk2PtVD8KTOJbxE3HDIjlkuIxZickN3YnlNVKZQArBApRz4hTdEiUHDGU+I68YimPIyldnZ68M",
+	"UcnJqyWCWtks7RcPp5vPF0lW6yX7pFxUWLUX07yEW170eaEtwPtLGtpHtzkp7zxmthCgqvjwiQiHkgsN",
+	"99kbJIYNlkZYIGww1Oaqaq6BHHJF0qNuppEdt2I3bTLTywGBTtok38fHO4LHAs86F8NEtwlFDkvGJOWo",
+	"SSdm9BrEIBInESMVA5w6QsbKAYwGfdLlLAqNHI195E8pJb88ffmCyM63LNCmBeA2gvQbWwZUWDAMaaxY",
+	"aNnTytXBFXRJQ3L1N1eEqYAOmU+kkdObfqPRyGaqqj6y6wYBZY99O9oNjRLg5/FntkCzBpxEKBlOOGSB",
+	"DIETRfC8Pnta2wP+UCba3FAdyygvaFVef9Ewk9GSmL+aT334d/dpm1z9TaNx5ZOrv+l24Z9g629ae1fV",
+	"sqmSvoxQ4hR2pSFREVV9HyYZkohfM0LFmCCPCiAnlStY0RXpQpcGVKZ1dYMX5uKFx1J0Ix7ou9OPKT68",
+	"TWgUMxqOSQKHGCQKEvJul8VMpMLDRyYq0xrEEVX5+eQkHHMKuVZzRZsDPKZ4d+COAMbqMJII/tuEgZaT",
+	"XjNBKlQgw/VAEXN53JHlguQQRtV2CNww4jga9FlopNREwcc0MIygUyUqn1gOosB9KLjqhSfm7hkJ9/XJ",
+	"s2pucLtVm8sw/zKgQH87CslDr71bIHH5s23YvPerM84nTBnJZM6p5kW9BwstQSnu7Bx1/SKQlH1SrvH+",
+	"qz0jTwxvYrfnzjjz1idk/vk4koIdAKIxSAVEpM1tL93JpzLu8DBk4u77aK4ijTtcW7MMhT0lvVgmQzKg",
+	"Y2ClAhpF5NXL0zPy8Kb1ECjEQ7y/Dz8yFUSjQ2FShmYEcsgUCdFQRKNIjgCnZNalilWGPzx5cnj0/El9",
+	"EPrk3PumL2FNoSSjPtXnnuM2rQRntfPAIsesmyjQjwNZpD3U3oOsyUKufaLoeMOfzT+kVrw/4wMmk3vA",
+	"OKg0crJ2yEPcfNQSc0E0H7BPJOiDuUtIN7hVZr9+dXp28uTw+eXZ8fMnL1+fkcoI5CcNk+WKJOJayJE4",
+	"QNX4Yovx5mTNP1nHQrNY0Aj27O4Hi9vuCLC3H/EIHQqSCPZ2yALD+IAGF60XAU0UsOGR7PUci5831fHQ",
+	"t3Zt1ZcjsTkbc8/GL2Xn0GqTb8cMfys7Zlxvp9Nge93toNbqbtHaNhhGwket2la30W0Ge3S/s8u8+2Ga",
+	"c3NezD1/KzsgBzp9OamYQwJqx5j0qSFW1YPMomg1N72ExlRoBkqoDZf9kQ/gC6mfykSE90Xw9vf3M50W",
+	"e8s/quLhhSQqCfqplg8cb6xKm0YRi1OWUDFm+CKr2GZvaaCjMaERv94orRafjmOz5wMmbomhimcEOHPH",
+	"lnCn+BxGcvxRVc55Zgg0SngS1BQXPjUhUuFakdcnz9yLQIou7yUxCzdnZv6ZeUXHkaThmZTPaNxjdz80",
+	"HRmO26kSkGoykEqTZmN7b2f3EemMNVMf+eyA2pIrNAF8+fLo186x8NdnT04R7Zg3j7bJc/4l6MTz7guV",
+	"zpg8RgjU0Cki5+QRM4rqdxL0E3HN0OFkc77mny/7+94ENTxe5n7HLGD8BnW4Rjw7AHe8nOcSnAOqwRn0",
+	"Uxw5wzwVJmZFN23xGSivzQmC6cpEI4eVM+dyRYJIqg3GWnSiTu3h+dGpGM1BEFLzrp3KCtz0PH3khnv+",
+	"OCcHmIrXgt5QHtFOxO7ZPQTUMFnnn4ZFqlg+mmsiGAsVekUmKqfPAvf3MZrSQe3pk9xp1M56/63sVHN2",
+	"dmd5E3J0MBNP4GfY1ukRUi/oDeIqPX5nUj6nYmwfq3tQr0tJBlSMU2dS3PrUdNpqNMgQjkEgRQh/WqPp",
+	"RzyaL28gwMBp12fiIf626udc1gkNw5gpRdTQ/DIsPGjcqQjApXy70UzZ/8rh67OvLp8eHj97ffLk8m/9",
+	"LDwjjfOIpDRMGdWGRcjCBYjdFNNUVFPJc2C+jvgNI0rHjA6MtCEI6llPL189Obn81ZNfk0ouWKBNdn7e",
+	"pHkqMGLh17mmd74brwVNdF/G/Lv7EFz/vnY45OhtYdXiZstjdgOn4+Oe/3RsMuBKcdHz3Rz8dAYyJuzt",
+	"kMcs9J1/BeBrLtC3YeqI3RW0Khka+YaFz1nI6Rl4T94VxE5EMr3lxL2pjkgl6NNYMU0S3a3t+YR3CRUQ",
+	"UPApJEDUJRkso8jV9NyurPe/E1Gv7FT/DqZ6VT2YFg19tAkpcqXZW/0wUDdXZvcKHb+tiRA639DBOQcy",
+	"3WmAyyEcgl/EMhmWxUyee7iNaJ31/DQMEamH54OOqhYwocERN/erppjgYHHJWaA93xvIkMVU45twwM2z",
+	"koBGPz+1F+Cp/O6jjF46dI8JnQKFhiE3n9PoVSyHLNacuWvje8Pco3ceGJKtO3nq973MrdvPInaW3T4j",
+	"xitNB0PzFQ/XctpHh2+15op6nZLIId+Lk/KAosyB/I1p45vvMwhbd6D3vpcMw7VXPNU9OLfjkvwM8Hlg",
+	"5ocpm0S2zehhBaCJopddr/1m8ayyL7+JuQZh473/bgp0KbhXA8rU8mZWNvvFRWENr2hvjRWcWvQ/O21n",
+	"K1utHxh1tpOIo0d3eglWg2ZpzMPMqt8vgUS6J+13q9zPdUIwcpfoTvdkdu/LT+cJM+TvXrd19bu//ibi",
+	"dE/kqHQj88cb+r5YARAXRVCYvtfEyU4fYKOecxsikkEHd5ne9L6iIiw0KhLDiqbRNfmCjGI6rCXDKohz",
+	"YKEBLyszQ2KaGPZSZCFw2RCmrSoEy3GhH217ZYeuWxoZC8F+hrrd0OiBIhAo67swczThPVDkOymY52ej",
+	"pLGxXgmlk0GQDKkISmI/K1Lg+nJrfkgqKTjJF8T0wkWPfEFm2/qkkfrjg9mxOIUMLlI8plG0aHOGNFEs",
+	"/HJ8wqhljsu3v+TT4pKwozS0vDMm8ITE0DGpAMNjuE5hxFPIQVD1Sq4m9rNoyhYyi5qYw5J7v8Kp0HLp",
+	"mWAiJBX21oYWV1c+B0b8QV5yhXmYLX49nL+2qatu+7anGpbhbkMRCiXX0J+9vjPAnT5C0xOc3q+ZA5W/",
+	"BqV8wpDb6OiFaGfKHwhjotFqevjqGJx70OMQnX3QLBHETPtEimgMYugwZl3+FnQcRSx2OxYRpVyFX5We",
+	"BJFEVhOLEX8zJ2NtLvO6LJA81RFpxaJu2y5Y5KK2s7wiBg6pm0vFyHxcEGojyVEo1GrGpa7sVEdU6dfK",
+	"Qe126xdW9ph5gVtVTvVRz3CXYdELdmXqexqAOD7LrmQXe53o3hk+2y7WgiOdXv6E+dlFz7PguT3IA2b+",
+	"Pct48eINKJzl4ulyBynRScwOiAEuuP5iqh28bvbzeRhx5XOQi92HSPAFO1ecpKEpmW3ggc2xEvNeX5tZ",
+	"rbfNA/r2GD/IT+KOu75wQ8IsuGBFVhRw20sRsPuSNSweni8BwPsftxy03kr9d56QelqGNBj24j0s+bbC",
+	"kqGXa/LRqHR51Tfs5czhflJvPtomIe8Z1OzYvi8OyIAqwxFD4KNhkSHjDfi+KTLqS8WALD5jNHwshaaB",
+	"VmcSuH1wIOl2SWX3b+3/Hu1WgXRnCWgatf2/vfjiX5dh/tuRy5DH6AmQVzZxEciB6db3ZKJ70vxZpjTq",
+	"csFV/1hwzUHBlOsClm7wotNbqbHSbOD5ButcrIB8+lSdsEDGBXarI2XEqLgVkebqVcxCDtru8i6jNGHH",
+	"LAMos7QTsy8LEdRzmthUCXO0YzS6NttylKDaLsdoLkqHYRhLTaO1v8pw5SzLAlaBUV+SPnClYSpplfPF",
+	"lOtbTLyM3haBOHu48mfVz3KmpBQ4S/eRwnoOfOZPe/5OTJ0fv4AbCqc1fxPLSL7BQ4das8FwWhFXRD5O",
+	"xCmhqwMuEs0U6TA9YkwQit0VaGqaemOntfNoWf6WpdSVqyOXoiWXrcUizdmbFDPFtF2keiLMRQ/Lviwu",
+	"K2ZDRnW6miznnTPcqmtlA8pB8u7Q4NorG97mPJjNOrRYe4uf+TnIz9u/n67iEajgHano2mzR0vUvn/Gc",
+	"2bjmmNVmTfJ+C/1gIIVKBtbCNos8f5uwhJF+0nmg8O/ClfzIU0vimAl9mU7xMpAJGlsXUwPBWBixdb+b",
+	"ujvzRp/bfdnVApBdzhU/U/vtAtBb7UM6WuqjVIIoppaQGz0by8etKJvtNI5kb1mQmBkZ+lGSXcmq4Mz0",
+	"hrHsMKKlNPirBMo5rRroa171Y6rYcvtTcQplk07N6TNJHn+F+DYZ2nSMI5ssZRRL4ATX2470IkMeupx/",
+	"2pJNyODuZrpgB46A+T4+gpsixhYV5QndHDYzO/2F/I7n5+pvDYt98YX5q4TLvpgmWVQQ2xc5TxqNLUYa",
+	"LgQXE8lY5Y4VEypmPm3QtR5AClgDbyOT+ySIGIXjWoWVieAwDG8hgd6nMYSaGazATaLFcfYcDA1zpNLs",
+	"I4ZOWcEIwioMv+bbtLfmgWAjp5amIkTtxdjz18FCOONsSqtaW45E8LjPguvPCu5QvpDaSamzTE1OAll6",
+	"qhH082RW8EH5wlvGDg0tb5sx1tkM1wHs+sqtk6ePydbW1n5q6cmrudpwgnpShrdWbOVAOaWwKqjR2jbt",
+	"LQauVZSm3S6ocauevx6WsVdh7hXhAjIo4WoIhaj8B4rAW+vPXeAkZlZUYN+R2Xe/ZwlVnBqVpvnjJZAr",
+	"OyDlTPKRCI5YxMr2fWXgm42HDajhBjChY87UfW3EvQDzFhD5vDg9xDmsyd25r9a49k+EjsfrEpxUOVM8",
+	"GdAYM6ynWANYvSFVioWlMuBPx3q08EIUcJDnfyzUn0cKS1d4X55MswQmdtbJvI2FpiqXld2cjkTw0xXR",
+	"08tzBzEdciMd2akXD8Kbi/ZUWGvMdBIL5QIuViQ0JVqioqfsesZjzO3epTwCSp+FKREZ+0DyIe0hztg2",
+	"Uz55Z5M+vsO8g3ESsffvZ23JbhelYCvsYgY9s5VrILAsN+cSd40MoFOYDlaB2R8lhrokEQTaQMpL1U59",
+	"h1sNTLWo/JxFmQv81nIs5oUVowhI3cpGzygNlJO+zU+uhaQu/6i5zGXPLrjcUW+urFkQLZ1zwC8kJiwh",
+	"mr3VwAdgnAZTlsrPzxdekEWtBQL25+J+5c0nbzUT+eytU7ecUcWmXErKs4P72LbgeWU1o02zDUVw9c2Z",
+	"gAIakYFXN5YDIuTIy2Xo3ppS8TaWU4pp7zQ7+UXr/ox8C+r75ygbIgijxgyRAKwK5K3NarLA4lwARHVV",
+	"0/MUnZ7GdtDpkzzDsDKbsfpJmbNLM6P7KYRW5dG+YjTS/Zy35eq42l4aSLQZJwzEdYdnwKEMNEnIuBQU",
+	"QcnwAJVLrgfk7Irf5+IZ26hVCa7ZWKF+5dyrp7Thmo1ZSDr5MRiHNKIjOp5PA+ah5oVK6ClF8/vFqrVF",
+	"+Ok+EZLN674qZ7HkQKfJLj/PFed39dlZ9eRjbYlPa8XAMb/mbLRkVms7+96Z5xj1sd5OLEcQa4uZAsM2",
+	"WcaM+IQqQm3m0weKbDcaNvm27rMBqVzFcuQyQMeQ0pBqw4dEIcnifQEdz6FV2UHPTPPl2D9dgJURVpKU",
+	"YoT1bI+xHD1QWGModdiLoGrN49OvHygb2wnRn6ZNc1oNMc/8v9ohOZEjh2Wmw0uA6Nu+cjbwuVxY7lT9",
+	"dOWh7GLcQSCaBu2sJg4La7VtBJ/WEQvJmOkDd6TaoMjHfJlvudKKVHADqgfZlVGMEbsbWeSY7TqTYEHS",
+	"hS9m3Wp8723NfFi7obENvHjjmf1LOzmRo8dpPydydOK6SpcJaGZd391OEl3b2MMDS7sHbNDBc06jER2D",
+	"ry74F4IdIy301YcsJDYh95jp+/PldQkRyxEWThaEwUU3ftpfyU1julNcTIcFBuFBAUMZZ53fThnkvsoF",
+	"8qkb8yGEbK64+7ipj0+/9twGvzj65enLF7DjfDV5AyTCxzJk5RgvfT1dieBO6vS05+NwpsJBxdmBYjlS",
+	"SBqA0ggp2PpqXdNJLmf4YoOVaXxUqiSDuaSZvGN3r4mSpEvjJbYo7NjdxvK+bYdGZpeKpaTFZunhopcO",
+	"CcXS0Jq1fNAzqWk0l5Ypl6PcDLUKqYr1gjtikF5tJONrFhPblkhzdW59SQxBK9kMsMeH7cKAfZvwqDAw",
+	"qeRh6wIQgGQjP0PD1AgJahBiM4oYzJ0IAWg/PwpXSAFc+hLT/QF84dSxhtXgZUflwGKMYocZ08NumCAx",
+	"uIohV/TATpxGpHIFCO+KKINrR/3xQXZB8lRJaTomlqhUc3QGAWaICy4KLHYYGYVYbB1089+4zizlTLvE",
+	"30fYMf54arsv9+uD3U3PRl7dmyGl/DHOXdDixS5eMEceinrh7PQW0H0ZazSbpvTzyD02Q+u6qgD8bFWZ",
+	"5xmj4dosATA79joZli0N6Jkl8DR8TAdDyntioYl62l35OdN9GRYch4f88qbl+faPS6rGInA/m+kfxeet",
+	"S+QFSr2Ub8d7BInScvC14WlKuEV8W0MJiYe2Kk/CykLnCnb9WQSNRl6ojguADmVNSF0DD0cAuqWUpgWo",
+	"dWWctwlV2+SaDbXLpwxqIZgPJSGnEVDwWesYe4s5oo/Dx/HgcKUNK3zy5fqfPF7/k6OVPlnfE3xYvhMu",
+	"MVAqVBrqAfyuDeNbPhWFKl0alwSEuRo30LWlyLijzmsNEqdbo78ICTCioNgv3UPTj8us4m6P0jHlvT5g",
+	"QhZZb+mySzFgSjHRm8+33TRJvs0qTFjaPo2YWAqw9JPXisUu58XKgUnLG7K3+tly1QHVBH2PVVqneqUF",
+	"F5jqRWzxGodzBfPtfcSYfDEVZDIb6xdRoPgGcR1RzZxT4+1YvGHMbrhM1AqbYeuEuw2p5O5UdTUDeMxl",
+	"zPV4TiCGDDiNnskeX83Yje1fMG1YuRVpm5JJHMxRBMOrx3IwsImQVuKO50eO3MYW73uJDrJ6rWsaitIk",
+	"JDkLfnFVgGFnaMwMBZmhDzPYvxDKkaK7Kd4hBXcR/c45wbnjkQfDPOeCedzq9KkonqsyvDaDHos42C9y",
+	"UFP8R56JmLlMBTRXxugCHlgz3Yv55inYl79ulSnw7kJ7lugioMyhw2ckg//SMNTbINxZ+5o7ZLPeKdm8",
+	"L+by2Ajnr5uz1uHA7u4lD0sxAwa5zPd+t+8X0QcfCYSMs3hEbwGPNW8mBgiX+p44i4WeLs5/223eZbCQ",
+	"mF6uzeotpgW/Tfh3l5HsLcWd7K1+GYPKbZaCrEIxVgVCooNLmSLm5RZ7u01ThyMHrQJcpzHOYiQ2D5Mc",
+	"MU15dGtZErzhoYtcegh3XIuYDZjgDLf5ZNTnQR8TKRRF0upGIN0IpBuBdCOQ/tgF0o3EuLrEuJHiNlLc",
+	"z1aKm8ddpTLXzH0+MziwhcgaPX9T3xvwlnWhhFDSSjER1skh5gXiOWROlWlp0wRZ+74UaU/FqETDm9m4",
+	"RGq9gbDeNh2TDiPoZFkBf13ni5xuhk/Kdq4KdISb/rYbjSwW0NAhtZyJy4mAj7ZXQCK35pmmXKPz8ma2",
+	"X7M8y5rxVGU8zN26eHz3Lo5u1cUtpb5ZCj21RX0WQHp9IwkYOhJxw01G/NryJQfocCpjPOppFK3n35LW",
+	"r71ycdsP70GSn0dyF4H/teBvX8bHpy+h8RSlTR3KW83t3e29rUfbuzl/gVr6dM9fTpTXBsgdBOeMVheB",
+	"KeMeFTwgFetfX/WJkKLmHiPepGENsxOh6qmCPsf4CL2O65CLveQ5pqQpZYdmeIQ1NAw5ZmFqPSJF+UYK",
+	"xoYsdfAIqGY9GY/JAy7IMJY9Iz48WOryUWAk0iPQ3M5vfbO1UkhBKVH7pez8JCzseT/TNRjwLHSu3E/t",
+	"W9mxXiGkQt1f5uGAhowICTS9/AzNcVZ0rjEjyjUXPaCjFRkTLqqEEnQ6KXMMWeIOUu5ikE5jHV+Dn667",
+	"KXhK3MHT1Hz/aX3Lc1q5BXN6DSzdhq/c8JUbvnLDV274yg1f+ZPnK5GklRtbo+hSp8qydY/ulK12OT0o",
+	"2m5XbZ/e1GUm2tVRzsfWdH8Cg+pHvc8pQ7305OYMsbc8n4rNDRVHS1jZTRz1JdrMFKmgn7gt65sFMleL",
+	"zhCPtpeGx68VbS5HGGeeRVbTmEFc9R0jzn0vcpXIpgxRNqcB2BShvCSMmx+uuTyF6T24f2RqYpypn23U",
+	"xfw9/rxh8VMx6LeztuQC0kuSMkHcR6Eca1Kot2Kl6eWjrCmHKRbOlcZWjYpfp+hObsg1Exe5BLyzjCaN",
+	"IoVRJ6vHEd2fqX9tU/QnSWqwhsH0ltmMPqktcrFp7w5GugXnupBAydrx8oawnH0slx06Z4ibY1crHL0y",
+	"nPciV268LAXKDYvy9n9HafIZVUc0duFJ1DAgpf4AeZjP5NxMYjBNQ4zmkAmoa4R1VlzAti04AamcuzRg",
+	"hHezItXg2xJxgN3sRLHz0klp9lbPVsQodUa8Yw5qGKmwjQjaZVvy09W75VeBeRJur4PL93Ums7KWKy2m",
+	"cMJnF9VzvS2sZjFVyXN6m7GTixUmb7jze5v73Uvj2B6Wz3ylGPT7CBK/RSGIE0vhy1yYPgb+WgvHxIze",
+	"qYySw1HzMdJiDIQEewkaSqGYzndZ2YOXkMDwFrVl4RKtX2AWvk09srkUx+owiuSIzdn5tP2TkOvn1kMr",
+	"3bjEgKpmy2BgMgTwu7+Zs/vQ22u4K2tPnNtSC8+o6CUWnS/ddToIj5hG/7pcwYWSdSZaHnEacdFb2u5V",
+	"LM2Rn5+TOJiqZbFqemLz3Vcy4iEdv7xhcczDqZyshaTc4bvW+/PzeuGP7felRXBmygxDuQIjRZ8kUUlB",
+	"5UuuLgMpBAswwBj2rfiw1IOXRtFpwASNuVxnzadBn4V2IkWm5rkUIR0bXv40MX+1yZtz76uv2s+fn3t+",
+	"+tcFkTF5c2Fz6pgPZLebT2c2H4Bt/KcUallSx9YsCLOXu/lUuLslwAaQvl5QXMYW8sgcTTsskqKnCBRI",
+	"XAGG8zwnb+lSjV99OV5SCseF+afzXm2yt5LiDsz+usonMQPdC9TmrNi6BjqmgX6gyIhCPNxtMlouzfJ4",
+	"cSu62hMyZgaFGiB/V1RtTrsJx1QoQ98W4qBhWnDHIOSFTX+b0Ih3OUrv6hWLj+j4Wbm2ydkuhSROy7N8",
+	"MxWLb3jAzubQUN+b4z5bPttCraN1CUTu49eK9phBKsVi8TEVoRxcZuyGfWBtPpcxGzLNbSUldsPEZSQp",
+	"5hrJ/boMKY/GpfhPDRkL+gax9gRfSnIypWvqFZ7yUirn6slFV5aLXXOhruEcsfgFFMwoQnINRiOtcF08",
+	"KZGlwGi/0RIy1My7oLe8iysnbVvp0trCIUuZPNvO1fZepbzJLX2U8avlKLZvWOmQcE0iqla5k2Vsqw1z",
+	"KlzWjJktUOA5TEgpgzQPE5Uxa+Ws2AwnMvcaT/GO/hQTPB/RlHJjixDjDBszBzXnMs7Nvfel2H8Gz834",
+	"Qy9g0ss48lmudBYDzPcBz6h9/lhOsS1zRZd1A2jho7Qsv7nphSyf5Sc0A3QRcOXiNgzx0ymXn5vuvZfL",
+	"n+p7TTGzY8ijOCl1j7IvWUge2oLNLCSVrNB7+gw0/dWycu9pFysWG3ddzrMmUDJksZKCDDk4sSRDqImB",
+	"Fvt0PlSEJB25UBZ9wcjTxchnkTaNrqGuvZkDluGjAkOKoJ6Vm0k6j1KIYCn01aABbV+xGLDcVzKJ54HF",
+	"TKgvEyiobSdk5mkVwjYleoOM+jyyLDVX5FrIkSifI+LXOafCQfkh7nv+RMw/CIEUNyxWXIoSyLryJlxo",
+	"OeOA4fIlO0eM1bYTogSX1c+HjFlppR0zedCcWwy+Wi19MNcahFx2aEOuNBeBtsZkMNrYCo52UDeb1VaV",
+	"s/Ou0NpBclGC3BW6mWIMYSXMTJuLHmE06Nsty3nM0Ej2fNJx3jQkbwnLsVk0us7dthWmouXSPWUiJBX2",
+	"NogSxW9YdcV9nGsMt9GmIKTj1c0hqeJNyWM7v4BZi0stwTXFY5TbueLFKcMIc6n2p3XERR3nIhKVMgQz",
+	"lrN1dJ1LirX+ZFSfy9bxk9eElige8p6k6+U4nac0nbKMG1yEWbgNiQtoxIx8Tcy9b6d1CFuN1m6t2apt",
+	"NX1i/m62zF9bzXqzVTe/zd8Pm62H5u8DUDRigZFERC4gfbsGnZExoxhCrqpY+fAkUYpTYX48Eb2Iqz4Z",
+	"SKFxVqSy1SSTP07+NPmnye8n/+HD9x/+R4IDHrEA3cbdnKo+kUNE19GYdCUeYYNQKRlKpXgnYkjiZRem",
+	"aDgeQ7ZcoggjmYexHA5ZWCcnLKJGfiMjGYfKJ68FfwtfKx8SCdv+DJiUmTq8gi71SOaWit5Q1CU7dylC",
+	"WcQGkBm5bJfetC6qZgY6iQUmKA3D+mBQH4/HUKcgX7Q579W1tDLZZ1N33/vBnq8ZN6fYQdeweCPGruFA",
+	"xnJAUG0+T1leaW23Gw0IKzAUETTm1ZVV6HdQk9+rZpxUqH39QBE5Ei5sH84h5uU2d1qOxAGh4YBj+cyB",
+	"DFlMtYxt3IaGCoNYS8t2V11L5z6dfilnYXhDa981avuXtYsvSu0LHzdc4iesd17vnkzroJd4lnxMnfTC",
+	"+pJ/xQrqpVuySGE9Ryc9T2pZOtYKyuwyiSTTIc/4XaHbHTYgEe+AA5r9aSRpZWgb1GkjlS9S6l218RAg",
+	"oAgaEfZWM2G4eUO5W2YujyxnslQosZMrLW29iJssc9FOfaVur/Aq0ZML639RkgofnPOchGjakaHZkIp9",
+	"8QUKw6ZrlIwxFWZ1qb+oLk//jkmZTH8uvE4HfZZmR9eoLl2jDCis3q7QjVq2E3nD4FJX+xMWLXSVn1v5",
+	"ywYb2hAtl5k9n8wIOr5lta9pVmsOei5WA7tLSa8yQKaw+XFXXsMa3h0aXN9nabU710dbqxzap9UU5GyA",
+	"5dM5DWQxkRYyfe0Yna7sr1HMQbMC2+De4Q/3CpQl7lWicn0A818DT8Ssuci58Km2YgLCxkWQNhixTl/K",
+	"a/dFGTU8ZUHM9EsRsNOs7NkayQLPjDxlq4iCMldYbTKiMUwbSImCYbDIX4VC+fjDV8fkmo19Qomd5wNF",
+	"FO8JI6Zh+2o7LTXHFYYa+6STQO3MNO45ZsOIjm2+LMNcH4dsMJSaiWBc+5UZAHNmQSW6iAbXNhIaRjAv",
+	"WQxBzlDIIXtDAips5SuzCEFoj3Ixv1JdSTUPPKWrV5uzx8fgrHsuhnk/e4tI2w58gJrUtDKt2Ty4MK4i",
+	"BtWu+N+dgebuVTn7+CkAmAuCMzAUY4t1lmm43s10tYgfeTdjhpjlgC+md4kSHM1Hzm2MgfTEzBVlMx9y",
+	"PLp8nhCpX3FRXI92/J2tHRL0aUwDw2S4uv1Y2sesPB+YWV7631zH12ePraaqsVVrNM8a++2tRrvR+KJh",
+	"/ltd2TpRDO9cBdYZezJzu0pglaqSzKRRXlAWcuT49CXZe9RoknSGWDwLoVFMi+BnOhQAU+r6vU4F9dTv",
+	"fA0XdaflPAQsO7sptSbhQmkqtE8aho31bRVPXCtJhOYR4DnTy4BqHliMXQzhK8T9ltsfqaZlogeJuLh2",
+	"VQixFUAY0ooOIxqwvoygJt8Ab909eQiygc11Oxuha97kHd7VQhFztvmrEgdx6xbumxNy8TFqzafxME6l",
+	"Xp6GO04McHsdrzSl6GFapr9EyWL7Pb3mUaRc7/N1ajOcH1Ua+ud6XFaCajwej2uDQS0MSb/fHgzagG2n",
+	"ATXl/br9vober/YfUnCJXeQZa6YDgckrziVFdZj7VvbAp0l87CmuHL6dBn0/7lN9vGZs+eqnvfyT+zjx",
+	"6wUOzhizUoWTTHRPctGrSRGhaieQg9zvTAVYyiCMWOdEB8eLoLAg4Wa6ZQ7B5G6VX8DhsyPNu8OlV6+A",
+	"1vMwSVHtsu2dPTJLd3cRblyICIvXbQYXLIswMeTypxv+BsT+DiFv5vtPK8PijMtn8w1KX3cJAFuNtytg",
+	"5LJSx1zByTtZkqNtGFFtRiTuA8hLv0VCI3jILmRtS2KmqquEYLGFnMCNgeLK58JC8on5ChLnlhBNMzku",
+	"eqdclOWqUeZxviR7yCIOf2AeOKRZhHY1i41Yncowt4s/4+FynZ91LVnX812OBKYrmRds7eoHoAaiEMZe",
+	"hAlyrM6Lm8RSm4NXk4l2orrSPIpAd3B7UBRcplc7z0kcrRiiZ1qmpykH0uKdyA5jEXxTh2bmosyH5TwH",
+	"2zKUbA+vdYxYO6nC6mCj2QiLT96SksK2n7SIZ+rnZ3M0gaEIczT5+SxamYoKYtK7xBrUuRRZzdfCM0hl",
+	"Z5YTEplon5w9OyV9KkLVp9fMju+TvhGohdSkKxPhficiZjTom+3y0xoBphFFF4nCSKtXR44o6LeeqxUq",
+	"6DI1lEKxL2U4x7Ef3UWa5Ff8S6eNTyXCFZOll4smTnhe2t08I4Y7KubQeIWx8iDIqosW1rrgkB9ZrHq7",
+	"1CHPMGnSOiTB3aqyGNJcPpIlqUZuQ3JhoexOUcqAt47L6w+xlNbdgjbyOaTBMJNPyi8/GDKo0u72P1BY",
+	"w51UipCuw9PqandJ6Wf5+7RCbiSq9MnUvVppnNPCbVk+kGBvtV3RXXYwrdo8W+Y+PSHrlh52dygrdu+e",
+	"HOW6dM8Wlh12Byx/nLJixLmcKEVwzIB0ei/zJ6lk04rUMX9V/PxVXwGP/HRFmWmEeAepZuaG585bxGhY",
+	"D9La0PDTsiPuJyL3Sxtc5p5+Kzv1lCwGNIrqrlK046PSflY7tjC9rPqb6SZ99DqdUfrInq50UumLX8rO",
+	"UzcvePiYRtHTbG7wDPyIXa85GB2LYVKWaa4oIC11GvnYsstCz6G8XDDtBRiNCQ5v+QnFnCNcBax47XwR",
+	"KnSkM/yudX8DL4r78AOYCYuMSzwv+loPFXl98szxPsz6QxUz97UauYSnOV5/Hmr4yaOEe0AFJ8wi1c/q",
+	"FOFE6HmC6CL2Zi7hXA3ZpABIqeQMAczNLk8IceBVHSJSeH9KnVJ6ThbOCUXStWc245ZwL0dho7TaKK1+",
+	"Tkor7KpcSjrVVIQ0Dond4GnnGt/6tQC1FnLUdhUBwFl/Zfcar2AeG/UVCy69jX5tFbyNG5jEXI/R7RqV",
+	"DENuwGoOLrAnjIZp9gev7f197XDILeDd8cUv3r9/b92eS+tGDJNOxIPMYUcRxeIbyJQTy6SHOYt7VLMR",
+	"HdfJE7i/Q6r7hEZKQp0SlarQuFbnQscINaIiqvruE6eC8dM4WBmjiO67IhTOp+hcXL2zjXzn6OWD09D7",
+	"K1LpJDqtDZH3dCNKx4wOMNynz8jj069JKEcikuhMSsW5wIKuDxSJ5UhVD8iV7f3KTAGLBQg3vzoBAVGR",
+	"gMbxmFyZ8dvkzcWVT2R8Luzvd7AE1SbvIPahTeIkYu/fX8EUwYuapio8g8ZJZbvRqNbJobD6CatyxGgv",
+	"635zLloNV8ejYu6W83bTgEtFqMjVASz0BRnImF1lpTOc/842+RX/sn4uisCHtXCmyNXf16yzbu04vLJ5",
+	"iVx8CmAnDlUjm0RL0mzt5TyBiOyeizeHtd9gwEj9sl27sL4kUjCsh9MZ509N1Z0Bp15Fd8DErEab3WNh",
+	"dvzORTrHE6oZxGHU4L9Xfv7RCRtQbtDWFay98EYxfUUq1rOl6mMYPdlu7Z+LqxOm43Ht0NCcq/q5OLUB",
+	"qm3SajQyH7ZWo0VoELChZqGPxXhCElFDqCqUdJLomuBZqh5AFBkX6DHPjQBnHjXPxYArxUXvYSIgQN3A",
+	"3F7RK9NiC0B0zcYPFEFzMQE/TnMvVCCHTJFQZiphlIYyKFUscB+ePDk8ev6kPgh9cu5905cgLIUSPO3O",
+	"PZjfHunIcAx9xSxg/AYcGkBzfXAuthvbxM0xlgmWjOGh+XCHjGIpemQABR6xGAw2NBjAtNgngRTdiAdm",
+	"1c0tHEjeoPR2LiBIxrzZIdS+M5uPrmiBFBoCpsZDRiq/PH354gBurYzJiyPwU3P3fArgrX0SU+26x9LT",
+	"pLCz1QOy02gSG20DKw/ZMJJjw3XsNFrphiXDFG2Ys2lebrnPzkUi6A3lQGvNm+20w5CHuDV4oi0w6+fi",
+	"lcGMQxrTATOXxSe/TczJB4c7DEXEB2kTd/NjBi54bfSFHbI4YELXQhbI0BxBmO25eH32tLaXZSmQQscy",
+	"yl/OyusvGo1Gw1xb81fzqQ//7j5Nr8GwMEPMo8vOhWI9DH4UkjAV0CELEYH75OpvWk8NRKkYY/pwuOxp",
+	"oZ5cBGXabf1cnAvwwnIiPbjNmTaHr45JDC7nFXsksNSQT6iFDcY1VMkgUZpEPE3/gKGbjYa5XFqS/f39",
+	"fYQWhpZrLFH9+uyxCx7l1t80dUgMqCDg8wyO7gAQaAAlsqmmHaoMKLSMmTogV2YEjLA9a221d/bbO/u1",
+	"5na70QB6cQVpg2uNZq3RPGva979BdKTkLHAAoZ+LtA6AoRTkChbZYchdmbXZDsE/st1o/IbYpU5N5De4",
+	"dHSxvAJ4/ytymOFUQBIO/6d4gwjGQijzZN2s4T5mQgimVkZw5/AVQW4DRkEr2v+vViMn7EgGtWNh+Ja2",
+	"s65ZxqUWsi7HsC1rayO1Gv5xLtJsOW3vMY2iWgBZGLJZWJbk8NWx53s2aYDX9lr1BjDjQybokHttb6ve",
+	"qG8ho9kHHunhTfNhn9FI9x9CdaCHkOy3jBM+dEbBIqmyGajrSO5hm6/ZGJulMlLboYFf4Ee++w1qvfSX",
+	"4SLTH88YDdMfZtHpj7wfTfrQ8uakAs7UDnW5t1WwDqpkwGLT7zdQKy57Zro/Fj2mdPYsP8p0e6fr5WoI",
+	"0UWxHRZKzqWtrLv8MJYdLNvPhNXRpbCzUSRt4LvybITSSXCN5COVAYdUAcNIOmgWpYqMmBEHCwwI0iwa",
+	"jqspbJ7zIJYntNPhuvjs+W+/SjqWGthEizBzlTmpD6Tg5naHuLiqTzSL2LAvxfiVO33m/t5IHrD0SeXc",
+	"M/MwlI73kpiF556rpwAKQrNCpqt1Dw4n3jQjKXpfwVl8bI5izgoJR7XVaIDmAWkgMvjDyO7Qw2+tzoC9",
+	"pYOhjai2ao3i2cu/YW9ZkEDGafCRbtQNfmq08j7z3stf5dIgg/iYBaVmQMz3mkIRlDPp0ySOmdCX6dtL",
+	"qI+AUbCMhREreQWxtixhtshOqslXM3O68MtWs9Vcby14SJaBaG/lTtP8xwu6a7ZcMclX/Zgq2+XyIWbO",
+	"4aJxCt0Vj+ZM14W2ZWsDfc8ybRCeZJuoDCTKqZQVcL3SD82VANdHJBxw4qfY+Xkj2i8eTjd/73sl3P/q",
+	"vWSfTPVk6zqs2otp/t738gLUss8LbQF423j7yz5KscTDL2noIirhk+byT14LI1bJmH/HoOTKdmt/+Udn",
+	"Uj6nYmzHUua7nVXmd2xjgdGQCl9t/Shx2mp4oIhcQOyI5TXKKc4ThyugbfnxQKFcvGU5saFdQrVmv87f",
+	"wiywZfX76C+JVDQb9MRqV0DDNHN/D4t31yyynVOPoJACXCyWvpXCijMZo4SKS2iTRBEZ0GGdHEZKpp8l",
+	"cS5uLFWBAsvp5CobXHfDYt4dOwG5vsEj5XgEotwGAxqPvbZ3qqH0X7dgVXigsn2FlEENQqOIJEMfBF0q",
+	"xsQpTUF7E7pMerQHhipkptE6ZZhrQ7Efom6zRtVYBMBhDyWaEYvMDxrSDYN6aFp+3QRO3UnGc0941uRh",
+	"TqUMiswLVPEypZ1zzeqoplAO0FNDyIjVarR2vanSf97kf5n8YfL7yV/I5N9N/vThdx++n/ww+YM3XfDP",
+	"291vPmq2trZ3Hu1ap4TLTCNNea+vvanSpzs7OwbNWD30JSZl8QIah6o2UNdOQQ0zbOYL8XlBzEKuiWnq",
+	"ExA7G95UzT0PorsuzW3ySsrreThVr1gWb2tl+p95RnzdRBKWKdstxi1jbxcTkF/KzqFVsnmfkigimVr8",
+	"0VMZd3gYMoFf7C3/wk7LUBSZ2NmtQH0fW/0ZfNBcYWav6DiSNDyT8hmNwazvbTd3VgGDSoaGXrDwOQs5",
+	"dUa9T80jrLBjL6Q+Nhd3wIQ9GzuN1kpnw7EQGTey+JNTK6tnFBs/3V7+qR0q3e8CNsa7QijmsgBU2Y+l",
+	"kImKxka8jiPOYmJ1G3mMi1UTyxDuSqh2g2U3WHYawViHtg2G3WDYny2GvRuCRQv9w3eAX3j4fgGqRa/N",
+	"eag2RYW7Pprph1T3MyO97d+bvter4odiVbe7Iepice3mXmO7sYMFgVdD1C7hWmst7JaW+74v7AZZeE7S",
+	"7CA/Zgy3vdK1fCoTEd4FJW4w3M8Ew+FdcRhuZZzWepjLCjXfAhbkLG+QUwqMOuj2BVYdSCpl/hyDdRqT",
+	"HBWR4TOu9GGa9FrN4sMSB/BC31zZNP/c2oGwiliKqHYsGgXDcIZH4Rv0h70F3vSXssS2BO8KLa1O6eK+",
+	"rDvokf3mnVuiAeOO/+iiEOXlYUKdZq25c9bYQzsxJtTBqsJghHGpJ3sdr+2dMsFljLA22xQnBrP/+w+/",
+	"m/z+w/cf/vvJnyd/IpMfJv8y+dOH7ye///C7yQ8fvv/wj1P+eXbYFti7m+1WblgDAEya2ExTGTbvx/KQ",
+	"nS90Yi/TXUIKxrRkRM8dxo3S8PMaH9ankRsycv9kxCDp6ZvhCEc+f2A5/VhR95Dd0s+qf5jBmveDBm+B",
+	"rGytqY0QvxHiN7hpqRAv8ghqLfzkRPdVpPZFSCpFIs1Syf1HIbQXsZu/d3ELvJSVs9sI4BsBfIOdVhHA",
+	"C9iJVFIxFsOiME4D49Ory3HXkNeu2Tgvl5fI1BC5s1SexkohNtvdMpk5cUFNP1uReVZCLkk5C5BKw/NM",
+	"u70pj+uCJL2N+SFeq+l+W0bybu7k21tAB/Ggxt6CYw5EiHX5W/M0uL7c6jS7Dbof1Ot1oCY38hq7FUkU",
+	"mY2RQ5bpc1yO71z27wvfbWO7+TFFbjh+y8XtazyjGzF7I2ZviMVZvvKmja5QPhFsxJS2ubQqhpQA0h7Q",
+	"MdZSc8FQ5l5XD2zS2SzdfJ6eIOUooSUlMnrxyj61cVQ4v2wabSyhlRWVwlreXPcJ4pli/TZB4xjqt2np",
+	"QtRMW5458j1QJOa9vkbfQMxtQKgmKcqtE0PYsp46Y9eTdf2DmqI2TqgGASpZYGplu7FVrZNDnGafZvGO",
+	"zYZbgYEQBiGCdnlEx+az/Xwgjg1Kg6AfiKyAwCezI0jECdfVOjlD50PwbLQB0QFrE0pipuMxSaMMlNnF",
+	"qeBnGxemsgYY52d5BRe/hWUORJjGdyosBDa/xkCp6gXDfD+n2mUJRf3NHOK4AsFbk2atrXVZn934SFzG",
+	"NRtPcQmtcJdtdx81Ok3aCrbCbbbTfdTYbe619rfodmcneBTusr3ufoM2O4X3XpFlQd7iE/Mm98iGWM2X",
+	"kzBn+ZEzKMQ0wtuUXku4uhDMRSqIVHNXqVrkWtKrYGg/pjVYRu7LPinwHBv+Z6On3GgCfi7M3XN6zfJR",
+	"s5WMJaiuxKIhQl2mpjyBVvMIekqMtj+BinKjBkzVgJsLdf8XCk+6y7Ss87ITcPCpiGIY5LEU7IE6cLIS",
+	"tnEJCLYXX0Bwc7FZO1c1Zj6eKgT+WXlrKBVxQyOr9W/4ze3txoXvcWUrq6c5zSAhtZ13VtXCpoiy8faT",
+	"/+vD95M/k8m/TH6Y/MuHf/zwu8k/Tf7srcySTUNmY+XccA8bZLeyq3IeGRF3sWeMnvlWU5hsvjvfS2eU",
+	"AJHMIFWbWTWn97FpVA8yi4ZiTGUuf/gpePz1qQgjFpa7/BksoNZGivZyP43lYBUzgW1+JqHxVB1kRkPC",
+	"Q0UqafQitws+DtWbC6ANkLWumreMvNm9KLeN2EKjby5WNo8cHxlArGYZcVnnZteBfpejvnTwzrahMO+d",
+	"i0U2nY80b0yN5Sb+EzD/gNv6q9LAoTlKm2aj3SiYcEIeY6S3107LS3m+h7mljwXXnGoZe207mOd7fapO",
+	"WCDjUDlSy0OvvdU0BPpVVoDK0Wg8aRAfYI8r2G8KhdvxiYU+mndodG1Qy1GCN/EUU5t57b0ta/uZebO/",
+	"k+ljdnxvRLku7aHZ+oiGJIMolpuR3Hnf2JE2dqQNswDumkiJKyldIjKeIm+O8FWnGIdphiFkmvLo4Tvz",
+	"49gqH8ozYmWmlxy7ICQwCalBY7uxTSJ+bZgZm9/QyHCzbMIvGHAJC5QYW+WOVjjPj6vJuIXSf0Nbbkdb",
+	"7o2MLNb/B3jWNhTkJ6eJ3yjjfgzKOBpa6XQ+NQk5jVj8kL3VTIQLfA3MdQQbIdraGVXMpgbqyzShMT7u",
+	"U0zwh6bSsApxZn0Whfje4hFSsSVfSbPVqGKiTCFHB8RSxyw50aBOnsHImKoQB6ER5A90g8AYZlBNr5nA",
+	"PKAV54SBawTC16c3kK90AA4H2NXKtFGkCXVLieMTgOEz06d3B80gTAo63Oq26G7QZLW9znZY22aPurV9",
+	"2uzUUrsw3e1g+oQUql57q9FYGQPjjFP88BHN63ZTrbAOM35StKTnLe6P8gR2TXjcD21ykFlmnYbjN06z",
+	"k+MN4RovxYZ0/TWQro07+V83mf1KRiFGcyv2QFkUEEnRg2QyjuwiDZqhu/DVArL7FTWkkjoSlgyJluQK",
+	"XN2u7FDW0OaKa1ENtDBMDD0c+QRy/ibCVd4CtzWDuZD2YeGSqyJCvjogQhKkndisxzSSYjJgVIz6PGKk",
+	"okfSzgspv3UKTEcZSPDAQzcdm6E+e2smX62To4S1c/MH779EyyNOIy561twF+NWxFb9NaMS7HJL92r+A",
+	"PXjF4iM6BjTlOBUZ0jGpvD57TEI6rh6kKNqlIOaCUNLlgkYEhScfUhcPIyoMpjQCyhHVzOw7fJJEkRHZ",
+	"IUU8lLcBCAs5Mm+5UDxk2VoeKOAqToM+C5OIkREXoRzBUkwHUjgzqRnStPxKRjyk45c3LI55yJTL2G1m",
+	"/ECR70xzYLMSHaBi9oCYtaU5FzMQ8p6QMaQzMXOHL62vKGYvgkSuyMtU7ZqNEOzgIrG/UNaE1DVQIERc",
+	"aT+lbOZ8JMLxXnBGfLuy7NyEbnG27/wkQ8kgUzxWc6DxGD8wMqdKa88MY27uWLVOQNneNg+gHj0xlwTd",
+	"UH2snlG6ZdQ1QpVL5qFppgOuu1X7OQ/r5IXENPihOZFUEChdh9kTMMU+bL/lRrDUR379kCRbEcsGhwp5",
+	"0I5zVzvIb2WhsiHWzsP6HykTbbhTVBjgbzgM5i1wn2gCAgNPyuQiXG3Nle1GA1PAp9oc87YklTVwq3B9",
+	"Pqs1HNEIzAj/rA3Uda05w9w2Ww3fi5B92mnkFSLrpKtR7BOxvAuZ3NYdmFw/l1EiLSjc9L0gUVoOvoay",
+	"FGYOTa/tTf63yQ8f/mHyT5M/TH7vCmrt+h95ekuyDLk8cF8UdW5lt3hmZkU/W4cSoIhypgHbglxtL9NU",
+	"bRf3IxbYw7NIKrDiqQhzqKBSRCc2yTyiG64Mxtm4rm5cVzfOJxupY3V7Uqq6Mpx+KglQyx1g7a8QuWhb",
+	"FWO5NBKzZfLIL4DJAdYm03dYCcRp06g2fGJBOahBc2eIApSostog3zClNIqqPoF84lZ4EOyt5Xqsyg6V",
+	"KwNiWDfH7I6dlIMhPYV6a9nMoHAJTLftEm7llYip8hBGMJKTyEs9WsprguUukTG+f53hCUL883NgJQq6",
+	"tXRuq9FPu9zPpHH81ErEdLVL+IXCQd0wAhv14ydQP244h79WzsGQcKRiYV5TQTXEvSxiEmxdiFI/kxe5",
+	"gGg/JaxMaCj6yUUQJSELScXG84JvQ7VOTjXtdoF0YiUv88H4gFCn/MACstiJ1SblNCAVsPj17cc15Hyk",
+	"YKpa7uF6JIIn2NmKOS25U15VMJoaqxoQLGhccEKdFmXL/DpR6s1Tj5lix3Nza+aAANOCteYn0Cwf02lI",
+	"fs45Na2/DPrS3CKQF2NhOaoN8j42c9QUsS3+7lF1zVCbqyXpWI4w9MrSa5ZN4iO6aB6JYLmHJkvvwsZM",
+	"ufHR3FBG8NEsM3zkiaIIihRxSUXSUL6Q4DMJqvk4sSWyqHCZLYDiISVLHWaUlkPl4jaw0tasDaVdMDUh",
+	"VQS7RZEW1sk3zuqBmM3PIkPyTR2BgaqOOfMDrM9W3AWNpgGS6suR8omQUKi8XaTLD1RGrcBEMT0UdAGl",
+	"xWi3+8CV8rbTy3vBIsmH4uou04dtVULgoR7nkQiWkfYMmvdK1Oc7ti4l8plZrGKmNRvaU/3ohP7eqHJ6",
+	"3h0cltLTeyN4cAAWC9uon9kQvA3B2xA8r+1902eg7qQWIRp0k7Kx4B0hUkFjPgFclqaqaWhY0280GjiM",
+	"wp7HFuNaxewDJ2ohQlY+UVjSmQvypN58tE0qMRsyqi2JwiwNPjgLoH8DELzYJotx1MT5bGDcIDZHUdNi",
+	"XCBCQKjamdhpq/c7ZXomefpYJX+7sXWQvea6oAReYoMnh26h1oUVqm4D/UEltPXkoddWlS3YiKDIgem3",
+	"nOBCKlbMqNbJGbRm3S4LtO2poEi30r1vJX43NBgGwlQ8P8ipzmnMyDUbovODofckRe3zUlYtEq8/T9oq",
+	"lOxmSBAc5Cnavkcq+81HVbL7aKe2vVVrNb2L5ZLeWuTp4yexomHIcJn2ZNynPHloOp9PXr+SIzIwt9rx",
+	"fiMWMwIzQvct995NbaPn3hi8N2rrDa+yIq/yKtGOfZjjnriISQlZxBYyKSdsIG8swS3oWpkbFTiHtzTQ",
+	"VnhGa7aT20rZjfY8KdsnGdtRRV9CUANMcydoRM+rA7hAj154P0uIj2CdBUJ8azq6Atm8WIeA4Nw+KgHE",
+	"bb5XsoezXpvwxXCewo2o+ddDmzak5ueS85lep1hfdrtrERsoPLo8nU/qODU3nU8xx3S5PfN2bkN3ytiz",
+	"Tlacn1kmGho+tnWwzQagaInKj+dM96XZFDrklzctb3Ur5CoO2zmVqk0JwN7ixTwOH8eDQ6/tHdaajUbT",
+	"m3rzpZtl4enj0qdHeTPoru/xIcx8q96oN5tbddB+q1MXrVFITnC2uHI3dps+stkWpp6+Vix+AYrsQmLj",
+	"ef7jgr2Fw5/1D/fo8Zyq4IvNueVe59jtMGY3XCaqOFjR6TxfSdymVZ6uIO4eJ3GAuvoeFTzw3KPHcjCA",
+	"Q+m9O4fS5ede+zxfuPzc888x7gHeYBXzc++9N5X1YTW787Rv/EezQhuoLTdDRxaLbRiljU5+w3yAEdpd",
+	"iTmVgIHJQBJTo2ps/bLmJ27oyHAMKbngE3MrC17TUJ/AGoWtD/a3skNGVKXW0QNUgCc6kBgLGYMvNdd9",
+	"0mOAin8pO3Wy09iCCFFV6ATiJZ2ZtaIYxMZgynZ/ccWF6jxVsxnx0Kz8s2qaV6He82l1Oe1cQvnuQOc+",
+	"CvkpUJJ16MI955j9pewc2iO2yTO7EUd/lnlmIX4F8H0/lkImCuJ/HWL9VnaqK5GMhVpQvIht4pCTj4Kw",
+	"nxpUU1cdg4TQtycwf4Gy1FkvUaeJyWihAg8uwUq9htLw1IkXCAA0TdGCwfXqMIqgllDFWVwXEoMNHdjQ",
+	"gU2u8Q0N+KugAQUSsATnu0yhGA+3MFMo9H1/mUJvhZatouX+1Hcbrd2PRmv30XR0Pydt3L0p3paHnZKK",
+	"S4hTVHNiJp9UxeqTUZ8H/cxtPHMBr27UdpvsrBuKfofsrBESyUUUnA8Ml7WKig9qJ3V5BNIY5oprNRrg",
+	"eRvLEVZvfbRNnvMvjeDGVVaF1UaQQC+2kKr1QwEH4WvGhop8+fLo15fPjp8fn11++euzJ6dVHzxvb1pO",
+	"vhuy2AzUJleavdUPA3VzZcU7ghfFvC0qIrF4aupwG5KrPHGtnyeNxlYAbY5D+MGuSCCjZCAwfcRVng14",
+	"WxOhYQXsqGZyuZFgcUOIPxGsTq4s2bnCYVPidGUgiBnTAWgg1YYSOCGo7av7jMcGXHXyBGAUYwI466/c",
+	"YV0ZYxSH1a9WWo0WJBojuJXkCv1urzDxBcQCWSHeNuDKps2LpNKYErdmqBcm8RMuKAc8gczosNy8c1Kc",
+	"ROjAlF//OM/cmUXjyyxpGalc5VmjKwNdwxpd4rSuqgbiMesmkJBMZ7pb/OqBIlfvYK/aMIH3V4SZW63q",
+	"5Kk00nz6jdUZH+NqzVQia87GRydypEBFHdvUG9OK4bY76FCsH1TJePoxoZyFY50cYivYw6z8boyKFELJ",
+	"qC8j5mqONdDX2WyjcvmZ2tnZxWNnE5xYrbY9vpWrYpuW2drsgJlzmjtfgnG4VTaaCwJ5iJAxoe578Bt/",
+	"fPo1hFjFcuQTaU5D/jL72IJ0YnnNhOnr5Oljst3caxDN4oEilStz4K/8Yo1kgbmpcBxwRjfnpxQ+EcZI",
+	"wSjpIXMZUkQy6KBnfMCwvBDF1SAgfHOqXxz98vTlCxy0CDV4LjvfskAb4BhMZNbXNKjJLCwdzuCRwrev",
+	"z57W9qpogTDnEPbRjAv7nN5Cs7DHp18/UG7zeFZV+tE2+RX/EpP6KXTdshjF9TWNnhAzNRsNgsjJPvWz",
+	"C5hWrAbkWujagOeADCnGFtrcMW62cOzq5Mwskytc3YHdWSN+hSyIaMzIVdCnsWL677iStb29nf1a88on",
+	"V5hTUtWarZ0mHrPck9aVTwIpbpgR0c18uHaWm7ToHrH9YioeMSadxMIYfBFxB3070+aOO0tcowHJLcNm",
+	"9wztfbIokOtsQ9rmJHfGmkG/zQax2X8QK6OfI41jfgNZRCG55g4ZcJFoptz4jT2zrddsnEvlPZIkGUYS",
+	"0i4LMoxlL2ZKpQmZFVJvwoyMA3EnUWQ3w15CqHEOPdhRWvt49K5OmI7HtUMzlyvf4nIDSAylSJNJGni6",
+	"+2UWMysLI06b46wzLxTQOp9mJAhoj8Bgw48e9T87q1klr58GmiyZZEHYmztdEAzzEx7Qt8+Y6Om+1242",
+	"Gv5MHOXKGlvHFhQ0BEa4A2ETZLi8uIninRWR4a0TkuGNmTM8LRVzz73352Je13slXbMIy4fAK7tv5167",
+	"5X4ZsKAACkBUww4MUYDUtJPZLNtTKeDcasoGWRSGdCGPw+rky4iKa3iDwUDqmg+HzKAOs98PlCMB3PIP",
+	"HNVAM9GunuMFi+BHs0JqZjBQ9Z0k7xd4wOa5yG+P73bDL90Av9nw87qYwsd7fgpv3/cXQtFRU0R0loog",
+	"mzpLHirWSJJZTWA9acJaPxd87TbVL01a65N6vV5FGp2nNQZ/L2eN7Xa6nTR4yuwXInSDfa0b+oDG17Bx",
+	"kCfYZrOFBJWGXDk5Ahhz0P8JDTlZzDtMMseFZj2DAhwfEJOOlBGjwn5nED+wZhYxRFyzmEYY/c4Ra8Ki",
+	"AG5g4gGGDM+NUzkgqWRR+EABR5kyn50xQNjQg056Ti2rGMtR2SFN+R9ITkdjDYEElYxnMY2gQbNaR5D5",
+	"LmuypZLw92NEMjWzz/ZAVFJ558A1/bsCaT4gGd2Gvc2TaaKlrKbwzTM7wP1wCy/HdStkCHNcHXIvZZdv",
+	"BZtK65alk1ZNswJivVW5uZTHWWgehoAaEqFuPFRjeo3Oo+5W0GS1fbrTqm2Hu6y2FzS7tRbbprvhfmcn",
+	"2GqsqE00hMlZhNoN/H0ECkb74wSZyPT3Gfq/tUCTF+v8VJWmmiHtSlDlcA+KOivuLFTVGSbrgbISvEHE",
+	"wFAd5AVKrlwopyHJOXFxo5/bxB9sjH0/MdWgVYvYYjKCdJLoGgskoWCYCmYof1WgeJPiUqRF16XQMQ10",
+	"dTXN4jv8d6F1MI1cSBSLobatpQB5NGTEMtAdcMMvQIF3IO0PVN5+WCdXDg9fGcx1lcPSV+QL/G0R89U0",
+	"mrsK4TOQwLgm7LcJjWwXgLuv5poiEarr+4lY2NyjSfLOtLPkq2b61ackqc08SW1NkdTmApK6cAWO0pqt",
+	"/oR0lrsDsqGYG4vWhmytTbZONbiogHY5MTDAjORIviwGv09aZZDLfIJ1LNDYhKnSKEabUEVQoQl5Ylzd",
+	"HKtFeqDIFfoQX5FhzLpmAZkhy7cGsQHVARRuALWvsiQ5lCMBOsSKLbCDNo0BT01HhjaMqzmTiVU5gzDn",
+	"qg9Fmf0dLScon05bVazm3K4GxMRqndwniZ4bbpjZZ+5ASeenOQUhx+U4RagUNIlW6T9Hj5h+sBZRkCOM",
+	"RPyp5DvFk+H4glx54FiOHJ01y2k7RgNm6756l7rYDBIF1h6X/cmpSly+JctIvM/GwBFhmK3cMG5Tskiy",
+	"VhpJ1rpX+i1HNpxsnlbR3CZ7mXDSPq77XLR8Cw1/1z8XW76dtO+fe+/OvVRhe+61ifnvasAxLd+feysp",
+	"Ev2cDbx0juX6m3lRc2gDxAIKFpcODEZ4fPr1hoXZsDAbFuY2LMxLG+Amu5lp9x55mG9l5+G7b2XnDpL2",
+	"t7Jzaxr+izRSbxUzJMwzZ+uAcLvUDFqgyjudBtvrbge1VneL1rZB0AwftWpb3Ua3GezR/c4ucyR7SHU/",
+	"o9gwyMLsqak4myQ89OZYAe+DvuJUVl5Mju6mhPAeBVa7UYsl1m9hJze4foPrN7j+luIqmjPzQXXoCRfY",
+	"OLQ7YHt0/y5GXpQ7cB72zMRJF53k8mm907i4JyHXz2WI8jWNO1wjYsfwuj4VPUac87lNu53GzR24uJHl",
+	"sR2zROM1rOLusRy3DK1bVkhyScXI1lmz4SpGbk1XjGwWSka21sLNCJZ7C1t7MhjqsUP2mwJFG2vWzwfP",
+	"4k1xKKiSqnrAPcQ6tyACW4BQhdS869BEjnWeVVI9H7/ItV3qcNe0vu2JAI46Pw5GKhcY3eYcxRN+XVAC",
+	"MJEMzEIMyjGfGdTg+R5EYHkXfllVgB+/6mlVyxUPvXaz5XtcnRi4ZHFnNywyi7YscR4Ze0lsaB2W18m5",
+	"XWhQKHmT/3ny+8k/TX4/+U/kv/w/k//1w/eTP03+OPnzh99N/vLhHyd/Iubdh+8//O7DP5L/+v2/JXkP",
+	"sP/yz2TyHyd//PBvPvyOmN8f/gFcZbiGLZ3874aUfPjHyf9LJv/JjfExS/Pkj+fy5Ehi6jBvmP3Py+xv",
+	"KMRHyLdo2VIueqD0eKCKx76YCtGmDAJ0jZbijGoUb0s59ejFMhkWmPEiEYH7Of6FafVZk0rAPMEQH0W1",
+	"wGxu7GUoNGRdapjFAgrNHjqs+e8m/2zY5g//5sP3BrORyR8IMMQFDDjVyLsVKjuTCLL74ohPDZQ2WRw2",
+	"rPDPCNEhakmVu65iNwU2gvQsylkHmQ1jfrM4pc+hIMhZFXAqkUMmwI2aa8WirotFs+iXmw3q0oAR3s10",
+	"0Rw4Yl6W7gFX9loBjvqcVaxXYTA/D0vpewaIBlo7t0SwAN4Nft3g1w1+XYhfpUCEtS4uTToRD5ZyhodR",
+	"9KPAcSMag/S1hAP896TVajcaZPLHyQ+ktQV//qfJHyY/TP4y+afJn8nkL4D2fvjwDx9+9+G/m/yLQX4F",
+	"ZPZ/Tn4/+Q+THwAPTv5ieMh/nvx58pfJnyd/vh2nuEFhGxS2QWGLURiNImQR18RhRip++I5PWZuKaOw5",
+	"ja/z9/Gk1LaThRi3Si33fLHZ/s6lR3+k9pKN5fbz3xFzgLHmYzc1ac7THaGeqLLdAJe9ordMdc3LpXTM",
+	"6GC+5845qK7H515WbhGytZgRzwsjnHuE3RiZbMjiolxWoSR/N7/mbESGUQKpesRhouWAam4WPPaxnLRZ",
+	"lRXwpGCumHKAOcxc+DakwYh1h1Gt6uTQhgefnp08OXx+evnqycnlr578muD6FEzq8NUxZFqAisQDGbOp",
+	"7Ai55AhtslOSmvUUOpu1xiyxSIBbJ8CmhtMp+nfCmzZBOIuQatom786tZHVuRKtzcS5sqwLEs8bcNGy2",
+	"/HPkcTCWv0xkg5B8MyFskomL07IfNHRcGDTGHbHh/jcswlh/lErhKVpGzp1p5NxaPc6t2eM8M7XAp3ON",
+	"LZg2YPpsnFuuygDDW1SLesby8ASOpQX9xtywMTf8HCss3LBpQ+8sISEVxeIbFtfATg0YZRWCAY476yTa",
+	"thlqzgwq8onGf9ArBX19iJCihskZFB8+EeFQcqGPQ3VArgLIJ8UVGdCQYYjoFXRxhdEtcsC1ZmGdvBbX",
+	"Qo4EGbBBh8UYR26TPxyQFNX4JE1Z6bunX45hGvbFl+NcmijFIMNWgG5JmE8I80v0qXI5e/bnZe1+aQtL",
+	"fz5JGpyrwGpxHJrBmxc+PnutsIhV+83OhQ8GmEOtzRbYxmAVNo+/khEP6fjlDYtjHmKBxK1mvdmqG4Tt",
+	"+QZv79UazVoDygmbT06DPgsTM4E3b7zGPtrLm3vm3wv/zk927RPzfzPgbCxn/rwZ8f7fTv40+c+TH2of",
+	"/mHypw/fT/4w+fOHfzDNCkfNAid1dM30q6maYC39KfhDUKG6LH4BgRW495BNA9irjuEgaIQFLBPT///x",
+	"4XeTP07+NPlnMvkXcP/64+T3k/9oMAKGZkDO2O39HZcz9v3qtSnhJG7ykG/UExvauWoeclu9IUcPsZrD",
+	"NCF02cdtBPmi9OOumv79JSC/HYWxJQzvMwX5PDpTWvAi9Zaa8f312l6YGMYdylB6pcSK8iNUAT+jopeg",
+	"q1KcmLaD8IhpzH31RJgTkRsp0fKIU8P7pK9QoWPevIqlQfaFXOZ3oYmNZr3RND/2HE08YYGMw5MEk8VF",
+	"nAl9ydVlIIVgAdaKR9LJBI25zCVy/+QEFSb32hrytkop7MpZ5B2DhaAr5JR/c2Gd6HwP2TRzDsyV/A5i",
+	"N/N53IGOyngwvanDmIU80PyGmbMz/fa3CY14l7MQ0hK+YvERHVu5zqY7WpFP6MsRHGMpNA20OpPgzJ4q",
+	"BEvZiOzha0V7zOwg6BRjKkI5uMyMGGrIWNA3x6MneNnJ/WlxJHNSwrfOmi3npO5Swjt2+97cDgGtLQ4n",
+	"cih9I/RvAoo2vNEtM7qvyhm56KACZ1SuLMAs46OYazPZLMGihAY0OphSDNjUFooJ7RMIZLcCO2gRINnj",
+	"HVgtyFS4rsiPQQD3wZDdVtafy+IsoIQ7jduSEzL5M5n8MPkPk3+e/B4s6/+Dtx6m/sbu9ibC6KNFGG2k",
+	"2L/2kCSHB1cNSprG5DGDnEQghi1IRfRUxjYvL5jpILuP+QleljfUpe8gQxZzGWLKH6iGe9WN5eDKJ1da",
+	"mv+69rZihf7uytZ5oIrgVAB1qGobsDokD5I24TwO3acijFjo52tBPFCYDrfqE02ja6IhCzF8c8Ni2mP2",
+	"K3hBKtAGLJKjmA5ryRDMhaaj3DimEQuJFFXfgjWQIlREDQEAbjd9YqRZyPcrhSErNIp8wkXatVnnkEKa",
+	"/0ru7w7kP1BS+JCrBWygQgpmjZ8QQBsEyZCKYEwqFSlwfl+4fqvkIamksyBfuGmQL8hs22qdmFOkCGSG",
+	"AB17ulD1AEMQSJ8rLeMxqcDjOjys4wEKq23IawwFMKnSiiRCc4SWYG81ZkCmJDINsJkaRlxjxmKJCYu7",
+	"sJ9cZAsMkjhGU910x0KODojsdiGXMaTiUuZZn8UsV5azkosrqBqyn5aAZgPFohumDkzf3a7NewVfAe0H",
+	"EZjI2FwWLmO35TmYdHkviRmW9rSOxbbYp+6zMfAYlcCuiOAZxfe+rcABVUmoEDIRAQuzai42z021Tr6x",
+	"2fev0PSr3lxc+bk54Cch1dR5NuPlwg9dnq82yaX3Sm8dJtqFTDol1WsqcAbt+csqRthsXnhALzE3N7bB",
+	"1NwlFvITuLIY+71KQg7qWqZsDWh8SuMRHVBWz4V19IwrvVocIvJjqiSPFyASc9wBv1YGPBSu8IL+roo1",
+	"JqBOydbW1j40qhmsUoixbDVaj2pNMJmUL85cwYW+RyWhlcVpMhGSCnsbRIniN6x6XxNuzZmwlnebbl8m",
+	"MalYrUjVJyEdQ2JyCEvMzySk4zlTcKSjNETV9O/59mvstTxAdSrD3uGLQyQK3+WccdxIKp0xeX32uFqY",
+	"55MklkP28LlUgRzNA9p3Cx0X7j+2NaUHWC9Ree3dVqPhe/Sm9xUQwPR5c7+BqkfltR81fDyQ+YN71phO",
+	"OpCSI6/dqO/sb+35nhSPaRSlne43zGCIP74cnwDqgPklIuh77a1HjcZ79z79yDz1PUu90qfw0JDgqc61",
+	"LJzW2VmmAQq+Z6jf62HaQWu70QCL2j1oogDjIfJbkMkN5+Ib2Ppa+gBuP7cof3pf/OkN9Itw8QsA9wsL",
+	"9Atw9dPdss8vYRPOxY4/d4/9uXD1HzV8gL85NnCkzP7AEwNVH/bQHgrz99rJ5MiPClSzpK9er6+S2u6l",
+	"ANIL7GTGKDt04qfZLmW8yXH3E1VTbmTZ+5dlv+lTnZcuQx76cIdS6XK1DEYoQM4Kt8iYryDczqgUQaao",
+	"5GUIWzYqlSGMkCNHRqiZliWs2Dq2BVh4jNGRioxkfE24qC6Toq0I7FtJmJrHygiZroxXBU1HTOUqe4mQ",
+	"0A4VoRQsrGaSFpq2SAwsYtr6IXZtZE73jRvMfmifuw/TVg/TIdeSuZ2YTZ0Ip6W8tgJ2yJXmInBFA2AH",
+	"QnyFT0DOMyIuwMz6l1mIQb0Q+yigmkayRyou6SCWn5GxVYeEREvCdQE6NyxW4EZXYULHnEH8qLRCbzaM",
+	"5RbMEKwn4zFUH4QVWSHVSmrphrpCPTAL32WQscmuShr36XDIBLSuk+OUD7VptUBfUqGCAN/6HWiyX589",
+	"Jp0xyVhrGsRSKXJ0embHUSgc5ErOtbYMNFo7xLDNqm6VNOCEJ29YSDo0uDZAgiWb6Zv1c62yqaL2Rl6R",
+	"roxHNA5dayOWTLetUOTzTZvmTg0r4pGOTERIDairB3nVkZkkuJyroTkl1s97q2lWAAUQQZQw4289emR+",
+	"50UJV4YJKmFiYSNXStRVOs2graBipzljICJ/x2KpCOgYXOXMdDtywro1dqC0PleV0GPa1ja10HDKAcQl",
+	"OXXCXCn/BDUIMSMNOyvEIiETcsAF1VB18h60ARkWKSoC8LnlhnjolADkqVWNQK1DsKxIcNTHkodwCsDV",
+	"FLWAiIPTKoaBFCqx+zKYq1FAJeBtzSwbsf5HJ9Zb+Xwj199Orke6ewI1RRr1xo7vpaQYHGzSlLbtVqm4",
+	"D1oAK+5vuz9fsRjk2K8MjNvmKXIJbpgdeOIoI2REL1ET7E8J4ECrHwPx9tpbO8XKKw7VmNU1wfmo5bW3",
+	"fW8Lxt+GMXag5SN4sgv/3YP/7qMfSUEpsLU3qxRoTudLvC+h37qfLBH6XZXEoijrNsjPwdhP99DPbfBi",
+	"qTcHXT+3Of7Mhtr07Jfb56Lpz90vfy7U/G3z0gj1ftOHIwewNgdpa8dv+Q2/tb6U/yODTZGy3ULGR3lh",
+	"I+NvZPyNjL9Exv9KjnIy9gMjQg2GlPeg5n1PggH1PkT+RLF4vqR/5ljilOk099XQ2deKxaq8Zgy8Oow4",
+	"VQtCzKdynJWxDZgjyWVlW1HRnPumhM9pPmwAvxUn7CGm5Vwl1SdXh+BU+/NP9pkH+fQW0UTLQyA9wF7Q",
+	"G6ppbFhVrYeq/fChIRI8qNvu64EcPMQ26uEwogHryyhkcX0I+UtmHaabtebOWWNvyinWYOCoOJX/f8gG",
+	"sm4e4O96JAPknk3bQuzxlNvXbINXJamiOFpD0nxYzqveFskDz/r0RNieI9vm9JpHkcKWb7Bpr2NOQ0SV",
+	"hk+4Hk95iZPmbnt7p900Modp9kz2uJhu49gQ2+aFTZH97yf/efLnD99P/jL5wXo0G76NiR6LH/epzrzm",
+	"08fl8LGu1eWtMiBhXy4/9/80+cvkLzAo1Mtx4QqpJ/eIdU50cFzchY+YZdXgneXZVV2KjQ2bsWEzNmyG",
+	"odc2MSFon4Y0rVWHzMMDZRiAYYQqftO0EBKNt6nITbgAMLRRLoj/srpASF6R4Xc7nbTizZSLEqnkEno4",
+	"9+Ptamk0WHlywpQA7pRmubEW8Y+a6eYWAWUbyryhzB+XMt8bEV4ccmTT9G3o7ybiaEOwbxlxNJ3rsowM",
+	"G6HulrRXMTZNdheI+hspfyPlb3iJDS+xkfI3XMZGyv9xS/nzeYYR6/SlvJ7PMbzIFWQBNy7kIMDlz3r1",
+	"EZV00k/UAaHhgAt0jhvI0DAPMlbOMbAsg4uZ6Dc4kVt4s/zoimWBqbj1KGcqtti9CNnHJ8+JGovAvOAK",
+	"0KgLBkBczKYoHLgLuZJpdVfy/cLwJTzionfKRcDcx64wl3PEwkwjciRY/Dpz/h/G7IbLRJ2yIGb6ydsh",
+	"j5nKSnJNJbGYu7AkjnLMQhAPCpwC7OvDjKh/zJpb9hgtJxWFM7shGRuSsSEZjmRMXw1HOkYORc9Qj6VZ",
+	"MM/Q6RXyVuS8PjE1snNOBjdTYmQrRXSf6umsFRBN6nxJ2yn1QQ/RB+j+7Oc8s/GFDW5tFz3TBY1jOcII",
+	"Y4ciMZlGj98wUQUPFUoU7wkWklcvT89I5VRTEdI4JI5Wtd1ftePQT/+GGGJNB8Ps0Snv/X/sXf1u20YS",
+	"f5WBgINlHKVIslw7yl9pnAaCHZwTpwV6h+KwJNcia2pX3aWkCEUe6l7hnuywM7P80Iclu861dflPHFLk",
+	"cpfLnfntfPxGiXxu5HEX0BhmMqLrCCWg1AStAANAh8MTUpzM0mGk1dlCAkZZZ1rPQhHdBcDVgALIUnXX",
+	"wU0SxTqugKg67ExGqcg6s7mZaStBxLGR1kJ7fL0YQoKrCFIF4+vFN5CqKJvHMj7uwttyWtxEgJIy5uhg",
+	"LMMW6Zn0wboYjqtVZZqOLFFJY/g2h7fitIzc3TQ33dtUpTbxMfT8C85Bl/UNzxz+9AoEtrnkyGLsgUUS",
+	"kjyRUxBZdjyCYe8ElJimaoK9wa77uHW84xUHppdfNpcDdafv5OrIcsuUmMx9x8SEWPNMiBjjjIk8ReVE",
+	"r+IUKvbGx2APTusLKIATN3taSfj+4xW0h72X1a5mTlpT72I5y/QKg4QrtZ5DnScYQB9L4TaZ9ILcY12f",
+	"q09yCwuU5s7Tl0ZRY+D25zRW90W7Z1vU+K8gzSG1YBNcSSpbAcZQu3cQrsDoXOSyQ9eOQICRuaG5KOOm",
+	"K0StnUu5KkhlNl64n8I0D8CKFfZCu4+Q9f4u/lheRb8rg+xO6LYDlVGEZ5dD6DijwmG1h0KlBwKfsZrN",
+	"8wdQyTwc9f6uYHfna/1qEJi+/daotUysjP79/vbyw0tz/u7yx1/Mp+XP319fnI+vrv851oMrcSVulq2v",
+	"B5qfEh/TYO/32GysXRT6/D5qgLlYaA52zjKxknuR5rZbanC3gd4Nm3DDw/Rc9hU3JEtCpGIqNgK5xyoH",
+	"bTJimclcvviVj8f3lj66wIsfixy8Mn1KbmDSRk8jxccX94vuNPabKnppcU2YN9aOv4Ib/pEyuhG5z0Tk",
+	"kgQEUcdxmIXj9u4yS9EekunJgdKXwvvWpC/7DDZi8P5IkvcvtmP5M+w/Dt95NMqqiRlrFMBjFMA/1Noe",
+	"vl0a4Pw+/vgg2V8zA+4E4JvreMP4qOSSH0zWSS/J0DpK9lhvnwylTWNkxGznS42n0YKO5CGbdnVmxNwh",
+	"GgMYDCFB4k0TgNVgZCSd/rMQCQV2meZRsoVlAcddM5k0Cu3/qdDK0Z1tjm7NMvdm8N0P9tsP48TY6E2S",
+	"fRi//+Hv4am9+dHOdHimL569Za5cXI3ObDZ4zQbvuev3d0QrVN/ekRSo+fgOUvG+SMVBuv21WmG0pckC",
+	"NuAFULkiKDzqAbBOIQcnuqYtKnpmaVpgFaRXyOmNTs9QgtMc0GZqKu8mRab24y5gvKk7uTZwzGLLRH6r",
+	"zRS8eoMok8JQnJrTTnMjnebXJib4UXNaoz/esOParKpO8B2u4/Zer3OFprzeW3HH4XPkdO7Ca4wJEBnW",
+	"OwbPfX7izXjb/b37qnA81Sb8kT5TWYtAbjyZjV2gsQs0GKcp+NKAoq9YtpSCpsS6rNiPgKrQh63jqbSH",
+	"BcaPquGMlhhbPdEnuTrL+Ams4tGeSRUjmw8/SsYBQhRkihVUb9MGZekQPuXwgAC+meuJKI9Y+Jojz0mJ",
+	"xbsCtHqoaFUgEewx9OEy/dbDCzLUdOGjJFZXJlI9BRvASc/9O4BpqgLo9+jvCf/tQ+J+SwIYun/OIcHH",
+	"4F/kucT3QgMrxtD+73/6vb8Rn63yXkryRqSWL743SeCimJ7fAm02Eggx/K2cemIaTXnKasmE1McdGYX+",
+	"8s10Qp43hBQ8663AN7aRVhi0PnfcnZ2FMFyd8l+tcujXRWPluYtKs+XZ7/gBf5Y8RfpMrvSED/fgFb4e",
+	"kwkkirtRwfQIp5xWh0vgvW2NhoOywwRpKRtQiQzobs+/SJl+p72eG6NfklTB9WDgyNNRgjAUEfg9D2/7",
+	"0SA+kZ1T8U3YGUZncedcvrzt9EQ/HEQn8VCe3vr4wk/0YawBSIcKzyhn8O2ucdv8qj52d+rjnvG7a27q",
+	"74ASNrgQ8I6Bn5amOVwCo+KD//oJH/y1r/YnfsRV4dFAyMa11KCsB6OsT1WdnekJwZLfBLmM5AZf/Moy",
+	"cp93qegAgxg22GhW2lV7S2ohnksQE5EiWbpWkfQc37dG2oQD2y1XGA9gmYjcoaoSs3WxSurSQ5YC2Sm8",
+	"bKJzylnBXmwj7Obusrx6u6CE9KdDL+UrSGNol4kpdeLmA7XOFoIkr7nuY0iais9XUk3ypDXqD86D1jRV",
+	"xXFwAAP04HHQwX8JY1KID9axG+rqaU0a3L3dto0Pczn3NlIPkgmCNzqqMXM0rpznHx4tFRYUr6iwioZB",
+	"tbVDoX5BP/icKDzcbmmWXkr335+ceLXSLLxqKc26oxcv+oOzbq/b6/ZH573zHuJzbn1drVCNiVGR5Jeq",
+	"SUFKzMl9EMpMqwnkuluqC66gu6mnsPg2t4eZnNYNmArC+lI0rKIpCVOBwKodMoafdQjaQLiCcJ7dQTrF",
+	"nEkEH7epU9tcHGQxKKwdUpgslQYWfap0Uukidn5LDxFcUAVx+MWJ5hEeSoPj5TK7Dk/Q6N3jlc8rnaQL",
+	"SYmJWB1GU/QLnXEvSZpKB6jVXT3QHaXzDvIvur3xCJCJxTLgwJ7ElBdK7eDosY4D8q1r444rSa/VB6to",
+	"y1PfYObsVMSYbkqDaxdkjMeV+6lGwmYLSAxVlGfy7rjtbRARxWYb76j8k3urE07CFLmvBsWZoZVm8KIO",
+	"1Yy6t7WyrEUo86WUXP7Xb+zXRtcpNvybbdYIdApzH44nKKtVueMjylBOVag/4y8OCIDNjRTTygNVtcEt",
+	"D7yhLGSSDgXszTXMhMkVJj97YWFH69mn5GglVzDlRVeROxJrwm4S8UovC7Gz7cthlnJfD3gX7T8WVRaT",
+	"iZETrNtzJ2d5UeBY2ErydqUCVFFD5+Cuer7z7SurcPu6uXl9PYY7uXrAexCztOPu2DZRaNxd+/6PsKA0",
+	"a4RKO4kUWZ60vvz05X8BAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -82,8 +82,9 @@ var (
 	seniorStaff = []access.Group{access.Admin, access.Moderator, access.CallCenterSenior}
 	userReaders = []access.Group{access.Admin, access.Moderator, access.Client, access.CallCenterSenior, access.CallCenter}
 	teamReaders = []access.Group{access.Admin, access.Moderator, access.CallCenterSenior, access.CallCenter}
-	// orderReaders read the orders report: an agent reads the agents report, about itself.
+	// orderReaders read the orders report; agentReaders the agents report (an agent about itself).
 	orderReaders = []access.Group{access.Admin, access.Moderator, access.Client, access.CallCenterSenior}
+	agentReaders = []access.Group{access.Admin, access.Moderator, access.Client, access.CallCenterSenior, access.CallCenter}
 )
 
 // Table is every public route: the 23 contract operations plus the documented extras (the user
@@ -156,6 +157,7 @@ func Table() []Route {
 
 		// report service: campaign figures, narrowed by the service to the orders the caller sees
 		{Method: "GET", Path: "/v2/report/orders", Service: Report, Policy: Policy{Groups: orderReaders, Scope: access.CallsRead}},
+		{Method: "GET", Path: "/v2/report/agents", Service: Report, Policy: Policy{Groups: agentReaders, Scope: access.CallsRead}},
 
 		// answered by the gateway itself
 		{Method: "GET", Path: "/v1/health/check", Service: Gateway, Policy: Policy{Groups: everyone}},

@@ -100,7 +100,9 @@ func TestTableExtras(t *testing.T) {
 	}
 	assert.Equal(t, Report, byKey["GET /v2/report/orders"].Service)
 	assert.Equal(t, access.CallsRead, byKey["GET /v2/report/orders"].Policy.Scope)
-	assert.Len(t, Table(), 23+8+7+3+8+1)
+	assert.Equal(t, Report, byKey["GET /v2/report/agents"].Service)
+	assert.Equal(t, access.CallsRead, byKey["GET /v2/report/agents"].Policy.Scope)
+	assert.Len(t, Table(), 23+8+7+3+8+2)
 }
 
 // Every route names its groups; none is open to a group that does not exist.

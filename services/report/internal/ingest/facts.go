@@ -30,7 +30,7 @@ const (
 
 // Topology declares Queue bound to the events exchange for the types the reports count.
 func Topology() mq.Topology {
-	return mq.Subscription(event.Exchange, Queue, CallFinished, LeadCreated, LeadStatusChanged)
+	return mq.Subscription(event.Exchange, Queue, CallFinished, LeadCreated, LeadStatusChanged, AgentStateChanged)
 }
 
 // The call statuses the reports tell apart (the call-status catalog, docs/events.md): answered and
@@ -74,6 +74,7 @@ type Fact struct {
 	EventID string
 	Call    *Call
 	Status  *StatusEntry
+	Agent   *AgentState
 }
 
 // callData is the part of call.finished's data (the call as the API returns it) a report reads.
@@ -99,10 +100,16 @@ type leadData struct {
 func FactOf(ev event.Event, body []byte) (Fact, error) {
 	fe := apperr.FieldErrors{}
 	f := Fact{EventID: ev.ID}
-	if ev.OrderID <= 0 {
+	if ev.OrderID <= 0 && ev.Type != AgentStateChanged {
 		fe.Add("orderId", "must be an integer > 0")
 	}
 	switch ev.Type {
+	case AgentStateChanged:
+		s, err := agentStateOf(ev.Data, fe)
+		if err != nil {
+			return Fact{}, err
+		}
+		f.Agent = s
 	case CallFinished:
 		var top finished
 		var data callData
@@ -162,6 +169,9 @@ func eventTime(raw, field string, fe apperr.FieldErrors) time.Time {
 func (f Fact) Bucket() time.Time {
 	if f.Call != nil {
 		return bucket.Of(f.Call.StartedAt)
+	}
+	if f.Agent != nil {
+		return bucket.Of(f.Agent.At)
 	}
 	return bucket.Of(f.Status.At)
 }

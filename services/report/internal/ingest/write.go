@@ -32,13 +32,21 @@ func Write(ctx context.Context, tx *sqlx.Tx, facts []Fact) error {
 		isFresh[id] = true
 	}
 	a := newAggregates()
+	var agents []Fact
 	for _, f := range facts {
 		if isFresh[f.EventID] {
 			delete(isFresh, f.EventID) // the same event twice in one batch counts once
+			if f.Agent != nil {
+				agents = append(agents, f)
+				continue
+			}
 			a.add(f)
 		}
 	}
-	return a.write(ctx, tx)
+	if err := a.write(ctx, tx); err != nil {
+		return err
+	}
+	return writeAgentStates(ctx, tx, agents)
 }
 
 type orderKey struct {
@@ -47,6 +55,12 @@ type orderKey struct {
 }
 
 type orderSums struct{ calls, answered, handled, abandoned, talk int64 }
+
+type agentCallKey struct {
+	user   int64
+	bucket time.Time
+	order  int64
+}
 
 type leadKey struct {
 	order  int64
@@ -63,12 +77,13 @@ type statusKey struct {
 // aggregates are a batch's additions, one row per key (a statement may not touch a row twice).
 type aggregates struct {
 	orders   map[orderKey]*orderSums
+	agents   map[agentCallKey]*orderSums
 	leads    map[leadKey]bool
 	statuses map[statusKey]int64
 }
 
 func newAggregates() *aggregates {
-	return &aggregates{orders: map[orderKey]*orderSums{}, leads: map[leadKey]bool{}, statuses: map[statusKey]int64{}}
+	return &aggregates{orders: map[orderKey]*orderSums{}, agents: map[agentCallKey]*orderSums{}, leads: map[leadKey]bool{}, statuses: map[statusKey]int64{}}
 }
 
 func (a *aggregates) add(f Fact) {
@@ -94,6 +109,17 @@ func (a *aggregates) add(f Fact) {
 			s.abandoned++
 		}
 		a.leads[leadKey{c.OrderID, b, c.LeadID}] = true
+		ak := agentCallKey{c.UserID, b, c.OrderID}
+		as := a.agents[ak]
+		if as == nil {
+			as = &orderSums{}
+			a.agents[ak] = as
+		}
+		as.calls++
+		as.talk += c.TalkSeconds
+		if c.Handled() {
+			as.handled++
+		}
 	case f.Status != nil:
 		a.statuses[statusKey{f.Status.OrderID, b, f.Status.StatusID}]++
 	}
@@ -124,6 +150,28 @@ func (a *aggregates) write(ctx context.Context, tx *sqlx.Tx) error {
 				talk_seconds = o.talk_seconds + EXCLUDED.talk_seconds`,
 			pq.Array(orders), pq.Array(buckets), pq.Array(calls), pq.Array(answered), pq.Array(handled), pq.Array(abandoned), pq.Array(talk)); err != nil {
 			return fmt.Errorf("add calls to order buckets: %w", err)
+		}
+	}
+	if len(a.agents) > 0 {
+		keys := sortedKeys(a.agents, func(x, y agentCallKey) int {
+			if c := byOrderBucket(x.user, y.user, x.bucket, y.bucket); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.order, y.order)
+		})
+		var users, orders, calls, handled, talk []int64
+		var buckets []time.Time
+		for _, k := range keys {
+			s := a.agents[k]
+			users, buckets, orders = append(users, k.user), append(buckets, k.bucket), append(orders, k.order)
+			calls, handled, talk = append(calls, s.calls), append(handled, s.handled), append(talk, s.talk)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO agent_call_buckets AS a (user_id, bucket, order_id, calls, handled, talk_seconds)
+			SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
+			ON CONFLICT (user_id, bucket, order_id) DO UPDATE SET calls = a.calls + EXCLUDED.calls,
+				handled = a.handled + EXCLUDED.handled, talk_seconds = a.talk_seconds + EXCLUDED.talk_seconds`,
+			pq.Array(users), pq.Array(buckets), pq.Array(orders), pq.Array(calls), pq.Array(handled), pq.Array(talk)); err != nil {
+			return fmt.Errorf("add calls to agent buckets: %w", err)
 		}
 	}
 	if len(a.leads) > 0 {

@@ -80,11 +80,11 @@ func (h *Handler) rows(c *gin.Context) ([]Row, []statuses.Status, error) {
 		return []Row{}, catalog, nil
 	}
 	scope := Scope{All: visible.All && len(asked) == 0, OrderIDs: ids}
-	sums, entered, err := h.store.Read(ctx, scope, p.Starts)
+	sums, entered, agentTime, err := h.store.Read(ctx, scope, p.Starts)
 	if err != nil {
 		return nil, nil, err
 	}
-	return Build(Orders(ids, scope, sums, entered), p, sums, entered, catalog), catalog, nil
+	return Build(Orders(ids, scope, sums, entered), p, sums, entered, agentTime, catalog), catalog, nil
 }
 
 // writeCSV answers rows as CSV with a header row: the JSON members in order, statuses as one

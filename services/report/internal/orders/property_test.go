@@ -7,13 +7,16 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"ccplatform/pkg/event"
 	"ccplatform/pkg/mq"
+	"ccplatform/services/report/internal/agents"
 	"ccplatform/services/report/internal/ingest"
 	"ccplatform/services/report/internal/orders"
 	"ccplatform/services/report/internal/servicetest"
@@ -43,7 +46,7 @@ type rawEntry struct {
 var callStatuses = []string{"answered", "answered", "no_answer", "busy", "failed", "voicemail", "abandoned", "cancelled"}
 
 // history is a random history over the weeks around the autumn DST changes of Europe and America.
-func history(r *rand.Rand, orderIDs []int64) ([]rawCall, []rawEntry) {
+func history(r *rand.Rand, orderIDs, agentIDs []int64) ([]rawCall, []rawEntry) {
 	start := time.Date(2026, 10, 20, 0, 0, 0, 0, time.UTC)
 	span := int64(17 * 24 * 3600)
 	var calls []rawCall
@@ -54,7 +57,7 @@ func history(r *rand.Rand, orderIDs []int64) ([]rawCall, []rawEntry) {
 			talk = r.Int64N(600)
 		}
 		calls = append(calls, rawCall{id: uuid.NewString(), order: orderIDs[r.IntN(len(orderIDs))], lead: 1 + r.Int64N(40),
-			agent: 1 + r.Int64N(5), started: start.Add(time.Duration(r.Int64N(span)) * time.Second), status: st, talk: talk})
+			agent: agentIDs[r.IntN(len(agentIDs))], started: start.Add(time.Duration(r.Int64N(span)) * time.Second), status: st, talk: talk})
 	}
 	var entries []rawEntry
 	for range 100 + r.IntN(200) {
@@ -70,8 +73,12 @@ func history(r *rand.Rand, orderIDs []int64) ([]rawCall, []rawEntry) {
 
 // deliveries are the history's messages as the broker hands them over: shuffled (late and out of
 // order), some twice or three times (the same eventId), lead events partly in group messages.
-func deliveries(r *rand.Rand, calls []rawCall, entries []rawEntry) []mq.Delivery {
+func deliveries(r *rand.Rand, calls []rawCall, entries []rawEntry, states []rawState) []mq.Delivery {
 	var out []mq.Delivery
+	for _, st := range states {
+		out = append(out, mq.Delivery{Type: ingest.AgentStateChanged,
+			Body: servicetest.AgentState(st.id, st.agent, st.state, st.reason, st.order, st.at)})
+	}
 	for _, c := range calls {
 		out = append(out, mq.Delivery{Type: ingest.CallFinished,
 			Body: servicetest.CallFinished(c.id, c.order, c.lead, c.agent, c.status, c.started, c.talk)})
@@ -102,7 +109,7 @@ func deliveries(r *rand.Rand, calls []rawCall, entries []rawEntry) []mq.Delivery
 }
 
 // expected is a row's figures counted over the raw rows whose time falls in the interval.
-func expected(row orders.Row, in func(time.Time) bool, calls []rawCall, entries []rawEntry) orders.Row {
+func expected(row orders.Row, in func(time.Time) bool, start, end time.Time, calls []rawCall, entries []rawEntry, states []rawState) orders.Row {
 	want := orders.Row{OrderID: row.OrderID, From: row.From, To: row.To, Statuses: map[string]int64{}}
 	for id := 1; id <= 9; id++ {
 		want.Statuses[strconv.Itoa(id)] = 0
@@ -140,7 +147,43 @@ func expected(row orders.Row, in func(time.Time) bool, calls []rawCall, entries 
 		}
 		return float64(int64(float64(a)/float64(b)*10000+0.5)) / 10000
 	}
-	want.ContactRate, want.AbandonRate, want.AvgHandleSeconds = r4(want.Answered, want.Calls), r4(want.Abandoned, want.Answered), r4(want.TalkSeconds, handled)
+	// Agent time in the order: the closed segments (a later state ended them) announced with it.
+	var agentMS, wrapMS int64
+	byAgent := map[int64][]rawState{}
+	for _, st := range states {
+		byAgent[st.agent] = append(byAgent[st.agent], st)
+	}
+	for _, mine := range byAgent {
+		sortStates(mine)
+		for i := 0; i+1 < len(mine); i++ {
+			st := mine[i]
+			if st.order != row.OrderID || st.state == "offline" {
+				continue
+			}
+			from, to := st.at, mine[i+1].at
+			if from.Before(start) {
+				from = start
+			}
+			if to.After(end) {
+				to = end
+			}
+			if from.Before(to) {
+				agentMS += to.Sub(from).Milliseconds()
+				if st.state == "wrap-up" {
+					wrapMS += to.Sub(from).Milliseconds()
+				}
+			}
+		}
+	}
+	rf := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return float64(int64(a/b*10000+0.5)) / 10000
+	}
+	want.ContactRate, want.AbandonRate = r4(want.Answered, want.Calls), r4(want.Abandoned, want.Answered)
+	want.AvgHandleSeconds = rf(float64(want.TalkSeconds)+float64(wrapMS)/1000, float64(handled))
+	want.CallsPerAgentHour = rf(float64(want.Calls), float64(agentMS)/float64(time.Hour/time.Millisecond))
 	return want
 }
 
@@ -156,8 +199,10 @@ func TestEveryIntervalEqualsTheCountsOverTheRawRows(t *testing.T) {
 			// Orders of this run alone: the package's database outlives a run (-count).
 			base := 1_000_000 + r.Int64N(1_000_000_000)
 			orderIDs := []int64{base + 1, base + 2, base + 3}
-			calls, entries := history(r, orderIDs)
-			msgs := deliveries(r, calls, entries)
+			agentIDs := []int64{base + 1, base + 2, base + 3, base + 4}
+			calls, entries := history(r, orderIDs, agentIDs)
+			states := agentHistory(r, agentIDs, orderIDs)
+			msgs := deliveries(r, calls, entries, states)
 
 			consumer := ingest.NewConsumer(env.DB, zap.NewNop())
 			var wg sync.WaitGroup
@@ -218,11 +263,128 @@ func TestEveryIntervalEqualsTheCountsOverTheRawRows(t *testing.T) {
 						in = func(at time.Time) bool { return key(at) == key(start) }
 						require.Equal(t, key(start), key(end.Add(-time.Nanosecond)), "a day interval is one local date: %s %s", row.From, row.To)
 					}
-					require.Equal(t, expected(row, in, calls, entries), row, "%s %s in %s", unit, row.From, tz)
+					require.Equal(t, expected(row, in, start, end, calls, entries, states), row, "%s %s in %s", unit, row.From, tz)
+				}
+
+				aq := url.Values{"userIds[]": {fmt.Sprint(agentIDs[0]), fmt.Sprint(agentIDs[1]), fmt.Sprint(agentIDs[2]), fmt.Sprint(agentIDs[3])},
+					"from": query["from"], "to": query["to"], "interval": {unit}, "tz": {tz}}
+				res = env.Do(t, http.MethodGet, "/v2/report/agents?"+aq.Encode(), nil)
+				require.Equal(t, http.StatusOK, res.Status, res.Message)
+				var page struct {
+					List []agents.Row `json:"list"`
+				}
+				require.NoError(t, json.Unmarshal(res.Data, &page))
+				require.Len(t, page.List, len(rows)/len(orderIDs)*len(agentIDs))
+				for _, row := range page.List {
+					start, _ := time.Parse(time.RFC3339, row.From)
+					end, _ := time.Parse(time.RFC3339, row.To)
+					require.Equal(t, expectedAgent(row, start, end, servicetest.Now, calls, states), row, "agent %s %s in %s", unit, row.From, tz)
 				}
 			}
 		})
 	}
+}
+
+// rawState is an agent entering a state: the raw rows of the agents report.
+type rawState struct {
+	id            string
+	agent, order  int64
+	state, reason string
+	at            time.Time
+}
+
+var agentStateNames = []string{"available", "available", "ringing", "on-call", "on-call", "wrap-up", "paused", "offline"}
+
+// agentHistory is each agent's random states over the same weeks.
+func agentHistory(r *rand.Rand, agentIDs, orderIDs []int64) []rawState {
+	start := time.Date(2026, 10, 20, 0, 0, 0, 0, time.UTC)
+	var out []rawState
+	for _, a := range agentIDs {
+		for range 40 + r.IntN(80) {
+			st := rawState{id: uuid.NewString(), agent: a, state: agentStateNames[r.IntN(len(agentStateNames))],
+				at: start.Add(time.Duration(r.Int64N(17*24*3600)) * time.Second)}
+			if st.state == "paused" {
+				st.reason = []string{"", "lunch", "training"}[r.IntN(3)]
+			}
+			if r.IntN(2) == 0 {
+				st.order = orderIDs[r.IntN(len(orderIDs))]
+			}
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// expectedAgent is an agents report row counted over the raw rows: the agent's calls that started
+// in [start, end), and each state from its time to the next state's (the last to now).
+func expectedAgent(row agents.Row, start, end, now time.Time, calls []rawCall, states []rawState) agents.Row {
+	want := agents.Row{UserID: row.UserID, From: row.From, To: row.To, PausedByReason: map[string]float64{}}
+	var handled int64
+	for _, c := range calls {
+		if c.agent == row.UserID && !c.started.Before(start) && c.started.Before(end) {
+			want.Calls++
+			want.TalkSeconds += c.talk
+			if c.status == "answered" {
+				handled++
+			}
+		}
+	}
+	var mine []rawState
+	for _, st := range states {
+		if st.agent == row.UserID {
+			mine = append(mine, st)
+		}
+	}
+	sortStates(mine)
+	for i, st := range mine {
+		to := now
+		if i+1 < len(mine) {
+			to = mine[i+1].at
+		}
+		from := st.at
+		if from.Before(start) {
+			from = start
+		}
+		if to.After(end) {
+			to = end
+		}
+		if !from.Before(to) {
+			continue
+		}
+		sec := to.Sub(from).Seconds()
+		switch st.state {
+		case "available":
+			want.AvailableSeconds += sec
+		case "ringing":
+			want.RingingSeconds += sec
+		case "on-call":
+			want.OnCallSeconds += sec
+		case "wrap-up":
+			want.WrapUpSeconds += sec
+		case "paused":
+			want.PausedSeconds += sec
+			want.PausedByReason[st.reason] += sec
+		}
+	}
+	r4 := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return float64(int64(a/b*10000+0.5)) / 10000
+	}
+	want.AvgHandleSeconds = r4(float64(want.TalkSeconds)+want.WrapUpSeconds, float64(handled))
+	want.Occupancy = r4(want.OnCallSeconds+want.WrapUpSeconds, want.AvailableSeconds+want.RingingSeconds+want.OnCallSeconds+want.WrapUpSeconds)
+	return want
+}
+
+// sortStates orders an agent's states as their history does: by time, then event id.
+func sortStates(s []rawState) {
+	slices.SortFunc(s, func(a, b rawState) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
 }
 
 // r2 is a deterministic size for a slice of the history from its seed and position.

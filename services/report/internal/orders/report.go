@@ -24,13 +24,15 @@ type Row struct {
 	Abandoned   int64   `json:"abandoned"`
 	AbandonRate float64 `json:"abandonRate"`
 	TalkSeconds int64   `json:"talkSeconds"`
-	// AvgHandleSeconds is talk (plus wrap-up, where agent state is known) per call an agent took.
+	// AvgHandleSeconds is talk plus wrap-up (the wrap-up states announced with the order) per call
+	// an agent took.
 	AvgHandleSeconds float64 `json:"avgHandleSeconds"`
 	LeadsCalled      int64   `json:"leadsCalled"`
 	// Statuses counts the leads entering each status of the catalog, by status id.
 	Statuses    map[string]int64 `json:"statuses"`
 	Conversions int64            `json:"conversions"`
-	// CallsPerAgentHour is calls per hour of agent time logged in the order (0 while none is known).
+	// CallsPerAgentHour is calls per hour of agent time logged in the order: the states (offline
+	// aside) agents announced with the order, once the next state ended them (0 while none is known).
 	CallsPerAgentHour float64 `json:"callsPerAgentHour"`
 }
 
@@ -44,7 +46,7 @@ func ratio(a, b float64) float64 {
 
 // Build writes the rows of orderIDs (in that order) over p's intervals, zeros where there is no
 // data, from the stored sums and status entries.
-func Build(orderIDs []int64, p period.Period, sums []Sums, entered []Entered, catalog []statuses.Status) []Row {
+func Build(orderIDs []int64, p period.Period, sums []Sums, entered []Entered, agentTime []AgentTime, catalog []statuses.Status) []Row {
 	type key struct {
 		order int64
 		i     int
@@ -52,6 +54,10 @@ func Build(orderIDs []int64, p period.Period, sums []Sums, entered []Entered, ca
 	bySum := make(map[key]Sums, len(sums))
 	for _, s := range sums {
 		bySum[key{s.OrderID, s.Interval}] = s
+	}
+	byTime := make(map[key]AgentTime, len(agentTime))
+	for _, a := range agentTime {
+		byTime[key{a.OrderID, a.Interval}] = a
 	}
 	byEntry := map[key]map[int64]int64{}
 	for _, e := range entered {
@@ -68,8 +74,9 @@ func Build(orderIDs []int64, p period.Period, sums []Sums, entered []Entered, ca
 			r := Row{OrderID: id, From: p.Starts[i].In(p.Loc).Format(time.RFC3339), To: p.Starts[i+1].In(p.Loc).Format(time.RFC3339),
 				Calls: s.Calls, Answered: s.Answered, ContactRate: ratio(float64(s.Answered), float64(s.Calls)),
 				Abandoned: s.Abandoned, AbandonRate: ratio(float64(s.Abandoned), float64(s.Answered)),
-				TalkSeconds: s.TalkSeconds, AvgHandleSeconds: ratio(float64(s.TalkSeconds), float64(s.Handled)),
-				LeadsCalled: s.LeadsCalled, Statuses: make(map[string]int64, len(catalog))}
+				TalkSeconds: s.TalkSeconds, AvgHandleSeconds: ratio(float64(s.TalkSeconds)+float64(byTime[k].WrapUpMS)/1000, float64(s.Handled)),
+				LeadsCalled: s.LeadsCalled, Statuses: make(map[string]int64, len(catalog)),
+				CallsPerAgentHour: ratio(float64(s.Calls), float64(byTime[k].MS)/float64(time.Hour/time.Millisecond))}
 			for _, st := range catalog {
 				n := byEntry[k][st.ID]
 				r.Statuses[strconv.FormatInt(st.ID, 10)] = n

@@ -35,6 +35,15 @@ type Entered struct {
 	Entered  int64 `db:"entered"`
 }
 
+// AgentTime is the agent time logged in one order in one interval (closed state segments announced
+// with the order, offline left out), and its wrap-up part.
+type AgentTime struct {
+	OrderID  int64 `db:"order_id"`
+	Interval int   `db:"i"`
+	MS       int64 `db:"ms"`
+	WrapUpMS int64 `db:"wrap_up_ms"`
+}
+
 // Every order when Scope.All; else only Scope.OrderIDs.
 type Scope struct {
 	All      bool
@@ -45,7 +54,7 @@ type Scope struct {
 const interval = `width_bucket(bucket, $1::timestamptz[]) - 1`
 
 // Read sums the buckets of the orders in scope into the intervals whose starts (and end) are starts.
-func (s *Store) Read(ctx context.Context, scope Scope, starts []time.Time) ([]Sums, []Entered, error) {
+func (s *Store) Read(ctx context.Context, scope Scope, starts []time.Time) ([]Sums, []Entered, []AgentTime, error) {
 	from, to := starts[0], starts[len(starts)-1]
 	args := []any{pq.Array(starts), from, to, scope.All, pq.Array(scope.OrderIDs)}
 	where := `bucket >= $2 AND bucket < $3 AND ($4 OR order_id = ANY($5::bigint[]))`
@@ -57,12 +66,18 @@ func (s *Store) Read(ctx context.Context, scope Scope, starts []time.Time) ([]Su
 		l AS (SELECT order_id, `+interval+` AS i, count(DISTINCT lead_id) AS leads_called
 			FROM lead_call_buckets WHERE `+where+` GROUP BY 1, 2)
 		SELECT c.*, coalesce(l.leads_called, 0) AS leads_called FROM c LEFT JOIN l USING (order_id, i)`, args...); err != nil {
-		return nil, nil, fmt.Errorf("read call sums: %w", err)
+		return nil, nil, nil, fmt.Errorf("read call sums: %w", err)
 	}
 	var entered []Entered
 	if err := s.conn.SelectContext(ctx, &entered, `SELECT order_id, `+interval+` AS i, status_id, sum(entered)::bigint AS entered
 		FROM status_buckets WHERE `+where+` GROUP BY 1, 2, 3`, args...); err != nil {
-		return nil, nil, fmt.Errorf("read status entries: %w", err)
+		return nil, nil, nil, fmt.Errorf("read status entries: %w", err)
 	}
-	return sums, entered, nil
+	var agentTime []AgentTime
+	if err := s.conn.SelectContext(ctx, &agentTime, `SELECT order_id, `+interval+` AS i, sum(ms)::bigint AS ms,
+		coalesce(sum(ms) FILTER (WHERE state = 'wrap-up'), 0)::bigint AS wrap_up_ms
+		FROM agent_state_buckets WHERE `+where+` AND order_id > 0 GROUP BY 1, 2`, args...); err != nil {
+		return nil, nil, nil, fmt.Errorf("read agent time: %w", err)
+	}
+	return sums, entered, agentTime, nil
 }

@@ -4,10 +4,12 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	"ccplatform/pkg/ops"
 	"ccplatform/pkg/visibleorders"
 	"ccplatform/pkg/web"
+	"ccplatform/services/report/internal/agents"
 	"ccplatform/services/report/internal/orders"
 
 	"github.com/gin-gonic/gin"
@@ -22,11 +24,17 @@ type Deps struct {
 	Scopes *visibleorders.Resolver
 	// Catalog is the lead-status catalog (the lead service).
 	Catalog orders.Catalog
+	// Now is the clock: an agent's current state lasts until now (time.Now when nil).
+	Now func() time.Time
 }
 
 // New is the service's HTTP handler (ops.API.Handler).
 func New(d Deps) http.Handler {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
 	return d.Handler(web.DefaultBodyLimit, func(r gin.IRouter) {
 		orders.NewHandler(orders.NewStore(d.DB), d.Scopes, d.Catalog).Routes(r)
+		agents.NewHandler(agents.NewStore(d.DB), d.Scopes, d.Now).Routes(r)
 	})
 }

@@ -42,6 +42,9 @@ var Catalog = []statuses.Status{{ID: 1, Code: "new", Category: "in_progress"}, {
 	{ID: 4, Code: "qualified", Category: "success"}, {ID: 5, Code: "rejected", Category: "failure"}, {ID: 6, Code: "duplicate", Category: "failure"}, {ID: 7, Code: "wrong_number", Category: "failure"},
 	{ID: 8, Code: "busy", Category: "in_progress"}, {ID: 9, Code: "not_interested", Category: "failure"}}
 
+// Now is the handler's clock: an agent's current state lasts until then.
+var Now = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+
 // Env is a migrated database, a broker vhost, the peers and the API handler.
 type Env struct {
 	DB      *sqlx.DB
@@ -97,7 +100,7 @@ func Main(m *testing.M, label string, ready func(*Env)) {
 			env := &Env{DB: conn, AMQPURL: amqpURL, Peers: peers}
 			env.Client = webtest.Client{Token: Token, UserID: "1", Handler: server.New(server.Deps{
 				API: ops.API{Ops: ops.New("report"), Log: zap.NewNop(), InternalToken: Token}, DB: conn,
-				Scopes: visibleorders.New(orders, visibleorders.DefaultTTL), Catalog: statuses.New(leads)})}
+				Scopes: visibleorders.New(orders, visibleorders.DefaultTTL), Catalog: statuses.New(leads), Now: func() time.Time { return Now }})}
 			ready(env)
 			return m.Run()
 		})
@@ -171,6 +174,22 @@ func CallFinished(eventID string, orderID, leadID, userID int64, status string, 
 		"callId": 1, "leadId": leadID, "orderId": orderID, "userId": userID, "statusId": 1, "statusCode": status,
 		"endedAt": started.UTC().Format(time.RFC3339),
 		"data":    map[string]any{"id": 1, "createdAt": started.UTC().Format(time.RFC3339), "talkTimeDurationSeconds": talk, "leadId": leadID, "orderId": orderID}})
+	return b
+}
+
+// AgentState is agent.state.changed as the user service announces it (pauseReason and orderId may
+// be empty: null).
+func AgentState(eventID string, userID int64, state, reason string, orderID int64, at time.Time) []byte {
+	data := map[string]any{"userId": userID, "state": state, "pauseReason": nil, "orderId": nil, "at": at.UTC().Format(time.RFC3339Nano),
+		"previousState": nil, "previousAt": nil}
+	if reason != "" {
+		data["pauseReason"] = reason
+	}
+	if orderID > 0 {
+		data["orderId"] = orderID
+	}
+	raw, _ := json.Marshal(data)
+	b, _ := json.Marshal(event.Event{ID: eventID, Type: "agent.state.changed", OccurredAt: at.UTC().Format(time.RFC3339), Data: raw})
 	return b
 }
 
