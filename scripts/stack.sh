@@ -35,7 +35,7 @@ set -euo pipefail
 # The demo seed and the API key are made after every process above the gateway is healthy.
 PROCESSES=(
   "user    | ./services/user/cmd/user   | 8081 | "
-  "agent-events | ./services/user/cmd/agent-events | 8097 | "
+  "agent-events | ./services/user/cmd/agent-events | 8098 | "
   "order   | ./services/order/cmd/order | 8082 | "
   "lead-api    | ./services/lead/cmd/lead-api    | 8083 | "
   "lead-worker | ./services/lead/cmd/lead-worker | 8093 | "
@@ -45,6 +45,8 @@ PROCESSES=(
   "notification-worker | ./services/notification/cmd/notification-worker | 8095 | "
   "webhook-api        | ./services/webhook/cmd/webhook-api        | 8086 | "
   "webhook-dispatcher | ./services/webhook/cmd/webhook-dispatcher | 8096 | "
+  "report             | ./services/report/cmd/report             | 8087 | "
+  "report-worker      | ./services/report/cmd/report-worker      | 8097 | "
   "gateway | ./gateway/cmd/gateway      | 8080 | METRICS_ADDR=127.0.0.1:9080"
 )
 # Command-line tools built with the processes but not started: user-admin works on the user
@@ -55,7 +57,7 @@ TOOLS=(
   "ccadmin    | ./tools/cmd/ccadmin"
 )
 ENTRY=gateway                      # the public entry point, started last
-CONSUMERS=" agent-events lead-worker call-ingest notification-worker webhook-dispatcher "  # queue consumers: their ports serve probes and metrics (the stacks of the Go tests read this list)
+CONSUMERS=" agent-events lead-worker call-ingest notification-worker webhook-dispatcher report-worker "  # queue consumers: their ports serve probes and metrics (the stacks of the Go tests read this list)
 DEMO_ADMIN_EMAIL=admin@demo.callcenter.local
 # ---------------------------------------------------------------------------------------------
 

@@ -122,6 +122,8 @@ func TestAccessMatrix(t *testing.T) {
 		{"GET", "/v2/webhook/detail/999999999/", "AMC", "webhooks:write", "", ""},
 		{"GET", "/v2/webhook/999999999/deliveries/", "AMC", "webhooks:write", "", ""},
 		{"POST", "/v2/webhook/999999999/redeliver/matrix-event/", "AMC", "webhooks:write", `{}`, `{}`},
+		{"GET", "/v2/report/orders/?from=2026-11-01&to=2026-11-02&interval=day", "AMCS", "calls:read", "", ""},
+		{"GET", "/v2/report/agents/?from=2026-11-01&to=2026-11-02&interval=day", "AMCSG", "calls:read", "", ""},
 		{"GET", "/v1/health/check/", allGroups, "", "", ""},
 	}
 

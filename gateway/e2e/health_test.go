@@ -83,7 +83,7 @@ func TestHealthCheckAllUp(t *testing.T) {
 		assert.GreaterOrEqual(t, q.Data.Current, q.Data.Needle, q.QueueName)
 		assert.Equal(t, 1, q.Data.Needle, q.QueueName)
 	}
-	assert.Equal(t, map[string]bool{"lead.jobs": true, "telephony.calls": true, "telephony.agents": true, "notification.commands": true, "webhook.events": true}, queues)
+	assert.Equal(t, map[string]bool{"lead.jobs": true, "telephony.calls": true, "telephony.agents": true, "notification.commands": true, "webhook.events": true, "report.events": true}, queues)
 }
 
 func TestHealthCheckNoticesAStoppedConsumer(t *testing.T) {

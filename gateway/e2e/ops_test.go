@@ -42,7 +42,7 @@ func fetch(t *testing.T, url string) (int, string) {
 // withDatabase are the processes that keep a connection pool.
 var withDatabase = map[string]bool{"user": true, "order": true, "lead-api": true, "lead-worker": true,
 	"call": true, "call-ingest": true, "notification-api": true, "notification-worker": true, "webhook-api": true,
-	"webhook-dispatcher": true}
+	"webhook-dispatcher": true, "report": true, "report-worker": true}
 
 func TestEveryProcessServesProbesAndMetrics(t *testing.T) {
 	for _, p := range processes {

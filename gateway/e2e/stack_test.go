@@ -52,6 +52,8 @@ var processes = []process{
 	{name: "webhook-api", pkg: "./services/webhook/cmd/webhook-api", health: "/readyz", env: []string{"WEBHOOK_ALLOW_HTTP=true", "WEBHOOK_ALLOW_PRIVATE=true"}},
 	{name: "webhook-dispatcher", pkg: "./services/webhook/cmd/webhook-dispatcher", health: "/readyz", consumer: true,
 		env: []string{"WEBHOOK_ALLOW_PRIVATE=true", "WEBHOOK_POLL_INTERVAL=50ms", "WEBHOOK_CLAIM_FOR=20s"}},
+	{name: "report", pkg: "./services/report/cmd/report", health: "/readyz"},
+	{name: "report-worker", pkg: "./services/report/cmd/report-worker", health: "/readyz", consumer: true},
 	{name: "gateway", pkg: "./gateway/cmd/gateway", health: "/readyz",
 		// Every test client shares 127.0.0.1: the tests that send unknown keys on purpose must not
 		// lock the others out (the limit itself is tested in internal/server).

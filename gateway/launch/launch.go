@@ -39,6 +39,7 @@ type Config struct {
 	CallURL         string `env:"CALL_URL"`
 	NotificationURL string `env:"NOTIFICATION_URL"`
 	WebhookURL      string `env:"WEBHOOK_URL"`
+	ReportURL       string `env:"REPORT_URL"`
 	// AuthCacheTTL is how long a verified key is trusted (never past its expiry); a revoked key,
 	// or a deactivated user's, works at most this long (docs/architecture.md, "Order scopes and
 	// keys": at most 1 s).
@@ -55,7 +56,7 @@ type Config struct {
 	// The health check: the broker (config.Broker), the consumers every queue needs, the external
 	// platforms (empty = not configured), and the timeout of each probe.
 	config.Broker
-	QueueConsumers       string        `env:"QUEUE_CONSUMERS" envDefault:"lead.jobs:1,telephony.calls:1,telephony.agents:1,notification.commands:1,webhook.events:1"`
+	QueueConsumers       string        `env:"QUEUE_CONSUMERS" envDefault:"lead.jobs:1,telephony.calls:1,telephony.agents:1,notification.commands:1,webhook.events:1,report.events:1"`
 	TelephonyPlatformURL string        `env:"TELEPHONY_PLATFORM_URL"`
 	VoicePlatformURL     string        `env:"VOICE_PLATFORM_URL"`
 	HealthTimeout        time.Duration `env:"HEALTH_TIMEOUT" envDefault:"300ms"`
@@ -66,9 +67,10 @@ type Config struct {
 	NotificationWorkerURL string `env:"NOTIFICATION_WORKER_URL"`
 	WebhookDispatcherURL  string `env:"WEBHOOK_DISPATCHER_URL"`
 	AgentEventsURL        string `env:"AGENT_EVENTS_URL"`
+	ReportWorkerURL       string `env:"REPORT_WORKER_URL"`
 	// MonitoredQueues are the queues whose depth and consumers /metrics reports (each with its
 	// dead-letter queue).
-	MonitoredQueues []string `env:"MONITORED_QUEUES" envDefault:"lead.jobs,lead.call-finished,telephony.calls,telephony.agents,notification.commands,webhook.events"`
+	MonitoredQueues []string `env:"MONITORED_QUEUES" envDefault:"lead.jobs,lead.call-finished,telephony.calls,telephony.agents,notification.commands,webhook.events,report.events"`
 }
 
 // negativeAuthTTL is how long a refused key stays refused without asking the user service again.
@@ -93,6 +95,7 @@ func Run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops, opts Opti
 		route.Call:         cfg.CallURL,
 		route.Notification: cfg.NotificationURL,
 		route.Webhook:      cfg.WebhookURL,
+		route.Report:       cfg.ReportURL,
 	})
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
@@ -176,6 +179,7 @@ func healthChecker(cfg Config, ups route.Upstreams, broker *mq.Conn, needs []hea
 		{"lead-worker", cfg.LeadWorkerURL}, {"call-ingest", cfg.CallIngestURL},
 		{"notification-worker", cfg.NotificationWorkerURL}, {"webhook-dispatcher", cfg.WebhookDispatcherURL},
 		{"agent-events", cfg.AgentEventsURL},
+		{"report-worker", cfg.ReportWorkerURL},
 	} {
 		if c.url != "" {
 			probes = append(probes, health.Consumer(c.name, c.url, client))

@@ -18,8 +18,8 @@ import (
 )
 
 func TestConfigDefaults(t *testing.T) {
-	for _, k := range []string{"HTTP_ADDR", "USER_URL", "ORDER_URL", "LEAD_URL", "CALL_URL", "NOTIFICATION_URL", "WEBHOOK_URL", "AUTH_CACHE_TTL", "BODY_LIMIT_BYTES", "UPSTREAM_TIMEOUT", "RATE_LIMIT_RPS", "RATE_LIMIT_BURST", "QUEUE_CONSUMERS", "TELEPHONY_PLATFORM_URL", "VOICE_PLATFORM_URL", "HEALTH_TIMEOUT",
-		"LEAD_WORKER_URL", "CALL_INGEST_URL", "NOTIFICATION_WORKER_URL", "WEBHOOK_DISPATCHER_URL", "AGENT_EVENTS_URL"} {
+	for _, k := range []string{"HTTP_ADDR", "USER_URL", "ORDER_URL", "LEAD_URL", "CALL_URL", "NOTIFICATION_URL", "WEBHOOK_URL", "REPORT_URL", "AUTH_CACHE_TTL", "BODY_LIMIT_BYTES", "UPSTREAM_TIMEOUT", "RATE_LIMIT_RPS", "RATE_LIMIT_BURST", "QUEUE_CONSUMERS", "TELEPHONY_PLATFORM_URL", "VOICE_PLATFORM_URL", "HEALTH_TIMEOUT",
+		"LEAD_WORKER_URL", "CALL_INGEST_URL", "NOTIFICATION_WORKER_URL", "WEBHOOK_DISPATCHER_URL", "REPORT_WORKER_URL", "AGENT_EVENTS_URL"} {
 		t.Setenv(k, "") // restored after the test
 		require.NoError(t, os.Unsetenv(k))
 	}
@@ -34,7 +34,7 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, 10*time.Second, cfg.UpstreamTimeout)
 	assert.Equal(t, 200.0, cfg.RateLimitRPS)
 	assert.Equal(t, 400, cfg.RateLimitBurst)
-	assert.Equal(t, "lead.jobs:1,telephony.calls:1,telephony.agents:1,notification.commands:1,webhook.events:1", cfg.QueueConsumers)
+	assert.Equal(t, "lead.jobs:1,telephony.calls:1,telephony.agents:1,notification.commands:1,webhook.events:1,report.events:1", cfg.QueueConsumers)
 	assert.Equal(t, 300*time.Millisecond, cfg.HealthTimeout)
 	assert.Empty(t, cfg.TelephonyPlatformURL)
 	assert.Empty(t, cfg.VoicePlatformURL)

@@ -185,6 +185,8 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 				Env: []string{"WEBHOOK_ALLOW_HTTP=true", "WEBHOOK_ALLOW_PRIVATE=true"}},
 			{Name: "webhook-dispatcher", Pkg: "./services/webhook/cmd/webhook-dispatcher", Health: "/readyz", Consumer: true,
 				Env: []string{"WEBHOOK_ALLOW_PRIVATE=true"}},
+			{Name: "report", Pkg: "./services/report/cmd/report", Health: "/readyz"},
+			{Name: "report-worker", Pkg: "./services/report/cmd/report-worker", Health: "/readyz", Consumer: true},
 			{Name: "gateway", Pkg: "./gateway/cmd/gateway", Health: "/readyz",
 				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"}},
 			// The same gateway's wiring without the route policy (a main of the bench's own), to

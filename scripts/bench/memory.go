@@ -10,7 +10,7 @@ import (
 // measurement instruments, not binaries anyone deploys, and are left out.
 func binaries() []string {
 	return []string{"gateway", "user", "agent-events", "order", "lead-api", "lead-worker", "call", "call-ingest",
-		"notification-api", "notification-worker", "webhook-api", "webhook-dispatcher"}
+		"notification-api", "notification-worker", "webhook-api", "webhook-dispatcher", "report", "report-worker"}
 }
 
 // rssLimitAfter is figure (8)'s target: every binary's VmRSS after the whole run.

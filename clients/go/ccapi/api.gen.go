@@ -115,6 +115,36 @@ func (e AgentGroupPageSuccess) Valid() bool {
 	}
 }
 
+// Defines values for AgentReportMessage.
+const (
+	AgentReportMessageEmpty AgentReportMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the AgentReportMessage enum.
+func (e AgentReportMessage) Valid() bool {
+	switch e {
+	case AgentReportMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AgentReportSuccess.
+const (
+	AgentReportSuccessTrue AgentReportSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the AgentReportSuccess enum.
+func (e AgentReportSuccess) Valid() bool {
+	switch e {
+	case AgentReportSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AgentStateName.
 const (
 	AgentAvailable AgentStateName = "available"
@@ -1546,6 +1576,36 @@ func (e OrderCreateStatus) Valid() bool {
 	}
 }
 
+// Defines values for OrderReportMessage.
+const (
+	OrderReportMessageEmpty OrderReportMessage = ""
+)
+
+// Valid indicates whether the value is a known member of the OrderReportMessage enum.
+func (e OrderReportMessage) Valid() bool {
+	switch e {
+	case OrderReportMessageEmpty:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OrderReportSuccess.
+const (
+	OrderReportSuccessTrue OrderReportSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the OrderReportSuccess enum.
+func (e OrderReportSuccess) Valid() bool {
+	switch e {
+	case OrderReportSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrderResultMessage.
 const (
 	OrderResultMessageEmpty OrderResultMessage = ""
@@ -2224,6 +2284,48 @@ func (e ListMyNotificationsParamsUnread) Valid() bool {
 	}
 }
 
+// Defines values for ReportAgentsParamsInterval.
+const (
+	ReportAgentsParamsIntervalDay   ReportAgentsParamsInterval = "day"
+	ReportAgentsParamsIntervalHour  ReportAgentsParamsInterval = "hour"
+	ReportAgentsParamsIntervalTotal ReportAgentsParamsInterval = "total"
+)
+
+// Valid indicates whether the value is a known member of the ReportAgentsParamsInterval enum.
+func (e ReportAgentsParamsInterval) Valid() bool {
+	switch e {
+	case ReportAgentsParamsIntervalDay:
+		return true
+	case ReportAgentsParamsIntervalHour:
+		return true
+	case ReportAgentsParamsIntervalTotal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReportOrdersParamsInterval.
+const (
+	ReportOrdersParamsIntervalDay   ReportOrdersParamsInterval = "day"
+	ReportOrdersParamsIntervalHour  ReportOrdersParamsInterval = "hour"
+	ReportOrdersParamsIntervalTotal ReportOrdersParamsInterval = "total"
+)
+
+// Valid indicates whether the value is a known member of the ReportOrdersParamsInterval enum.
+func (e ReportOrdersParamsInterval) Valid() bool {
+	switch e {
+	case ReportOrdersParamsIntervalDay:
+		return true
+	case ReportOrdersParamsIntervalHour:
+		return true
+	case ReportOrdersParamsIntervalTotal:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListUsersAliasParamsIsActive.
 const (
 	ListUsersAliasParamsIsActiveFalse ListUsersAliasParamsIsActive = "false"
@@ -2349,6 +2451,48 @@ type AgentGroupWritable struct {
 		Gb *string `json:"gb,omitempty"`
 		Ru *string `json:"ru,omitempty"`
 	} `json:"names,omitempty"`
+}
+
+// AgentReport defines model for AgentReport.
+type AgentReport struct {
+	Data struct {
+		List []AgentReportRow `json:"list"`
+	} `json:"data"`
+	Message AgentReportMessage `json:"message"`
+	Success AgentReportSuccess `json:"success"`
+}
+
+// AgentReportMessage defines model for AgentReport.Message.
+type AgentReportMessage string
+
+// AgentReportSuccess defines model for AgentReport.Success.
+type AgentReportSuccess bool
+
+// AgentReportRow defines model for AgentReportRow.
+type AgentReportRow struct {
+	AvailableSeconds float32 `json:"availableSeconds"`
+
+	// AvgHandleSeconds (talk + wrap-up) per call the agent talked on
+	AvgHandleSeconds float32 `json:"avgHandleSeconds"`
+	Calls            int64   `json:"calls"`
+
+	// From the interval's start, in the caller's zone
+	From time.Time `json:"from"`
+
+	// Occupancy (on call + wrap-up) / (available + ringing + on call + wrap-up), 0 without such time
+	Occupancy     float32 `json:"occupancy"`
+	OnCallSeconds float32 `json:"onCallSeconds"`
+
+	// PausedByReason paused seconds by pause reason ("" for none given)
+	PausedByReason map[string]float32 `json:"pausedByReason"`
+	PausedSeconds  float32            `json:"pausedSeconds"`
+	RingingSeconds float32            `json:"ringingSeconds"`
+	TalkSeconds    int64              `json:"talkSeconds"`
+
+	// To the interval's end (exclusive)
+	To            time.Time `json:"to"`
+	UserId        int64     `json:"userId"`
+	WrapUpSeconds float32   `json:"wrapUpSeconds"`
 }
 
 // AgentState defines model for AgentState.
@@ -3634,6 +3778,58 @@ type OrderCreateSipEndpointUsageScheme string
 // OrderCreateStatus defines model for OrderCreate.Status.
 type OrderCreateStatus string
 
+// OrderReport defines model for OrderReport.
+type OrderReport struct {
+	Data struct {
+		List []OrderReportRow `json:"list"`
+	} `json:"data"`
+	Message OrderReportMessage `json:"message"`
+	Success OrderReportSuccess `json:"success"`
+}
+
+// OrderReportMessage defines model for OrderReport.Message.
+type OrderReportMessage string
+
+// OrderReportSuccess defines model for OrderReport.Success.
+type OrderReportSuccess bool
+
+// OrderReportRow defines model for OrderReportRow.
+type OrderReportRow struct {
+	// AbandonRate abandoned / answered (0 without answered calls)
+	AbandonRate float32 `json:"abandonRate"`
+	Abandoned   int64   `json:"abandoned"`
+
+	// Answered calls a person picked up (statuses answered and abandoned)
+	Answered int64 `json:"answered"`
+
+	// AvgHandleSeconds talk time per call an agent took (status answered)
+	AvgHandleSeconds float32 `json:"avgHandleSeconds"`
+	Calls            int64   `json:"calls"`
+
+	// CallsPerAgentHour calls per hour of agent time in the order (0 while none is known)
+	CallsPerAgentHour float32 `json:"callsPerAgentHour"`
+
+	// ContactRate answered / calls (0 without calls)
+	ContactRate float32 `json:"contactRate"`
+
+	// Conversions entries into statuses of the success category
+	Conversions int64 `json:"conversions"`
+
+	// From the interval's start, in the caller's zone
+	From time.Time `json:"from"`
+
+	// LeadsCalled distinct leads with a call in the interval
+	LeadsCalled int64 `json:"leadsCalled"`
+	OrderId     int64 `json:"orderId"`
+
+	// Statuses leads entering each status of the catalog, by status id
+	Statuses    map[string]int64 `json:"statuses"`
+	TalkSeconds int64            `json:"talkSeconds"`
+
+	// To the interval's end (exclusive)
+	To time.Time `json:"to"`
+}
+
 // OrderResult defines model for OrderResult.
 type OrderResult struct {
 	Data    Order              `json:"data"`
@@ -4404,6 +4600,51 @@ type CreateOrderParams struct {
 	// IdempotencyKey Makes the create safe to retry: the same key and body within 24 h replays the stored 200 answer (with Idempotent-Replayed: true); the same key with another body, or while the first request still runs, is a 409. Failed requests are not stored.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
+
+// ReportAgentsParams defines parameters for ReportAgents.
+type ReportAgentsParams struct {
+	// UserIds the agents
+	UserIds *IDList `form:"userIds[],omitempty" json:"userIds[],omitempty"`
+
+	// OrderIds order ids (also accepted: orderIds[0]=…, orderIds=…, comma-separated)
+	OrderIds *OrderIds `form:"orderIds[],omitempty" json:"orderIds[],omitempty"`
+
+	// From start: a date (midnight in tz) or an RFC 3339 date-time
+	From string `form:"from" json:"from"`
+
+	// To end (exclusive): a date (midnight in tz) or an RFC 3339 date-time
+	To string `form:"to" json:"to"`
+
+	// Interval hour (default), day or total
+	Interval *ReportAgentsParamsInterval `form:"interval,omitempty" json:"interval,omitempty"`
+
+	// Tz IANA time zone of the intervals (default UTC)
+	Tz *string `form:"tz,omitempty" json:"tz,omitempty"`
+}
+
+// ReportAgentsParamsInterval defines parameters for ReportAgents.
+type ReportAgentsParamsInterval string
+
+// ReportOrdersParams defines parameters for ReportOrders.
+type ReportOrdersParams struct {
+	// OrderIds order ids (also accepted: orderIds[0]=…, orderIds=…, comma-separated)
+	OrderIds *OrderIds `form:"orderIds[],omitempty" json:"orderIds[],omitempty"`
+
+	// From start: a date (midnight in tz) or an RFC 3339 date-time
+	From string `form:"from" json:"from"`
+
+	// To end (exclusive): a date (midnight in tz) or an RFC 3339 date-time
+	To string `form:"to" json:"to"`
+
+	// Interval hour (default), day or total
+	Interval *ReportOrdersParamsInterval `form:"interval,omitempty" json:"interval,omitempty"`
+
+	// Tz IANA time zone of the intervals (default UTC)
+	Tz *string `form:"tz,omitempty" json:"tz,omitempty"`
+}
+
+// ReportOrdersParamsInterval defines parameters for ReportOrders.
+type ReportOrdersParamsInterval string
 
 // ListUsersAliasParams defines parameters for ListUsersAlias.
 type ListUsersAliasParams struct {
@@ -5610,6 +5851,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v2/order/update/{orderId}/ (the `UpdateOrder` operationId).
 	UpdateOrder(ctx context.Context, orderId OrderId, body UpdateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReportAgents What each agent did, per interval (extension of the contract)
+	//
+	// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+	//
+	// Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
+	ReportAgents(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReportOrders How each order's campaign is going, per interval (extension of the contract)
+	//
+	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+	//
+	// Corresponds with GET /v2/report/orders/ (the `ReportOrders` operationId).
+	ReportOrders(ctx context.Context, params *ReportOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListUsersAlias List users (the path the contract's sample call uses)
 	//
@@ -6829,6 +7084,40 @@ func (c *Client) UpdateOrderWithBody(ctx context.Context, orderId OrderId, conte
 // Corresponds with POST /v2/order/update/{orderId}/ (the `UpdateOrder` operationId).
 func (c *Client) UpdateOrder(ctx context.Context, orderId OrderId, body UpdateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateOrderRequest(c.Server, orderId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReportAgents What each agent did, per interval (extension of the contract)
+//
+// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+//
+// Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
+func (c *Client) ReportAgents(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReportAgentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReportOrders How each order's campaign is going, per interval (extension of the contract)
+//
+// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+//
+// Corresponds with GET /v2/report/orders/ (the `ReportOrders` operationId).
+func (c *Client) ReportOrders(ctx context.Context, params *ReportOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReportOrdersRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -9383,6 +9672,206 @@ func NewUpdateOrderRequestWithBody(server string, orderId OrderId, contentType s
 	return req, nil
 }
 
+// NewReportAgentsRequest constructs an http.Request for the ReportAgents method
+func NewReportAgentsRequest(server string, params *ReportAgentsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/report/agents/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.UserIds != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "userIds[]", *params.UserIds, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrderIds != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderIds[]", *params.OrderIds, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Interval != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "interval", *params.Interval, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Tz != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tz", *params.Tz, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReportOrdersRequest constructs an http.Request for the ReportOrders method
+func NewReportOrdersRequest(server string, params *ReportOrdersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/report/orders/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.OrderIds != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderIds[]", *params.OrderIds, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Interval != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "interval", *params.Interval, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Tz != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "tz", *params.Tz, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListUsersAliasRequest constructs an http.Request for the ListUsersAlias method
 func NewListUsersAliasRequest(server string, params *ListUsersAliasParams) (*http.Request, error) {
 	var err error
@@ -10578,6 +11067,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v2/order/update/{orderId}/ (the `UpdateOrder` operationId).
 	UpdateOrderWithResponse(ctx context.Context, orderId OrderId, body UpdateOrderJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateOrderResponse, error)
+
+	// ReportAgentsWithResponse What each agent did, per interval (extension of the contract)
+	//
+	// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
+	ReportAgentsWithResponse(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*ReportAgentsResponse, error)
+
+	// ReportOrdersWithResponse How each order's campaign is going, per interval (extension of the contract)
+	//
+	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/report/orders/ (the `ReportOrders` operationId).
+	ReportOrdersWithResponse(ctx context.Context, params *ReportOrdersParams, reqEditors ...RequestEditorFn) (*ReportOrdersResponse, error)
 
 	// ListUsersAliasWithResponse List users (the path the contract's sample call uses)
 	//
@@ -20739,6 +21246,410 @@ func (r UpdateOrderResponse) ContentType() string {
 	return ""
 }
 
+// ReportAgentsResponse200Headers the declared response headers of an HTTP 200 response for ReportAgents
+type ReportAgentsResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportAgentsResponse400Headers the declared response headers of an HTTP 400 response for ReportAgents
+type ReportAgentsResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportAgentsResponse401Headers the declared response headers of an HTTP 401 response for ReportAgents
+type ReportAgentsResponse401Headers struct {
+	XRequestId string
+}
+
+// ReportAgentsResponse403Headers the declared response headers of an HTTP 403 response for ReportAgents
+type ReportAgentsResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportAgentsResponse429Headers the declared response headers of an HTTP 429 response for ReportAgents
+type ReportAgentsResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// ReportAgentsResponse500Headers the declared response headers of an HTTP 500 response for ReportAgents
+type ReportAgentsResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportAgentsResponse501Headers the declared response headers of an HTTP 501 response for ReportAgents
+type ReportAgentsResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportAgentsResponse502Headers the declared response headers of an HTTP 502 response for ReportAgents
+type ReportAgentsResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportAgentsResponse503Headers the declared response headers of an HTTP 503 response for ReportAgents
+type ReportAgentsResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportAgentsResponse504Headers the declared response headers of an HTTP 504 response for ReportAgents
+type ReportAgentsResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type ReportAgentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentReport
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReportAgentsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ReportAgentsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReportAgentsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ReportAgentsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReportAgentsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ReportAgentsResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *ReportAgentsResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ReportAgentsResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReportAgentsResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ReportAgentsResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReportAgentsResponse) GetJSON200() *AgentReport {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReportAgentsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReportAgentsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReportAgentsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReportAgentsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReportAgentsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ReportAgentsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ReportAgentsResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ReportAgentsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ReportAgentsResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ReportAgentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReportAgentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReportAgentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReportAgentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReportOrdersResponse200Headers the declared response headers of an HTTP 200 response for ReportOrders
+type ReportOrdersResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportOrdersResponse400Headers the declared response headers of an HTTP 400 response for ReportOrders
+type ReportOrdersResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportOrdersResponse401Headers the declared response headers of an HTTP 401 response for ReportOrders
+type ReportOrdersResponse401Headers struct {
+	XRequestId string
+}
+
+// ReportOrdersResponse403Headers the declared response headers of an HTTP 403 response for ReportOrders
+type ReportOrdersResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportOrdersResponse429Headers the declared response headers of an HTTP 429 response for ReportOrders
+type ReportOrdersResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// ReportOrdersResponse500Headers the declared response headers of an HTTP 500 response for ReportOrders
+type ReportOrdersResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportOrdersResponse501Headers the declared response headers of an HTTP 501 response for ReportOrders
+type ReportOrdersResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportOrdersResponse502Headers the declared response headers of an HTTP 502 response for ReportOrders
+type ReportOrdersResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportOrdersResponse503Headers the declared response headers of an HTTP 503 response for ReportOrders
+type ReportOrdersResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// ReportOrdersResponse504Headers the declared response headers of an HTTP 504 response for ReportOrders
+type ReportOrdersResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type ReportOrdersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *OrderReport
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReportOrdersResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ReportOrdersResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReportOrdersResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ReportOrdersResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReportOrdersResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ReportOrdersResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *ReportOrdersResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *ReportOrdersResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReportOrdersResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ReportOrdersResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReportOrdersResponse) GetJSON200() *OrderReport {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReportOrdersResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReportOrdersResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReportOrdersResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReportOrdersResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReportOrdersResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ReportOrdersResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r ReportOrdersResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ReportOrdersResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r ReportOrdersResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r ReportOrdersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReportOrdersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReportOrdersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReportOrdersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListUsersAliasResponse200Headers the declared response headers of an HTTP 200 response for ListUsersAlias
 type ListUsersAliasResponse200Headers struct {
 	RateLimitLimit     *int
@@ -24288,6 +25199,36 @@ func (c *ClientWithResponses) UpdateOrderWithResponse(ctx context.Context, order
 		return nil, err
 	}
 	return ParseUpdateOrderResponse(rsp)
+}
+
+// ReportAgentsWithResponse What each agent did, per interval (extension of the contract)
+//
+// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
+func (c *ClientWithResponses) ReportAgentsWithResponse(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*ReportAgentsResponse, error) {
+	rsp, err := c.ReportAgents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReportAgentsResponse(rsp)
+}
+
+// ReportOrdersWithResponse How each order's campaign is going, per interval (extension of the contract)
+//
+// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/report/orders/ (the `ReportOrders` operationId).
+func (c *ClientWithResponses) ReportOrdersWithResponse(ctx context.Context, params *ReportOrdersParams, reqEditors ...RequestEditorFn) (*ReportOrdersResponse, error) {
+	rsp, err := c.ReportOrders(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReportOrdersResponse(rsp)
 }
 
 // ListUsersAliasWithResponse List users (the path the contract's sample call uses)
@@ -44333,6 +45274,788 @@ func ParseUpdateOrderResponse(rsp *http.Response) (*UpdateOrderResponse, error) 
 	return response, nil
 }
 
+// ParseReportAgentsResponse parses an HTTP response from a ReportAgentsWithResponse call
+func ParseReportAgentsResponse(rsp *http.Response) (*ReportAgentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReportAgentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/csv) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ReportAgentsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ReportAgentsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ReportAgentsResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ReportAgentsResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReportAgentsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ReportAgentsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers ReportAgentsResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers ReportAgentsResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReportAgentsResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ReportAgentsResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReportOrdersResponse parses an HTTP response from a ReportOrdersWithResponse call
+func ParseReportOrdersResponse(rsp *http.Response) (*ReportOrdersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReportOrdersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest OrderReport
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/csv) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ReportOrdersResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ReportOrdersResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ReportOrdersResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ReportOrdersResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReportOrdersResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ReportOrdersResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers ReportOrdersResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers ReportOrdersResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReportOrdersResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ReportOrdersResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListUsersAliasResponse parses an HTTP response from a ListUsersAliasWithResponse call
 func ParseListUsersAliasResponse(rsp *http.Response) (*ListUsersAliasResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -49525,452 +51248,491 @@ func ParseRedeliverWebhookEventResponse(rsp *http.Response) (*RedeliverWebhookEv
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P1rbyNJuiAG/5V4c/egyNNJFUlJJYnCAV51qWpaM3WzpOo+MyW5GMwMktFKRrAzIsXiFAroM/5i4Biw",
-	"F1jAhmF7vf7gL/4yO5jZHZ+z0wfYX8D6C/tLjHieiLyQyZsuVd09HAy6RDIzLk888dwv771ADoZSMKGV",
-	"13rv9RkNWQx/noRsMJSaCV07ZcOIjllovg6ZCmI+1FwKr+VdeDpO2IVHRn0miO5zRbgius+I0jJmIaFC",
-	"jVhMZJdQQRiNI85iErPvEqY0GXHdx4fpgJF0wmBc+xUbEypC0pHhmFRiO79PhNR9LnpkRBUJpWCE9igX",
-	"1UNCO4oJTaQglHR5rLSdecvzPfaODoYR81qwWM/3VNBnA2p2w0Qy8Fpv8IdL39PjoXlO6ZiLnvfhg++d",
-	"Us2e8QHXNfjvLAjO+4wcvTohV2z8QBEtr5ggnSS4YppUTo/On7x9dvL85Pztl69Pz87dzlV1i5zZ9bJr",
-	"Fo+LcKKJ7jOheUA1C4kcspiayYgUAQN4XbGxgfM1i3mXs5BUlDSgwe3v1BsGUDF+2q1vExmbr5sHpMev",
-	"zepYV8ZmIKqrPoBZmEW4M2SkRzUb0TGJzI4VEZLEVLPCdk5fnf1dvVqA7k69ngftgAs+MNBtpGDlQrMe",
-	"i6fgesoGlAsD7xnYftOXEUuBRiLW1YQLB4IHygGadjWLEf0MUlQAFwC7po6vuOLtg4PSFdeXrlixEkw4",
-	"Y4EUoSKJ0DyaXSRXpJtEEaLsymtsrLNCpuNx7cgAYx4slV1jhWoSMao0aVSJlmREuXaIoZgIzSWDhU4v",
-	"xhwGjw0tMHdmjQP/+9opnmPtpISQvCxehBaAL4g4E/qBInIkSP59RFUOMG2Y5Tea+yTo05gGmsXKXKM3",
-	"R7Xf0Npv67WDrbet2qVPWKQYYMeAhox0xgVMr1Dy+vXJcXWLPIFVRLJHIi6YGck85yiWoAOmCNdFslIP",
-	"dzr7dLdZ2+/usdoO3evUDujOdm230+w22KPgIGzUvUWgG1KtWWzg8N9Orft9w2809z/8a2+WNn3wvSGN",
-	"6YBpS7Efx8wQjKexHMwCWGkaa7edwDxpKMqQxVyGPjk5e0n2H9UbBhChuetAMsxfNc0HrFrYbrPe3KvV",
-	"t2v1xnm93oL/f1HfbtXNHrmZ67uExWPP9wy0vJYX4LqO9Jv6ZYH6zlJbu4VzObsBJsKly/cJF0GUKH7N",
-	"0p3QCA6dUYGMaQT3IKTj8k1tN5buorFsFzlO9is2nt3Kc3rFVLYTw/+6zKBxbC5wK2OJV3k2aGgFF6S5",
-	"Q/oEOWKB0zbrdcdFKkBWShh4ixjMqx4WZ4CnqWGtLIapfHP8oz6PkNsgP3VXQGkeRSROhPLN9TP85mCL",
-	"PKU8YmFGqmnMgCPh4orXZS84YI8e7R3U9naau7WdeshqBzs7nRqr73WDRvegTtmeOwQUSLJTmBISCgcx",
-	"oO+eMdHTfa/V3N31DUFynxtlrP1kMJSxLqNGZtc8JBweeMZoqCxoWVi8+J1H3e2gwWoH5vbvhHusth80",
-	"urUm26F74UFnN9hOL8WQ6n62D+7mXkQWujIeUO21vCThoVe2BbM23EC6qL3S+SJ8cNFs/zpmXa/l/auH",
-	"mUj4EH9VD19JxTW/ZidC47xOFkqn3a2XXxuQIQrHFLIuTSKNrwzoO8s0jPSwhIW87HYt402nnTOrxCdL",
-	"p83PU85HX8Yhi6fA2igFq7RP3hVc7cxqFiVhJsKBdUdKEhoEbKjNlbZrUG/ql3/3X7//v/30C/wUyMGA",
-	"1hQzvEKzsED13jQu58DPjVkkdYu2cnL8jCvcxZmmOlGl21Dwk9lHcR1+c85KlBtrailcs4Gytx7PstnY",
-	"2dvZ3360s7cYkdJvaBzTMSz4G9bpS3k1jxSopJN+9cAsviATNUsxY5QOeWOZ6YN5Uw2lUAx2+iUNf4Hy",
-	"ivkUSGFou/mTDoeRURa4FA+/VWbZOcR974VUU6/15tL3Bkwp2nP0gCgWX/PASEHXhlqTaxpxp7IZYCdB",
-	"wJTyWl0aKfZhVUR4EscyfiKuWSSHDLcxqzG5qTuxvEIuE0ghWIB6TpySW6LkgKHOZ/QVw3EMW/nq/PyV",
-	"YSo5fbVEUStbpX3j4fTj81WS1UbJXilXFVYdxTxeIi0ver3wLMD7Sxrar26CKe89Zo4QoKr48IkIh5IL",
-	"DffZGyRGDJZGWSBsMNTmqmqugR1yRVJUN8vI0K04TIvMjHJIYJAWyY9xfyh4IhDXuRgmukUoSlgyJqlE",
-	"TToxo1egBpE4iRipGOBsIWSsHsBo0CddzqLQ6NE4Rh5LKfnl2csXRHa+ZYE2TwBtI8i/8cmACguGIY0V",
-	"C614WmkftmFIGpL237QJUwEdMp9Io6c3/Hq9nq1UVX0U1w0Byr727WzXNEpAnseP2QbNHnARoWS44JAF",
-	"MgRJFMHz+vxpbR/kQ5loc0N1LKO8olV5/UXdLEZLYv5qPPXh372nLdL+m3q97ZP233S78E+w/TfN/Xa1",
-	"bKmkLyPUOIXdaUhURFXfh0WGJOJXjFAxJiijAshJpQ07apMuDGlAZZ6ubujCXLrwWIpuxAN9e/4xJYe3",
-	"CI1iRsMxSQCJQaMgIe92WcxEqjzcM1OZtiCOqMqvJ6fhGCzkWs1VbQ4RTfHuwB0BitVhJBH8u4SBlZNe",
-	"MUEqVKDA9UARc3kcynJBcgSjagcEaRhpHA36LDRaaqLgZRoYQdCZEpVPrARRkD4UXPXCN+buGQ339emz",
-	"am5ye1SbyzD/MqBCfzMOyUOvtVdgcXncNmLeh9UF51OmjGYyB6t50e7BQstQiic7x1y/CCRlr5RbvP9q",
-	"ceSJkU3s8dyaZt4YQ+bjx7EU7BAIjSEqoCJtbnvpST6VcYeHIRO3P0dzFWnc4dq6ZSicKenFMhmSAR2D",
-	"KBXQKCKvXp6dk4fXzYfAIR7i/X14z1wQnQ6FRRmeEcghUyRERxGNIjkCmpJ5lyrWGP7w9MnR8fMnW4PQ",
-	"JxfeN30JewolGfWpvvCctGk1OGudBxE5Zt1EgX0c2CLtofUedE0Wcu0TRccb+Ww+klr1/pwPmEzugOKg",
-	"0cjp2iEP8fDRSswF0XzAPpGiD+4uId3k1pj9+tXZ+emTo+dvz0+eP3n5+pxURqA/aVgsVyQRV0KOxCGa",
-	"xhd7jDeYNR+zToRmsaARnNntEYvb4QiIt/eIQkeCJIK9G7LACD5gwUXvRUATBWJ4JHs9J+LnXXU89K1f",
-	"W/XlSGxwYy5u/FJ2jqw1+WbC8LeyY+b1djt1tt/dCWrN7jat7YBjJHzUrG13691GsE8POnvMuxuhObfm",
-	"xdLzt7IDeqCzl5OKQRIwO8akTw2zqh5mHkVrueklNKZCMzBCbaTse0bAF1I/lYkI74rhHRwcZDYt9o7f",
-	"q+HhhSQqCfqplQ8Cb6xJm0YRi1ORUDFm5CJr2GbvaKCjMaERv9oYrRZjx4k58wETN6RQRRwBydyJJdwZ",
-	"PoeRHN+ryTkvDIFFCTFBTUnhUwsiFa4VeX36zP0QSNHlvSRm4QZn5uPMKzqOJA3PpXxG4x67PdJ0ZDhu",
-	"pUZAqslAKk0a9Z393b1HpDPWTN0z7oDZkit0AXz58vjXLrDw1+dPzpDsmF8e7ZDn/EuwiefDFyqdMXmM",
-	"EKhhUEQuyCNmFM3vJOgn4ophwMkGv+bjl/18Z4oaope53zELGL9GG65Rzw4hHC8XuQR4QDUEg34KlDPC",
-	"U2FhVnXTlp6B8dpgECxXJholrJw7lysSRFJtKNYijDqzyPOjMzEaRBBS865dygrS9Dx75EZ6vh/MAaHi",
-	"taDXlEe0E7E7Dg8BM0w2+KcRkSpWjuaaCMZChVGRicrZsyD8fYyudDB7+iSHjdp577+VnWrOz+48b0KO",
-	"DmfyCfyM2jo7QhoFvSFcpeh3LuVzKsb2a3UH5nUpyYCKcRpMikefuk6b9ToZAhoEUoTwp3Wa3iNqvryG",
-	"BANnXZ/Jh/jbqp8LWSc0DGOmFFFD88mI8GBxpyKAkPKdeiMV/ytHr8+/evv06OTZ69Mnb//Wz9Iz0jyP",
-	"SEojlFFtRIQsXYDYQzGPimqqeQ7M2xG/ZkTpmNGB0TYEQTvr2dtXT07f/urJr0kllyzQIrs/b9Y8lRix",
-	"8O3co7e+G68FTXRfxvy3d6G4/n3taMgx2sKaxc2Rx+wasON+8T+dmwy4Ulz0fLcGP12BjAl7N+QxC30X",
-	"XwH0mguMbZhCsduCViVDo9+w8DkLOT2H6MnbgtipSGa0nLo3NRCpBH0aK6ZJoru1fZ/wLqECEgo+hQaI",
-	"tiRDZRRpT6+tbaP/nYratkv9O1hqu3o4rRr66BNSpK3ZO/0wUNdtc3qFgd/VRAiDb/jgHIRMTxrgcgRI",
-	"8ItYJsOynMkLD48RvbOen6YhIvfwfLBR1QImNATi5j7VFBMcPC45D7TnewMZsphq/CUccPNdSUKjn1/a",
-	"C4hUfn8vs5dO3WNCp0ChYcjN6zR6FcshizVn7tr43jD31XsPHMk2nDyN+14W1u1nGTvLbp9R45Wmg6F5",
-	"i4drBe1jwLdac0e9TknmkO/FSXlCURZA/sY845v3MwjbcKAPvpcMw7V3PDU8BLfjlvwM8Hlg5qcpW0R2",
-	"zBhhBaCJopddr/Vm8aqyN7+JuQZl44P/fgp0KbhXA8rU9mZ2NvvGZWEPr2hvjR2cWfI/u2znK1ttHJh1",
-	"dpCIY0R3eglWg2ZpzsPMrj8sgUR6Jq33q9zPdVIwcpfoVvdk9uzLsfNMW7wsziazvJ/ZJBB0LWHCnZH+",
-	"AykCFgvlk1GfxaCouq+MGO75WfoWF/rRjrlWSWT1c8wDmQULTKIWLADdBQBw8CtpesVIhQtiUEMZCSQ9",
-	"gJnpl5/CkCaKnTJqhaU5683OYdiXgj2XISs9JcVFwGb3kqaZ4y6AsbAwg+whMfNiVLcNIrKO/JihwJeH",
-	"bZqjOh++uRW5c196bwBDgEEasqocWiyF6RS5sW+6mR1MipD2c2lkGUQvFyLvNO+W3W7EAevyhhqzb7N1",
-	"35OiZvi453ujmA5rIHXAGsJZVu1772pm3No1je29fINTv0xngY9Huangi9N0PnxcPMY54dM3MR2+HrpP",
-	"r+zkhV39xIktkpXbElsY5Qwl2OKKpq7nVIKgiGx8lD1Xv5AQW68vug8OjfLIkw7jcGs1RDljBbw4Y+6o",
-	"4W+HQZeFa1XciQvUd/GDPCQVpWm3S8weq4c537qNPuyMiUvvLCG7S7JK8/cVAVJ69Ybc5nIvFPOmopcw",
-	"gxuJ9tGrEwhFwvhIpGjoRAlipn3YHCjNw5h1+TuwyBTP/2YCLerkCt+6Gd1cWya+Kkt7Ty1aWrGo27Ib",
-	"Frkc86wKioFDGpRTMRoqF4TavHdUYbWaCQD0StYeUaVfKwe1m+1fWGo7ywDhqMplFLSK3GZajNldmQad",
-	"BWA8mGXr2UVbJxd5Riuwm7XgSJeXxzA/43h5hSF3BnnAzL9nmeZQvAEFXC5il0OkRCexkyGMCIGFgfC6",
-	"2ddvLD84PMgR1kY5YU1PrrhIIQXLPBkPbEWYmPf6WuVlt5WOeUDfneAL+UXc8tQXHkiYpUKsyKKBtr0U",
-	"AbsrZm3p8HwWCr//uAWJ9Xbqv/eE1NMar6Gwlx9gyzeVNkA4W89ugSaiV0ZInUXuJ1uNRzsk5D1Dml3S",
-	"6BeHZEDVFQtRoDcsHerzWG1m1JeKAVt8xmj4WApNA63OJUhCEO7S7ZLK3t/a/z3aq4JkkpXLqdcO/vby",
-	"i39dRvlvxi5DHmPcQl4u4iKQAytJJ7onzZ9lJq4uF1z1TwTXHMxhedGqZ41rzsqmxkqzgecbqnO5AvHp",
-	"U3XKAhmHefNXR8qIUXEjJs3Vq5iFHGzz5UNGaXmROarqvB8L+d5zHrGFHebY8mh0ZY7lOEEjo62ttawI",
-	"lu9pqWm09lvzRNHU5zzqS9KnIoyspmqVqdmRRpTrGyy8jN8WgTiLXHlc9bMKLykHzrTKFNZz4DN/2fNP",
-	"Ygp//AJtKGBr/iaWsXxDh460ZoPhtNmwSHwg6eCaRiV8dcBFopkiHaZHjAlCcbgCT00Lhew2dx8tqzaz",
-	"lLtydewKyuRqy1iiOXuTYqaYtptUT4S56GHZm8VtxWzIqE53k1Xoc25mdaVs+jtEtXZocOWVTW8rNMzW",
-	"SFpsa8bX/Bzk553fT1dzBy54Sy66tli0dP/LVzxnNe5xrMGzJntPob+GRCCFSgZzjZbfJSxhpJ90Hij8",
-	"u3Al73lpSRwzod+mS3wbyARdw4u5gWAsjNi6703dnXmzzx2+7GoByN7OVT9Tb/MC0FvrQzpbGlFVQiim",
-	"tpCbPZvLx6MoW+00jWTvWJCYFRn+UVILytaiNMsbxrLDiJbyyistzyWSQQcPJwb716t+TBVb7i0rLqFs",
-	"0anzf6Yk5a+Q3iZDWzxyZEu7jGIJkuB6x5FeZKial7OQLTmEDO5upQtO4JjTiMVHHSpCFGDX8bLiW2yO",
-	"RBZZKbG4M8N2FKFkyGIlRb5K3uwIMdXsFYsDG54xZfRzsxvlAKKXONR3NE9bbR5Ow2jQEK4XodQxR2x2",
-	"+DIFzGyPdkPFVc0H6ZN3w4hycfeEfp0DWlORSVj5SQqpj+f9lpPq19Ak8E6WID7WdMWffWfrSz1pYygT",
-	"qWMO53ETrpAS5tmdYLFppV9FVIhbmv/YO/0NF6Ec3WaUODXcpyphoqVBr5fdLiqWiocMJzIStIx4SMdG",
-	"38UtPKMYkNHlgkaWv5vTfMHeaetoCeUL6f6OGEWzexjL4TMZXMlEA+3g0fiZrcooUNEuL31dcLA7V9V8",
-	"XjUjQOXfz3QRCouAOtwWETP8uVzBhXuZ3slXNGCf90IiNWnu9JfdlyJd/uC7V7fr4U1ftXiSQyezDt8z",
-	"Q5aZJtD0Mn+HZXdo6jJHvMc7EXNWnM6YOLfmDDIgIzi1elxxHKDusktCs7OQIAuRzh0SUaVJXyYxqUBd",
-	"sUa1lPzjy8sZAMYvqRPxNOK9/hxaYQabXWdfjjAQOcIKsGRIAxZC2WxGRjKJQjAJEJloIuDKlo/8jF2z",
-	"KDdxtjS0KBiq/ZzRvKlg6aayN18d1Nd5cUDfWVw6LbLj2SetX9+h1zBm15yN0CvVi5lSyECHmRGgDO9u",
-	"xlGyQZ/LkOUU5lndNnv0LFFDJsJ5D0IJCYjsfT4H35UbYOUYiLlkDqA3bx95vLDYN7W89L5O42/has3D",
-	"oDn44ecpVoEGTVOVeXhSDu1ZwK1OyHtcq5NjIEtibAl43jCzNGamUD394kL97Zt67eDyC/NXiVX40p9x",
-	"NhM7FrlI6vVtRuquwA2WabTOSGvWrpj1tIAMHUKDBaMfGDHAJ0HEKKhXVRAbRXAUhjfwmNwpgwrtZVhi",
-	"/cR4vlkKCNEoKq3tF3GlrSE/leN821TCfCHYyMp6ULUcvG1jz19Ha8YVZ0taGZFE8LjPgqvPCu5M+iql",
-	"PzlKuDwSbLjIxwJhHl94y6jR0NpiM6qUrXAdwK7vjD19+phsb28fpDJ/3i3bAgzqSXnzQK65kXpFt2/L",
-	"NpVAjSMfRDIVFrLieai5V4QLqE+KuyEURIYHisCvNluyYPma2VHB3IzGafd51rCSqRLT9tz12JXdVKna",
-	"K4JjFrG1wiSngW8OHg6ghgfAhNH11F0dxJ0A8wYQ+bw0PcQ1rGmNdG+tce2fCB2P12U4qTOxiBnwMPYv",
-	"SqkGmCaHVKm8uShHLn860U4LL0SBBnn+fZH+PFFYusO7yhOYZTCpnSAfE0RTF+HKSQTHIvjpupTSy3ML",
-	"txJUHj22Sy8iwpvL1lTRmJjpJBbKpTOvyGhKvJrFPLT1gh2xc1KX8gg4fVYEgMjYB5YPRcVxxfYx5ZP3",
-	"tqT6e6zqHScR+/BhNvbRnaIUbIVTzKBnjnINApZVvl9iJckAOkXpYBdYW11iInkSQXYAFJRXrTQzr1nH",
-	"QubKz0VAcoHvWonF/GDN/gQsb8rmpitdRSUtv7gmsrr8V41lCTF2w+VpMHN9IwVXiAtm/YXEcoBEs3ca",
-	"5ADMgmbKcvn53XgKvhNrcIDzubxb/8iTd5qJfG+EqVvOqGJTkf7lvXeseTVneUk9+Q1zDFOWJIMT0J4u",
-	"MvDqxnJgLUZpUML2VEhCfTmnmAKEW/yifX9GuQXjU+Y4x9DChvXXAVgV6AqRdTxEo5tNL66uGio5xaen",
-	"qR0M+iQvMKwsZqyOKXNOaWZ2P4XQqjLaV4xGun8KSTFr0mp7aaCMfZwwUNcdnYH8VDC2ouBScFwmw0N0",
-	"hroRULIrvp+rFtJCq0pwxcYK7SsX3lbKG67YmIWkk5+DcYj9H9HxfB4wjzQvDJqYCoz4sNgVvIg+3SVB",
-	"sl2TVpUsliB0Wkr+81xxftsY81UxHzu3fdqoG5zza85GS1aFTplPKXOM+tjNMpYj8I1gHe6wRZYJIz6h",
-	"ilDbV+CBIjv1um1to/tsQCrtWI5cf5UYCoZTbeSQKCRZNR0gx3N4VYboWShpOfVPN2B1hJU0pRhhPTti",
-	"LEcPFHbwTBNMIugJ+fjs6wfKVk6B2irmmUbVWxYOqNJ4quVIcipHjspMu1GB6Svnu01jNudKYTms+unq",
-	"Q9nFuIVCNA3aWUsctq1t2foYWkcsJGOmDx1KtcCQj9Xo33GlFangAVQPsyujGCP2NLK6DHboTIMFTbe7",
-	"RvqkOb90kFM5epyOcypHp26odJtAZtbNNesk0ZWt7HFoefeADTqI5zQa0THklkE+TCVzqXK0xGD/t4QZ",
-	"kN1d7pkrN15OsHCxoAwuuvHT8fVuGSV5xdDFODAED9qDyzgb/GbGIPdWrkyGujYvQkGUFU8fD/Xx2dee",
-	"O+AXx788e/kCTpyvpm+ARvjY+mTnZIebn6f7fN3KnJ6OfBLO9A+rOD9QLEcKWQNwGiEFW9+sawbJdeRZ",
-	"7LAyDx+XGslgLWmfnNjda6Ik6dJ4iS8KB3a3sXxsO6DR2aViKWuxNTC56KVTQiti9GYtn/Rc6rIQhBS8",
-	"tgOQmWoVVhXrBXfEEL3aSMZXLCb2WSLN1bl9Xn1xNogfDVuFCfu2nGhhYlLJw9YlzALLRnmGhqkTEswg",
-	"xNbrM5Q7EQLIfn4WrpADuOKAZvhDeMOZY42owctQ5dBSjOKAmdDDrpkgMaQ2oFT0wC6cRqTSBoLXJsrQ",
-	"2lF/fJhdkDxXUpqOiWUq1RyfQYAZ5oKbAo8d1pJAKrYOuflv3GCWc6ZD4udjHBg/PLXDl+eh2CAfixt5",
-	"c29GlPJonLugxYtdvGCOPRTtwhn2Fsh9mWg02wTg8+g9tv/BuqYAfG1VnecZo+HaIgEIO/Y6GZEtTUCf",
-	"ZfA0fEwHQ8p7YqGLejq97jnTfRkWohqH/O110/PtH2+pGovAfWykfxS/b75FWaA0hOhmskeQKC0HXxuZ",
-	"pkRaxF9rqCHx0Pa8TEqD2Qp+/VkCjU5ergwtM59DWRNSQ70NBLrllOYJMOvKOO8TqrbIFRtq160EwzbN",
-	"eigGucWl3jH2DjuwnISP48HRSgdWeOXL9V95vP4rxyu9sn7m4rD8JFzZzVSpNNwD5N1uLAcr+f4UmnRp",
-	"PJ5fmAKGthwZT9RlWUBbIuv0FyEBQRQM+6VnaMZxdQvd7VE6pjbQS7HIZveVXYoBU4qJ3ny57bpB8s+s",
-	"IoSlz6cZvksBlr7yWrHYVaVZOZF+pdDrZ8tNB1QTzJVT9p4Jtnq9pcfzChjdMHRxufv2LnKiv5hKip6t",
-	"TRFR4PiGcB1TzVwSzs1EPIj+lIla4TAQ/umBVHJ3qrqaAzzmMuZ6PCdIUwacRs9kj6/m7MbnXzBtRLkV",
-	"eZuSSRzMMQTDT4/lYGADZ1eSjudnOt/EF+97iQ5edru2zuWajqK0xF/Og1/cFVDYGR4zw0Fm+MMM9S+k",
-	"Hqfkbkp2SMFdJL9zMDiHHnkwzAsumCetTmNFEa/K6NoMeSzSYL8oQU3JH8XUjKnLVCBzZYIu0IE1iyma",
-	"d56Cf/nrZpkB7za8Z4ktApqIO3pGcjHRy8qm3ITgzvrXHJLNRqdk676cK2MjnL9uzHqHA3u6b3lYShkw",
-	"KXt+tqb9fRF/8JFByDirn+EtkLHmrcQA4a2+I8licXKKjd92h/c2WMhM3/L1EwEW8YLvEv7bt5HsLaWd",
-	"7J1+GYPJbZaDrMIxVgVCooO3MiXMyz329pimkCMHrQJcpynOYiI2j5IcM015dGNdEqLhYYhcOTOHrkXK",
-	"BkJwRtt8MurzoI+Fv4oqaXWjkG4U0o1CulFIf+wK6UZjXF1j3GhxGy3uZ6vFzZOuUp1r5j6fGxrYRGKN",
-	"kb9p7A3BYte4YSjsrZgIt8gRpj7zHDGnCspiY1lL69+XIh2pmJUIVckxL5HaaCAwlpkZOoxgkGUF4nVd",
-	"LHJ6GD4pO7kq8BFuxtup17NcQMOH1HIhLqcCPtpZgYjcWGaaCo3O65vZec3KLGvmU5XJMLcb4vHthzi+",
-	"0RA31PpmOfTUEfVZAM2rjCZg+EjEjTQZ8SsrlxxiwKmMEdXTLFrPvyGvX3vn4qYv3oEmP4/lLgL/a8Hf",
-	"vYxPzl7Cw1OcNg0obzZ29nb2tx/t7OXiBWrpt/v+cqa8NkBuoThnvHqqrHnco4IHpGLj66s+EVLU3Ne2",
-	"SUBYw2qaaHqqYMwxfoVRx1vQ6ajkeyyhWCoOzcgIa1gYcsLCdJn2lOQbLRgfZGmAR0A168l4TB5wQVyd",
-	"hQdLQz4KgkSKAo2d/NE3miulFJQytV/Kzk/Cw56PM127ftH8OLVvZcdGhZAKdX+ZLwc0ZERI4OnlODQn",
-	"WNGFxowo11z0gI9WZEy4qBJKMOikLDBkSThIeYhBuox1Yg1+uuGmEClxi0hT8/6njS3PWeUWrOk1iHQb",
-	"uXIjV27kyo1cuZErN3LlT16uRJZW7myNorc6NZati7pTvtrl/KDou131+fSmLnPRrk5y7tvS/Qkcqvd6",
-	"n1OBeinm5hyxN8RPxeamiqMnrOwmjvoSfWaKVDBOnIVItNNE5moxGOLRztL0+LWyzeUI88yzzGoaM8ir",
-	"vmXGue9Frs/vlCPK1jQAn2JWM/GQRKyriUx0a6p8YsXcD6G4FLZx+jCi2ih3JGQBD8HWmtGb5dX67yBy",
-	"JFcly53t5Xy0+JwVgPI1JadKdDqoYoUQA/H4ARbLJJF5xeivuXMo9lpk74YRD7jGXvvVVYprzqbQ38xZ",
-	"lMunL6kpZUt/QnETrP6ZFBpsWmPA8lnWVCMVC8uVydliknPPgaorQnuUC0LN07krMuCREVqxCPqdnMuy",
-	"0hBlRQc4+ILz9SgLW1vDZOCgtW5Va9uqY05tccj3WT2D6+6CLNYOAvgk5STWcFXfsI7UJ/UCL3aq3sI9",
-	"ugDlC6WrrAc174LMeSZzfWRyLtA5Hs0C6pWxjhdS867tqV9WfMaSdGf0y1paZiUlRjR2iWHUiH6lkRh5",
-	"mM9UO01iCAqA7NghE1DGGTsyulR525oOmr50acAI76bfY1SRbQI7u1AcvHRRmr3Ts73zSsNAb9mtBmYq",
-	"HCOCdtmR/HQtnvldYIWKm1s/82Ody6xd/0qbKWD47KZ6brSFfe8ArjAxNmCeOmYc5HKFxRu96M7Wfvsm",
-	"mnaE5StfKfv/LtLzb9Ay7tRy+LLgsfugX2vRmJjRWzV6cDRqPkVaTIGQYS8hQykU0/Uua5D2EkpH3qg3",
-	"QdYlYI6ASio5sTOfi7xCNwG4o9N9/5d3mYd301B7LsWJOooiOZpXtz19/knI9fOpqvRhYpbkmptjlQtI",
-	"qLieg1ww2mu4imsvnNueb8+o6CWWWyxFKjoIj5nGwMmFhexdOxAuekufexVLc6PmF5sOpprqrVp32rz3",
-	"FXYeeXnN4hh08TyYCtXWw/fNDxcXW4U/dj6UduOcBmYAfdMCGYenSVQ4Umtb4+ptIIVgAWaOw7kVvywN",
-	"zaZRdBYwQWMu19nzWdBnoV1I8ao8lyKkY6MqnCXmrxZ5c+F99VXr+fMLz0//uiQyJm8ubbEk84KEri4p",
-	"3OYDsIX/lEItq9bZnAVh9uNevsbxXgmwAaSvF3S5tB0FswjiDouk6Cmi5UqRunPzPm4YK49vfTle0pPT",
-	"1W9I173aYm+kJB6a83UtGGMGRjXoR1KxDdZ0TAP9QJERhUTHm5QqXVq+08gKuYY+X8kkVquS90Ni3iQR",
-	"vlotbViyvkjQEzJmhjybA/xt0R4+HVseU6EMa15I3+a2KFmVhZU1PXnGBVOvWIz9jm4z2JAGXPSel2a/",
-	"LWerN+yiskY/lO8SGvEuR2OM2fIxtf2eyo1rHGo/Ra4j1NLLo1h8zQN2Pkck8r05cejlqy00uV2XIede",
-	"fq1ojxkiPijwktjg0eBtJj3aL6zz9G3Mhkxz20KXXTPxNpIUi/bkPr2FplmlB6OGjAV9w8h6gi9l8Zn3",
-	"Ik2vSEVjlYuZ5qIry7XouVDXcLdY/AIQtQjJNeRGW0RmpmeTlXjQEaollHqaRxBvSPtWrn64EpG0F3ap",
-	"zG6f8+3OV+lrecNgf3xrOUvrG80oJFxDL6z1rb2ghdh8wcJlzXSTgsQzR+grFUjndzSaFY7LRd8ZyW/u",
-	"NZ6S1aeVjvmEplT6XUQYZ8TGOewqV7px7r0v5YgzdG4msWCBUlSmAc1qAbMUYH4yRSZd5dFySkwscLr5",
-	"DaFKGkcVeW2JvDJXyV03yR1e+ibmGq6HISKFSrzlyJ+dYfFMyg0zMMWnDQdEfX+Ofa645Rkr8qp6v3UQ",
-	"spjLkJSerREMBoyqJGYhtOc7JJaNEmwZdveWgiU9138yhoNl+/jJ2xFKxMh8gN16pR/nmRym3FY06Nvi",
-	"xEbnCmjEjLREDPVqpe3ZmvXmXq3RrG03fGL+bjTNX9uNrUZzy3w2fz9sNB+avw9BTce+C4mIXJ7uTg0G",
-	"I2NGMbNWVbEh3GmiFKfCfHgiehFXfTKQQuOqSGW7QSZ/nPxp8k+T30/+w8fvP/6PBCc8ZgFG07o1VX0i",
-	"hyjoRGPSlYjCpDMmlAylUtBjU/MBNsmkY4hxNGzE5c8bOcvQ1CELt8gpi6jhxmQk41D55LXg7+Bt5UN9",
-	"VTueAZMyS4efYEg9krmtYpAIdTWgXeVEFrEBFIwtO6U3zcuqWYFOYoF1G8NwazDYGo/HUL49vSJTwS5L",
-	"GzZ9NmPRnSP2fLuSwWIH3aGR/Ri7AoSM5YCg0WmeqanS3GnV6xBtzUSI9qbqygaoWxiZ7tSuRCrU/vxA",
-	"ETkSLpsZ8BDLFZs7LUfikNBwwLGr4ECGLKZaxjacXUPjNWwxZIerrmWxmq5Kk7PPvaG139ZrB29rl1+U",
-	"WufuN4p8DTNPCzrm2gh+10gdNRvU77Ur4wChKBkn32vmA6329x7VlwVYfH57T4sMZMyI7lNB6lhhFYLP",
-	"sp1D5Iif6yBvKKnrTU+gYR/0Gy4ISz7psK4ZONNwCErAUE7WdTjNSUFb9flRavXbmaFa2bYwDIYL0oUO",
-	"sEAr0v4aWAvAMI7CojHXI+Q0WrDc0pi6Ne1cBvFG07F9r16enZOH182HGEj3EL5+mAasYxSTC/QjU22W",
-	"tZxad9FO9lOxo63HKaZtaksCH+7Txraw8eRfscFt6ZEsMsDNsbHNs3gtnWsF41xZSFtmE5sJC8KoMMsy",
-	"It6B+Cj78UrIkTLSHTRwI5UvUvm1ahMlIFZI0IhkBnDZJU2zlkdWNl9aDtkursw2sFCfKovdTkN51uhP",
-	"NRVwU2L3EzY8oKRGPsSOuWQL8xwZmgOp2B++wHYHZmiMssIamdWl4Yy6vC48Vmsy47m8Ox30WVo2XaP5",
-	"Z43+oDYMVGDMAs5adhJ558/SGPxTFi2MoZ/bEsxmIdrcLVeyPV/lCAa+YRuwaWVjDnkutgm7Ta+vMkCm",
-	"sPlxt2TD5t4dGlzdZc+1WzdOW6tP2qc13uV8GuXLOQtkscIWqj2tGGOC7KdRzKHoPhyD+w0/uJ9AMHQ/",
-	"JSo3BgiFNQiUyx4XuQgz1VJMQKqDCNIHRqzTl/IqewOHgfL/9rsyDnnGgpjplyJgZ1mPtDUqC573GWG2",
-	"5SjK6VZUR9KGNQYpUTANdgSsUOg1f/TqhFyxsU8osWt/oIjiPWFkdny+2kr70nGFeck+6STQaDNNko7Z",
-	"MKJjW1zLqJwnIRsMpWYiGNd+ZSbAAlvQti6iwZVNm4YZzI8shoxo6PqQ/UICKmybLLMJgbrX/LZ2Ja0/",
-	"EHNXb01nUcrQsTvunHk3Z4uE3E58SBgN+lkbW3N4cIlc+wyqXafAWwPN3bVykfJTADCXMWdgKMaWEi2z",
-	"+76fGWqRjPJ+Ro+blYovp0+JEpzNR2lujFn3xKwVLRY+FIR0xT8hrb/iUr4e7fq727sk6NOYBkbwcE3+",
-	"sQ+Q2Xk+i7M48+nTx2R7e/vAXMfX54+t/ba+Xas3zusHre16q17/om7+W53XnGbmNIu5oKvAOhNZZm5X",
-	"CaxSA6tZtE3fsZAjJ2cvyf6jeoOkK8ROWwiNYg0FP7MsApjSaOV12q2nodJrRFU72/8RUNnZQ6k1CBdK",
-	"U6F9UjeirW9bftpUpURoHgGdM6MMqOaBpdhz7Qu1UvmQXlNNy9QREnFx5VoW4lMAYahBOoxowPoyggZ+",
-	"A7x1dxR1xga2MO5sOq/5JR+jrRaqnbOPvyqJabaRzL7BkMv7aEyfpnA4R1N5ze44McDtdbzS+qNHaU//",
-	"EiOfHffsikeRcqPPtzTPSINUaRif63FZv6rxeDyuDQa1MCT9fmswaAG1nQbUVETlzocaRlTaf0ghzHJR",
-	"tKVZDmQxr7iWlNRhoVzZg7gNcd9LXDnXO80Qf9yn+mTNRPTVsb38lbvA+PVy3WZcvKkRSia6J7no1aSI",
-	"0NwTyEHu8xKr4Yh1TnVwsggKC6pzpkfmCEzuVvkFGj4707w7XHr1CmQ9D5OU1C473lmUWXq6i2jjQkJY",
-	"vG4ztGBZUoRhlz/djC1g9rfI0jLvf1q9FldcvppvUPu6Tc7SarJdgSKX9UXmCjDvdElBt6zagH0Bithv",
-	"k9AoHrILJd6SmKnqKllDbKEkcG2guDJeWEg+MW9Bld0SpmkWx0XvjIuywjbKfJ3v3x6yiMMfWDTOppZj",
-	"MjolmQ5zs5QpHi63A9rKCutG98qRwNom8/KDXbMBtEAUMq+LMEGJ1UWqklhqg3g1mWinqivNowhsBzcH",
-	"RSEsdDV8TuJoxawy82SKTTmQFu9EhoxF8E0hzcxFmQ/LeUGEZSTZIq8NF1q7DsDqYKPZDIsxb0n/YTtO",
-	"2vEzdRHbgk7gPMKCTn6+5FZmooI06i6xYSZciqxBbOE7qHtnthMSmWifnD87I30qQtWnV8zO75O+UaiF",
-	"1KQrE+E+JyJmNOib4/LThgLmIYqBQ4WZVm+lHFGwbz1XK7TbZWoohWJfynBO8DIGUTXIr/iXzkKfaoQr",
-	"VlYvV02c8rx0uHmODYcqBmm8wlx5EGStSAt7XYDkx5aq3qzaxTOssLQOS3C3qiwvMVdCY0l1jJuwXNgo",
-	"u1ViLdCtk/JmRSzldTfgjXwOazDC5JPyyw/ODaq0u/0PFDZ8J5UipLfg2+pqd0npZ/n7tEIhJar06dS9",
-	"Wmmes8JtWT6RYO+03dFtTjBt8TzbEz/FkHX7FLs7lHXGd98c54Z03y3sUewQLI9OWefiXBmPIjhmQDp9",
-	"lnlMKjm0InfMXxU/f9VXoCM/XVVmmiDeQquZueE5fIsYDbeCtJE0fLTiiPuIxP2tTaBx334rO1spWwxo",
-	"FG25ttJOjkrHWQ1tYXlZqzgzTPrV63RF6VcWu9JFpT/8UnaeunXBl49pFD3N1gbfQbi/GzUHoxMxTMrK",
-	"0hUVpKWBJPetuyyMJsrrBdOxsdGY4PRWnlDMhYdWwIvXyneswvBSI+/aoFCIrLiL2ICZ1K+4JBqjr/VQ",
-	"kdenz5zsw2yMVLHMX7Oeq46ak/XnkYafPEm4A1JwyixR/bwV9yxtm6eILhJv5jLO1YhNCoCUS84wwNzq",
-	"8owQJ141SCKF96e0KaV4snBNqJKuvbKZsIQ7QYWN0WpjtPo5Ga1wqHIt6UxTEdI4JPaAp4NrfBvXAtxa",
-	"yFHLtQ+AFJaVw2u8gnts1FcseOtt7Gur0G08wCTmeoyh2GhkGHIDVoO4IJ4wGqYZ7l7L+/va0ZBbwDv0",
-	"xTc+fPhgQ6FLm0wMk07EgyxgRxHF4muovhLLpIcFjntUsxEdb5EncH+HVPcJjZSEpiYqNaFxrS6EjhFq",
-	"REVU9d0rzgTju3sO/UmNCua7jhUupuhCtN/bh3wX6OVD0NCHNql0Ep02kshHvxGlY0YHmATXZ+Tx2dck",
-	"lCMRSQwwpeJCYPfXB4rEcqSqh6RtR2+bJWBnAeHWt0VAQVQkoHE8Jm0zf4u8uWz7RMYXwn5+D1tQLfIe",
-	"MoJaJE4i9uFDG5YIkdU0NeEZMk4qO/V6dYscCWufsCZHzIG04TcXoll3TT8q5m65aDcNtFSEirQPYaMv",
-	"IGumnfXZcPE7O+RX/MutC1EEPuyFM0Xaf1+zAby1k7Bta924rC2gThxShRtES9Jo7ucigYjsXog3R7Xf",
-	"YBrV1ttW7dLGkkjBsHlOZ5zHmqrDAWdexXDAxOxGm9NjYYZ+FyJd4ynVDHIzavDftp//6pQNKDdkqw17",
-	"L/yimG6Tio1sqfrwACU7zYML0T5lOh7XoBBue+tCnNmS+i3SrNezGLZmvUloELChZqGPnXtCElHDqCqU",
-	"dJLoiiAuVQ8ht5ILjKLnRoEzXzUuxIArxUXvYSKuhCGo7fSKts0T2wCiKzZ+oAi6iwnEdpp7oQI5ZIqE",
-	"MjMJozaUQaligfvw9MnR8fMnW4PQJxfeN32JSUISIu0uPFjfPunIcAxjxSxg/BoCGsByfXghduo7xK0x",
-	"lgn2l+GheXGXjGIpemQA3SCxcww+aCiAeeKABFJ0Ix6YXTe2cSJIw9J9diEgccb8skuo/c0cPoaiBVJo",
-	"SCMcDxmp/PLs5YtDuLUyJi+OIU7N3fMpgDcPSEy1Gx77VJPCyVYPyW69QWwGDuw8ZMNIjo3UsVtvpgeW",
-	"DFOyYXDT/LjtXrsQiUhzsswvO+mAIQ/xaBCjLTC3LsQrQxmHNKYDZi6LT75LDOZDwB0m6OIX6SPu5scM",
-	"QvBaGAtrM9xqIQtkaFAQVnshXp8/re2n5BaqU8kofzkrr7+o1+t1c23NX42nPvy79zS9BsPCCrH0K7sQ",
-	"ivUwJVhIwlRAhyxEAu6T9t80nxqIUjHGYt1w2dOuPrm84nTYrQtxISAKy6n0EDZnnjl6dUJiCEOvWJTA",
-	"vkQ+oRY2mOtQJYNEaRJx5krYYkJzvW4ul5bk4ODgAKEVSHHNYo39rF+fP3Yp1dzGm6YBiQEVBGKeIfgd",
-	"AAIPQD9tqmmHKgMKLWOmDknbzIB55+fN7dbuQWv3oNbYadXrwC/aUOm2Vm/U6o3zhv39N0iOlJwFDhD0",
-	"C5E2DTCcgrRhkx2G0pXZmx0Q4iNb9fpviN3q1EJ+g1vHEMs2wPtfkaOMpgKRcPQ/pRtEMBZCRqkNs4b7",
-	"mCkhWA0YwZ2jVwSlDZgFvWj/v1qNnLJjGdROhJFbWs67ZgWXWsi6HFO5rK+N1Gr4x4VIy3a0vMc0imoG",
-	"1VmcrcKKJEevTjzfu2axQmmluVUHYXzIBB1yr+Vtb9W3tlHQ7IOM9PC68bDPaKT7D6GV0EOoT1smCR85",
-	"p2CRVdmiyVvI7uGYr9gYH0t1pJYjA7/Al3z3Gcx66ScjRaYfnjEaph/MptMP+Tia9Esrm5MKBFM70uV+",
-	"rYJ3UCUDFptxv4HGctl3ZvgT0WNKZ9/lZ5l+3tl6uRpCxlFsp4X+dOlTNlx+GMsO9vhnwtroUtjZzJIW",
-	"yF15MULpJLhC9pHqgEOqQGAkHXSLUkVGzKiDBQEEeRYNx9UUNs95EMtT2ulwXfzu+XdfJR3LDWzxPli5",
-	"yoLUB1Jwc7tD3FzVJ5pFbNiXYvzKYZ+5v9eSByz9pnLhmXUYTsd7SczCC891LwADodkh09UtD5ATb5rR",
-	"FL2vABcfG1TMeSEBVZv1OlgekAeigD+M7Ak9/NbaDNg7OhjaOgPWrFHEvfwv7B0LEiiSDDHS9S1Dn+rN",
-	"fMy89/JXucq9oD5miaoZEPOjplAE40z6bRLHTOi36a9voaQ/ZsYyFkas5CfIv2UJsx15Uku+mlnTpV+2",
-	"m+3GentBJFkGov2VB01L9i4YrtF0nSdf9WOq7JDLp5jBw0XzFIYroubM0IVny/YG9p5l1iDE5FNmRDDU",
-	"KKcKucD1Sl80VwJCH5FxAMZPifPzZrRvPJx+/IPvlUj/q4+SvTI1km1FsOoo5vEPvpdXoJa9XngWgLeD",
-	"t7/spZRKPPyShi7LEl5pLH/ltTBqlYz5bxk0ONlpHix/6VzK51SM7VzKvLe7yvpObH4wOlLhre0fJU1b",
-	"jQ4UiQuoHbG8Qj3FReJwBbwtPx8YlIu3LKc2tEq41uzb+VuYJbasfh/9JdmL5oCeWOsKWJhm7u9R8e6a",
-	"TbZy5hFUUkCKxT65UG4DFO9UUELDJTyTRBEZ0OEWOYqUTF9L4lzeWGoCBZHT6VU2ue6axbw7dgry1oaO",
-	"lNMRyHIbDGg89lremYY+gd2CV+GBys4VCmnVCY0ikgx9UHSpGBNnNAXrjTl3qI9Le+CoQmEavVNGuDYc",
-	"+yHaNmtUjUUAEvZQohuxKPygI90IqEfmya8bIKk7zXguhmePPMyZlMGQeYkmXqa0C65ZndQUegd6agh1",
-	"4pr15p431SfQm/wvkz9Mfj/5C5n8u8mfPv7u4/eTHyZ/8Ka7A3p7B41Hjeb2zu6jPRuU8DazSFPe62tv",
-	"qk/q7u6uITPWDv0WSxV5AY1DVRuoK2eghhU28l37vCBmIdfEPOoTUDvr3lSDPg+yu96a2+SV9OLzcKle",
-	"sYfe9sr8P4uM+LqBLCwztluKWybeLmYgv5SdI2tk8z4lU0Q2tfilpzLu8DBkAt/YX/6GXZbhKDKxq1uB",
-	"+z629jN4obHCyl7RcSRpeC7lMxqDW9/baeyuAgaVDA2/YOFzFnLqnHqfWkZY4cReSH1iLu6ACYsbu/Xm",
-	"SrjhRIhMGln8ypnV1TOOja/uLH/VTpWed4Ea410hFOtbAKnsx1LIREVjo17HEWcxsbaNPMWFagClBHcl",
-	"UruhshsqO01gbEDbhsJuKOzPlsLejsCih/7he6AvPPywgNRi1OY8UpuSwj0f3fRDqvuZk96O703f61Xp",
-	"Q7ER2e0IdbETd2O/vlPfxe7BqxFqV4StuRZ1S3uD3xV1g8o8p2l1kB8zhdtZ6Vo+lYkIb0MSNxTuZ0Lh",
-	"8K44CrcyTWs+zFWKmu8BC3KeN6gzBU4dDPsCrw4UmjJ/jsE7jUWOisTwGVf6KC0Fr2bpYUkAeGFsrmyt",
-	"U279QNiZKiVUu5aMgmM4o6PwDsbD3oBu+ktFYts1doUnrU3p8q68OxiR/ea926IB467/6LKQ5eVhQZ1G",
-	"rbF7Xt9HPzEW1MFGuOCEceUoex2v5Z0xwWWMsDbHFCeGsv/7j7+b/P7j9x//+8mfJ38ikx8m/zL508fv",
-	"J7//+LvJDx+///iPU/F5dtom+LsbrWZuWgMALKTYSMsbNu7G85DhFwaxl9kuoSyj7Fpc6jlk3BgNP6/z",
-	"YX0euWEjd89GDJGevhmOceRrCpbzjxVtD9kt/az2hxmqeTdk8AbEyja92SjxGyV+Q5uWKvEiT6DWok9O",
-	"dV9Fa19EpFIi0ijV3H8USnuRuvn7lzegS1lfrY0CvlHAN9RpFQW8QJ1IJVVjMS0K8zQwP726Gu16CGmc",
-	"83VzaItlu9/g1JVCikBed5dx/mNNgYhThRhxCK+0kXoEpvQvRJaV56e5MjYJm2tIHtD0CtofS8Vc/DLX",
-	"hA4kBjJzJ0BB8U6bJIQlcy6EmTEva2KqC35jZkrD3LJoX6yzGDPEaoislt1uxAVr4y7asOT2hRBJFG2R",
-	"cwN5CHZweUPXZvQ07FOwEVMaAs5bLt2cxjG/NhuJKOY36BGEm8ChXQghIbB9i5xp2u0SxZiNF4WF+4SW",
-	"gBjr4fRcNrvZuDVrQC4OxBH7kHVkLRwYWQzRz3OsKBDCsbIVRbFMkGXvhhE4upAxldlMEmxy9+ayYDW5",
-	"i+rvSo8hlhuiFj/4peu1gHJtElwNj5S5ednVLV++e2MNfgfghBqNPxGbj81PBO8BXkmv9WbPP7g0GJEo",
-	"5nKJzT0oVMfMl7r0Me8WzTWPao1GrfnovFGfshLZBHZPCtcsMbHprbv3bcuBY1nRlrOx4mysOBtZpGjF",
-	"USmr43GRu08LHwpqyziNaDoBxnJlxXTaks/yVS1JO11+2ydtoD5h2+ZWUJG2CrI/IWFqVzEz1nHvQzNc",
-	"t0sq0OfPz5r8VXNd/jAVEJbyQJHOmLSRELWR0ePPsCx1ISrtmIseFz2zKEu6zJ+jmA5rybBdJYEc2Fyq",
-	"OdIGcKMKpCFciHb6wBYCrO2TUAbqIYoNW4MQ5Bc1MtJRyu8fWP5lKxdAqgkIEmXM/YzleLt3C+WvwAG8",
-	"KBFBP0fH8YS8G1DiM6bX0AXX524pU7Ncq3Qbd8LLLAzyrGxlrvUpCqPk8KA87/9DWaeNAspt2OFPkB1u",
-	"7A4bXr8Wrz9jOjU65G7+DG93JoUhr12xcd6cUKJgQjGQpcoltuS1BfSXueETVyflZ+uFn3W6l3SxQf3b",
-	"Vfwxz+1PJXEXnPM7WHLytZoet3le3281dvPPW0AH8aDG3kGuDxSd6fJ35tvg6u12p9Gt04Nga2sLhItr",
-	"eYXDIrfFQhJpiIhrJZZrMnaZscvGfWp+gH7Ltb4rxNENk9vofBs+YMQ/c1VZ/EC5gg3KdwZOLM9dMYwC",
-	"iLbRqQy9SJUqc6+rh9a+mnWwy3MS5BwlvKTE7V+8sk+tBRTXly2jhb3qs+7tkN8HeiPSmaqfao+RWXAc",
-	"yxFW7rBVb8yzPMsNfKBIzHt9jXZVLJdIqCYpyd0ihrFlI3XGbiSbTWiW6EqP1KDmRVbrqrJT3zY6Hi6z",
-	"T7MSSo2624GBENY1AtvliI7Nawf52h62zg3UEYFiDVBLxZwIaoaE6yoqtGZ+rtIaawFrEUpipuNxZsFW",
-	"5hSn6qnZUjMqewBLB1n3gysJg50TRZiWjFLYcX9+28LSaA6sHPY5IzmWcNTfzGGOKzC8NXnW2oEc64sb",
-	"9yRlXLHxlJTQDPfYTvdRvdOgzWA73GG73Uf1vcZ+82Cb7nR2g0fhHtvvHtRpo1P43SuKLChbfGLZ5A7F",
-	"EBtM45zW5Xq3YCO8Tem1hKsLXhxSQaKau0rVotSSXgXD+7FS4jJ2X/ZKQebYyD+b0KeNkv9zEe6e0yuW",
-	"L8RVyUSC6koiGhLUZZFPp/DUPIaeMqOdTxD1tIksSi18mwt19xcKMd01b9J53Qkk+FRFMQLyWAr2QB06",
-	"XQmfcTUNdxZfQIgFsY1AVo2PfkyjyHYo+fxR0tB98ppGNpCw7jd2duqXvsfVsW2u6cqkQ48ru+6sUaat",
-	"Om1L+E3+r4/fT/5MJv8y+WHyLx//8ePvJv80+fPqnqhpyGwCpzfSw4bYrZz9nCdGxF3smTjq/FNTlGx+",
-	"FOJLF+cIKpkhqjZOMGf3sZ1ZDrMgScWYyrII8VVIIuxTEUYsLM8iNFRArU0U7eV+GsvBKm4C+/i5LIlS",
-	"gxxLHipSSQsicbthiJoD3gCF8Kt5z8ibvcty34gZbzbcbhEhPDk2gFjNM+IK2c/uA1M5R33p4J0dQ2Hd",
-	"u5frhAne0bqx2rZb+E/A/QOZ8K9Ka5HMMdo06q16wYUT8hiLx3mttGO153vYrupEcM2plrHXspN5vten",
-	"6pQFMg5VGs8Zeq3thmHQr7LgCMejEdOyoMETTABVfPjEdixy31joo3uHRleGtBwneBPPsFq619rftr6f",
-	"mV8OdnOhFb43olyXjtBo3qMjyRCK5W4kh+8bP9LGj7QRFiB2EDlxJeVLRMZT7M0xvuqU4DAtMIRMUx49",
-	"fG8+nFjjQ3mR7cz1khMXhAQhIXVo7NR3SMSvjDBjWyYYHW5WTPgFAylhgRFjuzx3C9d5v5aMGxj9N7zl",
-	"ZrzlztjIYvu/DYvfcJCffbjdhuXchzGOhlY7nc9NQk4jFj9k74YR5eLhe0tiFnCUxzIRWmU5aw8UFMdR",
-	"ro0DxkRAZw1rA4wYVYxAP4Mu5ZHyiY657X/T5wqHaRGaaHnMafSy28VuSNiCNJTMtmVPtKyZ9VZ9IhOt",
-	"eMi+4SKUI1KxH1M2ZxjYCH+zYQxmiQ8U+a0U7JAYuRhfPdLYocQWQsa1w7KlYnYIReSQCVX1SV9GPKRj",
-	"nwwjKgQLn2E3IqwKpPQr/PZIV33S5YJGqGv5RMgX7B1wTlIBLhxigICQsBRk0XbMqk9C+UJqbFABoAt9",
-	"EsZy+EwGV9DjPqQ8Gj/DvjvfJTTiXc7CZ+YMXrH4mNqfoLk9jCfkUS/tKxPxHu9ELKv5k2JddYu0w4S1",
-	"SeBO2MCA2uMbySQKQaE1wLdpeq6hDfK2tA8dOFHATpFad+1hritwPEG8PAYsXTtj3PHLzyl2rDYTbtDu",
-	"djFThKsqqG2bt+GNG9644Y1r88Zv+mPIoSowMBrbNmWJ+XdEKuydZmK60BtyzBIOqpkIF0TrnVsupHI8",
-	"Eev192XaZRC/7lPkeBhsFFZhZX0Whfi7lcRJJURXEWk061XMuBJydEisfpl1DBhsEWAPtn8QTkIjaOrj",
-	"Jkl3r+kVE9icq+KIN+4RVMc+vQY+O4CQPRxqZe1SpF3u5lB7A8NnZszbpGnBomDA7W6T7gUNVtvv7IS1",
-	"HfaoWzugjU4tjayiex2saZxC1Wtt1+sr6zC44pSK3GOAmj1Ua+6GFT8pxqLlY9Ye5VXUNeFxN9qdg8yy",
-	"+C5Av3FaBgFvCNd4KTYMbpNrtcm1+rkz469kFDo9I2XGkRQ9EPmX8F14awHb/YoaVkkdC0uGkFoNweJt",
-	"O5VVU1FD0X2qgRdaKcBHxTURoYvgpwOkXMj7sJt4u0iQ24dGt0PeiY/1GOrMAzJgVIz6PGKkokfSrgs5",
-	"vw2rT2cZSIhhd9VZoG1s9qtZfHWLHCeslVs/xM9bTZqLng0YAfrqxIpUZyTztUcrqciQjknl9fljEtJx",
-	"9TAl0a4vIBeEoq5LlFV2jRgDuiwXPaPEHlPNzLnDK0kUERmjOg+Z2wBhI2xxRbhIlXgnmBmp4syosUnk",
-	"1HGrOWsihQs0gho7NIq+Qv385TWLYx4yVaL8o5iV6ABdm4fE7C3V/zMQ8p6QMdQYN2uHN222BbYUgO5q",
-	"KMtU7Z775iELF4njhbImpIYceSjt66eczeBHIpzsBTiS2gRSvAnd5uzY+UWCWaRCCbZYpvEYXxhR87xT",
-	"xIcxN3esukVeoo1lGHMZcz0m5pJgIoePLa1Lj4y6h9BpkeU4mOWAsaRqX+fhFnmBJXzMzWkZWY8NhnqM",
-	"JY3RTADHb6UR7L+d3z90rsQ6CNagZGTQjgv4PswfpYHoFtrYWWirD0FT7lSINtKpNUvAZ0CGonHCFiIo",
-	"WihsQaOdeh37sqbmCfNrFdqvPnFqgW877gZuC60UQI7C5DtBkZAFgJZ9OSIDKsbpLUvtKqh3DKVSvAO9",
-	"/wWrZrUU3K0Y0oCL3nMZMkS9olFHOWGKu6oNfi4OhAvSjXivr1OFI1SWulESGQIDO6m6EkpAoKCVvKaa",
-	"K80DhSdh+y7D6af9ws3Dz9g1i2xLcMiqgX7Qz1WbVPCiSULVlQ3Zt0pEaFUTkQw6YCYitENFKAUL0ToW",
-	"yeCKIYgqeVDkDGNfySRWVXcDDflm3Bzslj2MFuBfO+2aXBIFY3YOpPCzxgYiS4AV4Z+1gbqqNWYUlUaz",
-	"7nsRisK79bx7aJ1+AIp9CvUlRQyXerJMg2neQoPxczW8XcBVq+F7QaK0HHwNjcDNohpey5v8b5MfPv7D",
-	"5J8mf5j83ogzHF1t97u8JX0dXOedL4ouyTISPbOyYhqSo/deq553EG5Dd5yXaXMcwNbspuIZ3Y0eaDFs",
-	"kRpo7RGW3kS2MXmBf9hWv8hfuDK3e5Pts8n22cTrbtTM1UNwUlulkQ1S1c+ZgVGucNIO9iZfrn4a4W8V",
-	"r+n5jPgGtbhSu5cZB+QZTo2IfM0i+AlccagklQl6nbGtKZqqQDkBz8+LaXGuM2lEldFCkhifMAopTHZQ",
-	"130yZHHAjE7LbPQqVPEkFU2jK/iz6pSSyIiWmjTq9TTOFVZg50X5DSeuZNKc7KKUaR/lws1YJdIlycMC",
-	"mzuwRpRmt+tGAVVGgpRmZSjqZQVWwWOJCtSoz0Ccz2pYpYfKFVGJGjIRWo141B9/Kk/mL5hGJ98rGrCf",
-	"vSfTbHIx0x8iGDbm3Y3/csPLbmAyHU3bHuBvlbGztT2YMVtmS/0FGGjALJP5agpBPmA95bro2EzLWGPM",
-	"j/Vk+UTGhEZR1SfQoNwaPiEgBgdDdyMyyAGo/s5QN3YWWizoYXlc1iEdV9bj19aT2XIdvPIO0NTxCTPQ",
-	"rBKm3YqUVwQrdaNJ4e79nacI8c9vcShxLq7lL1yNNdjtfiZv6ad2gKa7XaL6FhB1o9NueOsncJ1ulOC/",
-	"VsHhF6mFP8x7WaiGqheLhAQRzNduX+TKofkpY2VCg1eAiyBKjMpVsdW8ILOhOtvqwbwwPsy0MOgsYQex",
-	"SmfOe1OBaKW+fbmGUo8UTFXL81uPRfAEB1uxvQN3jrcK1lIL2FCz0OiGA1pMQZ221JZldaJRN889si7q",
-	"QBnntG2YAkIWMZ1fQKN8zkxt/Pk26bTZMqgN36CMF7ojOFrF8xk2c6zwsSucTdUVQ0+0lqRjJUKofT3T",
-	"r7NsEfeYoHksguX5mSy9CxsdfJOhueGMkKFZFrSRZ4oiKHLEoM+Cq/l8Mc3kgLCCOMGmT+DeRk4IHA85",
-	"WRrsq7QcOmOulqjmz8R/tAoBAcgVIeaiyAu3yDcuYgMpm5/Vhcg/6hgMGFJzoROwP0VGqNbb/tSqL0eQ",
-	"1UIGMmatIl9+oDJuBeEV01PBENh/qNt9oKpoebXLy+fAIssnlZ163dX5tE+VMPjHZqHHIljG2jNo3ilT",
-	"n2+VXcrks5CeilnWbGGP6r0z+jvjyim+Ozgs5ad3xvAAARYr22if2TC8DcPbMDzIgUFHGbUE0ZCbVIyF",
-	"yE6RKhrzGeCyItUNw8Mafr1ex2kUjjy2FNcaZh84VQsJsvINF4xxGU+2Go92SCVmQ0adrw9rNPrgp8PY",
-	"TGB4sS0V67iJizfFqkH4OKqaluJidyTDqFqZ2ol25NSQnmmePmGRYmSnvn2Y/Ww7Njoj8JL4QXLkNmrT",
-	"bww7RP6DRmgbhUyvrClbsBFBlQOLbzvFhVSsmlHdIufwNOt2WaDtSAVDutXufZfnZKcGH3eYqueHOdM5",
-	"jRm5YkMM3DT8PktKnVewepF6/XmKVqNmN8OCAJGnePs+qRw0HlXJ3qPd2s52rdnwLpdremuxp/svYU3D",
-	"kOE2LWbcpT55ZAafz16/chGtTvYbsZgRWBGGnrvf3dI2du5N7NbGbL2RVVaUVV4l2okPc1IrFgkpIYvY",
-	"QiHllA3ktWW4BVsrc7OC5PCOBtoqz+jNdnpbqbjRmqdl+yQTO7A5M5oBpqUTdKLnzQFcYDYS/D7LiI9h",
-	"nwVGfGM+ugLbvFyHgeDa7jfGHKa4U7aHq16b8cWAT+FG1fzr4U0bVvNz6fhEr1KqL7vdtZiNUZ5WKOab",
-	"Bk7NLeZb7DBV7s+8WdjQrer1rlMT92dWh5aGj+lgSHlPZI100fjxnOm+NIdCh/ztddNb3Qu5Sj5SzqRq",
-	"CwKyd3gxT8LH8eDIa3lHtUa93vCmfvnSrbLw7ePSb4/zbtA93+NDWPn2Vn2r0djeAuu3OnOZpoXShOep",
-	"fZvyXt/cDMN5mejlOw6nX9lai1PfvlYsfgGG7EJbo3npUYK9A+TPxod79Bh7Fwc0DlVtoK68ldy55UlV",
-	"tlFyzK65TFRxsmJOlQw4jZ7JHhdpUyX46gXTIxlfZa8pmcQB2up7VPDAc189loMBIKX3/sL7LuG/vfBa",
-	"FwaHQugZFocXnn+BeX7wS6Nu/nfhffCmaj6u5neeTf26Jy+0gdpyN3RkqdhGUNrY5DfCBzih3ZVwIgZ+",
-	"LgoZyGJqVI1tXNb8olMdGY6hIDe8Ym5lIWoauhNap7CNwf5WdsiIqtQ7eogG8ERDa39w0dIQLe09BqT4",
-	"l7KzRXbr25BMpAqDQK0H52atKAZpnpj97S/ut1idZ2o2Mx6ZnX9WS/Mq3Hs+ry7nnUs43y343L2wnwIn",
-	"WYcv3HGHmV/KzpFFsU2XmY06+rPsMgP5K0Dv+7EUMlFQu8QR1m9lp7oSy1hoBcWL2CKOOPmoCPupQzUN",
-	"1TFECGN7AvMXGEud9xJtmlhgFvrv4has1ms4DU+DeIEBwKMpWTC0Xh1FEXQSrjiP60JmsOEDGz6w6TS2",
-	"4QF/FTygwAKW0HzXJwTz4Rb2CYGx765PyI3IsjW03J35bmO1+9FY7e7NRvdzssbdmeFtedopqbhadUUz",
-	"J1YhTE2sPhn1edDPwsazEPDqxmy3qd+w4ei36M0SIZNcxMH5wEhZq5j4oK5hl2PfFaxz26zXIfI2liOs",
-	"o/NohzznXxrFjUNbE+TZNoMERgHKdujiUCBA+IqxoSJfvjz+9dtnJ89Pzt9++evzJ2dVHyJvr5tOvxuy",
-	"2EzUIm3N3umHgbpuW/WO4EUxvxYNkaTLWRSmAbchaeeZ69ZFUq9vB/DMSQgfoDtJlAwElo9o58WAdzUR",
-	"GlHAzmoWl5sJNjeE/BPBtkjbsh1bpzJlTm0DQeyXBkADrTaUIAmZZdq6mnIktsgTgFGMxWttvHKHdWXM",
-	"8pWXKs16E0si4VGSNsbdtrHwBeQCWSXePsCVLfkbSaWxnH/NcK+02iYm5UAkkJkdtpsPToqTCAOY8vsf",
-	"54U7qC0FP2YFV0mlnReN2ga6RjR6i8tqVw3EY9ZNoJiqzmy3+NYDRdrv4axasIAPbcLMrVZb5Kk02nz6",
-	"jrUZn+BuzVIi687Gr07lSIGJOralN6YNwy2H6IoJa0pG7MdiuBaOW+QIn4IzDKgwZ9hhaLym5nEsJuXq",
-	"gWKsszlG5UoNtjLcRbSzBU6sVduib6VdfKZpjjZDMIOnOfwSWJXUZXNBIg8RMibUvQ9x44/PvoYUq1iO",
-	"fKyMlb/MPj5BOrG8YsKMdfr0Mdlp7NeJZvFAkUrbIHzbd5lTyLkFs1XFzDwQjB5DIZkS+ESYIwWzpEjm",
-	"KqTYMq0Gwxg2F6a4GwSEb7D6xfEvz16+wEmLUIPvZedbFmgDHEOJzP4ahjSZjaXTGTpSePf1+dPafhU9",
-	"EAYP4RyxcRMeJN5Cs7HHZ18/UO7wzBFrMpBKGwr4K/4lVvtSGLplKYoba5o8IWVq1OsEiZP91s8uoBsb",
-	"dlAc2oDnkAwp5hba2jFutViGlpybbXKFuzu0J2vUr5AFEY0ZaQd9Gium/44rWdvf3z2oNdo+adv2VLVG",
-	"c7eBaJb7ptn2SSDFNTMqulkP185zk5Uys+NiKR4xJp3EwhhiEfEEfbvSxq7DJa7RgeS2YSuTh/Y+WRLI",
-	"dXYgLYPJnbFmMG6jTmz1H6TKGOdI45hfQwV0KAy+SwZcJFC82EJq3xzrFRvn2pCMJEmGkYSWEYIMY9mL",
-	"mUrrHxOF3JswqHfMBaFRZA/DXkLzFI5gZ2keIOq1T5mOxzUoiNr2LS03gMRUirTOs4Gnu19mM7O6MNK0",
-	"OcE681IBbfBpxoKA9whMNrz3rP/ZVc0aef000WTJIgvK3tzlgmKYX/CAvnvGRE/3vVajXvdn8ihXttg6",
-	"saBgITDKHSiboMPl1U1U76yKDL86JRl+MWuGb0vV3Avvw4WYN/R+ydAswuah8JM9twuv1XSfDFhQAQUg",
-	"qmEHpihAajrIbFbsqRRobjUVgywJQ76Qp2Fb5MuIiiv4BZOB1BUfDpkhHea8HyjHAriVHziagWayXT0n",
-	"CxbBj26F1M1goOo7Td4vyICNC5E/Ht+dhl96AH6j7udtMYWX9/0U3r7vL4Si46ZI6CwXQTF1lj1UrJMk",
-	"85rAftJi+34u+dodql9acN8nW1tbWHq9wGsM/V4uGtvjdCdp6JQ5LyTohvraMPQBja/g4KDHga3ED7WW",
-	"DbtyegQI5mD/ExpqspjfsF4qF5r1DAlwckBMOlJGjAr7niH8IJpZwhBxzWIaYfY79ibETQHcwMUDAhni",
-	"jTM5IKtkUfhAYT9JJ3x2xgBhww86KZ5aUTGWozIkTeUfKE5HYw2JBJVMZjEPwQON6haCzHcdHyyXhL8f",
-	"I5GpmXO2CFFJ9Z1D9+jfFVjzIcn4NpYdzbFpoqWspvDNCzsg/XALLyd1KxQIc1IdSi9ll28Fn0rzho2T",
-	"Vy2zAmq9Nbm5dg1Zah6mgBoWoa49NGN69c6j7nbQYLUDutus7YR7rLYfNLq1Jtuhe+FBZzfYrq9oTTSM",
-	"yXmEWnX8fAwGRvvhFIXI9PM5xr81wZIX6/xSocwu8q4ETQ53YKiz6s5CU50Rsh4oq8EbQgwC1WFeoeTK",
-	"pXIalpxTFzf2uU3+wcbZ9xMzDVqziG2EJ0gnia6wBQwqhqlihvpXVuLVKQ2GnMc00NXVLIvv8d+F3sE0",
-	"cyFRLDZqnpWCwjwZMmoZ2A64kRfEWAoGrP2ByvsPt0jb0WFoxdLOUek2+QI/W8LcniZz7RBeAw2Ma8K+",
-	"S2hkhwDa3Z7rikSorh8nYmFzhy7JW/POkrca6VufkqU28iy1OcVSGwtY6sIdOE5rjvoT8lnuEGTDMTce",
-	"rQ3bWpttnWkIUXE9K6C9WpdQZF+Wgt8lrzLEZT7DOhHobMJSaRSzTagiaNCEOjGu55+1Ij1QpI0xxG0y",
-	"jFnXbCBzZPnWITagOoAeRGD2VZYlh3IkwIZYsc0B0acx4KnryPCGcTXnMrEmZ1DmXOfEKPO/o+cE9dNp",
-	"r4q1nNvdgJpY3SJ3yaLnphtm/plbcNL5ZU5ByXE1ThEqBUuiNfrPsSOmL6zFFOQIMxF/KvVOETNyXdQg",
-	"M20PuK3js2Y7LSdowGrdW+/TEJtBosDb46o/OVOJq7dkBYkP2Rw4I0yznZvGHUqWSdZMM8mad8q/5cim",
-	"k82zKprbZC8TLtrHfV+Ipm+h4e/5F2Lbt4v2/Qvv/YWXGmwvvBYx/10NOObJDxfeSoZEP+cDL11juf1m",
-	"XtYc+gCxgYKlpQNDER6ffb0RYTYizEaEuYkI89ImuMlu5tq9QxnmW9l5+P5b2bmFpv2t7NyYh/8izdRb",
-	"xQ0J68z5OiDdLnWDFrjybqfO9rs7Qa3Z3aa1HVA0w0fN2na33m0E+/Sgs8e80q5WMMnC6qmpOpskPPTm",
-	"eAHvgr/iUlbeTI7vpozwDhVWe1CLNdZv4SQ3tH5D6ze0/obqKroz80l1GAkX2Dy0W1B7DP8uZl6UB3Ae",
-	"YS/HLgbJ5ct6p3lxT0Kun7t2kTTucI2EHdPr+lT0GHHB57bsdpo3d+jyRpbndswyjdewi9vnctwwtW5Z",
-	"n+QlDZGb5426a4i8Pd0QuVHoiNxcizYjWO4sbe3JYKjHjthvGhRtvFk/HzqLN8WRoEpq6oHwEBvcggRs",
-	"AUEVUvOuIxM50XnWSPV8/CL37NKAu4aNbU8ESNT5eTBTuSDoNuYYnvDtghGAiWRgNmJIjnnNkAbP9yAD",
-	"y7v0y7oC/PhNT6t6rnjotRpN3+Pq1MAlyzuD9v+pSJwnxl4SG16H7XVyYRcaDEre5H+e/H7yT5PfT/4T",
-	"+S//z+R//fj95E+TP07+/PF3k798/MfJn4j57eP3H3/38R/Jf/3+35J8BNh/+Wcy+Y+TP378Nx9/R8zn",
-	"j/8AoTJcw5FO/nfDSj7+4+T/JZP/5Oa4z9Y8efRcXhxJTCHzRtj/vML+hkPcQ71FK5Zy0QOjxwNVRPti",
-	"KURbMgjINXqKM65RvC3l3KMXy2RYEMaLTATu5/gX5qnPWlQC1gmO+CiqBeZwYy8joSHrUiMsFkho9qWj",
-	"mv9u8s9GbP74bz5+bygbmfyBgEBcoIBTD3k3ImXnEkF2VxLxmYHSporDRhT+GRE6JC2pcVc56wOIEaRn",
-	"Sc46xGwY8+vFJX2OBEHJqkBTiRwyAWHUXCsWdV0umiW/3BxQlwaM8G5mi+YgEfOycg+4s9cKaNTn7GK9",
-	"ioD5eURK3zNANNDavSGBBfBu6OuGvm7o60L6KgUSrHVpadKJeLBUMjyKoh8FjRvRGLSvJRLgvyfNZqte",
-	"J5M/Tn4gzW348z9N/jD5YfKXyT9N/kwmfwGy98PHf/j4u4//3eRfDPErELP/c/L7yX+Y/AB0cPIXI0P+",
-	"8+TPk79M/jz5880kxQ0J25CwDQlbTMJoFKGIuCYNM1rxw/d8yttUJGPPaXyVv4+npb6dLMW4Weq554vd",
-	"9rduPfoj9ZdsPLef/44YBMaej93UpTnPdoR2ospOHUL2itEy1TUvl9Ixo4P5kTsXYLoeX3hZu0Wo1mJm",
-	"vCjMcOERdm10siGLi3pZhZL83fyasxEZRgmU6hFHiZYDqrnZ8NjHdtJmV1bBk4K5ZsoB1jBz6dtQBiPW",
-	"HUa12iJHNj347Pz0ydHzs7evnpy+/dWTXxPcn4JFHb06gUoL0JF4IGM2VR0hVxyhRXZLSrOewWCz3pgl",
-	"HgkI6wTY1HA5xfhO+KVFEM4ipJq2yPsLq1ldGNXqQlwI+1QB4tnD3DzYaPoXKONgLn+ZygYp+WZB+Eim",
-	"Lk7rfvCgk8LgYTwRm+5/zSLM9UetFL5Fz8iFc41cWK/HhXV7XGSuFnh1rrMFywZM48aFlaoMMLxFvahn",
-	"PA9PAC0t6Dfuho274efYYeGaTTt6ZxkJqSgWX7O4Bn5qoCirMAwI3Fmn0LatUHNuSJFPNP6DUSkY60OE",
-	"FDUszqD48IkIh5ILfRKqQ9IOoJ4UV2RAQ4Ypom0Yoo3ZLXLAtWbhFnktroQcCTJggw6LMY/cFn84JCmp",
-	"8UlastJ33345hmXYH74c58pEKQYVtgIMS8J6Qlhfok+Vq9lzMK9q90vbWPrzadIQXAVei5PQTN649PG7",
-	"1wqbWLXe7F764IA50tocgX0YvMLm669kxEM6fnnN4piH2CBxu7HVaG4Zgu35hm7v1+qNWh3aCZtXzoI+",
-	"CxOzgDdvvPoB+ssb++bfS//W3+zZb8z/zYSzuZx5fDPq/b+d/Gnynyc/1D7+w+RPH7+f/GHy54//YB4r",
-	"oJoFThromtlXUzPBWvZTiIegQnVZ/AISK/DsoZoGiFcdI0HQCBtYJmb8/+Pj7yZ/nPxp8s9k8i8Q/vXH",
-	"ye8n/9FQBEzNgJqxOwe7rmbsh9V7UwImbuqQb8wTG965ah1y270hxw+xm8M0I3TVx20G+aLy466b/t0V",
-	"IL8Zh7EtDO+yBHmHilCKb6Dmj9fytuuh58/nPqVtMNIYqpmIYK/lhYkR56E5pVfKwig/RsPwMyp6CQYw",
-	"xYl5dhAeM40VsZ4Igye5mRItjzk1ElH6E5p5zC+vYmlYQKHC+W04Zb2xVW+YD/uOU56yQMbhaYIl5CLO",
-	"hH7L1dtACsEC7CCPDJUJGnOZK+/+ydksLO61de9tl/LdlWvLO7ELQVeoNP/m0vfCWA6fyeBKJvormRiU",
-	"3mvagDvfQ5HOYIe5vr+FPM98zXfguTIeTB/1gL47QiQ1qtIrFgeA4dvwyzMumHrFYohShy+HNOCiZ5HP",
-	"1Vzk1wx8ESzkgebXzPw8Pc93CY14l7MQiiG+YvExHVtt0hZZWlE66csRXBMpNA20Opd2cdYMWSq8ZF++",
-	"VrTHDIaAJTM2Gx+8zVwnashY0Dfo1xO87Gb8tOSgOYXom+eNpguNd4XonZB/Z8GOQEwXJzE5RrIxNWzS",
-	"mDYS2Q3ryK8qj7mcpII8Vm6iwNrmo5hrs9isrKOEB2h0OGWOsAU1FBPaJ5A+b80EYLuAEpO3EPCgPuK6",
-	"hgZMPbgLMfCmFoa5ItQCTrhbvyk7IZM/k8kPk/8w+efJ78Gf/z9461Hqb+xpb/Ka7i2vaaM7/7UnQjk6",
-	"uGoq1DQlTxSL5+vR566VbkoKCVXQXsHoJ6q8sg/8dBRxqhYEAkxFopflQWEkq4udX43wHOXeKak93nhY",
-	"hyq8ccIeYvLUKglZXB2BEvLzT8nKg3z6iAz7OQK2CgVu6TXV1CgIfa2HqvXwodFjeLBlh98K5OAhPqMe",
-	"DiMasL6MQhZvDSHKbFaBbdQau+f1/SklwgjPUXEp//+QDeSW+QI/b0UyoJF7tuAhnmKTsw+8KgnoNdrv",
-	"rkEEG7XsrBy2lCFYOlKMsCNH9pmzKx5FCp98g4/2OgYbIqo0vML1eEprJ4291s5uq9H08DFoNzb9DBgL",
-	"ECTmmRc2kfnfT/7z5M8fv5/8ZfKD1QDTdmqP+1SX9F4rh4/T3EufyoBUbMz2P03+MvkLTApVjZz5KNV8",
-	"R6xzqoOT4incYy6coTvLc+BcINRGQ/ypaYgbMeI+3NdK2/QRKA44pGlFQaxL8UAZAWAYoZZlHi04rvE2",
-	"FaUJZ6bHOJoFVnq0dGKIUUbf7XLSukROsBkoFl0zRSq5sCunru1US2325SkkKQPcLY1FtIkV9xqPeAOz",
-	"/4Yzbzjz/XLmO2PCi020Npliw383FtoNw75pp8+pjKQyNmyUuhvyXsXYNNtdoOpvtPyNlr+RJTayxEbL",
-	"30gZGy3/x63lz5cZRqzTl/JqvsTwIlc2ByK1UYJQzDaSkyNBVNJJX1GHhIaD/4+9q99t40birzIQcIiE",
-	"WymSLCeu8lcbp4ERB3XitEXvEBTU7khivSZVkpIsFHmoe4V7sgNnyN3VV2Qndq9N9h9bWu1yOfyY+XE+",
-	"pWLP82udefCgjY21wHf52fmO/swduXtJgL9eSrMn7V6v3X9SSRsZuPv6yD5/+xrsSqX+B2mJjb5FQa9j",
-	"XowbEo7iB2Jiu05MzP/e4xKZSzW5lCrF+HBMnxas9MHzSy8VmuhkdkyuVgup5/YSU4Puxc1MGrRl4rQN",
-	"p5+9hM1NXgELqbleQwo0r49Lof6QmdHCMjosKtbWbC0yapFRi4woMja3RhQdy8iit6THwVild1MEDH4+",
-	"MEFnOTc+B7CGyCnPTjEDf7YKBV83vHz8+bQpggQaFtKHbduPuNZdQg+w8OEfnoF1YjweRgHEZaeVMEYv",
-	"MYPRKtbVtex8NJELVK0klJKVE4UZXPxw+Q6al06oTJgMoqwaxk/tsywpPvuRtU5cz8pLl3KihJsbbHEp",
-	"4LnJIVYHIa4JWgEVBhgMjlhwBq8mg1bnCwSnQUCu9Wwk0isqCrwQDhPIpbpq0yEpVl9n1yY7w1SKvD2b",
-	"m5m2CCLLqKh58+xiMYAp7SKQCs4uFk9AqjSfZ5i1OvCinBZHxWkRMxsqHIkMbKpnxD794Hs56DteTtMj",
-	"ywG/lKaV5RVPy9A/zXPTiVXoeKbCLzQHnSBvwswNQ5l5ajOWSqceWHLa4nIled4awqB7VK1mS10v6rf7",
-	"J7gGYHVlh6St/vIVrh7Z0DLHPoe+uymuYvElol8YLMoZszuaF6jUm1gwuX+8voESOPKzpxXCj2/PoTno",
-	"flPtKhV44t5lOMv1imKuKxm5R9pNWx55ZSj8IZMHyL/W97n6Jr+xQOnQeV5p7BEH/nzOtPoV7d9tSeI/",
-	"iwX2p7STVL6CKRoeu9EKjHbCYZvvHYIAg86sygJU5CRSCadrv8JV4YS3NeBxCqVLwIoV9UL7RRjk/r4o",
-	"v7CL/q9xfnuh2x5Uxs7yHfby/pWnkrDaXaHSHYHPmZrN3R1c7z678uSfC3b3DuuDQWBe+41hYzm1mP76",
-	"evzqzTfm5OWrX34375a//XhxenJ2fvGvM90/F+fictl4ONB8n/iYif24xWZr7xLTD+OxBpiLjeZh5ywX",
-	"KzyINHc9sgZ3a+hdx3zWfqtfTKEU5iUjcl0tDgIuYpVbHTIyzNHh4z/C97OPJqg6pZs/FTlEYXqfEZws",
-	"je6plOHpgTLEWTxU8aBla8y81nZ8DWb4umbK181ymQOCWMdx/mBHZ3fMJelDcj25Jfdl974N7ruzhspL",
-	"dH8lzvuVnVj+DueP2588amFV+4zVAuCTCtGqjTN8s1TAxXN861a8f00NuBeAb+/jLeWjwmV4MWsnIycj",
-	"7SjrY6N+coRWZgjSQdMtNV0mDboFqXbo1WGunMxhD2tMoD+AKeTCoUnAajCYopd/FlKhwC6lS6fb6se3",
-	"RPeayqQWaH+mQCupe7pN3YZm7nn/+5/sd2/Opsamz6f5m7PXP/1zdGwvf7EzPXqqT794zVy5uWqZWR/w",
-	"6gPely7fX8rF9vGOucCaje9WIj4m9biVbP9Wrcjb0uRJUOAlULkjKSzqCQSZwgZOMk1bEvT+uzSwoKxU",
-	"z0BRimixghGClxzQHHS7VTMpRba3OkD+pv7iBuEUxZYLN9bmGqJ4gzRHYdhPzUunuUEv+bXJGH6sGa3J",
-	"Hm+C4dqsqkbwPabj5kGrc8ikvfW8E1fBfY6Nzh34lnwCRE5ZqWFu2TPhKKrxdtt7D2Utua9D+CfaTHHN",
-	"A7m2ZNZ6gVovUGOcOkFODYoeMLksO02JTV5xGAFVoU/Qjku0t3OMH1bdGSkTj9MktwtTZ+k/4YRDaM5Q",
-	"ZVJNkqiIxywhiIKZxwyc/9QmQWly4+IlqvYI4WHQCgt3NbOK9zyyMfd7qjNMSOuh0lWBRKjH0INX8rsI",
-	"L1hR06GKHBItjHWe6yUcg03gqOv/9uFaqgR6Xf5/FP73YOp/myYw8H9OYEqvof9jh4bHhQkraGj+9z+9",
-	"7j9aobJJsFKyNULacPNHgwROi+n5HGizFUBI7m/l1HM9S2mLCsFlMCH3cU9EYbx9O5wwzBtBijDrjSQ2",
-	"thVWmDRu2v7J9kKYkM3z342S9IuisfLaaaXZ8ur34QV/lzhFXibnehK+HsAr4X4KJkBid8MGL2jM4DiE",
-	"1dEWeG0bw0G/7DBDWo4GVCIHfjrmZuVIv+Nu19MYtyRn1L01cAzTUYIwYhG0ngfjXtrPjrB9LJ6M2oP0",
-	"adY+wW/G7a7ojfrpUTbA43H0L3zHC2MDQHpU+JRjBl/so9u683Xa/aW3B+j391yujwEHbITEzHsIPy5V",
-	"c7QFhsWCf/iAj7DaV4cDP7Iq86ghZG1aqlHWJ1Xbr3oQMCz5LMhlMDT4+I/AIw9Zl4oOBBATFDY6CO2q",
-	"vkVayOYIYiKkioXVGJIJGBu00+DYbkPG9wSWU+E8qioxW4eyyi4jZCmQnaLbJtpxzAr1YocpKZIX+BXV",
-	"yLpX9FIOgcygWQamtNaQyy2lzo4ESVFyfSxD0rW4OUc1cdPGsNc/SRrXUhXft7MmbEOH/qdBh7gSzlgg",
-	"3lnGbomr+1VphO7t1228meM86kgjSGYIXsuoWs1Rm3K+fPdoVJSAvSLCKhKGxNYegfqB7OBzTuHhT0sz",
-	"+Qr9x/eevXL5ORYtpVp3+Phxr/+00+10O73hSfekS/g8tL4pVn7gULy12napuJ4JOVEhuA9GmGs1Aac7",
-	"pbgIGYe35RQlKw/tUSSn9QT7pot6cWXtU2H9sIg0xZm//psegTYwWsFonl+BvKaYSQIfY+nFtmThvOgX",
-	"2g4UJpdoYNEDOkRXukid39FDAheccR1+96x5SF/REL2W7UEeTzD1/vUqxpVO5AI5MHEk0ivf2anOM77i",
-	"BwlNpQPc6r4e6LbSjgryUGjsECgTiw2Ag3qScVwot0PUU0lbSg2tjf9eCXqtvlilO976nCJnqQyg04G4",
-	"ZpGMsVV5niI3d7RAiaEiHivMcbvb4EQU221QgiIe1UkIwhQOltpcEX20rCrN0E3tCT300dbolLsQuV+u",
-	"bomoOLVlPNhvUNcuDvzbbf5MOE+kU+4hoUvtF4vSyyGDRcuFFMkqiDn6mVuVA8Jrk8JymUSLbiPXJeCN",
-	"Q2U9eI2FJUNqztYm8bu6uJbjp9BI0pAHjaHvfih2rJcKpBrpG/rFY5VQvLXypvVSldsvvORAaWZgBTJ3",
-	"GmbCOEXx2ZGf2eFmgCzbgtlazaHb1cPFHcaj4Iy7t1Rh7/UUh+rEdxntmWz7J3aRT1rdjYX/yEIpCirt",
-	"TFHkbtr48P7D/wIAAP//",
+	"7P1bbyNJliAI/xX7fKYRZKdTQVJSKEShH5ShiEpVxe2TFJndHdKKRncjaSmnGdPNXAxWIIDs2pcF+mEx",
+	"wAC7WOzu7OzDvuxLTaFqprZ7qxqYX6D4C/NLFnaOmV9Id14kRURlNguFDJF0t8uxY+d+ee8FcjSWggmt",
+	"vM57b8hoyGL48zhko7HUTOjGCRtHdMpC83XIVBDzseZSeB3v3NNxws49MhkyQfSQK8IV0UNGlJYxCwkV",
+	"asJiIvuECsJoHHEWk5j9kDClyYTrIT5MR4ykEwbTxq/YlFARkp4Mp6QW2/l9IqQecjEgE6pIKAUjdEC5",
+	"qB8Q2lNMaCIFoaTPY6XtzFue77F3dDSOmNeBxXq+p4IhG1GzGyaSkdd5iz9c+J6ejs1zSsdcDLwPH3zv",
+	"hGr2nI+4bsB/50FwNmTk8PUxuWLTB4poecUE6SXBFdOkdnJ49vTy+fGL47PLr9+cnJ65nav6Fjm162XX",
+	"LJ4W4UQTPWRC84BqFhI5ZjE1kxEpAgbwumJTA+drFvM+ZyGpKWlAg9vfabYMoGL8tNvcJjI2X7f3yYBf",
+	"m9WxvozNQFTXfQCzMItwZ8jIgGo2oVMSmR0rIiSJqWaF7Zy8Pv2bZr0A3Z1mMw/aERd8ZKDbSsHKhWYD",
+	"Fs/A9YSNKBcG3nOw/W4oI5YCjUSsrwkXDgQPlAM07WsWI/oZpKgBLgB2zRxfccXb+/ulK24uXbFiJZhw",
+	"ygIpQkUSoXk0v0iuSD+JIkTZldfYWmeFTMfTxqEBRhUslV1jjWoSMao0adWJlmRCuXaIoZgIzSWDhc4u",
+	"xhwGjw0tMHdmjQP/28YJnmPjuISQvCpehA6AL4g4E/qBInIiSP59RFUOMG2Z5bfaj0kwpDENNIuVuUZv",
+	"Dxt/Txu/bjb2ty47jQufsEgxwI4RDRnpTQuYXqPkzZvjo/oWeQqriOSARFwwM5J5zlEsQUdMEa6LZKUZ",
+	"7vQe091243F/jzV26F6vsU93thu7vXa/xR4F+2Gr6S0C3ZhqzWIDh/9uZt3vW36r/fjDv/XmadMH3xvT",
+	"mI6YthT7ScwMwXgWy9E8gJWmsXbbCcyThqKMWcxl6JPj01fk8aNmywAiNHcdSIb5q6H5iNUL220323uN",
+	"5naj2TprNjvw/6+a252m2SM3c/2QsHjq+Z6BltfxAlzXoX7bvChQ33lqa7dwJuc3wES4dPk+4SKIEsWv",
+	"WboTGsGhMyqQMU3gHoR0Wr6p7dbSXbSW7SLHyX7FpvNbeUGvmMp2Yvhfnxk0js0F7mQs8SrPBg2t4IK0",
+	"d8iQIEcscNp2s+m4SA3ISgkD7xCDefWD4gzwNDWslcUwlW+OfzLkEXIb5KfuCijNo4jEiVC+uX6G3+xv",
+	"kWeURyzMSDWNGXAkXFzxuuwF++zRo739xt5Oe7ex0wxZY39np9dgzb1+0OrvNynbc4eAAkl2CjNCQuEg",
+	"RvTdcyYGeuh12ru7viFI7nOrjLUfj8Yy1mXUyOyah4TDA88ZDZUFLQuLF7/3qL8dtFhj39z+nXCPNR4H",
+	"rX6jzXboXrjf2w2200sxpnqY7YO7uReRhb6MR1R7HS9JeOiVbcGsDTeQLmqvdL4IH1w027+NWd/reP/m",
+	"YSYSPsRf1cPXUnHNr9mx0Divk4XSaXeb5dcGZIjCMYWsT5NI4ysj+s4yDSM9LGEhr/p9y3jTaStmlfhk",
+	"6bT5ecr56Ks4ZPEMWFulYJX2yfuCq51ZzaMkzEQ4sO5ISUKDgI21udJ2Dept8+Jv/tuP/5effoGfAjka",
+	"0YZihldoFhao3tvWRQX83JhFUrdoK8dHz7nCXZxqqhNVug0FP5l9FNfhtytWotxYM0vhmo2UvfV4lu3W",
+	"zt7O4+1HO3uLESn9hsYxncKCv2O9oZRXVaRAJb30qwdm8QWZqF2KGZN0yFvLTB/Mm2oshWKw069p+AuU",
+	"V8ynQApD282fdDyOjLLApXj4vTLLziHuey+kmnqdtxe+N2JK0YGjB0Sx+JoHRgq6NtSaXNOIO5XNADsJ",
+	"AqaU1+nTSLEPqyLC0ziW8VNxzSI5ZriNeY3JTd2L5RVymUAKwQLUc+KU3BIlRwx1PqOvGI5j2Mo3Z2ev",
+	"DVPJ6aslilrZKu0bD2cfr1ZJVhsle6VcVVh1FPN4ibS86PXCswDvr2lov7oNprz3mDlCgKri46ciHEsu",
+	"NNxnb5QYMVgaZYGw0Vibq6q5BnbIFUlR3SwjQ7fiMB0yN8oBgUE6JD/Gp0PBY4G4zsU40R1CUcKSMUkl",
+	"atKLGb0CNYjEScRIzQBnCyFj9QBGgyHpcxaFRo/GMfJYSskvT1+9JLL3PQu0eQJoG0H+jU8GVFgwjGms",
+	"WGjF01r3oAtD0pB0/6pLmAromPlEGj295TebzWylqu6juG4IUPa1b2e7plEC8jx+zDZo9oCLCCXDBYcs",
+	"kCFIogieN2fPGo9BPpSJNjdUxzLKK1q1N181zWK0JOav1jMf/t171iHdv2o2uz7p/lW/D/8E23/Vftyt",
+	"ly2VDGWEGqewOw2Jiqga+rDIkET8ihEqpgRlVAA5qXVhR13ShyENqMzT9Q1dqKQLT6ToRzzQd+cfM3J4",
+	"h9AoZjSckgSQGDQKEvJ+n8VMpMrDJ2YqsxbECVX59eQ0HIOFXKtK1eYA0RTvDtwRoFg9RhLBf0gYWDnp",
+	"FROkRgUKXA8UMZfHoSwXJEcw6nZAkIaRxtFgyEKjpSYKXqaBEQSdKVH5xEoQBelDwVUvfGPuntFw35w8",
+	"r+cmt0e1uQzVlwEV+ttxSB56nb0Ci8vjthHzPqwuOJ8wZTSTCqzmRbsHCy1DKZ5shbl+EUjKXim3eP+r",
+	"xZGnRjaxx3NnmnlrDKnGjyMp2AEQGkNUQEXa3PbSk3wm4x4PQybufo7mKtK4x7V1y1A4UzKIZTImIzoF",
+	"USqgUURevzo9Iw+v2w+BQzzE+/vwE3NBdDoUFmV4RiDHTJEQHUU0iuQEaErmXapZY/jDk6eHRy+ebo1C",
+	"n5x73w0l7CmUZDKk+txz0qbV4Kx1HkTkmPUTBfZxYIt0gNZ70DVZyLVPFJ1u5LNqJLXq/RkfMZncA8VB",
+	"o5HTtUMe4uGjlZgLovmIfSZFH9xdQrrJrTH7zevTs5Onhy8uz45fPH315ozUJqA/aVgsVyQRV0JOxAGa",
+	"xhd7jDeYVY1Zx0KzWNAIzuzuiMXtcATE20+IQoeCJIK9G7PACD5gwUXvRUATBWJ4JAcDJ+LnXXU89K1f",
+	"Ww3lRGxwoxI3fil7h9aafDth+HvZM/N6u70me9zfCRrt/jZt7IBjJHzUbmz3m/1W8Jju9/aYdz9Cc27N",
+	"i6Xn72UP9EBnLyc1gyRgdozJkBpmVT/IPIrWcjNIaEyFZmCE2kjZnxgBX0r9TCYivC+Gt7+/n9m02Dv+",
+	"SQ0PLyVRSTBMrXwQeGNN2jSKWJyKhIoxIxdZwzZ7RwMdTQmN+NXGaLUYO47NmY+YuCWFKuIISOZOLOHO",
+	"8DmO5PSTmpzzwhBYlBAT1IwUPrMgUuNakTcnz90PgRR9PkhiFm5wphpnXtNpJGl4JuVzGg/Y3ZGmJ8Np",
+	"JzUCUk1GUmnSau483t17RHpTzdQnxh0wW3KFLoCvXx39nQss/Luzp6dIdswvj3bIC/412MTz4Qu13pQ8",
+	"QQg0MCgiF+QRM4rmdxIME3HFMOBkg1/V+GU/35uihuhl7nfMAsav0YZr1LMDCMfLRS4BHlANwaCfA+WM",
+	"8FRYmFXdtKVnYLw2GATLlYlGCSvnzuWKBJFUG4q1CKNOLfL8xZkYDSIIqXnfLmUFabrKHrmRnj8N5oBQ",
+	"8UbQa8oj2ovYPYeHgBkmG/zziEg1K0dzTQRjocKoyETl7FkQ/j5FVzqYPX2Sw0btvPffy14952d3njch",
+	"Jwdz+QR+Rm2dHSGNgt4QrlL0O5PyBRVT+7W6B/O6lGRExTQNJsWjT12n7WaTjAENAilC+NM6TT8har66",
+	"hgQDZ12fy4f467qfC1knNAxjphRRY/PJiPBgcacigJDynWYrFf9rh2/Ovrl8dnj8/M3J08u/9rP0jDTP",
+	"I5LSCGVUGxEhSxcg9lDMo6Keap4j83bErxlROmZ0ZLQNQdDOenr5+unJ5a+e/h2p5ZIFOmT3582aZxIj",
+	"Fr6de/TOd+ONoIkeypj/+j4U179tHI45RltYs7g58phdA3Z8WvxP5yYjrhQXA9+twU9XIGPC3o15zELf",
+	"xVcAveYCYxtmUOyuoFXJ2Og3LHzBQk7PIHryriB2KpIZLafuzQxEasGQxoppkuh+47FPeJ9QAQkFn0MD",
+	"RFuSoTKKdGfX1rXR/05F7dql/g0stVs/mFUNffQJKdLV7J1+GKjrrjm9wsDvGiKEwTd8sAIh05MGuBwC",
+	"Evwilsm4LGfy3MNjRO+s56dpiMg9PB9sVI2ACQ2BuLlPDcUEB49LzgPt+d5IhiymGn8JR9x8V5LQ6OeX",
+	"9hIild9/ktlLpx4woVOg0DDk5nUavY7lmMWaM3dtfG+c++q9B45kG06exn0vC+v2s4ydZbfPqPFK09HY",
+	"vMXDtYL2MeBbrbmjQa8kc8j34qQ8oSgLIH9rnvHN+xmEbTjQB99LxuHaO54ZHoLbcUt+Bvg8MPPTlC0i",
+	"O2aMsALQRNGrvtd5u3hV2ZvfxVyDsvHBfz8DuhTcqwFlZntzO5t/46Kwh9d0sMYOTi35n1+285WtNg7M",
+	"Oj9IxDGiO70Eq0GzNOdhbtcflkAiPZPO+1Xu5zopGLlLdKd7Mn/25dh5wgz7u9djXf3ur3+IuNwTOSk9",
+	"yDx6w9gXKwDioggKM/aaNNnZA2zWc+5ARDLq4SnT68E3VISFh4rMsKZpdEW+IpOYjhvJuA7qHHhoIMrK",
+	"rJCYR4x4KbIUuGwK86wqJMtxoR/teGVI1y/NjIVkP8Pdrmn0QBFIlPVdmjm68B4o8mspmOdns6S5sV4J",
+	"p5NBkIypCEpyP2tS4P5ye35Iaik4yVfEjMLFgHxF5p/1STONxwe3Y3EJGVykeEKjaNHhjGmiWPj19IRR",
+	"KxyXH3/Jq8Ut4UBpanlvSuAbEsPApAYCj5E6hVFPoQZB3Su5mjjOoiVbyCx6xCBL7vcVsELLpTjBREhq",
+	"7J1NLa6vjAdG/UFZcoV1mCN+M67e28xVt2NbrIZtuNtQhELJNfTnr+8ccGdRaHaBs+c1h1D5a1ApJ5xq",
+	"KyEUqYvMMjDnDwad/Jj6TDW4GgIWC+WTyZDFYDJ0X5GZW+ugL5LIWkoxI2/+NGAStWABKkehRnQK6QCk",
+	"xgUxNFgZHEkJ/CpIOMMPAZbZzaxYb4Zp46EU7IUMWSm/VFwEbH4vacEP3AWI+CzMIHtAzLyYX2PDOW1I",
+	"VcxQ9a66CUvXq9y5L2V+gCGgqqx3oaquC87sYFKEtJ9L6M0guhh5Z7Uo2e9HHLAubzK3lwtuVcPcUnuf",
+	"GqD/4c2ZV5p8713DjNu4prGVkN7i1K/SWeDjYW4qZOvpfPg4XGX36Tu4yO7Tazt5YVc/cbEXycpdxV4Y",
+	"5RRtCcUVzVzPmVRtEdlIVXuufqE0QbO56D44NMojTzqMw63VEOWUFfDilLmjhr8dBl0UrlVxJy5lykVy",
+	"85DUlKb9PjF7rB8URSQ5EYb5u0T7ErK7JL8/f18RIKVXb8xtVY2F4upMHCnW0kCiffj6GIJCMVIdKRq6",
+	"s4OYaR82B+bLccz6/B3YxovnfzvTAlpHFb51O7q5tnXiqqwASepb0IpF/Y7dsMhV+8jqURk4pOGRNSGh",
+	"AhO1FUjQmKjVXCh2mTQUUaXfKAe12+1fWGo7zwDhqMq1RbRP32VazJ5YmQadBmDGnWfr2UVbpyrEnH3G",
+	"btaCI11eHsP8jOPlTTe5M8gDpvqeZTac4g0o4HIRuxwiJTqJnQxhRAgs0YbXzb5+a/nB4UGOsLbKCWt6",
+	"csVFGl0k8yk/sLW5Yj4YapWX3VY65hF9d4wv5Bdxx1NfeCBhlpS2IosG2vZKBOy+mLWlw9UsFH7/yxYk",
+	"1tup/94TUs/aHg2FvfgAW76ttAHC2Xr2FzTWvzZC6jxyP91qPdohIR8Y0uzMBV8dkBFVVyxEgd6wdKiU",
+	"ZrWZyVAqBmzxOaPhEyk0DbQ6kyAJQeBhv09qe39t//dorw6SSVa4rNnY/+uLr/5tGeW/HbsMeYwRZHm5",
+	"iItAjqwkneiBNH+WORv6XHA1PBZcc3BM5EWrgXVzOH+HmirNRp5vqM7FCsRnSNUJC2RcUNN7UkaMilsx",
+	"aa5exyzk4CUtHzJKCz1VqKpVPxYqb1Q8YkvsVHhVaHRljuUoQXdPzkCxqIyS72mpabT2W1WiaBr9MxlK",
+	"MgRrRpiKn+X2FMr1LRZexm+LQJxHrjyu+lmtrZQDZ1plCusK+FQvu/okZvDHL9CGArbmb2IZyzd06FBr",
+	"NhrPOnCKxMeZxkr46oiLRDNFekxPGBOE4nAFnpqWbNpt7z5aVvdrKXfl6siV9spV+bJEc/4mxUwxbTep",
+	"ngpz0cOyN4vbitmYUZ3uJquV6gJ+1JWyhUjAYtujwZVXNr2tlTNfrW6x1w9f83OQrzq/n67mDlzwjlx0",
+	"bbFo6f6Xr7hiNe5xrIa2Jnu/hV8pkEIlo0qj5Q8JSxgZJr0HCv8uXMlPvLQkjpnQl+kSLwOZYJDOYm4g",
+	"GAsjtu57M3enavbK4cuuFoDsslL9TON+FoDeWh/S2dLY1hJCMbOF3OzZXD4eRdlqZ2kke8eCxKzI8I+S",
+	"qnzWdWOWN45ljxEt5ZVXWigx540B+9frYUwVWx63UFxC2aLTMKy54sC/QnqbjG0Z34ktsjWJJUiC6x1H",
+	"epGhfmnOQrbkEDK4u5UuOIEjTiMWH/aoCBc518p9q/gWq5DIIislFncGrh9CyZjFSop8vdL5EWKq2WsW",
+	"BzZQbsbo52Y3ygHEkXKotGuetto8nAZ48yZUwTPVOnuF+yrbo91QcVXVIH36bhxRLu6f0K9zQGsqMgkr",
+	"P0kh9VHVbzmpfg1NAu9kCeJjdW38OfVup560KRTs1TGH87gNV0gJ8/xOsOy/0q8jKsQdzX/snf6Oi1BO",
+	"7jJKnBruU5Uw0dKg16t+HxVLxUOGExkJWkY8pFOj7+IWnlMMjetzQSPL381pvmTvtHW0hPKldH9HjKLZ",
+	"PYzl+LkMrmSigXbwaPrc1scVqGiXNyEohDo5V1U1r1oYIpLpIhQWAR0RLCJm+LNqDAneydc0YF/2QiI1",
+	"ae8Ml92XIl3+4LtXt5vhbV+1eJJDJ7MO3zNDlpkm0PSyQsBF7g7NXOaID3gvYs6K05sS59acQwZkBCdW",
+	"jyuOA9Rd9klodhYSZCHSuUMiqjQZyiQmNajw2KqXkn98eTkDsNEJx+JZxAfDClphBptf51BOMCUkwlrc",
+	"ZEwDFkIDA0YmMolCMAkQmWgi4MqWj/ycXbOoNGwELQqGar9gNG8qWLqp7M3X+811XhzRdxaXTorseP5J",
+	"69d36DWO2TVnE/RKDWKmFDLQcWYEKMO723GUbNAXMmQ5hXlet80ePU3UmImw6kEo5gM5Fi8q8F25AVaO",
+	"gagkcwC9qn3k8cJi38zy0vs6i7+Fq1WFQRX44ecpVoEGzVKVKjwph/Y84FYn5AOu1fERkCUxtQQ8b5hZ",
+	"GjNT6GNxfq7++m2zsX/xlfmrxCp84c85m4kdi5wnzeY2I01XagwL5lpnpDVr18x6OkCGDqDVjdEPjBjg",
+	"kyBiFNSrOoiNIjgMw1t4TO6VQYX2MiyxfmJk9TwFhGgUlVZZjbjS1pCfynG+be9jvhBs4sLvDF0Eb9vU",
+	"89fRmnHF2ZJWRiQRPBmy4OqLgjuTvkrpT44SLo8EGy/ysUCYx1feMmo0trbYjCplK1wHsOs7Y0+ePSHb",
+	"29v7qcyfd8t2AIMGUt4+kKsyUq/o9u3Y9j6oceSDSGbCQlY8D1V5RbiAStG4G0JBZHigCPxq89YLlq+5",
+	"HRXMzWicdp/nDSuZKjFrz12PXdlNlaq9IjhiEVsrTHIW+Obg4QAaeABMGF1P3ddB3AswbwGRL0vTQ1zD",
+	"mtZI99Ya1/6p0PF0XYaTOhOLmAEPYye5lGqAaXJMlcqbi3Lk8qcT7bTwQhRokOd/KtKfJwpLd3hfGVvz",
+	"DCa1E+RjgmjqIlw5netIBD9dl1J6ee7gVoIa0Ed26UVEeHvRmSnfFTOdxEK5whIrMpoSr2YxI3i9YEfs",
+	"YdenPAJOn5VjITL2geVDewdcsX1M+eS9bW7xHvsrxEnEPnyYj310pygFW+EUM+iZo1yDgGU9SJZYSTKA",
+	"zlA62AV2uZBY0iOJIDsAWnuoTpoj3W5iSwnl5yIgucB3rcRifrBmfwKWN2WrhChdRyUtv7g2srr8V61l",
+	"qYl2w+UJiZW+kYIrxAWz/kJiYVai2TsNcgDWo2DKcvnqvmgF34k1OMD5XNyvf+TpO81EvkvNzC1nVLGZ",
+	"SP/yLmjWvFrIMLOe/JY5hhlLksEJaBQaGXj1YzmyFqM0KGF7JiShuZxTzGbh2cUv2vcXlFswPqXCOYYW",
+	"NuyEAcCqQX+erPcsGt1soYf6qqGSM3x6ltrBoE/zAsPKYsbqmFJxSnOz+ymEVpXRvmE00sNcVunqtNpe",
+	"GmgoEicM1HVHZyBxDoytKLgUHJfJ+ACdoW4ElOyK7+fqNnXQqhJcsalC+8q5t5Xyhis2ZSHp5edgHGL/",
+	"J3RazQOqSPPCoImZwIgPi13Bi+jTfRIk279uVcliCUKnTT2+zBXnd40xXxXzsYfm5426wTm/5WyyZFVr",
+	"JzXfWeaYDLGvcCwn4BvBjghhhywTRnxCFaG2w8sDRXaaTdtkTA/ZiNS6sZy4TlcxtG6g2sghUUiyumZA",
+	"jit4VYboWShpOfVPN2B1hJU0pRhhPT9iLCcPFPZSThNMIujO++T02wfK1rCCKlfmmVbdWxYOqNJ4quVI",
+	"ciInjsrMulGB6Svnu01jNiulsBxW/XT1oexi3EEhmgXtvCUOG4h3bKUirSMWkinTBw6lOmDIx74g77jS",
+	"itTwAOoH2ZVRjBF7GlmFHDt0psGCpttfI33SnF86yImcPEnHOZGTEzdUuk0gM+vmmvWS6MrWWDqwvHvE",
+	"Rj3EcxpN6BRyyyAfppa5VDlaYrATZ8IMyO4v98w1fignWLhYUAYX3fjZ+Hq3jJK8YugnHxiCF0oBDQjT",
+	"wW9nDHJv5QoWqWvzIpSmWvH08VCfnH7ruQN+efTL01cv4cT5avoGaIRPrE+2Ijvc/DzbcfFO5vR05ONw",
+	"rpNjzfmBYjlRyBqA0wgp2PpmXTNIrjfaYoeVefio1EgGa0k7lsXuXhMlSZ/GS3xROLC7jeVj2wGNzi4V",
+	"S1mLrUbMxSCdEprCozdr+aRnUpeFIKTgtb3YzFSrsKpYL7gjhug1JjK+YjGxzxJprs7d8+qLs0H8aNgp",
+	"TDi0hZ0LE5NaHrYuYRZYNsozNEydkGAGIbZyqqHciRBA9vOzcIUcwJVpNcMfwBvOHGtEDV6GKgeWYhQH",
+	"zIQeds0EiSG1AaWiB3bhNCK1LhC8LlGG1k6G04PsguS5ktJ0SixTqef4DALMMBfcFHjssJYEUrF1yM3/",
+	"3w1mOWc6JH4+woHxwzM7fHkeig3ysbiRN/dmRCmPxrkLWrzYxQvm2EPRLpxhb4Hcl4lG8+1YvozeYzvR",
+	"rGsKwNdW1XmeMxquLRKAsGOvkxHZ0gT0eQZPwyd0NKZ8IBa6qGfT614wPZRhIapxzC+v255v/7ikaioC",
+	"97GV/lH8vn2JskBpCNHtZI8gUVqOvjUyTYm0iL82UEPioe0+nJQGsxX8+vMEGp28XBlaZj6HsiGkhnob",
+	"CHTLKc0TYNaVcd4nVO+QKzbWrm8Uhm2a9VAMcotLvWPsHfbCOg6fxKPDlQ6s8MrX67/yZP1XjlZ6Zf3M",
+	"xXH5SbgCyKlSabgHyLu2XNHypSg06dJ4Wl2YAoa2HBlP1GVZQIM46/QXIQFBFAz7pWdoxnEVZN3tUTqm",
+	"NtBLschm95VdihFTiolBtdx23SL5Z1YRwtLn0wzfpQBLX3mjWOyq0qycSL9S6PXz5aYDqgnmyil7zwRb",
+	"vd7Sk6oCRrcMXVzuvr2PnOivZpKi52tTRBQ4viFcR1Qzl4RzOxEPoj9lolY4DIR/eiC13J2qr+YAj7mM",
+	"uZ5WBGnKgNPouRzw1Zzd+PxLpo0otyJvUzKJgwpDMPz0RI5GNnB2Jem4OtP5Nr5430t08KrftxWH13QU",
+	"pcVWcx784q6Aws7xmDkOMscf5qh/IfU4JXczskMK7iL5rcDgHHrkwVAVXFAlrc5iRRGvyujaHHks0mC/",
+	"KEHNyB/F1IyZy1Qgc2WCLtCBNcvamneegX/523aZAe8uvGeJLSKQIUvpGcnFRC8rm3IbgjvvX3NINh+d",
+	"kq37olLGRjh/25r3Dgf2dC95WEoZMCm7OlvT/r6IP/jIIGSc1c/wFshYVSsxQLjU9yRZLE5OsfHb7vAu",
+	"g4XM9JKvnwiwiBf8kPBfX0ZysJR2snf6VQwmt3kOsgrHWBUIiQ4uZUqYl3vs7THNIEcOWgW4zlKcxUSs",
+	"ipIcMU15dGtdEqLhYYhcOTOHrkXKBkJwRtt8MhnyYIiFv4oqaX2jkG4U0o1CulFI/9IV0o3GuLrGuNHi",
+	"Nlrcz1aLq5KuUp1r7j6fGRrYRmKNkb9p7A3BYte4YSjsrZgIt8ghpj7zHDGnCspiY1lL69+XIh2pmJUI",
+	"VckxL5HaaCAwlpkZeoxgkGUN4nVdLHJ6GD4pO7k68BFuxttpNrNcQMOH1HIhLqcCPtpZgYjcWmaaCY3O",
+	"65vZec3LLGvmU5XJMHcb4sndhzi61RC31PrmOfTMEQ1ZAG0EjSZg+EjEjTQZ8SsrlxxgwKmMEdXTLFrP",
+	"vyWvX3vn4rYv3oMmX8VyF4H/jeDvXsXHp6/g4RlOmwaUt1s7ezuPtx/t7OXiBRrpt4/95Ux5bYDcQXHO",
+	"ePVMWfN4QAUPSM3G19d9IqRouK9tk4CwgdU00fRUw5hj/Aqjjreg51zJ91hCsVQcmpMR1rAw5ISF2TLt",
+	"Kck3WjA+yNIAj4BqNpDxlDzggrg6Cw+WhnwUBIkUBVo7+aNvtVdKKShlar+UvZ+Ehz0fZ7p2/aLqOLXv",
+	"Zc9GhZAadX+ZL0c0ZERI4OnlOFQRrOhCYyaUay4GwEdrMiZc1AklGHRSFhiyJBykPMQgXcY6sQY/3XBT",
+	"iJS4Q6Spef/zxpbnrHIL1vQGRLqNXLmRKzdy5Uau3MiVG7nyJy9XIksrd7ZG0aVOjWXrou6Mr3Y5Pyj6",
+	"bld9Pr2py1y0q5OcT23p/gwO1U96n1OBeinm5hyxt8RPxSpTxdETVnYTJ0OJPjNFahgnzkIk2mkic70Y",
+	"DPFoZ2l6/FrZ5nKCeeZZZjWNGeRV3zHj3Pci13F9xhFlaxqATzGrmXhAItbXRCa6M1M+sWbuh1BcijqW",
+	"PxhHVBvljoQs4CHYWjN6s7xa/z1EjuSqZLmzvahGiy9ZAShfU3KmRKeDKlYIMRCPH2CxTBKZV4z+mjuH",
+	"Yq9F9m4c8YBrAqdcX6W45nwK/e2cRbl8+pKaUrb0JxQ3weqfSaHBpjUGLJ9lTTVSsbBcmZwvJll5DlRd",
+	"ETqgXBBqns5dkRGPjNCKRdDv5VyWlYYoKzrAwRecr0dZ2NoaJgMHrXWrWttWHRW1xSHfZ/UMrvsLslg7",
+	"COCzlJNYw1V9yzpSn9ULvNipegf36AKUL5Sush7UvAsy55nM9ZHJuUArPJoF1CtjHS+l5n0eUNddajYi",
+	"05J0Z/TLWlpmJSUmNHaJYdSIfqWRGHmYz1U7TWIICoDs2DETUMYZOzK6VHnbmg6avvRpwAjvp99jVJFt",
+	"Aju/UBy8dFGavdPzvfNKw0Dv2K0GZiocI4J22ZH8dC2e+V1ghYrbWz/zY51JaMi0+mYKGD6/qYEbbWHf",
+	"O4ArTIwNmGeOGQe5WGHxRi+6t7XfvYmmHWH5ylfK/r+P9PxbtIw7sRy+LHjsU9CvtWhMzOidGj04GlVN",
+	"kRZTIGTYS8hQCsV0vcsapL2C0pG36k2QdQmoEFBJLSd25nORV+gmAHfU1vSaLTi4oMs8vJuG2nMpjtVh",
+	"FMlJVd329PmnIdcvZqrSh4lZkmtujlUuIKHiugK5YLQ3cBXXXji3Pd+eUzFILLdYilR0FB4xjYGTCwvZ",
+	"u3YgXAyWPvc6luZGVRebDmaa6q1ad9q89w12Hnl1zeIYdPE8mArV1sP37Q/n51uFP3Y+lHbjnAVmAH3T",
+	"AhmHJ0lUOFJrW+PqMpBCsAAzx+Hcil+WhmbTKDoNmKAxl+vs+TQYstAupHhVXkgR0qlRFU4T81eHvD33",
+	"vvmm8+LFueenf10QGZO3F7ZYknlBQleXFG7VAOzgP6VQy6p1tudBmP24l69xvFcCbADpmwVdLm1HwSyC",
+	"uMciKQaKaLlSpG5l3sctY+Xxra+nS3pyuvoN6bpXW+ytlMQDc76uBWPMwKgG/UhqtsGajmmgHygyoZDo",
+	"eJtSpUvLdxpZIdfQ5xuZxGpV8n5AzJskwlfrpQ1L1hcJBkLGzJBnc4C/LtrDZ2PLYyqUYc0L6Vtli5JV",
+	"WVhZ05PnXDD1msXY7+gug41pwMXgRWn223K2essuKmv0Q/khoRHvczTGmC0fUdvvqdy4xqH2U+Q6Qi29",
+	"PIrF1zxgZxUike9VxKGXr7bQ5HZdhpx7+Y2iA2aI+KjAS2KDR6PLTHq0X1jn6WXMxkxz20KXXTNxGUmK",
+	"RXtyny6haVbpwagxY8HQMLKB4EtZfOa9SNMrUtFY5WKmuejLci26Euoa7haLXwKiFiG5htxoi8jM9Wyy",
+	"Eg86QrWEUk9VBPGWtG/l6ocrEUl7YZfK7PY53+58lb6Wtwz2x7eWs7Sh0YxCwjX0wlrf2gtaiM0XLFzW",
+	"TDcpSDwVQl+pQFrd0WheOC4Xfeckv8prPCOrzyod1YSmVPpdRBjnxMYKdpUr3Vh570s54hydm0ssWKAU",
+	"lWlA81rAPAWoTqbIpKs8Ws6IiQVOV90QqqRxVJHXlsgrlUruuknu8NJ3MddwPQwRKVTiLUf+7AyLZ1Ju",
+	"mIEpckWWv0Dl7HVMgbnlVhXcLJjJzdir+nhmxr6VQaK8JWDW/fVh2kOW1JppjFP6HfiESsWyQvva1PzD",
+	"hX60Uyropq1ql/W0HXMINEvG0LcGo2rS9VARknTmet4nuWDm68E30J6t4M8v8AMaXRHNR8ysAVu7U4Fp",
+	"f9Aj2a0kXUcpRGAfK0IDnnVX1lzSKrCYBUF3Rtl3CzLrLLR2NQc35JHVjrgiV0JORPkakXRXYIWD8kPb",
+	"JDKHEdWIEEhxzWIjhJcpRrYFERdazgVJuZrmLlhqteOETN5Slu7a5j9QWO4w7YZlFg8+FsscSq2VpaHt",
+	"QOvLkDbkSnMRaBvwAe49iqhjJ3WrWW1XuYCKFZ52kFxUxHqFYWZkTtgJM8vmYkAYDYb2yHJRbTSSA9+1",
+	"Ik0UyftMcxIcja5yt22FpWi59EyZCEmNvQuixOhw9RXPsTLqxGaEg70Fr26OSBVvil9oZJ2nrMWtltCa",
+	"IhrlTq54ccooQiXX/rzB8mgNX8SiUoFgzse6qlXchs+wmMuQlEo+hqyNGFWJoU/ymsUHxCqZBBtq3r8d",
+	"vdDV7CdsVl+2j5+8lb3EyJIPP1+vMHKVQX4mqMMQRyzdb3huQCMmQhoTQ4g6afPSdrO912i1G9stn5i/",
+	"W23z13Zrq9XeMp/N3w9b7Yfm7wMwYmNXokRErorFTgMGI1NGse6EqmO71JNEKU6F+fBUDCKuhmQkhcZV",
+	"kdp2i9z8/uYPN/9089ub//Txx4//I8EJj1iAuSZuTXWfyDHyj2hK+hJR2FB4SsZSKehADTKH7MMSjQhm",
+	"+KirLkNjBnbOMQu3yAmLqNFVyUTGofLJG8HfwdvKh+rjdjwDJmWWDj/BkHoic1vFEErqOiS4usIsYiMo",
+	"p152Sm/bF3WzAp3EAqsah+HWaLQ1nU6huUl6RWZCQZe2M/xirpR7R+xqr4vBYgddI3NOGLsChIzliKBL",
+	"psoRU2vvdJpNyEUyLBq8MfWV3TN3cMHcq9eF1Kj9+YEiciJcrQ/AQyzmb+60nIgDQsMRx567IxmymGoZ",
+	"22QvDW1JsQGfHa6+lj9ntmZbznv1ljZ+3WzsXzYuvir1XX3aHKs1nCAd0FhsfptTNFFhQOu3dkWOIFAz",
+	"4+R77XwY8uO9R81l4Ydf3hvSISMZM6KHVJAm1h+H0Oxs5yDZgS4ytrKM0eWcrgXtbKEbf0FY8kmP9c3A",
+	"mf2PoH0Iiq27/t85KWirWR3D3bybk6aTbQsVQy5IH/qjA61Iu09ZDZXOLBozIUNOowXLLY04X9MLZBBv",
+	"Mhv5/vrV6Rl5eN1+iGHmD+Hrh6liizG+LgweBsgC6s0tKa676EX6qXiZ1uMUsx6nJWGBn9IDtbAt879i",
+	"d9TSI1nknqrwQFUZEpbOtYLrqsxIkHmM5oJmMWbasoyI9yB62H68EnKijHQH7U1J7atUfq3bNEKwGQga",
+	"kcw9LPukbdbyyMrmS+0EdnFlOvhCfaossykNdL29DbrEKyZs8FxJBxmIrHZGG/McGZsDqdkfvkL7lBka",
+	"jVVYQbq+NNhfl3dNwVqGZjyXla6DIUubimh0jqzRPdsmSQiM6MNZy04iHxqxNEPthEULM8wqG2baHH2b",
+	"2ewamuRrAMLAt2ySOatsVJDnYhPNu3TCLANkCpu/7IalA37NBOnR4Oo+O5Leua3oWl1EP6/xLufxL1/O",
+	"aSCL9SdR7enEGDFrP01iDsZOOAb3G35wP4Fg6H5KVG4MEAobEEaePS5y8deqo5iAREARpA9MWG8o5VX2",
+	"Bg4DzXHsd2Uc8pQFMdOvRMBOsw6ia9TdPRsywmxDbpTTraiOpA0r8FKiYBrsl1ujRLAJOXx9TK7Y1CeU",
+	"2LU/UETxgTAyOz5f76RdW7nCqh0+6SXQhjotIRKzcUSntvSkUTmPQzYaS81EMG38ykyA5SehqWtEgytb",
+	"VARmMD+yGOqFQE+k7BcSUGGbSJpNCNS9qpu+ljTGQsxdvXGrRSlDx+65r/T9nC0ScjvxATo80ibv5vDg",
+	"ErnmUlS7Prp3Bpq7a+Ui5ecAYC6f3MBQTC0lWmb3fT831CIZ5f2cHjcvFV/MnhIlOJuP0twUa9IQs1a0",
+	"WPhQLtmVxoaiNzWXEP1o19/d3iXBkMY0MILHgWXa2CXP7Dxf46A488mzJ2R7e3vfXMc3Z0+s/ba53Wi2",
+	"zpr7ne1mp9n8qmn+W1/ZiVislLAKrDORZe52lcAqNbCaRdvkVgs5cnz6ijx+1GyRdIXYhxKhUaww5GeW",
+	"RQBTmsuzRsRBlki0Rs6Rs/0fApWdP5RGi3ChNBXaJ00j2vq2IbZN5E2E5hHQOTPKiGoeWIpdaV9otMrD",
+	"BKimZeoIibi4cg198SmAMFToHkc0YEMZQXvbEd66e4rJZiNbNn6+2IX5JZ/BpBaqnfOPvy7J+LF5Pr7B",
+	"kAv/UxTtdgmOztFU3tEiTgxwBz2vtDr3IVpTyo18dtzTKx5Fyo1ebWmekwap0jA+19Oybo7T6XTaGI0a",
+	"YUiGw85o1AFqOwuomXyDnQ8NzDew/5BCEsKiXASzHKjxseJaUlKHZeTlAKIaxade4sqVUNL6KU+GVB+v",
+	"WaZldWwvf+U+MH69TPA5F29qhJKJHkguBg0pIjT3BHKU+7zEajhhvRMdHC+CwoLa1emROQKTu1V+gYbP",
+	"z1R1h0uvXoGs52GSktplxzuPMktPdxFtXEgIi9dtjhYsSxk07PKnm88MzP4OOczm/c+r1+KKy1fzHWpf",
+	"d8noXU22K1DkEv4ScgWYd7Kk3GlWi8e+AC1etkloFA/ZhwKoScxUfZWcWrZQErg2UFwZLywkn5q3oAZ9",
+	"CdM0i+NicMpFWdk3Zb7GnAXUtkIWcfgDS6rawitYqoWSTIe5XUIxD5fbAW0E2Lq5L3IisPJXVfUM14oH",
+	"LRCFuiRFmKDE6vI4SCy1QbyGTLRT1ZXmUQS2g9uDopA0sRo+J3G0Ys61eTLFphxIi3ciQ8Yi+GaQZu6i",
+	"VMOyKsS+jCRb5LXhQmtXyVkdbDSbYTHmLenOb8dJ+2GnLmJb7hCcR1ju0M8XpMxMVFBkpE9smAmXImuf",
+	"XvgOqsKa7YREJtonZ89PyZCKUA3pFbPz+2RoFGohNenLRLjPiYgZDYbmuPy03Y55iGLgUGEmWzZ5lUpR",
+	"FOxbL9QKzeiZGkuh2NcyrEjtwSCqFvkV/9pZ6FONcMW+I+WqiVOelw5X5dhwqGKQxivMlQdB1qi7sNcF",
+	"SH5kqertakE9x/qD67AEd6vKsvZzBaaW1I66DcuFjbI7lZ0AunVc3sqPpbzuFryRV7AGI0w+Lb/84Nyg",
+	"Srvb/0AROHxSK0J6C76tr3aXlH6ev08rlBmkSp/M3KuV5jkt3JblEwn2Ttsd3eUEsUV+Trmyzf29HIas",
+	"28Xf3aHX6VDum6PckO67hR38HYLl0Snr658rclUExxxIZ88yj0klh1bkjvmr4uev+gp05KeryswSxDto",
+	"NXM3PIdvEaPhloW2dYVtWXHEfUTifmnTS92338veVsoWAxpFW30uuBqy1NuWjrMa2sLyskaqZpj0qzfp",
+	"itKvLHali0p/+KXsPXPrgi+f0Ch6lq0NvoNwfzdqDkbHYpyUFW0tKkhLA0k+te6yMJoorxfMxsZGU4LT",
+	"W3lCMRceWgMvXiffzxHDS428a4NCIbLiPmID5hKj45JojKHWY0XenDx3sg+zMVLFIrjtZq52eE7WryIN",
+	"P3mScA+k4IRZovpl69Fa2laliC4SbyoZ52rEJgVAyiXnGGBudXlGiBOvGiSRwvtz2pRSPFm4JlRJ117Z",
+	"XFjCvaDCxmi1MVr9nIxWOFS5lnSqqQhpHBJ7wLPBNb6NawFuLeSk45rrQArLyuE1XsE9NhkqFlx6G/va",
+	"KnQbDzCJuZ5iKDYaGcbcgNUgLognjIZp/Rev4/1t43DMLeAd+uIbHz58sKHQpS2Yxkkv4kEWsKOIYvE1",
+	"1CaLZTLA8v8DqtmETrfIU7i/Y6qHhEZKQssvlZrQuFbnQscINaIiqobuFWeC8dN0dRmjiu67fk4upuhc",
+	"dN/bh3wX6OVD0NCHLqn1Ep22WcpHvxGlY0ZHmAQ3ZOTJ6bcklBMRSQwwpeJcYG/0B4rEcqLqB6RrR++a",
+	"JWDfHeHWt0VAQVQkoHE8JV0zf4e8vej6RMbnwn5+D1tQHfIeMoI6JE4i9uFDF5YIkdU0NeEZMk5qO81m",
+	"fYscCmufsCZHzIG04Tfnot10LbFq5m65aDcNtFSEinQPYKMvIWumm3WhcvE7O+RX/Outc1EEPuyFM0W6",
+	"f9uwAbyN47BrK8G5rC2gThxShVtES9JqP85FAhHZPxdvDxt/j2lUW5edxoWNJZGCYWu53jSPNXWHA868",
+	"iuGAidmNNqfHwgz9zkW6xhOqGeRmNOC/XT//1QkbUW7IVhf2XvhFMd0lNRvZUvex2gXZae+fi+4J0/G0",
+	"AWXiu1vn4tTmkXdIu9nMYtjazTahQcDGmoU+9rULSUQNo6pR0kuiK4K4VD+A3EouMIqeGwXOfNU6FyOu",
+	"FBeDh4mAOhIG5vaKds0T2wCiKzZ9oAi6iwnEdpp7oQI5ZoqEMjMJozaUQalmgfvw5Onh0YunW6PQJ+fe",
+	"d0OJSUISIu3OPVjfY9KT4RTGilnA+DUENIDl+uBc7DR3iFtjLBPsvsZD8+IumcRSDMgIeiVjXzV80FAA",
+	"88Q+CaToRzwwu25t40SQhqWH7FxA4oz5ZZdQ+5s5fAxFC6TQkEY4HTNS++Xpq5cHcGtlTF4eQZyau+cz",
+	"AG/vk5hqNzypQdWIwsnWD8hus0VsBg7sPGTjSE6N1LHbbKcHloxTsmFw0/y47V47F4lIc7LMLzvpgCEP",
+	"8WgQoy0wt87Fa0MZxzSmI2Yui09+SAzmQ8AdJujiF+kj7ubHDELwOhgLazPcGiELZGhQEFZ7Lt6cPWs8",
+	"zoqJSKFjGeUvZ+3NV81ms2murfmr9cyHf/eepddgXFghFkZn50KxAaYEC0mYCuiYhUjAfdL9q/YzA1Eq",
+	"ptjKAi572vMul1ecDrt1Ls4FRGE5lR7C5swzh6+PSQxh6DWLEti1zyfUwgZzHepklChNIp5WacGE5mbT",
+	"XC4tyf7+/j5CCytAQD1NSd6cPXEp1dzGm6YBiQEVBGKeIfgdAAIPmNENPe9RZUChZczUAemaGTDv/Ky9",
+	"3dnd7+zuN1o7nWYT+EUX6sA3mq1Gs3XWsr//PZIjJeeBAwT9XKQtdQynIF3YZI+hdGX2ZgeE+MhOs/n3",
+	"xG51ZiF/j1vHEMsuwPvfkMOMpgKRcPQ/pRtEMBZCRqkNs4b7mCkhWCsfwZ2jVwSlDZgFvWj/v0aDnLAj",
+	"GTSOhZFbOs67ZgWXRsj6HFO5rK+NNBr4x7lIi1p1vCc0ihoBFEvJVmFFksPXx57v2doeXsdrbzVBGB8z",
+	"Qcfc63jbW82tbRQ0hyAjPbxuPRwyGunhQ2i09xCqt5dJwofOKVhkVbalwBayezjmKzbFx1IdqePIwC/w",
+	"Jd99BrNe+slIkemH54yG6Qez6fRDPo4m/dLK5qQGwdSOdLlf6+AdVMmIxWbc76DtavadGf5YDJjS2Xf5",
+	"WWafd7ZersaQcRTbaaF7a/qUDZcfx7LHSMSVZsLa6FLY2cySDshdeTFC6SS4QvaR6oBjqkBgJD10i1JF",
+	"JsyogwUBBHkWDaf1FDYveBDLE9rrcV387sUP3yQ9yw1saVtYucqC1EdScHO7Q9xc3SeaRWw8lGL62mGf",
+	"ub/Xkgcs/aZ27pl1GE7HB0nMwnPP9fYBA6HZIdP1LQ+QE2+a0RS9bwAXnxhUzHkhAVXbzSZYHpAHooA/",
+	"juwJPfze2gzYOzoa2zoD1qxRxL38L+wdCxJoIQAx0s0tQ5+a7XzMvPfqV7m69qA+ZomqGRDzo6ZQBONM",
+	"+m0Sx0zoy/TXS2h4g5mxjIURK/kJ8m9Zwmy/utSSr+bWdOGX7Wa7td5eEEmWgejxyoOmBe0XDNdqu77M",
+	"r4cxVXbI5VPM4eGieQrDFVFzbujCs2V7A3vPMmsQYrKtJwga5UwhF7he6YvmSkDoIzIOwPgZcb5qRvvG",
+	"w9nHP/heifS/+ijZKzMj2UY9q45iHv/ge3kFatnrhWcBeDt4+8teSqnEw69p6LIs4ZXW8lfeCKNWyZj/",
+	"mkH7r532/vKXzqR8QcXUzqXMe7urrO/Y5gejIxXe2v6LpGmr0YEicQG1I5ZXqKe4SByugLfl5wODcvGW",
+	"5dSGTgnXmn87fwuzxJbV76O/JHvRHNBTa10BC9Pc/T0s3l2zyU7OPIJKCkix2EUeym2A4p0KSmi4hGeS",
+	"KCIjOt4ih5GS6WtJnMsbS02gIHI6vcom112zmPenTkHe2tCRcjoCWW6jEY2nXsc71dBFt1/wKjxQ2blC",
+	"Ia0moVFEkrEPii4VU+KMpmC9CV3BSzoARxUK0+idMsK14dgP0bbZoGoqApCwxxLdiEXhBx3pRkA9NE9+",
+	"2wJJ3WnGlRiePfIwZ1IGQ+YFmniZ0i64ZnVSU+is66kx1IlrN9t73kwXXe/mf7753c1vb/5Ebv7DzR8+",
+	"/ubjjzd/vvmdN9s719vbbz1qtbd3dh/t2aCEy8wiTflgqL2ZLuK7u7uGzFg79CWWKvICGoeqMVJXzkAN",
+	"K2zle9p6QcxCrol51Cegdja9mfa1HmR3XZrb5JV0qvVwqV6xw+z2yvw/i4z4toUsLDO2W4pbJt4uZiC/",
+	"lL1Da2TzPidTRDa1+KVnMu7xMGQC33i8/A27LMNRZGJXtwL3fWLtZ/BCa4WVvabTSNLwTMrnNAa3vrfT",
+	"2l0FDCoZG37Bwhcs5NQ59T63jLDCib2U+thc3BETFjd2m+2VcMOJEJk0sviVU6urZxwbX91Z/qqdKj3v",
+	"AjXGu0Io1rcAUjmMpZCJiqZGvY4jzmJibRt5igvVAEoJ7kqkdkNlN1R2lsDYgLYNhd1Q2J8thb0bgUUP",
+	"/cP3QF94+GEBqcWozSpSm5LCPR/d9GOqh5mT3o7vzd7rVelDsU3n3Qh1FF3qrIZD63Fzp7mLvfVXI9Su",
+	"CFt7LeqG4LtH6gaVeU7S6iB/yRRuZ6Vr+UwmIrwLSdxQuJ8JhcO74ijcyjSt/TBXKaraAxbkPG9QZwqc",
+	"Ohj2BV4dKDRl/pyCdxqLHBWJ4XOu9GFaCl7N08OSAPDC2FzZWqfc+oGwb2NKqHYtGQXHcEZH4R2Mh70F",
+	"3fSXisS2p/oKT1qb0sV9eXcwIvvte7dFA8Zd/9FFIcvLw4I6rUZr96z5GP3EWFAH28SDE8aVoxz0vI53",
+	"ygSXMcLaHFOcGMr+Hz/+5ua3H3/8+D/c/PHmD+Tmzzf/cvOHjz/e/Pbjb27+/PHHj/84E59np22Dv7vV",
+	"aeemNQDAQoqttLxh6348Dxl+YRB7me0SyjKmnV0GDhk3RsMv63xYn0du2Mj9sxFDpGdvhmMc+ZqC5fxj",
+	"RdtDdku/qP1hjmreDxm8BbGyLeE2SvxGid/QpqVKvMgTqLXok1PdV9HaFxGplIi0SjX3vwilvUjd/McX",
+	"t6BLWdfJjQK+UcA31GkVBbxAnUgtVWMxLQrzNDA/vb4a7XoIaZzVujm0xbLdb3DqWiFFIK+7yzj/saFA",
+	"xKljJ0WuFbGRetBokPnnIsvK89NcGZuEzTUkD2h6xUhNQ7injV/mmtCRxEBm7gQoKN5pk4SwZM65MDPm",
+	"ZU1MdbEdN4csC7fMon2xzmLMEKshslr2+xEXrIu76MKSu+dCJFG0Rc4M5CHYweUNXZvR07BPwSZMYX/P",
+	"jks3p3HMr81GIor5DXoC4SZwaOdCSAhs3yKnmvb7RDFm40Vh4b7tSFkEMdbDGbhsdrNxa9aAXByII/Yh",
+	"68haODCyGKKfK6woEMKxshVFsUyQZe/GETi6kDGV2UwSbHL39qJgNbmP6u9KTyGWG6IWP/il67WAcm0S",
+	"XA2PlLl52dUtX757Yw1+B+CEGo0/EZtP2rx0z1WM9zpv9/z9C4MRiWIul9jcg0J1zHypSx/zbtFc86jR",
+	"ajXaj85azRkrkU1g96RwzRITm966+6ltOXAsK9pyNlacjRVnI4sUrTgqZXU8LnL3WeFDQW0ZpxHNJsBY",
+	"rqyYTlvyWb6qJemmy+/6pAvUJ+za3Aoq0lZB9ickTN06ZsY67n1ghuv3SQ36/PlZk796rssfpgLCUh4o",
+	"0puSLhKiLjJ6/BmWpc5FrRtzMeBiYBZlSZf5cxLTcSMZd+skkCObS1UhbQA3qkEawrnopg9sIcC6Pgll",
+	"oB6i2LA1CkF+URMjHaX8/oHlX7ZyAaSagCBRxtxPWY63e3dQ/gocwIsSEQxzdBxPyLsFJT5leg1dcH3u",
+	"ljI1y7VKt3EvvMzCIM/KVuZan6MwSg4PyvP+P5R12iig3IYd/gTZ4cbusOH1a/H6U6ZTo0Pu5s/xdmdS",
+	"GPPGFZvmzQklCiYUA1mqXGJLXltAf5kbPnF1Un62Xvh5p3tJFxvUv13FH/Pc45kk7oJzfgdLTr5Rs+O2",
+	"z5qPO63d/PMW0EE8arB3kOsDRWf6/J35Nri63O61+k26H2xtbYFwcS2vcFjktlhIIg0Rca3Eck3GLjJ2",
+	"2fqUmh+g33Kt7wpxdMPkNjrfhg8Y8c9cVRY/UK5gg/KdgRPLc9cMowCibXQqQy9Spcrc6/qBta9mHezy",
+	"nAQ5RwkvKXH7F6/sM2sBxfVly+hgr/qsezvk94HeiHSm7qfaY2QWHMdygpU7bNUb8yzPcgMfKBLzwVCj",
+	"XRXLJRKqSUpyt4hhbNlIvakbyWYTmiW60iMNqHmR1bqq7TS3jY6HyxzSrIRSq+l2YCCEdY3AdjmhU/Pa",
+	"fr62h61zA3VEoFgD1FIxJ4KaIeG6jgqtmZ+rtMZawDqEkpjpeJpZsJU5xZl6arbUjMoewNJB1v3gSsJg",
+	"50QRpiWjFHbcr25bWBrNgZXDvmQkxxKO+vcVzHEFhrcmz1o7kGN9ceMTSRlXbDojJbTDPbbTf9TstWg7",
+	"2A532G7/UXOv9bi9v013ervBo3CPPe7vN2mrV/jdK4osKFt8ZtnkHsUQG0zjnNblerdgE7xN6bWEqwte",
+	"HFJDopq7SvWi1JJeBcP7sVLiMnZf9kpB5tjIP5vQp42S/3MR7l7QK5YvxFXLRIL6SiIaEtRlkU8n8FQV",
+	"Q0+Z0c5niHraRBalFr7Nhbr/C4WY7po36bzuBBJ8qqIYAXkqBXugDpyuhM+4moY7iy8gxILYRiCrxkc/",
+	"oVFkO5R8+Shp6D55TSMbSNj0Wzs7zQvf4+rINtd0ZdKhx5Vdd9Yo01adtiX8bv7Pjz/e/JHc/MvNn2/+",
+	"5eM/fvzNzT/d/HF1T9QsZDaB0xvpYUPsVs5+zhMj4i72XBx1/qkZSlYdhfjKxTmCSmaIqo0TzNl9bGeW",
+	"gyxIUjGmsixCfBWSCIdUhBELy7MIDRVQaxNFe7mfxXK0ipvAPn4mS6LUIMeSh4rU0oJI3G4YouaAN0Ah",
+	"/HreM/J276LcN2LGmw+3W0QIj48MIFbzjLhC9vP7wFTOyVA6eGfHUFj37sU6YYL3tG6stu0W/hNw/0Am",
+	"/OvSWiQVRptWs9MsuHBCHmPxOK+Tdqz2fA/bVR0LrjnVMvY6djLP94ZUnbBAxqFK4zlDr7PdMgz6dRYc",
+	"4Xg0YloWNHiMCaCKj5/ajkXuGwt9dO/Q6MqQlqMEb+IpVkv3Oo+3re9n7pf93Vxohe9NKNelI7Tan9CR",
+	"ZAjFcjeSw/eNH2njR9oICxA7iJy4lvIlIuMZ9uYYX31GcJgVGEKmKY8evjcfjq3xobzIduZ6yYkLQoKQ",
+	"kDo0dpo7JOJXRpixLROMDjcvJvyCgZSwwIixXZ67hev8tJaMWxj9N7zldrzl3tjIYvu/DYvfcJCffbjd",
+	"huV8CmMcDa12Ws1NQk4jFj9k78YR5eLhe0tiFnCUJzIRWmU5aw8UFMdRro0DxkRAZw1rA4wYVYxAP4M+",
+	"5ZHyiY657X8z5AqH6RCaaHnEafSq38duSNiCNJTMtmVPtGyY9dZ9IhOteMi+4yKUE1KzH1M2ZxjYBH+z",
+	"YQxmiQ8U+bUU7IAYuRhfPdTYocQWQsa1w7KlYnYIReSYCVX3yVBGPKRTn4wjKgQLn2M3IqwKpPRr/PZQ",
+	"133S54JGqGv5RMiX7B1wTlIDLhxigICQsBRk0XbMuk9C+VJqbFABoAt9EsZy/FwGV9DjPqQ8mj7Hvjs/",
+	"JDTifc7C5+YMXrP4iNqfoLk9jCfk4SDtKxPxAe9FLKv5k2JdfYt0w4R1SeBO2MCA2uObyCQKQaE1wLdp",
+	"eq6hDfK2tA8dOFHATpFad+1hritwPEW8PAIsXTtj3PHLLyl2rDYTbtDudjFThKsqqG2bt+GNG9644Y1r",
+	"88bvhlPIoSowMBrbNmWJ+XdCauydZmK20BtyzBIOqpkIF0TrnVkupHI8Eev1D2XaZRC/HlLkeBhsFNZh",
+	"ZUMWhfi7lcRJLURXEWm1m3XMuBJyckCsfpl1DBhtEWAPtn8QTkIjaOrjJkl3r+kVE9icq+aIN+4RVMch",
+	"vQY+O4KQPRxqZe1SpF3uKqi9geFzM+Zd0rRgUTDgdr9N94IWazzu7YSNHfao39inrV4jjayiez2saZxC",
+	"1etsN5sr6zC44pSKfMIANXuo1twNK35ajEXLx6w9yquoa8LjfrQ7B5ll8V2AftO0DALeEK7xUmwY3CbX",
+	"apNr9XNnxt/IKHR6RsqMIykGIPIv4bvw1gK2+w01rJI6FpaMIbUagsW7diqrpqKGoodUAy+0UoCPimsi",
+	"QhfBT0dIuZD3YTfxbpEgdw+Mboe8Ex8bMNSZR2TEqJgMecRITU+kXRdyfhtWn84ykhDD7qqzQNvY7Fez",
+	"+PoWOUpYJ7d+iJ+3mjQXAxswAvTViRWpzkiqtUcrqciQTkntzdkTEtJp/SAl0a4vIBeEoq5LlFV2jRgD",
+	"uiwXA6PEHlHNzLnDK0kUERmjOg+Z2wBhI2xxRbhIlXgnmBmp4tSosUnk1HGrOWsihQs0gho7NIq+Qf38",
+	"1TWLYx4yVaL8o5iV6ABdmwfE7C3V/zMQ8oGQMdQYN2uHN222BbYUgO5qKMvU7Z6H5iELF4njhbIhpIYc",
+	"eSjt66eczeBHIpzsBTiS2gRSvAnd5uzY+UWCWaRGCbZYpvEUX5hQ87xTxMcxN3esvkVeoY1lHHMZcz0l",
+	"5pJgIoePLa1Lj4y6h9BpkeU4mOWAsaRuX+fhFnmJJXzMzekYWY+NxnqKJY3RTADHb6UR7L+d3z90rsQ6",
+	"CNagZGTQngv4PsgfpYHoFtrYWWirD0FT7lSINtKpNUvAZ0CGonHCFiIoWihsQaOdZhP7sqbmCfNrHdqv",
+	"PnVqgW877gZuC50UQI7C5DtBkZAFgJZDOSEjKqbpLUvtKqh3jKVSvAe9/wWrZ7UU3K0Y04CLwQsZMkS9",
+	"olFHOWGKu6oNfi4OhAvSj/hgqFOFI1SWulESGQIDO6m7EkpAoKCVvKaaK80DhSdh+y7D6af9ws3Dz9k1",
+	"i2xLcMiqgX7QL1SX1PCiSULVlQ3Zt0pEaFUTkYx6YCYitEdFKAUL0ToWyeCKIYhqeVDkDGPfyCRWdXcD",
+	"Dflm3Bzslj2MDuBfN+2aXBIFY3YOpPCLxgYiS4AV4Z+NkbpqtOYUlVa76XsRisK7zbx7aJ1+AIp9DvUl",
+	"RQyXerJMg2nfQYPxczW8XcBVp+V7QaK0HH0LjcDNolpex7v5X2/+/PEfbv7p5nc3vzXiDEdX26dd3pK+",
+	"Dq7zzldFl2QZiZ5bWTENydF7r9PMOwi3oTvOq7Q5DmBrdlPxjO5HD7QYtkgNtPYIS28i25i8wD9sq1/k",
+	"L1yZ273J9tlk+2zidTdq5uohOKmt0sgGqernzMAoVzhpB3uTL1c/jfC3itf0bE58g1pcqd3LjAPyDKdG",
+	"RL5mEfwErjhUksoEvd7U1hRNVaCcgOfnxbQ415k0ospoIUmMTxiFFCbbb+ohGbM4YEanZTZ6Fap4kpqm",
+	"0RX8WXdKSWRES01azWYa5worsPOi/IYT1zJpTvZRyrSPcuFmrBPpkuRhge0dWCNKs9tNo4AqI0FKszIU",
+	"9bICq+CxRAVqMmQgzmc1rNJD5YqoRI2ZCK1GPBlOP5cn8xdMo5PvNQ3Yz96TaTa5mOmPEQwb8+7Gf7nh",
+	"ZbcwmU5mbQ/wt8rY2doezJgts6X+Agw0YJbJfDWFIB+wnnJddGymZawx5sd6snwiY0KjqO4TaFBuDZ8Q",
+	"EIODobsRGeQIVH9nqJs6Cy0W9LA8LuuQjisb8Gvryey4Dl55B2jq+IQZaFYJ025FyiuClbrRpHD//s4T",
+	"hPiXtziUOBfX8heuxhrsdr+Qt/RzO0DT3S5RfQuIutFpN7z1M7hON0rwv1bB4RephT/Me1mohqoXi4QE",
+	"EVRrty9z5dD8lLEyocErwEUQJUblqtlqXpDZUJ9v9WBemB5kWhh0lrCDWKUz572pQbTS0L7cQKlHCqbq",
+	"5fmtRyJ4ioOt2N6BO8dbDWupBWysWWh0wxEtpqDOWmrLsjrRqJvnHlkXdaCMFW0bZoCQRUznF9AqnzNT",
+	"G3++TTpttgxqw7co44XuCI5W8XyGTYUVPnaFs6m6YuiJ1pL0rEQIta/n+nWWLeITJmgeiWB5fiZL78JG",
+	"B99kaG44I2RolgVt5JmiCIocMRiy4KqaL6aZHBBWECfY9Anc28gJgeMhJ0uDfZWWY2fM1RLV/Ln4j04h",
+	"IAC5IsRcFHnhFvnORWwgZfOzuhD5Rx2DAUNqLnQC9qfIBNV6259aDeUEslrISMasU+TLD1TGrSC8YnYq",
+	"GAL7D/X7D1QdLa92efkcWGT5pLbTbLo6n/apEgb/xCz0SATLWHsGzXtl6tVW2aVMPgvpqZllzRf2qH9y",
+	"Rn9vXDnFdweHpfz03hgeIMBiZRvtMxuGt2F4G4YHOTDoKKOWIBpyk4qxENkpUkWjmgEuK1LdMjys5Teb",
+	"TZxG4chTS3GtYfaBU7WQICvfcMEYl/F0q/Voh9RiNmbU+fqwRqMPfjqMzQSGF9tSsY6buHhTrBqEj6Oq",
+	"aSkudkcyjKqTqZ1oR04N6Znm6RMWKUZ2mtsH2c+2Y6MzAi+JHySHbqM2/cawQ+Q/aIS2Ucj0ypqyBZsQ",
+	"VDmw+LZTXEjNqhn1LXIGT7N+nwXajlQwpFvt3nd5TnZq8HGHqXp+kDOd05iRKzbGwE3D77Ok1KqC1YvU",
+	"6y9TtBo1uzkWBIg8w9sfk9p+61Gd7D3abexsN9ot72K5prcWe/r0JaxpGDLcpsWM+9QnD83g1ez1GxfR",
+	"6mS/CYsZgRVh6Ln73S1tY+fexG5tzNYbWWVFWeV1op34UJFasUhICVnEFgopJ2wkry3DLdhamZsVJId3",
+	"NNBWeUZvttPbSsWNTpWW7ZNM7MDmzGgGmJVO0ImeNwdwgdlI8Ps8Iz6CfRYY8a356Aps82IdBoJr+7Qx",
+	"5jDFvbI9XPXajC8GfAo3qua/Ht60YTU/l45P9Cql+rLfX4vZGOVphWK+aeBUZTHfYoepcn/m7cKG7lSv",
+	"d52auD+zOrQ0fEJHY8oHImuki8aPF0wPpTkUOuaX121vdS/kKvlIOZOqLQjI3uHFPA6fxKNDr+MdNlrN",
+	"Zsub+eVrt8rCt09Kvz3Ku0H3fI+PYeXbW82tVmt7C6zf6tRlmhZKE56l9m3KB0NzMwznZWKQ7zicfmVr",
+	"Lc58+0ax+CUYsgttjarSowR7B8ifjQ/36An2Lg5oHKrGSF15K7lzy5OqbKPkmF1zmajiZMWcKhlwGj2X",
+	"Ay7Spkrw1UumJzK+yl5TMokDtNUPqOCB5756IkcjQErv/bn3Q8J/fe51zg0OhdAzLA7PPf8c8/zgl1bT",
+	"/O/c++DN1Hxcze88n/r1ibzQBmrL3dCRpWIbQWljk98IH+CEdlfCiRj4uShkIItpUDW1cVnVRad6MpxC",
+	"QW54xdzKQtQ0dCe0TmEbg/297JEJVal39AAN4ImG1v7goqUhWtoHDEjxL2Vvi+w2tyGZSBUGgVoPzs1a",
+	"UwzSPDH721/cb7FeZWo2Mx6anX9RS/Mq3LuaV5fzziWc7w587pOwnwInWYcv3HOHmV/K3qFFsU2XmY06",
+	"+rPsMgP5K0Dvh7EUMlFQu8QR1u9lr74Sy1hoBcWL2CGOOPmoCPupQzUN1TFECGN7AvMXGEud9xJtmlhg",
+	"Fvrv4has1ms4DU+DeIEBwKMpWTC0Xh1GEXQSrjmP60JmsOEDGz6w6TS24QH/KnhAgQUsofmuTwjmwy3s",
+	"EwJj31+fkFuRZWtouT/z3cZq9xdjtftkNrqfkzXu3gxvy9NOSc3VqiuaObEKYWpi9clkyINhFjaehYDX",
+	"N2a7Tf2GDUe/Q2+WCJnkIg7OR0bKWsXEB3UN+xz7rmCd23azCZG3sZxgHZ1HO+QF/9oobhzamiDPthkk",
+	"MApQtgMXhwIBwleMjRX5+tXR310+P35xfHb59d+dPT2t+xB5e912+t2YxWaiDulq9k4/DNR116p3BC+K",
+	"+bVoiCR9zqIwDbgNSTfPXLfOk2ZzO4BnjkP4AN1JomQksHxENy8GvGuI0IgCdlazuNxMsLkx5J8ItkW6",
+	"lu3YOpUpc+oaCGK/NAAaaLWhBEnILNPW1ZQTsUWeAoxiLF5r45V7rC9jlq+8VGs321gSCY+SdDHutouF",
+	"LyAXyCrx9gGubMnfSCqN5fwbhnul1TYxKQcigczssN18cFKcRBjAlN//NC/cQW0p+DEruEpq3bxo1DXQ",
+	"NaLRJS6rWzcQj1k/gWKqOrPd4lsPFOm+h7PqwAI+dAkzt1ptkWfSaPPpO9ZmfIy7NUuJrDsbvzqREwUm",
+	"6tiW3pg1DHccoismrCkZsR+L4Vo4bpFDfArOMKDCnGGPofGamsexmJSrB4qxzuYYlSs12MlwF9HOFjix",
+	"Vm2LvrVu8Zm2OdoMwQye5vBLYFVSl80FiTxEyJhQ9z7EjT85/RZSrGI58bEyVv4y+/gE6cXyigkz1smz",
+	"J2Sn9bhJNItHitS6BuG7vsucQs4tmK0qZuaBYPQYCsmUwCfCHCmYJUUyVyHFlmk1GMawuTDF3SAgfIPV",
+	"L49+efrqJU5ahBp8L3vfs0Ab4BhKZPbXMqTJbCydztCRwrtvzp41HtfRA2HwEM4RGzfhQeItNBt7cvrt",
+	"A+UOzxyxJiOptKGAv+JfY7UvhaFblqK4sWbJE1KmVrNJkDjZb/3sArqxYQfFoQ14DsiYYm6hrR3jVotl",
+	"aMmZ2SZXuLsDe7JG/QpZENGYkW4wpLFi+m+4ko3Hj3f3G62uT7q2PVWj1d5tIZrlvml3fRJIcc2Mim7W",
+	"w7Xz3GSlzOy4WIpHTEkvsTCGWEQ8Qd+utLXrcIlrdCC5bdjK5KG9T5YEcp0dSMdgcm+qGYzbahJb/Qep",
+	"MsY50jjm11ABHQqD75IRFwkUL7aQemyO9YpNc21IJpIk40hCywhBxrEcxEyl9Y+JQu5NGNQ75oLQKLKH",
+	"YS+heQpHsLO09xH1uidMx9MGFETt+paWG0BiKkVa59nA090vs5l5XRhpWkWwTlUqoA0+zVgQ8B6ByYaf",
+	"POt/flXzRl4/TTRZssiCsle5XFAM8wse0XfPmRjooddpNZv+XB7lyhZbJxYULARGuQNlE3S4vLqJ6p1V",
+	"keFXpyTDL2bN8G2pmnvufTgXVUM/LhmaRdg8FH6y53buddrukwELKqAARDXuwRQFSM0Gmc2LPbUCza2n",
+	"YpAlYcgX8jRsi3wdUXEFv2AykLri4zEzpMOc9wPlWAC38gNHM9BctqvnZMEi+NGtkLoZDFR9p8n7BRmw",
+	"dS7yx+O70/BLD8BvNf28Labw8mM/hbfv+wuh6LgpEjrLRVBMnWcPNeskybwmsJ+02L6fS752h+qXFtz3",
+	"ydbWFpZeL/AaQ7+Xi8b2ON1JGjplzgsJuqG+Ngx9ROMrODjocWAr8UOtZcOunB4BgjnY/4SGmizmN6yX",
+	"yoVmA0MCnBwQk56UEaPCvmcIP4hmljBEXLOYRpj9jr0JcVMAN3DxgECGeONMDsgqWRQ+UNhP0gmfvSlA",
+	"2PCDXoqnVlSM5aQMSVP5B4rT0VhDIkEtk1nMQ/BAq76FIPNdxwfLJeHvJ0hkGuacLULUUn3nwD36NwXW",
+	"fEAyvo1lR3Nsmmgp6yl888IOSD/cwstJ3QoFwpxUh9JL2eVbwafSvmXj5FXLrIBab01url1DlpqHKaCG",
+	"RahrD82YXrP3qL8dtFhjn+62GzvhHms8Dlr9Rpvt0L1wv7cbbDdXtCYaxuQ8Qp0mfj4CA6P9cIJCZPr5",
+	"DOPf2mDJi3V+qVBmF3lXgiaHezDUWXVnoanOCFkPlNXgDSEGgeogr1By5VI5DUvOqYsb+9wm/2Dj7PuJ",
+	"mQatWcQ2whOkl0RX2AIGFcNUMUP9Kyvx6pQGQ85jGuj6apbF9/jvQu9gmrmQKBYbNc9KQWGeDBm1DGwH",
+	"3MgLYioFA9b+QOX9h1uk6+gwtGLp5qh0l3yFny1h7s6SuW4Ir4EGxjVhPyQ0skMA7e5WuiIRquvHiVjY",
+	"3KNL8s68s+StVvrW52SprTxLbc+w1NYClrpwB47TmqP+jHyWOwTZcMyNR2vDttZmW6caQlRczwpor9Yn",
+	"FNmXpeD3yasMcalmWMcCnU1YKo1itglVBA2aUCfG9fyzVqQHinQxhrhLxjHrmw1kjizfOsRGVAfQgwjM",
+	"vsqy5FBOBNgQa7Y5IPo0Rjx1HRneMK3nXCbW5AzKnOucGGX+d/ScoH4661WxlnO7G1AT61vkPll0Zbph",
+	"5p+5AyetLnMKSo6rcYpQKVgSrdG/wo6YvrAWU5ATzET8qdQ7RczIdVGDzLQ94LaOz5rtdJygAat1b71P",
+	"Q2xGiQJvj6v+5Ewlrt6SFSQ+ZHPgjDDNdm4adyhZJlk7zSRr3yv/lhObTlZlVTS3yV4mXLSP+z4Xbd9C",
+	"w9/zz8W2bxft++fe+3MvNdieex1i/rsacMyTH869lQyJfs4HXrrGcvtNVdYc+gCxgYKlpSNDEZ6cfrsR",
+	"YTYizEaEuY0I88omuMl+5tq9Rxnme9l7+P572buDpv297N2ah/8izdRbxQ0J68z5OiDdLnWDFrjybq/J",
+	"Hvd3gka7v00bO6Boho/aje1+s98KHtP93h7zSrtawSQLq6em6myS8NCr8ALeB3/Fpay8mRzfTRnhPSqs",
+	"9qAWa6zfw0luaP2G1m9o/S3VVXRn5pPqMBIusHlod6D2GP5dzLwoD+A8xF6OfQySy5f1TvPinoZcv3Dt",
+	"Imnc4xoJO6bXDakYMOKCz23Z7TRv7sDljSzP7ZhnGm9gF3fP5bhlat2yPslLGiK3z1pN1xB5e7YhcqvQ",
+	"Ebm9Fm1GsNxb2trT0VhPHbHfNCjaeLN+PnQWb4ojQbXU1APhITa4BQnYAoIqpOZ9RyZyovO8kerF9GXu",
+	"2aUBdy0b254IkKjz82CmckHQbVUYnvDtghGAiWRkNmJIjnnNkAbP9yADy7vwy7oC/OWbnlb1XPHQ67Ta",
+	"vsfViYFLlncG7f9TkThPjL0kNrwO2+vkwi40GJS8m//p5rc3/3Tz25v/Qv7r/33zv3z88eYPN7+/+ePH",
+	"39z86eM/3vyBmN8+/vjxNx//kfy3H/89yUeA/dd/Jjf/+eb3H//dx98Q8/njP0CoDNdwpDf/m2ElH//x",
+	"5v8hN//FzfEpW/Pk0XN5cSQxg8wbYf/LCvsbDvEJ6i1asZSLARg9Hqgi2hdLIdqSQUCu0VOccY3ibSnn",
+	"HoNYJuOCMF5kInA/p78wT33RohKwTnDER1EjMIcbexkJDVmfGmGxQEKzLx3V/A83/2zE5o//7uOPhrKR",
+	"m98REIgLFHDmIe9WpOxMIsjuSyI+NVDaVHHYiMI/I0KHpCU17ipnfQAxggwsyVmHmI1jfr24pM+hIChZ",
+	"FWgqkWMmIIyaa8WivstFs+SXmwPq04AR3s9s0RwkYl5W7gF39kYBjfqSXaxXETC/jEjpewaIBlq7tySw",
+	"AN4Nfd3Q1w19XUhfpUCCtS4tTXoRD5ZKhodR9BdB4yY0Bu1riQT4H0m73Wk2yc3vb/5M2tvw53+5+d3N",
+	"n2/+dPNPN38kN38Csvfnj//w8Tcf//ubfzHEr0DM/o+b3978p5s/Ax28+ZORIf/55o83f7r5480fbycp",
+	"bkjYhoRtSNhiEkajCEXENWmY0Yofvucz3qYiGXtB46v8fTwp9e1kKcbtUs89X+y2v3Pr0b9Qf8nGc/vl",
+	"74hBYOz52E9dmlW2I7QT1XaaELJXjJapr3m5lI4ZHVVH7pyD6Xp67mXtFqFai5nxvDDDuUfYtdHJxiwu",
+	"6mU1SvJ381vOJmQcJVCqRxwmWo6o5mbDUx/bSZtdWQVPCuaaKQdYw8ylb0MZjFj3GNVqixza9ODTs5On",
+	"hy9OL18/Pbn81dO/I7g/BYs6fH0MlRagI/FIxmymOkKuOEKH7JaUZj2Fwea9MUs8EhDWCbBp4HKK8Z3w",
+	"S4cgnEVINe2Q9+dWszo3qtW5OBf2qQLEs4e5ebDV9s9RxsFc/jKVDVLyzYLwkUxdnNX94EEnhcHDeCI2",
+	"3f+aRZjrj1opfIuekXPnGjm3Xo9z6/Y4z1wt8GqlswXLBszixrmVqgwwvEW9qOc8D08BLS3oN+6Gjbvh",
+	"59hh4ZrNOnrnGQmpKRZfs7gBfmqgKKswDAjcWafQtq1Qc2ZIkU80/oNRKRjrQ4QUDSzOoPj4qQjHkgt9",
+	"HKoD0g2gnhRXZERDhimiXRiii9ktcsS1ZuEWeSOuhJwIMmKjHosxj9wWfzggKanxSVqy0nfffj2FZdgf",
+	"vp7mykQpBhW2AgxLwnpCWF9iSJWr2bNfVbX7lW0s/eU0aQiuAq/FcWgmb134+N0bhU2sOm93L3xwwBxq",
+	"bY7APgxeYfP1NzLiIZ2+umZxzENskLjd2mq1twzB9nxDtx83mq1GE9oJm1dOgyELE7OAt2+95j76y1uP",
+	"zb8X/p2/2bPfmP+bCedzOfP4ZtT7f3/zh5v/9+bPjY//cPOHjz/e/O7mjx//wTxWQDULnDTQNbOvpmaC",
+	"teynEA9Bheqz+CUkVuDZQzUNEK96RoKgETawTMz4//vH39z8/uYPN/9Mbv4Fwr9+f/Pbm/9sKAKmZkDN",
+	"2J39XVcz9sPqvSkBEzd1yDfmiQ3vXLUOue3ekOOH2M1hlhG66uM2g3xR+XHXTf/+CpDfjsPYFob3WYK8",
+	"R0UoxXdQ88freNvN0POruU9pG4w0hmouItjreGFixHloTumVsjDKj9Aw/JyKQYIBTHFinh2FR0xjRayn",
+	"wuBJbqZEyyNOjUSU/oRmHvPL61gaFlCocH4XTtlsbTVb5sNjxylPWCDj8CTBEnIRZ0JfcnUZSCFYgB3k",
+	"kaEyQWMuc+XdPzubhcW9se697VK+u3JteSd2IegKlebfXvheGMvxcxlcyUR/IxOD0nttG3DneyjSGeww",
+	"1/fXkOeZr/kOPFfGo9mjHtF3h4ikRlV6zeIAMHwbfnnOBVOvWQxR6vDlmAZcDCzyuZqL/JqBL4KFPND8",
+	"mpmfZ+f5IaER73MWQjHE1yw+olOrTdoiSytKJ0M5gWsihaaBVmfSLs6aIUuFl+zLN4oOmMEQsGTGZuOj",
+	"y8x1osaMBUODfgPBy27GT0sOqihE3z5rtV1ovCtE74T8ewt2BGK6OInJMZKNqWGTxrSRyG5ZR/7/Y+/q",
+	"ltu4sfSrnGLVlsgKSPFXlumbdWwnUVlOHEue1GwmFYPdENmjJsABmqTpqVTtA+zFvsK+wc7dVO1mLvYJ",
+	"tG+0hXOA/mNTohRp4zh9I5FNNBp/jfODc75vX33M5yQV9LFqFwVhm691lNjGZrCOCgvw+EnJHeEANYyQ",
+	"CQNMn3duAvRdIMTkL1DwEB/xto4GSj24DzXwrh6GnSrUNZJw1L2rOIGrv8PVP67+dvVfV/+J5/n/1rjd",
+	"Tv2dm+06r+nB8ppq2/n3ngjl98F9U6HKO7kWiISEZt41AEhfKO3QgPFwEDGF7FeM7VxxDxoCC6EjFRLQ",
+	"EHLwvrvQav6OwbtE2b++vOPJSD68c+wS3AA1BbcO0xrjro6QRcrB3NOjZ1yGsQhZnoHiwBAIb4tBwuNL",
+	"SBD7GO9ZCc2nwt2FP0ATy+A56FrzRXu5wENKW1HuObaQCEHJFnPDGigZGjALHAA/mwystYwow0pascLj",
+	"mEEk06ptPxccyQWauc8TRF0wSjJEiMGTV6mkcEeumLYbBMsFl8EGmk0lqX2f+XpbcAjNtBXwmW8GfAbb",
+	"ZVsdsKvIAOJRoGc/7ag5oMQHmEUmUXoDTbzcwYsdWkBha4xoyki7yU1iYCmTiEZLivcJ4S5ziG0BKmYW",
+	"cZQQTrIimOQLnM9IZh0MllrTAWG5YqnWT0BdXCCCMgKAGXttJrTIkYE2c9kMLSv2U+JpMTciXgnzxNZ9",
+	"ceHQtvAulP1oYoPS9mWJlPZTnhuTi2i61IIIRV04s6MYTWZigzpGM3A9Alqj9DtzvB/IhcKlVEsZiDDj",
+	"kHHoOq0OfOcw/9/RgbP5/od3LNcGuiXkCffx1PRy0Y0eXWwMOVCx9K0jeF/E76ngzGniGnTrL+OpcBhi",
+	"tEB/JERwKkOA4BXn8m/wlaWM831gQLgvmao16FGqzIL0g7I/Atfz08gk+2U/kj5mKtDDcCOxyx331+Y8",
+	"CqWne0g+tIjZAtlRBoPBYyzUtrtKIbOz3+0ftXt4UFPdOfsKXhvxVJHQWWymkCE0xfsgXppoJVr31eD+",
+	"jgYn6pc1d6aWGprOK9JiEPINwqFjMmS+JSHf7GiCFx2VibG2/gZzd1Ot1WmxJVy/p18/JaHwIRcC5J9k",
+	"0hbD2/NnrUI7Xyy1WojDV8oEar1r0D5cGy5x/xm1qTwglkZ053W7rMFX069QAKbXe4+75No0jfFRl9GC",
+	"zC/c824Z6iAVR41xtzN6PDhmDSWf8ThOK33ctQ+j/ePzzRvcOrB9SxnMGuPBUbf7k/89vcleZQ0nvdKr",
+	"eNGK4FLliSqs1u1WpmkRrGGl39tFWkF/2O3iOd49eKJwx6PN7xr8OGoLs2PLEsVwuFmuU6w8L6w8gaw4",
+	"Lqww4KzQQVYYV5bOlrv+I07Cn+SI7ZxjtnNc2VGX4fjbZYNLys4PXrGjynAO3aKwn28NYQcf1VBti75O",
+	"p7MPoN43EkUvqpOZouy3E5ZibCpdI+v9Rt2UtS17/7bsdzOe5K3LMAoZvkOpdbkfbhIZkNvGLSnmexi3",
+	"Wy5FtCmaeRvCkVWlNoQ1ctTaGjVlW8KZrRtH+xJpysk0sFb6EiLZusmKdiYwc5Ywt5eNNTI9eViTjo6E",
+	"yfGJyRDcCbEIW5mlRUdboFFFTEsfUtXW5vT3+Ie5G911f2Na6jB95K1sbm9mc2/CJUpdOgM7jEwSycBT",
+	"FeAMhPQTXUE7z5q4OGYuqs2NGLKUuEsBT3isptD0UIdEeqO0c4eEkCiIksLorIQ2GLzXFDLRkcCsVeWM",
+	"3uwxTluwjxBTpTfIeYg9ckaqs9TSCfX0QNgK5nFrHMRWReEZXyyExNIdOEn1UAfmhf6SJpeAeusH9GS/",
+	"PX8Gkw1kqjUPtDIGnp+du+cYMg5yRHf9gR2N/gis2mw6zkmDoX9qJUKY8ODSDhJ22Tbf9j9KTNZU8t6o",
+	"d3Ch9Jrr0Je2Zkm5bJOTnm/L9EZt4uGDiVrKkNuhbj3Ju45sIzHQ3SzsKnHR5YOe7QHSLqIpYZ8/ODqy",
+	"3/OmhCd/Qv5NolPyBKaeXzUbbYM8oXaNoYn8QWhlAH0Mnq8znY6cse4OO8ha3+lKmIrEMaq60fDOAdpL",
+	"cu6EnVb+G/IgaAFd1yraRUIh1TySPEGuy3vwBmS7SNERQNedNhSF3gkAXzjXCDIs4smKwvQAIlrEVYAB",
+	"ruQFpD045U4MlDRLNy/znR4FcgLe9ZilNus/OrPe2ee1XX83uz4Lp7HGd3fEGqkoxlCdFEh33K8099EL",
+	"4Mz9of/oo3C+smM8tldJS/CPGeEVLxkRh73CTfC4ZICjrH6GwrsxHoyKfC9+q7G962H0T78xHrLGAJ8/",
+	"xGeMsOQRXnmEf4/x72OKIyk4BQbH206BXhml8b6Mfhd+coPR77kZi6asnyCWG2OWziHLTfD1Vm9udFlu",
+	"ctjWhDpQ+B+Hf5I9tnO+2M5RY0P7ozXqWY/hksOxtgtpMGJ91mX921v5H9nYFCXbHWx8shdqG7+28Wsb",
+	"/wYb/yu1ztnYB9aEmi94NEWm/anCA9T7MPmXRujdlv65V4lTpdO+r1bOvjVCm2qmGvzpaRxxc01iewlZ",
+	"rUptIGQmjwW3p6M5d0+FntM77KK+pZfikMBA9wEYjcxTDKr99CFG80NeniK+TNRTFD2oXvAVT7i2qmqS",
+	"LMz48NAKiSjouOo7gZofUhlzuIh5IGYqDoXuLBA1ZTsgu9fujc67x6WgWLsDx8Wm/HMo5qpjL9D3TqwC",
+	"0p5t2ULGcynsa7vA6wqAqohOQ1IULh+176j5MHI/XRGu5tiVObuM4thQye+p6HRiV0PMTYK3RMmmFIUO",
+	"vUfj4WjcszaHLXaqppEsl/FqiCvztQPm/o+r/776+//+69XPV/9wEc1WbxNyKvSzGU+yqPz0cvX4+Ej0",
+	"ylLZIFFdHhX8369+vvoZH4osPT4dIo3kXovJmyQ4Kc7CA2K72n3nZkxXD+xRqxm1mlGrGVZeOzhE9D4t",
+	"eMqQR8rDgbEKwCImF78tWkjEprepqE34tDM6o7wm68z5AhEyI9vfXXNSnp1SiBI0czAiPvx42KrMQauG",
+	"REwF4KgSW8ediD8ovs4d0thqyVxL5oeVzPcmhK9POXLggLX8rTOOaoF9x4yjMsJmlRi2Rt0dZa8Roix2",
+	"rzH1ayu/tvJrXaLWJWorv9Yyaiv/47byd+sMazGZKXW5W2P4OkcDg2FcpEFgyJ+L6gOznKS3mCfAw3kk",
+	"KThurkKrPChtfGBgFW6Mbeh31JA7RLN8dBRdeFTcP8odFbvdvTiyz968ArORgf0hMriN+mQA2otFScJh",
+	"uJAnaut4ovkfrF4SxZGcnkUyEP5mTwfmA7EIyUStpdBvs+D/hRarSC3NmQi0SF68X0RamIwIrARisbNj",
+	"Sx3nlIVAzwuaAs7rYSbUH5Lpyy2jm0VFYc3WIqMWGbXI8CKj/Gp40bH2W/SW9LgRe/Ocgl4RtyIX9UmA",
+	"zD44GcNMwdpWBpIZT8qoFZhN6mNJx6n0oQjRAwp/ZrnIbPrBJbeOi5Hpkmut1pRh7LdIAtOYRishWxih",
+	"wsFEUylCeP3N2Tk0zxIuQ65D8LJq7D+1T0KWfsYc4oTPF9mls2gqebLUotUBdIbpmOA6JgJw1wQlAQNA",
+	"h8MBCU6H0qGFUfFKAEZZx0otJjy4ZOA4iBjEkbxso5FEsY4bIKgOsxBBxOP2YqkXygjgYaiFMdA8eb0a",
+	"wgzfIogknLxeHUEkg3gZirDVgRfZtNiJAClE6KKDkfwtUAvhg3UxHFfJ3DQdGAKwxvBtF96K0zK2d9Pc",
+	"dC4iGZmZj6F3v+AcdJy8cTOHPz0BjnWuXWQxtsAgCEkyE3Pgcdwaw7A7AMnnkZxia7DpPm4d73jiAtOz",
+	"le1ISO3lS7E5MK5mSkx2bcfEhFC5meAhxhkTeIpMCF7FClRsjY/B7o+KLxCDgZ09JQW8fXMKzWH3cb6p",
+	"sd2tqXWhWMRqg0HCOYbpiUpmGEAfCm6NTBog+1jb5vyT7IsFUrnG00qjqDGw9jn11a5o+2yDEv8JRAlE",
+	"BswM3yQZbwBjqO0YTDagVcIT0aayY+CgRaJpLrK46Rw8bPul2KSgMlsD7qcwShgYvsFWKLsIndzfhVrr",
+	"3qJfFbd2p+q2QyujCM+OC6FzGRVWV7utqnRLxedELpbJLaBkbq/1/qrK7s5hfTAVmNZ+Y9xYz4wIfnx1",
+	"8fLbx/r4y5d//Is+X//57evnxyenr//lRPVP+Sk/WzceTmm+T/2YOnv9ic3Wu4ubvhuPgsKcvmhW7VzE",
+	"fCNu1DSrbimou7XqXWMY1zhMn4pdcUZ7yQShmFJDIPG6yl5GRihikYjDv7rvJ9cSLj3HwnfVHLwwvU9E",
+	"YpJG97OLnzy/fuuOQm9U0aCFhc289nb8Ho7h77hH11vuJ7Ll0g4IvKjHYRaOtd1FHKE/JFbTPXdfCu8r",
+	"7b7uzGArBu9j2nl/ZxbLb8H+2N/yqIVVHTNWC4C7CIBvZMmGb2YOOG/Ht/ba+wtuwJ0K+PZ7vOV8lGLt",
+	"HkzeSb+ToXeU/LHePzkRJgoREbOZrBVeRg86gods+9UdIuaOrZFBfwgzBN7UDIwCLQJh5Z+BgEsw6ygJ",
+	"ZhUoC9jvgsukFmj/nwIt692j7d6VPHPP+l/8wXz+7clMm+DZLP725NUfPpuMzNkfzUJNHqnnn7xnLnu5",
+	"aplZG3i1gfepy/cvCVaoaN7RLlA449tLxHuSir1k+1O5wWhLHTPnwGOQK8HSE3UGTqbQASceTRsU9A6l",
+	"aYUsS08Q0xsPPScCrOSApoOm8sekiNTe6gDGm9qLpY5jFlvMkwul5+DFGwSx4Jri1Kx0WmphJb/SIakf",
+	"hUNrPI/X7uBab/KH4DuOjps3njrnYMqLreWXLnyODp078BRjAniMLMvgsc8H3o1Xfd57EwvHfRnhdzwz",
+	"FYUI5Poks/YL1H6BWsepCV9qpegByVIpaIqX94qbNaC86uO845Ew+wXGj/PhjIYQWz3QJx11ZvETyOLR",
+	"XAgZIpqPe5QIGaooiBTLic/TsIw6xF2y+gAHd7PjE5FeY3FlDjwmJZJ3MfR6yGCTaiLYYujBy+hzr16Q",
+	"o6YDbwShujog1REYBoOu/duHeSQZ9Lr0f+D+92Bmf5sxGNo/xzDDx+B/xLnEcaGOpX1o/s/fet1/Ijxb",
+	"6U8p6TQiMq7wtUkCz9Pp+SWqzVYCIYa/ZVNPSKORm7JCMiG1cUdGoS++nU7o5g1VCjfrDeYr20orZI33",
+	"bXtne8W1Y6f8vpF1/XVaWXbtea7a7OoX7gG/lTxFWianauq+3qCvuPKYTCBwuxunSI8wcml1+Aq8Mo3x",
+	"sJ81mFRaygaUPAa62+MvUqbfqNu1ffSvJDHE7q04uunIlDDcInA9Dy96QT8ciPaIH03aw+BR2D4Wjy/a",
+	"Xd6b9INBOBSjCx9feE4Lo6RAWq3wEeUMvtjVb5OcFvtuL725of+2zFlxDChhwxEN7+j4KHPN4SswThf8",
+	"wyd8uNW+uTnxI8xvHrUKWR8t1VrWrbWs87zMjtWU1JJfpHJp4So8/KvbI286XUob4JQY57BRTmjn/S2R",
+	"gXApgE95hGDpSgbCY3xfaGFmLrDdOAZzBusZT6xWlelsHWRJXXuVJdXsJBabqoRyVrAVVYDdrrluv3qx",
+	"ooT0+9NesiGIQmhmiSlF4OY9pU4FQJKXXNchJM35+1Mhp8msMe71j1ljHsn0O9sDAbp/N9XBr4QTEoi3",
+	"lrFb4up+XRquebt9G98uxdL7SL2STCp4LaNqN0d9lPPph0cLiYTiORGWkzAotnYI1J/wHHxJEB7WWlpE",
+	"L4X9+IPdXo3QKy9aMrfu+PCw13/U6Xa6nd74uHvcRf3c1V4WK8QxMU6T/CI5TUGJXXIfTESs5BQS1cnE",
+	"hWPQ3ZZTSL7t6sNMTmM7TISwnorGiWhKwpTAkbVDhPBnNQGlYbKByTK+hGiOOZOofFxEVmw7cpBVP/V2",
+	"CK7jSGhY9YjpJNdEbHxFC1G5IAZx+Ivdmsf4VWjsr6PZtfoE9d4+Xvq80mm0EpSYiOwwiqJf6IodJKFz",
+	"DaBad7VAtaVK2oi/aG3jMSASi3EKB7YkpLxQqgd7jzwOiLeutP2eS3rNP1gGFU99hpmzcx5iuil1rpmC",
+	"MbZy9xNHwnYNCAyV0jP547jqOgiIYruOL4n+yY7q1CVh8sSzQbnM0Fw1WKhNnFHX1pbRWkxEshbC0f96",
+	"w77Uu3Zq8G/XWSbistqlsotFqvXYc9qm9MGJiIWduU02ILQ2MS2XumhEUsK6hN243uXOVzWxgPGTeiRx",
+	"yFlGqGW/H1ASdSQn6j3+YnUVMIkWfJ57ksxXWPHAM0qUpg0s1cwTBQuuE4n52X4/M+NygiydBdNpNaVu",
+	"542LW4xHujNWLW4HpO4pi3cxE+DE8elUiylO5KVYJCkHMze5/PIcSVVK87N3Uz0ke/XLn55M27l5+voE",
+	"LsXmNutiEbXtHVUThf7n0it6gJzXTmjl6pkJHiezxk8//PR/AQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -34,6 +34,7 @@ func workerQueues() map[string][]queueConst {
 		"agent-events":        {{"pkg/telephony/agents.go", "AgentsQueue"}},
 		"notification-worker": {{"services/notification/internal/command/command.go", "Queue"}},
 		"webhook-dispatcher":  {{"services/webhook/internal/fanout/fanout.go", "Queue"}},
+		"report-worker":       {{"services/report/internal/ingest/facts.go", "Queue"}},
 	}
 }
 
@@ -47,6 +48,7 @@ func serviceURLVars() map[string]string {
 		"CALL_URL":         "call",
 		"NOTIFICATION_URL": "notification-api",
 		"WEBHOOK_URL":      "webhook-api",
+		"REPORT_URL":       "report",
 	}
 }
 

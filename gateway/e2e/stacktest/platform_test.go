@@ -37,12 +37,12 @@ func TestPlatformIsTheTableOfStackScript(t *testing.T) {
 	if last := procs[len(procs)-1].Name; last != "gateway" {
 		t.Errorf("last process %s, want gateway", last)
 	}
-	for _, name := range []string{"lead-worker", "call-ingest", "notification-worker", "webhook-dispatcher"} {
+	for _, name := range []string{"lead-worker", "call-ingest", "notification-worker", "webhook-dispatcher", "report-worker"} {
 		if !byName[name].Consumer {
 			t.Errorf("%s: not a consumer (%+v)", name, byName[name])
 		}
 	}
-	for _, name := range []string{"user", "order", "lead-api", "call", "notification-api", "webhook-api", "gateway"} {
+	for _, name := range []string{"user", "order", "lead-api", "call", "notification-api", "webhook-api", "report", "gateway"} {
 		if p, ok := byName[name]; !ok || p.Consumer {
 			t.Errorf("%s: missing or a consumer (%+v)", name, p)
 		}

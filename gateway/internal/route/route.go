@@ -23,10 +23,11 @@ const (
 	User         Service = "user"
 	Notification Service = "notification"
 	Webhook      Service = "webhook"
+	Report       Service = "report"
 )
 
 // Services are the upstreams, in the order the health check lists them.
-func Services() []Service { return []Service{Order, User, Lead, Call, Notification, Webhook} }
+func Services() []Service { return []Service{Order, User, Lead, Call, Notification, Webhook, Report} }
 
 // Route is one public operation. Path is a gin pattern without the trailing slash, because the
 // gateway trims it before routing and forwards paths without it.
@@ -81,6 +82,9 @@ var (
 	seniorStaff = []access.Group{access.Admin, access.Moderator, access.CallCenterSenior}
 	userReaders = []access.Group{access.Admin, access.Moderator, access.Client, access.CallCenterSenior, access.CallCenter}
 	teamReaders = []access.Group{access.Admin, access.Moderator, access.CallCenterSenior, access.CallCenter}
+	// orderReaders read the orders report; agentReaders the agents report (an agent about itself).
+	orderReaders = []access.Group{access.Admin, access.Moderator, access.Client, access.CallCenterSenior}
+	agentReaders = []access.Group{access.Admin, access.Moderator, access.Client, access.CallCenterSenior, access.CallCenter}
 )
 
 // Table is every public route: the 23 contract operations plus the documented extras (the user
@@ -155,6 +159,10 @@ func Table() []Route {
 		{Method: "GET", Path: "/v2/webhook/detail/:webhookId", Service: Webhook, Policy: Policy{Groups: owners, Scope: access.WebhooksWrite}},
 		{Method: "GET", Path: "/v2/webhook/:webhookId/deliveries", Service: Webhook, Policy: Policy{Groups: owners, Scope: access.WebhooksWrite}},
 		{Method: "POST", Path: "/v2/webhook/:webhookId/redeliver/:eventId", Service: Webhook, Policy: Policy{Groups: owners, Scope: access.WebhooksWrite}},
+
+		// report service: campaign figures, narrowed by the service to the orders the caller sees
+		{Method: "GET", Path: "/v2/report/orders", Service: Report, Policy: Policy{Groups: orderReaders, Scope: access.CallsRead}},
+		{Method: "GET", Path: "/v2/report/agents", Service: Report, Policy: Policy{Groups: agentReaders, Scope: access.CallsRead}},
 
 		// answered by the gateway itself
 		{Method: "GET", Path: "/v1/health/check", Service: Gateway, Policy: Policy{Groups: everyone}},

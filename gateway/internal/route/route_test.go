@@ -106,7 +106,11 @@ func TestTableExtras(t *testing.T) {
 		assert.Equal(t, Webhook, byKey[p].Service, p)
 		assert.Equal(t, access.WebhooksWrite, byKey[p].Policy.Scope, p)
 	}
-	assert.Len(t, Table(), 23+8+9+3+8+2)
+	assert.Equal(t, Report, byKey["GET /v2/report/orders"].Service)
+	assert.Equal(t, access.CallsRead, byKey["GET /v2/report/orders"].Policy.Scope)
+	assert.Equal(t, Report, byKey["GET /v2/report/agents"].Service)
+	assert.Equal(t, access.CallsRead, byKey["GET /v2/report/agents"].Policy.Scope)
+	assert.Len(t, Table(), 23+8+9+3+8+2+2)
 }
 
 // Every route names its groups; none is open to a group that does not exist.

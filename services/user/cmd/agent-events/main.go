@@ -23,7 +23,7 @@ type Config struct {
 	config.Common
 	config.Database
 	config.Broker
-	HTTPAddr  string        `env:"HTTP_ADDR" envDefault:"127.0.0.1:8096"`
+	HTTPAddr  string        `env:"HTTP_ADDR" envDefault:"127.0.0.1:8098"`
 	Prefetch  int           `env:"AGENT_EVENTS_PREFETCH" envDefault:"256"`
 	BatchSize int           `env:"AGENT_EVENTS_BATCH_SIZE" envDefault:"100"`
 	BatchWait time.Duration `env:"AGENT_EVENTS_BATCH_WAIT" envDefault:"10ms"`

@@ -1,0 +1,224 @@
+package ingest
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Write adds facts to the aggregates inside tx, each event once: the ids are recorded in
+// handled_events in the same transaction, and only the facts whose id was new are counted, so a
+// copy delivered again (or handled by another process at the same moment) adds nothing. Rows are
+// written in key order, so that two batches touching the same buckets cannot deadlock.
+func Write(ctx context.Context, tx *sqlx.Tx, facts []Fact) error {
+	ids := make([]string, 0, len(facts))
+	for _, f := range facts {
+		ids = append(ids, f.EventID)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	var fresh []string
+	if err := tx.SelectContext(ctx, &fresh, `INSERT INTO handled_events (event_id) SELECT unnest($1::text[])
+		ON CONFLICT (event_id) DO NOTHING RETURNING event_id`, pq.Array(ids)); err != nil {
+		return fmt.Errorf("record handled events: %w", err)
+	}
+	isFresh := make(map[string]bool, len(fresh))
+	for _, id := range fresh {
+		isFresh[id] = true
+	}
+	a := newAggregates()
+	var agents []Fact
+	for _, f := range facts {
+		if isFresh[f.EventID] {
+			delete(isFresh, f.EventID) // the same event twice in one batch counts once
+			if f.Agent != nil {
+				agents = append(agents, f)
+				continue
+			}
+			a.add(f)
+		}
+	}
+	if err := a.write(ctx, tx); err != nil {
+		return err
+	}
+	return writeAgentStates(ctx, tx, agents)
+}
+
+type orderKey struct {
+	order  int64
+	bucket time.Time
+}
+
+type orderSums struct{ calls, answered, handled, abandoned, talk int64 }
+
+type agentCallKey struct {
+	user   int64
+	bucket time.Time
+	order  int64
+}
+
+type leadKey struct {
+	order  int64
+	bucket time.Time
+	lead   int64
+}
+
+type statusKey struct {
+	order  int64
+	bucket time.Time
+	status int64
+}
+
+// aggregates are a batch's additions, one row per key (a statement may not touch a row twice).
+type aggregates struct {
+	orders   map[orderKey]*orderSums
+	agents   map[agentCallKey]*orderSums
+	leads    map[leadKey]bool
+	statuses map[statusKey]int64
+}
+
+func newAggregates() *aggregates {
+	return &aggregates{orders: map[orderKey]*orderSums{}, agents: map[agentCallKey]*orderSums{}, leads: map[leadKey]bool{}, statuses: map[statusKey]int64{}}
+}
+
+func (a *aggregates) add(f Fact) {
+	b := f.Bucket()
+	switch {
+	case f.Call != nil:
+		c := f.Call
+		k := orderKey{c.OrderID, b}
+		s := a.orders[k]
+		if s == nil {
+			s = &orderSums{}
+			a.orders[k] = s
+		}
+		s.calls++
+		s.talk += c.TalkSeconds
+		if c.Answered() {
+			s.answered++
+		}
+		if c.Handled() {
+			s.handled++
+		}
+		if c.Abandoned() {
+			s.abandoned++
+		}
+		a.leads[leadKey{c.OrderID, b, c.LeadID}] = true
+		ak := agentCallKey{c.UserID, b, c.OrderID}
+		as := a.agents[ak]
+		if as == nil {
+			as = &orderSums{}
+			a.agents[ak] = as
+		}
+		as.calls++
+		as.talk += c.TalkSeconds
+		if c.Handled() {
+			as.handled++
+		}
+	case f.Status != nil:
+		a.statuses[statusKey{f.Status.OrderID, b, f.Status.StatusID}]++
+	}
+}
+
+func byOrderBucket(ao, bo int64, ab, bb time.Time) int {
+	if c := cmp.Compare(ao, bo); c != 0 {
+		return c
+	}
+	return ab.Compare(bb)
+}
+
+func (a *aggregates) write(ctx context.Context, tx *sqlx.Tx) error {
+	if len(a.orders) > 0 {
+		keys := sortedKeys(a.orders, func(x, y orderKey) int { return byOrderBucket(x.order, y.order, x.bucket, y.bucket) })
+		var orders, calls, answered, handled, abandoned, talk []int64
+		var buckets []time.Time
+		for _, k := range keys {
+			s := a.orders[k]
+			orders, buckets = append(orders, k.order), append(buckets, k.bucket)
+			calls, answered, handled = append(calls, s.calls), append(answered, s.answered), append(handled, s.handled)
+			abandoned, talk = append(abandoned, s.abandoned), append(talk, s.talk)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO order_buckets AS o (order_id, bucket, calls, answered, handled, abandoned, talk_seconds)
+			SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
+			ON CONFLICT (order_id, bucket) DO UPDATE SET calls = o.calls + EXCLUDED.calls, answered = o.answered + EXCLUDED.answered,
+				handled = o.handled + EXCLUDED.handled, abandoned = o.abandoned + EXCLUDED.abandoned,
+				talk_seconds = o.talk_seconds + EXCLUDED.talk_seconds`,
+			pq.Array(orders), pq.Array(buckets), pq.Array(calls), pq.Array(answered), pq.Array(handled), pq.Array(abandoned), pq.Array(talk)); err != nil {
+			return fmt.Errorf("add calls to order buckets: %w", err)
+		}
+	}
+	if len(a.agents) > 0 {
+		keys := sortedKeys(a.agents, func(x, y agentCallKey) int {
+			if c := byOrderBucket(x.user, y.user, x.bucket, y.bucket); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.order, y.order)
+		})
+		var users, orders, calls, handled, talk []int64
+		var buckets []time.Time
+		for _, k := range keys {
+			s := a.agents[k]
+			users, buckets, orders = append(users, k.user), append(buckets, k.bucket), append(orders, k.order)
+			calls, handled, talk = append(calls, s.calls), append(handled, s.handled), append(talk, s.talk)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO agent_call_buckets AS a (user_id, bucket, order_id, calls, handled, talk_seconds)
+			SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[])
+			ON CONFLICT (user_id, bucket, order_id) DO UPDATE SET calls = a.calls + EXCLUDED.calls,
+				handled = a.handled + EXCLUDED.handled, talk_seconds = a.talk_seconds + EXCLUDED.talk_seconds`,
+			pq.Array(users), pq.Array(buckets), pq.Array(orders), pq.Array(calls), pq.Array(handled), pq.Array(talk)); err != nil {
+			return fmt.Errorf("add calls to agent buckets: %w", err)
+		}
+	}
+	if len(a.leads) > 0 {
+		keys := sortedKeys(a.leads, func(x, y leadKey) int {
+			if c := byOrderBucket(x.order, y.order, x.bucket, y.bucket); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.lead, y.lead)
+		})
+		var orders, leads []int64
+		var buckets []time.Time
+		for _, k := range keys {
+			orders, buckets, leads = append(orders, k.order), append(buckets, k.bucket), append(leads, k.lead)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO lead_call_buckets (order_id, bucket, lead_id)
+			SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[]) ON CONFLICT DO NOTHING`,
+			pq.Array(orders), pq.Array(buckets), pq.Array(leads)); err != nil {
+			return fmt.Errorf("add leads called: %w", err)
+		}
+	}
+	if len(a.statuses) > 0 {
+		keys := sortedKeys(a.statuses, func(x, y statusKey) int {
+			if c := byOrderBucket(x.order, y.order, x.bucket, y.bucket); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.status, y.status)
+		})
+		var orders, statuses, entered []int64
+		var buckets []time.Time
+		for _, k := range keys {
+			orders, buckets, statuses, entered = append(orders, k.order), append(buckets, k.bucket), append(statuses, k.status), append(entered, a.statuses[k])
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO status_buckets AS s (order_id, bucket, status_id, entered)
+			SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[])
+			ON CONFLICT (order_id, bucket, status_id) DO UPDATE SET entered = s.entered + EXCLUDED.entered`,
+			pq.Array(orders), pq.Array(buckets), pq.Array(statuses), pq.Array(entered)); err != nil {
+			return fmt.Errorf("add status entries: %w", err)
+		}
+	}
+	return nil
+}
+
+func sortedKeys[K comparable, V any](m map[K]V, order func(a, b K) int) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, order)
+	return keys
+}
