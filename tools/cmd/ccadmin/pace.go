@@ -81,7 +81,18 @@ func paceCommand(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	return p.run(ctx, *duration, func(line string) { fmt.Fprintln(e.stdout, line) })
+	if err := p.run(ctx, *duration, func(line string) { fmt.Fprintln(e.stdout, line) }); err != nil {
+		return err
+	}
+	if p.dialed == 0 {
+		fmt.Fprintf(e.stderr, "no lead of order %d was due\n", *orderID)
+		var why ccapi.DialerExplainResult
+		if err := leads.Do(ctx, http.MethodGet, fmt.Sprintf("/v2/dialer/explain/%d", *orderID), nil, &why.Data); err != nil {
+			return fmt.Errorf("explain order %d: %w", *orderID, err)
+		}
+		fmt.Fprint(e.stderr, explanation(why))
+	}
+	return nil
 }
 
 // pacePlay is the simulated call center of one pace run.
@@ -96,6 +107,7 @@ type pacePlay struct {
 	events          []paceEvent
 	dialLevel       float64
 	inFlight        int
+	dialed          int
 }
 
 type paceCall struct {
@@ -192,6 +204,7 @@ func (p *pacePlay) lease(ctx context.Context) (time.Duration, error) {
 func (p *pacePlay) dial(l ccapi.LeasedLead) {
 	c := &paceCall{lead: l, started: time.Now().UTC()}
 	p.inFlight++
+	p.dialed++
 	if p.r.Float64() < 0.25 {
 		p.after(p.model(5+10*p.r.Float64()), func(ctx context.Context) error { return p.answered(ctx, c) })
 		return
