@@ -1,6 +1,7 @@
 // Command agent-events records the telephony platform's agent state events: it consumes the
-// telephony.agents queue into the user service's agent states (internal/agentstate). Ops scale it
-// apart from the user API.
+// telephony.agents queue into the user service's agent states (internal/agentstate), and relays the
+// user schema's outbox (agent.state.changed) to the events exchange. Ops scale it apart from the
+// user API.
 package main
 
 import (
@@ -9,8 +10,10 @@ import (
 
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
+	"ccplatform/pkg/event"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
+	"ccplatform/pkg/outbox"
 	"ccplatform/pkg/telephony"
 	"ccplatform/services/user/internal/agentstate"
 	"ccplatform/services/user/internal/migrations"
@@ -40,12 +43,19 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 		return err
 	}
 	defer conn.Close()
-	broker := mq.Dial(cfg.Broker.URL, "agent-events", log, mq.WorkQueue(telephony.AgentsQueue))
+	broker := mq.Dial(cfg.Broker.URL, "agent-events", log, mq.WorkQueue(telephony.AgentsQueue), mq.EventExchange(event.Exchange))
 	defer broker.Close()
 	o.Broker(broker)
+	pub := mq.NewPublisher(broker)
+	defer pub.Close()
 	consumer := agentstate.NewConsumer(agentstate.NewStore(conn), time.Now, log)
 	log.Info("consuming", zap.String("queue", telephony.AgentsQueue))
 	var tasks app.Tasks
+	// The relay publishes the user schema's outbox (agent.state.changed, of the states this
+	// process records and of those agents set through the user API) after each commit; what it
+	// leaves when stopping waits there for the next start or another replica.
+	relay := outbox.NewRelay(conn, pub, log, o.Registry)
+	tasks.Background("outbox relay", app.Every(relay.Run))
 	tasks.Work("consumer "+telephony.AgentsQueue, func(ctx context.Context) error {
 		return broker.Consume(ctx, mq.ConsumerConfig{Queue: telephony.AgentsQueue, Prefetch: cfg.Prefetch,
 			BatchSize: cfg.BatchSize, BatchWait: cfg.BatchWait, Workers: cfg.Workers, Tag: "agent-events"}, consumer.Handle)

@@ -183,3 +183,43 @@ func TestEventRules(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestEveryNewStateIsAnnouncedOnce(t *testing.T) {
+	conn := openDB(t)
+	_, err := conn.Exec(`TRUNCATE outbox`)
+	require.NoError(t, err)
+	s := agentstate.NewStore(conn)
+	a := newUsers(t, conn, user.GroupCallCenter, 1, 0)[0]
+	ctx := context.Background()
+	require.NoError(t, s.Apply(ctx, []agentstate.Event{event("n1", a, now, "available"), event("n3", a, now.Add(2*time.Minute), "on-call")}))
+	// Late (between the two) and a repeat: the repeat announces nothing.
+	require.NoError(t, s.Apply(ctx, []agentstate.Event{event("n2", a, now.Add(time.Minute), "paused"), event("n1", a, now, "available")}))
+
+	var rows []struct {
+		Key  string `db:"routing_key"`
+		Body []byte `db:"body"`
+	}
+	require.NoError(t, conn.Select(&rows, `SELECT routing_key, body FROM outbox ORDER BY id`))
+	require.Len(t, rows, 3)
+	var states, previous []string
+	for _, r := range rows {
+		assert.Equal(t, agentstate.EventStateChanged, r.Key)
+		var ev struct {
+			Data struct {
+				UserID        int64   `json:"userId"`
+				State         string  `json:"state"`
+				PreviousState *string `json:"previousState"`
+			} `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal(r.Body, &ev))
+		assert.Equal(t, a, ev.Data.UserID)
+		states = append(states, ev.Data.State)
+		p := "-"
+		if ev.Data.PreviousState != nil {
+			p = *ev.Data.PreviousState
+		}
+		previous = append(previous, p)
+	}
+	assert.Equal(t, []string{"available", "on-call", "paused"}, states)
+	assert.Equal(t, []string{"-", "available", "available"}, previous, "a late state follows the older one it comes after")
+}

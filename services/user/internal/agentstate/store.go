@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"ccplatform/pkg/apitime"
 	"ccplatform/pkg/db"
+	"ccplatform/pkg/event"
 
+	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
@@ -31,25 +34,36 @@ type eventRow struct {
 }
 
 // Apply records events in one transaction: each into the history once (an id seen before is
-// skipped), and the newest of each agent as its current state unless the agent's state is newer
-// already (the later event id wins a tie, so that every replica and every order of arrival agree).
+// skipped), the newest of each agent as its current state unless the agent's state is newer
+// already (the later event id wins a tie, so that every replica and every order of arrival agree),
+// and an agent.state.changed event (docs/events.md) for each new one in the outbox, published once
+// the transaction committed.
 func (s *Store) Apply(ctx context.Context, events []Event) error {
-	const q = `
-WITH ins AS (
-	INSERT INTO agent_state_events (event_id, user_id, state, pause_reason, order_id, at, source)
-	SELECT event_id, user_id, state, pause_reason, order_id, at, source
-	FROM jsonb_to_recordset($1::jsonb) AS x(event_id text, user_id bigint, state text, pause_reason text,
-		order_id bigint, at timestamptz, source text)
-	ON CONFLICT (event_id) DO NOTHING
-	RETURNING event_id, user_id, state, pause_reason, order_id, at
-), newest AS (
-	SELECT DISTINCT ON (user_id) * FROM ins ORDER BY user_id, at DESC, event_id DESC
-)
+	const (
+		insert = `
+INSERT INTO agent_state_events (event_id, user_id, state, pause_reason, order_id, at, source)
+SELECT event_id, user_id, state, pause_reason, order_id, at, source
+FROM jsonb_to_recordset($1::jsonb) AS x(event_id text, user_id bigint, state text, pause_reason text,
+	order_id bigint, at timestamptz, source text)
+ON CONFLICT (event_id) DO NOTHING
+RETURNING event_id`
+		current = `
 INSERT INTO agent_states (user_id, state, pause_reason, order_id, since, event_id)
-SELECT user_id, state, pause_reason, order_id, at, event_id FROM newest
+SELECT DISTINCT ON (user_id) user_id, state, pause_reason, order_id, at, event_id
+FROM agent_state_events WHERE event_id = ANY($1) ORDER BY user_id, at DESC, event_id DESC
 ON CONFLICT (user_id) DO UPDATE SET state = EXCLUDED.state, pause_reason = EXCLUDED.pause_reason,
 	order_id = EXCLUDED.order_id, since = EXCLUDED.since, event_id = EXCLUDED.event_id
 WHERE (agent_states.since, agent_states.event_id) < (EXCLUDED.since, EXCLUDED.event_id)`
+		// Each new event with the state it follows in the agent's history (a late event's is the
+		// older one it comes after, not the current state it did not replace).
+		changed = `
+SELECT e.event_id, e.user_id, e.state, e.pause_reason, e.order_id, e.at, p.state AS previous_state, p.at AS previous_at
+FROM agent_state_events e
+LEFT JOIN LATERAL (SELECT q.state, q.at FROM agent_state_events q
+	WHERE q.user_id = e.user_id AND (q.at, q.event_id) < (e.at, e.event_id)
+	ORDER BY q.at DESC, q.event_id DESC LIMIT 1) p ON true
+WHERE e.event_id = ANY($1) ORDER BY e.at, e.event_id`
+	)
 	rows := make([]eventRow, len(events))
 	for i, e := range events {
 		rows[i] = eventRow{EventID: e.EventID, UserID: e.UserID, State: e.State, PauseReason: e.PauseReason,
@@ -60,11 +74,60 @@ WHERE (agent_states.since, agent_states.event_id) < (EXCLUDED.since, EXCLUDED.ev
 		return fmt.Errorf("encode agent events: %w", err)
 	}
 	return db.InTx(ctx, s.conn, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, q, string(body)); err != nil {
-			return fmt.Errorf("apply %d agent events: %w", len(events), err)
+		var ids []string
+		if err := tx.SelectContext(ctx, &ids, insert, string(body)); err != nil {
+			return fmt.Errorf("record %d agent events: %w", len(events), err)
 		}
-		return nil
+		if len(ids) == 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, current, pq.StringArray(ids)); err != nil {
+			return fmt.Errorf("set agents' current states: %w", err)
+		}
+		var news []changedRow
+		if err := tx.SelectContext(ctx, &news, changed, pq.StringArray(ids)); err != nil {
+			return fmt.Errorf("read the new agent events: %w", err)
+		}
+		evs := make([]event.Event, len(news))
+		for i, n := range news {
+			if evs[i], err = n.event(); err != nil {
+				return err
+			}
+		}
+		return event.RecordAll(ctx, tx, evs)
 	})
+}
+
+// EventStateChanged is the event of every agent state recorded.
+const EventStateChanged = "agent.state.changed"
+
+// changedRow is a new history row with the state it follows.
+type changedRow struct {
+	EventID       string     `db:"event_id"`
+	UserID        int64      `db:"user_id"`
+	State         string     `db:"state"`
+	PauseReason   *string    `db:"pause_reason"`
+	OrderID       *int64     `db:"order_id"`
+	At            time.Time  `db:"at"`
+	PreviousState *string    `db:"previous_state"`
+	PreviousAt    *time.Time `db:"previous_at"`
+}
+
+// event is r's agent.state.changed: its id is the history event's (redelivered, the same), its
+// time the state's.
+func (r changedRow) event() (event.Event, error) {
+	data := map[string]any{"userId": r.UserID, "state": r.State, "pauseReason": r.PauseReason, "orderId": r.OrderID,
+		"at": apitime.String(r.At), "previousState": r.PreviousState, "previousAt": apitime.StringOrNull(r.PreviousAt)}
+	ev, err := event.New(EventStateChanged, 0, data)
+	if err != nil {
+		return event.Event{}, err
+	}
+	ev.ID = uuid.NewSHA1(uuid.NameSpaceURL, []byte("agent-state:"+r.EventID)).String()
+	ev.OccurredAt = apitime.String(r.At)
+	if r.OrderID != nil {
+		ev.OrderID = *r.OrderID
+	}
+	return ev, nil
 }
 
 // Known is which of ids are users.

@@ -7,12 +7,13 @@ import (
 
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/idempotency"
+	"ccplatform/pkg/outbox"
 )
 
 //go:embed *.sql
 var files embed.FS
 
-// Schema is the PostgreSQL schema the user service owns: its tables and the idempotency table of
-// its create routes (agent groups, API keys). The service and user-admin both migrate it at start
+// Schema is the PostgreSQL schema the user service owns: its tables, the idempotency table of its
+// create routes (agent groups, API keys) and the outbox of its events (agent.state.changed). The service and user-admin both migrate it at start
 // (Schema.Open), which is safe from many processes at once.
-var Schema = db.Schema{Name: "users", Sets: []db.Migrations{db.Embedded(files), idempotency.Migrations()}}
+var Schema = db.Schema{Name: "users", Sets: []db.Migrations{db.Embedded(files), idempotency.Migrations(), outbox.Migrations()}}
