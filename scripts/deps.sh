@@ -69,11 +69,19 @@ END \$\$;
 SELECT 'CREATE DATABASE "$PG_DB" OWNER "$PG_USER"' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$PG_DB')\gexec
 SQL
     # Benchmarks and tests open many connections at once (eleven processes of the stack, each with
-    # its pool, beside the test packages' own databases).
+    # its pool, beside the test packages' own databases). Lead events leave through logical decoding
+    # (docs/operations.md, "Lead events"): wal_level=logical, a role that may replicate, and a cap on
+    # the WAL a stalled slot may hold back, so a relay left down cannot fill the disk.
+    as_postgres "psql -p $PG_PORT -qtAX -c 'ALTER ROLE \"$PG_USER\" REPLICATION'" >/dev/null
     max=$(as_postgres "psql -p $PG_PORT -qtAX -c 'SHOW max_connections'")
-    if [ "${max:-0}" -lt 400 ]; then
-      log "raising max_connections to 400 (restart)"
-      as_postgres "psql -p $PG_PORT -qtAX -c 'ALTER SYSTEM SET max_connections = 400'" >/dev/null
+    wal=$(as_postgres "psql -p $PG_PORT -qtAX -c 'SHOW wal_level'")
+    if [ "${max:-0}" -lt 400 ] || [ "$wal" != logical ]; then
+      log "setting max_connections = 400 and wal_level = logical (restart)"
+      as_postgres "psql -p $PG_PORT -qtAX" >/dev/null <<'SQL'
+ALTER SYSTEM SET max_connections = 400;
+ALTER SYSTEM SET wal_level = logical;
+ALTER SYSTEM SET max_slot_wal_keep_size = '2GB';
+SQL
       if command -v pg_lsclusters >/dev/null; then
         pg_lsclusters -h | awk -v p="$PG_PORT" '$3==p {print $1, $2}' | while read -r ver name; do pg_ctlcluster "$ver" "$name" restart >&2; done
       fi

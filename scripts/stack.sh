@@ -54,6 +54,7 @@ TOOLS=(
   "ccadmin    | ./tools/cmd/ccadmin"
 )
 ENTRY=gateway                      # the public entry point, started last
+CONSUMERS=" lead-worker call-ingest notification-worker webhook-dispatcher "  # queue consumers: their ports serve probes and metrics (the stacks of the Go tests read this list)
 DEMO_ADMIN_EMAIL=admin@demo.callcenter.local
 # ---------------------------------------------------------------------------------------------
 

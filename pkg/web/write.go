@@ -7,7 +7,7 @@ import (
 )
 
 // WriteError answers err with its envelope (ErrorEnvelope) where there is no gin context, only the
-// ResponseWriter (the gateway's reverse proxy and forwarder).
+// ResponseWriter (the gateway's forwarder).
 func WriteError(w http.ResponseWriter, err error) {
 	status, env := ErrorEnvelope(err)
 	body, _ := json.Marshal(env)

@@ -102,6 +102,14 @@ func processes() ([]stacktest.Process, error) {
 			// The receiver listens in this process, on 127.0.0.1 over http: allowed here, never
 			// by default.
 			procs[i].Env = append(procs[i].Env, "WEBHOOK_ALLOW_HTTP=true", "WEBHOOK_ALLOW_PRIVATE=true")
+			// One owner creates subscriptions to one receiver all run long: the per-owner and
+			// per-URL caps are for partners, not for a load that creates faster than it deletes.
+			if p.Name == "webhook-api" {
+				procs[i].Env = append(procs[i].Env, "WEBHOOK_MAX_PER_OWNER=1000000", "WEBHOOK_MAX_PER_URL=1000000")
+			}
+		case "user":
+			// Likewise the cap of active keys per user.
+			procs[i].Env = append(procs[i].Env, "API_KEY_MAX_ACTIVE=1000000")
 		}
 	}
 	return procs, nil

@@ -29,8 +29,8 @@ type Process struct {
 	// Health is the path answered 200 once the process is ready (/readyz); "" when it is not
 	// waited for beyond surviving its start.
 	Health string
-	// Consumer marks a queue consumer: its HTTP address serves probes and metrics only, so no
-	// <NAME>_URL names it.
+	// Consumer marks a queue consumer: its HTTP address serves probes and metrics only (its
+	// <NAME>_URL is for the gateway's health check).
 	Consumer bool
 	// Env adds variables of this process only.
 	Env []string
@@ -119,7 +119,7 @@ func Start(cfg Config) (*Stack, error) {
 			return s, err
 		}
 		s.addrs[p.Name] = addr
-		if !p.Consumer && p.Health != "" {
+		if p.Health != "" {
 			s.urlNames = append(s.urlNames, p.Name)
 		}
 		// The gateway's metrics listener (other binaries ignore the variable): a port of its own
@@ -131,7 +131,7 @@ func Start(cfg Config) (*Stack, error) {
 	s.baseEnv = append(os.Environ(), "DATABASE_URL="+cfg.DatabaseURL, "AMQP_URL="+cfg.AMQPURL,
 		"INTERNAL_TOKEN="+cfg.InternalToken, "LOG_LEVEL="+cfg.LogLevel)
 	for _, name := range s.urlNames {
-		s.baseEnv = append(s.baseEnv, strings.ToUpper(strings.TrimSuffix(name, "-api"))+"_URL="+s.URL(name))
+		s.baseEnv = append(s.baseEnv, URLVar(name)+"="+s.URL(name))
 	}
 	for _, p := range cfg.Processes {
 		if p.Name == "gateway" {
@@ -441,3 +441,10 @@ const (
 	freePortLow  = 20000
 	freePortHigh = 32000
 )
+
+// URLVar is the variable that gives process name's address to the others, as scripts/stack.sh
+// names it: upper case, "-" as "_", a trailing "-api" dropped (lead-api → LEAD_URL, call-ingest →
+// CALL_INGEST_URL).
+func URLVar(name string) string {
+	return strings.ToUpper(strings.ReplaceAll(strings.TrimSuffix(name, "-api"), "-", "_")) + "_URL"
+}

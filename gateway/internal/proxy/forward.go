@@ -24,26 +24,23 @@ import (
 	"go.uber.org/zap"
 )
 
-// maxBufferedBody is the largest request body the forwarder holds in memory to write the request
-// at once and to be able to send it again; a larger one (possible only with a body limit raised
-// far above the default) streams through the reverse proxy instead.
+// maxBufferedBody is the largest request body the forwarder holds in memory, to write the request
+// at once and to be able to send it again; a larger one, one of unknown length, one with trailers
+// and every upload route's stream to the upstream as they arrive.
 const maxBufferedBody = 8 << 20
 
 // max1xxResponses is how many informational answers may precede the final one, as in
 // http.Transport.
 const max1xxResponses = 5
 
-// forwarder carries the requests of one ordinary route to its upstream. Everything happens on the
-// request's own goroutine over pooled keep-alive connections: the request (line, headers, body)
-// leaves in one write and the answer is read and copied back directly. http.Transport instead runs
-// a reader and a writer goroutine per connection, hands every request and answer between them,
-// writes headers and body apart and clones the header map; on a loaded two-core machine that cost
-// as much CPU as the upstream's own handling of a request.
-//
-// It behaves as the reverse proxy it replaces: same path, query, forwarded and identity headers,
-// same hop-by-hop filtering both ways, same errors. Requests it does not carry (protocol
-// upgrades, bodies of unknown or very large length, query strings the reverse proxy would
-// re-encode) are passed to that reverse proxy unchanged.
+// forwarder carries the requests of one route to its upstream. Everything happens on the
+// request's own goroutine over pooled keep-alive connections: a request whose body is held in
+// memory (line, headers, body) leaves in one write and the answer is read and copied back
+// directly. http.Transport instead runs a reader and a writer goroutine per connection, hands every
+// request and answer between them, writes headers and body apart and clones the header map; on a
+// loaded two-core machine that cost as much CPU as the upstream's own handling of a request.
+// A streamed body (see maxBufferedBody) is written by a goroutine of its own while the request's
+// goroutine waits for the answer, which may come before the body's end.
 type forwarder struct {
 	p       *Proxy
 	service string
@@ -55,19 +52,23 @@ type forwarder struct {
 	// basePath is the upstream URL's own path, joined in front of every forwarded path.
 	basePath string
 	// path, when set, replaces the request's path (Target.Path).
-	path     string
-	fallback http.Handler
-	fail     func(http.ResponseWriter, *http.Request, error)
+	path string
+	// flushAll flushes every write of an answer at once (the event-stream route).
+	flushAll bool
+	// upload streams every body, whatever its length (Target.Upload).
+	upload bool
+	fail   func(http.ResponseWriter, *http.Request, error)
 }
 
-// newForwarder is the forwarder of t, or nil when its upstream is one the forwarder does not speak
-// to (TLS, credentials or a query in the URL, a host that needs rewriting): such routes keep the
-// reverse proxy.
-func (p *Proxy) newForwarder(t Target, fallback http.Handler) *forwarder {
+// supportedBase reports whether the forwarder can speak to an upstream at b: plain HTTP to a
+// host that needs no rewriting, no credentials or query in the URL (route.ParseUpstreams refuses
+// the others at start-up).
+func supportedBase(b *url.URL) bool {
+	return b.Scheme == "http" && b.User == nil && b.RawQuery == "" && b.Opaque == "" && b.RawPath == "" && !b.ForceQuery && plainHost(b.Host)
+}
+
+func (p *Proxy) newForwarder(t Target) *forwarder {
 	b := t.Base
-	if b.Scheme != "http" || b.User != nil || b.RawQuery != "" || b.Opaque != "" || b.RawPath != "" || b.ForceQuery || !plainHost(b.Host) {
-		return nil
-	}
 	addr := b.Host
 	if b.Port() == "" {
 		addr = net.JoinHostPort(b.Hostname(), "80")
@@ -80,7 +81,8 @@ func (p *Proxy) newForwarder(t Target, fallback http.Handler) *forwarder {
 		host:     b.Host,
 		basePath: b.Path,
 		path:     t.Path,
-		fallback: fallback,
+		flushAll: t.Stream,
+		upload:   t.Upload,
 		fail:     p.errorHandler(t.Service),
 	}
 }
@@ -100,12 +102,15 @@ func plainHost(host string) bool {
 }
 
 func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !carries(r) {
-		f.fallback.ServeHTTP(w, r)
+	if f.streams(r) {
+		f.serveStreamed(w, r)
 		return
 	}
 	bp := f.p.requestBufs.get()
-	req, err := f.appendRequest(*bp, r)
+	req, err := f.appendHead(*bp, r)
+	if err == nil {
+		req, err = appendBody(req, r)
+	}
 	var res *http.Response
 	var uc *upstreamConn
 	if err == nil {
@@ -116,50 +121,22 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.fail(w, r, err)
 		return
 	}
-	f.respond(w, r, res, uc)
+	f.respond(w, r, res, uc, nil)
 }
 
-// carries reports whether the forwarder sends r itself rather than the reverse proxy.
-func carries(r *http.Request) bool {
-	if r.ContentLength < 0 || r.ContentLength > maxBufferedBody || len(r.Trailer) > 0 || r.URL.Opaque != "" {
+// streams reports whether r's body goes to the upstream as it arrives instead of being held here.
+func (f *forwarder) streams(r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody {
 		return false
 	}
-	if containsToken(r.Header["Connection"], "upgrade") {
-		return false
-	}
-	return !queryNeedsCleaning(r.URL.RawQuery)
+	return f.upload || r.ContentLength < 0 || r.ContentLength > maxBufferedBody || len(r.Trailer) > 0
 }
 
-// queryNeedsCleaning reports whether the reverse proxy would re-encode the query (it drops
-// parameters it cannot parse), so such rare requests keep exactly that treatment.
-func queryNeedsCleaning(q string) bool {
-	const maxParams = 10000 // url.ParseQuery's default bound, which the reverse proxy checks
-	if strings.Count(q, "&") >= maxParams {
-		return true
-	}
-	for i := 0; i < len(q); {
-		switch q[i] {
-		case ';':
-			return true
-		case '%':
-			if i+2 >= len(q) || !isHex(q[i+1]) || !isHex(q[i+2]) {
-				return true
-			}
-			i += 3
-		default:
-			i++
-		}
-	}
-	return false
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// appendRequest writes the upstream request into b: the request line, the headers the reverse
-// proxy would send, and the body, read in full.
-func (f *forwarder) appendRequest(b []byte, r *http.Request) ([]byte, error) {
+// appendHead writes the upstream request's line and headers into b, as httputil.ReverseProxy
+// over http.Transport would send them: the hop-by-hop headers (and any the client names in
+// Connection) dropped, X-Forwarded-* and the identity headers the gateway's own, the trace the
+// gateway's span. A streamed body of unknown length, or one with trailers, goes chunked.
+func (f *forwarder) appendHead(b []byte, r *http.Request) ([]byte, error) {
 	ctx := r.Context()
 	id, _ := auth.FromContext(ctx)
 	reqID := requestid.From(ctx)
@@ -184,9 +161,19 @@ func (f *forwarder) appendRequest(b []byte, r *http.Request) ([]byte, error) {
 			b = appendHeader(b, "User-Agent", v)
 		}
 	}
-	if cl := r.ContentLength; cl > 0 || sendsZeroLength(method) {
+	if chunkedBody(r) {
+		b = append(b, "Transfer-Encoding: chunked\r\n"...)
+		if len(r.Trailer) > 0 {
+			keys := make([]string, 0, len(r.Trailer))
+			for k := range r.Trailer {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			b = appendHeader(b, "Trailer", strings.Join(keys, ","))
+		}
+	} else if cl := r.ContentLength; cl > 0 || sendsZeroLength(method) {
 		b = append(b, "Content-Length: "...)
-		b = strconv.AppendInt(b, cl, 10)
+		b = strconv.AppendInt(b, max(cl, 0), 10)
 		b = append(b, "\r\n"...)
 	}
 	for k, vv := range h {
@@ -229,8 +216,19 @@ func (f *forwarder) appendRequest(b []byte, r *http.Request) ([]byte, error) {
 		}
 		b = appendHeader(b, requestid.Header, reqID)
 	}
-	b = append(b, "\r\n"...)
+	return append(b, "\r\n"...), nil
+}
 
+// chunkedBody reports whether r's body goes chunked: its length is unknown, or trailers follow it.
+func chunkedBody(r *http.Request) bool {
+	if r.Body == nil || r.Body == http.NoBody {
+		return false
+	}
+	return r.ContentLength < 0 || len(r.Trailer) > 0
+}
+
+// appendBody reads r's body, of known length, in full onto b.
+func appendBody(b []byte, r *http.Request) ([]byte, error) {
 	if cl := int(r.ContentLength); cl > 0 {
 		if r.Body == nil {
 			return b, errors.New("request announces a body but has none")
@@ -245,7 +243,7 @@ func (f *forwarder) appendRequest(b []byte, r *http.Request) ([]byte, error) {
 }
 
 // appendRequestURI writes the path (Target.Path or the request's, behind the upstream's base path,
-// re-escaped from its decoded form as the reverse proxy does) and the query.
+// re-escaped from its decoded form as httputil.ReverseProxy does) and the query.
 func (f *forwarder) appendRequestURI(b []byte, u *url.URL) []byte {
 	p := u.Path
 	if f.path != "" {
@@ -264,8 +262,8 @@ func (f *forwarder) appendRequestURI(b []byte, u *url.URL) []byte {
 	return b
 }
 
-// singleJoiningSlash joins two paths with exactly one slash between them, as the reverse proxy's
-// URL rewriting does.
+// singleJoiningSlash joins two paths with exactly one slash between them, as httputil's URL
+// rewriting does.
 func singleJoiningSlash(a, b string) string {
 	aslash := strings.HasSuffix(a, "/")
 	bslash := strings.HasPrefix(b, "/")
@@ -466,12 +464,14 @@ func (f *forwarder) release(uc *upstreamConn, keep bool) {
 	uc.close()
 }
 
-// respond copies the answer to the client, as the reverse proxy does: headers without the
-// hop-by-hop ones, the status, the body (flushed write by write when its length is unknown or it
-// is an event stream), then any trailers. A body cut short can only abort the client connection.
-func (f *forwarder) respond(w http.ResponseWriter, r *http.Request, res *http.Response, uc *upstreamConn) {
+// respond copies the answer to the client, as httputil.ReverseProxy does: headers without the
+// hop-by-hop ones, the status, the body (flushed write by write when its length is unknown, it
+// is an event stream or the route streams), then any trailers. A body cut short can only abort the
+// client connection. s is the sender of a streamed request body (nil when the body was sent with
+// the head): an answer that came before the body's end ends the sending and the connection.
+func (f *forwarder) respond(w http.ResponseWriter, r *http.Request, res *http.Response, uc *upstreamConn, s *bodySender) {
 	named := connectionNamed(res.Header["Connection"])
-	stream := res.ContentLength == -1 || (!slices.Contains(named, "Content-Type") && isEventStream(res.Header["Content-Type"]))
+	stream := f.flushAll || res.ContentLength == -1 || (!slices.Contains(named, "Content-Type") && isEventStream(res.Header["Content-Type"]))
 	dst := w.Header()
 	for k, vv := range res.Header {
 		if dropResponseHeader(k) || slices.Contains(named, k) {
@@ -502,6 +502,9 @@ func (f *forwarder) respond(w http.ResponseWriter, r *http.Request, res *http.Re
 	}
 	if err := f.copyBody(w, res.Body, rc); err != nil {
 		f.release(uc, false)
+		if s != nil {
+			s.stop()
+		}
 		// A read cut by the client going away (its connection closed the upstream one) is no
 		// upstream failure.
 		var rerr *bodyReadError
@@ -518,7 +521,18 @@ func (f *forwarder) respond(w http.ResponseWriter, r *http.Request, res *http.Re
 	}
 	// The body is at its end: closing reads nothing more and has filled res.Trailer.
 	_ = res.Body.Close()
-	f.release(uc, !res.Close)
+	if s != nil && s.early() {
+		f.release(uc, false)
+		// The answer goes out now, not once the sender has given up on the client's body.
+		_ = http.NewResponseController(w).Flush()
+		s.stop()
+	} else {
+		keep := !res.Close
+		if s != nil {
+			keep = keep && s.ok()
+		}
+		f.release(uc, keep)
+	}
 
 	if len(res.Trailer) > 0 {
 		// Force chunking: the trailers can only follow a chunked body.

@@ -12,8 +12,7 @@ import (
 
 // The identity headers are how an upstream learns who calls: the gateway writes them from the
 // verified key, whatever a client sent under these names is dropped, and the raw API key never
-// travels further. Both forwarding paths (forwardHeaders for the reverse proxy, appendRequest for
-// the forwarder) take the rule from here.
+// travels further. The forwarder (appendHead) takes the rule from here.
 
 // identityHeaderNames are the request headers only the gateway writes.
 var identityHeaderNames = []string{

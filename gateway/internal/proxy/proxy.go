@@ -1,8 +1,10 @@
 // Package proxy forwards an authenticated request to its upstream service and streams the answer
-// back. It is built for throughput: ordinary routes go through a forwarding loop of its own that
-// does all of a request's work on the request's goroutine over pooled keep-alive connections
-// (forward.go); the event stream and the rare requests that loop does not carry go through
-// httputil.ReverseProxy over one shared transport. Both behave alike: same headers, same errors.
+// back. It is built for throughput: every route goes through one forwarding loop of its own that
+// does a request's work on the request's goroutine over pooled keep-alive connections
+// (forward.go; a body too large to hold, of unknown length or of an upload route streams to the
+// upstream from a goroutine of its own, stream.go). It sends what httputil.ReverseProxy over
+// http.Transport would send, and answers what it would answer; a fuzz test compares it with a
+// direct net/http exchange.
 package proxy
 
 import (
@@ -12,19 +14,15 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"ccplatform/gateway/internal/auth"
-
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/logging"
 	"ccplatform/pkg/ops"
-	"ccplatform/pkg/requestid"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
@@ -47,26 +45,6 @@ const (
 	idleConnTimeout    = 60 * time.Second
 )
 
-// NewTransport is the upstream transport of the reverse proxy. responseHeaderTimeout bounds the
-// wait for an upstream's status line and headers only, so streamed bodies (server-sent events)
-// can last.
-func NewTransport(responseHeaderTimeout time.Duration) *http.Transport {
-	return &http.Transport{
-		// Upstreams are addressed directly; an environment proxy would only add a hop.
-		Proxy:       nil,
-		DialContext: (&net.Dialer{Timeout: DialTimeout, KeepAlive: dialKeepAlive}).DialContext,
-		// Go's default of 2 idle connections per host makes a busy gateway reopen connections
-		// all the time; keep enough for the full concurrency of a loaded gateway.
-		MaxIdleConns:          1024,
-		MaxIdleConnsPerHost:   maxIdlePerUpstream,
-		IdleConnTimeout:       90 * time.Second,
-		ResponseHeaderTimeout: responseHeaderTimeout,
-		ExpectContinueTimeout: time.Second,
-		// Pass compressed bodies through untouched rather than inflating them here.
-		DisableCompression: true,
-	}
-}
-
 // Config is what a Proxy is built from.
 type Config struct {
 	// InternalToken proves to services that a request came through the gateway.
@@ -74,8 +52,6 @@ type Config struct {
 	// UpstreamTimeout bounds the wait for an upstream's status line and headers once the request
 	// is sent (0: no bound); the body may take longer.
 	UpstreamTimeout time.Duration
-	// Transport carries the reverse proxy's requests; nil means NewTransport(UpstreamTimeout).
-	Transport http.RoundTripper
 	// Metrics counts and times the forwards; nil fields count nothing.
 	Metrics Metrics
 }
@@ -89,15 +65,12 @@ type Metrics struct {
 
 // Proxy makes the handlers that forward routes to upstreams.
 type Proxy struct {
-	transport       http.RoundTripper
 	internalToken   string
 	upstreamTimeout time.Duration
 	dialer          *net.Dialer
 	log             *zap.Logger
 	metrics         Metrics
 
-	// buffers serve the reverse proxy; the others the forwarding loop.
-	buffers     *bufferPool
 	copyBufs    *slicePool
 	requestBufs *slicePool
 	readers     sync.Pool
@@ -108,18 +81,12 @@ type Proxy struct {
 
 // New is a Proxy configured by cfg.
 func New(cfg Config, log *zap.Logger) *Proxy {
-	tr := cfg.Transport
-	if tr == nil {
-		tr = NewTransport(cfg.UpstreamTimeout)
-	}
 	p := &Proxy{
-		transport:       tr,
 		internalToken:   cfg.InternalToken,
 		upstreamTimeout: cfg.UpstreamTimeout,
 		dialer:          &net.Dialer{Timeout: DialTimeout, KeepAlive: dialKeepAlive},
 		log:             log,
 		metrics:         cfg.Metrics,
-		buffers:         newBufferPool(32 << 10),
 		copyBufs:        newSlicePool(32<<10, 32<<10),
 		// Most requests are a few hundred bytes of headers and a small JSON body; a buffer grown
 		// by a large body is not kept.
@@ -152,9 +119,6 @@ func (p *Proxy) CloseIdleConnections() {
 	p.mu.Unlock()
 	for _, cp := range pools {
 		cp.closeIdle()
-	}
-	if c, ok := p.transport.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
 	}
 }
 
@@ -207,74 +171,25 @@ func (p *Proxy) Handler(t Target) gin.HandlerFunc {
 }
 
 func (p *Proxy) handler(t Target) gin.HandlerFunc {
-	rp := keepsRequestID{p.reverseProxy(t)}
+	if !supportedBase(t.Base) {
+		// route.ParseUpstreams refuses such a URL at start-up; a route built around it anyway
+		// answers as an unreachable upstream rather than sending anything.
+		p.log.Error("upstream URL not supported: plain http://host[:port][/path] only", zap.String("service", t.Service))
+		unavailable := apperr.New(apperr.Unavailable, "%s service is unavailable", t.Service)
+		return func(c *gin.Context) { web.Fail(c, unavailable) }
+	}
+	f := p.newForwarder(t)
 	if t.Stream {
 		return func(c *gin.Context) {
 			rc := http.NewResponseController(c.Writer)
 			// Errors mean the writer cannot change deadlines (a test recorder); nothing to lift.
 			_ = rc.SetReadDeadline(time.Time{})
 			_ = rc.SetWriteDeadline(time.Time{})
-			rp.ServeHTTP(c.Writer, c.Request)
+			f.ServeHTTP(c.Writer, watchBody(c.Request))
 		}
 	}
-	if t.Upload {
-		return func(c *gin.Context) {
-			r := watchBody(c.Request)
-			if bw, ok := r.Body.(*bodyWatch); ok {
-				// The reverse proxy reports a failure with its own request, whose body wraps
-				// this one: the watch travels in the context too.
-				r = r.WithContext(context.WithValue(r.Context(), watchKey{}, bw))
-			}
-			rp.ServeHTTP(&closesEarly{ResponseWriter: c.Writer, r: r}, r)
-		}
-	}
-	if f := p.newForwarder(t, rp); f != nil {
-		return func(c *gin.Context) { f.ServeHTTP(c.Writer, watchBody(c.Request)) }
-	}
-	return func(c *gin.Context) { rp.ServeHTTP(c.Writer, watchBody(c.Request)) }
+	return func(c *gin.Context) { f.ServeHTTP(c.Writer, watchBody(c.Request)) }
 }
-
-// keepsRequestID wraps the reverse proxy, which answers an upstream's interim response (100
-// Continue to a client's Expect) by writing it and then clearing the whole header map: the
-// X-Request-Id the gateway set for the final answer went with it. This puts it back before the
-// final status goes out. (The forwarding loop keeps it by itself; a fuzz test compares the two.)
-type keepsRequestID struct{ next http.Handler }
-
-func (k keepsRequestID) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	id := w.Header().Get(requestid.Header)
-	if id == "" {
-		k.next.ServeHTTP(w, r)
-		return
-	}
-	k.next.ServeHTTP(&idWriter{ResponseWriter: w, id: id}, r)
-}
-
-// idWriter restores the request id on the final answer's header.
-type idWriter struct {
-	http.ResponseWriter
-	id    string
-	final bool
-}
-
-func (w *idWriter) WriteHeader(code int) {
-	if code >= http.StatusOK && !w.final {
-		w.final = true
-		if w.Header().Get(requestid.Header) == "" {
-			w.Header().Set(requestid.Header, w.id)
-		}
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *idWriter) Write(b []byte) (int, error) {
-	if !w.final {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController flush, hijack and lift deadlines through the wrapper.
-func (w *idWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // bodyWatch records whether reading the client's body ran into the server's read timeout, so a
 // failed forward can tell a client too slow to send its body (408) from a failing upstream, and
@@ -296,8 +211,8 @@ func (b *bodyWatch) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// closesEarly closes the connection after an answer given before the request's body was read to
-// its end (an upstream refusing an upload at once, or answering a stalled one): net/http would
+// closesEarly closes the connection after an answer given before a streamed request body was read
+// to its end (an upstream refusing an upload at once, or answering a stalled one): net/http would
 // otherwise read the rest of the body before the answer goes out, as slowly as the client sends it.
 type closesEarly struct {
 	http.ResponseWriter
@@ -322,7 +237,7 @@ func (w *closesEarly) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// Unwrap lets http.ResponseController flush through the wrapper.
+// Unwrap lets http.ResponseController flush and set deadlines through the wrapper.
 func (w *closesEarly) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // watchBody puts a bodyWatch around r's body, if it has one.
@@ -333,69 +248,9 @@ func watchBody(r *http.Request) *http.Request {
 	return r
 }
 
-// watchKey keys an upload's bodyWatch in its request's context.
-type watchKey struct{}
-
 func bodyTimedOut(r *http.Request) bool {
 	b, ok := r.Body.(*bodyWatch)
-	if !ok {
-		b, ok = r.Context().Value(watchKey{}).(*bodyWatch)
-	}
 	return ok && b.timedOut.Load()
-}
-
-// reverseProxy is the httputil.ReverseProxy of t: the stream route's way, and the fallback of the
-// forwarding loop.
-func (p *Proxy) reverseProxy(t Target) *httputil.ReverseProxy {
-	return &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			// Forward exactly the decoded path that was routed on, never a differently encoded one.
-			pr.Out.URL.RawPath = ""
-			if t.Path != "" {
-				pr.Out.URL.Path = t.Path
-			}
-			pr.SetURL(t.Base)
-			pr.SetXForwarded()
-			identity, _ := auth.FromContext(pr.In.Context())
-			forwardHeaders(pr.Out.Header, identity, requestid.From(pr.In.Context()), p.internalToken)
-		},
-		Transport: p.transport,
-		// A stream route flushes every write at once. Other routes keep 0 (one write per answer,
-		// measured cheaper); ReverseProxy still flushes at once any text/event-stream answer or
-		// one of unknown length, so nothing that streams is held back.
-		FlushInterval: flushInterval(t.Stream),
-		BufferPool:    p.buffers,
-		ErrorLog:      zap.NewStdLog(p.log),
-		ModifyResponse: func(r *http.Response) error {
-			// The gateway already set X-Request-Id on the response; copying the upstream's
-			// would send the header twice.
-			r.Header.Del(requestid.Header)
-			return nil
-		},
-		ErrorHandler: p.errorHandler(t.Service),
-	}
-}
-
-func flushInterval(stream bool) time.Duration {
-	if stream {
-		return -1
-	}
-	return 0
-}
-
-// forwardHeaders makes the upstream request's identity headers the gateway's own (identity.go)
-// on the reverse-proxy path.
-func forwardHeaders(h http.Header, id auth.Identity, reqID, internalToken string) {
-	for _, k := range identityHeaderNames {
-		h.Del(k)
-	}
-	hs, n := identityHeaders(id, internalToken)
-	for _, hd := range hs[:n] {
-		h.Set(hd.key, hd.value)
-	}
-	if reqID != "" {
-		h.Set(requestid.Header, reqID)
-	}
 }
 
 // Classify maps a forwarding error to the error the caller is answered with, naming the service;
@@ -463,31 +318,6 @@ func (p *Proxy) errorHandler(service string) func(http.ResponseWriter, *http.Req
 		}
 		web.WriteError(w, answer)
 	}
-}
-
-// bufferPool recycles the buffers the reverse proxy copies bodies through.
-type bufferPool struct {
-	size int
-	pool sync.Pool
-}
-
-func newBufferPool(size int) *bufferPool {
-	bp := &bufferPool{size: size}
-	bp.pool.New = func() any {
-		b := make([]byte, size)
-		return &b
-	}
-	return bp
-}
-
-func (bp *bufferPool) Get() []byte { return *(bp.pool.Get().(*[]byte)) }
-
-func (bp *bufferPool) Put(b []byte) {
-	if cap(b) < bp.size {
-		return
-	}
-	b = b[:bp.size]
-	bp.pool.Put(&b)
 }
 
 // slicePool recycles byte slices of at least size bytes; one grown beyond maxKeep is left to the

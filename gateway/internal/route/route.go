@@ -172,8 +172,10 @@ func ParseUpstreams(raw map[Service]string) (Upstreams, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s upstream URL: %w", svc, err)
 		}
-		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("%s upstream URL %q: must be http(s)://host[:port]", svc, s)
+		// The gateway's forwarder speaks plain HTTP/1.1 to the services it sits beside; the
+		// URL names an address and at most a base path.
+		if u.Scheme != "http" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "" {
+			return nil, fmt.Errorf("%s upstream URL %q: must be http://host[:port][/path]", svc, s)
 		}
 		u.Path = strings.TrimRight(u.Path, "/")
 		u.RawPath = ""

@@ -136,7 +136,7 @@ func TestParseUpstreams(t *testing.T) {
 	_, deployed := ups[Lead]
 	assert.False(t, deployed)
 
-	for _, bad := range []string{"127.0.0.1:8081", "ftp://x", "http://", "://x"} {
+	for _, bad := range []string{"127.0.0.1:8081", "ftp://x", "http://", "://x", "https://x", "http://u:p@x", "http://x?a=1", "http://x#f"} {
 		_, err := ParseUpstreams(map[Service]string{User: bad})
 		assert.Error(t, err, bad)
 	}

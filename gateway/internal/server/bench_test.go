@@ -91,7 +91,7 @@ func BenchmarkPolicy(b *testing.B) {
 		Scope:  access.LeadsRead}}
 	ok := func(c *gin.Context) { c.Status(http.StatusOK) }
 	ctx := auth.WithIdentity(context.Background(), auth.Identity{UserID: 9, AccessGroup: "call-center", KeyID: 3, Scopes: []string{"leads:read"}})
-	for name, chain := range map[string][]gin.HandlerFunc{"off": {ok}, "on": {authorize(r, nil), ok}} {
+	for name, chain := range map[string][]gin.HandlerFunc{"off": {ok}, "on": {authorize(r, nil, false), ok}} {
 		b.Run(name, func(b *testing.B) {
 			e := gin.New()
 			e.GET(r.Path, chain...)

@@ -51,6 +51,9 @@ type Deps struct {
 	Forbidden prometheus.Counter
 	// UploadStall is the longest pause in an upload route's body (0: DefaultUploadStall).
 	UploadStall time.Duration
+	// OpenRoutes leaves every route open to every verified key, no route policy: only the bench's
+	// gateway-nopolicy (scripts/bench) sets it, to measure what the policy costs.
+	OpenRoutes bool
 }
 
 // New is the gateway's handler. Every path answers with and without its trailing slash.
@@ -98,8 +101,8 @@ func New(d Deps) (http.Handler, error) {
 		// database can hold: refused here, named as the route table names them, before any
 		// upstream sees them.
 		web.PathParams,
-		// The forwarder would pass such a query on as it is, and the reverse proxy would drop
-		// what it cannot parse: either way a filter could vanish on the way.
+		// The forwarder would pass such a query on as it is, for the upstream to drop what it
+		// cannot parse: a filter could vanish on the way.
 		web.WholeQuery,
 	)...)
 	for _, r := range d.Routes {
@@ -107,7 +110,7 @@ func New(d Deps) (http.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		chain := []gin.HandlerFunc{authorize(r, d.Forbidden)}
+		chain := []gin.HandlerFunc{authorize(r, d.Forbidden, d.OpenRoutes)}
 		if r.BodyLimit > 0 {
 			// An upload route: its body streams to the upstream (which bounds it again) however it
 			// is sent, and may take longer to arrive than the server's read deadline allows.
@@ -143,8 +146,9 @@ func handlerFor(r route.Route, d Deps) (gin.HandlerFunc, error) {
 
 // authorize enforces the route's policy on the verified caller before anything is forwarded: a
 // group the route does not allow, or a key narrowed by scopes that lack the route's, is a 403.
-func authorize(r route.Route, forbidden prometheus.Counter) gin.HandlerFunc {
-	if !enforcePolicy {
+// open lets every verified key through (Deps.OpenRoutes).
+func authorize(r route.Route, forbidden prometheus.Counter, open bool) gin.HandlerFunc {
+	if open {
 		return func(c *gin.Context) { c.Next() }
 	}
 	p := r.Policy

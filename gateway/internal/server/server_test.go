@@ -117,6 +117,8 @@ type options struct {
 	spec bool
 	// uploadStall is Deps.UploadStall.
 	uploadStall time.Duration
+	// openRoutes is Deps.OpenRoutes.
+	openRoutes bool
 }
 
 type harness struct {
@@ -162,6 +164,7 @@ func newHarness(t testing.TB, o options) *harness {
 		AuthFailures: o.authFailures,
 		Streams:      o.streams,
 		UploadStall:  o.uploadStall,
+		OpenRoutes:   o.openRoutes,
 	}
 	if o.spec {
 		deps.SpecYAML = api.YAML
@@ -772,6 +775,22 @@ func TestPolicyIsEnforcedBeforeForwarding(t *testing.T) {
 	assert.Equal(t, []string{"81"}, e.Header["X-Key-Id"])
 	assert.Equal(t, []string{"leads:read,orders:read"}, e.Header["X-Key-Scopes"])
 	assert.Equal(t, []string{"8"}, e.Header["X-User-Id"])
+}
+
+// OpenRoutes (the bench's gateway without the policy) lets every verified key through, and only a
+// verified one.
+func TestOpenRoutesSkipThePolicyOnly(t *testing.T) {
+	h := newHarness(t, options{openRoutes: true})
+	for _, tc := range []struct{ key, method, path string }{
+		{"client-key", http.MethodGet, "/v2/agent-group"},
+		{"nogroup-key", http.MethodGet, "/v2/lead"},
+		{"readonly-key", http.MethodPost, "/v2/lead/create"},
+	} {
+		w, env := h.do(t, tc.method, tc.path, strings.NewReader(`{}`), http.Header{"X-Api-Key": {tc.key}})
+		assert.Equal(t, http.StatusOK, w.Code, "%s %s %s: %s", tc.key, tc.method, tc.path, env.Message)
+	}
+	w, _ := h.do(t, http.MethodGet, "/v2/lead", nil, http.Header{"X-Api-Key": {"unknown-key"}})
+	assert.Equal(t, http.StatusUnauthorized, w.Code)
 }
 
 // A path parameter or query value that is not clean text (PostgreSQL refuses NUL and invalid

@@ -9,8 +9,8 @@ import (
 	"ccplatform/pkg/app"
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/ops"
-	"ccplatform/pkg/orderscope"
 	"ccplatform/pkg/svcclient"
+	"ccplatform/pkg/visibleorders"
 	"ccplatform/services/call/internal/migrations"
 	"ccplatform/services/call/internal/server"
 
@@ -40,7 +40,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	defer conn.Close()
 	orders := svcclient.New("order", cfg.OrderURL, cfg.InternalToken, orderTimeout)
 	h := server.New(server.Deps{API: ops.API{Ops: o, Log: log, InternalToken: cfg.InternalToken}, DB: conn,
-		Scopes: orderscope.New(orders, orderscope.DefaultTTL)})
+		Scopes: visibleorders.New(orders, visibleorders.DefaultTTL)})
 	var tasks app.Tasks
 	tasks.HTTP(cfg.HTTPAddr, h, log)
 	return tasks.Run(ctx)

@@ -3,7 +3,7 @@ package call
 import (
 	"testing"
 
-	"ccplatform/pkg/orderscope"
+	"ccplatform/pkg/visibleorders"
 	"ccplatform/pkg/web"
 
 	"github.com/stretchr/testify/assert"
@@ -12,12 +12,12 @@ import (
 func TestWhoSeesWhichCalls(t *testing.T) {
 	agent := web.Caller{UserID: 5, AccessGroup: "call-center"}
 	client := web.Caller{UserID: 9, AccessGroup: "client"}
-	own := orderscope.Scope{OrderIDs: []int64{1, 2}}
+	own := visibleorders.Visible{OrderIDs: []int64{1, 2}}
 
-	f, none := Narrow(Filter{OrderIDs: []int64{1, 3}}, agent, orderscope.Scope{})
+	f, none := Narrow(Filter{OrderIDs: []int64{1, 3}}, agent, visibleorders.Visible{})
 	assert.False(t, none)
 	assert.Equal(t, []int64{5}, f.UserIDs, "an agent sees the calls they handled")
-	_, none = Narrow(Filter{UserIDs: []int64{6}}, agent, orderscope.Scope{})
+	_, none = Narrow(Filter{UserIDs: []int64{6}}, agent, visibleorders.Visible{})
 	assert.True(t, none, "another agent's calls match nothing")
 
 	f, none = Narrow(Filter{LeadIDs: []int64{7}}, client, own)
@@ -25,17 +25,17 @@ func TestWhoSeesWhichCalls(t *testing.T) {
 	assert.Equal(t, []int64{1, 2}, f.OrderIDs, "a client's list is narrowed to its orders")
 	_, none = Narrow(Filter{OrderIDs: []int64{3}}, client, own)
 	assert.True(t, none)
-	f, _ = Narrow(Filter{OrderIDs: []int64{3}}, web.Caller{UserID: 1, AccessGroup: "admin"}, orderscope.Scope{All: true})
+	f, _ = Narrow(Filter{OrderIDs: []int64{3}}, web.Caller{UserID: 1, AccessGroup: "admin"}, visibleorders.Visible{All: true})
 	assert.Equal(t, []int64{3}, f.OrderIDs)
 
-	assert.True(t, Visible(Record{UserID: 5, OrderID: 3}, agent, orderscope.Scope{}))
-	assert.False(t, Visible(Record{UserID: 6, OrderID: 1}, agent, orderscope.Scope{}))
+	assert.True(t, Visible(Record{UserID: 5, OrderID: 3}, agent, visibleorders.Visible{}))
+	assert.False(t, Visible(Record{UserID: 6, OrderID: 1}, agent, visibleorders.Visible{}))
 	assert.True(t, Visible(Record{UserID: 6, OrderID: 1}, client, own))
 	assert.False(t, Visible(Record{UserID: 6, OrderID: 3}, client, own))
 }
 
 func TestMaskedClientPhone(t *testing.T) {
-	scope := orderscope.Scope{OrderIDs: []int64{1, 2}, HiddenContacts: []int64{2}}
+	scope := visibleorders.Visible{OrderIDs: []int64{1, 2}, HiddenContacts: []int64{2}}
 	assert.Equal(t, "7********67", Masked(Call{ClientPhone: "79161234567"}, 2, scope).ClientPhone)
 	assert.Equal(t, "79161234567", Masked(Call{ClientPhone: "79161234567"}, 1, scope).ClientPhone)
 }

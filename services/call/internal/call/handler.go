@@ -3,7 +3,7 @@ package call
 import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/listquery"
-	"ccplatform/pkg/orderscope"
+	"ccplatform/pkg/visibleorders"
 	"ccplatform/pkg/web"
 
 	"github.com/gin-gonic/gin"
@@ -12,11 +12,11 @@ import (
 // Handler serves the call operations.
 type Handler struct {
 	store  *Store
-	scopes *orderscope.Resolver
+	scopes *visibleorders.Resolver
 }
 
 // NewHandler serves store, narrowed to the orders each caller may see (scopes).
-func NewHandler(store *Store, scopes *orderscope.Resolver) *Handler {
+func NewHandler(store *Store, scopes *visibleorders.Resolver) *Handler {
 	return &Handler{store: store, scopes: scopes}
 }
 

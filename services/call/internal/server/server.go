@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"ccplatform/pkg/ops"
-	"ccplatform/pkg/orderscope"
+	"ccplatform/pkg/visibleorders"
 	"ccplatform/pkg/web"
 	"ccplatform/services/call/internal/call"
 
@@ -19,7 +19,7 @@ type Deps struct {
 	ops.API
 	DB *sqlx.DB
 	// Scopes tells which orders a caller may see (the order service).
-	Scopes *orderscope.Resolver
+	Scopes *visibleorders.Resolver
 }
 
 // New is the service's HTTP handler (ops.API.Handler).

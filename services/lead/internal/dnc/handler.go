@@ -16,7 +16,7 @@ import (
 
 // Handler serves the do-not-call routes. Who may call them is the gateway's policy (staff and
 // clients); which entries a caller manages is decided here: staff every entry, a client those of
-// its own orders (pkg/orderscope), never the every-order entries.
+// its own orders (pkg/visibleorders), never the every-order entries.
 type Handler struct {
 	store  *Store
 	orders *orders.Directory

@@ -11,7 +11,7 @@ import (
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/optional"
-	"ccplatform/pkg/orderscope"
+	"ccplatform/pkg/visibleorders"
 	"ccplatform/pkg/web"
 	"ccplatform/services/lead/internal/lead"
 
@@ -313,7 +313,7 @@ func (r *Runner) check(ctx context.Context, caller web.Caller, imp Import, row c
 	}
 	// The import's orders are those the caller could see when it was accepted: a scope read since
 	// then answers every row (a skew's margin, created_at being the database's clock).
-	return ch, r.svc.CheckCreateAsOf(ctx, caller, ch, imp.CreatedAt.Add(orderscope.EventSkew))
+	return ch, r.svc.CheckCreateAsOf(ctx, caller, ch, imp.CreatedAt.Add(visibleorders.EventSkew))
 }
 
 // rowErrors is a row's refusal in the {field: rule} shape of a create's answer, or false when err

@@ -8,22 +8,22 @@ import (
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/contacts"
-	"ccplatform/pkg/orderscope"
+	"ccplatform/pkg/visibleorders"
 	"ccplatform/pkg/web"
 )
 
-// Leads belong to orders, and who sees which order is the order service's rule (pkg/orderscope):
+// Leads belong to orders, and who sees which order is the order service's rule (pkg/visibleorders):
 // a lead in an order outside the caller's scope is answered exactly as a missing lead, and an
 // orderId outside it as a missing order.
 
 // Scope is the orders caller may see, cached: for masking what a check already let through.
-func (s *Service) Scope(ctx context.Context, caller web.Caller) (orderscope.Scope, error) {
+func (s *Service) Scope(ctx context.Context, caller web.Caller) (visibleorders.Visible, error) {
 	return s.orders.ScopeFor(ctx, caller)
 }
 
 // FreshScope is the orders caller may see as the order service answers now, for lists: an order
 // created or assigned just before is in it.
-func (s *Service) FreshScope(ctx context.Context, caller web.Caller) (orderscope.Scope, error) {
+func (s *Service) FreshScope(ctx context.Context, caller web.Caller) (visibleorders.Visible, error) {
 	return s.orders.FreshScope(ctx, caller)
 }
 
@@ -89,13 +89,13 @@ func (s *Service) CheckCreate(ctx context.Context, caller web.Caller, ch Changes
 // CheckCreateAsOf is CheckCreate for a create asked for at asOf and made later (an import's rows):
 // a scope read since asOf answers every row, rather than one question per row that misses.
 func (s *Service) CheckCreateAsOf(ctx context.Context, caller web.Caller, ch Changes, asOf time.Time) error {
-	return s.checkCreate(ctx, caller, ch, func(ctx context.Context, caller web.Caller, id int64) (orderscope.Scope, bool, error) {
+	return s.checkCreate(ctx, caller, ch, func(ctx context.Context, caller web.Caller, id int64) (visibleorders.Visible, bool, error) {
 		return s.orders.CheckScopeAsOf(ctx, caller, id, asOf)
 	})
 }
 
 func (s *Service) checkCreate(ctx context.Context, caller web.Caller, ch Changes,
-	inScope func(context.Context, web.Caller, int64) (orderscope.Scope, bool, error)) error {
+	inScope func(context.Context, web.Caller, int64) (visibleorders.Visible, bool, error)) error {
 	if !ch.OrderID.Present() {
 		return nil
 	}
@@ -135,7 +135,7 @@ func CheckUpdateFields(caller web.Caller, ch Changes) error {
 
 // Masked is v with its phones masked when scope hides the contacts of its order (an agent in an
 // order with showLeadContactsToAgent off).
-func Masked(v View, scope orderscope.Scope) View {
+func Masked(v View, scope visibleorders.Visible) View {
 	if scope.ShowsContacts(v.OrderID) {
 		return v
 	}

@@ -5,7 +5,7 @@ import (
 
 	"ccplatform/pkg/apperr"
 	"ccplatform/pkg/optional"
-	"ccplatform/pkg/orderscope"
+	"ccplatform/pkg/visibleorders"
 	"ccplatform/pkg/web"
 
 	"github.com/stretchr/testify/assert"
@@ -23,12 +23,12 @@ func TestArbitrationChangesOnlyTheStatus(t *testing.T) {
 func TestAgentsSeeMaskedPhonesWhereTheOrderHidesThem(t *testing.T) {
 	mp := "+79167654321"
 	v := View{OrderID: 2, Phone: "+79161234567", MessengerPhone: &mp}
-	scope := orderscope.Scope{OrderIDs: []int64{1, 2}, HiddenContacts: []int64{2}}
+	scope := visibleorders.Visible{OrderIDs: []int64{1, 2}, HiddenContacts: []int64{2}}
 	m := Masked(v, scope)
 	assert.Equal(t, "+7********67", m.Phone)
 	assert.Equal(t, "+7********21", *m.MessengerPhone)
 	assert.Equal(t, "+79167654321", mp, "the lead itself is untouched")
 	v.OrderID = 1
 	assert.Equal(t, "+79161234567", Masked(v, scope).Phone)
-	assert.Equal(t, "+79161234567", Masked(View{OrderID: 2, Phone: "+79161234567"}, orderscope.Scope{All: true}).Phone)
+	assert.Equal(t, "+79161234567", Masked(View{OrderID: 2, Phone: "+79161234567"}, visibleorders.Visible{All: true}).Phone)
 }

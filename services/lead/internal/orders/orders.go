@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"ccplatform/pkg/apperr"
-	"ccplatform/pkg/orderscope"
 	"ccplatform/pkg/svcclient"
+	"ccplatform/pkg/visibleorders"
 	"ccplatform/pkg/web"
 )
 
@@ -60,7 +60,7 @@ type Directory struct {
 	ttl    time.Duration
 	now    func() time.Time
 	// scopes caches which orders each caller may see; dropped with the orders.
-	scopes *orderscope.Resolver
+	scopes *visibleorders.Resolver
 
 	mu      sync.Mutex
 	entries map[int64]entry
@@ -79,30 +79,30 @@ func NewDirectory(client *svcclient.Client, ttl time.Duration) *Directory {
 		ttl = DefaultTTL
 	}
 	return &Directory{client: client, ttl: ttl, now: time.Now, entries: map[int64]entry{},
-		scopes: orderscope.New(client, orderscope.DefaultTTL)}
+		scopes: visibleorders.New(client, visibleorders.DefaultTTL)}
 }
 
 // ScopeFor is the set of orders caller may see (the order service's rule, cached briefly and
 // dropped with any order.updated event): only for what a yes decides (masking); whether an order
 // is visible is CheckScope's, a list's scope FreshScope's.
-func (d *Directory) ScopeFor(ctx context.Context, caller web.Caller) (orderscope.Scope, error) {
+func (d *Directory) ScopeFor(ctx context.Context, caller web.Caller) (visibleorders.Visible, error) {
 	return d.scopes.For(ctx, caller)
 }
 
 // CheckScope tells whether caller may see order id; a no is never the cache's answer (the order
 // may have been created or assigned a moment ago).
-func (d *Directory) CheckScope(ctx context.Context, caller web.Caller, id int64) (orderscope.Scope, bool, error) {
+func (d *Directory) CheckScope(ctx context.Context, caller web.Caller, id int64) (visibleorders.Visible, bool, error) {
 	return d.scopes.Check(ctx, caller, id)
 }
 
 // CheckScopeAsOf is CheckScope for a question asked at asOf and answered later (an import's rows):
 // a scope read at or after asOf may say no.
-func (d *Directory) CheckScopeAsOf(ctx context.Context, caller web.Caller, id int64, asOf time.Time) (orderscope.Scope, bool, error) {
+func (d *Directory) CheckScopeAsOf(ctx context.Context, caller web.Caller, id int64, asOf time.Time) (visibleorders.Visible, bool, error) {
 	return d.scopes.CheckAsOf(ctx, caller, id, asOf)
 }
 
 // FreshScope is the set of orders caller may see as the order service answers now, for lists.
-func (d *Directory) FreshScope(ctx context.Context, caller web.Caller) (orderscope.Scope, error) {
+func (d *Directory) FreshScope(ctx context.Context, caller web.Caller) (visibleorders.Visible, error) {
 	return d.scopes.Fresh(ctx, caller)
 }
 

@@ -28,8 +28,8 @@ func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
 	// order's code and dialing rules).
 	r.GET("/internal/orders/:id", web.Handle(h.internalDetail))
 	// Which orders a caller may see, for the lead and call services' lists and checks.
-	r.GET("/internal/order-scope", web.Handle(h.internalScope)) // ?userId=&accessGroup=
-	r.GET("/internal/orders", web.Handle(h.internalByCode))     // ?code=…
+	r.GET("/internal/order-scope", web.Handle(h.internalVisibleOrders)) // ?userId=&accessGroup=
+	r.GET("/internal/orders", web.Handle(h.internalByCode))             // ?code=…
 }
 
 // create is createOrder (POST /v2/order/create/): returns the id of the new order.
@@ -68,14 +68,14 @@ func (h *Handler) detail(c *gin.Context) (any, error) {
 	return h.svc.Detail(c.Request.Context(), id, web.CallerOf(c))
 }
 
-// internalScope answers which orders a caller (userId, accessGroup) may see, by the rule of Store.VisibleTo.
-func (h *Handler) internalScope(c *gin.Context) (any, error) {
+// internalVisibleOrders answers which orders a caller (userId, accessGroup) may see, by the rule of Store.VisibleTo.
+func (h *Handler) internalVisibleOrders(c *gin.Context) (any, error) {
 	q := c.Request.URL.Query()
 	user, err := strconv.ParseInt(q.Get("userId"), 10, 64)
 	if err != nil || user <= 0 {
 		return nil, apperr.Field("userId", "must be an integer > 0")
 	}
-	return h.svc.Scope(c.Request.Context(), Caller{UserID: user, Group: access.Group(q.Get("accessGroup"))})
+	return h.svc.VisibleOrders(c.Request.Context(), Caller{UserID: user, Group: access.Group(q.Get("accessGroup"))})
 }
 
 func (h *Handler) internalDetail(c *gin.Context) (any, error) {

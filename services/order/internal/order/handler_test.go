@@ -608,7 +608,7 @@ func TestClientsOwnTheirOrders(t *testing.T) {
 	assert.Nil(t, detail(t, id)["clientUserId"])
 }
 
-func TestOrderScopeForOtherServices(t *testing.T) {
+func TestVisibleOrdersForOtherServices(t *testing.T) {
 	as := func(user string) []string { return []string{"X-User-Id", user, "X-Access-Group", "client"} }
 	res := env.Do(t, http.MethodPost, "/v2/order/create/", body(t, nil), as("601")...)
 	require.Equal(t, http.StatusOK, res.Status, res.Message)

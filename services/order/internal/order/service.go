@@ -95,28 +95,28 @@ func (s *Service) Detail(ctx context.Context, id int64, by web.Caller) (View, er
 	return ViewOf(o), nil
 }
 
-// Scope is the set of orders one caller may see: every order, or those listed; HiddenContacts
+// Visible is the set of orders one caller may see: every order, or those listed; HiddenContacts
 // are those of them whose lead phones the caller sees masked.
-type Scope struct {
+type Visible struct {
 	All            bool    `json:"all"`
 	OrderIDs       []int64 `json:"orderIds"`
 	HiddenContacts []int64 `json:"hiddenContacts"`
 }
 
-// Scope answers which orders caller may see (Store.VisibleTo).
-func (s *Service) Scope(ctx context.Context, caller Caller) (Scope, error) {
+// VisibleOrders answers which orders caller may see (Store.VisibleTo).
+func (s *Service) VisibleOrders(ctx context.Context, caller Caller) (Visible, error) {
 	caller, err := s.withGroups(ctx, caller)
 	if err != nil {
-		return Scope{}, err
+		return Visible{}, err
 	}
 	if SeesAll(caller) {
-		return Scope{All: true, OrderIDs: []int64{}, HiddenContacts: []int64{}}, nil
+		return Visible{All: true, OrderIDs: []int64{}, HiddenContacts: []int64{}}, nil
 	}
 	ids, hidden, err := s.orders.VisibleTo(ctx, caller, nil)
 	if err != nil {
-		return Scope{}, err
+		return Visible{}, err
 	}
-	return Scope{OrderIDs: ids, HiddenContacts: hidden}, nil
+	return Visible{OrderIDs: ids, HiddenContacts: hidden}, nil
 }
 
 // InternalDetail is order id as other services read it, with its call-attempt group.

@@ -11,9 +11,9 @@ import (
 	"ccplatform/pkg/config"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/ops"
-	"ccplatform/pkg/orderscope"
 	"ccplatform/pkg/outbox"
 	"ccplatform/pkg/svcclient"
+	"ccplatform/pkg/visibleorders"
 	"ccplatform/services/webhook/internal/delivery"
 	"ccplatform/services/webhook/internal/fanout"
 	"ccplatform/services/webhook/internal/migrations"
@@ -75,7 +75,7 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 
 	orders := svcclient.New("order", cfg.OrderURL, cfg.InternalToken, orderTimeout)
 	defer orders.CloseIdleConnections()
-	fan := fanout.New(conn, orderscope.New(orders, orderscope.DefaultTTL), time.Now, log)
+	fan := fanout.New(conn, visibleorders.New(orders, visibleorders.DefaultTTL), time.Now, log)
 	users := svcclient.New("user", cfg.UserURL, cfg.InternalToken, orderTimeout)
 	defer users.CloseIdleConnections()
 	fan.CheckingOwners(owner.New(users, owner.TTL))

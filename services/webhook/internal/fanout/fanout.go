@@ -13,7 +13,7 @@ import (
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/event"
 	"ccplatform/pkg/mq"
-	"ccplatform/pkg/orderscope"
+	"ccplatform/pkg/visibleorders"
 	"ccplatform/pkg/web"
 	"ccplatform/services/webhook/internal/delivery"
 	"ccplatform/services/webhook/internal/subscription"
@@ -35,9 +35,9 @@ func Topology() mq.Topology {
 }
 
 // Scopes tells whether a subscription's owner could see an order when an event happened
-// (pkg/orderscope, from the order service; asOf from orderscope.EventAsOf).
+// (pkg/visibleorders, from the order service; asOf from visibleorders.EventAsOf).
 type Scopes interface {
-	CheckAsOf(ctx context.Context, caller web.Caller, orderID int64, asOf time.Time) (orderscope.Scope, bool, error)
+	CheckAsOf(ctx context.Context, caller web.Caller, orderID int64, asOf time.Time) (visibleorders.Visible, bool, error)
 }
 
 // Owners tells whether a subscription's owner is still an active user (internal/owner, from the
@@ -117,7 +117,7 @@ func (f *Fanout) Handle(ctx context.Context, batch []mq.Delivery) []mq.Result {
 		for _, ev := range evs {
 			if !seen[ev.ID] {
 				seen[ev.ID] = true
-				items = append(items, item{ev: ev, index: i, asOf: orderscope.EventAsOf(ev.OccurredAt, received)})
+				items = append(items, item{ev: ev, index: i, asOf: visibleorders.EventAsOf(ev.OccurredAt, received)})
 			}
 		}
 	}

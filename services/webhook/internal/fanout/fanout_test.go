@@ -9,7 +9,7 @@ import (
 
 	"ccplatform/pkg/event"
 	"ccplatform/pkg/mq"
-	"ccplatform/pkg/orderscope"
+	"ccplatform/pkg/visibleorders"
 	"ccplatform/pkg/web"
 	"ccplatform/services/webhook/internal/fanout"
 	"ccplatform/services/webhook/internal/servicetest"
@@ -29,8 +29,8 @@ func TestMain(m *testing.M) {
 // order service's own rules are tested there and end to end (gateway/e2e/webhook_test.go).
 type ownOrders map[int64][]int64
 
-func (o ownOrders) CheckAsOf(_ context.Context, c web.Caller, id int64, _ time.Time) (orderscope.Scope, bool, error) {
-	s := orderscope.Scope{OrderIDs: o[c.UserID]}
+func (o ownOrders) CheckAsOf(_ context.Context, c web.Caller, id int64, _ time.Time) (visibleorders.Visible, bool, error) {
+	s := visibleorders.Visible{OrderIDs: o[c.UserID]}
 	return s, s.Contains(id), nil
 }
 

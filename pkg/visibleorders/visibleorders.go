@@ -1,4 +1,4 @@
-// Package orderscope tells a service which orders a caller may see, as the order service decides
+// Package visibleorders tells a service which orders a caller may see, as the order service decides
 // (GET /internal/order-scope): the lead and call services narrow their lists and checks by it,
 // the webhook fan-out its deliveries.
 //
@@ -8,7 +8,7 @@
 // still get wrong is a yes for an order taken away less than the TTL ago. Concurrent questions
 // about one caller share one call. The rule is written down in docs/architecture.md ("Order
 // scopes and keys").
-package orderscope
+package visibleorders
 
 import (
 	"context"
@@ -26,29 +26,29 @@ import (
 	"ccplatform/pkg/web"
 )
 
-// Scope is the orders one caller may see: all of them, or those listed. HiddenContacts are those
+// Visible is the orders one caller may see: all of them, or those listed. HiddenContacts are those
 // of them in which the caller sees lead phones masked (an agent, where the order's
 // showLeadContactsToAgent is off).
-type Scope struct {
+type Visible struct {
 	All            bool    `json:"all"`
 	OrderIDs       []int64 `json:"orderIds"`
 	HiddenContacts []int64 `json:"hiddenContacts"`
 }
 
 // Contains reports whether the caller may see order id.
-func (s Scope) Contains(id int64) bool { return s.All || slices.Contains(s.OrderIDs, id) }
+func (s Visible) Contains(id int64) bool { return s.All || slices.Contains(s.OrderIDs, id) }
 
 // ShowsContacts reports whether the caller sees the lead phones of order id unmasked: in every
 // order they may see but those with hidden contacts. Outside the scope (an agent's own call in an
 // order they no longer work in) they are masked.
-func (s Scope) ShowsContacts(id int64) bool {
+func (s Visible) ShowsContacts(id int64) bool {
 	return s.All || (slices.Contains(s.OrderIDs, id) && !slices.Contains(s.HiddenContacts, id))
 }
 
 // Narrow applies the scope to an order filter (empty: every order): the ids to filter by, and
 // none=true when the caller may see no order the filter names, so the answer is empty without a
 // query. A filter naming orders outside the scope simply matches nothing there.
-func (s Scope) Narrow(filter []int64) (ids []int64, none bool) {
+func (s Visible) Narrow(filter []int64) (ids []int64, none bool) {
 	if s.All {
 		return filter, false
 	}
@@ -83,7 +83,7 @@ type Resolver struct {
 // entry is a cached answer and when the call that got it started: it reflects every change made
 // before that instant.
 type entry struct {
-	scope   Scope
+	scope   Visible
 	fetched time.Time
 }
 
@@ -92,7 +92,7 @@ type entry struct {
 type flight struct {
 	started time.Time
 	done    chan struct{}
-	scope   Scope
+	scope   Visible
 	err     error
 }
 
@@ -106,7 +106,7 @@ func New(client *svcclient.Client, ttl time.Duration) *Resolver {
 // order already known visible). Whether an order is visible is Check's; a list's scope is Fresh's.
 // A call without a user (another service), and staff, see every order without asking (here and
 // in every method).
-func (r *Resolver) For(ctx context.Context, caller web.Caller) (Scope, error) {
+func (r *Resolver) For(ctx context.Context, caller web.Caller) (Visible, error) {
 	s, _, err := r.get(ctx, caller, time.Time{})
 	return s, err
 }
@@ -114,9 +114,9 @@ func (r *Resolver) For(ctx context.Context, caller web.Caller) (Scope, error) {
 // Fresh is the scope of caller as the order service answers from now on: a list asks it, so that
 // an order created or assigned just before is in it (a call already in progress that started
 // before now is waited for, then one more is made for everyone who waited).
-func (r *Resolver) Fresh(ctx context.Context, caller web.Caller) (Scope, error) {
+func (r *Resolver) Fresh(ctx context.Context, caller web.Caller) (Visible, error) {
 	if seesAll(caller) {
-		return Scope{All: true}, nil
+		return Visible{All: true}, nil
 	}
 	s, _, err := r.get(ctx, caller, r.now())
 	return s, err
@@ -125,16 +125,16 @@ func (r *Resolver) Fresh(ctx context.Context, caller web.Caller) (Scope, error) 
 // Check tells whether caller may see order id: a cached scope that contains it answers yes, and
 // one that does not is asked for again before answering no. The scope returned is the one that
 // answered (for masking).
-func (r *Resolver) Check(ctx context.Context, caller web.Caller, id int64) (Scope, bool, error) {
+func (r *Resolver) Check(ctx context.Context, caller web.Caller, id int64) (Visible, bool, error) {
 	if seesAll(caller) {
-		return Scope{All: true}, true, nil
+		return Visible{All: true}, true, nil
 	}
 	return r.CheckAsOf(ctx, caller, id, r.now())
 }
 
 // CheckAsOf is Check for something that happened at asOf (an event handled later): a cached scope
 // read at or after asOf may answer no, one read before it is asked for again first.
-func (r *Resolver) CheckAsOf(ctx context.Context, caller web.Caller, id int64, asOf time.Time) (Scope, bool, error) {
+func (r *Resolver) CheckAsOf(ctx context.Context, caller web.Caller, id int64, asOf time.Time) (Visible, bool, error) {
 	s, fetched, err := r.get(ctx, caller, time.Time{})
 	if err != nil || s.Contains(id) || !fetched.Before(asOf) {
 		return s, err == nil && s.Contains(id), err
@@ -168,9 +168,9 @@ func EventAsOf(occurredAt string, received time.Time) time.Time {
 
 // get is caller's scope read at or after asOf (zero: any within the TTL; later than now: now), and
 // when it was read.
-func (r *Resolver) get(ctx context.Context, caller web.Caller, asOf time.Time) (Scope, time.Time, error) {
+func (r *Resolver) get(ctx context.Context, caller web.Caller, asOf time.Time) (Visible, time.Time, error) {
 	if seesAll(caller) {
-		return Scope{All: true}, time.Time{}, nil
+		return Visible{All: true}, time.Time{}, nil
 	}
 	key := strconv.FormatInt(caller.UserID, 10) + "/" + caller.AccessGroup
 	// No read can be newer than one started now (asOf may be ahead: another clock's margin).
@@ -194,7 +194,7 @@ func (r *Resolver) get(ctx context.Context, caller web.Caller, asOf time.Time) (
 		select {
 		case <-f.done:
 		case <-ctx.Done():
-			return Scope{}, time.Time{}, fmt.Errorf("order scope of user %d: %w", caller.UserID, ctx.Err())
+			return Visible{}, time.Time{}, fmt.Errorf("order scope of user %d: %w", caller.UserID, ctx.Err())
 		}
 		// A call that started before asOf may have missed what the caller needs: wait for it to
 		// end (one call at a time per caller bounds the load) and go round for a newer one.
@@ -202,7 +202,7 @@ func (r *Resolver) get(ctx context.Context, caller web.Caller, asOf time.Time) (
 			return f.scope, f.started, f.err
 		}
 		if f.err != nil {
-			return Scope{}, time.Time{}, f.err
+			return Visible{}, time.Time{}, f.err
 		}
 	}
 }
@@ -234,14 +234,14 @@ func (r *Resolver) fly(ctx context.Context, key string, caller web.Caller, f *fl
 	close(f.done)
 }
 
-func (r *Resolver) ask(ctx context.Context, caller web.Caller) (Scope, error) {
+func (r *Resolver) ask(ctx context.Context, caller web.Caller) (Visible, error) {
 	q := url.Values{"userId": {strconv.FormatInt(caller.UserID, 10)}, "accessGroup": {caller.AccessGroup}}
-	var s Scope
+	var s Visible
 	if err := r.client.Do(ctx, http.MethodGet, "/internal/order-scope?"+q.Encode(), nil, &s); err != nil {
 		if apperr.KindOf(err) == apperr.Unavailable {
-			return Scope{}, apperr.Wrap(apperr.Unavailable, err, "the caller's orders cannot be read now, the order service is unavailable")
+			return Visible{}, apperr.Wrap(apperr.Unavailable, err, "the caller's orders cannot be read now, the order service is unavailable")
 		}
-		return Scope{}, apperr.Wrap(apperr.Internal, err, "order scope of user %d", caller.UserID)
+		return Visible{}, apperr.Wrap(apperr.Internal, err, "order scope of user %d", caller.UserID)
 	}
 	return s, nil
 }

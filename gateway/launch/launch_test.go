@@ -1,4 +1,4 @@
-package main
+package launch
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func TestEmptyServiceURLIsNotDeployed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, cfg.OrderURL)
 	cfg.HTTPAddr = "127.0.0.1:0"
-	err = run(context.Background(), cfg, zap.NewNop(), ops.New("gateway"))
+	err = Run(context.Background(), cfg, zap.NewNop(), ops.New("gateway"), Options{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "USER_URL is required")
 }
@@ -68,7 +68,7 @@ func TestRunRefusesBadConfig(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := base
 			mutate(&cfg)
-			assert.Error(t, run(context.Background(), cfg, zap.NewNop(), ops.New("gateway")))
+			assert.Error(t, Run(context.Background(), cfg, zap.NewNop(), ops.New("gateway"), Options{}))
 		})
 	}
 }
@@ -89,7 +89,7 @@ func TestRunServesAndStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	cfg := Config{HTTPAddr: addr, MetricsAddr: metricsAddr, UserURL: "http://127.0.0.1:1", BodyLimitBytes: 1 << 20, UpstreamTimeout: time.Second, AuthCacheTTL: time.Second, RateLimitRPS: 10, RateLimitBurst: 10}
-	go func() { done <- run(ctx, cfg, zap.NewNop(), ops.New("gateway")) }()
+	go func() { done <- Run(ctx, cfg, zap.NewNop(), ops.New("gateway"), Options{}) }()
 
 	var resp *http.Response
 	require.Eventually(t, func() bool {
