@@ -1,6 +1,6 @@
 // Package mq is the messaging kit every service uses with RabbitMQ: a connection that heals by
 // itself (re-dial with backoff forever, re-declare topology), a publisher that reports success only
-// after the broker's confirm and re-sends what a dropped connection left unconfirmed, and a
+// after the broker's confirm and re-sends what a dropped connection or a nack left unconfirmed, and a
 // consumer with prefetch, batches, manual acks, retries and dead-lettering.
 package mq
 
