@@ -7,7 +7,8 @@
 # fails unless every expected line is there once and says lost=0 (duplicated=0 where counted).
 # The scenarios (gateway/e2e/fault_cluster_test.go, pkg/mq/cluster_test.go):
 #   - the node leading lead.jobs (then telephony.calls) SIGKILLed mid-stream
-#   - the node the services are connected to SIGKILLed mid-stream
+#   - the node the services are connected to SIGKILLed mid-stream (webhook-dispatcher's too, under
+#     sync creates: every lead.created reaches the endpoint)
 #   - every node stopped and started again in turn (a rolling upgrade)
 #   - pkg/mq: the node a publisher is connected to SIGKILLed mid-stream
 # Not part of make test: run it with make test-cluster.
@@ -28,6 +29,7 @@ expected=(
   "cluster leader SIGKILL calls: published"
   "cluster client node SIGKILL: accepted"
   "cluster client node SIGKILL calls: published"
+  "cluster client node SIGKILL webhooks: accepted"
   "cluster rolling restart: accepted"
   "cluster rolling restart calls: published"
 )

@@ -42,7 +42,8 @@ const (
 // queue is SIGKILLed, (b) the node the services are connected to is SIGKILLed, (c) every node is
 // stopped and started again in turn (a rolling upgrade). Each scenario prints its accounting line
 // and checks that every accepted job made exactly one lead and every confirmed call event was
-// stored exactly once.
+// stored exactly once; under (b) also that every sync create's lead.created reached a webhook
+// endpoint (webhook-dispatcher's node killed).
 func TestRabbitMQCluster(t *testing.T) {
 	urls := mq.SplitURLs(os.Getenv("CLUSTER_AMQP_URL"))
 	if len(urls) != 3 {
@@ -71,6 +72,7 @@ func TestRabbitMQCluster(t *testing.T) {
 	t.Run("client node SIGKILL", func(t *testing.T) {
 		runFaultScenario(t, s, "cluster client node SIGKILL", rc.killClientNode(t, "lead-api", clusterJobsQueue))
 		runCallIngestScenario(t, s, "cluster client node SIGKILL", rc.killClientNode(t, "call-ingest", clusterCallsQueue))
+		runWebhookScenario(t, s, "cluster client node SIGKILL webhooks", 8, rc.killClientNode(t, "webhook-dispatcher", "webhook.events"))
 	})
 	t.Run("rolling restart", func(t *testing.T) {
 		runFaultScenario(t, s, "cluster rolling restart", rc.rollingRestart(t))

@@ -457,7 +457,7 @@ func (m midStream) run(ctx context.Context, send func(i int) error) error {
 		if err != nil {
 			return fmt.Errorf("fault: %w", err)
 		}
-	case <-time.After(time.Minute):
+	case <-time.After(faultHeal):
 		return fmt.Errorf("the fault did not finish")
 	}
 	return nil
