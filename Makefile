@@ -3,11 +3,11 @@ SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
 
 .DEFAULT_GOAL := help
-.PHONY: help run up down status test lint build fmt bench soak fuzz client
+.PHONY: help run up down status test test-cluster lint build fmt bench soak fuzz client
 
 help: ## list the targets
 	@echo "Targets:"
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 run: ## whole stack in the foreground with demo data; prints an API key and a sample request; Ctrl-C stops it
 	@scripts/stack.sh run
@@ -23,6 +23,9 @@ status: ## show the stack's processes and their health
 
 test: ## every test of every module (starts or installs PostgreSQL and RabbitMQ as needed)
 	@scripts/test.sh
+
+test-cluster: ## fault scenarios on a three-node RabbitMQ cluster of its own (5701-5703), brought up and down
+	@scripts/cluster-test.sh
 
 lint: ## gofmt, go vet and staticcheck over every module; generated client up to date; spec lint
 	@scripts/lint.sh

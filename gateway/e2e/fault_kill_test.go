@@ -1,4 +1,4 @@
-//go:build fault
+//go:build fault || cluster
 
 package e2e
 
@@ -459,7 +459,7 @@ func (m midStream) run(ctx context.Context, send func(i int) error) error {
 		if err != nil {
 			return fmt.Errorf("fault: %w", err)
 		}
-	case <-time.After(time.Minute):
+	case <-time.After(faultHeal):
 		return fmt.Errorf("the fault did not finish")
 	}
 	return nil

@@ -1,4 +1,4 @@
-//go:build fault
+//go:build fault || cluster
 
 package e2e
 

@@ -1,8 +1,9 @@
-//go:build fault
+//go:build fault || cluster
 
 // The fault test is built only with the "fault" tag: scripts/fault-test.sh (called by make test)
 // runs it on its own, verbosely, so that its summary lines show in the log and it does not run a
-// second time inside the ordinary e2e run.
+// second time inside the ordinary e2e run. The "cluster" tag builds it too, for the scenarios'
+// helpers that fault_cluster_test.go uses; scripts/cluster-test.sh runs only the cluster's test.
 
 package e2e
 
@@ -52,6 +53,9 @@ const (
 	// faultConfirm is lead-api's confirm timeout in the fault stack: a request during the outage
 	// is answered 503 after it (and retried), instead of after the default 10 s.
 	faultConfirm = "2s"
+	// faultHeal bounds the wait, after the last request, for the fault's heal to finish (a
+	// rolling restart of a three-node broker cluster takes about a minute on two cores).
+	faultHeal = 3 * time.Minute
 )
 
 // TestAsyncLeadsSurviveFaults sends async lead creates (v1 and v2 mixed, several clients) while
@@ -140,7 +144,7 @@ func runCallIngestScenario(t *testing.T, s *Stack, label string, f fault) {
 	select {
 	case err := <-faultDone:
 		require.NoError(t, err, "inject the fault: "+label)
-	case <-time.After(time.Minute):
+	case <-time.After(faultHeal):
 		t.Fatal("the fault did not finish: " + label)
 	}
 
@@ -254,7 +258,7 @@ func runFaultScenario(t *testing.T, s *Stack, label string, f fault) {
 	select {
 	case err := <-faultDone:
 		require.NoError(t, err, "inject the fault")
-	case <-time.After(time.Minute):
+	case <-time.After(faultHeal):
 		t.Fatal("the fault did not finish")
 	}
 	t.Logf("%s: %d requests answered 503 during the fault and retried", label, refused.Load())
@@ -341,8 +345,15 @@ func post(ctx context.Context, client *http.Client, s *Stack, path string, body 
 // faultPhone is a distinct valid number per scenario and job.
 func faultPhone(label string, i int) string {
 	base := 3000000
-	if label == "lead-worker SIGKILL" {
+	switch label {
+	case "lead-worker SIGKILL":
 		base = 6000000
+	case "cluster leader SIGKILL":
+		base = 4000000
+	case "cluster client node SIGKILL":
+		base = 5000000
+	case "cluster rolling restart":
+		base = 7000000
 	}
 	return fmt.Sprintf("7917%07d", base+i)
 }

@@ -73,7 +73,9 @@ type Database struct {
 	MaxConns int    `env:"DB_MAX_CONNS" envDefault:"32"`
 }
 
-// Broker is the RabbitMQ connection.
+// Broker is the RabbitMQ connection. AMQP_URL may list the nodes of a cluster separated by
+// commas (amqp://u:p@h1:5672/,amqp://u:p@h2:5672/): the connection goes to the first node that
+// answers and, after a loss, to the next one in turn, re-declaring its topology there.
 type Broker struct {
 	URL string `env:"AMQP_URL" envDefault:"amqp://guest:guest@127.0.0.1:5672/"`
 }

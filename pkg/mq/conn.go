@@ -1,6 +1,6 @@
 // Package mq is the messaging kit every service uses with RabbitMQ: a connection that heals by
 // itself (re-dial with backoff forever, re-declare topology), a publisher that reports success only
-// after the broker's confirm and re-sends what a dropped connection left unconfirmed, and a
+// after the broker's confirm and re-sends what a dropped connection or a nack left unconfirmed, and a
 // consumer with prefetch, batches, manual acks, retries and dead-lettering.
 package mq
 
@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,7 +26,8 @@ var ErrClosed = errors.New("mq: connection closed")
 
 // Conn is a supervised connection. Its zero value is not usable; use Dial.
 type Conn struct {
-	url      string
+	urls     []string // every broker node; connect starts after the one last used
+	next     int      // index into urls of the node connect tries first; owned by supervise
 	name     string
 	log      *zap.Logger
 	topology []Topology
@@ -43,9 +45,11 @@ type Conn struct {
 }
 
 // Dial starts supervising a connection to url and returns at once; use Wait or Channel to block
-// until the broker is reachable. name shows in the broker's connection list.
+// until the broker is reachable. name shows in the broker's connection list. url may list the
+// nodes of a cluster separated by commas: the connection goes to the first that answers, and
+// after a loss to the next one in turn, so a dead node is not retried first.
 func Dial(url, name string, log *zap.Logger, topology ...Topology) *Conn {
-	c := &Conn{url: url, name: name, log: log, topology: topology, metrics: newMetrics(),
+	c := &Conn{urls: SplitURLs(url), name: name, log: log, topology: topology, metrics: newMetrics(),
 		ready: make(chan struct{}), done: make(chan struct{}), stopped: make(chan struct{})}
 	go c.supervise()
 	return c
@@ -93,10 +97,41 @@ func (c *Conn) supervise() {
 	}
 }
 
+// SplitURLs splits a comma-separated list of broker URLs, dropping blanks.
+func SplitURLs(list string) []string {
+	var urls []string
+	for _, u := range strings.Split(list, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			urls = append(urls, u)
+		}
+	}
+	return urls
+}
+
+// connect tries every node once, starting with c.next, and leaves c.next on the node after the
+// one it connected to: the next loss (that node dying) moves the clients on instead of back.
 func (c *Conn) connect() (*amqp.Connection, error) {
-	cfg := amqp.Config{Heartbeat: 5 * time.Second, Properties: amqp.NewConnectionProperties()}
+	if len(c.urls) == 0 {
+		return nil, errors.New("dial: no broker URL")
+	}
+	var errs []error
+	for range c.urls {
+		i := c.next % len(c.urls)
+		c.next = i + 1
+		conn, err := c.connectTo(c.urls[i])
+		if err == nil {
+			return conn, nil
+		}
+		errs = append(errs, fmt.Errorf("node %d: %w", i+1, err))
+	}
+	return nil, errors.Join(errs...)
+}
+
+func (c *Conn) connectTo(url string) (*amqp.Connection, error) {
+	cfg := amqp.Config{Heartbeat: 5 * time.Second, Properties: amqp.NewConnectionProperties(),
+		Dial: amqp.DefaultDial(5 * time.Second)}
 	cfg.Properties.SetClientConnectionName(c.name)
-	conn, err := amqp.DialConfig(c.url, cfg)
+	conn, err := amqp.DialConfig(url, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("dial: %w", err)
 	}

@@ -39,8 +39,8 @@ func NewPublisher(conn *Conn) *Publisher { return &Publisher{conn: conn} }
 var ErrNotConfirmed = errors.New("mq: publish not confirmed")
 
 // Publish sends msg to exchange with routing key and returns nil only once the broker confirmed
-// it. A nack, or a connection lost before the confirm, sends the message again on the next
-// connection until ctx ends.
+// it. A nack, or a channel or connection lost before the confirm, sends the message again on a
+// fresh channel (on the next node after a lost connection) until ctx ends.
 func (p *Publisher) Publish(ctx context.Context, exchange, key string, msg Message) error {
 	pub := amqp.Publishing{
 		ContentType:  "application/json",
@@ -70,7 +70,6 @@ func (p *Publisher) Publish(ctx context.Context, exchange, key string, msg Messa
 		// Mandatory: a message no queue takes comes back (counted in mq_publish_returns_total)
 		// instead of vanishing unseen; it is still confirmed.
 		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, exchange, key, true, false, pub)
-		broken := err != nil
 		if err == nil {
 			published.Inc()
 			var acked bool
@@ -86,17 +85,18 @@ func (p *Publisher) Publish(ctx context.Context, exchange, key string, msg Messa
 				return nil
 			}
 			if err == nil {
-				err = errors.New("nacked or connection lost before the confirm")
+				err = errors.New("nacked or channel lost before the confirm")
 			}
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %w", ErrNotConfirmed, err)
 		}
-		if broken || ch.IsClosed() {
-			// Only a dead channel is replaced: closing a live one would nack every other caller's
-			// outstanding confirm.
-			p.drop(ch)
-		}
+		// A dead channel is replaced, and so is a live one that nacked: a quorum queue whose
+		// leader moved to another node can nack every later publish of a channel opened before
+		// the move, while a fresh channel's are confirmed. Closing it nacks the other callers'
+		// outstanding confirms too; they re-send on the new channel (at least once, as after a
+		// reconnect), and drop closes it only once.
+		p.drop(ch)
 		select {
 		case <-time.After(bo.NextBackOff()):
 		case <-ctx.Done():
