@@ -5203,14 +5203,14 @@ type ClientInterface interface {
 
 	// ReportAgents What each agent did, per interval (extension of the contract)
 	//
-	// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+	// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period (more than 50,000 rows is a 400 naming interval). With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
 	//
 	// Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
 	ReportAgents(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReportOrders How each order's campaign is going, per interval (extension of the contract)
 	//
-	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period; a report of more than 50,000 rows (orders times intervals) is a 400 naming interval. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
 	//
 	// Corresponds with GET /v2/report/orders/ (the `ReportOrders` operationId).
 	ReportOrders(ctx context.Context, params *ReportOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6341,7 +6341,7 @@ func (c *Client) UpdateOrder(ctx context.Context, orderId OrderId, body UpdateOr
 
 // ReportAgents What each agent did, per interval (extension of the contract)
 //
-// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period (more than 50,000 rows is a 400 naming interval). With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
 //
 // Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
 func (c *Client) ReportAgents(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6358,7 +6358,7 @@ func (c *Client) ReportAgents(ctx context.Context, params *ReportAgentsParams, r
 
 // ReportOrders How each order's campaign is going, per interval (extension of the contract)
 //
-// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period; a report of more than 50,000 rows (orders times intervals) is a 400 naming interval. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
 //
 // Corresponds with GET /v2/report/orders/ (the `ReportOrders` operationId).
 func (c *Client) ReportOrders(ctx context.Context, params *ReportOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10057,7 +10057,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReportAgentsWithResponse What each agent did, per interval (extension of the contract)
 	//
-	// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+	// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period (more than 50,000 rows is a 400 naming interval). With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10066,7 +10066,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReportOrdersWithResponse How each order's campaign is going, per interval (extension of the contract)
 	//
-	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period; a report of more than 50,000 rows (orders times intervals) is a 400 naming interval. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -23182,7 +23182,7 @@ func (c *ClientWithResponses) UpdateOrderWithResponse(ctx context.Context, order
 
 // ReportAgentsWithResponse What each agent did, per interval (extension of the contract)
 //
-// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period (more than 50,000 rows is a 400 naming interval). With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -23197,7 +23197,7 @@ func (c *ClientWithResponses) ReportAgentsWithResponse(ctx context.Context, para
 
 // ReportOrdersWithResponse How each order's campaign is going, per interval (extension of the contract)
 //
-// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period; a report of more than 50,000 rows (orders times intervals) is a 400 naming interval. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -47810,78 +47810,78 @@ var swaggerSpec = []string{
 	"AB17ulD1AEMQSJ8rLeMxqcDjOjys4wEKq23IawwFMKnSiiRCc4SWYG81ZkCmJDINsJkaRlxjxmKJCYu7",
 	"sJ9cZAsMkjhGU910x0KODojsdiGXMaTiUuZZn8UsV5azkosrqBqyn5aAZgPFohumDkzf3a7NewVfAe0H",
 	"EZjI2FwWLmO35TmYdHkviRmW9rSOxbbYp+6zMfAYlcCuiOAZxfe+rcABVUmoEDIRAQuzai42z021Tr6x",
-	"2fev0PSr3lxc+bk54Cch1dR5NuPlwg9dnq82yaX3Sm8dJtqFTDol1WsqcAbt+csqRthsXnhALzE3N7bB",
-	"1NwlFvITuLIY+71KQg7qWqZsDWh8SuMRHVBWz4V19IwrvVocIvJjqiSPFyASc9wBv1YGPBSu8IL+roo1",
-	"JqBOydbW1j40qhmsUoixbDVaj2pNMJmUL85cwYW+RyWhlcVpMhGSCnsbRIniN6x6XxNuzZmwlnebbl8m",
-	"MalYrUjVJyEdQ2JyCEvMzySk4zlTcKSjNETV9O/59mvstTxAdSrD3uGLQyQK3+WccdxIKp0xeX32uFqY",
-	"55MklkP28LlUgRzNA9p3Cx0X7j+2NaUHWC9Ree3dVqPhe/Sm9xUQwPR5c7+BqkfltR81fDyQ+YN71phO",
-	"OpCSI6/dqO/sb+35nhSPaRSlne43zGCIP74cnwDqgPklIuh77a1HjcZ79z79yDz1PUu90qfw0JDgqc61",
-	"LJzW2VmmAQq+Z6jf62HaQWu70QCL2j1oogDjIfJbkMkN5+Ib2Ppa+gBuP7cof3pf/OkN9Itw8QsA9wsL",
-	"9Atw9dPdss8vYRPOxY4/d4/9uXD1HzV8gL85NnCkzP7AEwNVH/bQHgrz99rJ5MiPClSzpK9er6+S2u6l",
-	"ANIL7GTGKDt04qfZLmW8yXH3E1VTbmTZ+5dlv+lTnZcuQx76cIdS6XK1DEYoQM4Kt8iYryDczqgUQaao",
-	"5GUIWzYqlSGMkCNHRqiZliWs2Dq2BVh4jNGRioxkfE24qC6Toq0I7FtJmJrHygiZroxXBU1HTOUqe4mQ",
-	"0A4VoRQsrGaSFpq2SAwsYtr6IXZtZE73jRvMfmifuw/TVg/TIdeSuZ2YTZ0Ip6W8tgJ2yJXmInBFA2AH",
-	"QnyFT0DOMyIuwMz6l1mIQb0Q+yigmkayRyou6SCWn5GxVYeEREvCdQE6NyxW4EZXYULHnEH8qLRCbzaM",
-	"5RbMEKwn4zFUH4QVWSHVSmrphrpCPTAL32WQscmuShr36XDIBLSuk+OUD7VptUBfUqGCAN/6HWiyX589",
-	"Jp0xyVhrGsRSKXJ0embHUSgc5ErOtbYMNFo7xLDNqm6VNOCEJ29YSDo0uDZAgiWb6Zv1c62yqaL2Rl6R",
-	"roxHNA5dayOWTLetUOTzTZvmTg0r4pGOTERIDairB3nVkZkkuJyroTkl1s97q2lWAAUQQZQw4289emR+",
-	"50UJV4YJKmFiYSNXStRVOs2graBipzljICJ/x2KpCOgYXOXMdDtywro1dqC0PleV0GPa1ja10HDKAcQl",
-	"OXXCXCn/BDUIMSMNOyvEIiETcsAF1VB18h60ARkWKSoC8LnlhnjolADkqVWNQK1DsKxIcNTHkodwCsDV",
-	"FLWAiIPTKoaBFCqx+zKYq1FAJeBtzSwbsf5HJ9Zb+Xwj199Orke6ewI1RRr1xo7vpaQYHGzSlLbtVqm4",
-	"D1oAK+5vuz9fsRjk2K8MjNvmKXIJbpgdeOIoI2REL1ET7E8J4ECrHwPx9tpbO8XKKw7VmNU1wfmo5bW3",
-	"fW8Lxt+GMXag5SN4sgv/3YP/7qMfSUEpsLU3qxRoTudLvC+h37qfLBH6XZXEoijrNsjPwdhP99DPbfBi",
-	"qTcHXT+3Of7Mhtr07Jfb56Lpz90vfy7U/G3z0gj1ftOHIwewNgdpa8dv+Q2/tb6U/yODTZGy3ULGR3lh",
-	"I+NvZPyNjL9Exv9KjnIy9gMjQg2GlPeg5n1PggH1PkT+RLF4vqR/5ljilOk099XQ2deKxaq8Zgy8Oow4",
-	"VQtCzKdynJWxDZgjyWVlW1HRnPumhM9pPmwAvxUn7CGm5Vwl1SdXh+BU+/NP9pkH+fQW0UTLQyA9wF7Q",
-	"G6ppbFhVrYeq/fChIRI8qNvu64EcPMQ26uEwogHryyhkcX0I+UtmHaabtebOWWNvyinWYOCoOJX/f8gG",
-	"sm4e4O96JAPknk3bQuzxlNvXbINXJamiOFpD0nxYzqveFskDz/r0RNieI9vm9JpHkcKWb7Bpr2NOQ0SV",
-	"hk+4Hk95iZPmbnt7p900Modp9kz2uJhu49gQ2+aFTZH97yf/efLnD99P/jL5wXo0G76NiR6LH/epzrzm",
-	"08fl8LGu1eWtMiBhXy4/9/80+cvkLzAo1Mtx4QqpJ/eIdU50cFzchY+YZdXgneXZVV2KjQ2bsWEzNmyG",
-	"odc2MSFon4Y0rVWHzMMDZRiAYYQqftO0EBKNt6nITbgAMLRRLoj/srpASF6R4Xc7nbTizZSLEqnkEno4",
-	"9+Ptamk0WHlywpQA7pRmubEW8Y+a6eYWAWUbyryhzB+XMt8bEV4ccmTT9G3o7ybiaEOwbxlxNJ3rsowM",
-	"G6HulrRXMTZNdheI+hspfyPlb3iJDS+xkfI3XMZGyv9xS/nzeYYR6/SlvJ7PMbzIFWQBNy7kIMDlz3r1",
-	"EZV00k/UAaHhgAt0jhvI0DAPMlbOMbAsg4uZ6Dc4kVt4s/zoimWBqbj1KGcqtti9CNnHJ8+JGovAvOAK",
-	"0KgLBkBczKYoHLgLuZJpdVfy/cLwJTzionfKRcDcx64wl3PEwkwjciRY/Dpz/h/G7IbLRJ2yIGb6ydsh",
-	"j5nKSnJNJbGYu7AkjnLMQhAPCpwC7OvDjKh/zJpb9hgtJxWFM7shGRuSsSEZjmRMXw1HOkYORc9Qj6VZ",
-	"MM/Q6RXyVuS8PjE1snNOBjdTYmQrRXSf6umsFRBN6nxJ2yn1QQ/RB+j+7Oc8s/GFDW5tFz3TBY1jOcII",
-	"Y4ciMZlGj98wUQUPFUoU7wkWklcvT89I5VRTEdI4JI5Wtd1ftePQT/+GGGJNB8Ps0Snv/X/sXf1u20YS",
-	"f5WBgINlHKVIslw7yl9pnAaCHZwTpwV6h+KwJNcia2pX3aWkCEUe6l7hnuywM7P80Iclu861dflPHFLk",
-	"cpfLnfntfPxGiXxu5HEX0BhmMqLrCCWg1AStAANAh8MTUpzM0mGk1dlCAkZZZ1rPQhHdBcDVgALIUnXX",
-	"wU0SxTqugKg67ExGqcg6s7mZaStBxLGR1kJ7fL0YQoKrCFIF4+vFN5CqKJvHMj7uwttyWtxEgJIy5uhg",
-	"LMMW6Zn0wboYjqtVZZqOLFFJY/g2h7fitIzc3TQ33dtUpTbxMfT8C85Bl/UNzxz+9AoEtrnkyGLsgUUS",
-	"kjyRUxBZdjyCYe8ElJimaoK9wa77uHW84xUHppdfNpcDdafv5OrIcsuUmMx9x8SEWPNMiBjjjIk8ReVE",
-	"r+IUKvbGx2APTusLKIATN3taSfj+4xW0h72X1a5mTlpT72I5y/QKg4QrtZ5DnScYQB9L4TaZ9ILcY12f",
-	"q09yCwuU5s7Tl0ZRY+D25zRW90W7Z1vU+K8gzSG1YBNcSSpbAcZQu3cQrsDoXOSyQ9eOQICRuaG5KOOm",
-	"K0StnUu5KkhlNl64n8I0D8CKFfZCu4+Q9f4u/lheRb8rg+xO6LYDlVGEZ5dD6DijwmG1h0KlBwKfsZrN",
-	"8wdQyTwc9f6uYHfna/1qEJi+/daotUysjP79/vbyw0tz/u7yx1/Mp+XP319fnI+vrv851oMrcSVulq2v",
-	"B5qfEh/TYO/32GysXRT6/D5qgLlYaA52zjKxknuR5rZbanC3gd4Nm3DDw/Rc9hU3JEtCpGIqNgK5xyoH",
-	"bTJimclcvviVj8f3lj66wIsfixy8Mn1KbmDSRk8jxccX94vuNPabKnppcU2YN9aOv4Ib/pEyuhG5z0Tk",
-	"kgQEUcdxmIXj9u4yS9EekunJgdKXwvvWpC/7DDZi8P5IkvcvtmP5M+w/Dt95NMqqiRlrFMBjFMA/1Noe",
-	"vl0a4Pw+/vgg2V8zA+4E4JvreMP4qOSSH0zWSS/J0DpK9lhvnwylTWNkxGznS42n0YKO5CGbdnVmxNwh",
-	"GgMYDCFB4k0TgNVgZCSd/rMQCQV2meZRsoVlAcddM5k0Cu3/qdDK0Z1tjm7NMvdm8N0P9tsP48TY6E2S",
-	"fRi//+Hv4am9+dHOdHimL569Za5cXI3ObDZ4zQbvuev3d0QrVN/ekRSo+fgOUvG+SMVBuv21WmG0pckC",
-	"NuAFULkiKDzqAbBOIQcnuqYtKnpmaVpgFaRXyOmNTs9QgtMc0GZqKu8mRab24y5gvKk7uTZwzGLLRH6r",
-	"zRS8eoMok8JQnJrTTnMjnebXJib4UXNaoz/esOParKpO8B2u4/Zer3OFprzeW3HH4XPkdO7Ca4wJEBnW",
-	"OwbPfX7izXjb/b37qnA81Sb8kT5TWYtAbjyZjV2gsQs0GKcp+NKAoq9YtpSCpsS6rNiPgKrQh63jqbSH",
-	"BcaPquGMlhhbPdEnuTrL+Ams4tGeSRUjmw8/SsYBQhRkihVUb9MGZekQPuXwgAC+meuJKI9Y+Jojz0mJ",
-	"xbsCtHqoaFUgEewx9OEy/dbDCzLUdOGjJFZXJlI9BRvASc/9O4BpqgLo9+jvCf/tQ+J+SwIYun/OIcHH",
-	"4F/kucT3QgMrxtD+73/6vb8Rn63yXkryRqSWL743SeCimJ7fAm02Eggx/K2cemIaTXnKasmE1McdGYX+",
-	"8s10Qp43hBQ8663AN7aRVhi0PnfcnZ2FMFyd8l+tcujXRWPluYtKs+XZ7/gBf5Y8RfpMrvSED/fgFb4e",
-	"kwkkirtRwfQIp5xWh0vgvW2NhoOywwRpKRtQiQzobs+/SJl+p72eG6NfklTB9WDgyNNRgjAUEfg9D2/7",
-	"0SA+kZ1T8U3YGUZncedcvrzt9EQ/HEQn8VCe3vr4wk/0YawBSIcKzyhn8O2ucdv8qj52d+rjnvG7a27q",
-	"74ASNrgQ8I6Bn5amOVwCo+KD//oJH/y1r/YnfsRV4dFAyMa11KCsB6OsT1WdnekJwZLfBLmM5AZf/Moy",
-	"cp93qegAgxg22GhW2lV7S2ohnksQE5EiWbpWkfQc37dG2oQD2y1XGA9gmYjcoaoSs3WxSurSQ5YC2Sm8",
-	"bKJzylnBXmwj7Obusrx6u6CE9KdDL+UrSGNol4kpdeLmA7XOFoIkr7nuY0iais9XUk3ypDXqD86D1jRV",
-	"xXFwAAP04HHQwX8JY1KID9axG+rqaU0a3L3dto0Pczn3NlIPkgmCNzqqMXM0rpznHx4tFRYUr6iwioZB",
-	"tbVDoX5BP/icKDzcbmmWXkr335+ceLXSLLxqKc26oxcv+oOzbq/b6/ZH573zHuJzbn1drVCNiVGR5Jeq",
-	"SUFKzMl9EMpMqwnkuluqC66gu6mnsPg2t4eZnNYNmArC+lI0rKIpCVOBwKodMoafdQjaQLiCcJ7dQTrF",
-	"nEkEH7epU9tcHGQxKKwdUpgslQYWfap0Uukidn5LDxFcUAVx+MWJ5hEeSoPj5TK7Dk/Q6N3jlc8rnaQL",
-	"SYmJWB1GU/QLnXEvSZpKB6jVXT3QHaXzDvIvur3xCJCJxTLgwJ7ElBdK7eDosY4D8q1r444rSa/VB6to",
-	"y1PfYObsVMSYbkqDaxdkjMeV+6lGwmYLSAxVlGfy7rjtbRARxWYb76j8k3urE07CFLmvBsWZoZVm8KIO",
-	"1Yy6t7WyrEUo86WUXP7Xb+zXRtcpNvybbdYIdApzH44nKKtVueMjylBOVag/4y8OCIDNjRTTygNVtcEt",
-	"D7yhLGSSDgXszTXMhMkVJj97YWFH69mn5GglVzDlRVeROxJrwm4S8UovC7Gz7cthlnJfD3gX7T8WVRaT",
-	"iZETrNtzJ2d5UeBY2ErydqUCVFFD5+Cuer7z7SurcPu6uXl9PYY7uXrAexCztOPu2DZRaNxd+/6PsKA0",
-	"a4RKO4kUWZ60vvz05X8BAAD//w==",
+	"2fev0PSr3lxc+bk54Cch1dR5NrvLNcDiLFSQnVxlnLQCiCtwYK+aHcklBmuTXD6w9JpiZl5IvVNS7qYC",
+	"h9Ye2KzEhE3/hSf6EpN5YxvM5V1iUj+BO47B4qtk8KCuZcoHgYqoNIDRQXH15FlHz7jSqwUuIgOnShJ/",
+	"AeYx9wMQcmXAQ+EqNejvqliUAgqbbG1t7UOjmkFDhaDMVqP1qNYEG0v54sydXeisVBKLWZwmEyGpsLdB",
+	"lCh+w6r3NeHWnAlrebfp9mUSk4pVo1R9EtIxZDKHOMb8TEI6njMFdwFKY1pN/55vv8ZeyyNap1LyHb44",
+	"RCryXc57x42k0hmT12ePq4V5PkliOWQPn0sVyNE8oH230NPh/oNhUwKCBRaV195tNRq+R296XwHFTJ83",
+	"9xuoq1Re+1HDxwOZP7hnjeksBSn98tqN+s7+1p7vSfGYRlHa6X7DDIb448vxCaAOmF8igr7X3nrUaLx3",
+	"79OPzFPfs+QufQoPDc2e6lzLwmmdnWUa0eB7hly+HqYdtLYbDTDB3YPqCjAeIr8Fqd9wLr6Bra+lD+D2",
+	"c4vyp/fFn95AvwgXvwBwv7BAvwBXP90t+/wSNuFc7Phz99ifC1f/UcMH+JtjA0fK7A88MVD1YQ/toTB/",
+	"r519jvyoQDVL+ur1+iq58F4KIL3Af2actUMnfpoeU8abpHg/Ub3mRvi9f+H3mz7VeXE05KEPdygVR1dL",
+	"eYQS56w0jJz8CtLwjA4ShJBKXuiwdaZSocNIRXJkpKBp4cPKuWNbsYXHGE6pyEjG14SL6jKx28rMvhWd",
+	"qXmsjFTq6n5V0NbEVK4UmAgJ7VARSsHCaiaaoS2MxMAipq0fYtdGSHXfuMHsh/a5+zBt9TAdci0h3cnl",
+	"1Ml8WsprK5GHXGkuAldlAHYgxFf4BARDIwoBzKxDmoUYFBixjwKqaSR7pOKyFGK9Ghlb/UlItCRcF6Bz",
+	"w2IFfncVJnTMGQScSislZ8NYbsEMwXoyHkO5QliRlWqtaJduqKvsA7PwXcoZmx2rpHGfDodMQOs6OU75",
+	"UJuHCxQsFSoI8K3fger79dlj0hmTjLWmQSyVIkenZ3YchcJBrkZda8tAo7VDDNus6larA1578oaFpEOD",
+	"awMkWLKZvlk/1yqbKqp75BXpynhE49C1NmLJdNsKRT7ftGnu1LCEHunIRITUgLp6kBeHzSTBR10NzSmx",
+	"juFbTbMCqJgIooQZf+vRI/M7L0q4uk1OcGYqrT3qSqNm0FZQ4tOcMRCRv2OxVASUEq7UZrodOeneWkdQ",
+	"vJ+re+gxbYuhWmg4bQLikpz+YY5aAOpFAfoyPZSrCCpOhQHKoFRqqc7VHdTJCeoxYkYadqmImkIm5IAL",
+	"qqH25T2oGDLUVNQu4HPLYvHQaRbIU6uggYqLYN+REC6AhRfhaIHDK+oiLWRcLcVACpXYzR7MVVOgKvK2",
+	"xp6NruBHpyuwQv9GWXA7ZQES8xOobNKoN3Z8L6Xv4OaTJtZtt0p1CKBasDqEbffnKxaDcPyVgXHbPEXW",
+	"ww2zA08cuYW87CW6h/0pqR4YgMfAEXjtrZ1i/ReHaszqmuAC1fLa2763BeNvwxg70PIRPNmF/+7Bf/fR",
+	"m6Wgadjam9U0NKezNt6XJsE6wSzRJLhajUX52G2Qn4Oxn+6hn9vgxaJ0Drp+bnP8mQ21SeIvt89F05+7",
+	"X/5cqPnb5qVvTkHThyMHsDYHaWvHb/kNv7W+6uBHBpsiZbuF4gCFkI3iYKM42CgOligOvpKjnOD+wMhl",
+	"gyHlPai835Ngxr0PPUKiWDxffXDmWOKU6TT31dDZ14rFqrxyDbw6jDhVCwLdpzKtlbENmKnJ5YZbUXud",
+	"+6aEz2k+bAC/FSfsISYHXSXhKFeH4Nr78085mgf59BbRRMtDID3AXtAbqmlsWFWth6r98KEhEjyo2+7r",
+	"gRw8xDbq4TCiAevLKGRxfQhZVGbdtpu15s5ZY2/KNddg4Kg4lf9/yAaybh7g73okA+SeTdtCBPSU89ls",
+	"g1clCas4mljSrFzOt9+W6gP//vRE2J4j2+b0mkeRwpZvsGmvY05DRJWGT7geT/mqk+Zue3un3TQyh2n2",
+	"TPa4mG7j2BDb5oVN1P3vJ/958ucP30/+MvnB+lUbvo2JHosf96nOfPfTx+XwsQ7e5a0yIGFfLkv4/zT5",
+	"y+QvMChU7XFBE6k/+Yh1TnRwXNyFj5jr1eCd5TleXaKPDZuxYTM2bIah1zY9ImifhjStmIfMwwNlGIBh",
+	"hHYD07QQmI23qchNuDA0NHwuiEKzCkZIoZHhdzudtO7OlKMUqeTSijh14Ha1NCatPEViSgB3SnPtWDP7",
+	"R823c4uwtg1l3lDmj0uZ740ILw58sskCN/R3E/e0Idi3jHuazrhZRoaNUHdL2qsYmya7C0T9jZS/kfI3",
+	"vMSGl9hI+RsuYyPl/7il/Pk8w4h1+lJez+cYXuTKwoBvGHIQ4EdoXQWJSjrpJ+qA0HDABXrcDWRomAcZ",
+	"K+dtWJZHxkz0G5zILbxZfnQlu8BU3HqUMxVb7F6E7OOT50SNRWBecAVo1EUYIC5mUxQO3IVc4ba6Kzx/",
+	"YfgSHnHRO+UiYO5jVx7MeXdhvhM5Eix+nUUUDGN2w2WiTlkQM/3k7ZDHTGWFwaZSacxdWBJHOWYhiAcF",
+	"TgH29WFG1D9m5S97jJaTisKZ3ZCMDcnYkAxHMqavhiMdI4eiZ6jH0lycZ+hJC9kzcq6kmKDZeTyD7yox",
+	"spUiuk/1dO4MiGl1DqrtlPqgz+gD9Kn2c+7e+MKG2LaL7u6CxrEcYZyzQ5GY0qPHb5iogocKJYr3BAvJ",
+	"q5enZ6Ryqun/x97V77ZtJPFXGQg4WMZRiiTLtaP8lcZpINjBOXFaoHcoDktyLbKmdtVdSopQ5KHuFe7J",
+	"Djszyw99WLLrXFuX/9gSRS53udyZ387Hb1QsTAxeV438p844DorPmMmci+msPHSTTpTI50YedwGNYSYj",
+	"0pBQAkpN0AowAHQ4PCHFyVwhRlqdLSRg6Ham9SwU0V0AXJMogCxVdx3cJFGs4wqIMMTOZJSKrDObm5m2",
+	"EkQcG2kttMfXiyEkuIogVTC+XnwDqYqyeSzj4y68LafFTQQoKWMOOcZicJGeSR8BjDG+WlWm6cgSoTXG",
+	"hHN4K07LyF1Nc9O9TVVqEx+Yz7/gHHRZ3/DM4U+vQGCbSw5Xxh5YpELJEzkFkWXHIxj2TnxosOsNdt0H",
+	"w+MVrzjavXyzuSipO3wnV0eWW6b0aO47ZjvEmmdCxBhnTBQuKieSF6dQsTc+sHtwWl9AAZy42dNKwvcf",
+	"r6A97L2sdjVz0pp6F8tZplcYJFypOB3qPMGo/FgKt8mkB+Ru6/pcvZNbWKA0d57eNIoaA7c/p7G6N9rd",
+	"26LGfwVpDqkFm+BKUtkKMIbaPYNwBUbnIpcdOneEAdy5obko46YrdLGdS7kqqG02HrifwjQPwIoV9kK7",
+	"l5D1/i4WW15FvyuP7U7otgOVUYRnl0PoOE3DYbWHQqUHAp+xms3zBxDaPBz1/q5gd+dj/WoQmN791qi1",
+	"TKyM/v3+9vLDS3P+7vLHX8yn5c/fX1+cj6+u/znWgytxJW6Wra8Hmp8SH9Ng7/fYbKxdFPr8PGqAuVho",
+	"DnbOMrGSe5HmtktqcLeB3g2nccMG9Vz2FTckS0IkhCo2ArnHKgdtMmKZyVy++JW/j+8twHSBJz8WOXhl",
+	"+pQMxaSNnkaKjy/uF91p7DdV9NDimjBvrB1/BTf8I2V0I3KficglCQiijuMwC8ft3WWWoj0k05MDpS+F",
+	"961JX/YZbMTg/ZEk719sx/Jn2H8cvvNolFUTM9YogMcogH+otT18uzTA+X388UGyv2YG3AnAN9fxhvFR",
+	"ySXfmKyTXpKhdZTssd4+GUqbxsjL2c6XGg+jBR0ZSTbt6szLuUM0BjAYQoL0nyYAq8HISDr9ZyESCuwy",
+	"zaNkC8sCjrtmMmkU2v9ToZWjO9sc3Zpl7s3gux/stx/GibHRmyT7MH7/w9/DU3vzo53p8ExfPHvLXLm4",
+	"Gp3ZbPCaDd5z1+/viFaovr0jKVDz8R2k4n2pjIN0+2u1wmhLkwVswAugckZQeNQDYJ1CDk50TVtU9MzS",
+	"tMBaTK+QWRydnqEEpzmgXSF7cpciX/xxFzDe1B1cGzhmsWUiv9VmCl69QZRJYShOzWmnuZFO82sTE/yo",
+	"Oa3RH2/YcW1WVSf4Dtdxe6/XuUKWXu+tuOPwOXI6d+E1xgSIDKsug2dgP/FmvO3+3n21QJ5qE/5In6ms",
+	"RSA3nszGLtDYBRqM05SdaUDRVyyeSkFTYl1W7EdAVejD1vFU2sMC40fVcEZLNLCePZRcnWX8BNYSac+k",
+	"ipHNh28l4wAhCtLPCqr6aYOygAkfcnhAAF/MVU2URyx8zpHnpMQSYgFaPVS0KpAI9hj6cJl+6+EFGWq6",
+	"8FESVSyzs56CDeCk5/4OYJqqAPo9+n/C//uQuN+SAIbuzzkkeBv8jzyX+FxoYMUY2v/9T7/3NyLJVd5L",
+	"Sd6I1PLJ9yYJXBTT81ugzUYCIYa/lVNP9KUpT1ktmZD6uCOj0J++mU7I84aQgme9FfjGNtIKg9bnjruy",
+	"sxCGa2T+q1UO/bporDx2UWm2PPod3+DPkqdIr8mVnvDXPXiFz8dkAoniblQwPcIpp9XhEnhvW6PhoOww",
+	"QVrKBlQiA7ra8y9Spt9pr+fG6Jck1ZE9GDjydJQgDEUEvs/D2340iE9k51R8E3aG0VncOZcvbzs90Q8H",
+	"0Uk8lKe3Pr7wE70YawDSocIzyhl8u2vcNr+qj90d+rhn/O6cm/ozoIQNLke8Y+CnpWkOl8CoeOG/fsIH",
+	"v+2r/YkfcVV4NBCycS01KOvBKOtTVWdnekKw5DdBLiO5wRe/sozc510qOsAghg02mpV21d6SWojnEsRE",
+	"pMjArlUkPcf3rZE24cB2y3XOA1gmIneoqsRsXazVuvSQpUB2Ck+b6JxyVrAX2wi7ubssr94uKCH96dBL",
+	"+QjSGNplYkqduPlArbOFIMlrrvsYkqbi85VUkzxpjfqD86A1TVXxPTiAAXrwOOjg34QxKcQH69gNdfW0",
+	"Jg3u3m7bxoe5nHsbqQfJBMEbHdWYORpXzvMPj5YKy5pXVFhFw6Da2qFQv6AffE4UHm63NEsvpfv4kxOv",
+	"VpqFVy2lWXf04kV/cNbtdXvd/ui8d95DfM6tr6sVqjExKpL8UjUpSIk5uQ9CmWk1gVx3S3XBdXw39RSW",
+	"AOf2MJPTugFTWVpf34ZVNCVhKhBYtUPG8LMOQRsIVxDOsztIp76ciIDb1KltrjiyGBTWDilMlkoDiz6V",
+	"T6l0ETu/pYcILqiOOfziRPMIv0qD4+Vivw5P0Ojd7ZXPK52kC0mJiVhyRlP0Cx1xD0maSgeo1V090B2l",
+	"8w7yL7q98QiQicUy4MCexJQXSu3g6LGOA/Kta+O+V5JeqzdW0Za7vsHM2amIMd2UBtcuyBiPK9dTjYTN",
+	"FpAYqqj55N1x29sgIorNNt5RTSn3VCechClyX2KKM0MrzeBJHSpEdW9rZVmLUOZLKbkIsd/Yr42uU2z4",
+	"N9usEegU5j4cT1CWwHLfjyhDOVWh/oy/OCAANjdSTCs3VNUGt9zwhrKQSToUsDfXMBMmV5j87IWFHa1n",
+	"n5KjlVzBlBddRe5IrAm7ScQrvSzEzrY3h1nKfVXiXbT/WNpZTCZGTrBuz52c5UWZZWEryduVslJFDZ2D",
+	"u+r5zrevrMLt6+bm9fUY7uTqAc9BzNKOu2LbRKFxd+39P8Ky1qwRKu0kUmR50vry05f/BQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -98,7 +98,11 @@ func (h *Handler) rows(c *gin.Context) ([]Row, error) {
 		list = slices.Clone(users)
 		slices.Sort(list)
 	}
-	return Build(list, p, calls, states, current, h.now(), seen), nil
+	rows := Build(list, p, calls, states, current, h.now(), seen)
+	if len(rows) > period.MaxRows {
+		return nil, period.TooManyRows(len(rows), "agents (userIds[])")
+	}
+	return rows, nil
 }
 
 func writeCSV(c *gin.Context, rows []Row) {
