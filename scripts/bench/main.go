@@ -38,7 +38,7 @@ type Config struct {
 	DrainJobs         int
 	Rows              int
 	ListRequests      int
-	// Phases selects the phases to run (sync, async, import, list, dialer, webhook); import selects async
+	// Phases selects the phases to run (sync, async, import, list, dialer, webhook, report); import selects async
 	// too, whose drain rate (figure (3)) is its baseline.
 	Phases string
 	// ImportRows is the size of the import phase's measured file; ImportProfile, when set, is where
@@ -54,6 +54,10 @@ type Config struct {
 	DialRows    int
 	DialDue     int
 	DialBigRows int
+	// ReportCalls is the calls of the report phase's year; IngestCalls the events of each of its
+	// ingest rounds.
+	ReportCalls int
+	IngestCalls int
 }
 
 func main() {
@@ -66,7 +70,7 @@ func main() {
 	flag.IntVar(&cfg.ListRequests, "list-requests", 500, "list requests measured (one client)")
 	flag.StringVar(&cfg.Phases, "phases", strings.Join(phaseNames, ","),
 		"phases to run, comma-separated, in this order whatever the order given: sync (1), async (2, 3), "+
-			"import (6: its baseline is figure (3), so it runs async too), list (4), dialer (5), webhook (7)")
+			"import (6: its baseline is figure (3), so it runs async too), list (4), dialer (5), webhook (7), report (9, 10, 11)")
 	flag.IntVar(&cfg.ImportRows, "import-rows", 100_000, "rows of the import phase's measured CSV file")
 	flag.StringVar(&cfg.ImportProfile, "import-profile", "",
 		"write a CPU profile of lead-worker (PPROF_ADDR) while it imports the measured file to this file")
@@ -75,6 +79,8 @@ func main() {
 		"write a CPU profile of lead-api (PPROF_ADDR) during the measured async accepts of figure (2) to this file")
 	flag.IntVar(&cfg.DialRows, "dial-rows", 1_000_000, "leads of the dialing queue's order")
 	flag.IntVar(&cfg.DialDue, "dial-due", 100_000, "of which due")
+	flag.IntVar(&cfg.ReportCalls, "report-calls", 10_000_000, "calls loaded over a year across 200 orders for the report phase")
+	flag.IntVar(&cfg.IngestCalls, "ingest-calls", 5_000, "platform events per round of the report phase's ingest cost")
 	flag.IntVar(&cfg.DialBigRows, "dial-big-rows", 0, "then grow the order to this many leads (not due) and measure the lease again (e.g. 5000000; slow)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -235,7 +241,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 		name string
 		run  func(context.Context) error
 	}{{"sync", b.syncCreates}, {"async", b.asyncAndDrain}, {"import", b.imports}, {"list", b.list}, {"dialer", b.dialer},
-		{"webhook", b.webhooks}}
+		{"webhook", b.webhooks}, {"report", b.reports}}
 	for _, p := range phases {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -277,7 +283,7 @@ func dropDatabase(name string, drop func() error) error {
 // writes into the same table as the drain it is compared with (before list and dialer load two
 // million leads), and waits until lead-worker has settled its files, so that no backlog is left for
 // the phases after it.
-var phaseNames = []string{"sync", "async", "import", "list", "dialer", "webhook"}
+var phaseNames = []string{"sync", "async", "import", "list", "dialer", "webhook", "report"}
 
 // selectPhases reads -phases: known names only, and async whenever import (figure (3) is
 // figure (6)'s baseline); addedAsync says that async was not asked for.

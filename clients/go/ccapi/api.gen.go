@@ -5854,14 +5854,14 @@ type ClientInterface interface {
 
 	// ReportAgents What each agent did, per interval (extension of the contract)
 	//
-	// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+	// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period (more than 50,000 rows is a 400 naming interval). With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
 	//
 	// Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
 	ReportAgents(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReportOrders How each order's campaign is going, per interval (extension of the contract)
 	//
-	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period; a report of more than 50,000 rows (orders times intervals) is a 400 naming interval. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
 	//
 	// Corresponds with GET /v2/report/orders/ (the `ReportOrders` operationId).
 	ReportOrders(ctx context.Context, params *ReportOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -7096,7 +7096,7 @@ func (c *Client) UpdateOrder(ctx context.Context, orderId OrderId, body UpdateOr
 
 // ReportAgents What each agent did, per interval (extension of the contract)
 //
-// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period (more than 50,000 rows is a 400 naming interval). With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
 //
 // Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
 func (c *Client) ReportAgents(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7113,7 +7113,7 @@ func (c *Client) ReportAgents(ctx context.Context, params *ReportAgentsParams, r
 
 // ReportOrders How each order's campaign is going, per interval (extension of the contract)
 //
-// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period; a report of more than 50,000 rows (orders times intervals) is a 400 naming interval. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
 //
 // Corresponds with GET /v2/report/orders/ (the `ReportOrders` operationId).
 func (c *Client) ReportOrders(ctx context.Context, params *ReportOrdersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11070,7 +11070,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReportAgentsWithResponse What each agent did, per interval (extension of the contract)
 	//
-	// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+	// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period (more than 50,000 rows is a 400 naming interval). With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11079,7 +11079,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReportOrdersWithResponse How each order's campaign is going, per interval (extension of the contract)
 	//
-	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period; a report of more than 50,000 rows (orders times intervals) is a 400 naming interval. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -25203,7 +25203,7 @@ func (c *ClientWithResponses) UpdateOrderWithResponse(ctx context.Context, order
 
 // ReportAgentsWithResponse What each agent did, per interval (extension of the contract)
 //
-// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period. With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
+// For each agent and each interval of the period (the same `from`, `to`, `interval` and `tz` rules as reportOrders): calls (those the agent handled, by the call's start), talk time, the average handle time (talk plus wrap-up per call the agent talked on), the seconds spent available, ringing, on a call, in wrap-up and paused (and paused by reason, "" for none), and the occupancy ((on call + wrap-up) / (available + ringing + on call + wrap-up)). Times come from the agents' state history (agent.state.changed): a state lasts until the next one, a late state splits the one it falls in, and the current state lasts until now; offline counts nowhere. An agent (call-center) sees only themselves; staff every agent; a client or senior agent the agents' figures within the orders they see (calls in those orders, and states announced with one of them). Without `userIds[]`, the agents with data in the period (more than 50,000 rows is a 400 naming interval). With `Accept: text/csv`, the same rows as CSV with a header row (pause reasons as the columns paused_<reason>).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -25218,7 +25218,7 @@ func (c *ClientWithResponses) ReportAgentsWithResponse(ctx context.Context, para
 
 // ReportOrdersWithResponse How each order's campaign is going, per interval (extension of the contract)
 //
-// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
+// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period; a report of more than 50,000 rows (orders times intervals) is a 400 naming interval. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -51652,92 +51652,93 @@ var swaggerSpec = []string{
 	"1Sxw0kDXzL6amgnWsp9CPAQVqs/iF5BYgWcP1TRAvOoZCYJG2MAyMeP/7x9/e/OHmz/e/DO5+RcI//rD",
 	"ze9u/rOhCJiaATVjdw52Xc3YD6v3pgRM3NQh35gnNrxz1TrktntDjh9iN4dZRuiqj9sM8kXlx103/fsr",
 	"QH47DmNbGN5nCfIeFaEU30HNH6/jbTdDz6/mPqVtMNIYqrmIYK/jhYkR56E5pVfKwig/RsPwMyoGCQYw",
-	"xYl5dhQeM40VsZ4Igye5mRItjzk1ElH6E5p5zC+vYmlYQKHC+V04ZbO11WyZD/uOU/5/7H3bchs3mv+r",
-	"oFj1L5EVkOJBlGX65u/YTqKynCiSPKnZjMsGuyESoybAACBpeipV+wB7sa+wb7BzN1W7mYt9Au0bbeH7",
-	"gD6xKVGKPOM4fWOLaDTOje/8+854pHR8tkAIuURwad8K8zZSUvIIM8gjQeWSaaFy8O7/cDILg3vtzXuD",
-	"Srq7M7Z8YLtw6QpI8z++oY1Yq/mJiq7Uwn6jFu5IP+p7hzvaQJbOnQ73+X6AOM885jvQXKVn5a2esfdP",
-	"8ZA6UemU6whO+ACenAjJzSnX4KUOhXMWCTnxhy9gLoolB1sEj0VkxZK7x+V+flqwRFwKHgMY4inXz9na",
-	"S5MeZGlH7mSqVvCZKGlZZM2F8oPzashK5iUrfG3YhLsTAppM7SY+e5uZTsyc82jqjt9Eiqov47fFB20B",
-	"ou9f9PrBNT4A0Qcm/8GcHeEyvTmIKRCSWtVQhzHVHNk9ceR35cdCTFKBH6tWUSC2+UoL6wabwToqqMCS",
-	"JyV1hAfUMFxaSiB83qsJQHcBEJO/gsEDfMS7Khow9OAh2MD7ahi2slA3UMJh977khFz/jVz//fqv1/91",
-	"/Z9gz/+3xt1u6h/8btdxTR8trqmWnX/vgVDhHtw1FKp8k2sOSEgg5t0AgPSV0h4NGIyDgCnkfoJv55IF",
-	"0BAy51qoGIGGIAfvu0utZu8oeWeV+zfU93ky7Id3PrsEMwSHAleHaY3gVgfIIuVh7rHrKZNxwmOaz0Cx",
-	"ZxCEt0WJZckVsYB9DO8suWYT7t+CB6QJdcAOutJs3l7MwUjpGsr14yrxmCjZon5ZIyVjQ8wcFiDsJiVO",
-	"WgaUYSUdWWFJQomQadNunnMGyQWaub/HgLpglKSAEAOWV6kk9yZXCNuNosWcyWhNmk0lcXxfhHZbZJ80",
-	"01GQL8IwyBdks26rQ9wpMgTwKECzn07U7GHgA5kKY5VekyYUd6Cwgwcobo0ATRnSbjJjDVlIK3C1JH9v",
-	"EXeZkcRVwGpmngiLOMkKYZIvYT+FzCYYLbRGA2G5YalWT4i6vAQEZQAAM65syjXPJQNt5qIZWo7sp4mn",
-	"+czwZMnNE9f25aVH24K3gPaDiE2Udh+LUDpseW5NLsVkoTkmFPXuzD7FqJ3yNfAYzcjPiOAZxefU5/2A",
-	"XChMSrWQEY+zHDIeXafVIT94zP93aHA2P755R3NjwFdiZlnwp8aPC18M6GIjkgMVS786hPcF/J6KnDlN",
-	"OIP+/GV5KjyGGB7Qt4gIjnUQELzCLn8GnyxGnO8CA8JCzZStAY1SZRRkWJTdEbienwhjd4t+RH7MVKCH",
-	"wUXijjvcr82ZiGVI92A/tDCzBWRHGQwGj6FS290qhcjOfrd/2O6BoaZ6cu4TvNHjqSKgszhMLmPS5O+j",
-	"ZGHEkrceasD9LQO26tcNd6oWmjS9VqRFSczWAIcOwZD5kcRsvWUIgXRUBsa69hvUv42tVofFlnD9nn77",
-	"FInCh5wLUOjJpCMmry+etQrjfLHQas73XykTqdW2Rftwo7vEw0fUpvQAszSCOq/bpQ22nHwDBDAt7z3u",
-	"omrTNEaHXYoHMn9wL7plqIOUHDVG3c7w8eCINpR8xpIkbfRx13WG98eX6zO4OmB8CxlNG6PBYbf7c3ie",
-	"vuRKacNTr7QUCh0JLjVuVeG0bo4yDYugDUf9Xs/TBvoH3S7Y8R5AEwU3Hl5+N+DH4VioW1tqFYXlprlJ",
-	"0fK+0PIG0uK60MKC08IEaWFdabpbvvwtbMKf5JBu3WO6dV3pYZfC+rtjA0fK7Q+UuFWlsIf+ULi/7wxh",
-	"Rz6ppdokfZ1OZxdAve8kkF5gJzNGOVwnNMXYVLpG1vuNqilrWfbhZdkfpszmpctYxBS+oVS63A03CQXI",
-	"TeEWGfMdhNsNlSLIFM28DOGTVaUyhBNy1MoJNWVZwouta5/2RWiMyTRkpfQVEbJ1mxTtRWDqJWHmio0T",
-	"MkPysCaajrjJ5ROTMfEWYh63MkkLTVtEA4uY1t7Hpp3MGd4JnfkXfXl4Ma21n3Z5J5k7iNksiHBWqSsv",
-	"YMfCWCGjkKoAdiDGR1gCcp4TcWHNvFebXzHIUuKLImZZoiakGaAOMemN0l4dEhOriLCF1VlybcB5r8ml",
-	"1YJD1KryQm/WjecWXBd8ovQach7CjLyQ6iW1dENDeiAYBQ24NR5iq6LylM3nXELtDjlO+VAP5gX6kiaT",
-	"BPjWD6DJfn3xjIzXJGOtWaSVMeT5+YXvx6BwkEt01x+41egPiWObTccracD1Ty15TMYsunKLBFN2w3fz",
-	"F9ZkQ0XtjXpHLpVeMR2H2k4sKddtMuTzXZ3esI15+MhYLWTM3FK3nuRVR26Q4Ohu5u6UeO/yQc/NANIu",
-	"gijh+h8cHrrfeVEiJH+C/JuYTikkMA35VbPVNpAn1J0xEJE/cK0MAR1DyNeZbkdOWPfGDpTWt6oSJtz6",
-	"jKp+NYJyAO+SnDphq5R/hhoEzUnXjwpvkZhLNROSWch1+QDagOwWKSoCsNxzQyIOSgDylVeNQIZFsKwo",
-	"CA/ARItwCsDBFbWAeAenuRMjJc3C78tsq0YBlYD3NbPUYv0nJ9Z7+byW6+8n12fuNE747g5pIyXF4KqT",
-	"AumO+pXiPmgBvLh/EP4MXjjfuDUeuVLkEkI3QygJlBFw2CvUBI9LAjjQ6mdAvBujwbCY7yVcNW52PfD+",
-	"6TdGB7QxgP4PoI8h1DyEkkfw7xH8+xj9SApKgcHRplKgV0ZpfCih37uf3CL0h9yMRVE2bBDNrTFN95Dm",
-	"NvhmqTe3ujS3OXRjQz0o/NuDP8ke3bpfdOuq0QP30An1tEfhyMFau4M0GNI+7dL+3aX8T2xtipTtHjI+",
-	"ygu1jF/L+LWMf4uM/41a5WTsPSdCzeZMTCDT/kSBAfUhRP6F4Xq7pH8RWOKU6XTfq6Ozrw3XpjpTDTx6",
-	"mghmbghsLyGrVbENiMwUsOB2VDTn3qngc3r7XeC39ILvIxjoLgCjwjwFp9rPH2I0v+TlLWILq54C6QH2",
-	"gi2ZZdqxqtbOzWh/3xEJEXV8851IzfaxjtmfJyziU5XEXHfmgJqy6ZDda/eGF92jklOsu4GT4lD+f8xn",
-	"quMK8HcnURFyz65uIeK55Pa1WeG0AqBKoDUkReEKXvs+NR947qcnwrec+DrnVyJJDNb8EatOxu40JMxY",
-	"eEXYdckLnfQejQ6Go56TOVy1EzURslwnsCG+zrcemPs/rv/7+m//+6/Xv1z/3Xs0O76NywnXz6bMZl75",
-	"aXH1+gRP9Mpa2SJhWwEV/N+vf7n+BTqFLD0hHCL15F7x8ZmNjou78BGxXd29czumawD2qNmMms2o2QxH",
-	"rz0cImif5izNkIfMw55xDMA8QRW/q1oIxMavqchNhLAztFHeEHXmdYEAmZHd7344aZ6dkosSaeZgRIL7",
-	"8UGrMgatGhIxJYDDSmwdbxH/qPg69whjqylzTZk/LmV+MCJ8c8iRBwes6W8dcVQT7HtGHJURNqvIsBPq",
-	"7kl7DedlsnuDqF9L+bWUX/MSNS9RS/k1l1FL+Z+2lL+dZ1jx8VSpq+0cw7e5NDDgxoUcBLj8ea8+Yhbj",
-	"9BXzhLB4JiQ6x81U7JgHpU1wDKzCjXED/QEHcg9vlk8uRReYivuHOVOxv92LK/vs7BUxaxm5B8LANRqC",
-	"AfAu5iUKB+5CIVFbJySaf+P4EpEIOTkXMuLh5ZAOLDhiIZKJWkmuX2fO/3PNl0ItzDmPNLcv3s+F5iZL",
-	"BFYCsdg6sYVOcsxCpGcFTgH2dT8j6h8z05c/RreTisKZrUlGTTJqkhFIRvnTCKRjFa7oDepxK/bmBTq9",
-	"Am5FzusTAZmDczK4mRInWxlip8yWUSsgmjT4ko5S6oMeonvo/kxzntn4wAe3joqe6ZJprVYYYRyuSATT",
-	"mIglly3wUGHEiInkMTn97vyCNM8tkzHTMQm0ahT+ah/HNP0bYogtm82zonMxkcwuNG91CCjDdIJwHWNO",
-	"4NYkShJwAD04GCDh9CgdmhuVLDkBL+tEqfmYRVeU+BxElCRCXrVBSEJfxzVBqA4z55FgSXu+0HNlOGFx",
-	"rLkxpHl8ujwgU/iKiJDk+HR5SISMkkXM41aHvMi2xW0EkZzH3jsYkr9Fas6Dsy644yqZ26Y9gwDW4L7t",
-	"3VthW0bubdybzqWQwkyDD71/AnvQ8fTG7xw8ekIYtLnynsUwAgMgJHbKZ4QlSWtEDroDItlMyAmMBoYe",
-	"/NbhjSfeMT072T4JqSu+4us941vGwGQ/dghMiJXfCRaDnzGCp0iL8CqOoMJogg92f1j8gCgZuN1TkpPX",
-	"ZyekedB9nB9q4m5rHF3M54lag5NwLsP0WNkpONDHnDkhExfIdevGnO/JfVhEKj94PGnoNUacfI5zdSfa",
-	"9W2A4j8hwhJhiJnClySTNQEfarcG4zXRyjLL21h3RBjR3Grci8xvOgcP237J1ymozMaChy0UlhLD1jAK",
-	"5Q6hp/vbUGv9V/RPxa3dyrpt4crQw7PjXeh8RIXj1e7KKt2R8TmW84W9A5TM3bnefyqzu3VZPxoLjGe/",
-	"MWqspoZHb19dvvz+sT76+uUff9IXqz+/Pn1+dHxy+i/Hqn/CTtj5qvHxmOaH5I9xsjdbbDa+Xbj0/XoU",
-	"GOb0Q3Ns5zxha34rp1n1SoHdrVnvGsO4xmH6XOSKc7xLxgDFlAoCNvAqOwkZMU+45ft/8b+Pb0y49Bwq",
-	"35dzCMT0IRGJkRo9zC1+/Pzmq1vEQajCRYsLl3mt7fg9mOHveUfXV+5ncuXiDUhYkY+DKBwnu/NEgD4k",
-	"UZMdb1907yvdvt5msOGD9yndvL8zieW3IH/sLnnUxKr2GasJwH0IwHeyJMM3MwVckONbO939BTXgVgZ8",
-	"8zveUD5KvvIdo3Yy3GSgHUV9bNBPjrkRMSBiNu1KQTFo0AE8ZFOv7hExt1yNlPQPyBSANzUlRhHNI+7o",
-	"nyERk8SshI2mFSgLMO+CyqQmaP9IgpbN7tHm7EqauWf9r/5gvvz+eKpN9GyafH/86g9fjIfm/I9mrsaP",
-	"1PPPXjOXfVw1zawFvFrA+9zp+9cIK1QU7/AWKNj4diLxIUnFTrT9qVyDt6VOqFfgUZKrQVOLOiWepqCB",
-	"E0zTBgi9R2laQpalJ4DpDUbPMSeOcpCmh6YKZlJAam91CPibusLSxCGKLWH2UukZCeSNRAlnGv3UHHVa",
-	"aO4ov9Ixsh8FozXY47U3XOt13gi+xXTcvNXqnIMpL46WXXn3OTQ6d8hT8AlgCWRZJgH7fBDUeNX23tuy",
-	"cDyUEH5PmykveCDXlsxaL1DrBWoep074UjNFHzFZKjpNsfJdcTsHlGd9vHZccLObY/wo785oELE1AH2i",
-	"qTPzn4AsHs05lzGg+fiueEyBRQGkWIb5PA3NUof4IscPMOJf9vlEZOBYfJ29gEkJybsoaD1ktE45ERgx",
-	"6ZGX4svAXqCipkPOOKK6eiDVITGUDLru3z6ZCUlJr4v/D/z/PTJ1z6aUHLh/jsgUuoH/AecS1gUnls6h",
-	"+T9/7XX/H+LZymClRGuEML7yjUECz9Pt+TWszUYAIbi/ZVuPSKPCb1khmBDHuCWiMFTfDCf0+wYshd/1",
-	"Bg2NbYQV0sb7tnuzvWTaZ6f8sZFN/TRtLCt7nms2K/3Kd/BbiVPEY3KiJv7nLfyKrw/BBByuu1GK9EiG",
-	"PqwOPoFXpjE66GcDRpYWowElSwi+HfAXMdJv2O26OYZPEjPE7sw4+u3ImDC4IuA8H1z2on484O0hOxy3",
-	"D6JHcfuIP75sd1lv3I8G8QEfXgb/wgs8GCUG0nGFjzBm8MW2eRt7Upy7Kzq7Zf6uznlxDTBgwyca3jLx",
-	"Yaaag09glB74jx/w4U/7+vbAjzh/edQsZG1aqrmsO3NZF3managJsiW/iuXS3De4/xd/R95mXUoH4JkY",
-	"r7BRnmjn9S3CkHjBCZswAWDpSkY8YHxfam6m3rHd+AzmlKymzDquKuPZOpAldRVYlpSzk1BtoizGrMAo",
-	"qgC7/XD9ffViiQHpD8e9ZEsgYtLMAlOKwM07Up0KgKRAuW5CSJqx9ydcTuy0Mer1j2hjJmT6m+6AAN2/",
-	"H+sQTsIxEsQ709gNcvWwKg0/vO26je8XfBF0pIFJRha8plG1mqM25Xz+7tFcQkLxHAnLURggW1sI6s9g",
-	"B18ghIeTlubiJXd/vnHXq+F6GUhLptYd7e/3+o863U630xsddY+6wJ/71stkBXNMjNIgPyEnKSixD+4j",
-	"Y54oOSFWdTJy4TPobtIpSL7t24NITuMmjAlhQyoaT6IxCFMSBlk7eEz+rMZEaTJek/EiuSJiBjGTwHxc",
-	"Cke2fXKQZT/VdnCmE8E1WfYw00luiDD4ihECc4EZxMlP7moewU+uYb4+za7jJ3D2rnsZ4konYskxMBGy",
-	"wyj0fsESt0hc5waArW4bgWpLZduAv+hk4xEBJBbjGQ4YSYxxodgOzB7yOADeutLudy7oNd+xjCp6fQaR",
-	"szMWQ7gpTq6ZgjG2cu9jjoTNFgAYKk3PFMxx1W0gEMVmG19j+ie3qhMfhMlsyAblI0NzzUClNuaMurG1",
-	"LK3FmNsV5z79bxDsS7NrpwL/ZpvlRFyOu1TusEi1GoWctmn6YMsT7nZunS0Ink0Iy8UpGm5LWJdkO653",
-	"efJVQyxg/KQaSVhymiXUcr/3MIhayLF6D08cr0KM1ZzNcj3JfIMVHZ5joDReYClnbhWZM20lxGeH+8yM",
-	"ygGyaAtGazWGbueFizusR3ozVh1uD6QeUhZvy0wAG8cmE80nsJFXfG7THMzM5OLLc0mq0jQ/Ow81QLJX",
-	"f/ypZdrtzdPTY3LF13c5F3PRdm9UbRTon0uf6B7kvPZEK9fOlLPEThs/v/n5/wIAAP//",
+	"xYl5dhQeM40VsZ4Igye5mRItjzk1ElH6E5p5zC+vYmlYQKHC+V04ZbO11WyZD/uOU/5/7H3dchs3lv+r",
+	"oFj1L5GVJsUPUZbpm79jO4nKcqJI8qRmMy4b7IZIjJoAAzRJ01Op2gfYi32FfYOdu6nazVzsE2jfaAvn",
+	"HPQXmxKlyDOO0ze2iEaj8X2+f+dMhNpEZwuEkIulUMlbad+GWikRYgZ5JKhCcSN1Dt79H05moXOvybw3",
+	"qKS7O2PLe7YLp66ANP/jm6ARGT0/0eGVXiTf6IXb0o/65HAXNJClc7vDHd8PEOeZx3wHmqvNrLzUM/7+",
+	"KW5SJyqdChPCDh/AkxOphD0VBrzUoXDOQ6kmtPk85qJcCrBFiEiGiVwK97j8nZ8WPJaXUkQAhngqzHO+",
+	"JmmSQJZ25E6megXHRKuEh4m90NQ5UkNWMi9Z4WvLJ8LtENBkGjfw2dvMdGLnQoRTt/0mSladjN8WH7QF",
+	"iL5/0et713gPRO+Z/AdzdoTL9OYgJk9IalVDHcZUc2T3xJHflR/zMUkFfqxaRYHY5isjE9fZDNZRQwUe",
+	"PympIwhQwwqVBAzC50lNALoLgJj8FQwe4CPeVdGAoQcPwQbeV8OwlYW6gRIOu/clJ+z6b+z679d/vf6v",
+	"6/8Ee/6/Ne52U/9Aq13HNX20uKZadv69B0L5e3DXUKjyTW4EICGBmHcDANJX2hAaMBgHAVPI/QTfziX3",
+	"oCFsLozUEQINQQ7ed5dGz94F7F2i3b++PuXJSD68o+wS3DLsClwdtjWCWx0gizTB3OOnp1xFsYiCfAaK",
+	"PYsgvK2AJTy+YglgH8M7S2H4RNBb8IA1oQ7YQVeGz9uLORgpXUO577hKImJatQKa1lCryDI7hwnwqxkw",
+	"Jy0DyrBWjqzwOA6YVGnTbpxzDskFmrm/x4C6YLUKACEGLK9KK0EmVwjbDcPFnKtwzZpNrbB/X/h2W2yf",
+	"NdNesC98N9gXbLNuq8PcLrIM8ChAs58O1O5h4AObSptos2ZNKO5AYQc3UNQaAZoypN3kNrFsoRKJs6XE",
+	"+wRxlzmLXQWsZuexTBAnWSNM8iWsp1TZAMOFMWggLDes9OoJ05eXgKAMAGDWlU2FEblkoM1cNEPLkf00",
+	"8bSYWREvhX3i2r68JLQteAtoP4jYTBt3WKQ2fslzc3IpJwsjMKEouTNTitFkKtbAYzRDGhHDPYrPA8r7",
+	"AblQuFJ6oUIRZTlkCF2n1WE/EOb/OzQ42x/fvAtyfcBXIp5w70/tD9cMU8JwxYa5fDxp3hGfVoGOGn3J",
+	"w5GNWA6FLD2miAcMgD8VSXaasGlpw2aJLQh0DHf0W4QQxzqIIF5hyD+DM44h6rvghnBfM+WDQAVVGTbp",
+	"Z3F3yK7nJ9Imu4VLIgNnK+DG4OZx5wMu5OZMRsrnh0g+tDAVBqRTGQwGj6FS211DhVDQfrd/2O6BZad6",
+	"cO7M3ugiVREBWuymUBFrivdhvLByKVoP1eH+lg4n+td1d6oXhjVJjdIKWMTXgJ8O0ZP5nkR8vaUL/gBU",
+	"RtK69hsBvY2tVsfRloAAn377FKnIh5zPkP+STXvMXl88axX6+WJh9Fzsv9I21Kttk/bhRv+Khw/BTQkI",
+	"pnUE/V+3GzT4cvINUMy0vPe4i7pQ2xgddgPckPmNe9EtYyOk9Ksx6naGjwdHQUOrZzyO00Yfd93H8P74",
+	"cn0GVwf0b6HCaWM0OOx2f/bP05dcadAgcpeWQqGj2aXGE13YrZu9TOMogoYjl6/naQP9g24XDH8PoLqC",
+	"Gw8vvxsA57AvgZvbINEBTHeQG1RQXpegvIBBcV6CwoQHhQEGhXkN0tWi8rewCH9Sw2DrGgdb5zU47AYw",
+	"/27bwJZy6wMlblYDWEPaFO7vO2PesU9qqjZJX6fT2QWB7zsFpBf4z4yz9tdJkIJyalND8f1G9Zq18Pvw",
+	"wu8PU57kxdFIRgGcoVQc3Q1oCSXOTWkYOfkdpOENHSQIIc280EHZrVKhw0lFeuWkoLLwQXLumvLESINB",
+	"nJattLliUrVuE7tJZg5IdOau2Dqp1Gcba6KtSdhcAjIVMTIpi6iViWZoC2MGWMS09j427YRU/47/GL1I",
+	"5f7FtNZ++sk7CeleLude5ku0viKJPJI2kSr0uQ1gBSJ8hCUgGDpRCOaM3OBoxiCtCRWFPOGxnrCmx0bE",
+	"LDnakP4kYolmMinMzlIYC95+TaESIwWEuWqSkrPPELfgPiEm2qwhSSKMiKRaEu3SBfX5hKAXgQe6IUyu",
+	"ispTPp8LBbU77DjlQwn9CxQsTa4Y8K0fQPX9+uIZG69Zxlrz0Ghr2fPzC/qOReEglxmvP3Cz0R8yxzbb",
+	"Dml1wFdQL0XExjy8cpMEQ3bdd+OXic26iuoe/Y5darPiJvK1nVhSrtvkyOe7Or1hGxP3sbFeqIi7qW49",
+	"yYvDrpPgGW/nbpeQO/qg50YAeRpBlHDfHxweut95UcJni/KCs7BpxlOfkDWbbQuJRd0eAxH5gzDaMlBK",
+	"+ASf6XLkpHuyjqB4v1X3MBEJpWCl2fDaBLxLcvqHLWoByFIF15droVpF0PQqDFAGpVJLa6vuoMPOUI9h",
+	"BOvSUPFqioTSM6l4Ahk3H0DFkF1NRe0ClhOLJSOvWWBfkYIG8jyCfUdDkAKme4StBW62qIukmfEZHEOt",
+	"7IIWe7ZVTYGqyPsae2pdwSenKyChv1YW3E9ZkDn1OIm+OwwaKX0Hh6EUznfUr9QhgGqBdAgH/k/vC/SN",
+	"m+ORK0XWw39mCCWe3AIafIXu4XFJqgcG4BlwBI3RYFjMOuOvGje6Hvgg9Rujg6AxgO8fwDeGUPMQSh7B",
+	"v0fw72P0ZiloGgZHm5qGXhkr8qE0CeQEc4smwWeILMrHfoGC3BwH6RoGuQW+WZTOzW6QW5xgY0EJmv7t",
+	"wZ9UL9i6XsHWWQsO3MPA7YJeAFsO5tptpMEw6AfdoH931cEnNjdFynYPxQEKIbXioFYc1IqDWxQH3+hV",
+	"TnDfc3LZbM7lBPL9TzSYcR9Cj7CwwmxXH1x4ljhlOt15dXT2tRXGVufLgUdPY8ntDeH1JXy3KrYB8aE8",
+	"It2O2uvcOxV8Tm+/C/yWWYh9hCTdBeZU2qfg2vv5A53mp7y8RHyR6KdAeoC94EuecONY1SSZ29H+viMS",
+	"MuxQ851Qz/axjt2fxzwUUx1HwnTmgN2y6Rbea/eGF92jkmuuu4HjYlf+fyRmuuMK8Hcn1iFyz65uIe66",
+	"5Hy2WeG0AiZLooklxQLzsQOUIBDiB9IdQS3HVOf8SsaxxZo/YtXJ2O2GmNsEXpHJuuQLz3qPRgfDUc/J",
+	"HK7aiZ5IVa7j2RCq8y3Bg//H9X9f/+1///X6l+u/k1+149uEmgjzbMqTLDYgLa6eH+8PX1krmyRsy2OT",
+	"//v1L9e/wEchV5APykj9yVdifJaEx8VV+IgIs+7euR1Z1sOL1GxGzWbUbIaj1wTKCNqnOU/z9CHzsGcd",
+	"AzCP0W7gqhbCwfE0FbkJH/yGhs8bYt9IwQjAHdn9Tt1Js/2UHKVYMwdm4tWBB63KSLhqYMaUAA4rEX7I",
+	"zP5RUX7uEUxXU+aaMn9cyvxgRPjmwCeCKKzpbx33VBPse8Y9lXE+q8iwE+ruSXutEGWye4OoX0v5tZRf",
+	"8xI1L1FL+TWXUUv5n7aUv51nWInxVOur7RzDt7lkNOAbhhwE+BGSqyCzi3H6in3CeDSTCj3uZjpyzIM2",
+	"1nsbVqHXuI7+gB25hzfLJ5coDEzF/cOcqZhu9+LMPjt7xexahe6BtHCN+ggDvItFicKBu5BPF9fx6e7f",
+	"OL5ExlJNzqUKhX/ZJyXz3l2Ip6JXSpjXWUTB3Iil1At7LkIjkhfv59IIm6UjK0FpbB3YwsQ5ZiE0swKn",
+	"AOu6nxH1j5lvjLbR7aSisGdrklGTjJpkeJJRPhqedKz8Fb1BPW5FAL1AT1pAz8i5kiIstPd4Bt9V5mQr",
+	"y5IpT8rYGRDT6h1URyn1QZ/RPfSpDnLu3viAQmxHRXd3xY3RK4xz9lckQnpM5FKoFniocGblRImInX53",
+	"fsGa5wlXETcR87Rq5P9qH0dB+jdEMid8Ns+KzuVE8WRhRKvDQBlmYgQNGQsGtybTioED6MHBAAknYYUY",
+	"YXW8FAxct2Ot52MeXgWMMiEFLJbqqg1CEvo6rhkChti5CCWP2/OFmWsrGI8iI6xlzePT5QGbwiliUrHj",
+	"0+UhkyqMF5GIWh32IlsWtxBMCRGRyzGkoAv1XHgPYPDx1Sq3THsWYbTBJ5zcW2FZRu5tXJvOpVTSTr1j",
+	"Pj2BNegQvaGVg0dPGIc2V+SuDD2wAIWSTMWM8ThujdhBd+Bdg11voOveGR7eeELe7tnOplSorvhKrPcs",
+	"tYzh0dR3iHaINK0Ej8DPGCFcVIIgL46gQm+8Y3d/WDxAARu41dNKsNdnJ6x50H2c72rsbmvsXSTmsV6D",
+	"k3Auz/VYJ1Pwyo8Ed0ImTpD7rOtz/kvuYDGlqfO409BrjDn5HMfqdrT7tgWK/4TJhEnL7BROkorXDHyo",
+	"3RyM18zohCeijXVH4MCdGFyLzG86B1LbfinWKbTNxoT7JZRJwCxfQy+024RE97dh59Ip+qei525l3bZw",
+	"Zejh2SEXOgrTcLzaXVmlOzI+x2q+SO4AaHN3rvefyuxundaPxgLj3m+MGqupFeHbV5cvv39sjr5++cef",
+	"zMXqz69Pnx8dn5z+y7Hun/ATfr5qfDym+SH5YxzszRabjbMLlz7NR4FhTg+aYzvnMV+LWznNqlcK7G7N",
+	"etdIyjUa1OciV5zjXTIGQKhUEEg8r7KTkBGJWCRi/y/0+/jGtE/PofJ9OQdPTB8SFxmp0cPc4sfPb766",
+	"ZeSFKpy0qHCZ19qO34MZ/p53dH3lfiZXLt6AjBf5OIjCcbK7iCXoQ2I92fH2Rfe+0u1LNoMNH7xP6eb9",
+	"nUksvwX5Y3fJoyZWtc9YTQDuQwC+UyUZvpkp4Lwc39rp7i+oAbcy4JvneEP5qMSKPozaSX+TgXYU9bFe",
+	"PzkWVkaAy9lMVhqKQYMOiCSbenXC5dxyNQasf8CmAP9pAmY1MyIUjv5ZFnLF7Eom4bQCZQHGXVCZ1ATt",
+	"H0nQstE92hxdSTP3rP/VH+yX3x9PjQ2fTePvj1/94Yvx0J7/0c71+JF+/tlr5rLDVdPMWsCrBbzPnb5/",
+	"jbBCRfEOb4GCjW8nEu9TZexE25+qNXhbmjggBV7AcjWC1KIeMKIpaOAE07QFQk8oTUvI9fQEkMXB6DkW",
+	"zFEO1syBPblXAS++1WHgb+oKSwOHKLaYJ5fazJgnbyyMBTfop+ao08IIR/m1iZD9KBitwR5vyHBt1nkj",
+	"+BbTcfNWq3MOLL3YW35F7nNodO6wp+ATwGPI9cw8AvvAq/Gq7b235QJ5KCH8njZTUfBAri2ZtV6g1gvU",
+	"PE6ddqZmij5iylZ0muLlu+J2DijP+pB2XAq7m2P8KO/OaBEG1qOHoqkz85+AXCLNuVARoPnQp0QUAIsC",
+	"8LMcs4raIEtgQkWOH+CMXqasJspzLFRnz2NSQgqxALQeKlynnAj0mPXYS/mlZy9QUdNhZwKhYgmddchs",
+	"wAZd92+fzaQKWK+L/w/o/x6bumfTgB24f47YFD4D/wPOJcwLDiwdQ/N//trr/j8EyVXeSonWCGmp8o1B",
+	"As/T5fk1rM1GACG4v2VLj/ClkpasEEyIfdwSUeirb4YT0roBS0Gr3gh8YxthhUHjfdu92V5yQzkyf2xk",
+	"Qz9NG8vKnueazUq/og/8VuIUcZuc6An9vIVfofoQTCDguhulSI9sSGF1cARe2cbooJ91GFlajAZUPGb4",
+	"tsdfxEi/YbfrxuiPJOap3ZlxpOXImDC4ImA/H1z2wn40EO0hPxy3D8JHUftIPL5sd3lv3A8H0YEYXnr/",
+	"wgvcGCUG0nGFjzBm8MW2cdvkpDh2V3R2y/hdnfPiHGDABqU73jLwYaaagyMwSjf8xw/4oN2+vj3wI8pf",
+	"HjULWZuWai7rzlzWRZ5mx3qCbMmvYrmMoAb3/0J35G3WpbQDxMSQwkYT0c7rW6Rl0UIwPuESENi1CoXH",
+	"+L40wk7Jsd1SHvWAraY8cVxVxrN1IFfryrMsKWenoNpEJxizAr2oAuym7tJ99WKJAekPx71kUyAj1swC",
+	"U4rAzTtSnQqAJE+5bkJImvH3J0JNkmlj1OsfBY2ZVOnvYAcE6P79WAe/E46RIN6Zxm6Qq4dVaVD3tus2",
+	"vl+IhdeReiYZWfCaRtVqjtqU8/m7RwsFac1zJCxHYYBsbSGoP4MdfIEQHk5amsuXwv35xl2vVpilJy2Z",
+	"Wne0v9/rP+p0O91Ob3TUPeoCf06tl8kK5pgYpUF+Uk1SUGIK7mNjEWs1YYnuZOSC8vhu0ilIAU7tQSSn",
+	"dQPGtLQ+vw2RaAzCVIxD1g4RsT/rMdOGjddsvIivmJz5dCKcXUpHtinjyLKfajsEN7EUhi17mD4l10Xo",
+	"fEUPgbnAPObsJ3c1j+CnMDBeSvbr+Akcvfu88nGlE7kUGJgIKWc0er9giZskYXIdwFa39UC3lU7agL/o",
+	"ZOMRAyQWSwwH9CTCuFBsB0YPeRwAb10b9zsX9Jr/sAorvvoMImdnPIJwUxxcMwVjbOXexxwJmy0AMFSa",
+	"88mb46rbQCCKzTa+xpxSblYnFITJE59iiiJDc81ApTYmorqxtSytxVgkKyEoCbEX7Euja6cC/2ab5exe",
+	"jrvUbrMovRr5zLppEuNExMKt3DqbENybEJaLQ7QiKWFdsu243uXBV3WxgPGTaiRhyoMsS5f7vYdB1FKN",
+	"9Xt44ngVZhMj+Cz3JZVvsOKD5xgojRdYypknms25SRTEZ/v7zI7KAbJoC0ZrNYZu54WLO8xHejNWbW4C",
+	"UveJk7dlJoCF45OJERNYyCsxT9JM0Nzm4stzma/SND87d9VDslcf/tQy7dbm6ekxuxLru+yLuWy7N6oW",
+	"CvTPpSO6B5m3iWjl2pkKHifTxs9vfv6/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -66,11 +66,7 @@ func (u Unit) Ceil(t time.Time, loc *time.Location) time.Time {
 	if u == Total {
 		return b
 	}
-	start := u.Floor(b.Add(-Size), loc)
-	if !b.After(start) {
-		return b
-	}
-	k := u.key(start, loc)
+	k := u.key(b.Add(-Size), loc)
 	for u.key(b, loc) == k {
 		b = b.Add(Size)
 	}

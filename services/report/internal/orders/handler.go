@@ -85,7 +85,11 @@ func (h *Handler) rows(c *gin.Context) ([]Row, []statuses.Status, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return Build(Orders(ids, scope, sums, entered), p, sums, entered, agentTime, catalog), catalog, nil
+	list := Orders(ids, scope, sums, entered)
+	if n := len(list) * p.Len(); n > period.MaxRows {
+		return nil, nil, period.TooManyRows(n, "orders (orderIds[])")
+	}
+	return Build(list, p, sums, entered, agentTime, catalog), catalog, nil
 }
 
 // writeCSV answers rows as CSV with a header row: the JSON members in order, statuses as one

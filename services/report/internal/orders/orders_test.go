@@ -117,6 +117,17 @@ func TestAClientSeesItsOwnOrders(t *testing.T) {
 	assert.Equal(t, []int64{11, 11, 12, 12}, []int64{rows[0].OrderID, rows[1].OrderID, rows[2].OrderID, rows[3].OrderID})
 }
 
+// A report that would pass period.MaxRows is a 400 naming the rule, before it is written.
+func TestAReportOfTooManyRowsIsRefused(t *testing.T) {
+	var ids []string
+	for i := range 100 {
+		ids = append(ids, fmt.Sprintf("orderIds[]=%d", 9_000_000+i))
+	}
+	res := env.Do(t, http.MethodGet, "/v2/report/orders?"+strings.Join(ids, "&")+"&from=2026-10-01&to=2026-10-31&interval=hour", nil)
+	require.Equal(t, http.StatusBadRequest, res.Status)
+	assert.Equal(t, "the report would have 72000 rows, more than 50000: name fewer orders (orderIds[]) or take a longer interval", res.Errors()["interval"])
+}
+
 // Bad parameters are a 400 naming the parameter and its rule.
 func TestBadParametersAreNamed(t *testing.T) {
 	for query, field := range map[string]string{

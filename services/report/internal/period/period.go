@@ -30,6 +30,15 @@ func (p Period) To() time.Time { return p.Starts[len(p.Starts)-1] }
 // Len is the number of intervals.
 func (p Period) Len() int { return len(p.Starts) - 1 }
 
+// MaxRows bounds a report's rows (its orders or agents times its intervals): a page of every order
+// by the hour for a month would be 150,000 rows of 200 orders.
+const MaxRows = 50_000
+
+// TooManyRows is the 400 of a report that would pass MaxRows.
+func TooManyRows(rows int, who string) error {
+	return apperr.Field("interval", fmt.Sprintf("the report would have %d rows, more than %d: name fewer %s or take a longer interval", rows, MaxRows, who))
+}
+
 // Rules of the parameters, as the 400 names them.
 const (
 	timeRule     = "must be a date (yyyy-mm-dd, midnight in tz) or an RFC 3339 date-time"
