@@ -263,7 +263,7 @@ func TestDialerPaceAndExplainFollowTheOrders(t *testing.T) {
 	r = stack.Call(t, http.MethodPost, "/v2/dialer/lease/", map[string]any{"orderId": own, "dialerId": "paced"}, WithKey(client.key))
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 	assert.Equal(t, []any{}, r.Data(t)["list"], "no agent: nothing to dial")
-	assert.EqualValues(t, 1000, r.Data(t)["retryAfterMs"])
+	assert.EqualValues(t, 5000, r.Data(t)["retryAfterMs"], "no agent logged in: ask again in 5 s")
 
 	for _, path := range []string{"/v2/dialer/pace/", "/v2/dialer/explain/"} {
 		r = stack.Call(t, http.MethodGet, fmt.Sprintf("%s%d/", path, other), nil, WithKey(client.key))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	"ccplatform/clients/go/ccapi"
 )
@@ -97,5 +98,44 @@ func (m *mix) agentGroupUpdate(ctx context.Context) {
 func (m *mix) agentGroupList(ctx context.Context) {
 	measure(m, "listAgentGroups", "", success, func() (*ccapi.ListAgentGroupsResponse, error) {
 		return m.api.ListAgentGroupsWithResponse(ctx, &ccapi.ListAgentGroupsParams{Limit: ptr(20)})
+	})
+}
+
+func (m *mix) agentStateList(ctx context.Context) {
+	measure(m, "listAgentStates", "", success, func() (*ccapi.ListAgentStatesResponse, error) {
+		return m.api.ListAgentStatesWithResponse(ctx, &ccapi.ListAgentStatesParams{Limit: ptr(20)})
+	})
+}
+
+func (m *mix) agentStateSet(ctx context.Context) {
+	state := ccapi.SetAvailable
+	if m.n()%2 == 0 {
+		state = ccapi.SetPaused
+	}
+	measure(m, "setAgentState", "", success, func() (*ccapi.SetAgentStateResponse, error) {
+		return m.api.SetAgentStateWithResponse(ctx, ccapi.AgentStateSet{State: state})
+	})
+}
+
+// reportPeriod is the last day, as the reports read it.
+func reportPeriod() (from, to string) {
+	now := time.Now().UTC()
+	return now.Add(-24 * time.Hour).Format(time.RFC3339), now.Format(time.RFC3339)
+}
+
+func (m *mix) reportOrders(ctx context.Context) {
+	from, to := reportPeriod()
+	ids := ccapi.IDList{m.leadOrders[0].id}
+	interval := ccapi.ReportOrdersParamsIntervalHour
+	measure(m, "reportOrders", "", success, func() (*ccapi.ReportOrdersResponse, error) {
+		return m.api.ReportOrdersWithResponse(ctx, &ccapi.ReportOrdersParams{OrderIds: &ids, From: from, To: to, Interval: &interval})
+	})
+}
+
+func (m *mix) reportAgents(ctx context.Context) {
+	from, to := reportPeriod()
+	interval := ccapi.ReportAgentsParamsIntervalTotal
+	measure(m, "reportAgents", "", success, func() (*ccapi.ReportAgentsResponse, error) {
+		return m.api.ReportAgentsWithResponse(ctx, &ccapi.ReportAgentsParams{From: from, To: to, Interval: &interval})
 	})
 }
