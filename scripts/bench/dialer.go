@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"ccplatform/gateway/e2e/loadtest"
+	"ccplatform/pkg/db"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
@@ -103,10 +105,9 @@ func (b *bench) dialer(ctx context.Context) error {
 		leased.Add(int64(len(ids)))
 		return b.finish(ctx, ids)
 	}
-	// The paced form: no limit, the platform decides. The bench's order has no agents (agent
-	// state lives in the user service, which the bench does not drive), so each call runs the
-	// pacing reads (agents, calls in flight, statistics) and the pacer, and hands out nothing: its
-	// p99 is what pacing adds in front of the lease statement the explicit form measures.
+	// The paced form: no limit, the platform decides. The order's 50 agents are available
+	// (dialAgents): each call runs the pacing reads (agents, calls in flight, statistics) and the
+	// pacer, and hands out up to 50 leads less the calls in flight, which each dialer's finish ends.
 	paced := func(i int) error {
 		var out struct {
 			List []struct {
@@ -125,6 +126,7 @@ func (b *bench) dialer(ctx context.Context) error {
 		for j, l := range out.List {
 			ids[j] = l.ID
 		}
+		leased.Add(int64(len(ids)))
 		return b.finish(ctx, ids)
 	}
 	bare := func(int) error {
@@ -155,12 +157,12 @@ func (b *bench) dialer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pacedRun, _, err := measure(paced)
+	pacedRun, pacedRate, err := measure(paced)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(b.out, "    gateway: %.0f leads/s, lease calls %s\n    bare loop: %.0f leads/s, %s\n    paced lease calls (no agents): %s\n",
-		platformRate, platform.Summary(), baselineRate, baseline.Summary(), pacedRun.Summary())
+	fmt.Fprintf(b.out, "    gateway: %.0f leads/s, lease calls %s\n    bare loop: %.0f leads/s, %s\n    paced lease calls (50 agents available): %.0f leads/s, %s\n",
+		platformRate, platform.Summary(), baselineRate, baseline.Summary(), pacedRate, pacedRun.Summary())
 	b.rows = append(b.rows, row{
 		name:     fmt.Sprintf("(5) leads leased/s (4 dialers, %d leads)", rows),
 		platform: fmt.Sprintf("%8.0f leads/s", platformRate),
@@ -174,7 +176,7 @@ func (b *bench) dialer(ctx context.Context) error {
 	})
 	pacedP99 := pacedRun.Percentile(0.99)
 	b.rows = append(b.rows, row{
-		name: "(5) paced lease call p99 (4 dialers, no agents)", platform: pacedRun.Summary(), baseline: platform.Summary() + " (explicit limit)",
+		name: "(5) paced lease call p99 (4 dialers, 50 agents)", platform: pacedRun.Summary(), baseline: platform.Summary() + " (explicit limit)",
 		ratio: loadtest.Millis(pacedP99) / loadtest.Millis(p99), target: "p99 < 50 ms",
 		pass: pacedP99 < 50*time.Millisecond && pacedRun.Errors == 0,
 	})
@@ -214,9 +216,17 @@ func (b *bench) dialer(ctx context.Context) error {
 
 // dialOrder is an auto-dialing order that calls every day around the clock in UTC.
 func (b *bench) dialOrder(ctx context.Context) (int64, error) {
+	agents, err := b.dialAgents(ctx)
+	if err != nil {
+		return 0, err
+	}
+	ids, err := json.Marshal(agents)
+	if err != nil {
+		return 0, fmt.Errorf("encode agent ids: %w", err)
+	}
 	day := `["00:00","24:00"]`
 	body := fmt.Appendf(nil, `{"serviceTitle":"bench","title":"Bench dialing","status":"success","sipEndpointIds":[1],
-"autoDialingEnabled":true,"ignoreLeadTimezone":true,"callSchedule":[%s,%s,%s,%s,%s,%s,%s]}`, day, day, day, day, day, day, day)
+"autoDialingEnabled":true,"ignoreLeadTimezone":true,"agentUserIds":%s,"callSchedule":[%s,%s,%s,%s,%s,%s,%s]}`, ids, day, day, day, day, day, day, day)
 	var created struct {
 		ID int64 `json:"id"`
 	}
@@ -225,6 +235,34 @@ func (b *bench) dialOrder(ctx context.Context) (int64, error) {
 	}
 	return created.ID, nil
 }
+
+// dialAgents are the dialing order's agents: dialAgentCount call-center users, available since
+// now, written straight into the user schema as the telephony platform's events would leave them
+// (the bench measures the lease, not the agent events). A paced lease then hands out one lead per
+// available agent less the calls in flight, and each dialer's finish ends its calls.
+func (b *bench) dialAgents(ctx context.Context) ([]int64, error) {
+	users, err := db.Open(ctx, b.dbURL, "users", 2)
+	if err != nil {
+		return nil, err
+	}
+	defer users.Close()
+	var ids []int64
+	const q = `
+WITH u AS (
+	INSERT INTO users (email, access_group, is_active)
+	SELECT 'bench-agent-' || g || '-' || md5(random()::text) || '@bench.local', 'call-center', true FROM generate_series(1, $1) AS g
+	RETURNING id)
+INSERT INTO agent_states (user_id, state, since, event_id)
+SELECT id, 'available', now(), 'bench-' || id FROM u RETURNING user_id`
+	if err := users.SelectContext(ctx, &ids, q, dialAgentCount); err != nil {
+		return nil, fmt.Errorf("make the dialing order's agents: %w", err)
+	}
+	return ids, nil
+}
+
+// dialAgentCount is the dialing order's available agents: each paced lease hands out up to that
+// many leads (the explicit form's limit is 50).
+const dialAgentCount = 50
 
 // loadDialLeads bulk-loads leads from..to of the order: the first due of them due now (planned in
 // the last day), the others not due: half of them in a final status, half planned within the next
