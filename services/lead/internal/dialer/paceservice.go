@@ -55,19 +55,7 @@ func (s *Service) decide(ctx context.Context, o orders.Order, now time.Time) (pa
 // visibleOrder reads an order named in a path: outside the caller's scope or unknown, it is a 404
 // (a client learns nothing of another client's orders).
 func (s *Service) visibleOrder(ctx context.Context, caller identity.Caller, id int64) (orders.Order, error) {
-	missing := apperr.NotFoundf("order %d does not exist", id)
-	_, ok, err := s.orders.CheckScope(ctx, caller, id)
-	if err != nil {
-		return orders.Order{}, err
-	}
-	if !ok {
-		return orders.Order{}, missing
-	}
-	o, err := s.orders.Get(ctx, id)
-	if apperr.KindOf(err) == apperr.NotFound {
-		return orders.Order{}, missing
-	}
-	return o, err
+	return s.orderIn(ctx, caller, id, apperr.NotFoundf("order %d does not exist", id))
 }
 
 // Pace is what GET /v2/dialer/pace/{orderId} answers.

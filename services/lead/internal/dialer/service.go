@@ -70,7 +70,12 @@ type LeasedView struct {
 // orderOf reads the order a caller names: outside the caller's scope or unknown, it is the field
 // error of a missing order (as a lead create answers).
 func (s *Service) orderOf(ctx context.Context, caller identity.Caller, id int64) (orders.Order, error) {
-	missing := apperr.Field("orderId", "no order has id "+strconv.FormatInt(id, 10))
+	return s.orderIn(ctx, caller, id, apperr.Field("orderId", "no order has id "+strconv.FormatInt(id, 10)))
+}
+
+// orderIn reads order id if caller may see it; outside the caller's scope or unknown, it is
+// missing.
+func (s *Service) orderIn(ctx context.Context, caller identity.Caller, id int64, missing error) (orders.Order, error) {
 	_, ok, err := s.orders.CheckScope(ctx, caller, id)
 	if err != nil {
 		return orders.Order{}, err
