@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -133,39 +134,16 @@ func runEventScenario(t *testing.T, s *Stack, label string, scenario int, f faul
 	defer cancel()
 
 	leads := make([]int64, eventCreates)
-	var retriedMu sync.Mutex
-	retried := 0
+	var retried atomic.Int64
 	err := midStream{total: eventCreates, fault: f}.run(ctx, func(i int) error {
 		raw, _ := json.Marshal(v2Lead(orderID, code, fmt.Sprintf("7918%07d", scenario*1000000+i)))
-		for {
-			status, data, err := post(ctx, client, s, "/v2/lead/create/", raw, prefix+strconv.Itoa(i))
-			if err == nil && status == http.StatusOK {
-				var d struct {
-					ID int64 `json:"id"`
-				}
-				if err := json.Unmarshal(data, &d); err != nil || d.ID <= 0 {
-					return fmt.Errorf("200 without an id: %s", data)
-				}
-				leads[i] = d.ID
-				return nil
-			}
-			if ctx.Err() != nil {
-				return fmt.Errorf("never answered (last: %d %s %v)", status, data, err)
-			}
-			// Cut or refused, a 502/503 (the process or its database away), or the key still
-			// claimed by an attempt the fault cut: the client sends it again.
-			if err == nil && status != http.StatusServiceUnavailable && status != http.StatusBadGateway &&
-				!(status == http.StatusConflict && strings.Contains(string(data), "still being processed")) {
-				return fmt.Errorf("status %d: %s", status, data)
-			}
-			retriedMu.Lock()
-			retried++
-			retriedMu.Unlock()
-			time.Sleep(50 * time.Millisecond)
-		}
+		id, n, err := createRetrying(ctx, client, s, raw, prefix+strconv.Itoa(i))
+		leads[i] = id
+		retried.Add(int64(n))
+		return err
 	})
 	require.NoError(t, err)
-	t.Logf("%s: %d attempts sent again", label, retried)
+	t.Logf("%s: %d attempts sent again", label, retried.Load())
 
 	created, duplicated, repeats := counter.account(leads)
 	line := fmt.Sprintf("%s: accepted=%d created=%d lost=%d duplicated=%d", label, len(leads), created, len(leads)-created, duplicated)

@@ -142,30 +142,10 @@ func testGatewayKill(t *testing.T) {
 	s := midStream{total: killCreates, fault: killAndStart("gateway")}
 	err := s.run(ctx, func(i int) error {
 		bodies[i], _ = json.Marshal(v2Lead(orderID, code, killPhone(2, i)))
-		for {
-			status, data, err := post(ctx, client, stack, "/v2/lead/create/", bodies[i], prefix+strconv.Itoa(i))
-			if err == nil && status == http.StatusOK {
-				var d struct {
-					ID int64 `json:"id"`
-				}
-				if err := json.Unmarshal(data, &d); err != nil || d.ID <= 0 {
-					return fmt.Errorf("200 without an id: %s", data)
-				}
-				ids[i] = d.ID
-				return nil
-			}
-			if ctx.Err() != nil {
-				return fmt.Errorf("never answered (last: %d %s %v)", status, data, err)
-			}
-			// Cut or refused (err), the gateway's own 502/503, or the key still claimed by the
-			// attempt the kill cut (409 until lead-api records its outcome): the client retries.
-			if err == nil && status != http.StatusServiceUnavailable && status != http.StatusBadGateway &&
-				!(status == http.StatusConflict && strings.Contains(string(data), "still being processed")) {
-				return fmt.Errorf("status %d: %s", status, data)
-			}
-			failures.Add(1)
-			time.Sleep(50 * time.Millisecond)
-		}
+		id, n, err := createRetrying(ctx, client, stack, bodies[i], prefix+strconv.Itoa(i))
+		ids[i] = id
+		failures.Add(int64(n))
+		return err
 	})
 	require.NoError(t, err)
 	t.Logf("gateway SIGKILL: %d attempts failed and were retried with their key", failures.Load())

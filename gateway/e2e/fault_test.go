@@ -311,6 +311,35 @@ func acceptWithRetry(ctx context.Context, client *http.Client, s *Stack, path st
 	}
 }
 
+// createRetrying sends one sync create (raw, its Idempotency-Key key) until it is answered, as a
+// client must across a fault: sent again after a cut connection, a 502/503 (the process or its
+// database away), or a 409 for the key still claimed by an attempt the fault cut. It returns the
+// lead's id and how many attempts were sent again.
+func createRetrying(ctx context.Context, client *http.Client, s *Stack, raw []byte, key string) (int64, int, error) {
+	retried := 0
+	for {
+		status, data, err := post(ctx, client, s, "/v2/lead/create/", raw, key)
+		if err == nil && status == http.StatusOK {
+			var d struct {
+				ID int64 `json:"id"`
+			}
+			if err := json.Unmarshal(data, &d); err != nil || d.ID <= 0 {
+				return 0, retried, fmt.Errorf("200 without an id: %s", data)
+			}
+			return d.ID, retried, nil
+		}
+		if ctx.Err() != nil {
+			return 0, retried, fmt.Errorf("never answered (last: %d %s %v)", status, data, err)
+		}
+		if err == nil && status != http.StatusServiceUnavailable && status != http.StatusBadGateway &&
+			!(status == http.StatusConflict && strings.Contains(string(data), "still being processed")) {
+			return 0, retried, fmt.Errorf("status %d: %s", status, data)
+		}
+		retried++
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // post sends one request through the gateway (with key as its Idempotency-Key unless empty) and
 // returns the status and the envelope's data, or for a refusal the whole envelope (its message
 // tells a key still claimed from other conflicts).
