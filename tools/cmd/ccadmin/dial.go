@@ -146,13 +146,19 @@ func dialCommand(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(e.stdout, "summary:", strings.TrimSpace(tally.line(time.Since(start))))
 	if tally.leased == 0 {
-		fmt.Fprintf(e.stderr, "no lead of order %d was due\n", *orderID)
-		var why ccapi.DialerExplainResult
-		if err := leads.Do(ctx, http.MethodGet, fmt.Sprintf("/v2/dialer/explain/%d", *orderID), nil, &why.Data); err != nil {
-			return fmt.Errorf("explain order %d: %w", *orderID, err)
-		}
-		fmt.Fprint(e.stderr, explanation(why))
+		return e.explainNothingDue(ctx, leads, *orderID)
 	}
+	return nil
+}
+
+// explainNothingDue tells, on stderr, why no lead of the order was due (GET /v2/dialer/explain).
+func (e *env) explainNothingDue(ctx context.Context, leads *svcclient.Client, orderID int64) error {
+	fmt.Fprintf(e.stderr, "no lead of order %d was due\n", orderID)
+	var why ccapi.DialerExplainResult
+	if err := leads.Do(ctx, http.MethodGet, fmt.Sprintf("/v2/dialer/explain/%d", orderID), nil, &why.Data); err != nil {
+		return fmt.Errorf("explain order %d: %w", orderID, err)
+	}
+	fmt.Fprint(e.stderr, explanation(why))
 	return nil
 }
 

@@ -85,12 +85,7 @@ func paceCommand(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if p.dialed == 0 {
-		fmt.Fprintf(e.stderr, "no lead of order %d was due\n", *orderID)
-		var why ccapi.DialerExplainResult
-		if err := leads.Do(ctx, http.MethodGet, fmt.Sprintf("/v2/dialer/explain/%d", *orderID), nil, &why.Data); err != nil {
-			return fmt.Errorf("explain order %d: %w", *orderID, err)
-		}
-		fmt.Fprint(e.stderr, explanation(why))
+		return e.explainNothingDue(ctx, leads, *orderID)
 	}
 	return nil
 }
