@@ -72,14 +72,7 @@ func Check(ev telephony.AgentEvent, now time.Time) error {
 	if !slices.Contains(telephony.AgentStates(), ev.State) {
 		fe.Add("state", "must be one of "+strings.Join(telephony.AgentStates(), ", "))
 	}
-	if ev.PauseReason != nil {
-		switch {
-		case ev.State != telephony.AgentPaused:
-			fe.Add("pauseReason", "is allowed only with the state paused")
-		case len(*ev.PauseReason) > maxPauseReason || !web.CleanText(*ev.PauseReason):
-			fe.Addf("pauseReason", "must be at most %d characters of text", maxPauseReason)
-		}
-	}
+	checkPauseReason(fe, ev.State, ev.PauseReason)
 	if ev.OrderID != nil && *ev.OrderID <= 0 {
 		fe.Add("orderId", "must be an integer > 0")
 	}
@@ -103,16 +96,20 @@ func CheckInput(in Input) error {
 	if !slices.Contains(settable, in.State) {
 		fe.Add("state", "must be one of "+strings.Join(settable, ", "))
 	}
-	if in.PauseReason != nil {
-		switch {
-		case in.State != telephony.AgentPaused:
-			fe.Add("pauseReason", "is allowed only with the state paused")
-		case len(*in.PauseReason) > maxPauseReason || !web.CleanText(*in.PauseReason):
-			fe.Addf("pauseReason", "must be at most %d characters of text", maxPauseReason)
-		}
-	}
+	checkPauseReason(fe, in.State, in.PauseReason)
 	if in.UserID != nil && *in.UserID <= 0 {
 		fe.Add("userId", "must be an integer > 0")
 	}
 	return fe.Err()
+}
+
+// checkPauseReason refuses a pause reason given with another state than paused, or too long.
+func checkPauseReason(fe apperr.FieldErrors, state string, reason *string) {
+	switch {
+	case reason == nil:
+	case state != telephony.AgentPaused:
+		fe.Add("pauseReason", "is allowed only with the state paused")
+	case len(*reason) > maxPauseReason || !web.CleanText(*reason):
+		fe.Addf("pauseReason", "must be at most %d characters of text", maxPauseReason)
+	}
 }
