@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,13 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"ccplatform/pkg/mq"
 	"ccplatform/pkg/telephony"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 )
 
 type agentStateView struct {
@@ -44,16 +41,8 @@ func TestAgentStatesFromThePlatformAndFromAgents(t *testing.T) {
 	other := newMember(t, "agent.other@agents.e2e", "call-center")
 	orderID := createOrder(t, with(minimalOrder("Agent states"), "agentUserIds", []int64{agent.id}))
 
-	conn := mq.Dial(stack.AMQPURL, "e2e-telephony-agents", zap.NewNop(), mq.WorkQueue(telephony.AgentsQueue))
-	pub := mq.NewPublisher(conn)
-	t.Cleanup(func() { pub.Close(); conn.Close() })
-	send := func(ev telephony.AgentEvent) {
-		body, err := json.Marshal(ev)
-		require.NoError(t, err)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		require.NoError(t, pub.Publish(ctx, "", telephony.AgentsQueue, mq.Message{ID: ev.EventID, Type: telephony.AgentEventType, Body: body}))
-	}
+	platform := newTelephonyPlatform(t)
+	send := func(ev telephony.AgentEvent) { platform.agent(t, ev) }
 	at := time.Now().UTC().Truncate(time.Second).Add(-time.Minute)
 	newest := telephony.AgentEvent{EventID: uuid.NewString(), UserID: agent.id, At: at.Add(30 * time.Second), State: telephony.AgentOnCall, OrderID: &orderID}
 	send(newest)

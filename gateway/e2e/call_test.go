@@ -20,7 +20,8 @@ import (
 	"go.uber.org/zap"
 )
 
-// telephonyPlatform publishes call events to the stack's broker as the telephony platform does.
+// telephonyPlatform publishes call and agent state events to the stack's broker as the telephony
+// platform does.
 type telephonyPlatform struct {
 	conn *mq.Conn
 	pub  *mq.Publisher
@@ -28,7 +29,7 @@ type telephonyPlatform struct {
 
 func newTelephonyPlatform(t *testing.T) *telephonyPlatform {
 	t.Helper()
-	conn := mq.Dial(stack.AMQPURL, "e2e-telephony-platform", zap.NewNop(), mq.WorkQueue(telephony.Queue))
+	conn := mq.Dial(stack.AMQPURL, "e2e-telephony-platform", zap.NewNop(), mq.WorkQueue(telephony.Queue), mq.WorkQueue(telephony.AgentsQueue))
 	p := &telephonyPlatform{conn: conn, pub: mq.NewPublisher(conn)}
 	t.Cleanup(func() { p.pub.Close(); conn.Close() })
 	return p
@@ -36,9 +37,22 @@ func newTelephonyPlatform(t *testing.T) *telephonyPlatform {
 
 func (p *telephonyPlatform) publish(t *testing.T, id string, body []byte) {
 	t.Helper()
+	p.publishTo(t, telephony.Queue, telephony.EventType, id, body)
+}
+
+func (p *telephonyPlatform) publishTo(t *testing.T, queue, typ, id string, body []byte) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	require.NoError(t, p.pub.Publish(ctx, "", telephony.Queue, mq.Message{ID: id, Type: telephony.EventType, Body: body}))
+	require.NoError(t, p.pub.Publish(ctx, "", queue, mq.Message{ID: id, Type: typ, Body: body}))
+}
+
+// agent reports an agent's state on telephony.agents.
+func (p *telephonyPlatform) agent(t *testing.T, ev telephony.AgentEvent) {
+	t.Helper()
+	body, err := json.Marshal(ev)
+	require.NoError(t, err)
+	p.publishTo(t, telephony.AgentsQueue, telephony.AgentEventType, ev.EventID, body)
 }
 
 func (p *telephonyPlatform) send(t *testing.T, ev telephony.CallEvent) {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,13 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"ccplatform/pkg/mq"
 	"ccplatform/pkg/telephony"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 )
 
 type paceView struct {
@@ -79,16 +76,8 @@ func TestPacedDialingIsSuspendedAtTheAbandonLimit(t *testing.T) {
 	}
 
 	// The agents come available.
-	conn := mq.Dial(stack.AMQPURL, "e2e-telephony-agents-pacing", zap.NewNop(), mq.WorkQueue(telephony.AgentsQueue))
-	pub := mq.NewPublisher(conn)
-	t.Cleanup(func() { pub.Close(); conn.Close() })
 	for _, id := range team {
-		ev := telephony.AgentEvent{EventID: uuid.NewString(), UserID: id, At: time.Now().UTC().Add(-time.Second), State: telephony.AgentAvailable}
-		b, err := json.Marshal(ev)
-		require.NoError(t, err)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		require.NoError(t, pub.Publish(ctx, "", telephony.AgentsQueue, mq.Message{ID: ev.EventID, Type: telephony.AgentEventType, Body: b}))
-		cancel()
+		platform.agent(t, telephony.AgentEvent{EventID: uuid.NewString(), UserID: id, At: time.Now().UTC().Add(-time.Second), State: telephony.AgentAvailable})
 	}
 	require.Eventually(t, func() bool { return paceOf(t, orderID).Agents["available"] == 3 }, 20*time.Second, 100*time.Millisecond,
 		"the pace sees the three agents available")
