@@ -65,9 +65,14 @@ func Create(label string) (string, func() error, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		// A database with a logical slot cannot be dropped, FORCE or not: the sessions on it (a
-		// relay's replication connection among them) end first, then its slots go.
-		if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, name); err != nil {
+		// relay's replication connection among them) end first, then its slots go. Termination is
+		// a signal, so each wait (the second argument, ms) lets the walsender let go of its slot
+		// before the slot is dropped.
+		if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, name); err != nil {
 			return fmt.Errorf("end the sessions on %s: %w", name, err)
+		}
+		if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(active_pid, 10000) FROM pg_replication_slots WHERE database = $1 AND active_pid IS NOT NULL`, name); err != nil {
+			return fmt.Errorf("end the readers of the slots of %s: %w", name, err)
 		}
 		if _, err := admin.ExecContext(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1`, name); err != nil {
 			return fmt.Errorf("drop the slots of %s: %w", name, err)
