@@ -46,7 +46,9 @@ func (b *bench) syncCreates(ctx context.Context) error {
 	fmt.Fprintln(b.out, "(1) sync create: gateway → lead-api vs bare net/http one-INSERT server")
 	create := func(int) error { return b.api.Do(ctx, "POST", "/v2/lead/create/", b.leadBody(), nil) }
 	b.warm(create)
+	before := b.cpuShares()
 	platform := Load(b.cfg.Concurrency, b.cfg.Duration, 0, create)
+	fmt.Fprintf(b.out, "    CPU per create, by process: %s\n", perShare(before, b.cpuShares(), platform.OK))
 	b.direct(ctx, "/v2/lead/create")
 
 	// The same creates through the gateway built without the route policy, right after: what
@@ -84,7 +86,9 @@ func (b *bench) syncCreatesWide(ctx context.Context) error {
 	api := loadtest.NewClient(b.stack.BaseURL, syncWide, map[string]string{"X-Api-Key": b.stack.APIKey})
 	create := func(int) error { return api.Do(ctx, "POST", "/v2/lead/create/", b.leadBody(), nil) }
 	Load(syncWide, 2*time.Second, 0, create)
+	before := b.cpuShares()
 	platform := Load(syncWide, b.cfg.Duration, 0, create)
+	fmt.Fprintf(b.out, "    c=%d: CPU per create, by process: %s\n", syncWide, perShare(before, b.cpuShares(), platform.OK))
 	bare, stop, err := b.bareServer(syncWide)
 	if err != nil {
 		return err
@@ -252,7 +256,9 @@ func (b *bench) asyncAndDrain(ctx context.Context) error {
 	if b.cfg.AcceptProfile != "" {
 		profiled = b.profileCPU(ctx, "lead-api", b.apiPprof, b.cfg.Duration, b.cfg.AcceptProfile, "the measured accepts,")
 	}
+	before := b.cpuShares()
 	platform := Load(b.cfg.Concurrency, b.cfg.Duration, 0, accept)
+	fmt.Fprintf(b.out, "    CPU per accept, by process: %s\n", perShare(before, b.cpuShares(), platform.OK))
 	if err := profiled(); err != nil {
 		return err
 	}
@@ -359,11 +365,13 @@ func (b *bench) httpPublishCeiling(ctx context.Context, pub *mq.Publisher, loop 
 	for _, ref := range refs {
 		op := func(int) error { return ref.client.Do(ctx, "POST", ref.path, b.leadBody(), nil) }
 		b.warm(op)
+		before := b.cpuShares()
 		res := Load(b.cfg.Concurrency, b.cfg.Duration, 0, op)
 		if res.Errors > 0 {
 			return Result{}, fmt.Errorf("reference %q: %w", ref.name, res.FirstErr)
 		}
 		fmt.Fprintf(b.out, "    reference: %s %s (%.2f of the bare publish loop)\n", ref.name, res.Summary(), res.Rate()/loop.Rate())
+		fmt.Fprintf(b.out, "      CPU per accept, by process (the bare publish server is the load client's): %s\n", perShare(before, b.cpuShares(), res.OK))
 		last = res
 	}
 	// The last reference is the one behind the gateway.

@@ -233,7 +233,10 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	if err := b.machine(ctx); err != nil {
 		return err
 	}
-	b.rssAtStart = b.residentMemory()
+	b.rssAtStart = map[string]int{}
+	for name, m := range b.residentMemory() {
+		b.rssAtStart[name] = m.rss
+	}
 	if err := b.createOrder(ctx); err != nil {
 		return err
 	}

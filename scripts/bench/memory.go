@@ -2,6 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
 )
 
 // binaries are the platform's deployed binaries, each one process of the bench's stack: figure
@@ -16,15 +20,49 @@ func binaries() []string {
 // rssLimitAfter is figure (8)'s target: every binary's VmRSS after the whole run.
 const rssLimitAfter = 40 << 20
 
-// residentMemory is each binary's VmRSS now (0 when it cannot be read).
-func (b *bench) residentMemory() map[string]int {
-	out := map[string]int{}
+// residentMemory is each binary's memory now (zero when it cannot be read).
+func (b *bench) residentMemory() map[string]memory {
+	out := map[string]memory{}
 	for _, name := range binaries() {
 		if m, err := procMemory(b.stack.PID(name)); err == nil {
-			out[name] = m.rss
+			out[name] = m
 		}
 	}
 	return out
+}
+
+// heapFigures are a process's Go heap in use and the heap size at which its next collection
+// starts, from its metrics (the runtime's own figures), or "" when they cannot be read.
+func (b *bench) heapFigures(name string) string {
+	// The gateway serves its metrics on a listener of their own; the other binaries beside their
+	// probes.
+	base := b.stack.URL(name)
+	if name == "gateway" {
+		base = b.stack.MetricsURL(name)
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		if err == nil {
+			resp.Body.Close()
+		}
+		return ""
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return ""
+	}
+	value := func(metric string) float64 {
+		for line := range strings.Lines(string(raw)) {
+			if v, ok := strings.CutPrefix(line, metric+" "); ok {
+				f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				return f
+			}
+		}
+		return 0
+	}
+	return fmt.Sprintf("; Go heap in use %.1f MiB, next collection at %.1f MiB, stacks %.1f MiB",
+		value("go_memstats_heap_inuse_bytes")/(1<<20), value("go_memstats_next_gc_bytes")/(1<<20), value("go_memstats_stack_inuse_bytes")/(1<<20))
 }
 
 // memoryAfter is figure (8): one row per binary, its VmRSS after every phase against the same
@@ -33,8 +71,9 @@ func (b *bench) memoryAfter() {
 	after := b.residentMemory()
 	fmt.Fprintln(b.out, "(8) resident memory of every binary: once the stack is up, and after the last phase")
 	for _, name := range binaries() {
-		start, end := b.rssAtStart[name], after[name]
-		fmt.Fprintf(b.out, "    %-20s %6.1f MiB → %6.1f MiB\n", name, mib(start), mib(end))
+		start, end := b.rssAtStart[name], after[name].rss
+		fmt.Fprintf(b.out, "    %-20s %6.1f MiB → %6.1f MiB (anonymous %.1f, the binary's pages %.1f%s)\n", name, mib(start), mib(end),
+			mib(after[name].anon), mib(after[name].file), b.heapFigures(name))
 		var ratio float64
 		if start > 0 {
 			ratio = float64(end) / float64(start)

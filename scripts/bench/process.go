@@ -5,10 +5,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,10 +87,11 @@ func (u cpuUse) perItem(v cpuUse, n int, wall time.Duration) string {
 		per(worker), per(pg), core(worker), core(pg), 100*busy-core(worker)-core(pg), runtime.NumCPU())
 }
 
-// memory is a process's VmRSS and VmHWM, in bytes.
-type memory struct{ rss, hwm int }
+// memory is a process's VmRSS and VmHWM, and of VmRSS the anonymous and the file-backed part
+// (the binary's pages), in bytes.
+type memory struct{ rss, hwm, anon, file int }
 
-// procMemory reads VmRSS and VmHWM from /proc/<pid>/status.
+// procMemory reads VmRSS, VmHWM, RssAnon and RssFile from /proc/<pid>/status.
 func procMemory(pid int) (memory, error) {
 	if pid == 0 {
 		return memory{}, errors.New("memory: process not running")
@@ -102,18 +105,15 @@ func procMemory(pid int) (memory, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		name, rest, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (name != "VmRSS" && name != "VmHWM") {
+		field := map[string]*int{"VmRSS": &m.rss, "VmHWM": &m.hwm, "RssAnon": &m.anon, "RssFile": &m.file}[name]
+		if !ok || field == nil {
 			continue
 		}
 		kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
 		if err != nil {
 			return memory{}, fmt.Errorf("/proc/%d/status: %s: %w", pid, name, err)
 		}
-		if name == "VmRSS" {
-			m.rss = kb << 10
-		} else {
-			m.hwm = kb << 10
-		}
+		*field = kb << 10
 	}
 	return m, sc.Err()
 }
@@ -157,3 +157,73 @@ func (s *rssSampler) stop() map[int]int {
 }
 
 func mib[T int | int64](n T) float64 { return float64(n) / (1 << 20) }
+
+// cpuShares is CPU time so far by who spent it: every process of the stack by name, the bench
+// database's backends and the server's walsenders together ("postgres"; a walsender's title does
+// not name its database, so another database's would count too), RabbitMQ ("rabbitmq", the
+// beam.smp of the single node) and this program ("load client").
+func (b *bench) cpuShares() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for name := range b.stack.Addrs() {
+		if d, err := processCPU(b.stack.PID(name)); err == nil {
+			out[name] = d
+		}
+	}
+	for _, name := range []string{"lead-worker", "call-ingest", "notification-worker", "webhook-dispatcher", "report-worker", "agent-events"} {
+		if _, ok := out[name]; !ok {
+			if d, err := processCPU(b.stack.PID(name)); err == nil {
+				out[name] = d
+			}
+		}
+	}
+	if d, err := processCPU(os.Getpid()); err == nil {
+		out["load client"] = d
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		title, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			continue
+		}
+		var who string
+		switch {
+		case bytes.HasPrefix(title, []byte("postgres: ")) && (bytes.Contains(title, []byte(" "+b.dbName+" ")) || bytes.Contains(title, []byte("walsender"))):
+			who = "postgres"
+		case bytes.Contains(title, []byte("beam.smp")) && bytes.Contains(title, []byte("rabbit")) && !bytes.Contains(title, []byte("rabbit-c")):
+			who = "rabbitmq"
+		default:
+			continue
+		}
+		if d, err := processCPU(pid); err == nil {
+			out[who] += d
+		}
+	}
+	return out
+}
+
+// perShare describes the CPU each spender used from u to v for n items, largest first.
+func perShare(u, v map[string]time.Duration, n int) string {
+	type share struct {
+		who string
+		d   time.Duration
+	}
+	var all []share
+	var total time.Duration
+	for who, d := range v {
+		if d -= u[who]; d > 0 {
+			all = append(all, share{who, d})
+			total += d
+		}
+	}
+	slices.SortFunc(all, func(a, b share) int { return cmp.Compare(b.d, a.d) })
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(max(n, 1)) }
+	parts := []string{fmt.Sprintf("total %.0f µs", per(total))}
+	for _, s := range all {
+		parts = append(parts, fmt.Sprintf("%s %.0f", s.who, per(s.d)))
+	}
+	return strings.Join(parts, ", ")
+}
