@@ -375,3 +375,34 @@ func TestABatchPublishedButNotConfirmedToTheSlotIsPublishedAgainWithTheSameIDs(t
 	}
 	quiet(t, deliveries)
 }
+
+// A body goes through the WAL as text byte for byte, whatever it quotes or escapes; one that is
+// not UTF-8 text is refused before anything is written.
+func TestBodiesArriveByteForByteAndNonTextIsRefused(t *testing.T) {
+	c, deliveries := bound(t, "item.texted")
+	ctx := context.Background()
+	bodies := []string{`{"s":"a \"quoted\" \\ backslash, {braces}, comma"}`, `{"s":"é ☎ 𝄞","t":"tab\there"}`, `NULL`, `""`}
+	require.NoError(t, db.InTx(ctx, conn, func(tx *sqlx.Tx) error {
+		var msgs []Message
+		for i, b := range bodies {
+			msgs = append(msgs, Message{Exchange: exchange, Key: "item.texted", Order: "texted",
+				Msg: mq.Message{ID: fmt.Sprintf("text-%d", i), Type: "item.texted", Body: []byte(b)}})
+		}
+		return Emit(ctx, tx, prefix, msgs...)
+	}))
+	for _, bad := range [][]byte{{0xff, 0xfe}, []byte("a\x00b")} {
+		err := db.InTx(ctx, conn, func(tx *sqlx.Tx) error {
+			return Emit(ctx, tx, prefix, Message{Exchange: exchange, Key: "item.texted", Order: "texted",
+				Msg: mq.Message{ID: "bad", Type: "item.texted", Body: bad}})
+		})
+		require.ErrorContains(t, err, "not UTF-8 text without NUL")
+	}
+	pub := mq.NewPublisher(c)
+	defer pub.Close()
+	run(t, Relay{Publisher: pub})
+	got := receive(t, deliveries, len(bodies))
+	for i, d := range got {
+		assert.Equal(t, bodies[i], string(d.Body))
+	}
+	quiet(t, deliveries)
+}

@@ -43,12 +43,35 @@ func (b *bench) warm(op func(i int) error) Result {
 // syncCreates is figure (1): sync creates through the gateway vs a bare server that does one
 // INSERT per request into the same table, at the same concurrency.
 func (b *bench) syncCreates(ctx context.Context) error {
-	fmt.Fprintln(b.out, "(1) sync create: gateway → lead-api vs bare net/http one-INSERT server")
+	fmt.Fprintln(b.out, "(1) sync create: gateway → lead-api vs bare net/http one-INSERT server, a webhook endpoint subscribed to the lead events")
+	// The platform's creates are measured as a partner runs them: with a webhook subscription that
+	// gets every lead event, so its fan-out and deliveries share the machine with the creates
+	// (the receiver answers at once, in this process).
+	recv, err := startReceiver()
+	if err != nil {
+		return err
+	}
+	defer recv.close()
+	sub, _, err := b.subscribe(ctx, fmt.Sprintf("http://%s/leads", recv.addr), "lead.created", "lead.updated", "lead.status_changed")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		_ = b.api.Do(ctx, "POST", fmt.Sprintf("/v2/webhook/delete/%d/", sub), nil, nil)
+		fmt.Fprintf(b.out, "    the subscribed endpoint received %d lead events\n", recv.count.Load())
+	}()
 	create := func(int) error { return b.api.Do(ctx, "POST", "/v2/lead/create/", b.leadBody(), nil) }
 	b.warm(create)
+	profiled := func() error { return nil }
+	if b.cfg.CreateProfile != "" {
+		profiled = b.profileCPU(ctx, "lead-api", b.apiPprof, b.cfg.Duration, b.cfg.CreateProfile, "the measured sync creates,")
+	}
 	before := b.cpuShares()
 	platform := Load(b.cfg.Concurrency, b.cfg.Duration, 0, create)
 	fmt.Fprintf(b.out, "    CPU per create, by process: %s\n", perShare(before, b.cpuShares(), platform.OK))
+	if err := profiled(); err != nil {
+		return err
+	}
 	b.direct(ctx, "/v2/lead/create")
 
 	// The same creates through the gateway built without the route policy, right after: what
@@ -70,7 +93,9 @@ func (b *bench) syncCreates(ctx context.Context) error {
 	defer stop()
 	bareCreate := func(int) error { return bare.Do(ctx, "POST", "/", b.leadBody(), nil) }
 	b.warm(bareCreate)
+	before = b.cpuShares()
 	baseline := Load(b.cfg.Concurrency, b.cfg.Duration, 0, bareCreate)
+	fmt.Fprintf(b.out, "    baseline: CPU per create, by process (the bare server is the load client's): %s\n", perShare(before, b.cpuShares(), baseline.OK))
 	b.add(fmt.Sprintf("(1) sync creates/s c=%d", b.cfg.Concurrency), platform, baseline, platform.Rate()/baseline.Rate(), "≥ 0.60", 0.60)
 	b.p99(fmt.Sprintf("(1) sync p99 c=%d", b.cfg.Concurrency), platform, baseline)
 	return b.syncCreatesWide(ctx)
@@ -96,7 +121,9 @@ func (b *bench) syncCreatesWide(ctx context.Context) error {
 	defer stop()
 	bareCreate := func(int) error { return bare.Do(ctx, "POST", "/", b.leadBody(), nil) }
 	Load(syncWide, 2*time.Second, 0, bareCreate)
+	before = b.cpuShares()
 	baseline := Load(syncWide, b.cfg.Duration, 0, bareCreate)
+	fmt.Fprintf(b.out, "    c=%d baseline: CPU per create, by process (the bare server is the load client's): %s\n", syncWide, perShare(before, b.cpuShares(), baseline.OK))
 	b.add(fmt.Sprintf("(1) sync creates/s c=%d", syncWide), platform, baseline, platform.Rate()/baseline.Rate(), "≥ 0.60", 0.60)
 	b.p99(fmt.Sprintf("(1) sync p99 c=%d", syncWide), platform, baseline)
 	return nil
@@ -387,6 +414,7 @@ func (b *bench) drain(ctx context.Context, base, want int) (Result, error) {
 	var first time.Time
 	var atFirst int
 	var cpu0 cpuUse
+	var shares0 map[string]time.Duration
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		n, err := b.outcomes(ctx)
@@ -398,6 +426,7 @@ func (b *bench) drain(ctx context.Context, base, want int) (Result, error) {
 			if cpu0, err = b.cpuNow(); err != nil {
 				return Result{}, err
 			}
+			shares0 = b.cpuShares()
 		}
 		if n >= want {
 			res := Result{OK: n - atFirst, Elapsed: time.Since(first)}
@@ -407,6 +436,7 @@ func (b *bench) drain(ctx context.Context, base, want int) (Result, error) {
 				return Result{}, err
 			}
 			fmt.Fprintf(b.out, "    drain, %s\n", cpu0.perItem(cpu1, res.OK, res.Elapsed))
+			fmt.Fprintf(b.out, "    drain, CPU per job by process: %s\n", perShare(shares0, b.cpuShares(), res.OK))
 			return res, nil
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -49,6 +49,9 @@ type Config struct {
 	// AcceptProfile, when set, is where a CPU profile of lead-api during the measured async
 	// accepts (figure (2)) is written.
 	AcceptProfile string
+	// CreateProfile, when set, is where a CPU profile of lead-api during the measured sync creates
+	// of figure (1) at c clients is written.
+	CreateProfile string
 	// DialRows and DialDue size the dialing queue's order; DialBigRows (more than DialRows) adds
 	// not-due leads afterwards to measure the lease's cost again (slow: off by default).
 	DialRows    int
@@ -77,6 +80,8 @@ func main() {
 	flag.DurationVar(&cfg.ImportProfileFor, "import-profile-for", 8*time.Second, "length of that profile, from the 202")
 	flag.StringVar(&cfg.AcceptProfile, "accept-profile", "",
 		"write a CPU profile of lead-api (PPROF_ADDR) during the measured async accepts of figure (2) to this file")
+	flag.StringVar(&cfg.CreateProfile, "create-profile", "",
+		"write a CPU profile of lead-api (PPROF_ADDR) during the measured sync creates of figure (1) to this file")
 	flag.IntVar(&cfg.DialRows, "dial-rows", 1_000_000, "leads of the dialing queue's order")
 	flag.IntVar(&cfg.DialDue, "dial-due", 100_000, "of which due")
 	flag.IntVar(&cfg.ReportCalls, "report-calls", 10_000_000, "calls loaded over a year across 200 orders for the report phase")
@@ -167,7 +172,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	var apiEnv []string
 	var apiPprof string
-	if cfg.AcceptProfile != "" {
+	if cfg.AcceptProfile != "" || cfg.CreateProfile != "" {
 		if apiPprof, err = stacktest.FreeAddr(); err != nil {
 			return err
 		}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -69,6 +71,18 @@ func (b *bench) heapFigures(name string) string {
 // process's VmRSS once the stack was up (before the first phase).
 func (b *bench) memoryAfter() {
 	after := b.residentMemory()
+	// With a CPU profile asked of lead-worker or lead-api, their heap profiles at this moment go
+	// beside it (FILE.heap): what the memory figures below hold.
+	for _, p := range []struct{ process, addr, file string }{
+		{"lead-worker", b.workerPprof, b.cfg.ImportProfile},
+		{"lead-api", b.apiPprof, cmp.Or(b.cfg.CreateProfile, b.cfg.AcceptProfile)},
+	} {
+		if p.addr != "" && p.file != "" {
+			if err := heapProfile(p.addr, p.file+".heap"); err != nil {
+				fmt.Fprintf(b.out, "    %s heap profile: %v\n", p.process, err)
+			}
+		}
+	}
 	fmt.Fprintln(b.out, "(8) resident memory of every binary: once the stack is up, and after the last phase")
 	for _, name := range binaries() {
 		start, end := b.rssAtStart[name], after[name].rss
@@ -85,4 +99,21 @@ func (b *bench) memoryAfter() {
 			ratio:    ratio, target: "< 40 MiB", pass: end > 0 && end < rssLimitAfter,
 		})
 	}
+}
+
+// heapProfile writes the heap profile a PPROF_ADDR serves at addr to file.
+func heapProfile(addr, file string) error {
+	resp, err := http.Get("http://" + addr + "/debug/pprof/heap")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("status %d", resp.StatusCode)
+	}
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, raw, 0o644)
 }
