@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ccplatform/pkg/apperr"
+	"ccplatform/services/lead/internal/agents"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -36,18 +37,42 @@ func (in LiveInput) Check(fe apperr.FieldErrors) []int64 {
 	return in.OrderIDs
 }
 
-// Live is one order's dialing now, for the report service's live stream: the calls in flight and
-// the dial level as a paced lease would decide them now, and the answer and abandon rates over
-// the last LiveWindow and over the order's abandon window (fractions, 0 when nothing counts).
+// Live is one order's dialing now, for the report service's live stream: its agents who are not
+// offline, the calls in flight and the dial level as a paced lease would decide them now, and the
+// answer and abandon rates over the last LiveWindow and over the order's abandon window
+// (fractions, 0 when nothing counts).
 type Live struct {
-	OrderID           int64   `json:"orderId"`
-	CallsInFlight     int     `json:"callsInFlight"`
-	DialLevel         float64 `json:"dialLevel"`
-	AnswerRate15m     float64 `json:"answerRate15m"`
-	AbandonRate15m    float64 `json:"abandonRate15m"`
-	AbandonWindow     string  `json:"abandonWindow"`
-	AbandonRateWindow float64 `json:"abandonRateWindow"`
-	MaxAbandonRate    float64 `json:"maxAbandonRate"`
+	OrderID           int64       `json:"orderId"`
+	Agents            []LiveAgent `json:"agents"`
+	CallsInFlight     int         `json:"callsInFlight"`
+	DialLevel         float64     `json:"dialLevel"`
+	AnswerRate15m     float64     `json:"answerRate15m"`
+	AbandonRate15m    float64     `json:"abandonRate15m"`
+	AbandonWindow     string      `json:"abandonWindow"`
+	AbandonRateWindow float64     `json:"abandonRateWindow"`
+	MaxAbandonRate    float64     `json:"maxAbandonRate"`
+}
+
+// LiveAgent is one of an order's agents in its current state (OrderID: the order the state
+// names, if any; it may be another order's call).
+type LiveAgent struct {
+	UserID      int64     `json:"userId"`
+	State       string    `json:"state"`
+	Since       time.Time `json:"since"`
+	PauseReason *string   `json:"pauseReason"`
+	OrderID     *int64    `json:"orderId"`
+}
+
+// liveAgents are the agents of list who are not offline, in the order the user service gave them.
+func liveAgents(list []agents.Agent) []LiveAgent {
+	out := []LiveAgent{}
+	for _, a := range list {
+		if a.State == agents.StateOffline || a.Since == nil {
+			continue
+		}
+		out = append(out, LiveAgent{UserID: a.UserID, State: a.State, Since: a.Since.UTC(), PauseReason: a.PauseReason, OrderID: a.OrderID})
+	}
+	return out
 }
 
 // Live reads the dialing figures of the orders named; an order that does not exist is left out.
@@ -71,7 +96,7 @@ func (s *Service) Live(ctx context.Context, ids []int64) ([]Live, error) {
 		if err != nil {
 			return nil, err
 		}
-		l := Live{OrderID: id, CallsInFlight: len(in.inFlight), DialLevel: d.DialLevel,
+		l := Live{OrderID: id, Agents: liveAgents(in.agents), CallsInFlight: len(in.inFlight), DialLevel: d.DialLevel,
 			AnswerRate15m: fraction(recent.Live, recent.Dialed), AbandonRate15m: fraction(recent.Abandoned, recent.Live),
 			AbandonWindow: AbandonWindowOf(o), MaxAbandonRate: o.MaxAbandonRatePercent / 100}
 		if l.MaxAbandonRate <= 0 {
