@@ -5859,6 +5859,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
 	ReportAgents(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// StreamReportLive The orders being worked, live (server-sent events; extension of the contract)
+	//
+	// One "live" event at once, then whenever what the caller sees changes (the figures are taken once a second) and at least every 5 seconds (the same view again, a heartbeat). Each event's data is a ReportLiveEvent: the time the figures were taken (at) and, for each order being worked that the caller sees, its agents who are not offline (state, since when: the time in the state is at minus since), their count by state, and its dialing (calls in flight, dial level, answer and abandon rates over the last 15 minutes and over the order's abandon window, with the order's abandon limit). An order is being worked while an agent who is not offline last had a state naming it (the order of the agent's current or last call). Who sees what follows the reports: staff every order, a client its own, a senior agent the orders they or their groups work in, an agent (call-center) itself alone, in the orders it works, with dialing null. When the figures cannot be taken (the lead service not answering), the last ones are sent again (their at tells how old they are); comment lines keep a stream open until the first figures. At most STREAMS_PER_KEY streams per API key, notification streams included (one more is a 429 with Retry-After: 5).
+	//
+	// Corresponds with GET /v2/report/live/ (the `StreamReportLive` operationId).
+	StreamReportLive(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ReportOrders How each order's campaign is going, per interval (extension of the contract)
 	//
 	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period; a report of more than 50,000 rows (orders times intervals) is a 400 naming interval. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
@@ -7101,6 +7108,23 @@ func (c *Client) UpdateOrder(ctx context.Context, orderId OrderId, body UpdateOr
 // Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
 func (c *Client) ReportAgents(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReportAgentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamReportLive The orders being worked, live (server-sent events; extension of the contract)
+//
+// One "live" event at once, then whenever what the caller sees changes (the figures are taken once a second) and at least every 5 seconds (the same view again, a heartbeat). Each event's data is a ReportLiveEvent: the time the figures were taken (at) and, for each order being worked that the caller sees, its agents who are not offline (state, since when: the time in the state is at minus since), their count by state, and its dialing (calls in flight, dial level, answer and abandon rates over the last 15 minutes and over the order's abandon window, with the order's abandon limit). An order is being worked while an agent who is not offline last had a state naming it (the order of the agent's current or last call). Who sees what follows the reports: staff every order, a client its own, a senior agent the orders they or their groups work in, an agent (call-center) itself alone, in the orders it works, with dialing null. When the figures cannot be taken (the lead service not answering), the last ones are sent again (their at tells how old they are); comment lines keep a stream open until the first figures. At most STREAMS_PER_KEY streams per API key, notification streams included (one more is a 429 with Retry-After: 5).
+//
+// Corresponds with GET /v2/report/live/ (the `StreamReportLive` operationId).
+func (c *Client) StreamReportLive(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamReportLiveRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -9778,6 +9802,33 @@ func NewReportAgentsRequest(server string, params *ReportAgentsParams) (*http.Re
 	return req, nil
 }
 
+// NewStreamReportLiveRequest constructs an http.Request for the StreamReportLive method
+func NewStreamReportLiveRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/report/live/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewReportOrdersRequest constructs an http.Request for the ReportOrders method
 func NewReportOrdersRequest(server string, params *ReportOrdersParams) (*http.Request, error) {
 	var err error
@@ -11076,6 +11127,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
 	ReportAgentsWithResponse(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*ReportAgentsResponse, error)
+
+	// StreamReportLiveWithResponse The orders being worked, live (server-sent events; extension of the contract)
+	//
+	// One "live" event at once, then whenever what the caller sees changes (the figures are taken once a second) and at least every 5 seconds (the same view again, a heartbeat). Each event's data is a ReportLiveEvent: the time the figures were taken (at) and, for each order being worked that the caller sees, its agents who are not offline (state, since when: the time in the state is at minus since), their count by state, and its dialing (calls in flight, dial level, answer and abandon rates over the last 15 minutes and over the order's abandon window, with the order's abandon limit). An order is being worked while an agent who is not offline last had a state naming it (the order of the agent's current or last call). Who sees what follows the reports: staff every order, a client its own, a senior agent the orders they or their groups work in, an agent (call-center) itself alone, in the orders it works, with dialing null. When the figures cannot be taken (the lead service not answering), the last ones are sent again (their at tells how old they are); comment lines keep a stream open until the first figures. At most STREAMS_PER_KEY streams per API key, notification streams included (one more is a 429 with Retry-After: 5).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/report/live/ (the `StreamReportLive` operationId).
+	StreamReportLiveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*StreamReportLiveResponse, error)
 
 	// ReportOrdersWithResponse How each order's campaign is going, per interval (extension of the contract)
 	//
@@ -21448,6 +21508,184 @@ func (r ReportAgentsResponse) ContentType() string {
 	return ""
 }
 
+// StreamReportLiveResponse200Headers the declared response headers of an HTTP 200 response for StreamReportLive
+type StreamReportLiveResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse401Headers the declared response headers of an HTTP 401 response for StreamReportLive
+type StreamReportLiveResponse401Headers struct {
+	XRequestId string
+}
+
+// StreamReportLiveResponse403Headers the declared response headers of an HTTP 403 response for StreamReportLive
+type StreamReportLiveResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse429Headers the declared response headers of an HTTP 429 response for StreamReportLive
+type StreamReportLiveResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse500Headers the declared response headers of an HTTP 500 response for StreamReportLive
+type StreamReportLiveResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse501Headers the declared response headers of an HTTP 501 response for StreamReportLive
+type StreamReportLiveResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse502Headers the declared response headers of an HTTP 502 response for StreamReportLive
+type StreamReportLiveResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse503Headers the declared response headers of an HTTP 503 response for StreamReportLive
+type StreamReportLiveResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse504Headers the declared response headers of an HTTP 504 response for StreamReportLive
+type StreamReportLiveResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type StreamReportLiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamReportLiveResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StreamReportLiveResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *StreamReportLiveResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamReportLiveResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StreamReportLiveResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *StreamReportLiveResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *StreamReportLiveResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StreamReportLiveResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *StreamReportLiveResponse504Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StreamReportLiveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StreamReportLiveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r StreamReportLiveResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StreamReportLiveResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r StreamReportLiveResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r StreamReportLiveResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StreamReportLiveResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r StreamReportLiveResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamReportLiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamReportLiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamReportLiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamReportLiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReportOrdersResponse200Headers the declared response headers of an HTTP 200 response for ReportOrders
 type ReportOrdersResponse200Headers struct {
 	RateLimitLimit     *int
@@ -25214,6 +25452,21 @@ func (c *ClientWithResponses) ReportAgentsWithResponse(ctx context.Context, para
 		return nil, err
 	}
 	return ParseReportAgentsResponse(rsp)
+}
+
+// StreamReportLiveWithResponse The orders being worked, live (server-sent events; extension of the contract)
+//
+// One "live" event at once, then whenever what the caller sees changes (the figures are taken once a second) and at least every 5 seconds (the same view again, a heartbeat). Each event's data is a ReportLiveEvent: the time the figures were taken (at) and, for each order being worked that the caller sees, its agents who are not offline (state, since when: the time in the state is at minus since), their count by state, and its dialing (calls in flight, dial level, answer and abandon rates over the last 15 minutes and over the order's abandon window, with the order's abandon limit). An order is being worked while an agent who is not offline last had a state naming it (the order of the agent's current or last call). Who sees what follows the reports: staff every order, a client its own, a senior agent the orders they or their groups work in, an agent (call-center) itself alone, in the orders it works, with dialing null. When the figures cannot be taken (the lead service not answering), the last ones are sent again (their at tells how old they are); comment lines keep a stream open until the first figures. At most STREAMS_PER_KEY streams per API key, notification streams included (one more is a 429 with Retry-After: 5).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/report/live/ (the `StreamReportLive` operationId).
+func (c *ClientWithResponses) StreamReportLiveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*StreamReportLiveResponse, error) {
+	rsp, err := c.StreamReportLive(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamReportLiveResponse(rsp)
 }
 
 // ReportOrdersWithResponse How each order's campaign is going, per interval (extension of the contract)
@@ -45665,6 +45918,349 @@ func ParseReportAgentsResponse(rsp *http.Response) (*ReportAgentsResponse, error
 	return response, nil
 }
 
+// ParseStreamReportLiveResponse parses an HTTP response from a StreamReportLiveWithResponse call
+func ParseStreamReportLiveResponse(rsp *http.Response) (*StreamReportLiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamReportLiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamReportLiveResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers StreamReportLiveResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers StreamReportLiveResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamReportLiveResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers StreamReportLiveResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers StreamReportLiveResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers StreamReportLiveResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers StreamReportLiveResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers StreamReportLiveResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseReportOrdersResponse parses an HTTP response from a ReportOrdersWithResponse call
 func ParseReportOrdersResponse(rsp *http.Response) (*ReportOrdersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -51652,93 +52248,104 @@ var swaggerSpec = []string{
 	"1Sxw0kDXzL6amgnWsp9CPAQVqs/iF5BYgWcP1TRAvOoZCYJG2MAyMeP/7x9/e/OHmz/e/DO5+RcI//rD",
 	"ze9u/rOhCJiaATVjdw52Xc3YD6v3pgRM3NQh35gnNrxz1TrktntDjh9iN4dZRuiqj9sM8kXlx103/fsr",
 	"QH47DmNbGN5nCfIeFaEU30HNH6/jbTdDz6/mPqVtMNIYqrmIYK/jhYkR56E5pVfKwig/RsPwMyoGCQYw",
-	"xYl5dhQeM40VsZ4Igye5mRItjzk1ElH6E5p5zC+vYmlYQKHC+V04ZbO11WyZD/uOU/5/7H3dchs3lv+r",
-	"oFj1L5GVJsUPUZbpm79jO4nKcqJI8qRmMy4b7IZIjJoAAzRJ01Op2gfYi32FfYOdu6nazVzsE2jfaAvn",
-	"HPQXmxKlyDOO0ze2iEaj8X2+f+dMhNpEZwuEkIulUMlbad+GWikRYgZ5JKhCcSN1Dt79H05moXOvybw3",
-	"qKS7O2PLe7YLp66ANP/jm6ARGT0/0eGVXiTf6IXb0o/65HAXNJClc7vDHd8PEOeZx3wHmqvNrLzUM/7+",
-	"KW5SJyqdChPCDh/AkxOphD0VBrzUoXDOQ6kmtPk85qJcCrBFiEiGiVwK97j8nZ8WPJaXUkQAhngqzHO+",
-	"JmmSQJZ25E6megXHRKuEh4m90NQ5UkNWMi9Z4WvLJ8LtENBkGjfw2dvMdGLnQoRTt/0mSladjN8WH7QF",
-	"iL5/0et713gPRO+Z/AdzdoTL9OYgJk9IalVDHcZUc2T3xJHflR/zMUkFfqxaRYHY5isjE9fZDNZRQwUe",
-	"PympIwhQwwqVBAzC50lNALoLgJj8FQwe4CPeVdGAoQcPwQbeV8OwlYW6gRIOu/clJ+z6b+z679d/vf6v",
-	"6/8Ee/6/Ne52U/9Aq13HNX20uKZadv69B0L5e3DXUKjyTW4EICGBmHcDANJX2hAaMBgHAVPI/QTfziX3",
-	"oCFsLozUEQINQQ7ed5dGz94F7F2i3b++PuXJSD68o+wS3DLsClwdtjWCWx0gizTB3OOnp1xFsYiCfAaK",
-	"PYsgvK2AJTy+YglgH8M7S2H4RNBb8IA1oQ7YQVeGz9uLORgpXUO577hKImJatQKa1lCryDI7hwnwqxkw",
-	"Jy0DyrBWjqzwOA6YVGnTbpxzDskFmrm/x4C6YLUKACEGLK9KK0EmVwjbDcPFnKtwzZpNrbB/X/h2W2yf",
-	"NdNesC98N9gXbLNuq8PcLrIM8ChAs58O1O5h4AObSptos2ZNKO5AYQc3UNQaAZoypN3kNrFsoRKJs6XE",
-	"+wRxlzmLXQWsZuexTBAnWSNM8iWsp1TZAMOFMWggLDes9OoJ05eXgKAMAGDWlU2FEblkoM1cNEPLkf00",
-	"8bSYWREvhX3i2r68JLQteAtoP4jYTBt3WKQ2fslzc3IpJwsjMKEouTNTitFkKtbAYzRDGhHDPYrPA8r7",
-	"AblQuFJ6oUIRZTlkCF2n1WE/EOb/OzQ42x/fvAtyfcBXIp5w70/tD9cMU8JwxYa5fDxp3hGfVoGOGn3J",
-	"w5GNWA6FLD2miAcMgD8VSXaasGlpw2aJLQh0DHf0W4QQxzqIIF5hyD+DM44h6rvghnBfM+WDQAVVGTbp",
-	"Z3F3yK7nJ9Imu4VLIgNnK+DG4OZx5wMu5OZMRsrnh0g+tDAVBqRTGQwGj6FS211DhVDQfrd/2O6BZad6",
-	"cO7M3ugiVREBWuymUBFrivdhvLByKVoP1eH+lg4n+td1d6oXhjVJjdIKWMTXgJ8O0ZP5nkR8vaUL/gBU",
-	"RtK69hsBvY2tVsfRloAAn377FKnIh5zPkP+STXvMXl88axX6+WJh9Fzsv9I21Kttk/bhRv+Khw/BTQkI",
-	"pnUE/V+3GzT4cvINUMy0vPe4i7pQ2xgddgPckPmNe9EtYyOk9Ksx6naGjwdHQUOrZzyO00Yfd93H8P74",
-	"cn0GVwf0b6HCaWM0OOx2f/bP05dcadAgcpeWQqGj2aXGE13YrZu9TOMogoYjl6/naQP9g24XDH8PoLqC",
-	"Gw8vvxsA57AvgZvbINEBTHeQG1RQXpegvIBBcV6CwoQHhQEGhXkN0tWi8rewCH9Sw2DrGgdb5zU47AYw",
-	"/27bwJZy6wMlblYDWEPaFO7vO2PesU9qqjZJX6fT2QWB7zsFpBf4z4yz9tdJkIJyalND8f1G9Zq18Pvw",
-	"wu8PU57kxdFIRgGcoVQc3Q1oCSXOTWkYOfkdpOENHSQIIc280EHZrVKhw0lFeuWkoLLwQXLumvLESINB",
-	"nJattLliUrVuE7tJZg5IdOau2Dqp1Gcba6KtSdhcAjIVMTIpi6iViWZoC2MGWMS09j427YRU/47/GL1I",
-	"5f7FtNZ++sk7CeleLude5ku0viKJPJI2kSr0uQ1gBSJ8hCUgGDpRCOaM3OBoxiCtCRWFPOGxnrCmx0bE",
-	"LDnakP4kYolmMinMzlIYC95+TaESIwWEuWqSkrPPELfgPiEm2qwhSSKMiKRaEu3SBfX5hKAXgQe6IUyu",
-	"ispTPp8LBbU77DjlQwn9CxQsTa4Y8K0fQPX9+uIZG69Zxlrz0Ghr2fPzC/qOReEglxmvP3Cz0R8yxzbb",
-	"Dml1wFdQL0XExjy8cpMEQ3bdd+OXic26iuoe/Y5darPiJvK1nVhSrtvkyOe7Or1hGxP3sbFeqIi7qW49",
-	"yYvDrpPgGW/nbpeQO/qg50YAeRpBlHDfHxweut95UcJni/KCs7BpxlOfkDWbbQuJRd0eAxH5gzDaMlBK",
-	"+ASf6XLkpHuyjqB4v1X3MBEJpWCl2fDaBLxLcvqHLWoByFIF15droVpF0PQqDFAGpVJLa6vuoMPOUI9h",
-	"BOvSUPFqioTSM6l4Ahk3H0DFkF1NRe0ClhOLJSOvWWBfkYIG8jyCfUdDkAKme4StBW62qIukmfEZHEOt",
-	"7IIWe7ZVTYGqyPsae2pdwSenKyChv1YW3E9ZkDn1OIm+OwwaKX0Hh6EUznfUr9QhgGqBdAgH/k/vC/SN",
-	"m+ORK0XWw39mCCWe3AIafIXu4XFJqgcG4BlwBI3RYFjMOuOvGje6Hvgg9Rujg6AxgO8fwDeGUPMQSh7B",
-	"v0fw72P0ZiloGgZHm5qGXhkr8qE0CeQEc4smwWeILMrHfoGC3BwH6RoGuQW+WZTOzW6QW5xgY0EJmv7t",
-	"wZ9UL9i6XsHWWQsO3MPA7YJeAFsO5tptpMEw6AfdoH931cEnNjdFynYPxQEKIbXioFYc1IqDWxQH3+hV",
-	"TnDfc3LZbM7lBPL9TzSYcR9Cj7CwwmxXH1x4ljhlOt15dXT2tRXGVufLgUdPY8ntDeH1JXy3KrYB8aE8",
-	"It2O2uvcOxV8Tm+/C/yWWYh9hCTdBeZU2qfg2vv5A53mp7y8RHyR6KdAeoC94EuecONY1SSZ29H+viMS",
-	"MuxQ851Qz/axjt2fxzwUUx1HwnTmgN2y6Rbea/eGF92jkmuuu4HjYlf+fyRmuuMK8Hcn1iFyz65uIe66",
-	"5Hy2WeG0AiZLooklxQLzsQOUIBDiB9IdQS3HVOf8SsaxxZo/YtXJ2O2GmNsEXpHJuuQLz3qPRgfDUc/J",
-	"HK7aiZ5IVa7j2RCq8y3Bg//H9X9f/+1///X6l+u/k1+149uEmgjzbMqTLDYgLa6eH+8PX1krmyRsy2OT",
-	"//v1L9e/wEchV5APykj9yVdifJaEx8VV+IgIs+7euR1Z1sOL1GxGzWbUbIaj1wTKCNqnOU/z9CHzsGcd",
-	"AzCP0W7gqhbCwfE0FbkJH/yGhs8bYt9IwQjAHdn9Tt1Js/2UHKVYMwdm4tWBB63KSLhqYMaUAA4rEX7I",
-	"zP5RUX7uEUxXU+aaMn9cyvxgRPjmwCeCKKzpbx33VBPse8Y9lXE+q8iwE+ruSXutEGWye4OoX0v5tZRf",
-	"8xI1L1FL+TWXUUv5n7aUv51nWInxVOur7RzDt7lkNOAbhhwE+BGSqyCzi3H6in3CeDSTCj3uZjpyzIM2",
-	"1nsbVqHXuI7+gB25hzfLJ5coDEzF/cOcqZhu9+LMPjt7xexahe6BtHCN+ggDvItFicKBu5BPF9fx6e7f",
-	"OL5ExlJNzqUKhX/ZJyXz3l2Ip6JXSpjXWUTB3Iil1At7LkIjkhfv59IIm6UjK0FpbB3YwsQ5ZiE0swKn",
-	"AOu6nxH1j5lvjLbR7aSisGdrklGTjJpkeJJRPhqedKz8Fb1BPW5FAL1AT1pAz8i5kiIstPd4Bt9V5mQr",
-	"y5IpT8rYGRDT6h1URyn1QZ/RPfSpDnLu3viAQmxHRXd3xY3RK4xz9lckQnpM5FKoFniocGblRImInX53",
-	"fsGa5wlXETcR87Rq5P9qH0dB+jdEMid8Ns+KzuVE8WRhRKvDQBlmYgQNGQsGtybTioED6MHBAAknYYUY",
-	"YXW8FAxct2Ot52MeXgWMMiEFLJbqqg1CEvo6rhkChti5CCWP2/OFmWsrGI8iI6xlzePT5QGbwiliUrHj",
-	"0+UhkyqMF5GIWh32IlsWtxBMCRGRyzGkoAv1XHgPYPDx1Sq3THsWYbTBJ5zcW2FZRu5tXJvOpVTSTr1j",
-	"Pj2BNegQvaGVg0dPGIc2V+SuDD2wAIWSTMWM8ThujdhBd+Bdg11voOveGR7eeELe7tnOplSorvhKrPcs",
-	"tYzh0dR3iHaINK0Ej8DPGCFcVIIgL46gQm+8Y3d/WDxAARu41dNKsNdnJ6x50H2c72rsbmvsXSTmsV6D",
-	"k3Auz/VYJ1Pwyo8Ed0ImTpD7rOtz/kvuYDGlqfO409BrjDn5HMfqdrT7tgWK/4TJhEnL7BROkorXDHyo",
-	"3RyM18zohCeijXVH4MCdGFyLzG86B1LbfinWKbTNxoT7JZRJwCxfQy+024RE97dh59Ip+qei525l3bZw",
-	"Zejh2SEXOgrTcLzaXVmlOzI+x2q+SO4AaHN3rvefyuxundaPxgLj3m+MGqupFeHbV5cvv39sjr5++cef",
-	"zMXqz69Pnx8dn5z+y7Hun/ATfr5qfDym+SH5YxzszRabjbMLlz7NR4FhTg+aYzvnMV+LWznNqlcK7G7N",
-	"etdIyjUa1OciV5zjXTIGQKhUEEg8r7KTkBGJWCRi/y/0+/jGtE/PofJ9OQdPTB8SFxmp0cPc4sfPb766",
-	"ZeSFKpy0qHCZ19qO34MZ/p53dH3lfiZXLt6AjBf5OIjCcbK7iCXoQ2I92fH2Rfe+0u1LNoMNH7xP6eb9",
-	"nUksvwX5Y3fJoyZWtc9YTQDuQwC+UyUZvpkp4Lwc39rp7i+oAbcy4JvneEP5qMSKPozaSX+TgXYU9bFe",
-	"PzkWVkaAy9lMVhqKQYMOiCSbenXC5dxyNQasf8CmAP9pAmY1MyIUjv5ZFnLF7Eom4bQCZQHGXVCZ1ATt",
-	"H0nQstE92hxdSTP3rP/VH+yX3x9PjQ2fTePvj1/94Yvx0J7/0c71+JF+/tlr5rLDVdPMWsCrBbzPnb5/",
-	"jbBCRfEOb4GCjW8nEu9TZexE25+qNXhbmjggBV7AcjWC1KIeMKIpaOAE07QFQk8oTUvI9fQEkMXB6DkW",
-	"zFEO1syBPblXAS++1WHgb+oKSwOHKLaYJ5fazJgnbyyMBTfop+ao08IIR/m1iZD9KBitwR5vyHBt1nkj",
-	"+BbTcfNWq3MOLL3YW35F7nNodO6wp+ATwGPI9cw8AvvAq/Gq7b235QJ5KCH8njZTUfBAri2ZtV6g1gvU",
-	"PE6ddqZmij5iylZ0muLlu+J2DijP+pB2XAq7m2P8KO/OaBEG1qOHoqkz85+AXCLNuVARoPnQp0QUAIsC",
-	"8LMcs4raIEtgQkWOH+CMXqasJspzLFRnz2NSQgqxALQeKlynnAj0mPXYS/mlZy9QUdNhZwKhYgmddchs",
-	"wAZd92+fzaQKWK+L/w/o/x6bumfTgB24f47YFD4D/wPOJcwLDiwdQ/N//trr/j8EyVXeSonWCGmp8o1B",
-	"As/T5fk1rM1GACG4v2VLj/ClkpasEEyIfdwSUeirb4YT0roBS0Gr3gh8YxthhUHjfdu92V5yQzkyf2xk",
-	"Qz9NG8vKnueazUq/og/8VuIUcZuc6An9vIVfofoQTCDguhulSI9sSGF1cARe2cbooJ91GFlajAZUPGb4",
-	"tsdfxEi/YbfrxuiPJOap3ZlxpOXImDC4ImA/H1z2wn40EO0hPxy3D8JHUftIPL5sd3lv3A8H0YEYXnr/",
-	"wgvcGCUG0nGFjzBm8MW2cdvkpDh2V3R2y/hdnfPiHGDABqU73jLwYaaagyMwSjf8xw/4oN2+vj3wI8pf",
-	"HjULWZuWai7rzlzWRZ5mx3qCbMmvYrmMoAb3/0J35G3WpbQDxMSQwkYT0c7rW6Rl0UIwPuESENi1CoXH",
-	"+L40wk7Jsd1SHvWAraY8cVxVxrN1IFfryrMsKWenoNpEJxizAr2oAuym7tJ99WKJAekPx71kUyAj1swC",
-	"U4rAzTtSnQqAJE+5bkJImvH3J0JNkmlj1OsfBY2ZVOnvYAcE6P79WAe/E46RIN6Zxm6Qq4dVaVD3tus2",
-	"vl+IhdeReiYZWfCaRtVqjtqU8/m7RwsFac1zJCxHYYBsbSGoP4MdfIEQHk5amsuXwv35xl2vVpilJy2Z",
-	"Wne0v9/rP+p0O91Ob3TUPeoCf06tl8kK5pgYpUF+Uk1SUGIK7mNjEWs1YYnuZOSC8vhu0ilIAU7tQSSn",
-	"dQPGtLQ+vw2RaAzCVIxD1g4RsT/rMdOGjddsvIivmJz5dCKcXUpHtinjyLKfajsEN7EUhi17mD4l10Xo",
-	"fEUPgbnAPObsJ3c1j+CnMDBeSvbr+Akcvfu88nGlE7kUGJgIKWc0er9giZskYXIdwFa39UC3lU7agL/o",
-	"ZOMRAyQWSwwH9CTCuFBsB0YPeRwAb10b9zsX9Jr/sAorvvoMImdnPIJwUxxcMwVjbOXexxwJmy0AMFSa",
-	"88mb46rbQCCKzTa+xpxSblYnFITJE59iiiJDc81ApTYmorqxtSytxVgkKyEoCbEX7Euja6cC/2ab5exe",
-	"jrvUbrMovRr5zLppEuNExMKt3DqbENybEJaLQ7QiKWFdsu243uXBV3WxgPGTaiRhyoMsS5f7vYdB1FKN",
-	"9Xt44ngVZhMj+Cz3JZVvsOKD5xgojRdYypknms25SRTEZ/v7zI7KAbJoC0ZrNYZu54WLO8xHejNWbW4C",
-	"UveJk7dlJoCF45OJERNYyCsxT9JM0Nzm4stzma/SND87d9VDslcf/tQy7dbm6ekxuxLru+yLuWy7N6oW",
-	"CvTPpSO6B5m3iWjl2pkKHifTxs9vfv6/AAAA//8=",
+	"xYl5dhQeM40VsZ4Igye5mRItjzk1ElH6E5p5zC+vYmlYQKHC+V04ZbO11WyZD/uOU/5/7F3dchs3ln4V",
+	"FKu2RFYgir+yRN2sYycTVZQZx5InNRO7bLAbIjFqAgzQJE2nXLUPsBf7CvsGO3dTtZu52CfQvtEWzgHQ",
+	"P2xKlCzPOE7f2GI3Go2/xjkH55zve84jpePnC4SQSwSX6WthXkdKSh4hgzwKVC6ZFioH7/4PF7PQuBfO",
+	"vdevlLs7Y8t7tQuHroA0/+Mr2oi1mp+p6Eot0m/Uwi7pRz0XcEcbqNLZ1WE/33eQ55nHfAeZq/SsPNUz",
+	"9vYxLlJrKj3jOoIV3oc7Z0Jy84xriFKHi3MWCTlxi89jLoolB18Ej0WUiiW3t8vv+WnBEnEpeAxgiM+4",
+	"fsrWzpp0IEs7aidTtYLPRMmURam5UK5x7hiyUnnJLr4wbMLtCoGTTG07PnuduU7MnPNoapffRIqqL+PX",
+	"pQdtAaLvXXR7PjTeA9F7Jf/Bgh1hM705ickLkvqooU5jqjWye+LI76qP+Zykgj5WfUSB2OYrLVLb2AzW",
+	"UUEBlpyUjiMcoIbhMqUE0ufdMQGcXQDE5AcoeICPeNeDBkw9eAg18L4nDFtVqBsk4bBzX3FCrv9Grv9+",
+	"/dfr/77+L/Dn/3vjbjv1D26267ymj5bXVNvOv/VEKL8P7poKVd7JNQckJDDzbgBA+lpphwYMzkHAFLI/",
+	"IbZzyTxoCJlzLVSMQEPAwfvmUqvZG0repMr+68s7noz03RvHLsEMwabA1mFaI9jVAbJIOZh7fPWUyTjh",
+	"Mc0zUOwZBOFtUZKy5IqkgH0Mzyy5ZhPunoIbpAllwA+60my+v5iDk9JWlHuPLcRjomSLumGNlIwNMXMY",
+	"AD+blFhrGVCGlbRihSUJJUKGqm0/5wzIBZq5v8eAumCUpIAQA55XqSR3LldI242ixZzJaE2aTSWxfV/4",
+	"elvkgDRDK8gXvhnkC7JZttUmdhUZAngUcLIfOmr2MPGBTIVJlV6TJlxuw8U2LqC4NQI0ZaDdZCY1ZCFT",
+	"gaMl+dsUcZcZSWwBLGbmiUgRJ1khTPIlzKeQWQejhdboICxXLNXqhKjLS0BQBgAwY69NueY5MtBmLpuh",
+	"ZcV+IJ7mM8OTJTcntu7LS4e2BU+B7AcTmyhtPxahtJ/y3JhcislCcyQUdeHMjmI0nfI16BjNyPWI4BrF",
+	"+9TxfgAXCpNSLWTE44xDxqHrtNrkB4f5/wYdzubHV29org34SMxS5uOp/cc1Q0oYJskwx8cTeEc8rYL7",
+	"1NybPBzZiORQyMJninjAAPhTQbLThEXrFmxGbOFAx3BFv0YIcSyDCOIVjvzn8I1jivouuCHMlwx6EBxB",
+	"VaZN+lHcHbLr6Zkw6W7pkqjAmQq4Mdh57PcBG3JzJmLp+SHSdy2kwgA6lX6/fwyF9u02VEgF7XV6h/td",
+	"8OxUd85+szeGSFVkgBabyWVMmvxtlCyMWPLWQzW4t6XBqfqw5k7VQpOmO0ZpURKzNeCnQ/ZkviUxW29p",
+	"gv8AKjNpbf0N6p7GWqvzaEtAgI9//xilyLtczJB/kwktJi8unrQK7fxqodWcH3ynTKRW2wbt3Y3xFQ+f",
+	"ghsECNI6wvlfp0MbbDn5BiRmuN497uBZqGmMDjsUF2R+4V50ytgIQX41Rp328Lh/RBtKPmFJEio97tiX",
+	"4f7x5fo5bB3QvoWMpo1R/7DTee/vh4fsVdpw4i5chYtWZpcqT1VhtW62MuRR0IYVly/moYLeoNMBx98D",
+	"HF3Bjoeb3w2Ac9gWaseWporCcNNcp2h5Xmh5AmlxXGhhwGmhg7QwrjTMlrv+GibhpRzSrXNMt44rPexQ",
+	"GH+7bGBJ2fmBK3ZUKcyhWxT27ztj3pFPaqg2RV+73d4Fge8PEkQv6J+ZZu23ExpAOZWuofh+peeatfH7",
+	"8MbvD1OW5s3RWMQUvqFgju4GtIQW56Y1nIglvwlTj5OXDVsmRN4WQ3RXU46EiyvbztwJJZgoaFI5MF5v",
+	"ZjCr0bMriO+NeKAeRO4eBvD9JnVmzDDYopmZvRR8hcyFFFV3jM9ttclXdpiglXvGWRPWUEBZdCaW/CuM",
+	"b7VVgWKTb9aKh3Y1WQqtQaIuGHw8eRhza20AQ0iMhDOlHlPgmfFGzVRBZ6VKg4HXBGuJEiOACm3KZa45",
+	"zvZBG9ER7wm5MFgajXOh0Ui0VrWrC/bR1JAYD0xzxtplAnxPcIdAPK3nY8PBRtcl0WDAAZMgkP3Y8e8G",
+	"FjkoGm4GgC33LBLy0AyfuVwAwJxbuWNsYYrjuJqKBE53cIHbUXM0Pn7QoEFToH3FsQlsergsCsRvUMue",
+	"CRa30vi8HRRrH04Vrk1YsIgcZhyaNXwho4Id7Qjbgh1tx1mtYOVt2NN5oxn5j4TG5GQDfXUHApUWvcsm",
+	"Bu5ISopWuEjhceMG2U+zXCSJ7Y8D4/brOAszdIs59azVntMPULVhFQg5cUc+MEQqUJZl5KBN7IZd6sBX",
+	"OVUropIYe8k0b52UYuavOJ8jHxVnM4i+z52gABCFb+qdAuppMdzflxAyShYxjz803j7bIx4q1B42zSx4",
+	"noV4dFAje4cBYK3d7fX/nLHYmZfWXMlT2j2iLzE2xd/KovbpSyR9gLqVhEgWqAp2jPIbO8ej4dFo0MG3",
+	"gUKHhkgWPZ9763uaf9Vh4VVByN38suNRd7eX2QvvX4V+frk+d6/6ufCuUZfmujnqvqcvG+5zwLKw853K",
+	"rxNkHQQ2QFvgzOUSdNt2yHDxW82sO5y9tCbbwFbMskgOf73Ty65jGBJ0s99BLvvcE+Fup92BHIliaAje",
+	"6L9//2ozt6B0eAER00CQFsMictx04VQNBJv91kabss1r0bso5HXGwm7qdq07/5rxkZwMzWscFD6rqjyF",
+	"E/JBujS+awfP0oY/HzSS5v0UD+cz2qpztG5zYTn/E3VuKGYvGyUz5t4mxm1xkyPzzdRH7lR3P1osSkGj",
+	"JM1Q+gCrbtHsGf8y92BeFSXNrNRBeOWdHF7exxW0rVSpK6fqxMKkQkaeJwxmIHZaEFwBlcwuFxgzl1Li",
+	"RgwoAt2liKUsUVbfdjjjyDiptLN7YpIqItLC6Cy5NpA50+Qy1YIDZIxyim32GnfyZl/BJ0qvgXAceuQ8",
+	"RE5DDBPquTmhFdSDRjp824rCUzafcwml2+Q0nOk6JF1wVjaZJHAG/A7CSF5cPLE2R3ZMzSKtjCFPzy+8",
+	"nYcH7TmW6V7fjkZvSKZqoU3beUgh70YteUzGLLqyg+SsHm1VfljpoanoOlVvrCW2Yjr2pbm1SUplmwzP",
+	"zG2Z7nAfzRcyVgsZMzvUrZO8a8k2EkxYM7erxGmi/a7tAZhecCxv398/PLS/88fynnnVO6G4MyEWCW8T",
+	"DADKRtsASb9dYyDD33GtrPnB0TQEThw/HTlPmVOO0FW21Y834alxewqOhvfM4V6SsyK2uNiA8RW2L1tD",
+	"tbut6S0bcKwGD0Brqx+uTZ6jT1Bz0nFdxa0p5lLNhGQpsNc/gLsu25qKnjq87o4rRey9dOTrcAqhrRBg",
+	"ZKbAeEHqdFhaqIA1M5swWE6RkmbhJnu21eWHbv37Bk7VfrdPzu/mHGi14+1+jrfMCgIjaEgbQb5D8H2g",
+	"xhj1Kv1x4KZz/riB/9PH1X9jx3hkr6Lq4V8zhCte3AKzUoUf77jkIQMF4AloBI1Rf1hkcPRbje1dF+L5",
+	"e43RgDb68P4BvGMIJQ/hyiP49wj+PcbI8ILXrn+06bXrlnHXH8or5wLKb/HKebb1oq/JTxDNjTENc0hz",
+	"E3yzWyo3ujQ3OXRjQh3N0+vBS9mlW+eLbh01OrA3qV0FXQpLDsbaLqT+kPZoh/bu7ob7xMamKNnu4YRD",
+	"I6R2wtVOuPog4ZaDhG/UKme471m7bDZnYiKtBjxREBL5ED65heF6+/HBhVeJg9Jpv1crZ18Yrk019yTc",
+	"epwIZm6AqiphJVepDYi16tGdd4wEyT1Toed0Dzqgb+kFP0B4/10oA4R5DGlynz9pQH7Iy1PEFql6DKIH",
+	"1Au2ZCnTVlVN07kZHRxYISGitqu+HanZAZYxB/OERXyqkpjr9hxwEDdTLLv73eFF56iU5mZ34KTYlH+N",
+	"+Uy17QX83U5UhNqzLVvAMColcmwWeFYBOSswXCng6vo8XEe2Dbm4YUW4mhNX5vxKJInBkj9i0cnYroaE",
+	"mRQeEem6lFdKuo9Gg+Goa20OW+xMTYQsl/FqiCvze0e185/X/3P9t//7t+tfrv/uchSt3sblhOsnU5Zm",
+	"ebbhcvX4+NzSylLZIGFdnufnP65/uf4FXgq8mz7BOeRmrvj4eRqdFmfhI7I12H3ndpYGD9VXqxm1mlGr",
+	"GVZeO4BzOH2as8B5jcrDnrEKwDxBv4EtWoBWwq+pqE14IAl05N6AI+EOGAEEL9vfXXMCc2Yp6YA0c8CA",
+	"/jhw0KpElagGOQ8CcFiJlulCVj8qYuY9gClqyVxL5o8rmR9MCN8MIuDgvmv5W2MI1AL7nhgCZcz8KjFs",
+	"jbp7yl7DeVns3mDq11Z+beXXukStS9RWfq1l1Fb+p23lb9cZVnw8Vepqu8bw+xyxI8SGoQYBcYQuVJCY",
+	"xTg8Yk4Ii2dCYsTdTMVWeVDa+GjDKiRI29AfsCH3iGb55Eh3y3H3QeAVR/bJ8++IWcvI3hAGtlGfrYt7",
+	"MS9JOAgX8tTLbfdSK4AumUiEnJwLGXH/sCf49dFdiE2oVpLrF1l27lzzpVALc84jzdOv3s6F5iaj9i3B",
+	"0m3t2EInOWUh0rOCpgDzepAJ9Y/J3euW0e2iorBma5FRi4xaZHiRUf40vOhY+S16Q3rciqZ/gZG0gESX",
+	"CyXFRE8f8Qyxq8TaVmYj53HGHD6MD1AdBemDMaN7GFNNc+HeeMPB1YyK4e6Saa1WiBnkt0iEx5uIJZct",
+	"iFBhxIiJ5DF59ofzC9I8T5mMmY6Jl1Uj/9f+aUzD34AKlLLZPLt0LiaSpQvNW20Ch2E6QQC+MSewaxIl",
+	"CQSADgZ9FJwOd09zo5IlJxC6nSg1H7PoihLHKkpJIuTVPhhJGOu4Jgi+Z+Y8EizZny/0XBlOWBxrbgxp",
+	"nj5bDsgUviIiJDl9tjwMuW2FzFaYCCI5j33WIouJidSc+whgiPFVMjdNewYpaSAm3IW3wrSM7NM4N+1L",
+	"IYWZ+sB8dwfmoO3kjZs5uHVCGNS5cuHK0AIDsILplM8IS5LWiAw6fR8aDEmutuk+GB6eOHHR7tnKhvxB",
+	"7NoVX+8ZVzNmubq2Q7ZDrNxMsDhk2RouU8w0tQIVWuMDu3vD4gdESd/OnpKcvHh+RpqDznG+qZC1iq2L",
+	"+TxRawgSttPvYurHKp1CVH7MmTUycYDsa22b82+yHxaRyjUeV5pLwrX2OfbVrmj7bgMS/4SIlAhDzBS+",
+	"JJmsCcRQ2zEYr4lWKUv5PpYdQQB3qtdZCi4EieQIH/a/5esAE7kx4H4KRUqJYWtohbKL0Mn9bTwU7iv6",
+	"pzJRbFXdtmhlGOHZdiF0Lk3D6mp3VZXuqPicyvkivQM45N213n+qsrt1WD+aCoxrvzFqrKaGR6+/u/z2",
+	"+2N99Ltv//STvlj95cWzp0enZ8/+fKp6Z+yMna8aH09pfkj9GDt7s8dm49uFTd+NR0FhDh+aVTvnCVvz",
+	"WzXNqkcK6m6tetesJDWy6udiV5zjXjIG+I1gCKReV9nJyIh5wlN+8LP7fXojhepTKHxfzcEL04fkGEFp",
+	"9DC7+OnTm7duEXujCgctLmzm9WnHb8ENf889ut5yP5MtF3dAwop6XIBw4omA85BETXbcfTG8r7T7Op/B",
+	"Rgzep7Tz/sYsll+D/bG75VELqzpmrBYA9xEAf5AlG76ZHcB5O761095fOAbcqoBvfscbh4+Sr9yL8XTS",
+	"72RwOornsf58csyNiDki760UXIYTdEAk2TxXd9BvW7ZGSnoDMgUofU2JUUTziFv5Byh2xKxEGk0rUBag",
+	"34Ujk1qg/SMFWta7R5u9K53MPel9/Ufz5fenU22iJ9Pk+9Pv/vjFeGjO/2TmavxIPf3sT+ayj6uWmbWB",
+	"Vxt4n7t8/x3CChXNO9wFCj6+nUS8p53bSbY/lmuIttQJdQd4lORK0OBRp8TJFHRwgmvaAbciStMSeFNP",
+	"gKUHnJ5jDnCzpJkDe0I8V56Af9rWZy+WOg5ZbAlLL5WeES/eSJRwpjFOzUqnheZW8isdo/pRcFqDP147",
+	"x7Ve553gW1zHzVu9zjnioWJr2ZULn0Onc5s8hpgAltgGrIlnM+r7Y7xqf+9tvHoPZYTf02fKCxHItSez",
+	"PheozwVqHaemcKyVoo+nFD3BoClW3itu14Dyqo87HRfc7BYYP8qHMxqEgfXooejqzOIngFegOecyBjQf",
+	"9yoeU1BRAH6WIUO/oRkZoLtk9QFG3MOOIVB6jcWV2fOYlEDHS+HUQ0broIkgNH6XfCu+DFQGcFDTBgx7",
+	"wQM665AYSvod+2+PzISkpNvB//vu/y6Z2ntTSgb2nyMyhdfA/4BzCeOCHQt9aP7vX7udf2k5Yg/npURv",
+	"hDCu8I1JAk/D9HyIarORQAjhb9nUI3ypcFNWSCbENm7JKPTFN9MJ3byBSuFmvUF9ZRtphbTxdt8+ub9k",
+	"2vHN/9jIuv4sVJZde5qrNrv6tXvBryVPEZfJmZq4n7foK648JBNw2O5GAemRDF1aHXwC35nGaNDLGowq",
+	"LWYDSpYQfNrjL2Km37DTsX30nyS8ZXfF0U1HpoTBFgHreXDZjXpxn+8P2eF4fxA9iveP+PHlfod1x72o",
+	"Hw/48NLHF17gwigpkFYrfIQ5g19t67dJz4p9t5ee39J/W+a8OAaYsPEYR2FLx4fZ0Rx8AqOw4D9+wodb",
+	"7evbEz/i/OZRq5C1a6nWsu7Fd5CPIEC15INULs1dhQc/uz3yNu9SaIBTYtyBjXJCO3/eIgyJF9wRDTle",
+	"MY/xfam5mbrAdrupxIuEUyBtArqxoLO1yaAzwBSRgmaHrGQTlWLOCrSiCrDbNdftV8CJ8qDaSzYEIibN",
+	"LDGlCNy8o9SpAEjykusmhKQZe3vG5SSdNkbd3hFtzIQMv+kOCNC9+6kOfiWcokC8s4zdEFcPe6Thmrf9",
+	"bOP7BV/4M1KvJDvCsFpG1ccctSvnsw+P5jKGyOhl1dkBiK0tAvU9+MEXCOFhraW5+JbbP1/Z7RWJh1C0",
+	"ZMe6o4ODbu9Ru9PutLujo85RB/RzV/sGMSem4oUkPyEnAZTYJfeRMU+UnJBUtTNxgSl8FXLqDPIBsT7I",
+	"5DS2w7ZqSjy/TaD+ZAaYdYC1g8fkL2pMlCbjNRkvkisiZp5OhJFLkWR8hsteOO3gTCeCa7LsIn1KronQ",
+	"+IoWgnLhuA9/slvzCH5yDf1FEiTQJ7D39vXS55VOxJJjYiJQziiMfsErdpC4zjUAa93WArUvVQoMdJAa",
+	"OyKAxGKcwgEtiTEvFOuB3gOPA7JUavs7l/Saf7GMKt76BDJnZyyGdFPsXDOAMbZyzyNHwmYNAAwVOJ+8",
+	"O666DgSi2Kzjd8gpZUd14pIwWeopplxmaK4aKLSPRFQ31pbRWox5uuJcOuImZ9iXercfDP7NOstMuVa7",
+	"VECUqVYjVBYNudRqhl5BnnA7c+tsQHBtQloudtHwtIR1eQM/WLnzVU0sYPyEE0kYcpqxdNnfe5hELeRY",
+	"vYU7QFmGZH25N+U5MateeI6J0riBBc08VWTOdCohP9vvZ2ZUTpBFXzB6qzF1O29c3GE8ws5YtbgdkLqn",
+	"L93GTAATxyYTzScwkVd8ngaOV2Zy+eU55qtA87NzUz0ke/XHHzzTdm4cMeld1sVc7NsnqiYKzp9Ln+ie",
+	"IZnQytUz5SxJp433r97/fwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
