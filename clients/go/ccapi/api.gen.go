@@ -21516,6 +21516,14 @@ type StreamReportLiveResponse200Headers struct {
 	XRequestId         string
 }
 
+// StreamReportLiveResponse400Headers the declared response headers of an HTTP 400 response for StreamReportLive
+type StreamReportLiveResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
 // StreamReportLiveResponse401Headers the declared response headers of an HTTP 401 response for StreamReportLive
 type StreamReportLiveResponse401Headers struct {
 	XRequestId string
@@ -21581,6 +21589,8 @@ type StreamReportLiveResponse504Headers struct {
 type StreamReportLiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -21599,6 +21609,8 @@ type StreamReportLiveResponse struct {
 	JSON504 *GatewayTimeout
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *StreamReportLiveResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StreamReportLiveResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *StreamReportLiveResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -21615,6 +21627,11 @@ type StreamReportLiveResponse struct {
 	Headers503 *StreamReportLiveResponse503Headers
 	// Headers504 the parsed response headers for an HTTP 504 response
 	Headers504 *StreamReportLiveResponse504Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamReportLiveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -45932,6 +45949,13 @@ func ParseStreamReportLiveResponse(rsp *http.Response) (*StreamReportLiveRespons
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -46022,6 +46046,37 @@ func ParseStreamReportLiveResponse(rsp *http.Response) (*StreamReportLiveRespons
 			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StreamReportLiveResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers StreamReportLiveResponse401Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -52283,69 +52338,69 @@ var swaggerSpec = []string{
 	"noV4dFAje4cBYK3d7fX/nLHYmZfWXMlT2j2iLzE2xd/KovbpSyR9gLqVhEgWqAp2jPIbO8ej4dFo0MG3",
 	"gUKHhkgWPZ9763uaf9Vh4VVByN38suNRd7eX2QvvX4V+frk+d6/6ufCuUZfmujnqvqcvG+5zwLKw853K",
 	"rxNkHQQ2QFvgzOUSdNt2yHDxW82sO5y9tCbbwFbMskgOf73Ty65jGBJ0s99BLvvcE+Fup92BHIliaAje",
-	"6L9//2ozt6B0eAER00CQFsMictx04VQNBJv91kabss1r0bso5HXGwm7qdq07/5rxkZwMzWscFD6rqjyF",
-	"E/JBujS+awfP0oY/HzSS5v0UD+cz2qpztG5zYTn/E3VuKGYvGyUz5t4mxm1xkyPzzdRH7lR3P1osSkGj",
-	"JM1Q+gCrbtHsGf8y92BeFSXNrNRBeOWdHF7exxW0rVSpK6fqxMKkQkaeJwxmIHZaEFwBlcwuFxgzl1Li",
-	"RgwoAt2liKUsUVbfdjjjyDiptLN7YpIqItLC6Cy5NpA50+Qy1YIDZIxyim32GnfyZl/BJ0qvgXAceuQ8",
-	"RE5DDBPquTmhFdSDRjp824rCUzafcwml2+Q0nOk6JF1wVjaZJHAG/A7CSF5cPLE2R3ZMzSKtjCFPzy+8",
-	"nYcH7TmW6V7fjkZvSKZqoU3beUgh70YteUzGLLqyg+SsHm1VfljpoanoOlVvrCW2Yjr2pbm1SUplmwzP",
-	"zG2Z7nAfzRcyVgsZMzvUrZO8a8k2EkxYM7erxGmi/a7tAZhecCxv398/PLS/88fynnnVO6G4MyEWCW8T",
-	"DADKRtsASb9dYyDD33GtrPnB0TQEThw/HTlPmVOO0FW21Y834alxewqOhvfM4V6SsyK2uNiA8RW2L1tD",
-	"tbut6S0bcKwGD0Brqx+uTZ6jT1Bz0nFdxa0p5lLNhGQpsNc/gLsu25qKnjq87o4rRey9dOTrcAqhrRBg",
-	"ZKbAeEHqdFhaqIA1M5swWE6RkmbhJnu21eWHbv37Bk7VfrdPzu/mHGi14+1+jrfMCgIjaEgbQb5D8H2g",
-	"xhj1Kv1x4KZz/riB/9PH1X9jx3hkr6Lq4V8zhCte3AKzUoUf77jkIQMF4AloBI1Rf1hkcPRbje1dF+L5",
-	"e43RgDb68P4BvGMIJQ/hyiP49wj+PcbI8ILXrn+06bXrlnHXH8or5wLKb/HKebb1oq/JTxDNjTENc0hz",
-	"E3yzWyo3ujQ3OXRjQh3N0+vBS9mlW+eLbh01OrA3qV0FXQpLDsbaLqT+kPZoh/bu7ob7xMamKNnu4YRD",
-	"I6R2wtVOuPog4ZaDhG/UKme471m7bDZnYiKtBjxREBL5ED65heF6+/HBhVeJg9Jpv1crZ18Yrk019yTc",
-	"epwIZm6AqiphJVepDYi16tGdd4wEyT1Toed0Dzqgb+kFP0B4/10oA4R5DGlynz9pQH7Iy1PEFql6DKIH",
-	"1Au2ZCnTVlVN07kZHRxYISGitqu+HanZAZYxB/OERXyqkpjr9hxwEDdTLLv73eFF56iU5mZ34KTYlH+N",
-	"+Uy17QX83U5UhNqzLVvAMColcmwWeFYBOSswXCng6vo8XEe2Dbm4YUW4mhNX5vxKJInBkj9i0cnYroaE",
-	"mRQeEem6lFdKuo9Gg+Goa20OW+xMTYQsl/FqiCvze0e185/X/3P9t//7t+tfrv/uchSt3sblhOsnU5Zm",
-	"ebbhcvX4+NzSylLZIGFdnufnP65/uf4FXgq8mz7BOeRmrvj4eRqdFmfhI7I12H3ndpYGD9VXqxm1mlGr",
-	"GVZeO4BzOH2as8B5jcrDnrEKwDxBv4EtWoBWwq+pqE14IAl05N6AI+EOGAEEL9vfXXMCc2Yp6YA0c8CA",
-	"/jhw0KpElagGOQ8CcFiJlulCVj8qYuY9gClqyVxL5o8rmR9MCN8MIuDgvmv5W2MI1AL7nhgCZcz8KjFs",
-	"jbp7yl7DeVns3mDq11Z+beXXukStS9RWfq1l1Fb+p23lb9cZVnw8Vepqu8bw+xyxI8SGoQYBcYQuVJCY",
-	"xTg8Yk4Ii2dCYsTdTMVWeVDa+GjDKiRI29AfsCH3iGb55Eh3y3H3QeAVR/bJ8++IWcvI3hAGtlGfrYt7",
-	"MS9JOAgX8tTLbfdSK4AumUiEnJwLGXH/sCf49dFdiE2oVpLrF1l27lzzpVALc84jzdOv3s6F5iaj9i3B",
-	"0m3t2EInOWUh0rOCpgDzepAJ9Y/J3euW0e2iorBma5FRi4xaZHiRUf40vOhY+S16Q3rciqZ/gZG0gESX",
-	"CyXFRE8f8Qyxq8TaVmYj53HGHD6MD1AdBemDMaN7GFNNc+HeeMPB1YyK4e6Saa1WiBnkt0iEx5uIJZct",
-	"iFBhxIiJ5DF59ofzC9I8T5mMmY6Jl1Uj/9f+aUzD34AKlLLZPLt0LiaSpQvNW20Ch2E6QQC+MSewaxIl",
-	"CQSADgZ9FJwOd09zo5IlJxC6nSg1H7PoihLHKkpJIuTVPhhJGOu4Jgi+Z+Y8EizZny/0XBlOWBxrbgxp",
-	"nj5bDsgUviIiJDl9tjwMuW2FzFaYCCI5j33WIouJidSc+whgiPFVMjdNewYpaSAm3IW3wrSM7NM4N+1L",
-	"IYWZ+sB8dwfmoO3kjZs5uHVCGNS5cuHK0AIDsILplM8IS5LWiAw6fR8aDEmutuk+GB6eOHHR7tnKhvxB",
-	"7NoVX+8ZVzNmubq2Q7ZDrNxMsDhk2RouU8w0tQIVWuMDu3vD4gdESd/OnpKcvHh+RpqDznG+qZC1iq2L",
-	"+TxRawgSttPvYurHKp1CVH7MmTUycYDsa22b82+yHxaRyjUeV5pLwrX2OfbVrmj7bgMS/4SIlAhDzBS+",
-	"JJmsCcRQ2zEYr4lWKUv5PpYdQQB3qtdZCi4EieQIH/a/5esAE7kx4H4KRUqJYWtohbKL0Mn9bTwU7iv6",
-	"pzJRbFXdtmhlGOHZdiF0Lk3D6mp3VZXuqPicyvkivQM45N213n+qsrt1WD+aCoxrvzFqrKaGR6+/u/z2",
-	"+2N99Ltv//STvlj95cWzp0enZ8/+fKp6Z+yMna8aH09pfkj9GDt7s8dm49uFTd+NR0FhDh+aVTvnCVvz",
-	"WzXNqkcK6m6tetesJDWy6udiV5zjXjIG+I1gCKReV9nJyIh5wlN+8LP7fXojhepTKHxfzcEL04fkGEFp",
-	"9DC7+OnTm7duEXujCgctLmzm9WnHb8ENf889ut5yP5MtF3dAwop6XIBw4omA85BETXbcfTG8r7T7Op/B",
-	"Rgzep7Tz/sYsll+D/bG75VELqzpmrBYA9xEAf5AlG76ZHcB5O761095fOAbcqoBvfscbh4+Sr9yL8XTS",
-	"72RwOornsf58csyNiDki760UXIYTdEAk2TxXd9BvW7ZGSnoDMgUofU2JUUTziFv5Byh2xKxEGk0rUBag",
-	"34Ujk1qg/SMFWta7R5u9K53MPel9/Ufz5fenU22iJ9Pk+9Pv/vjFeGjO/2TmavxIPf3sT+ayj6uWmbWB",
-	"Vxt4n7t8/x3CChXNO9wFCj6+nUS8p53bSbY/lmuIttQJdQd4lORK0OBRp8TJFHRwgmvaAbciStMSeFNP",
-	"gKUHnJ5jDnCzpJkDe0I8V56Af9rWZy+WOg5ZbAlLL5WeES/eSJRwpjFOzUqnheZW8isdo/pRcFqDP147",
-	"x7Ve553gW1zHzVu9zjnioWJr2ZULn0Onc5s8hpgAltgGrIlnM+r7Y7xqf+9tvHoPZYTf02fKCxHItSez",
-	"PheozwVqHaemcKyVoo+nFD3BoClW3itu14Dyqo87HRfc7BYYP8qHMxqEgfXooejqzOIngFegOecyBjQf",
-	"9yoeU1BRAH6WIUO/oRkZoLtk9QFG3MOOIVB6jcWV2fOYlEDHS+HUQ0broIkgNH6XfCu+DFQGcFDTBgx7",
-	"wQM665AYSvod+2+PzISkpNvB//vu/y6Z2ntTSgb2nyMyhdfA/4BzCeOCHQt9aP7vX7udf2k5Yg/npURv",
-	"hDCu8I1JAk/D9HyIarORQAjhb9nUI3ypcFNWSCbENm7JKPTFN9MJ3byBSuFmvUF9ZRtphbTxdt8+ub9k",
-	"2vHN/9jIuv4sVJZde5qrNrv6tXvBryVPEZfJmZq4n7foK648JBNw2O5GAemRDF1aHXwC35nGaNDLGowq",
-	"LWYDSpYQfNrjL2Km37DTsX30nyS8ZXfF0U1HpoTBFgHreXDZjXpxn+8P2eF4fxA9iveP+PHlfod1x72o",
-	"Hw/48NLHF17gwigpkFYrfIQ5g19t67dJz4p9t5ee39J/W+a8OAaYsPEYR2FLx4fZ0Rx8AqOw4D9+wodb",
-	"7evbEz/i/OZRq5C1a6nWsu7Fd5CPIEC15INULs1dhQc/uz3yNu9SaIBTYtyBjXJCO3/eIgyJF9wRDTle",
-	"MY/xfam5mbrAdrupxIuEUyBtArqxoLO1yaAzwBSRgmaHrGQTlWLOCrSiCrDbNdftV8CJ8qDaSzYEIibN",
-	"LDGlCNy8o9SpAEjykusmhKQZe3vG5SSdNkbd3hFtzIQMv+kOCNC9+6kOfiWcokC8s4zdEFcPe6Thmrf9",
-	"bOP7BV/4M1KvJDvCsFpG1ccctSvnsw+P5jKGyOhl1dkBiK0tAvU9+MEXCOFhraW5+JbbP1/Z7RWJh1C0",
-	"ZMe6o4ODbu9Ru9PutLujo85RB/RzV/sGMSem4oUkPyEnAZTYJfeRMU+UnJBUtTNxgSl8FXLqDPIBsT7I",
-	"5DS2w7ZqSjy/TaD+ZAaYdYC1g8fkL2pMlCbjNRkvkisiZp5OhJFLkWR8hsteOO3gTCeCa7LsIn1KronQ",
-	"+IoWgnLhuA9/slvzCH5yDf1FEiTQJ7D39vXS55VOxJJjYiJQziiMfsErdpC4zjUAa93WArUvVQoMdJAa",
-	"OyKAxGKcwgEtiTEvFOuB3gOPA7JUavs7l/Saf7GMKt76BDJnZyyGdFPsXDOAMbZyzyNHwmYNAAwVOJ+8",
-	"O666DgSi2Kzjd8gpZUd14pIwWeopplxmaK4aKLSPRFQ31pbRWox5uuJcOuImZ9iXercfDP7NOstMuVa7",
-	"VECUqVYjVBYNudRqhl5BnnA7c+tsQHBtQloudtHwtIR1eQM/WLnzVU0sYPyEE0kYcpqxdNnfe5hELeRY",
-	"vYU7QFmGZH25N+U5MateeI6J0riBBc08VWTOdCohP9vvZ2ZUTpBFXzB6qzF1O29c3GE8ws5YtbgdkLqn",
-	"L93GTAATxyYTzScwkVd8ngaOV2Zy+eU55qtA87NzUz0ke/XHHzzTdm4cMeld1sVc7NsnqiYKzp9Ln+ie",
-	"IZnQytUz5SxJp433r97/fwAAAP//",
+	"6L9//2ozt6B0eAER00CQFsMictx04VQNBJv91kabss1r0ZsKOW283cc16y3jm2y4UrV1wkOtrdfa+o6I",
+	"TE5q53UcCh9yVWbECfkg7R3ftYMvayOCAHSg5v1UHeel2qrltG5zmjmPF3WOL2YvGyUzruAmRopxk6MP",
+	"zhRW7owFP1osSkGHJc1Q+gCrbtHsGf8y92Be+SXNrNRBeOWdXGzeqxb0u1SpK6dcxcKkQkaemQxmIHZ6",
+	"F1wBJdAuFxgzl8TiRgxICd2liKUsUVbDd8jmyHGptLO0YpIqItLC6Cy5NpCr0+Qy1YIDSI1yqnT2GnfW",
+	"Z1/BJ0qvgeIceuR8Uk4nDRPq2UChFdTDVDpE3YrCUzafcwml2+Q0nCI77F5wjzaZJHDq/A4CV15cPLFW",
+	"TnYwziKtjCFPzy+8ZYlH+zle617fjkZvSKZqoU3b+WQh00cteUzGLLqyg+TsLG2NDFjpoanorFVvrO23",
+	"Yjr2pbm1gkplmwxP6W2Z7nAfDSYyVgsZMzvUrZO8M8s2EoxmM7erxOm+/a7tARh74Aiw7+8fHtrfeUeA",
+	"53r1bi/ujJZFwtsEQ46y0TYkESa1awy0hndcK2vwcDRGgYXHT0fON+fUMXTObfUcTnhq3J6Co+F9gbiX",
+	"5OyWLU494JiF7cvWUO3ga3pbCly5wefQ2ur5a5Pn6IXUnHRcV3FrirlUMyFZCnz5D+AgzLamom8Qr7sD",
+	"UhF7vyD5Opx7aCsEGJkpMJeQrB2WFqp8zcwKDbZapKRZuMmebXUyYiDBfUO1ak/fJ+fpcy672tV3P1df",
+	"ZneB2TWkjSDfIdw/kHGMepUeQHAMOg/gwP/pI/m/sWM8sldR9fCvGcIVL26By6nCc3hc8smBAvAENILG",
+	"qD8sckb6rcb2rgsZBL3GaEAbfXj/AN4xhJKHcOUR/HsE/x5jLHrBT9g/2vQTdstI7w/lB3Qh7Lf4AT2/",
+	"e9G75SeI5saYhjmkuQm+2RGWG12amxy6MaGOWOr14KXs0q3zRbeOGh3Ym9Sugi6FJQdjbRdSf0h7tEN7",
+	"d3f8fWJjU5Rs93D7oRFSu/3qg4T6IOGWg4Rv1CpnuO9Zu2w2Z2IirQY8URCE+RBewIXhevvxwYVXiYPS",
+	"ab9XK2dfGK5NNdsl3HqcCGZuAMcqoTNXqQ2I7urxpHeMPck9U6HndA86oG/pBT9AQoFdSAqEeQyJeZ8/",
+	"TUF+yMtTxBapegyiB9QLtmQp01ZVTdO5GR0cWCEhorarvh2p2QGWMQfzhEV8qpKY6/YckBc3kzq7+93h",
+	"ReeolFhnd+Ck2JR/jflMte0F/N1OVITasy1bQE0qpY5sFnhWAXIrMEAqIPn6zF9H7w3Zv2FFuJoTV+b8",
+	"SiSJwZI/YtHJ2K6GhJkUHhHpupTJSrqPRoPhqGttDlvsTE2ELJfxaogr83tH7vOf1/9z/bf/+7frX67/",
+	"7rIird7G5YTrJ1OWZpm94XL1+Phs1spS2SBhXZ5Z6D+uf7n+BV4KTJ8+pTpkg674+HkanRZn4SPyQ9h9",
+	"53ZeCA8OWKsZtZpRqxlWXjtIdTh9mrPAso3Kw56xCsA8Qb+BLVoAc8KvqahNeOgKdB3fgFzhDhgBdi/b",
+	"311zAldnKc2BNHNQhP44cNCqxLGohlUPAnBYic/pgmQ/KkbnPaAwaslcS+aPK5kfTAjfDFvgAMZr+Vuj",
+	"FtQC+56oBWWU/ioxbI26e8pew3lZ7N5g6tdWfm3l17pErUvUVn6tZdRW/qdt5W/XGVZ8PFXqarvG8Psc",
+	"lSTEhqEGAXGELlSQmMU4PGJOCItnQmLE3UzFVnlQ2vhowyrsSdvQH7Ah94hm+eRofsuR/kHgFUf2yfPv",
+	"iFnLyN4QBrZRnx+MezEvSTgIF/Jkz233UiuALplIhJycCxlx/7CnFPbRXYiGqFaS6xdZPvBc86VQC3PO",
+	"I83Tr97OheYmIxMuAeFt7dhCJzllIdKzgqYA83qQCfWPyRbsltHtoqKwZmuRUYuMWmR4kVH+NLzoWPkt",
+	"ekN63Irff4GRtIB9lwslxdRSH/EMsavE2lZmI8tyxhwijQ9QHQXpgzGjexhTTXPh3njDAeSMiuHukmmt",
+	"VohS5LdIBOSbiCWXLYhQYcSIieQxefaH8wvSPE+ZjJmOiZdVI//X/mlMw9+AQ5Sy2Ty7dC4mkqULzVtt",
+	"AodhOkHIvzEnsGsSJQkEgA4GfRScDulPc6OSJScQup0oNR+z6IoSx2NKSSLk1T4YSRjruCYI92fmPBIs",
+	"2Z8v9FwZTlgca24MaZ4+Ww7IFL4iIiQ5fbY8DNl0hVxamAgiOY99niSLiYnUnPsIYIjxVTI3TXsGSXAg",
+	"JtyFt8K0jOzTODftSyGFmfrAfHcH5qDt5I2bObh1QhjUuXLhytACA0CG6ZTPCEuS1ogMOn0fGgxptbbp",
+	"Phgenjhx0e7ZyoaMRezaFV/vGVcz5tW6tkO2Q6zcTLA45PUaLlPMbbUCFVrjA7t7w+IHREnfzp6SnLx4",
+	"fkaag85xvqmQJ4uti/k8UWsIErbT72LqxyqdQlR+zJk1MnGA7Gttm/Nvsh8Wkco1HleaS/u19jn21a5o",
+	"+24DEv+EiJQIQ8wUviSZrAnEUNsxGK+JVilL+T6WHUEAd6rXWdIvBInkKCb2v+XrAEy5MeB+CkVKiWFr",
+	"aIWyi9DJ/W3MF+4r+qdyX2xV3bZoZRjh2XYhdC5Nw+pqd1WV7qj4nMr5Ir0DHOXdtd5/qrK7dVg/mgqM",
+	"a78xaqymhkevv7v89vtjffS7b//0k75Y/eXFs6dHp2fP/nyqemfsjJ2vGh9PaX5I/Rg7e7PHZuPbhU3f",
+	"jUdBYQ4fmlU75wlb81s1zapHCupurXrXPCg1luvnYlec414yBsCPYAikXlfZyciIecJTfvCz+316I2nr",
+	"Uyh8X83BC9OHZDVBafQwu/jp05u3bhF7owoHLS5s5vVpx2/BDX/PPbrecj+TLRd3QMKKelwAjeKJgPOQ",
+	"RE123H0xvK+0+zqfwUYM3qe08/7GLJZfg/2xu+VRC6s6ZqwWAPcRAH+QJRu+mR3AeTu+tdPeXzgG3KqA",
+	"b37HG4ePkq/ci/F00u9kcDqK57H+fHLMjYg5Yv2tFFyGE3RAJNk8V3dgc1u2Rkp6AzIF8H5NiVFE84hb",
+	"+Qe4ecSsRBpNK1AWoN+FI5NaoP0jBVrWu0ebvSudzD3pff1H8+X3p1NtoifT5PvT7/74xXhozv9k5mr8",
+	"SD397E/mso+rlpm1gVcbeJ+7fP8dwgoVzTvcBQo+vp1EvCe620m2P5ZriLbUCXUHeJTkStDgUafEyRR0",
+	"cIJr2kHFIkrTEphaT4AXCJyeYw4At6SZA3tCBFmegH/a1mcvljoOWWwJSy+VnhEv3kiUcKYxTs1Kp4Xm",
+	"VvIrHaP6UXBagz9eO8e1Xued4Ftcx81bvc45qqNia9mVC59Dp3ObPIaYAJbYBqyJ50/q+2O8an/vbUx+",
+	"D2WE39NnygsRyLUnsz4XqM8Fah2nJo2slaKPpxQ9waApVt4rbteA8qqPOx0X3OwWGD/KhzMahIH16KHo",
+	"6sziJ4DJoDnnMgY0H/cqHlNQUQB+lqUpn82tVhXoB90lqw8w4h52nITSayyuzJ7HpAQCYAqnHjJaB00E",
+	"wfi75FvxZSBPgIOaNqDmCx7QWYfEUNLv2H97ZCYkJd0O/t93/3fJ1N6bUjKw/xyRKbwG/gecSxgX7Fjo",
+	"Q/N//9rt/EvLUYk4LyV6I4RxhW9MEngapudDVJuNBEIIf8umHuFLhZuyQjIhtnFLRqEvvplO6OYNVAo3",
+	"6w3qK9tIKwTodrmY7S+Zdgz3Pzayrj8LlWXXnuaqza5+7V7wa8lTxGVypibu5y36iisPyQQctrtRQHok",
+	"Q5dWB5/Ad6YxGvSyBqNKi9mAkiUEn/b4i5jpN+x0bB/9Jwlv2V1xdNORKWGwRcB6Hlx2o17c5/tDdjje",
+	"H0SP4v0jfny532HdcS/qxwM+vPTxhRe4MEoKpNUKH2HO4Ffb+m3Ss2Lf7aXnt/TfljkvjgEmbDzGUdjS",
+	"8WF2NAefwCgs+I+f8OFW+/r2xI84v3nUKmTtWqq1rHvxHeQjCFAt+SCVS3NX4cHPbo+8zbsUGuCUGHdg",
+	"o5zQzp+3CEPiBXfURo7JzGN8X2pupi6w3W4q8SLhFGiigOAs6GxtMugMMEWkoNkhD9pEpZizAq2oAux2",
+	"zXX7FfKrPKT2kg2BiEkzS0wpAjfvKHUqAJK85LoJIWnG3p5xOUmnjVG3d0QbMyHDb7oDAnTvfqqDXwmn",
+	"KBDvLGM3xNXDHmm45m0/2/h+wRf+jNQryY6irJZR9TFH7cr57MOjuYwhMnpZdXYAYmuLQH0PfvAFQnhY",
+	"a2kuvuX2z1d2e0XiIRQt2bHu6OCg23vU7rQ77e7oqHPUAf3c1b5BBYqpeCHJT8hJACV2yX1kzBMlJyRV",
+	"7UxcYApfhZw6g3xArA8yOY3tsK2aEs9vE8hGmQFmHWDt4DH5ixoTpcl4TcaL5IqImacTYeRSJBmD4rIX",
+	"Tjs404ngmiy7SJ+SayI0vqKFoFw4tsWf7NY8gp9cQ3+RBAn0Cey9fb30eaUTseSYmAiUMwqjX/CKHSSu",
+	"cw3AWre1QO1LlQLnHaTGjgggsRincEBLYswLxXqg98DjgLyY2v7OJb3mXyyjirc+gczZGYsh3RQ71wxg",
+	"jK3c88iRsFkDAEMFzifvjquuA4EoNuv4HXJK2VGduCRMlnqKKZcZmqsGCu0jEdWNtWW0FmOerjiXjrjJ",
+	"Gfal3u0Hg3+zzjI3r9UuFVBzqtUIlUVDLrWaoVeQJ9zO3DobEFybkJaLXTQ8LWFd3sAPVu58VRMLGD/h",
+	"RBKGnGYsXfb3HiZRCzlWb+EOUJYhv1/uTXkWzqoXnmOiNG5gQTNPFZkznUrIz/b7mRmVE2TRF4zeakzd",
+	"zhsXdxiPsDNWLW4HpO4JU7cxE8DEsclE8wlM5BWfp4FVlplcfnmO+SrQ/OzcVA/JXv3xB8+0nRtHhXqX",
+	"dTEX+/aJqomC8+fSJ7pnSCa0cvVMOUvSaeP9q/f/HwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
