@@ -1,7 +1,6 @@
 package live
 
 import (
-	"bytes"
 	"net/http"
 	"time"
 
@@ -23,6 +22,15 @@ const (
 // rescope is how often a stream asks again which orders its caller sees (an order assigned
 // since shows up within it).
 const rescope = time.Minute
+
+// The parts of an event around its time and its orders, and the comment of a stream waiting for
+// its first snapshot.
+var (
+	eventHead   = []byte("event: live\ndata: {\"at\":\"")
+	eventMiddle = []byte("\",\"orders\":")
+	eventTail   = []byte("}\n\n")
+	waiting     = []byte(": waiting\n\n")
+)
 
 // Handler serves the live stream.
 type Handler struct {
@@ -83,27 +91,31 @@ func (h *Handler) stream(c *gin.Context) {
 	beat := time.NewTimer(h.heartbeat)
 	defer beat.Stop()
 	scoped := time.Now()
-	force := false
-	var last, cur, out []byte
+	force, sent := false, false
+	// The stream keeps the checksum of what it last sent, and a buffer for its view only when it
+	// is not staff's (which is the snapshot's own bytes): 200 streams cost little memory.
+	var lastSum uint64
+	var buf, at []byte
 	for {
 		snap, next := h.hub.Current()
 		switch {
 		case snap != nil:
-			cur = snap.AppendOrders(cur[:0], view)
-			if !force && last != nil && bytes.Equal(cur, last) {
+			orders, sum := snap.Orders(buf, view)
+			if !view.All {
+				buf = orders
+			}
+			if !force && sent && sum == lastSum {
 				break
 			}
-			out = append(out[:0], "event: live\ndata: {\"at\":\""...)
-			out = snap.At.AppendFormat(out, time.RFC3339Nano)
-			out = append(append(append(out, "\",\"orders\":"...), cur...), "}\n\n"...)
-			if !h.send(c, rc, out) {
+			at = snap.At.AppendFormat(at[:0], time.RFC3339Nano)
+			if !h.send(c, rc, eventHead, at, eventMiddle, orders, eventTail) {
 				return
 			}
-			last, cur = cur, last
+			sent, lastSum = true, sum
 			beat.Reset(h.heartbeat)
 		case force:
 			// No snapshot yet (the lead service not answering): a comment keeps the stream open.
-			if !h.send(c, rc, []byte(": waiting\n\n")) {
+			if !h.send(c, rc, waiting) {
 				return
 			}
 		}
@@ -127,10 +139,12 @@ func (h *Handler) stream(c *gin.Context) {
 	}
 }
 
-// send writes b and flushes it, reporting whether the client still reads.
-func (h *Handler) send(c *gin.Context, rc *http.ResponseController, b []byte) bool {
-	if _, err := c.Writer.Write(b); err != nil {
-		return false
+// send writes parts and flushes them, reporting whether the client still reads.
+func (h *Handler) send(c *gin.Context, rc *http.ResponseController, parts ...[]byte) bool {
+	for _, p := range parts {
+		if _, err := c.Writer.Write(p); err != nil {
+			return false
+		}
 	}
 	return rc.Flush() == nil
 }

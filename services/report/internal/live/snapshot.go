@@ -6,6 +6,7 @@ package live
 import (
 	"cmp"
 	"encoding/json"
+	"hash/fnv"
 	"slices"
 	"time"
 )
@@ -50,6 +51,10 @@ type Snapshot struct {
 	// self holds, for each agent, the JSON of the orders it is in with itself alone and no
 	// dialing figures (what an agent sees).
 	self map[int64][]byte
+	// all is the JSON array of every order (what staff see), written as it is by each of their
+	// streams, and allSum its checksum.
+	all    []byte
+	allSum uint64
 }
 
 // NewSnapshot holds list at at, as every subscriber will write it.
@@ -72,7 +77,27 @@ func NewSnapshot(at time.Time, list []Order) *Snapshot {
 			}
 		}
 	}
+	s.all = s.AppendOrders(nil, View{All: true})
+	s.allSum = Checksum(s.all)
 	return s
+}
+
+// Checksum tells one view from another: a stream keeps the checksum of what it last sent rather
+// than a copy of it.
+func Checksum(b []byte) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return h.Sum64()
+}
+
+// Orders is the JSON array of the orders v sees in s and its checksum: staff's is the snapshot's
+// own; any other view is appended to buf.
+func (s *Snapshot) Orders(buf []byte, v View) ([]byte, uint64) {
+	if v.All && !v.Self {
+		return s.all, s.allSum
+	}
+	b := s.AppendOrders(buf[:0], v)
+	return b, Checksum(b)
 }
 
 func byState(list []Agent) map[string]int64 {
