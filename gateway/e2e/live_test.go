@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -93,4 +97,57 @@ func TestLiveStreamPushesAnAgentsStateThroughTheGateway(t *testing.T) {
 	own := liveUntil(t, mine, 30*time.Second, orderID, func(o liveOrder) bool { return agentIn(o, agent.id, "paused") != nil }, "the agent's own view")
 	assert.Len(t, own.Agents, 1)
 	assert.Nil(t, own.Dialing, "an agent sees no dialing figures")
+}
+
+// reportStreams is the report API's report_live_streams gauge.
+func reportStreams(t *testing.T) string {
+	t.Helper()
+	res, err := http.Get(stack.URL("report") + "/metrics")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "report_live_streams "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// A client that goes away ends its stream at the report API too (the gateway ends the upstream
+// request), and SIGTERM ends the open streams at once: the report stops well within its
+// shutdown timeout, and the client sees its stream end.
+func TestLiveStreamsEndWithTheClientAndOnSigterm(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, stack.BaseURL+"/v2/report/live/", nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Api-Key", stack.APIKey)
+	resp, err := stack.Do(t, req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Eventually(t, func() bool { return reportStreams(t) == "1" }, 10*time.Second, 50*time.Millisecond, "the stream is open at the report API")
+	cancel()
+	resp.Body.Close()
+	require.Eventually(t, func() bool { return reportStreams(t) == "0" }, 10*time.Second, 50*time.Millisecond,
+		"the client went away: the report API's stream ended")
+
+	events := openSSE(t, "/v2/report/live/", stack.APIKey)
+	_, ok := nextEvent(events, "live", 10*time.Second)
+	require.True(t, ok, "the first event")
+	start := time.Now()
+	stack.Stop("report", syscall.SIGTERM)
+	stopped := time.Since(start)
+	require.NoError(t, stack.Start("report"))
+	assert.Less(t, stopped, 5*time.Second, "the open stream does not hold the report's shutdown")
+	for deadline := time.After(5 * time.Second); ; {
+		select {
+		case _, open := <-events:
+			if !open {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the client's stream is still open 5 s after the report stopped")
+		}
+	}
 }

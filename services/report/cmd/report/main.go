@@ -16,6 +16,7 @@ import (
 	"ccplatform/services/report/internal/server"
 	"ccplatform/services/report/internal/statuses"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 )
 
@@ -47,6 +48,8 @@ func run(ctx context.Context, cfg Config, log *zap.Logger, o *ops.Ops) error {
 	leads := svcclient.New("lead", cfg.LeadURL, cfg.InternalToken, serviceTimeout)
 	defer leads.CloseIdleConnections()
 	hub := live.NewHub(live.NewSource(conn, leads, time.Now).Take, live.Tick, log)
+	o.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "report_live_streams",
+		Help: "Live streams (GET /v2/report/live/) open on this process."}, func() float64 { return float64(hub.Streams()) }))
 	// Streams never end by themselves: they must be closed for the server to drain.
 	stopStreams := context.AfterFunc(ctx, hub.Close)
 	defer stopStreams()

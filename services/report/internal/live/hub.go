@@ -91,6 +91,13 @@ func (h *Hub) Subscribe() (leave func()) {
 	}
 }
 
+// Streams is how many streams are open (the report_live_streams gauge).
+func (h *Hub) Streams() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.subs
+}
+
 // Current is the latest snapshot (nil before the first) and a channel closed when a newer one
 // is taken.
 func (h *Hub) Current() (*Snapshot, <-chan struct{}) {
