@@ -124,6 +124,7 @@ func TestAccessMatrix(t *testing.T) {
 		{"POST", "/v2/webhook/999999999/redeliver/matrix-event/", "AMC", "webhooks:write", `{}`, `{}`},
 		{"GET", "/v2/report/orders/?from=2026-11-01&to=2026-11-02&interval=day", "AMCS", "calls:read", "", ""},
 		{"GET", "/v2/report/agents/?from=2026-11-01&to=2026-11-02&interval=day", "AMCSG", "calls:read", "", ""},
+		{"GET", "/v2/report/live/", "AMCSG", "calls:read", "", ""},
 		{"GET", "/v1/health/check/", allGroups, "", "", ""},
 	}
 
@@ -171,10 +172,10 @@ func TestAccessMatrix(t *testing.T) {
 }
 
 // matrixCall sends rt with key (the accepted body when refuse, else the refused one) and returns
-// the status. The event stream is cut once its status line is in.
+// the status. An event stream is cut once its status line is in.
 func matrixCall(t *testing.T, rt matrixRoute, key string, refuse bool) int {
 	t.Helper()
-	if strings.HasSuffix(rt.path, "/stream/") {
+	if strings.HasSuffix(rt.path, "/stream/") || rt.path == "/v2/report/live/" {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, rt.method, stack.BaseURL+rt.path, nil)

@@ -45,9 +45,20 @@ func openStream(t *testing.T) <-chan sseEvent {
 // event; it is closed when the test ends.
 func openStreamAs(t *testing.T, key string) <-chan sseEvent {
 	t.Helper()
+	events := openSSE(t, "/v2/notification/stream/", key)
+	ev, ok := nextEvent(events, "ready", 10*time.Second)
+	require.True(t, ok, "the stream says it is ready")
+	assert.Contains(t, ev.data, `"userId"`)
+	return events
+}
+
+// openSSE opens an event stream of the gateway's with key and passes on its events as they come;
+// it is closed when the test ends.
+func openSSE(t *testing.T, path, key string) <-chan sseEvent {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, stack.BaseURL+"/v2/notification/stream/", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, stack.BaseURL+path, nil)
 	require.NoError(t, err)
 	req.Header.Set("X-Api-Key", key)
 	req.Header.Set("Content-Type", "application/json")
@@ -60,12 +71,17 @@ func openStreamAs(t *testing.T, key string) <-chan sseEvent {
 		defer close(events)
 		defer resp.Body.Close()
 		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		var ev sseEvent
 		for sc.Scan() {
 			line := sc.Text()
 			switch {
 			case line == "" && (ev.name != "" || ev.data != ""):
-				events <- ev
+				select {
+				case events <- ev:
+				case <-ctx.Done():
+					return
+				}
 				ev = sseEvent{}
 			case strings.HasPrefix(line, "event:"):
 				ev.name = strings.TrimSpace(line[len("event:"):])
@@ -74,9 +90,6 @@ func openStreamAs(t *testing.T, key string) <-chan sseEvent {
 			}
 		}
 	}()
-	ev, ok := nextEvent(events, "ready", 10*time.Second)
-	require.True(t, ok, "the stream says it is ready")
-	assert.Contains(t, ev.data, `"userId"`)
 	return events
 }
 

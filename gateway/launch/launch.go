@@ -51,7 +51,8 @@ type Config struct {
 	// AuthFailureRPS and AuthFailureBurst bound the 401 answers per client address.
 	AuthFailureRPS   float64 `env:"AUTH_FAILURE_RPS" envDefault:"0.5"`
 	AuthFailureBurst int     `env:"AUTH_FAILURE_BURST" envDefault:"20"`
-	// StreamsPerKey bounds the live notification streams one API key holds open.
+	// StreamsPerKey bounds the live streams (notifications, the report's live stream) one API key
+	// holds open.
 	StreamsPerKey int `env:"STREAMS_PER_KEY" envDefault:"5"`
 	// The health check: the broker (config.Broker), the consumers every queue needs, the external
 	// platforms (empty = not configured), and the timeout of each probe.

@@ -38,7 +38,7 @@ type Config struct {
 	DrainJobs         int
 	Rows              int
 	ListRequests      int
-	// Phases selects the phases to run (sync, async, import, list, dialer, webhook, report); import selects async
+	// Phases selects the phases to run (sync, async, import, list, dialer, webhook, report, live); import selects async
 	// too, whose drain rate (figure (3)) is its baseline.
 	Phases string
 	// ImportRows is the size of the import phase's measured file; ImportProfile, when set, is where
@@ -61,6 +61,8 @@ type Config struct {
 	// ingest rounds.
 	ReportCalls int
 	IngestCalls int
+	// LiveDuration is how long figure (13)'s subscribers are measured.
+	LiveDuration time.Duration
 }
 
 func main() {
@@ -73,7 +75,7 @@ func main() {
 	flag.IntVar(&cfg.ListRequests, "list-requests", 500, "list requests measured (one client)")
 	flag.StringVar(&cfg.Phases, "phases", strings.Join(phaseNames, ","),
 		"phases to run, comma-separated, in this order whatever the order given: sync (1), async (2, 3), "+
-			"import (6: its baseline is figure (3), so it runs async too), list (4), dialer (5), webhook (7), report (9, 10, 11)")
+			"import (6: its baseline is figure (3), so it runs async too), list (4), dialer (5), webhook (7), report (10, 11, 12), live (13)")
 	flag.IntVar(&cfg.ImportRows, "import-rows", 100_000, "rows of the import phase's measured CSV file")
 	flag.StringVar(&cfg.ImportProfile, "import-profile", "",
 		"write a CPU profile of lead-worker (PPROF_ADDR) while it imports the measured file to this file")
@@ -86,6 +88,7 @@ func main() {
 	flag.IntVar(&cfg.DialDue, "dial-due", 100_000, "of which due")
 	flag.IntVar(&cfg.ReportCalls, "report-calls", 10_000_000, "calls loaded over a year across 200 orders for the report phase")
 	flag.IntVar(&cfg.IngestCalls, "ingest-calls", 5_000, "platform events per round of the report phase's ingest cost")
+	flag.DurationVar(&cfg.LiveDuration, "live-duration", 30*time.Second, "how long the live phase's 200 streams are measured")
 	flag.IntVar(&cfg.DialBigRows, "dial-big-rows", 0, "then grow the order to this many leads (not due) and measure the lease again (e.g. 5000000; slow)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -198,8 +201,9 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 				Env: []string{"WEBHOOK_ALLOW_PRIVATE=true"}},
 			{Name: "report", Pkg: "./services/report/cmd/report", Health: "/readyz"},
 			{Name: "report-worker", Pkg: "./services/report/cmd/report-worker", Health: "/readyz", Consumer: true},
+			// The live phase's 200 streams all use the stack's key: no bound on the streams per key.
 			{Name: "gateway", Pkg: "./gateway/cmd/gateway", Health: "/readyz",
-				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"}},
+				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000", "STREAMS_PER_KEY=0"}},
 			// The same gateway's wiring without the route policy (a main of the bench's own), to
 			// measure what authorization costs.
 			{Name: "gateway-nopolicy", Pkg: "./scripts/bench/gateway-nopolicy", Health: "/readyz",
@@ -249,7 +253,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 		name string
 		run  func(context.Context) error
 	}{{"sync", b.syncCreates}, {"async", b.asyncAndDrain}, {"import", b.imports}, {"list", b.list}, {"dialer", b.dialer},
-		{"webhook", b.webhooks}, {"report", b.reports}}
+		{"webhook", b.webhooks}, {"report", b.reports}, {"live", b.live}}
 	for _, p := range phases {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -291,7 +295,7 @@ func dropDatabase(name string, drop func() error) error {
 // writes into the same table as the drain it is compared with (before list and dialer load two
 // million leads), and waits until lead-worker has settled its files, so that no backlog is left for
 // the phases after it.
-var phaseNames = []string{"sync", "async", "import", "list", "dialer", "webhook", "report"}
+var phaseNames = []string{"sync", "async", "import", "list", "dialer", "webhook", "report", "live"}
 
 // selectPhases reads -phases: known names only, and async whenever import (figure (3) is
 // figure (6)'s baseline); addedAsync says that async was not asked for.

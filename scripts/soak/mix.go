@@ -55,6 +55,7 @@ var ops = []op{
 	{"setAgentState", "", 0.5, (*mix).agentStateSet},
 	{"reportOrders", "", 0.5, (*mix).reportOrders},
 	{"reportAgents", "", 0.3, (*mix).reportAgents},
+	{"streamReportLive", "", 0.3, (*mix).reportLive},
 	{"notifyUser", "", 2, (*mix).notifyPrivate},
 	{"notifyAll", "", 0.2, (*mix).notifyPublic},
 	{"notifyGroup", "", 0.3, (*mix).notifyGroup},

@@ -93,6 +93,36 @@ func (m *mix) notificationStream(ctx context.Context) {
 	})
 }
 
+// reportLive opens the live stream and reads its first event (the report takes a snapshot as the
+// first stream of a pause arrives).
+func (m *mix) reportLive(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	measure(m, "streamReportLive", "", success, func() (rawAnswer, error) {
+		resp, err := m.api.ClientInterface.StreamReportLive(ctx)
+		if err != nil {
+			return rawAnswer{}, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			return rawAnswer{resp.StatusCode, b}, nil
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			if strings.TrimSpace(strings.TrimPrefix(sc.Text(), "event:")) == "live" {
+				return rawAnswer{status: resp.StatusCode}, nil
+			}
+		}
+		err = sc.Err()
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return rawAnswer{}, fmt.Errorf("%w: no live event: %w", errNoAnswer, err)
+	})
+}
+
 func (m *mix) healthCheck(ctx context.Context) {
 	measure(m, "healthCheck", "", success, func() (*ccapi.HealthCheckResponse, error) {
 		return m.api.HealthCheckWithResponse(ctx)

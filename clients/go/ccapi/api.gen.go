@@ -5859,6 +5859,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
 	ReportAgents(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// StreamReportLive The orders being worked, live (server-sent events; extension of the contract)
+	//
+	// One "live" event at once, then whenever what the caller sees changes (the figures are taken once a second) and at least every 5 seconds (the same view again, a heartbeat). Each event's data is a ReportLiveEvent: the time the figures were taken (at) and, for each order being worked that the caller sees, its agents who are not offline (state, since when: the time in the state is at minus since), their count by state, and its dialing (calls in flight, dial level, answer and abandon rates over the last 15 minutes and over the order's abandon window, with the order's abandon limit). An order is being worked while an agent who is not offline last had a state naming it (the order of the agent's current or last call). Who sees what follows the reports: staff every order, a client its own, a senior agent the orders they or their groups work in, an agent (call-center) itself alone, in the orders it works, with dialing null. When the figures cannot be taken (the lead service not answering), the last ones are sent again (their at tells how old they are); comment lines keep a stream open until the first figures. At most STREAMS_PER_KEY streams per API key, notification streams included (one more is a 429 with Retry-After: 5).
+	//
+	// Corresponds with GET /v2/report/live/ (the `StreamReportLive` operationId).
+	StreamReportLive(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ReportOrders How each order's campaign is going, per interval (extension of the contract)
 	//
 	// For each order the caller sees (staff every order, a client its own, a senior agent those they or their groups work in) and each interval of the period: calls, calls a person answered (statuses answered and abandoned) and the contact rate (answered / calls), abandoned calls and the abandon rate (abandoned / answered), talk time, the average handle time (talk per call an agent took), the distinct leads called, the leads entering each status of the lead-status catalog (created in it or changed to it) and the conversions (entries into a status of the success category). A call counts in the interval it started in, a lead change in the interval it happened in. Intervals follow `tz` (an IANA zone; UTC by default), across DST changes: a day may have 23 or 25 hours. `from` is moved back to the start of its interval and `to` forward to the end of its interval (a total to 15-minute boundaries); the period may then span at most 31 days at hour and 366 at day or total, else a 400 names the rule. Every interval is listed, with zeros where nothing happened. Without `orderIds[]`, a client or senior agent gets each of its orders, staff the orders with data in the period; a report of more than 50,000 rows (orders times intervals) is a 400 naming interval. Rates are 0 where their denominator is. With `Accept: text/csv`, the same rows as CSV with a header row (statuses as the columns status_<id>). Figures arrive a moment after the events (the report service consumes them).
@@ -7101,6 +7108,23 @@ func (c *Client) UpdateOrder(ctx context.Context, orderId OrderId, body UpdateOr
 // Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
 func (c *Client) ReportAgents(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReportAgentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamReportLive The orders being worked, live (server-sent events; extension of the contract)
+//
+// One "live" event at once, then whenever what the caller sees changes (the figures are taken once a second) and at least every 5 seconds (the same view again, a heartbeat). Each event's data is a ReportLiveEvent: the time the figures were taken (at) and, for each order being worked that the caller sees, its agents who are not offline (state, since when: the time in the state is at minus since), their count by state, and its dialing (calls in flight, dial level, answer and abandon rates over the last 15 minutes and over the order's abandon window, with the order's abandon limit). An order is being worked while an agent who is not offline last had a state naming it (the order of the agent's current or last call). Who sees what follows the reports: staff every order, a client its own, a senior agent the orders they or their groups work in, an agent (call-center) itself alone, in the orders it works, with dialing null. When the figures cannot be taken (the lead service not answering), the last ones are sent again (their at tells how old they are); comment lines keep a stream open until the first figures. At most STREAMS_PER_KEY streams per API key, notification streams included (one more is a 429 with Retry-After: 5).
+//
+// Corresponds with GET /v2/report/live/ (the `StreamReportLive` operationId).
+func (c *Client) StreamReportLive(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamReportLiveRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -9778,6 +9802,33 @@ func NewReportAgentsRequest(server string, params *ReportAgentsParams) (*http.Re
 	return req, nil
 }
 
+// NewStreamReportLiveRequest constructs an http.Request for the StreamReportLive method
+func NewStreamReportLiveRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v2/report/live/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewReportOrdersRequest constructs an http.Request for the ReportOrders method
 func NewReportOrdersRequest(server string, params *ReportOrdersParams) (*http.Request, error) {
 	var err error
@@ -11076,6 +11127,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v2/report/agents/ (the `ReportAgents` operationId).
 	ReportAgentsWithResponse(ctx context.Context, params *ReportAgentsParams, reqEditors ...RequestEditorFn) (*ReportAgentsResponse, error)
+
+	// StreamReportLiveWithResponse The orders being worked, live (server-sent events; extension of the contract)
+	//
+	// One "live" event at once, then whenever what the caller sees changes (the figures are taken once a second) and at least every 5 seconds (the same view again, a heartbeat). Each event's data is a ReportLiveEvent: the time the figures were taken (at) and, for each order being worked that the caller sees, its agents who are not offline (state, since when: the time in the state is at minus since), their count by state, and its dialing (calls in flight, dial level, answer and abandon rates over the last 15 minutes and over the order's abandon window, with the order's abandon limit). An order is being worked while an agent who is not offline last had a state naming it (the order of the agent's current or last call). Who sees what follows the reports: staff every order, a client its own, a senior agent the orders they or their groups work in, an agent (call-center) itself alone, in the orders it works, with dialing null. When the figures cannot be taken (the lead service not answering), the last ones are sent again (their at tells how old they are); comment lines keep a stream open until the first figures. At most STREAMS_PER_KEY streams per API key, notification streams included (one more is a 429 with Retry-After: 5).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v2/report/live/ (the `StreamReportLive` operationId).
+	StreamReportLiveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*StreamReportLiveResponse, error)
 
 	// ReportOrdersWithResponse How each order's campaign is going, per interval (extension of the contract)
 	//
@@ -21448,6 +21508,201 @@ func (r ReportAgentsResponse) ContentType() string {
 	return ""
 }
 
+// StreamReportLiveResponse200Headers the declared response headers of an HTTP 200 response for StreamReportLive
+type StreamReportLiveResponse200Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse400Headers the declared response headers of an HTTP 400 response for StreamReportLive
+type StreamReportLiveResponse400Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse401Headers the declared response headers of an HTTP 401 response for StreamReportLive
+type StreamReportLiveResponse401Headers struct {
+	XRequestId string
+}
+
+// StreamReportLiveResponse403Headers the declared response headers of an HTTP 403 response for StreamReportLive
+type StreamReportLiveResponse403Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse429Headers the declared response headers of an HTTP 429 response for StreamReportLive
+type StreamReportLiveResponse429Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	RetryAfter         int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse500Headers the declared response headers of an HTTP 500 response for StreamReportLive
+type StreamReportLiveResponse500Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse501Headers the declared response headers of an HTTP 501 response for StreamReportLive
+type StreamReportLiveResponse501Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse502Headers the declared response headers of an HTTP 502 response for StreamReportLive
+type StreamReportLiveResponse502Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse503Headers the declared response headers of an HTTP 503 response for StreamReportLive
+type StreamReportLiveResponse503Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+// StreamReportLiveResponse504Headers the declared response headers of an HTTP 504 response for StreamReportLive
+type StreamReportLiveResponse504Headers struct {
+	RateLimitLimit     *int
+	RateLimitRemaining *int
+	RateLimitReset     *int
+	XRequestId         string
+}
+
+type StreamReportLiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *BadGateway
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *GatewayTimeout
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamReportLiveResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StreamReportLiveResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StreamReportLiveResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *StreamReportLiveResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamReportLiveResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StreamReportLiveResponse500Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *StreamReportLiveResponse501Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *StreamReportLiveResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StreamReportLiveResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *StreamReportLiveResponse504Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamReportLiveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StreamReportLiveResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StreamReportLiveResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r StreamReportLiveResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StreamReportLiveResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r StreamReportLiveResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r StreamReportLiveResponse) GetJSON502() *BadGateway {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StreamReportLiveResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r StreamReportLiveResponse) GetJSON504() *GatewayTimeout {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamReportLiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamReportLiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamReportLiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamReportLiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReportOrdersResponse200Headers the declared response headers of an HTTP 200 response for ReportOrders
 type ReportOrdersResponse200Headers struct {
 	RateLimitLimit     *int
@@ -25214,6 +25469,21 @@ func (c *ClientWithResponses) ReportAgentsWithResponse(ctx context.Context, para
 		return nil, err
 	}
 	return ParseReportAgentsResponse(rsp)
+}
+
+// StreamReportLiveWithResponse The orders being worked, live (server-sent events; extension of the contract)
+//
+// One "live" event at once, then whenever what the caller sees changes (the figures are taken once a second) and at least every 5 seconds (the same view again, a heartbeat). Each event's data is a ReportLiveEvent: the time the figures were taken (at) and, for each order being worked that the caller sees, its agents who are not offline (state, since when: the time in the state is at minus since), their count by state, and its dialing (calls in flight, dial level, answer and abandon rates over the last 15 minutes and over the order's abandon window, with the order's abandon limit). An order is being worked while an agent who is not offline last had a state naming it (the order of the agent's current or last call). Who sees what follows the reports: staff every order, a client its own, a senior agent the orders they or their groups work in, an agent (call-center) itself alone, in the orders it works, with dialing null. When the figures cannot be taken (the lead service not answering), the last ones are sent again (their at tells how old they are); comment lines keep a stream open until the first figures. At most STREAMS_PER_KEY streams per API key, notification streams included (one more is a 429 with Retry-After: 5).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v2/report/live/ (the `StreamReportLive` operationId).
+func (c *ClientWithResponses) StreamReportLiveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*StreamReportLiveResponse, error) {
+	rsp, err := c.StreamReportLive(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamReportLiveResponse(rsp)
 }
 
 // ReportOrdersWithResponse How each order's campaign is going, per interval (extension of the contract)
@@ -45665,6 +45935,387 @@ func ParseReportAgentsResponse(rsp *http.Response) (*ReportAgentsResponse, error
 	return response, nil
 }
 
+// ParseStreamReportLiveResponse parses an HTTP response from a StreamReportLiveWithResponse call
+func ParseStreamReportLiveResponse(rsp *http.Response) (*StreamReportLiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamReportLiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest BadGateway
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest GatewayTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamReportLiveResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StreamReportLiveResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers StreamReportLiveResponse401Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers StreamReportLiveResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamReportLiveResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers StreamReportLiveResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 501:
+		var headers StreamReportLiveResponse501Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers501 = &headers
+	case rsp.StatusCode == 502:
+		var headers StreamReportLiveResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers StreamReportLiveResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers StreamReportLiveResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseReportOrdersResponse parses an HTTP response from a ReportOrdersWithResponse call
 func ParseReportOrdersResponse(rsp *http.Response) (*ReportOrdersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -51652,93 +52303,104 @@ var swaggerSpec = []string{
 	"1Sxw0kDXzL6amgnWsp9CPAQVqs/iF5BYgWcP1TRAvOoZCYJG2MAyMeP/7x9/e/OHmz/e/DO5+RcI//rD",
 	"ze9u/rOhCJiaATVjdw52Xc3YD6v3pgRM3NQh35gnNrxz1TrktntDjh9iN4dZRuiqj9sM8kXlx103/fsr",
 	"QH47DmNbGN5nCfIeFaEU30HNH6/jbTdDz6/mPqVtMNIYqrmIYK/jhYkR56E5pVfKwig/RsPwMyoGCQYw",
-	"xYl5dhQeM40VsZ4Igye5mRItjzk1ElH6E5p5zC+vYmlYQKHC+V04ZbO11WyZD/uOU/5/7H3dchs3lv+r",
-	"oFj1L5GVJsUPUZbpm79jO4nKcqJI8qRmMy4b7IZIjJoAAzRJ01Op2gfYi32FfYOdu6nazVzsE2jfaAvn",
-	"HPQXmxKlyDOO0ze2iEaj8X2+f+dMhNpEZwuEkIulUMlbad+GWikRYgZ5JKhCcSN1Dt79H05moXOvybw3",
-	"qKS7O2PLe7YLp66ANP/jm6ARGT0/0eGVXiTf6IXb0o/65HAXNJClc7vDHd8PEOeZx3wHmqvNrLzUM/7+",
-	"KW5SJyqdChPCDh/AkxOphD0VBrzUoXDOQ6kmtPk85qJcCrBFiEiGiVwK97j8nZ8WPJaXUkQAhngqzHO+",
-	"JmmSQJZ25E6megXHRKuEh4m90NQ5UkNWMi9Z4WvLJ8LtENBkGjfw2dvMdGLnQoRTt/0mSladjN8WH7QF",
-	"iL5/0et713gPRO+Z/AdzdoTL9OYgJk9IalVDHcZUc2T3xJHflR/zMUkFfqxaRYHY5isjE9fZDNZRQwUe",
-	"PympIwhQwwqVBAzC50lNALoLgJj8FQwe4CPeVdGAoQcPwQbeV8OwlYW6gRIOu/clJ+z6b+z679d/vf6v",
-	"6/8Ee/6/Ne52U/9Aq13HNX20uKZadv69B0L5e3DXUKjyTW4EICGBmHcDANJX2hAaMBgHAVPI/QTfziX3",
-	"oCFsLozUEQINQQ7ed5dGz94F7F2i3b++PuXJSD68o+wS3DLsClwdtjWCWx0gizTB3OOnp1xFsYiCfAaK",
-	"PYsgvK2AJTy+YglgH8M7S2H4RNBb8IA1oQ7YQVeGz9uLORgpXUO577hKImJatQKa1lCryDI7hwnwqxkw",
-	"Jy0DyrBWjqzwOA6YVGnTbpxzDskFmrm/x4C6YLUKACEGLK9KK0EmVwjbDcPFnKtwzZpNrbB/X/h2W2yf",
-	"NdNesC98N9gXbLNuq8PcLrIM8ChAs58O1O5h4AObSptos2ZNKO5AYQc3UNQaAZoypN3kNrFsoRKJs6XE",
-	"+wRxlzmLXQWsZuexTBAnWSNM8iWsp1TZAMOFMWggLDes9OoJ05eXgKAMAGDWlU2FEblkoM1cNEPLkf00",
-	"8bSYWREvhX3i2r68JLQteAtoP4jYTBt3WKQ2fslzc3IpJwsjMKEouTNTitFkKtbAYzRDGhHDPYrPA8r7",
-	"AblQuFJ6oUIRZTlkCF2n1WE/EOb/OzQ42x/fvAtyfcBXIp5w70/tD9cMU8JwxYa5fDxp3hGfVoGOGn3J",
-	"w5GNWA6FLD2miAcMgD8VSXaasGlpw2aJLQh0DHf0W4QQxzqIIF5hyD+DM44h6rvghnBfM+WDQAVVGTbp",
-	"Z3F3yK7nJ9Imu4VLIgNnK+DG4OZx5wMu5OZMRsrnh0g+tDAVBqRTGQwGj6FS211DhVDQfrd/2O6BZad6",
-	"cO7M3ugiVREBWuymUBFrivdhvLByKVoP1eH+lg4n+td1d6oXhjVJjdIKWMTXgJ8O0ZP5nkR8vaUL/gBU",
-	"RtK69hsBvY2tVsfRloAAn377FKnIh5zPkP+STXvMXl88axX6+WJh9Fzsv9I21Kttk/bhRv+Khw/BTQkI",
-	"pnUE/V+3GzT4cvINUMy0vPe4i7pQ2xgddgPckPmNe9EtYyOk9Ksx6naGjwdHQUOrZzyO00Yfd93H8P74",
-	"cn0GVwf0b6HCaWM0OOx2f/bP05dcadAgcpeWQqGj2aXGE13YrZu9TOMogoYjl6/naQP9g24XDH8PoLqC",
-	"Gw8vvxsA57AvgZvbINEBTHeQG1RQXpegvIBBcV6CwoQHhQEGhXkN0tWi8rewCH9Sw2DrGgdb5zU47AYw",
-	"/27bwJZy6wMlblYDWEPaFO7vO2PesU9qqjZJX6fT2QWB7zsFpBf4z4yz9tdJkIJyalND8f1G9Zq18Pvw",
-	"wu8PU57kxdFIRgGcoVQc3Q1oCSXOTWkYOfkdpOENHSQIIc280EHZrVKhw0lFeuWkoLLwQXLumvLESINB",
-	"nJattLliUrVuE7tJZg5IdOau2Dqp1Gcba6KtSdhcAjIVMTIpi6iViWZoC2MGWMS09j427YRU/47/GL1I",
-	"5f7FtNZ++sk7CeleLude5ku0viKJPJI2kSr0uQ1gBSJ8hCUgGDpRCOaM3OBoxiCtCRWFPOGxnrCmx0bE",
-	"LDnakP4kYolmMinMzlIYC95+TaESIwWEuWqSkrPPELfgPiEm2qwhSSKMiKRaEu3SBfX5hKAXgQe6IUyu",
-	"ispTPp8LBbU77DjlQwn9CxQsTa4Y8K0fQPX9+uIZG69Zxlrz0Ghr2fPzC/qOReEglxmvP3Cz0R8yxzbb",
-	"Dml1wFdQL0XExjy8cpMEQ3bdd+OXic26iuoe/Y5darPiJvK1nVhSrtvkyOe7Or1hGxP3sbFeqIi7qW49",
-	"yYvDrpPgGW/nbpeQO/qg50YAeRpBlHDfHxweut95UcJni/KCs7BpxlOfkDWbbQuJRd0eAxH5gzDaMlBK",
-	"+ASf6XLkpHuyjqB4v1X3MBEJpWCl2fDaBLxLcvqHLWoByFIF15droVpF0PQqDFAGpVJLa6vuoMPOUI9h",
-	"BOvSUPFqioTSM6l4Ahk3H0DFkF1NRe0ClhOLJSOvWWBfkYIG8jyCfUdDkAKme4StBW62qIukmfEZHEOt",
-	"7IIWe7ZVTYGqyPsae2pdwSenKyChv1YW3E9ZkDn1OIm+OwwaKX0Hh6EUznfUr9QhgGqBdAgH/k/vC/SN",
-	"m+ORK0XWw39mCCWe3AIafIXu4XFJqgcG4BlwBI3RYFjMOuOvGje6Hvgg9Rujg6AxgO8fwDeGUPMQSh7B",
-	"v0fw72P0ZiloGgZHm5qGXhkr8qE0CeQEc4smwWeILMrHfoGC3BwH6RoGuQW+WZTOzW6QW5xgY0EJmv7t",
-	"wZ9UL9i6XsHWWQsO3MPA7YJeAFsO5tptpMEw6AfdoH931cEnNjdFynYPxQEKIbXioFYc1IqDWxQH3+hV",
-	"TnDfc3LZbM7lBPL9TzSYcR9Cj7CwwmxXH1x4ljhlOt15dXT2tRXGVufLgUdPY8ntDeH1JXy3KrYB8aE8",
-	"It2O2uvcOxV8Tm+/C/yWWYh9hCTdBeZU2qfg2vv5A53mp7y8RHyR6KdAeoC94EuecONY1SSZ29H+viMS",
-	"MuxQ851Qz/axjt2fxzwUUx1HwnTmgN2y6Rbea/eGF92jkmuuu4HjYlf+fyRmuuMK8Hcn1iFyz65uIe66",
-	"5Hy2WeG0AiZLooklxQLzsQOUIBDiB9IdQS3HVOf8SsaxxZo/YtXJ2O2GmNsEXpHJuuQLz3qPRgfDUc/J",
-	"HK7aiZ5IVa7j2RCq8y3Bg//H9X9f/+1///X6l+u/k1+149uEmgjzbMqTLDYgLa6eH+8PX1krmyRsy2OT",
-	"//v1L9e/wEchV5APykj9yVdifJaEx8VV+IgIs+7euR1Z1sOL1GxGzWbUbIaj1wTKCNqnOU/z9CHzsGcd",
-	"AzCP0W7gqhbCwfE0FbkJH/yGhs8bYt9IwQjAHdn9Tt1Js/2UHKVYMwdm4tWBB63KSLhqYMaUAA4rEX7I",
-	"zP5RUX7uEUxXU+aaMn9cyvxgRPjmwCeCKKzpbx33VBPse8Y9lXE+q8iwE+ruSXutEGWye4OoX0v5tZRf",
-	"8xI1L1FL+TWXUUv5n7aUv51nWInxVOur7RzDt7lkNOAbhhwE+BGSqyCzi3H6in3CeDSTCj3uZjpyzIM2",
-	"1nsbVqHXuI7+gB25hzfLJ5coDEzF/cOcqZhu9+LMPjt7xexahe6BtHCN+ggDvItFicKBu5BPF9fx6e7f",
-	"OL5ExlJNzqUKhX/ZJyXz3l2Ip6JXSpjXWUTB3Iil1At7LkIjkhfv59IIm6UjK0FpbB3YwsQ5ZiE0swKn",
-	"AOu6nxH1j5lvjLbR7aSisGdrklGTjJpkeJJRPhqedKz8Fb1BPW5FAL1AT1pAz8i5kiIstPd4Bt9V5mQr",
-	"y5IpT8rYGRDT6h1URyn1QZ/RPfSpDnLu3viAQmxHRXd3xY3RK4xz9lckQnpM5FKoFniocGblRImInX53",
-	"fsGa5wlXETcR87Rq5P9qH0dB+jdEMid8Ns+KzuVE8WRhRKvDQBlmYgQNGQsGtybTioED6MHBAAknYYUY",
-	"YXW8FAxct2Ot52MeXgWMMiEFLJbqqg1CEvo6rhkChti5CCWP2/OFmWsrGI8iI6xlzePT5QGbwiliUrHj",
-	"0+UhkyqMF5GIWh32IlsWtxBMCRGRyzGkoAv1XHgPYPDx1Sq3THsWYbTBJ5zcW2FZRu5tXJvOpVTSTr1j",
-	"Pj2BNegQvaGVg0dPGIc2V+SuDD2wAIWSTMWM8ThujdhBd+Bdg11voOveGR7eeELe7tnOplSorvhKrPcs",
-	"tYzh0dR3iHaINK0Ej8DPGCFcVIIgL46gQm+8Y3d/WDxAARu41dNKsNdnJ6x50H2c72rsbmvsXSTmsV6D",
-	"k3Auz/VYJ1Pwyo8Ed0ImTpD7rOtz/kvuYDGlqfO409BrjDn5HMfqdrT7tgWK/4TJhEnL7BROkorXDHyo",
-	"3RyM18zohCeijXVH4MCdGFyLzG86B1LbfinWKbTNxoT7JZRJwCxfQy+024RE97dh59Ip+qei525l3bZw",
-	"Zejh2SEXOgrTcLzaXVmlOzI+x2q+SO4AaHN3rvefyuxundaPxgLj3m+MGqupFeHbV5cvv39sjr5++cef",
-	"zMXqz69Pnx8dn5z+y7Hun/ATfr5qfDym+SH5YxzszRabjbMLlz7NR4FhTg+aYzvnMV+LWznNqlcK7G7N",
-	"etdIyjUa1OciV5zjXTIGQKhUEEg8r7KTkBGJWCRi/y/0+/jGtE/PofJ9OQdPTB8SFxmp0cPc4sfPb766",
-	"ZeSFKpy0qHCZ19qO34MZ/p53dH3lfiZXLt6AjBf5OIjCcbK7iCXoQ2I92fH2Rfe+0u1LNoMNH7xP6eb9",
-	"nUksvwX5Y3fJoyZWtc9YTQDuQwC+UyUZvpkp4Lwc39rp7i+oAbcy4JvneEP5qMSKPozaSX+TgXYU9bFe",
-	"PzkWVkaAy9lMVhqKQYMOiCSbenXC5dxyNQasf8CmAP9pAmY1MyIUjv5ZFnLF7Eom4bQCZQHGXVCZ1ATt",
-	"H0nQstE92hxdSTP3rP/VH+yX3x9PjQ2fTePvj1/94Yvx0J7/0c71+JF+/tlr5rLDVdPMWsCrBbzPnb5/",
-	"jbBCRfEOb4GCjW8nEu9TZexE25+qNXhbmjggBV7AcjWC1KIeMKIpaOAE07QFQk8oTUvI9fQEkMXB6DkW",
-	"zFEO1syBPblXAS++1WHgb+oKSwOHKLaYJ5fazJgnbyyMBTfop+ao08IIR/m1iZD9KBitwR5vyHBt1nkj",
-	"+BbTcfNWq3MOLL3YW35F7nNodO6wp+ATwGPI9cw8AvvAq/Gq7b235QJ5KCH8njZTUfBAri2ZtV6g1gvU",
-	"PE6ddqZmij5iylZ0muLlu+J2DijP+pB2XAq7m2P8KO/OaBEG1qOHoqkz85+AXCLNuVARoPnQp0QUAIsC",
-	"8LMcs4raIEtgQkWOH+CMXqasJspzLFRnz2NSQgqxALQeKlynnAj0mPXYS/mlZy9QUdNhZwKhYgmddchs",
-	"wAZd92+fzaQKWK+L/w/o/x6bumfTgB24f47YFD4D/wPOJcwLDiwdQ/N//trr/j8EyVXeSonWCGmp8o1B",
-	"As/T5fk1rM1GACG4v2VLj/ClkpasEEyIfdwSUeirb4YT0roBS0Gr3gh8YxthhUHjfdu92V5yQzkyf2xk",
-	"Qz9NG8vKnueazUq/og/8VuIUcZuc6An9vIVfofoQTCDguhulSI9sSGF1cARe2cbooJ91GFlajAZUPGb4",
-	"tsdfxEi/YbfrxuiPJOap3ZlxpOXImDC4ImA/H1z2wn40EO0hPxy3D8JHUftIPL5sd3lv3A8H0YEYXnr/",
-	"wgvcGCUG0nGFjzBm8MW2cdvkpDh2V3R2y/hdnfPiHGDABqU73jLwYaaagyMwSjf8xw/4oN2+vj3wI8pf",
-	"HjULWZuWai7rzlzWRZ5mx3qCbMmvYrmMoAb3/0J35G3WpbQDxMSQwkYT0c7rW6Rl0UIwPuESENi1CoXH",
-	"+L40wk7Jsd1SHvWAraY8cVxVxrN1IFfryrMsKWenoNpEJxizAr2oAuym7tJ99WKJAekPx71kUyAj1swC",
-	"U4rAzTtSnQqAJE+5bkJImvH3J0JNkmlj1OsfBY2ZVOnvYAcE6P79WAe/E46RIN6Zxm6Qq4dVaVD3tus2",
-	"vl+IhdeReiYZWfCaRtVqjtqU8/m7RwsFac1zJCxHYYBsbSGoP4MdfIEQHk5amsuXwv35xl2vVpilJy2Z",
-	"Wne0v9/rP+p0O91Ob3TUPeoCf06tl8kK5pgYpUF+Uk1SUGIK7mNjEWs1YYnuZOSC8vhu0ilIAU7tQSSn",
-	"dQPGtLQ+vw2RaAzCVIxD1g4RsT/rMdOGjddsvIivmJz5dCKcXUpHtinjyLKfajsEN7EUhi17mD4l10Xo",
-	"fEUPgbnAPObsJ3c1j+CnMDBeSvbr+Akcvfu88nGlE7kUGJgIKWc0er9giZskYXIdwFa39UC3lU7agL/o",
-	"ZOMRAyQWSwwH9CTCuFBsB0YPeRwAb10b9zsX9Jr/sAorvvoMImdnPIJwUxxcMwVjbOXexxwJmy0AMFSa",
-	"88mb46rbQCCKzTa+xpxSblYnFITJE59iiiJDc81ApTYmorqxtSytxVgkKyEoCbEX7Euja6cC/2ab5exe",
-	"jrvUbrMovRr5zLppEuNExMKt3DqbENybEJaLQ7QiKWFdsu243uXBV3WxgPGTaiRhyoMsS5f7vYdB1FKN",
-	"9Xt44ngVZhMj+Cz3JZVvsOKD5xgojRdYypknms25SRTEZ/v7zI7KAbJoC0ZrNYZu54WLO8xHejNWbW4C",
-	"UveJk7dlJoCF45OJERNYyCsxT9JM0Nzm4stzma/SND87d9VDslcf/tQy7dbm6ekxuxLru+yLuWy7N6oW",
-	"CvTPpSO6B5m3iWjl2pkKHifTxs9vfv6/AAAA//8=",
+	"xYl5dhQeM40VsZ4Igye5mRItjzk1ElH6E5p5zC+vYmlYQKHC+V04ZbO11WyZD/uOU/5/7F3dchs3ln4V",
+	"FKu2RFYgir+yRN2sYycTVZQZx5InNRO7bLAbIjFqAgzQJE2nXLUPsBf7CvsGO3dTtZu52CfQvtEWzgHQ",
+	"P2xKlCzPOE7f2GI3Go2/xjkH55zve84jpePnC4SQSwSX6WthXkdKSh4hgzwKVC6ZFioH7/4PF7PQuBfO",
+	"vdevlLs7Y8t7tQuHroA0/+Mr2oi1mp+p6Eot0m/Uwi7pRz0XcEcbqNLZ1WE/33eQ55nHfAeZq/SsPNUz",
+	"9vYxLlJrKj3jOoIV3oc7Z0Jy84xriFKHi3MWCTlxi89jLoolB18Ej0WUiiW3t8vv+WnBEnEpeAxgiM+4",
+	"fsrWzpp0IEs7aidTtYLPRMmURam5UK5x7hiyUnnJLr4wbMLtCoGTTG07PnuduU7MnPNoapffRIqqL+PX",
+	"pQdtAaLvXXR7PjTeA9F7Jf/Bgh1hM705ickLkvqooU5jqjWye+LI76qP+Zykgj5WfUSB2OYrLVLb2AzW",
+	"UUEBlpyUjiMcoIbhMqUE0ufdMQGcXQDE5AcoeICPeNeDBkw9eAg18L4nDFtVqBsk4bBzX3FCrv9Grv9+",
+	"/dfr/77+L/Dn/3vjbjv1D26267ymj5bXVNvOv/VEKL8P7poKVd7JNQckJDDzbgBA+lpphwYMzkHAFLI/",
+	"IbZzyTxoCJlzLVSMQEPAwfvmUqvZG0repMr+68s7noz03RvHLsEMwabA1mFaI9jVAbJIOZh7fPWUyTjh",
+	"Mc0zUOwZBOFtUZKy5IqkgH0Mzyy5ZhPunoIbpAllwA+60my+v5iDk9JWlHuPLcRjomSLumGNlIwNMXMY",
+	"AD+blFhrGVCGlbRihSUJJUKGqm0/5wzIBZq5v8eAumCUpIAQA55XqSR3LldI242ixZzJaE2aTSWxfV/4",
+	"elvkgDRDK8gXvhnkC7JZttUmdhUZAngUcLIfOmr2MPGBTIVJlV6TJlxuw8U2LqC4NQI0ZaDdZCY1ZCFT",
+	"gaMl+dsUcZcZSWwBLGbmiUgRJ1khTPIlzKeQWQejhdboICxXLNXqhKjLS0BQBgAwY69NueY5MtBmLpuh",
+	"ZcV+IJ7mM8OTJTcntu7LS4e2BU+B7AcTmyhtPxahtJ/y3JhcislCcyQUdeHMjmI0nfI16BjNyPWI4BrF",
+	"+9TxfgAXCpNSLWTE44xDxqHrtNrkB4f5/wYdzubHV29org34SMxS5uOp/cc1Q0oYJskwx8cTeEc8rYL7",
+	"1NybPBzZiORQyMJninjAAPhTQbLThEXrFmxGbOFAx3BFv0YIcSyDCOIVjvzn8I1jivouuCHMlwx6EBxB",
+	"VaZN+lHcHbLr6Zkw6W7pkqjAmQq4Mdh57PcBG3JzJmLp+SHSdy2kwgA6lX6/fwyF9u02VEgF7XV6h/td",
+	"8OxUd85+szeGSFVkgBabyWVMmvxtlCyMWPLWQzW4t6XBqfqw5k7VQpOmO0ZpURKzNeCnQ/ZkviUxW29p",
+	"gv8AKjNpbf0N6p7GWqvzaEtAgI9//xilyLtczJB/kwktJi8unrQK7fxqodWcH3ynTKRW2wbt3Y3xFQ+f",
+	"ghsECNI6wvlfp0MbbDn5BiRmuN497uBZqGmMDjsUF2R+4V50ytgIQX41Rp328Lh/RBtKPmFJEio97tiX",
+	"4f7x5fo5bB3QvoWMpo1R/7DTee/vh4fsVdpw4i5chYtWZpcqT1VhtW62MuRR0IYVly/moYLeoNMBx98D",
+	"HF3Bjoeb3w2Ac9gWaseWporCcNNcp2h5Xmh5AmlxXGhhwGmhg7QwrjTMlrv+GibhpRzSrXNMt44rPexQ",
+	"GH+7bGBJ2fmBK3ZUKcyhWxT27ztj3pFPaqg2RV+73d4Fge8PEkQv6J+ZZu23ExpAOZWuofh+peeatfH7",
+	"8MbvD1OW5s3RWMQUvqFgju4GtIQW56Y1nIglvwlTj5OXDVsmRN4WQ3RXU46EiyvbztwJJZgoaFI5MF5v",
+	"ZjCr0bMriO+NeKAeRO4eBvD9JnVmzDDYopmZvRR8hcyFFFV3jM9ttclXdpiglXvGWRPWUEBZdCaW/CuM",
+	"b7VVgWKTb9aKh3Y1WQqtQaIuGHw8eRhza20AQ0iMhDOlHlPgmfFGzVRBZ6VKg4HXBGuJEiOACm3KZa45",
+	"zvZBG9ER7wm5MFgajXOh0Ui0VrWrC/bR1JAYD0xzxtplAnxPcIdAPK3nY8PBRtcl0WDAAZMgkP3Y8e8G",
+	"FjkoGm4GgC33LBLy0AyfuVwAwJxbuWNsYYrjuJqKBE53cIHbUXM0Pn7QoEFToH3FsQlsergsCsRvUMue",
+	"CRa30vi8HRRrH04Vrk1YsIgcZhyaNXwho4Id7Qjbgh1tx1mtYOVt2NN5oxn5j4TG5GQDfXUHApUWvcsm",
+	"Bu5ISopWuEjhceMG2U+zXCSJ7Y8D4/brOAszdIs59azVntMPULVhFQg5cUc+MEQqUJZl5KBN7IZd6sBX",
+	"OVUropIYe8k0b52UYuavOJ8jHxVnM4i+z52gABCFb+qdAuppMdzflxAyShYxjz803j7bIx4q1B42zSx4",
+	"noV4dFAje4cBYK3d7fX/nLHYmZfWXMlT2j2iLzE2xd/KovbpSyR9gLqVhEgWqAp2jPIbO8ej4dFo0MG3",
+	"gUKHhkgWPZ9763uaf9Vh4VVByN38suNRd7eX2QvvX4V+frk+d6/6ufCuUZfmujnqvqcvG+5zwLKw853K",
+	"rxNkHQQ2QFvgzOUSdNt2yHDxW82sO5y9tCbbwFbMskgOf73Ty65jGBJ0s99BLvvcE+Fup92BHIliaAje",
+	"6L9//2ozt6B0eAER00CQFsMictx04VQNBJv91kabss1r0ZsKOW283cc16y3jm2y4UrV1wkOtrdfa+o6I",
+	"TE5q53UcCh9yVWbECfkg7R3ftYMvayOCAHSg5v1UHeel2qrltG5zmjmPF3WOL2YvGyUzruAmRopxk6MP",
+	"zhRW7owFP1osSkGHJc1Q+gCrbtHsGf8y92Be+SXNrNRBeOWdXGzeqxb0u1SpK6dcxcKkQkaemQxmIHZ6",
+	"F1wBJdAuFxgzl8TiRgxICd2liKUsUVbDd8jmyHGptLO0YpIqItLC6Cy5NpCr0+Qy1YIDSI1yqnT2GnfW",
+	"Z1/BJ0qvgeIceuR8Uk4nDRPq2UChFdTDVDpE3YrCUzafcwml2+Q0nCI77F5wjzaZJHDq/A4CV15cPLFW",
+	"TnYwziKtjCFPzy+8ZYlH+zle617fjkZvSKZqoU3b+WQh00cteUzGLLqyg+TsLG2NDFjpoanorFVvrO23",
+	"Yjr2pbm1gkplmwxP6W2Z7nAfDSYyVgsZMzvUrZO8M8s2EoxmM7erxOm+/a7tARh74Aiw7+8fHtrfeUeA",
+	"53r1bi/ujJZFwtsEQ46y0TYkESa1awy0hndcK2vwcDRGgYXHT0fON+fUMXTObfUcTnhq3J6Co+F9gbiX",
+	"5OyWLU494JiF7cvWUO3ga3pbCly5wefQ2ur5a5Pn6IXUnHRcV3FrirlUMyFZCnz5D+AgzLamom8Qr7sD",
+	"UhF7vyD5Opx7aCsEGJkpMJeQrB2WFqp8zcwKDbZapKRZuMmebXUyYiDBfUO1ak/fJ+fpcy672tV3P1df",
+	"ZneB2TWkjSDfIdw/kHGMepUeQHAMOg/gwP/pI/m/sWM8sldR9fCvGcIVL26By6nCc3hc8smBAvAENILG",
+	"qD8sckb6rcb2rgsZBL3GaEAbfXj/AN4xhJKHcOUR/HsE/x5jLHrBT9g/2vQTdstI7w/lB3Qh7Lf4AT2/",
+	"e9G75SeI5saYhjmkuQm+2RGWG12amxy6MaGOWOr14KXs0q3zRbeOGh3Ym9Sugi6FJQdjbRdSf0h7tEN7",
+	"d3f8fWJjU5Rs93D7oRFSu/3qg4T6IOGWg4Rv1CpnuO9Zu2w2Z2IirQY8URCE+RBewIXhevvxwYVXiYPS",
+	"ab9XK2dfGK5NNdsl3HqcCGZuAMcqoTNXqQ2I7urxpHeMPck9U6HndA86oG/pBT9AQoFdSAqEeQyJeZ8/",
+	"TUF+yMtTxBapegyiB9QLtmQp01ZVTdO5GR0cWCEhorarvh2p2QGWMQfzhEV8qpKY6/YckBc3kzq7+93h",
+	"ReeolFhnd+Ck2JR/jflMte0F/N1OVITasy1bQE0qpY5sFnhWAXIrMEAqIPn6zF9H7w3Zv2FFuJoTV+b8",
+	"SiSJwZI/YtHJ2K6GhJkUHhHpupTJSrqPRoPhqGttDlvsTE2ELJfxaogr83tH7vOf1/9z/bf/+7frX67/",
+	"7rIird7G5YTrJ1OWZpm94XL1+Phs1spS2SBhXZ5Z6D+uf7n+BV4KTJ8+pTpkg674+HkanRZn4SPyQ9h9",
+	"53ZeCA8OWKsZtZpRqxlWXjtIdTh9mrPAso3Kw56xCsA8Qb+BLVoAc8KvqahNeOgKdB3fgFzhDhgBdi/b",
+	"311zAldnKc2BNHNQhP44cNCqxLGohlUPAnBYic/pgmQ/KkbnPaAwaslcS+aPK5kfTAjfDFvgAMZr+Vuj",
+	"FtQC+56oBWWU/ioxbI26e8pew3lZ7N5g6tdWfm3l17pErUvUVn6tZdRW/qdt5W/XGVZ8PFXqarvG8Psc",
+	"lSTEhqEGAXGELlSQmMU4PGJOCItnQmLE3UzFVnlQ2vhowyrsSdvQH7Ah94hm+eRofsuR/kHgFUf2yfPv",
+	"iFnLyN4QBrZRnx+MezEvSTgIF/Jkz233UiuALplIhJycCxlx/7CnFPbRXYiGqFaS6xdZPvBc86VQC3PO",
+	"I83Tr97OheYmIxMuAeFt7dhCJzllIdKzgqYA83qQCfWPyRbsltHtoqKwZmuRUYuMWmR4kVH+NLzoWPkt",
+	"ekN63Irff4GRtIB9lwslxdRSH/EMsavE2lZmI8tyxhwijQ9QHQXpgzGjexhTTXPh3njDAeSMiuHukmmt",
+	"VohS5LdIBOSbiCWXLYhQYcSIieQxefaH8wvSPE+ZjJmOiZdVI//X/mlMw9+AQ5Sy2Ty7dC4mkqULzVtt",
+	"AodhOkHIvzEnsGsSJQkEgA4GfRScDulPc6OSJScQup0oNR+z6IoSx2NKSSLk1T4YSRjruCYI92fmPBIs",
+	"2Z8v9FwZTlgca24MaZ4+Ww7IFL4iIiQ5fbY8DNl0hVxamAgiOY99niSLiYnUnPsIYIjxVTI3TXsGSXAg",
+	"JtyFt8K0jOzTODftSyGFmfrAfHcH5qDt5I2bObh1QhjUuXLhytACA0CG6ZTPCEuS1ogMOn0fGgxptbbp",
+	"Phgenjhx0e7ZyoaMRezaFV/vGVcz5tW6tkO2Q6zcTLA45PUaLlPMbbUCFVrjA7t7w+IHREnfzp6SnLx4",
+	"fkaag85xvqmQJ4uti/k8UWsIErbT72LqxyqdQlR+zJk1MnGA7Gttm/Nvsh8Wkco1HleaS/u19jn21a5o",
+	"+24DEv+EiJQIQ8wUviSZrAnEUNsxGK+JVilL+T6WHUEAd6rXWdIvBInkKCb2v+XrAEy5MeB+CkVKiWFr",
+	"aIWyi9DJ/W3MF+4r+qdyX2xV3bZoZRjh2XYhdC5Nw+pqd1WV7qj4nMr5Ir0DHOXdtd5/qrK7dVg/mgqM",
+	"a78xaqymhkevv7v89vtjffS7b//0k75Y/eXFs6dHp2fP/nyqemfsjJ2vGh9PaX5I/Rg7e7PHZuPbhU3f",
+	"jUdBYQ4fmlU75wlb81s1zapHCupurXrXPCg1luvnYlec414yBsCPYAikXlfZyciIecJTfvCz+316I2nr",
+	"Uyh8X83BC9OHZDVBafQwu/jp05u3bhF7owoHLS5s5vVpx2/BDX/PPbrecj+TLRd3QMKKelwAjeKJgPOQ",
+	"RE123H0xvK+0+zqfwUYM3qe08/7GLJZfg/2xu+VRC6s6ZqwWAPcRAH+QJRu+mR3AeTu+tdPeXzgG3KqA",
+	"b37HG4ePkq/ci/F00u9kcDqK57H+fHLMjYg5Yv2tFFyGE3RAJNk8V3dgc1u2Rkp6AzIF8H5NiVFE84hb",
+	"+Qe4ecSsRBpNK1AWoN+FI5NaoP0jBVrWu0ebvSudzD3pff1H8+X3p1NtoifT5PvT7/74xXhozv9k5mr8",
+	"SD397E/mso+rlpm1gVcbeJ+7fP8dwgoVzTvcBQo+vp1EvCe620m2P5ZriLbUCXUHeJTkStDgUafEyRR0",
+	"cIJr2kHFIkrTEphaT4AXCJyeYw4At6SZA3tCBFmegH/a1mcvljoOWWwJSy+VnhEv3kiUcKYxTs1Kp4Xm",
+	"VvIrHaP6UXBagz9eO8e1Xued4Ftcx81bvc45qqNia9mVC59Dp3ObPIaYAJbYBqyJ50/q+2O8an/vbUx+",
+	"D2WE39NnygsRyLUnsz4XqM8Fah2nJo2slaKPpxQ9waApVt4rbteA8qqPOx0X3OwWGD/KhzMahIH16KHo",
+	"6sziJ4DJoDnnMgY0H/cqHlNQUQB+lqUpn82tVhXoB90lqw8w4h52nITSayyuzJ7HpAQCYAqnHjJaB00E",
+	"wfi75FvxZSBPgIOaNqDmCx7QWYfEUNLv2H97ZCYkJd0O/t93/3fJ1N6bUjKw/xyRKbwG/gecSxgX7Fjo",
+	"Q/N//9rt/EvLUYk4LyV6I4RxhW9MEngapudDVJuNBEIIf8umHuFLhZuyQjIhtnFLRqEvvplO6OYNVAo3",
+	"6w3qK9tIKwTodrmY7S+Zdgz3Pzayrj8LlWXXnuaqza5+7V7wa8lTxGVypibu5y36iisPyQQctrtRQHok",
+	"Q5dWB5/Ad6YxGvSyBqNKi9mAkiUEn/b4i5jpN+x0bB/9Jwlv2V1xdNORKWGwRcB6Hlx2o17c5/tDdjje",
+	"H0SP4v0jfny532HdcS/qxwM+vPTxhRe4MEoKpNUKH2HO4Ffb+m3Ss2Lf7aXnt/TfljkvjgEmbDzGUdjS",
+	"8WF2NAefwCgs+I+f8OFW+/r2xI84v3nUKmTtWqq1rHvxHeQjCFAt+SCVS3NX4cHPbo+8zbsUGuCUGHdg",
+	"o5zQzp+3CEPiBXfURo7JzGN8X2pupi6w3W4q8SLhFGiigOAs6GxtMugMMEWkoNkhD9pEpZizAq2oAux2",
+	"zXX7FfKrPKT2kg2BiEkzS0wpAjfvKHUqAJK85LoJIWnG3p5xOUmnjVG3d0QbMyHDb7oDAnTvfqqDXwmn",
+	"KBDvLGM3xNXDHmm45m0/2/h+wRf+jNQryY6irJZR9TFH7cr57MOjuYwhMnpZdXYAYmuLQH0PfvAFQnhY",
+	"a2kuvuX2z1d2e0XiIRQt2bHu6OCg23vU7rQ77e7oqHPUAf3c1b5BBYqpeCHJT8hJACV2yX1kzBMlJyRV",
+	"7UxcYApfhZw6g3xArA8yOY3tsK2aEs9vE8hGmQFmHWDt4DH5ixoTpcl4TcaL5IqImacTYeRSJBmD4rIX",
+	"Tjs404ngmiy7SJ+SayI0vqKFoFw4tsWf7NY8gp9cQ3+RBAn0Cey9fb30eaUTseSYmAiUMwqjX/CKHSSu",
+	"cw3AWre1QO1LlQLnHaTGjgggsRincEBLYswLxXqg98DjgLyY2v7OJb3mXyyjirc+gczZGYsh3RQ71wxg",
+	"jK3c88iRsFkDAEMFzifvjquuA4EoNuv4HXJK2VGduCRMlnqKKZcZmqsGCu0jEdWNtWW0FmOerjiXjrjJ",
+	"Gfal3u0Hg3+zzjI3r9UuFVBzqtUIlUVDLrWaoVeQJ9zO3DobEFybkJaLXTQ8LWFd3sAPVu58VRMLGD/h",
+	"RBKGnGYsXfb3HiZRCzlWb+EOUJYhv1/uTXkWzqoXnmOiNG5gQTNPFZkznUrIz/b7mRmVE2TRF4zeakzd",
+	"zhsXdxiPsDNWLW4HpO4JU7cxE8DEsclE8wlM5BWfp4FVlplcfnmO+SrQ/OzcVA/JXv3xB8+0nRtHhXqX",
+	"dTEX+/aJqomC8+fSJ7pnSCa0cvVMOUvSaeP9q/f/HwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -82,7 +82,8 @@ var (
 	seniorStaff = []access.Group{access.Admin, access.Moderator, access.CallCenterSenior}
 	userReaders = []access.Group{access.Admin, access.Moderator, access.Client, access.CallCenterSenior, access.CallCenter}
 	teamReaders = []access.Group{access.Admin, access.Moderator, access.CallCenterSenior, access.CallCenter}
-	// orderReaders read the orders report; agentReaders the agents report (an agent about itself).
+	// orderReaders read the orders report; agentReaders the agents report and the live stream (an
+	// agent about itself).
 	orderReaders = []access.Group{access.Admin, access.Moderator, access.Client, access.CallCenterSenior}
 	agentReaders = []access.Group{access.Admin, access.Moderator, access.Client, access.CallCenterSenior, access.CallCenter}
 )
@@ -163,6 +164,9 @@ func Table() []Route {
 		// report service: campaign figures, narrowed by the service to the orders the caller sees
 		{Method: "GET", Path: "/v2/report/orders", Service: Report, Policy: Policy{Groups: orderReaders, Scope: access.CallsRead}},
 		{Method: "GET", Path: "/v2/report/agents", Service: Report, Policy: Policy{Groups: agentReaders, Scope: access.CallsRead}},
+		// the live stream of the orders being worked: the same visibility as the reports (an agent
+		// sees itself)
+		{Method: "GET", Path: "/v2/report/live", Service: Report, Stream: true, Policy: Policy{Groups: agentReaders, Scope: access.CallsRead}},
 
 		// answered by the gateway itself
 		{Method: "GET", Path: "/v1/health/check", Service: Gateway, Policy: Policy{Groups: everyone}},

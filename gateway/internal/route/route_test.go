@@ -110,7 +110,10 @@ func TestTableExtras(t *testing.T) {
 	assert.Equal(t, access.CallsRead, byKey["GET /v2/report/orders"].Policy.Scope)
 	assert.Equal(t, Report, byKey["GET /v2/report/agents"].Service)
 	assert.Equal(t, access.CallsRead, byKey["GET /v2/report/agents"].Policy.Scope)
-	assert.Len(t, Table(), 23+8+9+3+8+2+2)
+	assert.Equal(t, Report, byKey["GET /v2/report/live"].Service)
+	assert.Equal(t, access.CallsRead, byKey["GET /v2/report/live"].Policy.Scope)
+	assert.True(t, byKey["GET /v2/report/live"].Stream, "the live stream outlives the server's timeouts")
+	assert.Len(t, Table(), 23+8+9+3+8+2+3)
 }
 
 // Every route names its groups; none is open to a group that does not exist.

@@ -13,6 +13,7 @@ import (
 	"ccplatform/gateway/internal/proxy"
 	"ccplatform/gateway/internal/ratelimit"
 	"ccplatform/gateway/internal/route"
+	"ccplatform/gateway/internal/wallboard"
 
 	"ccplatform/pkg/access"
 	"ccplatform/pkg/apperr"
@@ -88,6 +89,12 @@ func New(d Deps) (http.Handler, error) {
 			e.GET(p, page)
 			e.HEAD(p, page)
 		}
+	}
+	// The wallboard is public too: it holds no data, and asks for a key to read the live stream.
+	board := gin.WrapH(wallboard.Handler())
+	for _, p := range wallboard.Paths {
+		e.GET(p, board)
+		e.HEAD(p, board)
 	}
 
 	guards := []gin.HandlerFunc{}

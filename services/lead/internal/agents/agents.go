@@ -31,9 +31,11 @@ type Agent struct {
 	UserID int64  `json:"userId"`
 	State  string `json:"state"`
 	// Since is when the agent entered State (nil: never seen, offline).
-	Since     *time.Time `json:"since"`
-	PhoneMode string     `json:"phoneMode"`
-	OrderID   *int64     `json:"orderId"`
+	Since *time.Time `json:"since"`
+	// PauseReason is why a paused agent paused (nil: no reason, or not paused).
+	PauseReason *string `json:"pauseReason"`
+	PhoneMode   string  `json:"phoneMode"`
+	OrderID     *int64  `json:"orderId"`
 }
 
 // DefaultTTL is how long an answer is used.

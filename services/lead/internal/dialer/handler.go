@@ -25,6 +25,20 @@ func (h *Handler) Routes(r gin.IRouter, idempotent gin.HandlerFunc) {
 	r.POST("/v2/dialer/extend", web.Handle(h.extend))
 	r.GET("/v2/dialer/pace/:orderId", web.Handle(h.pace))
 	r.GET("/v2/dialer/explain/:orderId", web.Handle(h.explain))
+	r.POST("/internal/dialer/live", web.Handle(h.live))
+}
+
+// live answers the report service's live stream: the dialing figures of the orders it names.
+func (h *Handler) live(c *gin.Context) (any, error) {
+	ids, err := decode[[]int64, LiveInput](c)
+	if err != nil {
+		return nil, err
+	}
+	list, err := h.svc.Live(c.Request.Context(), ids)
+	if err != nil {
+		return nil, err
+	}
+	return gin.H{"list": list}, nil
 }
 
 func (h *Handler) pace(c *gin.Context) (any, error) {

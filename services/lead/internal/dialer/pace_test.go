@@ -3,6 +3,7 @@ package dialer_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -275,4 +276,54 @@ func TestConcurrentPacedLeasesDialForTheAgentsOnce(t *testing.T) {
 	close(start)
 	wg.Wait()
 	assert.Equal(t, int64(3), leasedTotal.Load())
+}
+
+// The live figures of an order are the pace's calls in flight and dial level, with its answer and
+// abandon rates over the last 15 minutes and over its abandon window.
+func TestTheLiveFiguresOfOrders(t *testing.T) {
+	env.SetNow(monday)
+	defer env.SetNow(time.Time{})
+	reason := "lunch"
+	paused := agent("paused", "manual")
+	paused.PauseReason = &reason
+	staff := []agents.Agent{agent("available", "manual"), agent("available", "manual"), agent("on-call", "manual"), paused, agent("offline", "manual")}
+	o := staffed(t, func(o *orders.Order) { o.AbandonWindow = "24h"; o.MaxAbandonRatePercent = 5 }, staff...)
+	recent, older, day := monday.Add(-10*time.Minute), monday.Add(-40*time.Minute), monday.Add(-5*time.Hour)
+	calls(t, o, []time.Time{recent, recent, recent, recent, older, day},
+		[]string{"answered", "answered", "abandoned", "no_answer", "abandoned", "answered"}, []int64{60, 120, 2, 0, 2, 30})
+	insert(t, o, row{offset: offset(3)})
+	require.Len(t, lease(t, o, 1).List, 1)
+
+	res := env.Do(t, http.MethodPost, "/internal/dialer/live", map[string]any{"orderIds": []int64{o.ID}})
+	require.Equal(t, http.StatusOK, res.Status, res.Message)
+	var out struct {
+		List []map[string]any `json:"list"`
+	}
+	require.NoError(t, json.Unmarshal(res.Data, &out))
+	require.Len(t, out.List, 1)
+	since := monday.Add(-time.Hour).Format(time.RFC3339)
+	var shown []string
+	for _, a := range out.List[0]["agents"].([]any) {
+		m := a.(map[string]any)
+		assert.Equal(t, since, m["since"])
+		shown = append(shown, fmt.Sprintf("%v %v %v", m["userId"], m["state"], m["pauseReason"]))
+	}
+	assert.Equal(t, []string{fmt.Sprintf("%d available <nil>", staff[0].UserID), fmt.Sprintf("%d available <nil>", staff[1].UserID),
+		fmt.Sprintf("%d on-call <nil>", staff[2].UserID), fmt.Sprintf("%d paused lunch", staff[3].UserID)}, shown, "every agent but the offline one")
+	delete(out.List[0], "agents")
+	assert.Equal(t, map[string]any{"orderId": float64(o.ID), "callsInFlight": 1.0, "dialLevel": 0.6667,
+		"answerRate15m": 0.75, "abandonRate15m": 0.3333, "abandonWindow": "24h", "abandonRateWindow": 0.4, "maxAbandonRate": 0.05},
+		round(out.List[0]), "3 of 4 answered and 1 of those 3 abandoned in 15 minutes; 2 of 5 live calls abandoned in 24 h")
+
+	bad := env.Do(t, http.MethodPost, "/internal/dialer/live", map[string]any{"orderIds": []int64{0}})
+	assert.Equal(t, http.StatusBadRequest, bad.Status)
+	assert.Equal(t, map[string]string{"orderIds": "must be integers > 0"}, bad.Errors())
+}
+
+// round rounds the dial level, the one figure not rounded by the answer.
+func round(m map[string]any) map[string]any {
+	if v, ok := m["dialLevel"].(float64); ok {
+		m["dialLevel"] = float64(int64(v*10000+0.5)) / 10000
+	}
+	return m
 }

@@ -24,6 +24,7 @@ import (
 	"ccplatform/pkg/visibleorders"
 	"ccplatform/pkg/webtest"
 	"ccplatform/services/report/internal/ingest"
+	"ccplatform/services/report/internal/live"
 	"ccplatform/services/report/internal/migrations"
 	"ccplatform/services/report/internal/server"
 	"ccplatform/services/report/internal/statuses"
@@ -45,21 +46,53 @@ var Catalog = []statuses.Status{{ID: 1, Code: "new", Category: "in_progress"}, {
 // Now is the handler's clock: an agent's current state lasts until then.
 var Now = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 
+// The live stream's tick and heartbeat in the tests: short, so that a test waits little.
+const (
+	LiveTick      = 50 * time.Millisecond
+	LiveHeartbeat = 500 * time.Millisecond
+)
+
 // Env is a migrated database, a broker vhost, the peers and the API handler.
 type Env struct {
 	DB      *sqlx.DB
 	AMQPURL string
 	Peers   *Peers
+	// Hub is the live stream's, taking its snapshots while the package's tests run.
+	Hub *live.Hub
 	// Client calls the API as the gateway would (admin unless told otherwise).
 	webtest.Client
 }
 
 // Peers answers as the order service (GET /internal/order-scope: the orders of each user set by
-// SetOrders) and the lead service (GET /internal/lead-statuses: Catalog).
+// SetOrders) and the lead service (GET /internal/lead-statuses: Catalog; POST
+// /internal/dialer/live: the orders set by SetDialing among those asked).
 type Peers struct {
 	*httptest.Server
-	mu     sync.Mutex
-	orders map[int64][]int64
+	mu      sync.Mutex
+	orders  map[int64][]int64
+	dialing map[int64]Dialed
+	asked   [][]int64
+}
+
+// Dialed is the lead service's live answer for one order (POST /internal/dialer/live).
+type Dialed struct {
+	OrderID int64        `json:"orderId"`
+	Agents  []live.Agent `json:"agents"`
+	live.Dialing
+}
+
+// SetDialing makes the lead service answer d for its order.
+func (p *Peers) SetDialing(d Dialed) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dialing[d.OrderID] = d
+}
+
+// Asked are the order ids of every live question so far.
+func (p *Peers) Asked() [][]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([][]int64{}, p.asked...)
 }
 
 // SetOrders makes user see exactly ids.
@@ -80,6 +113,21 @@ func (p *Peers) serve(w http.ResponseWriter, r *http.Request) {
 		data = visibleorders.Visible{OrderIDs: ids, HiddenContacts: []int64{}}
 	case "/internal/lead-statuses":
 		data = map[string]any{"list": Catalog}
+	case "/internal/dialer/live":
+		var in struct {
+			OrderIDs []int64 `json:"orderIds"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		list := []Dialed{}
+		p.mu.Lock()
+		p.asked = append(p.asked, in.OrderIDs)
+		for _, id := range in.OrderIDs {
+			if d, ok := p.dialing[id]; ok {
+				list = append(list, d)
+			}
+		}
+		p.mu.Unlock()
+		data = map[string]any{"list": list}
 	default:
 		http.NotFound(w, r)
 		return
@@ -92,15 +140,21 @@ func (p *Peers) serve(w http.ResponseWriter, r *http.Request) {
 func Main(m *testing.M, label string, ready func(*Env)) {
 	dbtest.MainSchema(m, label, migrations.Schema, 16, func(conn *sqlx.DB, _ string) int {
 		return mqtest.WithVhost(label, func(amqpURL string) int {
-			peers := &Peers{orders: map[int64][]int64{}}
+			peers := &Peers{orders: map[int64][]int64{}, dialing: map[int64]Dialed{}}
 			peers.Server = httptest.NewServer(http.HandlerFunc(peers.serve))
 			defer peers.Close()
 			orders := svcclient.New("order", peers.URL, Token, 3*time.Second)
 			leads := svcclient.New("lead", peers.URL, Token, 3*time.Second)
-			env := &Env{DB: conn, AMQPURL: amqpURL, Peers: peers}
+			hub := live.NewHub(live.NewSource(conn, leads, time.Now).Take, LiveTick, zap.NewNop())
+			ctx, stop := context.WithCancel(context.Background())
+			ran := make(chan struct{})
+			go func() { defer close(ran); _ = hub.Run(ctx) }()
+			defer func() { stop(); <-ran }()
+			env := &Env{DB: conn, AMQPURL: amqpURL, Peers: peers, Hub: hub}
 			env.Client = webtest.Client{Token: Token, UserID: "1", Handler: server.New(server.Deps{
 				API: ops.API{Ops: ops.New("report"), Log: zap.NewNop(), InternalToken: Token}, DB: conn,
-				Scopes: visibleorders.New(orders, visibleorders.DefaultTTL), Catalog: statuses.New(leads), Now: func() time.Time { return Now }})}
+				Scopes: visibleorders.New(orders, visibleorders.DefaultTTL), Catalog: statuses.New(leads), Now: func() time.Time { return Now },
+				Live: hub, Heartbeat: LiveHeartbeat})}
 			ready(env)
 			return m.Run()
 		})
