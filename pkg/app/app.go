@@ -154,6 +154,7 @@ func Run[T Leveled](name string, run RunFunc[T]) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go drainOnSignal(signals, ctx, cancel, o, proc.DrainDelay, log)
+	go releaseAfterBursts(ctx, quietCheck, quietAllocs, freeOSMemory)
 	if err := run(ctx, cfg, log, o); err != nil {
 		log.Error(name+" stopped", zap.Error(err))
 		return 1
