@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
 	"testing"
 	"time"
 
 	"ccplatform/pkg/dbtest"
+	"ccplatform/pkg/identity"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/telephony"
 	"ccplatform/services/user/internal/agentgroup"
@@ -15,6 +20,7 @@ import (
 	"ccplatform/services/user/internal/servicetest"
 	"ccplatform/services/user/internal/user"
 
+	"github.com/gin-gonic/gin"
 	"github.com/jmoiron/sqlx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -222,4 +228,45 @@ func TestEveryNewStateIsAnnouncedOnce(t *testing.T) {
 	}
 	assert.Equal(t, []string{"available", "on-call", "paused"}, states)
 	assert.Equal(t, []string{"-", "available", "available"}, previous, "a late state follows the older one it comes after")
+}
+
+// The listing asks the order service about its agents side by side: each question below waits
+// until a second one is open at the same time, which never happens if they are asked in turn.
+func TestTheListingAsksForTheAgentsOrdersSideBySide(t *testing.T) {
+	conn := openDB(t)
+	ids := newUsers(t, conn, user.GroupCallCenter, 3, 0)
+	var mu sync.Mutex
+	open, two := 0, make(chan struct{})
+	orders := func(ctx context.Context, c identity.Caller) ([]int64, error) {
+		mu.Lock()
+		if open++; open == 2 {
+			close(two)
+		}
+		mu.Unlock()
+		select {
+		case <-two:
+			return []int64{c.UserID * 10}, nil
+		case <-time.After(10 * time.Second):
+			return nil, fmt.Errorf("no other question was asked while the one for %d was open", c.UserID)
+		}
+	}
+	e := gin.New()
+	agentstate.NewHandler(agentstate.NewStore(conn), orders, func() time.Time { return now }).Routes(e)
+	q := url.Values{}
+	for _, id := range ids {
+		q.Add("userIds[]", fmt.Sprint(id))
+	}
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v2/agent/state?"+q.Encode(), nil))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var body struct {
+		Data struct {
+			List []agentstate.View `json:"list"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
+	require.Len(t, body.Data.List, len(ids))
+	for _, v := range body.Data.List {
+		assert.Equal(t, []int64{v.UserID * 10}, v.Orders, "each agent gets its own answer")
+	}
 }
