@@ -4,18 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"ccplatform/gateway/internal/browsertest"
 	"ccplatform/pkg/telephony"
 
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -26,25 +21,15 @@ import (
 // the staff key, and the page shows the order an agent is on a call of, with the agent "on-call"
 // and its time ticking, and the order's dialing; when the agent pauses itself through the API,
 // the page shows it paused. Nothing the page does may write an error to the browser's console.
-// A screenshot is kept: $CI_ARTIFACTS/wallboard.png, or in the test's temporary directory.
+// A screenshot is kept: wallboard.png in browsertest.ArtifactsDir ($CI_ARTIFACTS in CI).
 func TestWallboardShowsTheLiveStreamInChromium(t *testing.T) {
-	browser := chromiumPath(t)
 	agent := newMember(t, "wallboard.agent@live.e2e", "call-center")
 	orderID := createOrder(t, with(minimalOrder("Wallboard"), "agentUserIds", []int64{agent.id}))
 
 	// Bounds for a hung browser, not for speed (a loaded 2-core machine is slow to start one).
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.UserDataDir(t.TempDir()), chromedp.DisableGPU, chromedp.WindowSize(1280, 800))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	var console consoleErrors
-	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithListener(console.listen))
-	defer cancelBrowser()
+	bctx, console := browsertest.Open(t, ctx, 1280, 800)
 
 	require.NoError(t, chromedp.Do(bctx,
 		chromedp.Navigate(stack.BaseURL+"/wallboard/"),
@@ -52,7 +37,7 @@ func TestWallboardShowsTheLiveStreamInChromium(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("key"), stack.APIKey),
 		chromedp.Click(chromedp.CSS(`#connect button[type=submit]`)),
 	))
-	defer saveWallboard(t, bctx)
+	defer browsertest.Screenshot(t, bctx, "wallboard", false)
 
 	// Four calls of the order ended minutes ago, one answered with no agent free: 25 % abandoned,
 	// over the order's 3 % limit.
@@ -70,7 +55,7 @@ func TestWallboardShowsTheLiveStreamInChromium(t *testing.T) {
 	platform.agent(t, telephony.AgentEvent{EventID: uuid.NewString(), UserID: agent.id, At: time.Now().UTC().Add(-65 * time.Second),
 		State: telephony.AgentOnCall, OrderID: &orderID})
 	row := fmt.Sprintf(`section.order[data-order="%d"] tr[data-user="%d"]`, orderID, agent.id)
-	shows(t, bctx, &console, 30*time.Second, row+` td.state`, "on-call")
+	shows(t, bctx, console, 30*time.Second, row+` td.state`, "on-call")
 	// The time in the state is the page's own count from since: past the minute the event named.
 	elapsed := text(t, bctx, row+` td.since`)
 	assert.Regexp(t, `^1:0\d$`, elapsed, "about 65 s on the call")
@@ -78,19 +63,19 @@ func TestWallboardShowsTheLiveStreamInChromium(t *testing.T) {
 	assert.Equal(t, "0", text(t, bctx, fmt.Sprintf(figure, "callsInFlight")))
 	assert.Equal(t, "3.0 %", text(t, bctx, fmt.Sprintf(figure, "maxAbandonRate")), "the default abandon limit")
 	abandoned := fmt.Sprintf(`section.order[data-order="%d"] [data-figure="abandonRate15m"]`, orderID)
-	shows(t, bctx, &console, 30*time.Second, abandoned+` .value`, "25.0 %")
+	shows(t, bctx, console, 30*time.Second, abandoned+` .value`, "25.0 %")
 	assert.Equal(t, "figure over", attr(t, bctx, abandoned, "className"), "25 % abandoned is over the 3 % limit")
 	assert.Equal(t, "100.0 %", text(t, bctx, fmt.Sprintf(figure, "answerRate15m")), "a person answered each call, the abandoned one too")
 	assert.Contains(t, text(t, bctx, "#status"), "Live")
 
 	r := stack.Call(t, http.MethodPost, "/v2/agent/state/", map[string]any{"state": "paused", "pauseReason": "lunch"}, WithKey(agent.key))
 	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-	shows(t, bctx, &console, 30*time.Second, row+` td.state`, "paused (lunch)")
+	shows(t, bctx, console, 30*time.Second, row+` td.state`, "paused (lunch)")
 	assert.Empty(t, console.String(), "the page wrote errors to the browser console")
 }
 
 // shows waits until the element sel of the page reads want, failing at the first console error.
-func shows(t *testing.T, ctx context.Context, console *consoleErrors, wait time.Duration, sel, want string) {
+func shows(t *testing.T, ctx context.Context, console *browsertest.Console, wait time.Duration, sel, want string) {
 	t.Helper()
 	js := fmt.Sprintf(`document.querySelector(%q)?.textContent ?? ""`, sel)
 	got := ""
@@ -120,83 +105,4 @@ func attr(t *testing.T, ctx context.Context, sel, name string) string {
 	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector(%q)?.%s ?? ""`, sel, name)))
 	require.NoError(t, err)
 	return s
-}
-
-// saveWallboard keeps what the browser shows as wallboard.png in $CI_ARTIFACTS (the CI run's
-// artifacts), or else in the test's temporary directory; failing to take it fails nothing.
-func saveWallboard(t *testing.T, ctx context.Context) {
-	dir := os.Getenv("CI_ARTIFACTS")
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	var png []byte
-	err := os.MkdirAll(dir, 0o755)
-	if err == nil {
-		png, err = chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	}
-	path := filepath.Join(dir, "wallboard.png")
-	if err == nil {
-		err = os.WriteFile(path, png, 0o644)
-	}
-	if err != nil {
-		t.Logf("screenshot: %v", err)
-		return
-	}
-	t.Logf("screenshot: %s (%d KB)", path, len(png)>>10)
-}
-
-// chromiumPath is the browser's path; without one the test fails (scripts/deps.sh installs it).
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("chromium is not on PATH: run scripts/deps.sh (as root it installs Debian's chromium package)")
-	return ""
-}
-
-// consoleErrors collects what the browser reports as an error: console.error, uncaught
-// exceptions, and error entries of its log (a file that failed to load, a Content-Security-Policy
-// violation).
-type consoleErrors struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (c *consoleErrors) listen(ev any) {
-	var line string
-	switch ev := ev.(type) {
-	case *runtime.EventConsoleAPICalled:
-		if ev.Type != runtime.ConsoleAPICalledTypeError {
-			return
-		}
-		var args []string
-		for _, a := range ev.Args {
-			args = append(args, a.Description+string(a.Value))
-		}
-		line = "console.error: " + strings.Join(args, " ")
-	case *runtime.EventExceptionThrown:
-		line = "uncaught exception: " + ev.ExceptionDetails.Text
-		if e := ev.ExceptionDetails.Exception; e != nil {
-			line += " " + e.Description
-		}
-	case *log.EventEntryAdded:
-		if ev.Entry.Level != log.EntryLevelError {
-			return
-		}
-		line = fmt.Sprintf("log [%s]: %s %s", ev.Entry.Source, ev.Entry.Text, ev.Entry.URL)
-	default:
-		return
-	}
-	c.mu.Lock()
-	c.lines = append(c.lines, line)
-	c.mu.Unlock()
-}
-
-func (c *consoleErrors) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return strings.Join(c.lines, "\n")
 }

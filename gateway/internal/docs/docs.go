@@ -5,14 +5,10 @@
 package docs
 
 import (
-	"bytes"
-	"crypto/sha256"
+	"ccplatform/gateway/internal/staticfiles"
 	"embed"
-	"encoding/hex"
 	"net/http"
-	"net/url"
 	"strings"
-	"time"
 )
 
 //go:embed index.html redoc-offline.js assets/redoc.standalone.js assets/redoc.standalone.js.LICENSE.txt
@@ -45,49 +41,28 @@ const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; connect-sr
 // its ETag; the page itself is revalidated every time.
 const AssetCacheControl = "public, max-age=86400"
 
-type file struct {
-	name, contentType, cacheControl string
-	body                            []byte
-	etag                            string
-}
-
-func load(name, contentType, cacheControl string) file {
-	b, err := files.ReadFile(name)
-	if err != nil {
-		panic(err) // embedded at build time: cannot happen
-	}
-	sum := sha256.Sum256(b)
-	return file{name: name, contentType: contentType, cacheControl: cacheControl, body: b,
-		etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
-}
-
 var (
-	index   = load("index.html", "text/html; charset=utf-8", "no-cache")
-	asset   = load("assets/redoc.standalone.js", "text/javascript; charset=utf-8", AssetCacheControl)
-	notices = load("assets/redoc.standalone.js.LICENSE.txt", "text/plain; charset=utf-8", AssetCacheControl)
-	offline = load("redoc-offline.js", "text/javascript; charset=utf-8", "no-cache")
+	index   = staticfiles.Load(files, "index.html", "text/html; charset=utf-8", "no-cache")
+	asset   = staticfiles.Load(files, "assets/redoc.standalone.js", "text/javascript; charset=utf-8", AssetCacheControl)
+	notices = staticfiles.Load(files, "assets/redoc.standalone.js.LICENSE.txt", "text/plain; charset=utf-8", AssetCacheControl)
+	offline = staticfiles.Load(files, "redoc-offline.js", "text/javascript; charset=utf-8", "no-cache")
 )
 
 // Index is the page as embedded.
-func Index() []byte { return index.body }
+func Index() []byte { return index.Body() }
 
 // Asset is Redoc's standalone bundle as embedded.
-func Asset() []byte { return asset.body }
+func Asset() []byte { return asset.Body() }
 
 // Handler answers GET and HEAD of Paths: /docs/ is the page, /docs is redirected to it (301) so
 // that the page's relative references resolve the same either way.
 func Handler() http.Handler { return http.HandlerFunc(serve) }
 
 func serve(w http.ResponseWriter, r *http.Request) {
-	var f file
+	var f staticfiles.File
 	switch strings.TrimRight(r.URL.Path, "/") {
 	case "/docs":
-		if !strings.HasSuffix(sentPath(r), "/") {
-			target := PagePath
-			if r.URL.RawQuery != "" {
-				target += "?" + r.URL.RawQuery
-			}
-			http.Redirect(w, r, target, http.StatusMovedPermanently)
+		if staticfiles.RedirectToPage(w, r, PagePath) {
 			return
 		}
 		f = index
@@ -101,23 +76,5 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", f.contentType)
-	h.Set("Cache-Control", f.cacheControl)
-	h.Set("ETag", f.etag)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", ContentSecurityPolicy)
-	h.Set("Referrer-Policy", "no-referrer")
-	// ServeContent answers HEAD, If-None-Match (304) and ranges.
-	http.ServeContent(w, r, f.name, time.Time{}, bytes.NewReader(f.body))
-}
-
-// sentPath is the path as the client sent it, before any middleware trimmed its trailing slash.
-func sentPath(r *http.Request) string {
-	if r.RequestURI != "" {
-		if u, err := url.ParseRequestURI(r.RequestURI); err == nil {
-			return u.Path
-		}
-	}
-	return r.URL.Path
+	f.Serve(w, r, ContentSecurityPolicy)
 }

@@ -7,14 +7,10 @@
 package wallboard
 
 import (
-	"bytes"
-	"crypto/sha256"
+	"ccplatform/gateway/internal/staticfiles"
 	"embed"
-	"encoding/hex"
 	"net/http"
-	"net/url"
 	"strings"
-	"time"
 )
 
 //go:embed index.html wallboard.js wallboard.css
@@ -38,25 +34,11 @@ var Paths = []string{"/wallboard", ScriptPath, StylePath}
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
 	"img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-type file struct {
-	name, contentType string
-	body              []byte
-	etag              string
-}
-
-func load(name, contentType string) file {
-	b, err := files.ReadFile(name)
-	if err != nil {
-		panic(err) // embedded at build time: cannot happen
-	}
-	sum := sha256.Sum256(b)
-	return file{name: name, contentType: contentType, body: b, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
-}
-
+// Each file is revalidated every time (by its ETag): a new gateway's page is used at once.
 var (
-	page   = load("index.html", "text/html; charset=utf-8")
-	script = load("wallboard.js", "text/javascript; charset=utf-8")
-	style  = load("wallboard.css", "text/css; charset=utf-8")
+	page   = staticfiles.Load(files, "index.html", "text/html; charset=utf-8", "no-cache")
+	script = staticfiles.Load(files, "wallboard.js", "text/javascript; charset=utf-8", "no-cache")
+	style  = staticfiles.Load(files, "wallboard.css", "text/css; charset=utf-8", "no-cache")
 )
 
 // Handler answers GET and HEAD of Paths: /wallboard/ is the page, /wallboard is redirected to it
@@ -64,11 +46,10 @@ var (
 func Handler() http.Handler { return http.HandlerFunc(serve) }
 
 func serve(w http.ResponseWriter, r *http.Request) {
-	var f file
+	var f staticfiles.File
 	switch strings.TrimRight(r.URL.Path, "/") {
 	case "/wallboard":
-		if !strings.HasSuffix(sentPath(r), "/") {
-			http.Redirect(w, r, PagePath, http.StatusMovedPermanently)
+		if staticfiles.RedirectToPage(w, r, PagePath) {
 			return
 		}
 		f = page
@@ -80,23 +61,5 @@ func serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", f.contentType)
-	// Revalidated every time (by the ETag): a new gateway's page is used at once.
-	h.Set("Cache-Control", "no-cache")
-	h.Set("ETag", f.etag)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", ContentSecurityPolicy)
-	h.Set("Referrer-Policy", "no-referrer")
-	http.ServeContent(w, r, f.name, time.Time{}, bytes.NewReader(f.body))
-}
-
-// sentPath is the path as the client sent it, before any middleware trimmed its trailing slash.
-func sentPath(r *http.Request) string {
-	if r.RequestURI != "" {
-		if u, err := url.ParseRequestURI(r.RequestURI); err == nil {
-			return u.Path
-		}
-	}
-	return r.URL.Path
+	f.Serve(w, r, ContentSecurityPolicy)
 }
