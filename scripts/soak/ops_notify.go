@@ -64,42 +64,25 @@ func (m *mix) notificationRead(ctx context.Context) {
 
 // notificationStream opens the live stream, waits for its ready event and closes it: the time
 // measured is the time to ready. A stream held open would only add one steady goroutine per
-// process; opening and closing them is what could leak. The typed client's plain call is used:
-// the one that reads the answer whole would wait for the stream's end.
+// process; opening and closing them is what could leak.
 func (m *mix) notificationStream(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	measure(m, "streamMyNotifications", "", success, func() (rawAnswer, error) {
-		resp, err := m.api.ClientInterface.StreamMyNotifications(ctx)
-		if err != nil {
-			return rawAnswer{}, err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b, _ := io.ReadAll(resp.Body)
-			return rawAnswer{resp.StatusCode, b}, nil
-		}
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if strings.TrimSpace(strings.TrimPrefix(sc.Text(), "event:")) == "ready" {
-				return rawAnswer{status: resp.StatusCode}, nil
-			}
-		}
-		err = sc.Err()
-		if err == nil {
-			err = io.ErrUnexpectedEOF
-		}
-		return rawAnswer{}, fmt.Errorf("%w: no ready event: %w", errNoAnswer, err)
-	})
+	m.firstEvent(ctx, "streamMyNotifications", "ready", m.api.ClientInterface.StreamMyNotifications)
 }
 
 // reportLive opens the live stream and reads its first event (the report takes a snapshot as the
 // first stream of a pause arrives).
 func (m *mix) reportLive(ctx context.Context) {
+	m.firstEvent(ctx, "streamReportLive", "live", m.api.ClientInterface.StreamReportLive)
+}
+
+// firstEvent measures operation op as opening an event stream with open and reading it until its
+// first event named event, then closing it. The typed client's plain call is used: the one that
+// reads the answer whole would wait for the stream's end.
+func (m *mix) firstEvent(ctx context.Context, op, event string, open func(context.Context, ...ccapi.RequestEditorFn) (*http.Response, error)) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	measure(m, "streamReportLive", "", success, func() (rawAnswer, error) {
-		resp, err := m.api.ClientInterface.StreamReportLive(ctx)
+	measure(m, op, "", success, func() (rawAnswer, error) {
+		resp, err := open(ctx)
 		if err != nil {
 			return rawAnswer{}, err
 		}
@@ -109,9 +92,9 @@ func (m *mix) reportLive(ctx context.Context) {
 			return rawAnswer{resp.StatusCode, b}, nil
 		}
 		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		sc.Buffer(make([]byte, 64<<10), 1<<20) // a live snapshot is one long data line
 		for sc.Scan() {
-			if strings.TrimSpace(strings.TrimPrefix(sc.Text(), "event:")) == "live" {
+			if strings.TrimSpace(strings.TrimPrefix(sc.Text(), "event:")) == event {
 				return rawAnswer{status: resp.StatusCode}, nil
 			}
 		}
@@ -119,7 +102,7 @@ func (m *mix) reportLive(ctx context.Context) {
 		if err == nil {
 			err = io.ErrUnexpectedEOF
 		}
-		return rawAnswer{}, fmt.Errorf("%w: no live event: %w", errNoAnswer, err)
+		return rawAnswer{}, fmt.Errorf("%w: no %s event: %w", errNoAnswer, event, err)
 	})
 }
 
