@@ -73,6 +73,10 @@ func (b *bench) syncCreates(ctx context.Context) error {
 		return err
 	}
 	b.direct(ctx, "/v2/lead/create")
+	alone, err := b.withoutConsumers(func() Result { return Load(b.cfg.Concurrency, b.cfg.Duration, 0, create) })
+	if err != nil {
+		return err
+	}
 
 	// The same creates through the gateway built without the route policy, right after: what
 	// authorization costs the figure.
@@ -98,7 +102,37 @@ func (b *bench) syncCreates(ctx context.Context) error {
 	fmt.Fprintf(b.out, "    baseline: CPU per create, by process (the bare server is the load client's): %s\n", perShare(before, b.cpuShares(), baseline.OK))
 	b.add(fmt.Sprintf("(1) sync creates/s c=%d", b.cfg.Concurrency), platform, baseline, platform.Rate()/baseline.Rate(), "≥ 0.60", 0.60)
 	b.p99(fmt.Sprintf("(1) sync p99 c=%d", b.cfg.Concurrency), platform, baseline)
+	fmt.Fprintf(b.out, "    the request's path alone (the events' consumers paused): %.2f of the baseline\n", alone.Rate()/baseline.Rate())
 	return b.syncCreatesWide(ctx)
+}
+
+// eventConsumers are the processes that consume the lead events on this stack.
+var eventConsumers = []string{"webhook-dispatcher", "report-worker"}
+
+// withoutConsumers runs load with the lead events' consumers paused (SIGSTOP, then SIGCONT: their
+// messages wait in their queues and are consumed afterwards), printing its figures and CPU per
+// create: the request's path alone, as on a deployment whose consumers run on other machines. No
+// target; it tells the events' share of figure (1).
+func (b *bench) withoutConsumers(load func() Result) (Result, error) {
+	signal := func(sig syscall.Signal) error {
+		for _, name := range eventConsumers {
+			if err := syscall.Kill(b.stack.PID(name), sig); err != nil {
+				return fmt.Errorf("%s %s: %w", sig, name, err)
+			}
+		}
+		return nil
+	}
+	if err := signal(syscall.SIGSTOP); err != nil {
+		return Result{}, err
+	}
+	before := b.cpuShares()
+	res := load()
+	after := b.cpuShares()
+	if err := signal(syscall.SIGCONT); err != nil {
+		return Result{}, err
+	}
+	fmt.Fprintf(b.out, "    the events' consumers paused %s\n      CPU per create, by process: %s\n", res.Summary(), perShare(before, after, res.OK))
+	return res, nil
 }
 
 // syncWide is the second concurrency of figure (1): the many connections a new user's load tool
