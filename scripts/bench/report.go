@@ -57,6 +57,20 @@ var backfill = []aggregate{
 	{"reports.lead_call_buckets", "bucket", `INSERT INTO reports.lead_call_buckets (order_id, bucket, lead_id)
 	 SELECT DISTINCT order_id, to_timestamp(floor(extract(epoch FROM created_at) / 900) * 900) AS bucket, lead_id
 	 FROM calls.calls WHERE platform_call_id LIKE 'bench-%' ORDER BY 2, 1, 3 ON CONFLICT DO NOTHING`},
+	// The hourly roll-up (migration 00004), as report-worker keeps it beside the buckets: an hour's
+	// leads called is its distinct leads.
+	{"reports.order_hours", "hour", `INSERT INTO reports.order_hours (order_id, hour, calls, answered, handled, abandoned, talk_seconds, leads_called)
+	 SELECT order_id, date_trunc('hour', created_at, 'UTC'), count(*),
+	        count(*) FILTER (WHERE status_id IN (1, 9)), count(*) FILTER (WHERE status_id = 1),
+	        count(*) FILTER (WHERE status_id = 9), sum(talk_time_duration_seconds), count(DISTINCT lead_id)
+	 FROM calls.calls WHERE platform_call_id LIKE 'bench-%' GROUP BY 1, 2 ORDER BY 2, 1
+	 ON CONFLICT (order_id, hour) DO UPDATE SET calls = order_hours.calls + EXCLUDED.calls,
+	    answered = order_hours.answered + EXCLUDED.answered, handled = order_hours.handled + EXCLUDED.handled,
+	    abandoned = order_hours.abandoned + EXCLUDED.abandoned, talk_seconds = order_hours.talk_seconds + EXCLUDED.talk_seconds,
+	    leads_called = order_hours.leads_called + EXCLUDED.leads_called`},
+	{"reports.lead_call_hours", "hour", `INSERT INTO reports.lead_call_hours (order_id, hour, lead_id)
+	 SELECT DISTINCT order_id, date_trunc('hour', created_at, 'UTC') AS hour, lead_id
+	 FROM calls.calls WHERE platform_call_id LIKE 'bench-%' ORDER BY 2, 1, 3 ON CONFLICT DO NOTHING`},
 	{"reports.agent_call_buckets", "bucket", `INSERT INTO reports.agent_call_buckets (user_id, bucket, order_id, calls, handled, talk_seconds)
 	 SELECT user_id, to_timestamp(floor(extract(epoch FROM created_at) / 900) * 900), order_id, count(*),
 	        count(*) FILTER (WHERE status_id = 1), sum(talk_time_duration_seconds)
@@ -79,26 +93,52 @@ const (
 
 // reportStatements are the orders report's statements (services/report/internal/orders/store.go,
 // Store.Read) with the arguments it gives them for intervals starts over the orders in scope (every
-// order when all): run directly on the database, they tell the report's time in SQL from the rest.
-// Kept in step with the store by hand.
+// order when all), on the grid it would choose: run directly on the database, they tell the
+// report's time in SQL from the rest. Kept in step with the store by hand.
 func reportStatements(starts []time.Time, all bool, orderIDs []int64) []namedQuery {
-	const interval = `width_bucket(bucket, $1::timestamptz[]) - 1`
-	const where = `bucket >= $2 AND bucket < $3 AND ($4 OR order_id = ANY($5::bigint[]))`
+	orders, leads, statuses, at, perHour := "order_buckets", "lead_call_buckets", "status_buckets", "bucket", false
+	if onHours(starts) {
+		orders, leads, statuses, at, perHour = "order_hours", "lead_call_hours", "status_hours", "hour", true
+		for i := 1; i < len(starts); i++ {
+			perHour = perHour && starts[i].Sub(starts[i-1]) == time.Hour
+		}
+	}
+	interval := `width_bucket(` + at + `, $1::timestamptz[]) - 1`
+	where := func(at string) string {
+		return at + ` >= $2 AND ` + at + ` < $3 AND ($4 OR order_id = ANY($5::bigint[]))`
+	}
 	args := []any{pq.Array(starts), starts[0], starts[len(starts)-1], all, pq.Array(orderIDs)}
-	return []namedQuery{
-		{"call sums and leads called", `WITH c AS (
+	sums := namedQuery{"call sums, leads (per hour)", `SELECT order_id, ` + interval + ` AS i, sum(calls)::bigint AS calls,
+			sum(answered)::bigint AS answered, sum(handled)::bigint AS handled, sum(abandoned)::bigint AS abandoned,
+			sum(talk_seconds)::bigint AS talk_seconds, sum(leads_called)::bigint AS leads_called
+		FROM reports.order_hours WHERE ` + where(at) + ` GROUP BY 1, 2`, args}
+	if !perHour {
+		sums = namedQuery{"call sums and leads called (" + at + ")", `WITH c AS (
 			SELECT order_id, ` + interval + ` AS i, sum(calls)::bigint AS calls, sum(answered)::bigint AS answered,
 				sum(handled)::bigint AS handled, sum(abandoned)::bigint AS abandoned, sum(talk_seconds)::bigint AS talk_seconds
-			FROM reports.order_buckets WHERE ` + where + ` GROUP BY 1, 2),
+			FROM reports.` + orders + ` WHERE ` + where(at) + ` GROUP BY 1, 2),
 		l AS (SELECT order_id, ` + interval + ` AS i, count(DISTINCT lead_id) AS leads_called
-			FROM reports.lead_call_buckets WHERE ` + where + ` GROUP BY 1, 2)
-		SELECT c.*, coalesce(l.leads_called, 0) AS leads_called FROM c LEFT JOIN l USING (order_id, i)`, args},
-		{"status entries", `SELECT order_id, ` + interval + ` AS i, status_id, sum(entered)::bigint AS entered
-			FROM reports.status_buckets WHERE ` + where + ` GROUP BY 1, 2, 3`, args},
-		{"agent time", `SELECT order_id, ` + interval + ` AS i, sum(ms)::bigint AS ms,
-			coalesce(sum(ms) FILTER (WHERE state = 'wrap-up'), 0)::bigint AS wrap_up_ms
-			FROM reports.agent_state_buckets WHERE ` + where + ` AND order_id > 0 GROUP BY 1, 2`, args},
+			FROM reports.` + leads + ` WHERE ` + where(at) + ` GROUP BY 1, 2)
+		SELECT c.*, coalesce(l.leads_called, 0) AS leads_called FROM c LEFT JOIN l USING (order_id, i)`, args}
 	}
+	return []namedQuery{
+		sums,
+		{"status entries (" + at + ")", `SELECT order_id, ` + interval + ` AS i, status_id, sum(entered)::bigint AS entered
+			FROM reports.` + statuses + ` WHERE ` + where(at) + ` GROUP BY 1, 2, 3`, args},
+		{"agent time (bucket)", `SELECT order_id, width_bucket(bucket, $1::timestamptz[]) - 1 AS i, sum(ms)::bigint AS ms,
+			coalesce(sum(ms) FILTER (WHERE state = 'wrap-up'), 0)::bigint AS wrap_up_ms
+			FROM reports.agent_state_buckets WHERE ` + where("bucket") + ` AND order_id > 0 GROUP BY 1, 2`, args},
+	}
+}
+
+// onHours says whether every time of starts is a UTC hour (the report then reads its hourly roll-up).
+func onHours(starts []time.Time) bool {
+	for _, t := range starts {
+		if t.Unix()%3600 != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // namedQuery is one statement and its arguments.
@@ -143,6 +183,17 @@ func (b *bench) reports(ctx context.Context) error {
 	day := today.AddDate(0, -6, 0)
 	q = url.Values{"from": {day.Format(time.RFC3339)}, "to": {day.AddDate(0, 0, 1).Format(time.RFC3339)}, "interval": {"day"}}
 	daily := q.Encode()
+	// The same two reports in a zone of half hours (Asia/Kolkata, +05:30, dates as from and to): the
+	// same number of rows, read from the 15-minute buckets rather than the hourly roll-up; printed
+	// beside the same GROUP BY, no target.
+	q = url.Values{"orderIds[]": {"7"}, "from": {monthFrom.Format(time.DateOnly)}, "to": {monthTo.Format(time.DateOnly)},
+		"interval": {"hour"}, "tz": {"Asia/Kolkata"}}
+	hourlyHalf := q.Encode()
+	q = url.Values{"from": {day.Format(time.DateOnly)}, "to": {day.AddDate(0, 0, 1).Format(time.DateOnly)}, "interval": {"day"}, "tz": {"Asia/Kolkata"}}
+	dailyHalf := q.Encode()
+	const kolkata = -(5*time.Hour + 30*time.Minute)
+	rawMonth := func(int) error { return drain(calls.QueryContext(ctx, rawHourly, 7, monthFrom, monthTo)) }
+	rawDay := func(int) error { return drain(calls.QueryContext(ctx, rawDaily, day, day.AddDate(0, 0, 1))) }
 	service := b.leadAPI("report")
 	for _, c := range []struct {
 		name, query, target string
@@ -150,12 +201,14 @@ func (b *bench) reports(ctx context.Context) error {
 		raw                 func(int) error
 		statements          []namedQuery
 	}{
-		{"(10) one order, 31 days hourly", hourly, "p99 < 50 ms", 50 * time.Millisecond, func(int) error {
-			return drain(calls.QueryContext(ctx, rawHourly, 7, monthFrom, monthTo))
-		}, reportStatements(hours(monthFrom, monthTo), false, []int64{7})},
-		{"(11) every order, one day", daily, "p99 < 200 ms", 200 * time.Millisecond, func(int) error {
-			return drain(calls.QueryContext(ctx, rawDaily, day, day.AddDate(0, 0, 1)))
-		}, reportStatements([]time.Time{day, day.AddDate(0, 0, 1)}, true, nil)},
+		{"(10) one order, 31 days hourly", hourly, "p99 < 50 ms", 50 * time.Millisecond, rawMonth,
+			reportStatements(hours(monthFrom, monthTo), false, []int64{7})},
+		{"(10) the same in Asia/Kolkata (15-minute buckets)", hourlyHalf, "", 0, rawMonth,
+			reportStatements(hours(monthFrom.Add(kolkata), monthTo.Add(kolkata)), false, []int64{7})},
+		{"(11) every order, one day", daily, "p99 < 200 ms", 200 * time.Millisecond, rawDay,
+			reportStatements([]time.Time{day, day.AddDate(0, 0, 1)}, true, nil)},
+		{"(11) the same in Asia/Kolkata (15-minute buckets)", dailyHalf, "", 0, rawDay,
+			reportStatements([]time.Time{day.Add(kolkata), day.AddDate(0, 0, 1).Add(kolkata)}, true, nil)},
 	} {
 		path := "/v2/report/orders/?" + c.query
 		var page struct {
@@ -172,10 +225,12 @@ func (b *bench) reports(ctx context.Context) error {
 		baseline := Load(1, time.Minute, max(20, b.cfg.ListRequests/10), c.raw)
 		p99 := platform.Percentile(0.99)
 		ratio := loadtest.Millis(baseline.Percentile(0.99)) / loadtest.Millis(p99)
-		b.rows = append(b.rows, row{name: fmt.Sprintf("%s p99 (%d calls)", c.name, n), platform: platform.Summary(),
-			baseline: baseline.Summary() + " (GROUP BY)", ratio: ratio,
-			target: c.target + ", ≥ 20×", pass: p99 < c.limit && ratio >= 20 && platform.Errors == 0})
-		fmt.Fprintf(b.out, "    report through the gateway %s; GROUP BY over the calls %s; %.1f×\n", platform.Summary(), baseline.Summary(), ratio)
+		if c.target != "" {
+			b.rows = append(b.rows, row{name: fmt.Sprintf("%s p99 (%d calls)", c.name, n), platform: platform.Summary(),
+				baseline: baseline.Summary() + " (GROUP BY)", ratio: ratio,
+				target: c.target + ", ≥ 20×", pass: p99 < c.limit && ratio >= 20 && platform.Errors == 0})
+		}
+		fmt.Fprintf(b.out, "    %s: report through the gateway %s; GROUP BY over the calls %s; %.1f×\n", c.name, platform.Summary(), baseline.Summary(), ratio)
 
 		direct := func(int) error { return service.Do(ctx, "GET", "/v2/report/orders?"+c.query, nil, nil) }
 		Load(1, 2*time.Second, 20, direct)
