@@ -7,7 +7,7 @@
 #
 # Environment: DATABASE_URL, AMQP_URL (see scripts/deps.sh). Arguments go to the bench program
 # (-c clients, -d phase length, -rows, -worker-concurrency, -list-requests, -phases, -import-rows, -dial-rows,
-# -dial-due, -dial-big-rows, -report-calls, -ingest-calls; -h lists them). The report phase loads calls straight
+# -dial-due, -dial-big-rows, -report-calls, -ingest-calls, -report-keep, -report-reuse; -h lists them). The report phase loads calls straight
 # into the tables and measures the orders report against a GROUP BY over them.
 set -euo pipefail
 
