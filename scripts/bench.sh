@@ -7,9 +7,10 @@
 #
 # Environment: DATABASE_URL, AMQP_URL (see scripts/deps.sh). Arguments go to the bench program
 # (-c clients, -d phase length, -rows, -worker-concurrency, -list-requests, -phases, -import-rows, -dial-rows,
-# -dial-due, -dial-big-rows, -report-calls, -ingest-calls, -live-duration; -h lists them). The report phase loads calls straight
-# into the tables and measures the orders report against a GROUP BY over them; the live phase holds
-# 200 live streams open and measures the CPU they cost the gateway and the report API.
+# -dial-due, -dial-big-rows, -report-calls, -ingest-calls, -report-keep, -report-reuse, -live-duration; -h lists
+# them). The report phase loads calls straight into the tables and measures the orders report against
+# a GROUP BY over them; the live phase holds 200 live streams open and measures the CPU they cost the
+# gateway and the report API.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

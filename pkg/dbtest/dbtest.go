@@ -60,7 +60,38 @@ func Create(label string) (string, func() error, error) {
 	}
 	u := *base
 	u.Path = "/" + name
-	drop := func() error {
+	return u.String(), dropper(admin, name), nil
+}
+
+// Existing is the URL of the database name on the same server (one Create made and a run kept) and
+// a function that drops it as Create's does.
+func Existing(name string) (string, func() error, error) {
+	base, err := url.Parse(BaseURL())
+	if err != nil {
+		return "", nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	admin, err := sql.Open("postgres", base.String())
+	if err != nil {
+		return "", nil, fmt.Errorf("open %s: %w", base.Redacted(), err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var exists bool
+	if err := admin.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil || !exists {
+		_ = admin.Close()
+		if err == nil {
+			err = fmt.Errorf("no database %s", name)
+		}
+		return "", nil, err
+	}
+	u := *base
+	u.Path = "/" + name
+	return u.String(), dropper(admin, name), nil
+}
+
+// dropper drops the database name through admin, and closes admin.
+func dropper(admin *sql.DB, name string) func() error {
+	return func() error {
 		defer admin.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -80,7 +111,6 @@ func Create(label string) (string, func() error, error) {
 		_, err := admin.ExecContext(ctx, `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`)
 		return err
 	}
-	return u.String(), drop, nil
 }
 
 // Main runs a test package against a database of its own: it calls run with the database URL

@@ -70,6 +70,32 @@ func TestCreateMakesAUsableDatabaseAndDropRemovesIt(t *testing.T) {
 	_ = conn.Close()
 }
 
+func TestExistingReadsAKeptDatabaseAndDropsIt(t *testing.T) {
+	u, _, err := Create("kept")
+	require.NoError(t, err)
+	name := dbName(t, u)
+	conn, err := sql.Open("postgres", u)
+	require.NoError(t, err)
+	_, err = conn.Exec(`CREATE TABLE t (id int); INSERT INTO t VALUES (7)`)
+	require.NoError(t, err)
+	require.NoError(t, conn.Close())
+
+	again, drop, err := Existing(name)
+	require.NoError(t, err)
+	assert.Equal(t, u, again)
+	conn, err = sql.Open("postgres", again)
+	require.NoError(t, err)
+	var id int
+	require.NoError(t, conn.QueryRow(`SELECT id FROM t`).Scan(&id))
+	assert.Equal(t, 7, id, "the kept database's rows are still there")
+	require.NoError(t, drop())
+	assert.False(t, exists(t, name))
+	_ = conn.Close()
+
+	_, _, err = Existing(name)
+	require.ErrorContains(t, err, "no database "+name)
+}
+
 func TestLongLabelsKeepTheRandomPart(t *testing.T) {
 	label := strings.Repeat("very_long_label_", 8)
 	u1, drop1, err := Create(label)

@@ -70,6 +70,17 @@ func TestOKEnvelope(t *testing.T) {
 	assert.JSONEq(t, `{"success":true,"message":"","data":{"id":7}}`, w.Body.String())
 }
 
+func TestOKEncodedIsTheSameEnvelopeAsOK(t *testing.T) {
+	e, _ := newTestEngine(t, DefaultBodyLimit)
+	e.GET("/ok", func(c *gin.Context) { OK(c, gin.H{"list": []int{1, 2}}) })
+	e.GET("/encoded", func(c *gin.Context) { OKEncoded(c, []byte(`{"list":[1,2]}`)) })
+	want, _ := do(t, e, get("/ok"))
+	got, _ := do(t, e, get("/encoded"))
+	assert.Equal(t, http.StatusOK, got.Code)
+	assert.Equal(t, want.Body.String(), got.Body.String())
+	assert.Equal(t, want.Header().Get("Content-Type"), got.Header().Get("Content-Type"))
+}
+
 func TestFailEnvelopes(t *testing.T) {
 	secret := errors.New(`pq: relation "orders" does not exist at main.go:12`)
 	for _, tc := range []struct {

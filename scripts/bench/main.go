@@ -63,6 +63,11 @@ type Config struct {
 	IngestCalls int
 	// LiveDuration is how long figure (13)'s subscribers are measured.
 	LiveDuration time.Duration
+	// ReportKeep keeps the bench's database after the run (its name is printed); ReportReuse runs
+	// on such a database instead of a fresh one, so the report phase measures the calls it already
+	// holds rather than loading them again.
+	ReportKeep  bool
+	ReportReuse string
 }
 
 func main() {
@@ -89,6 +94,9 @@ func main() {
 	flag.IntVar(&cfg.ReportCalls, "report-calls", 10_000_000, "calls loaded over a year across 200 orders for the report phase")
 	flag.IntVar(&cfg.IngestCalls, "ingest-calls", 5_000, "platform events per round of the report phase's ingest cost")
 	flag.DurationVar(&cfg.LiveDuration, "live-duration", 30*time.Second, "how long the live phase's 200 streams are measured")
+	flag.BoolVar(&cfg.ReportKeep, "report-keep", false, "keep the bench's database after the run and print its name (for -report-reuse)")
+	flag.StringVar(&cfg.ReportReuse, "report-reuse", "",
+		"run on this kept database (-report-keep) instead of a fresh one: the report phase skips loading its calls (dropped afterwards unless -report-keep)")
 	flag.IntVar(&cfg.DialBigRows, "dial-big-rows", 0, "then grow the order to this many leads (not due) and measure the lease again (e.g. 5000000; slow)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -145,10 +153,17 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 		fmt.Fprintln(out, "bench: the import phase's baseline is the drain of figure (3): running the async phase too")
 	}
 	dbURL, dropDB, err := dbtest.Create("bench")
+	if cfg.ReportReuse != "" {
+		dbURL, dropDB, err = dbtest.Existing(cfg.ReportReuse)
+	}
 	if err != nil {
 		return err
 	}
 	defer func() {
+		if cfg.ReportKeep {
+			fmt.Fprintf(out, "bench: database %s kept: -report-reuse %s measures its calls again; drop it when done\n", dbName(dbURL), dbName(dbURL))
+			return
+		}
 		// A database left behind holds every lead the run wrote: say so rather than leave it unseen.
 		if err := dropDatabase(dbName(dbURL), dropDB); err != nil {
 			fmt.Fprintf(os.Stderr, "bench: drop database %s: %v\n", dbName(dbURL), err)

@@ -14,6 +14,20 @@ const Size = 15 * time.Minute
 // Of is the start of the bucket holding t, in UTC.
 func Of(t time.Time) time.Time { return t.UTC().Truncate(Size) }
 
+// HourOf is the start of the UTC hour holding t: the grid of the hourly roll-up, four buckets each.
+func HourOf(t time.Time) time.Time { return t.UTC().Truncate(time.Hour) }
+
+// OnHours says whether every time of starts is the start of a UTC hour: then each interval they
+// bound is a whole number of the roll-up's hours, and its figures are their sums.
+func OnHours(starts []time.Time) bool {
+	for _, t := range starts {
+		if !HourOf(t).Equal(t) {
+			return false
+		}
+	}
+	return true
+}
+
 // Unit is how a report cuts its period: hour, day, or one total.
 type Unit string
 

@@ -49,3 +49,13 @@ func TestCeilOfABoundaryIsItself(t *testing.T) {
 	assert.Equal(t, at, Total.Ceil(at, time.UTC))
 	assert.Equal(t, at.Add(Size), Total.Ceil(at.Add(time.Second), time.UTC))
 }
+
+func TestOnHoursTellsTheHourlyRollUpApart(t *testing.T) {
+	kolkata, berlin := zone(t, "Asia/Kolkata"), zone(t, "Europe/Berlin")
+	from, to := time.Date(2026, 10, 24, 0, 0, 0, 0, berlin), time.Date(2026, 10, 27, 0, 0, 0, 0, berlin)
+	assert.True(t, OnHours(Hour.Intervals(from, to, berlin)), "Berlin's hours, the day clocks go back included")
+	assert.True(t, OnHours(Day.Intervals(from, to, berlin)))
+	from, to = time.Date(2026, 10, 24, 0, 0, 0, 0, kolkata), time.Date(2026, 10, 25, 0, 0, 0, 0, kolkata)
+	assert.False(t, OnHours(Hour.Intervals(from, to, kolkata)), "Kolkata's hours start at half past")
+	assert.Equal(t, time.Date(2026, 10, 24, 6, 0, 0, 0, time.UTC), HourOf(time.Date(2026, 10, 24, 11, 59, 0, 0, kolkata)))
+}

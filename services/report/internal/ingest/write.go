@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"ccplatform/services/report/internal/bucket"
+
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
@@ -54,7 +56,8 @@ type orderKey struct {
 	bucket time.Time
 }
 
-type orderSums struct{ calls, answered, handled, abandoned, talk int64 }
+// orderSums are the figures added to one key; leads (the leads new to an hour) only in order_hours.
+type orderSums struct{ calls, answered, handled, abandoned, talk, leads int64 }
 
 type agentCallKey struct {
 	user   int64
@@ -74,41 +77,49 @@ type statusKey struct {
 	status int64
 }
 
-// aggregates are a batch's additions, one row per key (a statement may not touch a row twice).
+// aggregates are a batch's additions, one row per key (a statement may not touch a row twice): in
+// the 15-minute buckets, and the same in the UTC hours of the roll-up (hour in place of bucket).
 type aggregates struct {
-	orders   map[orderKey]*orderSums
-	agents   map[agentCallKey]*orderSums
-	leads    map[leadKey]bool
-	statuses map[statusKey]int64
+	orders, orderHours   map[orderKey]*orderSums
+	agents               map[agentCallKey]*orderSums
+	leads, leadHours     map[leadKey]bool
+	statuses, statusHour map[statusKey]int64
 }
 
 func newAggregates() *aggregates {
-	return &aggregates{orders: map[orderKey]*orderSums{}, agents: map[agentCallKey]*orderSums{}, leads: map[leadKey]bool{}, statuses: map[statusKey]int64{}}
+	return &aggregates{orders: map[orderKey]*orderSums{}, orderHours: map[orderKey]*orderSums{}, agents: map[agentCallKey]*orderSums{},
+		leads: map[leadKey]bool{}, leadHours: map[leadKey]bool{}, statuses: map[statusKey]int64{}, statusHour: map[statusKey]int64{}}
+}
+
+// addCall adds call c to the sums of key k in m.
+func addCall[K comparable](m map[K]*orderSums, k K, c *Call) {
+	s := m[k]
+	if s == nil {
+		s = &orderSums{}
+		m[k] = s
+	}
+	s.calls++
+	s.talk += c.TalkSeconds
+	if c.Answered() {
+		s.answered++
+	}
+	if c.Handled() {
+		s.handled++
+	}
+	if c.Abandoned() {
+		s.abandoned++
+	}
 }
 
 func (a *aggregates) add(f Fact) {
-	b := f.Bucket()
+	b, h := f.Bucket(), bucket.HourOf(f.Bucket())
 	switch {
 	case f.Call != nil:
 		c := f.Call
-		k := orderKey{c.OrderID, b}
-		s := a.orders[k]
-		if s == nil {
-			s = &orderSums{}
-			a.orders[k] = s
-		}
-		s.calls++
-		s.talk += c.TalkSeconds
-		if c.Answered() {
-			s.answered++
-		}
-		if c.Handled() {
-			s.handled++
-		}
-		if c.Abandoned() {
-			s.abandoned++
-		}
+		addCall(a.orders, orderKey{c.OrderID, b}, c)
+		addCall(a.orderHours, orderKey{c.OrderID, h}, c)
 		a.leads[leadKey{c.OrderID, b, c.LeadID}] = true
+		a.leadHours[leadKey{c.OrderID, h, c.LeadID}] = true
 		ak := agentCallKey{c.UserID, b, c.OrderID}
 		as := a.agents[ak]
 		if as == nil {
@@ -122,6 +133,7 @@ func (a *aggregates) add(f Fact) {
 		}
 	case f.Status != nil:
 		a.statuses[statusKey{f.Status.OrderID, b, f.Status.StatusID}]++
+		a.statusHour[statusKey{f.Status.OrderID, h, f.Status.StatusID}]++
 	}
 }
 
@@ -133,24 +145,8 @@ func byOrderBucket(ao, bo int64, ab, bb time.Time) int {
 }
 
 func (a *aggregates) write(ctx context.Context, tx *sqlx.Tx) error {
-	if len(a.orders) > 0 {
-		keys := sortedKeys(a.orders, func(x, y orderKey) int { return byOrderBucket(x.order, y.order, x.bucket, y.bucket) })
-		var orders, calls, answered, handled, abandoned, talk []int64
-		var buckets []time.Time
-		for _, k := range keys {
-			s := a.orders[k]
-			orders, buckets = append(orders, k.order), append(buckets, k.bucket)
-			calls, answered, handled = append(calls, s.calls), append(answered, s.answered), append(handled, s.handled)
-			abandoned, talk = append(abandoned, s.abandoned), append(talk, s.talk)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO order_buckets AS o (order_id, bucket, calls, answered, handled, abandoned, talk_seconds)
-			SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
-			ON CONFLICT (order_id, bucket) DO UPDATE SET calls = o.calls + EXCLUDED.calls, answered = o.answered + EXCLUDED.answered,
-				handled = o.handled + EXCLUDED.handled, abandoned = o.abandoned + EXCLUDED.abandoned,
-				talk_seconds = o.talk_seconds + EXCLUDED.talk_seconds`,
-			pq.Array(orders), pq.Array(buckets), pq.Array(calls), pq.Array(answered), pq.Array(handled), pq.Array(abandoned), pq.Array(talk)); err != nil {
-			return fmt.Errorf("add calls to order buckets: %w", err)
-		}
+	if err := writeOrderSums(ctx, tx, "order_buckets", "bucket", a.orders); err != nil {
+		return err
 	}
 	if len(a.agents) > 0 {
 		keys := sortedKeys(a.agents, func(x, y agentCallKey) int {
@@ -174,42 +170,122 @@ func (a *aggregates) write(ctx context.Context, tx *sqlx.Tx) error {
 			return fmt.Errorf("add calls to agent buckets: %w", err)
 		}
 	}
-	if len(a.leads) > 0 {
-		keys := sortedKeys(a.leads, func(x, y leadKey) int {
-			if c := byOrderBucket(x.order, y.order, x.bucket, y.bucket); c != 0 {
-				return c
-			}
-			return cmp.Compare(x.lead, y.lead)
-		})
-		var orders, leads []int64
-		var buckets []time.Time
-		for _, k := range keys {
-			orders, buckets, leads = append(orders, k.order), append(buckets, k.bucket), append(leads, k.lead)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO lead_call_buckets (order_id, bucket, lead_id)
-			SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[]) ON CONFLICT DO NOTHING`,
-			pq.Array(orders), pq.Array(buckets), pq.Array(leads)); err != nil {
-			return fmt.Errorf("add leads called: %w", err)
-		}
+	if _, err := writeLeads(ctx, tx, "lead_call_buckets", "bucket", a.leads); err != nil {
+		return err
 	}
-	if len(a.statuses) > 0 {
-		keys := sortedKeys(a.statuses, func(x, y statusKey) int {
-			if c := byOrderBucket(x.order, y.order, x.bucket, y.bucket); c != 0 {
-				return c
-			}
-			return cmp.Compare(x.status, y.status)
-		})
-		var orders, statuses, entered []int64
-		var buckets []time.Time
-		for _, k := range keys {
-			orders, buckets, statuses, entered = append(orders, k.order), append(buckets, k.bucket), append(statuses, k.status), append(entered, a.statuses[k])
+	if err := writeStatuses(ctx, tx, "status_buckets", "bucket", a.statuses); err != nil {
+		return err
+	}
+	// The hours: a lead row new to its hour is one more lead called in it, counted in order_hours
+	// by the same transaction (a copy of the call finds its row there and adds no lead).
+	fresh, err := writeLeads(ctx, tx, "lead_call_hours", "hour", a.leadHours)
+	if err != nil {
+		return err
+	}
+	for _, k := range fresh {
+		s := a.orderHours[k]
+		if s == nil { // cannot be (the call made the key), but a lead is not to be lost
+			s = &orderSums{}
+			a.orderHours[k] = s
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO status_buckets AS s (order_id, bucket, status_id, entered)
-			SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[])
-			ON CONFLICT (order_id, bucket, status_id) DO UPDATE SET entered = s.entered + EXCLUDED.entered`,
-			pq.Array(orders), pq.Array(buckets), pq.Array(statuses), pq.Array(entered)); err != nil {
-			return fmt.Errorf("add status entries: %w", err)
+		s.leads++
+	}
+	if err := writeOrderSums(ctx, tx, "order_hours", "hour", a.orderHours); err != nil {
+		return err
+	}
+	return writeStatuses(ctx, tx, "status_hours", "hour", a.statusHour)
+}
+
+// writeOrderSums adds sums to table (order_buckets or order_hours, whose time column is at).
+func writeOrderSums(ctx context.Context, tx *sqlx.Tx, table, at string, sums map[orderKey]*orderSums) error {
+	if len(sums) == 0 {
+		return nil
+	}
+	keys := sortedKeys(sums, func(x, y orderKey) int { return byOrderBucket(x.order, y.order, x.bucket, y.bucket) })
+	var orders, calls, answered, handled, abandoned, talk, leads []int64
+	var times []time.Time
+	for _, k := range keys {
+		s := sums[k]
+		orders, times = append(orders, k.order), append(times, k.bucket)
+		calls, answered, handled = append(calls, s.calls), append(answered, s.answered), append(handled, s.handled)
+		abandoned, talk, leads = append(abandoned, s.abandoned), append(talk, s.talk), append(leads, s.leads)
+	}
+	args := []any{pq.Array(orders), pq.Array(times), pq.Array(calls), pq.Array(answered), pq.Array(handled), pq.Array(abandoned), pq.Array(talk)}
+	cols, vals, leadsSet := "", "", ""
+	if table == "order_hours" {
+		cols, vals, leadsSet = ", leads_called", ", $8::bigint[]", ", leads_called = o.leads_called + EXCLUDED.leads_called"
+		args = append(args, pq.Array(leads))
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` AS o (order_id, `+at+`, calls, answered, handled, abandoned, talk_seconds`+cols+`)
+		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[]`+vals+`)
+		ON CONFLICT (order_id, `+at+`) DO UPDATE SET calls = o.calls + EXCLUDED.calls, answered = o.answered + EXCLUDED.answered,
+			handled = o.handled + EXCLUDED.handled, abandoned = o.abandoned + EXCLUDED.abandoned,
+			talk_seconds = o.talk_seconds + EXCLUDED.talk_seconds`+leadsSet, args...); err != nil {
+		return fmt.Errorf("add calls to %s: %w", table, err)
+	}
+	return nil
+}
+
+// writeLeads records the leads called in table (lead_call_buckets or lead_call_hours) and returns
+// the order and time of each row that was not there yet.
+func writeLeads(ctx context.Context, tx *sqlx.Tx, table, at string, leads map[leadKey]bool) ([]orderKey, error) {
+	if len(leads) == 0 {
+		return nil, nil
+	}
+	keys := sortedKeys(leads, func(x, y leadKey) int {
+		if c := byOrderBucket(x.order, y.order, x.bucket, y.bucket); c != 0 {
+			return c
 		}
+		return cmp.Compare(x.lead, y.lead)
+	})
+	var orders, ids []int64
+	var times []time.Time
+	for _, k := range keys {
+		orders, times, ids = append(orders, k.order), append(times, k.bucket), append(ids, k.lead)
+	}
+	rows, err := tx.QueryContext(ctx, `INSERT INTO `+table+` (order_id, `+at+`, lead_id)
+		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[]) ON CONFLICT DO NOTHING RETURNING order_id, `+at,
+		pq.Array(orders), pq.Array(times), pq.Array(ids))
+	if err != nil {
+		return nil, fmt.Errorf("add leads called to %s: %w", table, err)
+	}
+	defer rows.Close()
+	var fresh []orderKey
+	for rows.Next() {
+		var k orderKey
+		if err := rows.Scan(&k.order, &k.bucket); err != nil {
+			return nil, fmt.Errorf("read new leads of %s: %w", table, err)
+		}
+		k.bucket = k.bucket.UTC()
+		fresh = append(fresh, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read new leads of %s: %w", table, err)
+	}
+	return fresh, nil
+}
+
+// writeStatuses adds status entries to table (status_buckets or status_hours).
+func writeStatuses(ctx context.Context, tx *sqlx.Tx, table, at string, entered map[statusKey]int64) error {
+	if len(entered) == 0 {
+		return nil
+	}
+	keys := sortedKeys(entered, func(x, y statusKey) int {
+		if c := byOrderBucket(x.order, y.order, x.bucket, y.bucket); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.status, y.status)
+	})
+	var orders, statuses, counts []int64
+	var times []time.Time
+	for _, k := range keys {
+		orders, times, statuses, counts = append(orders, k.order), append(times, k.bucket), append(statuses, k.status), append(counts, entered[k])
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` AS s (order_id, `+at+`, status_id, entered)
+		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[])
+		ON CONFLICT (order_id, `+at+`, status_id) DO UPDATE SET entered = s.entered + EXCLUDED.entered`,
+		pq.Array(orders), pq.Array(times), pq.Array(statuses), pq.Array(counts)); err != nil {
+		return fmt.Errorf("add status entries to %s: %w", table, err)
 	}
 	return nil
 }

@@ -52,7 +52,12 @@ func (h *Handler) report(c *gin.Context) {
 		writeCSV(c, rows, catalog)
 		return
 	}
-	web.OK(c, gin.H{"list": rows})
+	list, err := List(rows).MarshalJSON()
+	if err != nil {
+		web.Fail(c, err)
+		return
+	}
+	web.OKEncoded(c, append(append([]byte(`{"list":`), list...), '}'))
 }
 
 func (h *Handler) rows(c *gin.Context) ([]Row, []statuses.Status, error) {

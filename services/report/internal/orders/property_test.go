@@ -17,6 +17,7 @@ import (
 	"ccplatform/pkg/event"
 	"ccplatform/pkg/mq"
 	"ccplatform/services/report/internal/agents"
+	"ccplatform/services/report/internal/bucket"
 	"ccplatform/services/report/internal/ingest"
 	"ccplatform/services/report/internal/orders"
 	"ccplatform/services/report/internal/servicetest"
@@ -230,19 +231,41 @@ func TestEveryIntervalEqualsTheCountsOverTheRawRows(t *testing.T) {
 				require.Equal(t, mq.Ack, res.Outcome, res.Reason)
 			}
 
+			// Each unit in a zone of whole hours over these weeks (read from the hourly roll-up; the
+			// total from whole hours too) and in one of half or quarter hours (read from the 15-minute
+			// buckets; its total from a quarter past).
+			grids := map[bool]int{}
 			for q := range 6 {
-				tz := []string{"Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe", "Asia/Kathmandu", "America/St_Johns"}[r.IntN(6)]
+				tz := []string{"Europe/Berlin", "America/New_York", "Australia/Lord_Howe"}[r.IntN(3)]
+				if q%2 == 1 {
+					tz = []string{"Asia/Kolkata", "Asia/Kathmandu", "America/St_Johns"}[r.IntN(3)]
+				}
 				loc, err := time.LoadLocation(tz)
 				require.NoError(t, err)
 				unit := []string{"hour", "day", "total"}[q%3]
 				from := time.Date(2026, 10, 20, 0, 0, 0, 0, time.UTC).Add(time.Duration(r.Int64N(8*24*60)) * time.Minute)
 				to := from.Add(time.Duration(1+r.Int64N(8*24*60)) * time.Minute)
+				switch q {
+				case 2:
+					from, to = from.Truncate(time.Hour), to.Truncate(time.Hour).Add(time.Hour)
+				case 5:
+					from = from.Truncate(time.Hour).Add(15 * time.Minute)
+				}
 				query := url.Values{"orderIds[]": {fmt.Sprint(orderIDs[0]), fmt.Sprint(orderIDs[1]), fmt.Sprint(orderIDs[2])},
 					"from": {from.Format(time.RFC3339)}, "to": {to.Format(time.RFC3339)}, "interval": {unit}, "tz": {tz}}
 				res := env.Do(t, http.MethodGet, "/v2/report/orders?"+query.Encode(), nil)
 				require.Equal(t, http.StatusOK, res.Status, res.Message)
 				rows := rowsOf(t, res.Data)
 				require.NotEmpty(t, rows)
+				var starts []time.Time
+				for _, row := range rows[:len(rows)/len(orderIDs)] {
+					start, err := time.Parse(time.RFC3339, row.From)
+					require.NoError(t, err)
+					starts = append(starts, start)
+				}
+				end, err := time.Parse(time.RFC3339, rows[len(rows)-1].To)
+				require.NoError(t, err)
+				grids[bucket.OnHours(append(starts, end))]++
 				for _, row := range rows {
 					start, err := time.Parse(time.RFC3339, row.From)
 					require.NoError(t, err)
@@ -281,6 +304,8 @@ func TestEveryIntervalEqualsTheCountsOverTheRawRows(t *testing.T) {
 					require.Equal(t, expectedAgent(row, start, end, servicetest.Now, calls, states), row, "agent %s %s in %s", unit, row.From, tz)
 				}
 			}
+			require.Equal(t, 3, grids[true], "half the reports read the hourly roll-up")
+			require.Equal(t, 3, grids[false], "half the reports read the 15-minute buckets")
 		})
 	}
 }

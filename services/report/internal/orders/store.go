@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"ccplatform/services/report/internal/bucket"
+
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
@@ -50,34 +52,68 @@ type Scope struct {
 	OrderIDs []int64
 }
 
-// interval numbers a bucket by the interval starts $1 (width_bucket: 1 is the first interval).
-const interval = `width_bucket(bucket, $1::timestamptz[]) - 1`
+// grid is where a report's figures are read: the 15-minute buckets, or their UTC hours.
+type grid struct{ orders, leads, statuses, at string }
 
-// Read sums the buckets of the orders in scope into the intervals whose starts (and end) are starts.
+var (
+	quarters = grid{orders: "order_buckets", leads: "lead_call_buckets", statuses: "status_buckets", at: "bucket"}
+	hours    = grid{orders: "order_hours", leads: "lead_call_hours", statuses: "status_hours", at: "hour"}
+)
+
+// Read sums the aggregates of the orders in scope into the intervals whose starts (and end) are
+// starts: from the hourly roll-up when every start is a UTC hour (a quarter of the rows), else from
+// the 15-minute buckets. When every interval is one hour, its leads called are order_hours' own
+// count, and no lead row is read.
 func (s *Store) Read(ctx context.Context, scope Scope, starts []time.Time) ([]Sums, []Entered, []AgentTime, error) {
+	g, perHour := quarters, false
+	if bucket.OnHours(starts) {
+		g, perHour = hours, oneHourEach(starts)
+	}
+	interval := `width_bucket(` + g.at + `, $1::timestamptz[]) - 1`
 	from, to := starts[0], starts[len(starts)-1]
 	args := []any{pq.Array(starts), from, to, scope.All, pq.Array(scope.OrderIDs)}
-	where := `bucket >= $2 AND bucket < $3 AND ($4 OR order_id = ANY($5::bigint[]))`
-	var sums []Sums
-	if err := s.conn.SelectContext(ctx, &sums, `WITH c AS (
-			SELECT order_id, `+interval+` AS i, sum(calls)::bigint AS calls, sum(answered)::bigint AS answered,
+	where := func(at string) string {
+		return at + ` >= $2 AND ` + at + ` < $3 AND ($4 OR order_id = ANY($5::bigint[]))`
+	}
+	sumsSQL := `SELECT order_id, ` + interval + ` AS i, sum(calls)::bigint AS calls, sum(answered)::bigint AS answered,
+			sum(handled)::bigint AS handled, sum(abandoned)::bigint AS abandoned, sum(talk_seconds)::bigint AS talk_seconds,
+			sum(leads_called)::bigint AS leads_called
+		FROM order_hours WHERE ` + where(g.at) + ` GROUP BY 1, 2`
+	if !perHour {
+		sumsSQL = `WITH c AS (
+			SELECT order_id, ` + interval + ` AS i, sum(calls)::bigint AS calls, sum(answered)::bigint AS answered,
 				sum(handled)::bigint AS handled, sum(abandoned)::bigint AS abandoned, sum(talk_seconds)::bigint AS talk_seconds
-			FROM order_buckets WHERE `+where+` GROUP BY 1, 2),
-		l AS (SELECT order_id, `+interval+` AS i, count(DISTINCT lead_id) AS leads_called
-			FROM lead_call_buckets WHERE `+where+` GROUP BY 1, 2)
-		SELECT c.*, coalesce(l.leads_called, 0) AS leads_called FROM c LEFT JOIN l USING (order_id, i)`, args...); err != nil {
+			FROM ` + g.orders + ` WHERE ` + where(g.at) + ` GROUP BY 1, 2),
+		l AS (SELECT order_id, ` + interval + ` AS i, count(DISTINCT lead_id) AS leads_called
+			FROM ` + g.leads + ` WHERE ` + where(g.at) + ` GROUP BY 1, 2)
+		SELECT c.*, coalesce(l.leads_called, 0) AS leads_called FROM c LEFT JOIN l USING (order_id, i)`
+	}
+	var sums []Sums
+	if err := s.conn.SelectContext(ctx, &sums, sumsSQL, args...); err != nil {
 		return nil, nil, nil, fmt.Errorf("read call sums: %w", err)
 	}
 	var entered []Entered
 	if err := s.conn.SelectContext(ctx, &entered, `SELECT order_id, `+interval+` AS i, status_id, sum(entered)::bigint AS entered
-		FROM status_buckets WHERE `+where+` GROUP BY 1, 2, 3`, args...); err != nil {
+		FROM `+g.statuses+` WHERE `+where(g.at)+` GROUP BY 1, 2, 3`, args...); err != nil {
 		return nil, nil, nil, fmt.Errorf("read status entries: %w", err)
 	}
+	// Agent time has no roll-up: a late state takes time back from the buckets it spans, which
+	// the hours would have to follow (services/report/README.md).
 	var agentTime []AgentTime
-	if err := s.conn.SelectContext(ctx, &agentTime, `SELECT order_id, `+interval+` AS i, sum(ms)::bigint AS ms,
+	if err := s.conn.SelectContext(ctx, &agentTime, `SELECT order_id, width_bucket(bucket, $1::timestamptz[]) - 1 AS i, sum(ms)::bigint AS ms,
 		coalesce(sum(ms) FILTER (WHERE state = 'wrap-up'), 0)::bigint AS wrap_up_ms
-		FROM agent_state_buckets WHERE `+where+` AND order_id > 0 GROUP BY 1, 2`, args...); err != nil {
+		FROM agent_state_buckets WHERE `+where("bucket")+` AND order_id > 0 GROUP BY 1, 2`, args...); err != nil {
 		return nil, nil, nil, fmt.Errorf("read agent time: %w", err)
 	}
 	return sums, entered, agentTime, nil
+}
+
+// oneHourEach says whether every interval of starts is one hour long.
+func oneHourEach(starts []time.Time) bool {
+	for i := 1; i < len(starts); i++ {
+		if starts[i].Sub(starts[i-1]) != time.Hour {
+			return false
+		}
+	}
+	return true
 }
