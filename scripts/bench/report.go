@@ -57,20 +57,15 @@ var backfill = []aggregate{
 	{"reports.lead_call_buckets", "bucket", `INSERT INTO reports.lead_call_buckets (order_id, bucket, lead_id)
 	 SELECT DISTINCT order_id, to_timestamp(floor(extract(epoch FROM created_at) / 900) * 900) AS bucket, lead_id
 	 FROM calls.calls WHERE platform_call_id LIKE 'bench-%' ORDER BY 2, 1, 3 ON CONFLICT DO NOTHING`},
-	// The hourly roll-up (migration 00004), as report-worker keeps it beside the buckets: an hour's
-	// leads called is its distinct leads.
-	{"reports.order_hours", "hour", `INSERT INTO reports.order_hours (order_id, hour, calls, answered, handled, abandoned, talk_seconds, leads_called)
+	// The hourly roll-up (migration 00004), as report-worker keeps it beside the buckets.
+	{"reports.order_hours", "hour", `INSERT INTO reports.order_hours (order_id, hour, calls, answered, handled, abandoned, talk_seconds)
 	 SELECT order_id, date_trunc('hour', created_at, 'UTC'), count(*),
 	        count(*) FILTER (WHERE status_id IN (1, 9)), count(*) FILTER (WHERE status_id = 1),
-	        count(*) FILTER (WHERE status_id = 9), sum(talk_time_duration_seconds), count(DISTINCT lead_id)
+	        count(*) FILTER (WHERE status_id = 9), sum(talk_time_duration_seconds)
 	 FROM calls.calls WHERE platform_call_id LIKE 'bench-%' GROUP BY 1, 2 ORDER BY 2, 1
 	 ON CONFLICT (order_id, hour) DO UPDATE SET calls = order_hours.calls + EXCLUDED.calls,
 	    answered = order_hours.answered + EXCLUDED.answered, handled = order_hours.handled + EXCLUDED.handled,
-	    abandoned = order_hours.abandoned + EXCLUDED.abandoned, talk_seconds = order_hours.talk_seconds + EXCLUDED.talk_seconds,
-	    leads_called = order_hours.leads_called + EXCLUDED.leads_called`},
-	{"reports.lead_call_hours", "hour", `INSERT INTO reports.lead_call_hours (order_id, hour, lead_id)
-	 SELECT DISTINCT order_id, date_trunc('hour', created_at, 'UTC') AS hour, lead_id
-	 FROM calls.calls WHERE platform_call_id LIKE 'bench-%' ORDER BY 2, 1, 3 ON CONFLICT DO NOTHING`},
+	    abandoned = order_hours.abandoned + EXCLUDED.abandoned, talk_seconds = order_hours.talk_seconds + EXCLUDED.talk_seconds`},
 	{"reports.agent_call_buckets", "bucket", `INSERT INTO reports.agent_call_buckets (user_id, bucket, order_id, calls, handled, talk_seconds)
 	 SELECT user_id, to_timestamp(floor(extract(epoch FROM created_at) / 900) * 900), order_id, count(*),
 	        count(*) FILTER (WHERE status_id = 1), sum(talk_time_duration_seconds)
@@ -96,31 +91,23 @@ const (
 // order when all), on the grid it would choose: run directly on the database, they tell the
 // report's time in SQL from the rest. Kept in step with the store by hand.
 func reportStatements(starts []time.Time, all bool, orderIDs []int64) []namedQuery {
-	orders, leads, statuses, at, perHour := "order_buckets", "lead_call_buckets", "status_buckets", "bucket", false
+	orders, statuses, at := "order_buckets", "status_buckets", "bucket"
 	if onHours(starts) {
-		orders, leads, statuses, at, perHour = "order_hours", "lead_call_hours", "status_hours", "hour", true
-		for i := 1; i < len(starts); i++ {
-			perHour = perHour && starts[i].Sub(starts[i-1]) == time.Hour
-		}
+		orders, statuses, at = "order_hours", "status_hours", "hour"
 	}
-	interval := `width_bucket(` + at + `, $1::timestamptz[]) - 1`
+	intervalOf := func(at string) string { return `width_bucket(` + at + `, $1::timestamptz[]) - 1` }
+	interval := intervalOf(at)
 	where := func(at string) string {
 		return at + ` >= $2 AND ` + at + ` < $3 AND ($4 OR order_id = ANY($5::bigint[]))`
 	}
 	args := []any{pq.Array(starts), starts[0], starts[len(starts)-1], all, pq.Array(orderIDs)}
-	sums := namedQuery{"call sums, leads (per hour)", `SELECT order_id, ` + interval + ` AS i, sum(calls)::bigint AS calls,
-			sum(answered)::bigint AS answered, sum(handled)::bigint AS handled, sum(abandoned)::bigint AS abandoned,
-			sum(talk_seconds)::bigint AS talk_seconds, sum(leads_called)::bigint AS leads_called
-		FROM reports.order_hours WHERE ` + where(at) + ` GROUP BY 1, 2`, args}
-	if !perHour {
-		sums = namedQuery{"call sums and leads called (" + at + ")", `WITH c AS (
+	sums := namedQuery{"call sums (" + at + ") and leads called (bucket)", `WITH c AS (
 			SELECT order_id, ` + interval + ` AS i, sum(calls)::bigint AS calls, sum(answered)::bigint AS answered,
 				sum(handled)::bigint AS handled, sum(abandoned)::bigint AS abandoned, sum(talk_seconds)::bigint AS talk_seconds
 			FROM reports.` + orders + ` WHERE ` + where(at) + ` GROUP BY 1, 2),
-		l AS (SELECT order_id, ` + interval + ` AS i, count(DISTINCT lead_id) AS leads_called
-			FROM reports.` + leads + ` WHERE ` + where(at) + ` GROUP BY 1, 2)
+		l AS (SELECT order_id, ` + intervalOf("bucket") + ` AS i, count(DISTINCT lead_id) AS leads_called
+			FROM reports.lead_call_buckets WHERE ` + where("bucket") + ` GROUP BY 1, 2)
 		SELECT c.*, coalesce(l.leads_called, 0) AS leads_called FROM c LEFT JOIN l USING (order_id, i)`, args}
-	}
 	return []namedQuery{
 		sums,
 		{"status entries (" + at + ")", `SELECT order_id, ` + interval + ` AS i, status_id, sum(entered)::bigint AS entered

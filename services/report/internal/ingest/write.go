@@ -56,8 +56,8 @@ type orderKey struct {
 	bucket time.Time
 }
 
-// orderSums are the figures added to one key; leads (the leads new to an hour) only in order_hours.
-type orderSums struct{ calls, answered, handled, abandoned, talk, leads int64 }
+// orderSums are the figures added to one key.
+type orderSums struct{ calls, answered, handled, abandoned, talk int64 }
 
 type agentCallKey struct {
 	user   int64
@@ -78,17 +78,19 @@ type statusKey struct {
 }
 
 // aggregates are a batch's additions, one row per key (a statement may not touch a row twice): in
-// the 15-minute buckets, and the same in the UTC hours of the roll-up (hour in place of bucket).
+// the 15-minute buckets, and the sums again in the UTC hours of the roll-up (hour in place of
+// bucket). The leads called have no hourly rows: they are one row per call, and a second such row
+// per call cost ingest more than the reports gained (docs/performance.md, "Reports").
 type aggregates struct {
 	orders, orderHours   map[orderKey]*orderSums
 	agents               map[agentCallKey]*orderSums
-	leads, leadHours     map[leadKey]bool
+	leads                map[leadKey]bool
 	statuses, statusHour map[statusKey]int64
 }
 
 func newAggregates() *aggregates {
 	return &aggregates{orders: map[orderKey]*orderSums{}, orderHours: map[orderKey]*orderSums{}, agents: map[agentCallKey]*orderSums{},
-		leads: map[leadKey]bool{}, leadHours: map[leadKey]bool{}, statuses: map[statusKey]int64{}, statusHour: map[statusKey]int64{}}
+		leads: map[leadKey]bool{}, statuses: map[statusKey]int64{}, statusHour: map[statusKey]int64{}}
 }
 
 // addCall adds call c to the sums of key k in m.
@@ -119,7 +121,6 @@ func (a *aggregates) add(f Fact) {
 		addCall(a.orders, orderKey{c.OrderID, b}, c)
 		addCall(a.orderHours, orderKey{c.OrderID, h}, c)
 		a.leads[leadKey{c.OrderID, b, c.LeadID}] = true
-		a.leadHours[leadKey{c.OrderID, h, c.LeadID}] = true
 		ak := agentCallKey{c.UserID, b, c.OrderID}
 		as := a.agents[ak]
 		if as == nil {
@@ -170,25 +171,11 @@ func (a *aggregates) write(ctx context.Context, tx *sqlx.Tx) error {
 			return fmt.Errorf("add calls to agent buckets: %w", err)
 		}
 	}
-	if _, err := writeLeads(ctx, tx, "lead_call_buckets", "bucket", a.leads); err != nil {
+	if err := writeLeads(ctx, tx, a.leads); err != nil {
 		return err
 	}
 	if err := writeStatuses(ctx, tx, "status_buckets", "bucket", a.statuses); err != nil {
 		return err
-	}
-	// The hours: a lead row new to its hour is one more lead called in it, counted in order_hours
-	// by the same transaction (a copy of the call finds its row there and adds no lead).
-	fresh, err := writeLeads(ctx, tx, "lead_call_hours", "hour", a.leadHours)
-	if err != nil {
-		return err
-	}
-	for _, k := range fresh {
-		s := a.orderHours[k]
-		if s == nil { // cannot be (the call made the key), but a lead is not to be lost
-			s = &orderSums{}
-			a.orderHours[k] = s
-		}
-		s.leads++
 	}
 	if err := writeOrderSums(ctx, tx, "order_hours", "hour", a.orderHours); err != nil {
 		return err
@@ -202,35 +189,29 @@ func writeOrderSums(ctx context.Context, tx *sqlx.Tx, table, at string, sums map
 		return nil
 	}
 	keys := sortedKeys(sums, func(x, y orderKey) int { return byOrderBucket(x.order, y.order, x.bucket, y.bucket) })
-	var orders, calls, answered, handled, abandoned, talk, leads []int64
+	var orders, calls, answered, handled, abandoned, talk []int64
 	var times []time.Time
 	for _, k := range keys {
 		s := sums[k]
 		orders, times = append(orders, k.order), append(times, k.bucket)
 		calls, answered, handled = append(calls, s.calls), append(answered, s.answered), append(handled, s.handled)
-		abandoned, talk, leads = append(abandoned, s.abandoned), append(talk, s.talk), append(leads, s.leads)
+		abandoned, talk = append(abandoned, s.abandoned), append(talk, s.talk)
 	}
-	args := []any{pq.Array(orders), pq.Array(times), pq.Array(calls), pq.Array(answered), pq.Array(handled), pq.Array(abandoned), pq.Array(talk)}
-	cols, vals, leadsSet := "", "", ""
-	if table == "order_hours" {
-		cols, vals, leadsSet = ", leads_called", ", $8::bigint[]", ", leads_called = o.leads_called + EXCLUDED.leads_called"
-		args = append(args, pq.Array(leads))
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` AS o (order_id, `+at+`, calls, answered, handled, abandoned, talk_seconds`+cols+`)
-		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[]`+vals+`)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` AS o (order_id, `+at+`, calls, answered, handled, abandoned, talk_seconds)
+		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
 		ON CONFLICT (order_id, `+at+`) DO UPDATE SET calls = o.calls + EXCLUDED.calls, answered = o.answered + EXCLUDED.answered,
 			handled = o.handled + EXCLUDED.handled, abandoned = o.abandoned + EXCLUDED.abandoned,
-			talk_seconds = o.talk_seconds + EXCLUDED.talk_seconds`+leadsSet, args...); err != nil {
+			talk_seconds = o.talk_seconds + EXCLUDED.talk_seconds`,
+		pq.Array(orders), pq.Array(times), pq.Array(calls), pq.Array(answered), pq.Array(handled), pq.Array(abandoned), pq.Array(talk)); err != nil {
 		return fmt.Errorf("add calls to %s: %w", table, err)
 	}
 	return nil
 }
 
-// writeLeads records the leads called in table (lead_call_buckets or lead_call_hours) and returns
-// the order and time of each row that was not there yet.
-func writeLeads(ctx context.Context, tx *sqlx.Tx, table, at string, leads map[leadKey]bool) ([]orderKey, error) {
+// writeLeads records the leads called in their 15-minute buckets.
+func writeLeads(ctx context.Context, tx *sqlx.Tx, leads map[leadKey]bool) error {
 	if len(leads) == 0 {
-		return nil, nil
+		return nil
 	}
 	keys := sortedKeys(leads, func(x, y leadKey) int {
 		if c := byOrderBucket(x.order, y.order, x.bucket, y.bucket); c != 0 {
@@ -243,26 +224,12 @@ func writeLeads(ctx context.Context, tx *sqlx.Tx, table, at string, leads map[le
 	for _, k := range keys {
 		orders, times, ids = append(orders, k.order), append(times, k.bucket), append(ids, k.lead)
 	}
-	rows, err := tx.QueryContext(ctx, `INSERT INTO `+table+` (order_id, `+at+`, lead_id)
-		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[]) ON CONFLICT DO NOTHING RETURNING order_id, `+at,
-		pq.Array(orders), pq.Array(times), pq.Array(ids))
-	if err != nil {
-		return nil, fmt.Errorf("add leads called to %s: %w", table, err)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO lead_call_buckets (order_id, bucket, lead_id)
+		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[]) ON CONFLICT DO NOTHING`,
+		pq.Array(orders), pq.Array(times), pq.Array(ids)); err != nil {
+		return fmt.Errorf("add leads called: %w", err)
 	}
-	defer rows.Close()
-	var fresh []orderKey
-	for rows.Next() {
-		var k orderKey
-		if err := rows.Scan(&k.order, &k.bucket); err != nil {
-			return nil, fmt.Errorf("read new leads of %s: %w", table, err)
-		}
-		k.bucket = k.bucket.UTC()
-		fresh = append(fresh, k)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read new leads of %s: %w", table, err)
-	}
-	return fresh, nil
+	return nil
 }
 
 // writeStatuses adds status entries to table (status_buckets or status_hours).

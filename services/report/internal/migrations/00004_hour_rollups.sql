@@ -3,8 +3,8 @@
 -- transaction that adds to the 15-minute rows. A report whose intervals all start and end on whole
 -- hours of UTC (every hour and day of a zone whose offset is whole hours over the period) sums
 -- these: a quarter of the rows of the 15-minute grid. Other zones keep reading the 15-minute rows.
--- order_hours.leads_called is the distinct leads called in the hour: a lead counts when its row of
--- lead_call_hours is new, so an hour's figure needs no lead rows at all.
+-- The leads called have no hourly rows (they would be a second row per call, which cost ingest more
+-- than the reports gained): every report counts them over lead_call_buckets.
 CREATE TABLE order_hours (
     order_id     bigint      NOT NULL,
     hour         timestamptz NOT NULL,
@@ -13,19 +13,9 @@ CREATE TABLE order_hours (
     handled      bigint      NOT NULL DEFAULT 0,
     abandoned    bigint      NOT NULL DEFAULT 0,
     talk_seconds bigint      NOT NULL DEFAULT 0,
-    leads_called bigint      NOT NULL DEFAULT 0,
     PRIMARY KEY (order_id, hour)
 );
 CREATE INDEX order_hours_hour_idx ON order_hours (hour);
-
--- The leads called in each hour: leads called over several hours counts each lead once.
-CREATE TABLE lead_call_hours (
-    order_id bigint      NOT NULL,
-    hour     timestamptz NOT NULL,
-    lead_id  bigint      NOT NULL,
-    PRIMARY KEY (order_id, hour, lead_id)
-);
-CREATE INDEX lead_call_hours_hour_idx ON lead_call_hours (hour);
 
 CREATE TABLE status_hours (
     order_id  bigint      NOT NULL,
@@ -38,19 +28,13 @@ CREATE INDEX status_hours_hour_idx ON status_hours (hour);
 
 -- The hours of what is counted already, from the 15-minute rows; a worker adding to those meanwhile
 -- waits for this transaction, so nothing is counted in one grid and not the other.
-LOCK TABLE order_buckets, lead_call_buckets, status_buckets IN SHARE MODE;
-INSERT INTO lead_call_hours (order_id, hour, lead_id)
-SELECT DISTINCT order_id, date_trunc('hour', bucket, 'UTC'), lead_id FROM lead_call_buckets;
-INSERT INTO order_hours (order_id, hour, calls, answered, handled, abandoned, talk_seconds, leads_called)
-SELECT o.order_id, o.hour, o.calls, o.answered, o.handled, o.abandoned, o.talk_seconds, coalesce(l.leads, 0)
-FROM (SELECT order_id, date_trunc('hour', bucket, 'UTC') AS hour, sum(calls) AS calls, sum(answered) AS answered,
-             sum(handled) AS handled, sum(abandoned) AS abandoned, sum(talk_seconds) AS talk_seconds
-      FROM order_buckets GROUP BY 1, 2) AS o
-LEFT JOIN (SELECT order_id, hour, count(*) AS leads FROM lead_call_hours GROUP BY 1, 2) AS l USING (order_id, hour);
+LOCK TABLE order_buckets, status_buckets IN SHARE MODE;
+INSERT INTO order_hours (order_id, hour, calls, answered, handled, abandoned, talk_seconds)
+SELECT order_id, date_trunc('hour', bucket, 'UTC'), sum(calls), sum(answered), sum(handled), sum(abandoned), sum(talk_seconds)
+FROM order_buckets GROUP BY 1, 2;
 INSERT INTO status_hours (order_id, hour, status_id, entered)
 SELECT order_id, date_trunc('hour', bucket, 'UTC'), status_id, sum(entered) FROM status_buckets GROUP BY 1, 2, 3;
 
 -- +goose Down
 DROP TABLE status_hours;
-DROP TABLE lead_call_hours;
 DROP TABLE order_hours;

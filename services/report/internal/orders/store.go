@@ -52,42 +52,37 @@ type Scope struct {
 	OrderIDs []int64
 }
 
-// grid is where a report's figures are read: the 15-minute buckets, or their UTC hours.
-type grid struct{ orders, leads, statuses, at string }
+// grid is where a report's sums are read: the 15-minute buckets, or their UTC hours. The leads
+// called are always read from the buckets (lead_call_buckets): they have no hourly rows.
+type grid struct{ orders, statuses, at string }
 
 var (
-	quarters = grid{orders: "order_buckets", leads: "lead_call_buckets", statuses: "status_buckets", at: "bucket"}
-	hours    = grid{orders: "order_hours", leads: "lead_call_hours", statuses: "status_hours", at: "hour"}
+	quarters = grid{orders: "order_buckets", statuses: "status_buckets", at: "bucket"}
+	hours    = grid{orders: "order_hours", statuses: "status_hours", at: "hour"}
 )
 
 // Read sums the aggregates of the orders in scope into the intervals whose starts (and end) are
 // starts: from the hourly roll-up when every start is a UTC hour (a quarter of the rows), else from
-// the 15-minute buckets. When every interval is one hour, its leads called are order_hours' own
-// count, and no lead row is read.
+// the 15-minute buckets.
 func (s *Store) Read(ctx context.Context, scope Scope, starts []time.Time) ([]Sums, []Entered, []AgentTime, error) {
-	g, perHour := quarters, false
+	g := quarters
 	if bucket.OnHours(starts) {
-		g, perHour = hours, oneHourEach(starts)
+		g = hours
 	}
-	interval := `width_bucket(` + g.at + `, $1::timestamptz[]) - 1`
+	intervalOf := func(at string) string { return `width_bucket(` + at + `, $1::timestamptz[]) - 1` }
+	interval := intervalOf(g.at)
 	from, to := starts[0], starts[len(starts)-1]
 	args := []any{pq.Array(starts), from, to, scope.All, pq.Array(scope.OrderIDs)}
 	where := func(at string) string {
 		return at + ` >= $2 AND ` + at + ` < $3 AND ($4 OR order_id = ANY($5::bigint[]))`
 	}
-	sumsSQL := `SELECT order_id, ` + interval + ` AS i, sum(calls)::bigint AS calls, sum(answered)::bigint AS answered,
-			sum(handled)::bigint AS handled, sum(abandoned)::bigint AS abandoned, sum(talk_seconds)::bigint AS talk_seconds,
-			sum(leads_called)::bigint AS leads_called
-		FROM order_hours WHERE ` + where(g.at) + ` GROUP BY 1, 2`
-	if !perHour {
-		sumsSQL = `WITH c AS (
+	sumsSQL := `WITH c AS (
 			SELECT order_id, ` + interval + ` AS i, sum(calls)::bigint AS calls, sum(answered)::bigint AS answered,
 				sum(handled)::bigint AS handled, sum(abandoned)::bigint AS abandoned, sum(talk_seconds)::bigint AS talk_seconds
 			FROM ` + g.orders + ` WHERE ` + where(g.at) + ` GROUP BY 1, 2),
-		l AS (SELECT order_id, ` + interval + ` AS i, count(DISTINCT lead_id) AS leads_called
-			FROM ` + g.leads + ` WHERE ` + where(g.at) + ` GROUP BY 1, 2)
+		l AS (SELECT order_id, ` + intervalOf("bucket") + ` AS i, count(DISTINCT lead_id) AS leads_called
+			FROM lead_call_buckets WHERE ` + where("bucket") + ` GROUP BY 1, 2)
 		SELECT c.*, coalesce(l.leads_called, 0) AS leads_called FROM c LEFT JOIN l USING (order_id, i)`
-	}
 	var sums []Sums
 	if err := s.conn.SelectContext(ctx, &sums, sumsSQL, args...); err != nil {
 		return nil, nil, nil, fmt.Errorf("read call sums: %w", err)
@@ -106,14 +101,4 @@ func (s *Store) Read(ctx context.Context, scope Scope, starts []time.Time) ([]Su
 		return nil, nil, nil, fmt.Errorf("read agent time: %w", err)
 	}
 	return sums, entered, agentTime, nil
-}
-
-// oneHourEach says whether every interval of starts is one hour long.
-func oneHourEach(starts []time.Time) bool {
-	for i := 1; i < len(starts); i++ {
-		if starts[i].Sub(starts[i-1]) != time.Hour {
-			return false
-		}
-	}
-	return true
 }
