@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"io/fs"
 	"net/url"
 	"strings"
@@ -26,10 +27,11 @@ func Open(ctx context.Context, rawURL, schema string, maxConns int) (*sqlx.DB, e
 	if err != nil {
 		return nil, err
 	}
-	conn, err := sqlx.Open("postgres", dsn)
+	pc, err := pq.NewConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	conn := sqlx.NewDb(sql.OpenDB(startupEOF{pc}), "postgres")
 	if maxConns <= 0 {
 		maxConns = 16
 	}
@@ -43,6 +45,21 @@ func Open(ctx context.Context, rawURL, schema string, maxConns int) (*sqlx.DB, e
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
 	return conn, nil
+}
+
+// startupEOF makes a connection closed during its startup a bad connection. A proxy in front of the
+// database (HAProxy while no node is writable, in a failover) accepts the connection and closes it
+// before the server's first word, and the driver reports that as a bare io.EOF: database/sql would
+// not try another connection, and the caller's answer would be a 500 for what is an unreachable
+// database (503, apperr.Unreachable).
+type startupEOF struct{ driver.Connector }
+
+func (c startupEOF) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("connect: the connection was closed during startup: %w", driver.ErrBadConn)
+	}
+	return conn, err
 }
 
 // Migrations is one ordered set of goose SQL migrations and the table that records which ran.

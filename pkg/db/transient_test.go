@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql/driver"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -75,4 +76,38 @@ func TestWriteSplittingRetriesEverythingOnATransientFault(t *testing.T) {
 	errs = WriteSplitting(2, func([]int) error { return nil }, nil)
 	assert.Equal(t, []error{nil, nil}, errs)
 	assert.Empty(t, WriteSplitting(0, func([]int) error { t.Fatal("nothing to write"); return nil }, nil))
+}
+
+// A proxy in front of the database (HAProxy while no node is writable, during a failover) accepts
+// the connection, takes the client's startup message and closes it before the server's first word. The driver reports that as a bare
+// io.EOF, which neither database/sql's retry of a bad connection nor the 503 of an unreachable
+// dependency recognised: the services answered 500 during the switch.
+func TestConnectionClosedAtStartupIsUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			// The whole startup message (its length first), so that the close is a clean end of
+			// the stream rather than a reset.
+			var size [4]byte
+			if _, err := io.ReadFull(c, size[:]); err == nil {
+				_, _ = io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(size[:]))-4)
+			}
+			_ = c.Close()
+		}
+	}()
+	_, err = Open(context.Background(), "postgres://cc:cc@"+ln.Addr().String()+"/cc?sslmode=disable", "public", 1)
+	if err == nil {
+		t.Fatal("opened a pool on a proxy that closes every connection")
+	}
+	assert.ErrorIs(t, err, driver.ErrBadConn)
+	assert.True(t, apperr.Unreachable(err), "unreachable: %v", err)
+	assert.True(t, Transient(err), "transient: %v", err)
 }
