@@ -69,7 +69,7 @@ func TestPostgresFailover(t *testing.T) {
 	defer cancel()
 
 	leads := make([]int64, failoverCreates)
-	var unavailable atomic.Int64
+	var unavailable, cut atomic.Int64
 	var mu sync.Mutex
 	other := map[string]int{} // an answer neither 200, 503, 502 nor a 409 for a key still claimed
 	err = midStream{total: failoverCreates, fault: fault{
@@ -100,7 +100,9 @@ func TestPostgresFailover(t *testing.T) {
 				leads[i] = d.ID
 				return nil
 			case err != nil, status == http.StatusBadGateway:
-				// A cut connection: sent again with its key.
+				// A cut connection: sent again with its key (counted: no process is killed here, so
+				// there should be none).
+				cut.Add(1)
 			case status == http.StatusServiceUnavailable:
 				unavailable.Add(1)
 			case status == http.StatusConflict && strings.Contains(string(data), "still being processed"):
@@ -117,7 +119,8 @@ func TestPostgresFailover(t *testing.T) {
 	status, err := ha.run("status")
 	require.NoError(t, err)
 	t.Logf("after the failover:\n%s", status)
-	fmt.Printf("postgres failover: sync answers during the switch: 503=%d other=%d\n", unavailable.Load(), len(other))
+	fmt.Printf("postgres failover: sync answers during the switch: 503=%d other=%d (cut connections or 502: %d)\n",
+		unavailable.Load(), len(other), cut.Load())
 	require.Empty(t, other, "answers during the switch other than 200, 502, 503 and a 409 for a key still claimed")
 
 	// Every 200 named a lead that exists on the new primary with its phone; one lead per phone.
