@@ -7,8 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"ccplatform/services/report/internal/bucket"
-
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
@@ -77,20 +75,20 @@ type statusKey struct {
 	status int64
 }
 
-// aggregates are a batch's additions, one row per key (a statement may not touch a row twice): in
-// the 15-minute buckets, and the sums again in the UTC hours of the roll-up (hour in place of
-// bucket). The leads called have no hourly rows: they are one row per call, and a second such row
+// aggregates are a batch's additions to the 15-minute buckets, one row per key (a statement may
+// not touch a row twice). The statements that add them add the same sums to the UTC hours of the
+// roll-up. The leads called have no hourly rows: they are one row per call, and a second such row
 // per call cost ingest more than the reports gained (docs/performance.md, "Reports").
 type aggregates struct {
-	orders, orderHours   map[orderKey]*orderSums
-	agents               map[agentCallKey]*orderSums
-	leads                map[leadKey]bool
-	statuses, statusHour map[statusKey]int64
+	orders   map[orderKey]*orderSums
+	agents   map[agentCallKey]*orderSums
+	leads    map[leadKey]bool
+	statuses map[statusKey]int64
 }
 
 func newAggregates() *aggregates {
-	return &aggregates{orders: map[orderKey]*orderSums{}, orderHours: map[orderKey]*orderSums{}, agents: map[agentCallKey]*orderSums{},
-		leads: map[leadKey]bool{}, statuses: map[statusKey]int64{}, statusHour: map[statusKey]int64{}}
+	return &aggregates{orders: map[orderKey]*orderSums{}, agents: map[agentCallKey]*orderSums{},
+		leads: map[leadKey]bool{}, statuses: map[statusKey]int64{}}
 }
 
 // addCall adds call c to the sums of key k in m.
@@ -114,12 +112,11 @@ func addCall[K comparable](m map[K]*orderSums, k K, c *Call) {
 }
 
 func (a *aggregates) add(f Fact) {
-	b, h := f.Bucket(), bucket.HourOf(f.Bucket())
+	b := f.Bucket()
 	switch {
 	case f.Call != nil:
 		c := f.Call
 		addCall(a.orders, orderKey{c.OrderID, b}, c)
-		addCall(a.orderHours, orderKey{c.OrderID, h}, c)
 		a.leads[leadKey{c.OrderID, b, c.LeadID}] = true
 		ak := agentCallKey{c.UserID, b, c.OrderID}
 		as := a.agents[ak]
@@ -134,7 +131,6 @@ func (a *aggregates) add(f Fact) {
 		}
 	case f.Status != nil:
 		a.statuses[statusKey{f.Status.OrderID, b, f.Status.StatusID}]++
-		a.statusHour[statusKey{f.Status.OrderID, h, f.Status.StatusID}]++
 	}
 }
 
@@ -146,7 +142,7 @@ func byOrderBucket(ao, bo int64, ab, bb time.Time) int {
 }
 
 func (a *aggregates) write(ctx context.Context, tx *sqlx.Tx) error {
-	if err := writeOrderSums(ctx, tx, "order_buckets", "bucket", a.orders); err != nil {
+	if err := writeOrderSums(ctx, tx, a.orders); err != nil {
 		return err
 	}
 	if len(a.agents) > 0 {
@@ -174,17 +170,13 @@ func (a *aggregates) write(ctx context.Context, tx *sqlx.Tx) error {
 	if err := writeLeads(ctx, tx, a.leads); err != nil {
 		return err
 	}
-	if err := writeStatuses(ctx, tx, "status_buckets", "bucket", a.statuses); err != nil {
-		return err
-	}
-	if err := writeOrderSums(ctx, tx, "order_hours", "hour", a.orderHours); err != nil {
-		return err
-	}
-	return writeStatuses(ctx, tx, "status_hours", "hour", a.statusHour)
+	return writeStatuses(ctx, tx, a.statuses)
 }
 
-// writeOrderSums adds sums to table (order_buckets or order_hours, whose time column is at).
-func writeOrderSums(ctx context.Context, tx *sqlx.Tx, table, at string, sums map[orderKey]*orderSums) error {
+// writeOrderSums adds sums to their 15-minute buckets, and to the UTC hours of the roll-up in the
+// same statement (one round trip; the hours summed in SQL from the same rows, in key order as the
+// buckets are, so two workers take the rows' locks in one order).
+func writeOrderSums(ctx context.Context, tx *sqlx.Tx, sums map[orderKey]*orderSums) error {
 	if len(sums) == 0 {
 		return nil
 	}
@@ -197,13 +189,22 @@ func writeOrderSums(ctx context.Context, tx *sqlx.Tx, table, at string, sums map
 		calls, answered, handled = append(calls, s.calls), append(answered, s.answered), append(handled, s.handled)
 		abandoned, talk = append(abandoned, s.abandoned), append(talk, s.talk)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` AS o (order_id, `+at+`, calls, answered, handled, abandoned, talk_seconds)
-		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
-		ON CONFLICT (order_id, `+at+`) DO UPDATE SET calls = o.calls + EXCLUDED.calls, answered = o.answered + EXCLUDED.answered,
+	if _, err := tx.ExecContext(ctx, `WITH i AS (
+			SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
+				AS i (order_id, bucket, calls, answered, handled, abandoned, talk_seconds)),
+		b AS (INSERT INTO order_buckets AS o (order_id, bucket, calls, answered, handled, abandoned, talk_seconds)
+			SELECT * FROM i
+			ON CONFLICT (order_id, bucket) DO UPDATE SET calls = o.calls + EXCLUDED.calls, answered = o.answered + EXCLUDED.answered,
+				handled = o.handled + EXCLUDED.handled, abandoned = o.abandoned + EXCLUDED.abandoned,
+				talk_seconds = o.talk_seconds + EXCLUDED.talk_seconds)
+		INSERT INTO order_hours AS o (order_id, hour, calls, answered, handled, abandoned, talk_seconds)
+		SELECT order_id, date_trunc('hour', bucket, 'UTC'), sum(calls), sum(answered), sum(handled), sum(abandoned), sum(talk_seconds)
+		FROM i GROUP BY 1, 2 ORDER BY 1, 2
+		ON CONFLICT (order_id, hour) DO UPDATE SET calls = o.calls + EXCLUDED.calls, answered = o.answered + EXCLUDED.answered,
 			handled = o.handled + EXCLUDED.handled, abandoned = o.abandoned + EXCLUDED.abandoned,
 			talk_seconds = o.talk_seconds + EXCLUDED.talk_seconds`,
 		pq.Array(orders), pq.Array(times), pq.Array(calls), pq.Array(answered), pq.Array(handled), pq.Array(abandoned), pq.Array(talk)); err != nil {
-		return fmt.Errorf("add calls to %s: %w", table, err)
+		return fmt.Errorf("add calls to the order buckets and hours: %w", err)
 	}
 	return nil
 }
@@ -232,8 +233,9 @@ func writeLeads(ctx context.Context, tx *sqlx.Tx, leads map[leadKey]bool) error 
 	return nil
 }
 
-// writeStatuses adds status entries to table (status_buckets or status_hours).
-func writeStatuses(ctx context.Context, tx *sqlx.Tx, table, at string, entered map[statusKey]int64) error {
+// writeStatuses adds status entries to their 15-minute buckets, and to the UTC hours in the same
+// statement, as writeOrderSums does.
+func writeStatuses(ctx context.Context, tx *sqlx.Tx, entered map[statusKey]int64) error {
 	if len(entered) == 0 {
 		return nil
 	}
@@ -248,11 +250,16 @@ func writeStatuses(ctx context.Context, tx *sqlx.Tx, table, at string, entered m
 	for _, k := range keys {
 		orders, times, statuses, counts = append(orders, k.order), append(times, k.bucket), append(statuses, k.status), append(counts, entered[k])
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` AS s (order_id, `+at+`, status_id, entered)
-		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[])
-		ON CONFLICT (order_id, `+at+`, status_id) DO UPDATE SET entered = s.entered + EXCLUDED.entered`,
+	if _, err := tx.ExecContext(ctx, `WITH i AS (
+			SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::bigint[]) AS i (order_id, bucket, status_id, entered)),
+		b AS (INSERT INTO status_buckets AS s (order_id, bucket, status_id, entered)
+			SELECT * FROM i
+			ON CONFLICT (order_id, bucket, status_id) DO UPDATE SET entered = s.entered + EXCLUDED.entered)
+		INSERT INTO status_hours AS s (order_id, hour, status_id, entered)
+		SELECT order_id, date_trunc('hour', bucket, 'UTC'), status_id, sum(entered) FROM i GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+		ON CONFLICT (order_id, hour, status_id) DO UPDATE SET entered = s.entered + EXCLUDED.entered`,
 		pq.Array(orders), pq.Array(times), pq.Array(statuses), pq.Array(counts)); err != nil {
-		return fmt.Errorf("add status entries to %s: %w", table, err)
+		return fmt.Errorf("add status entries to the buckets and hours: %w", err)
 	}
 	return nil
 }
