@@ -169,13 +169,6 @@ func (b *bench) cpuShares() map[string]time.Duration {
 			out[name] = d
 		}
 	}
-	for _, name := range []string{"lead-worker", "call-ingest", "notification-worker", "webhook-dispatcher", "report-worker", "agent-events"} {
-		if _, ok := out[name]; !ok {
-			if d, err := processCPU(b.stack.PID(name)); err == nil {
-				out[name] = d
-			}
-		}
-	}
 	if d, err := processCPU(os.Getpid()); err == nil {
 		out["load client"] = d
 	}
