@@ -23,10 +23,8 @@ import (
 	"time"
 
 	"ccplatform/gateway/e2e/stacktest"
-	"ccplatform/pkg/db"
 	"ccplatform/pkg/mqtest"
 
-	"github.com/lib/pq"
 	"github.com/stretchr/testify/require"
 )
 
@@ -124,32 +122,7 @@ func TestPostgresFailover(t *testing.T) {
 	require.Empty(t, other, "answers during the switch other than 200, 502, 503 and a 409 for a key still claimed")
 
 	// Every 200 named a lead that exists on the new primary with its phone; one lead per phone.
-	conn, err := db.Open(context.Background(), dbURL, "leads", 2)
-	require.NoError(t, err)
-	defer conn.Close()
-	phones := make([]string, failoverCreates)
-	for i := range phones {
-		phones[i] = "+" + failoverPhone(i)
-	}
-	var rows []struct {
-		ID    int64  `db:"id"`
-		Phone string `db:"phone"`
-	}
-	require.NoError(t, conn.Select(&rows, `SELECT id, phone FROM leads WHERE order_id = $1 AND phone = ANY($2)`, orderID, pq.StringArray(phones)))
-	byPhone := map[string][]int64{}
-	for _, r := range rows {
-		byPhone[r.Phone] = append(byPhone[r.Phone], r.ID)
-	}
-	created, duplicated := 0, 0
-	for i, id := range leads {
-		got := byPhone["+"+failoverPhone(i)]
-		if len(got) > 0 && got[0] == id {
-			created++
-		}
-		if len(got) > 1 {
-			duplicated += len(got) - 1
-		}
-	}
+	created, duplicated := syncCreated(t, dbURL, orderID, leads, failoverPhone)
 	line := fmt.Sprintf("postgres failover: accepted=%d created=%d lost=%d duplicated=%d", failoverCreates, created, failoverCreates-created, duplicated)
 	fmt.Println(line)
 	if created != failoverCreates || duplicated != 0 {

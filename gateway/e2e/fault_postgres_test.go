@@ -26,7 +26,6 @@ import (
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/mqtest"
 
-	"github.com/lib/pq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -252,32 +251,7 @@ func runPostgresScenario(t *testing.T, s *Stack, pg *pgCluster, f fault) {
 	fmt.Printf("postgres restart: sync answers during the outage: 503=%d 500=0 other=0\n", unavailable.Load())
 
 	// Sync: every 200 named a lead that exists with its phone; one lead per phone.
-	leads, err := db.Open(context.Background(), s.DatabaseURL, "leads", 2)
-	require.NoError(t, err)
-	defer leads.Close()
-	phones := make([]string, pgSyncCreates)
-	for i := range phones {
-		phones[i] = "+" + pgPhone(i)
-	}
-	var rows []struct {
-		ID    int64  `db:"id"`
-		Phone string `db:"phone"`
-	}
-	require.NoError(t, leads.Select(&rows, `SELECT id, phone FROM leads WHERE order_id = $1 AND phone = ANY($2)`, orderID, pq.StringArray(phones)))
-	byPhone := map[string][]int64{}
-	for _, r := range rows {
-		byPhone[r.Phone] = append(byPhone[r.Phone], r.ID)
-	}
-	created, duplicated := 0, 0
-	for i, id := range syncIDs {
-		got := byPhone["+"+pgPhone(i)]
-		if len(got) > 0 && got[0] == id {
-			created++
-		}
-		if len(got) > 1 {
-			duplicated += len(got) - 1
-		}
-	}
+	created, duplicated := syncCreated(t, s.DatabaseURL, orderID, syncIDs, pgPhone)
 	line := fmt.Sprintf("postgres restart sync: accepted=%d created=%d lost=%d duplicated=%d", pgSyncCreates, created, pgSyncCreates-created, duplicated)
 	fmt.Println(line)
 	if created != pgSyncCreates || duplicated != 0 {

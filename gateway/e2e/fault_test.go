@@ -559,3 +559,37 @@ func (n *brokerNode) ctl(ctx context.Context, args ...string) error {
 	}
 	return nil
 }
+
+// syncCreated counts sync creates against the database at dbURL: ids[i] is the lead the i-th create
+// of order orderID was answered with (0: none), phone(i) its number without the +. A create counts as
+// created when its number's first lead is the one answered; every further lead of a number is a
+// duplicate.
+func syncCreated(t *testing.T, dbURL string, orderID int64, ids []int64, phone func(i int) string) (created, duplicated int) {
+	t.Helper()
+	conn, err := db.Open(context.Background(), dbURL, "leads", 2)
+	require.NoError(t, err)
+	defer conn.Close()
+	phones := make([]string, len(ids))
+	for i := range phones {
+		phones[i] = "+" + phone(i)
+	}
+	var rows []struct {
+		ID    int64  `db:"id"`
+		Phone string `db:"phone"`
+	}
+	require.NoError(t, conn.Select(&rows, `SELECT id, phone FROM leads WHERE order_id = $1 AND phone = ANY($2) ORDER BY id`, orderID, pq.StringArray(phones)))
+	byPhone := map[string][]int64{}
+	for _, r := range rows {
+		byPhone[r.Phone] = append(byPhone[r.Phone], r.ID)
+	}
+	for i, id := range ids {
+		got := byPhone[phones[i]]
+		if len(got) > 0 && got[0] == id {
+			created++
+		}
+		if len(got) > 1 {
+			duplicated += len(got) - 1
+		}
+	}
+	return created, duplicated
+}
