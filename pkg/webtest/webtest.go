@@ -52,6 +52,12 @@ type Client struct {
 	AccessGroup string
 }
 
+// As is the same client acting as user of group.
+func (c Client) As(user, group string) Client {
+	c.UserID, c.AccessGroup = user, group
+	return c
+}
+
 // Do sends a request. body is sent as is when it is a string, else encoded as JSON. headers are
 // name/value pairs that override the defaults; an empty value removes the header.
 func (c Client) Do(t testing.TB, method, path string, body any, headers ...string) Response {

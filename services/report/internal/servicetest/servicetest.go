@@ -162,11 +162,7 @@ func Main(m *testing.M, label string, ready func(*Env)) {
 }
 
 // As is the API client acting as user of group.
-func (e *Env) As(user, group string) webtest.Client {
-	c := e.Client
-	c.UserID, c.AccessGroup = user, group
-	return c
-}
+func (e *Env) As(user, group string) webtest.Client { return e.Client.As(user, group) }
 
 // Consume runs the report consumer on the test's vhost until the test ends, and returns a
 // connection of the test's own to publish with.

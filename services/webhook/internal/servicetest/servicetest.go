@@ -55,11 +55,7 @@ func Main(m *testing.M, label string, ready func(*Env)) {
 }
 
 // As is the API client acting as user of group.
-func (e *Env) As(user, group string) webtest.Client {
-	c := e.Client
-	c.UserID, c.AccessGroup = user, group
-	return c
-}
+func (e *Env) As(user, group string) webtest.Client { return e.Client.As(user, group) }
 
 // Dispatcher is a dispatcher on the test's database and clock; jitter is fixed at the middle of
 // its range (no jitter), so the schedule is exact.
