@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"net/http"
 	"testing"
@@ -78,19 +77,7 @@ func TestOrdersReportCountsThePlatformsCalls(t *testing.T) {
 	assert.Equal(t, int64(1), rows[2].Calls, "01:20 in Moscow is the next day")
 	assert.Len(t, rows[0].Statuses, 9, "every status of the lead service's catalog")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, stack.BaseURL+path, nil)
-	require.NoError(t, err)
-	req.Header.Set("X-Api-Key", stack.APIKey)
-	req.Header.Set("Accept", "text/csv")
-	res, err := stack.Do(t, req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	assert.Equal(t, "text/csv; charset=utf-8", res.Header.Get("Content-Type"))
-	records, err := csv.NewReader(res.Body).ReadAll()
-	require.NoError(t, err)
+	records := stack.CSV(t, path)
 	require.Len(t, records, 4, "a header and three days")
 	assert.Equal(t, []string{"orderId", "from", "to", "calls"}, records[0][:4])
 	assert.Equal(t, []string{"930001", "2026-11-18T00:00:00+03:00", "2026-11-19T00:00:00+03:00", "2", "2"}, records[2][:5])

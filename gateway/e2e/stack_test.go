@@ -6,6 +6,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +20,9 @@ import (
 	"ccplatform/gateway/e2e/stacktest"
 	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/mqtest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // process is one binary of the stack.
@@ -272,6 +276,26 @@ func (s *Stack) Do(t testing.TB, req *http.Request) (*http.Response, error) {
 	t.Helper()
 	c := &http.Client{Transport: s.client.Transport}
 	return c.Do(req.WithContext(forTest(req.Context(), t)))
+}
+
+// CSV gets path with the staff key asking for CSV, and returns its records once the answer is a
+// 200 of type text/csv.
+func (s *Stack) CSV(t testing.TB, path string) [][]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.BaseURL+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Api-Key", s.APIKey)
+	req.Header.Set("Accept", "text/csv")
+	res, err := s.Do(t, req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, "text/csv; charset=utf-8", res.Header.Get("Content-Type"))
+	records, err := csv.NewReader(res.Body).ReadAll()
+	require.NoError(t, err)
+	return records
 }
 
 // ClientFor is the stack's checked client on behalf of t, for code that takes an *http.Client (the
