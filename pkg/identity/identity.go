@@ -39,11 +39,22 @@ func (c Caller) Ref() *int64 {
 // Of reads the verified identity the gateway forwarded; UserID is 0 when there is none
 // (internal calls between services).
 func Of(c *gin.Context) Caller {
-	id, _ := strconv.ParseInt(c.GetHeader(HeaderUserID), 10, 64)
-	key, _ := strconv.ParseInt(c.GetHeader(access.HeaderKeyID), 10, 64)
+	id := headerInt(c, HeaderUserID)
+	key := headerInt(c, access.HeaderKeyID)
 	var scopes []string
 	if raw := c.GetHeader(access.HeaderKeyScopes); raw != "" {
 		scopes = strings.Split(raw, ",")
 	}
 	return Caller{UserID: id, AccessGroup: c.GetHeader(HeaderAccessGroup), KeyID: key, Scopes: scopes}
+}
+
+// headerInt is header name as an integer, 0 when it is absent or not one. An absent header is
+// common (internal calls carry no key) and is not parsed: a failed parse allocates its error.
+func headerInt(c *gin.Context, name string) int64 {
+	raw := c.GetHeader(name)
+	if raw == "" {
+		return 0
+	}
+	n, _ := strconv.ParseInt(raw, 10, 64)
+	return n
 }

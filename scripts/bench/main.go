@@ -109,15 +109,12 @@ func main() {
 
 // bench is the running stack and what the phases share.
 type bench struct {
-	cfg     Config
-	out     io.Writer
-	stack   *stacktest.Stack
-	leads   *sqlx.DB
-	api     *loadtest.Client
-	amqpURL string
-	// refAddr is where the bare publish server of figure (2)'s references listens; the second
-	// gateway ("refgateway") forwards the lead routes there.
-	refAddr  string
+	cfg      Config
+	out      io.Writer
+	stack    *stacktest.Stack
+	leads    *sqlx.DB
+	api      *loadtest.Client
+	amqpURL  string
 	order    int64
 	code     string
 	phoneSeq int64
@@ -176,10 +173,6 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	defer func() { _ = dropVhost() }()
 
 	fmt.Fprintf(out, "bench: building and starting the stack (database %s)\n", dbName(dbURL))
-	refAddr, err := stacktest.FreeAddr()
-	if err != nil {
-		return err
-	}
 	workerEnv := []string{fmt.Sprintf("WORKER_CONCURRENCY=%d", cfg.WorkerConcurrency)}
 	var workerPprof string
 	if cfg.ImportProfile != "" {
@@ -229,10 +222,12 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 			{Name: "gateway-nometrics", Pkg: "./gateway/cmd/gateway", Health: "/readyz", Tags: "benchnometrics",
 				Env:       []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"},
 				Upstreams: map[string]string{"LEAD_URL": "lead-api-nometrics"}},
-			// The same gateway in front of nothing but a bare publish server: what figure (2)
-			// could reach with a lead service that cost nothing.
+			// A bare publish server, and the same gateway in front of nothing but it: what figure
+			// (2) could reach with a lead service that cost nothing.
+			{Name: "barepublish", Pkg: "./scripts/bench/barepublish", Health: "/readyz"},
 			{Name: "refgateway", Pkg: "./gateway/cmd/gateway", Health: "/readyz",
-				Env: []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000", "LEAD_URL=http://" + refAddr}},
+				Env:       []string{"RATE_LIMIT_RPS=1000000", "RATE_LIMIT_BURST=1000000"},
+				Upstreams: map[string]string{"LEAD_URL": "barepublish"}},
 		},
 		Tools: stacktest.OperatorTools(),
 	})
@@ -251,7 +246,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	defer leads.Close()
 
-	b := &bench{cfg: cfg, out: out, stack: st, leads: leads, amqpURL: amqpURL, refAddr: refAddr,
+	b := &bench{cfg: cfg, out: out, stack: st, leads: leads, amqpURL: amqpURL,
 		workerPprof: workerPprof, apiPprof: apiPprof, dbName: dbName(dbURL), dbURL: dbURL,
 		api: loadtest.NewClient(st.BaseURL, cfg.Concurrency, map[string]string{"X-Api-Key": st.APIKey})}
 	if err := b.machine(ctx); err != nil {

@@ -130,7 +130,8 @@ func (a *Accepter) Accept(ctx context.Context, m Message) (Accepted, error) {
 	if !json.Valid(m.Body) {
 		return Accepted{}, apperr.Field("body", "must be a JSON object")
 	}
-	body := m.AppendJSON(nil)
+	// Room for the body and every field around it, so that the encoding never grows the buffer.
+	body := m.AppendJSON(make([]byte, 0, len(m.Body)+len(m.RequestID)+len(m.Traceparent)+160))
 	pctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	if err := a.pub.Publish(pctx, "", Queue, mq.Message{ID: m.JobID, Type: MessageType, Body: body}); err != nil {
