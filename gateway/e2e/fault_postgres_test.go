@@ -9,12 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +20,7 @@ import (
 
 	"ccplatform/gateway/e2e/stacktest"
 	"ccplatform/pkg/db"
+	"ccplatform/pkg/dbtest"
 	"ccplatform/pkg/mqtest"
 
 	"github.com/stretchr/testify/assert"
@@ -45,7 +42,7 @@ const (
 // the outage too, is created exactly once; the order outbox and call ingest resume; the health
 // check answers 503 naming the services whose database is down; no process was restarted.
 func TestPostgresRestart(t *testing.T) {
-	pg := startPGCluster(t)
+	pg := dbtest.StartCluster(t, dbtest.ClusterOptions{})
 	amqpURL, dropVhost, err := mqtest.CreateVhost("e2e_pgfault")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = dropVhost() })
@@ -78,7 +75,7 @@ func TestPostgresRestart(t *testing.T) {
 // accepted while the database is down) through several clients, stops the database once a third
 // of each are answered, checks the health check and an order update while it is down, starts it
 // again, and accounts for both.
-func runPostgresScenario(t *testing.T, s *Stack, pg *pgCluster, f fault) {
+func runPostgresScenario(t *testing.T, s *Stack, pg *dbtest.Cluster, f fault) {
 	orderR := s.Call(t, http.MethodPost, "/v2/order/create/", minimalOrder("Fault postgres"))
 	require.Equal(t, http.StatusOK, orderR.Status, "%s", orderR.Body)
 	orderID := int64(orderR.Data(t)["id"].(float64))
@@ -365,103 +362,4 @@ func startFaultStackWith(t *testing.T, dbURL, amqpURL string, extra map[string][
 	}
 	require.NoError(t, err)
 	return newStack(st)
-}
-
-// pgCluster is a PostgreSQL cluster of the test's own: initdb into a temporary folder, its own port,
-// started and stopped with pg_ctl, so that restarting it disturbs nothing else on the machine. As
-// root it runs as the postgres user (PostgreSQL refuses to run as root).
-type pgCluster struct {
-	bin, dir, port string
-	asPostgres     bool
-}
-
-// pgBinDir is where Debian's postgresql package puts the server's binaries, the newest version
-// first.
-func pgBinDir() (string, error) {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool {
-		vi, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[i])))
-		vj, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[j])))
-		return vi > vj
-	})
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "pg_ctl")); err == nil {
-			return d, nil
-		}
-	}
-	return "", errors.New("no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (scripts/deps.sh installs them)")
-}
-
-func startPGCluster(t *testing.T) *pgCluster {
-	t.Helper()
-	bin, err := pgBinDir()
-	require.NoError(t, err)
-	// Not t.TempDir: its parents are private to this user, and the server may run as another.
-	dir, err := os.MkdirTemp("", "ccfault-pg-")
-	require.NoError(t, err)
-	require.NoError(t, os.Chmod(dir, 0o755))
-	addr, err := stacktest.FreeAddr()
-	require.NoError(t, err)
-	c := &pgCluster{bin: bin, dir: dir, port: addr[strings.LastIndex(addr, ":")+1:], asPostgres: os.Geteuid() == 0}
-	if c.asPostgres {
-		require.NoError(t, exec.Command("chown", "postgres:postgres", dir).Run())
-	}
-	t.Cleanup(func() {
-		_ = c.pgctl("stop", "-m", "immediate")
-		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "server.log"))
-			if len(b) > 3000 {
-				b = b[len(b)-3000:]
-			}
-			fmt.Fprintf(os.Stderr, "---- postgres cluster (tail) ----\n%s\n", b)
-		}
-		_ = os.RemoveAll(dir)
-	})
-	// Trust on loopback: the cluster lives for the test only and listens on 127.0.0.1 only.
-	require.NoError(t, c.run("initdb", "-D", c.data(), "-U", "cc", "--auth=trust", "-E", "UTF8", "--no-sync"))
-	require.NoError(t, c.Start())
-	return c
-}
-
-func (c *pgCluster) data() string { return filepath.Join(c.dir, "data") }
-
-// URL is the cluster's postgres database as its superuser cc.
-func (c *pgCluster) URL() string {
-	return "postgres://cc@127.0.0.1:" + c.port + "/postgres?sslmode=disable"
-}
-
-// Start starts the server (on the same data after a Stop) and waits until it accepts connections.
-// Every service's pool fits under max_connections.
-func (c *pgCluster) Start() error {
-	// Lead events leave through logical decoding, as on the machine's cluster (scripts/deps.sh).
-	opts := "-p " + c.port + " -k " + c.dir + " -c listen_addresses=127.0.0.1 -c max_connections=400" +
-		" -c wal_level=logical -c max_slot_wal_keep_size=2GB"
-	if err := c.pgctl("start", "-w", "-t", "60", "-l", filepath.Join(c.dir, "server.log"), "-o", opts); err != nil {
-		return err
-	}
-	conn, err := net.DialTimeout("tcp", "127.0.0.1:"+c.port, time.Second)
-	if err != nil {
-		return fmt.Errorf("postgres started but does not listen: %w", err)
-	}
-	return conn.Close()
-}
-
-// Stop shuts the server down as pg_ctlcluster restart does (fast: open sessions are ended).
-func (c *pgCluster) Stop() error { return c.pgctl("stop", "-w", "-t", "60", "-m", "fast") }
-
-func (c *pgCluster) pgctl(args ...string) error {
-	return c.run("pg_ctl", append([]string{"-D", c.data()}, args...)...)
-}
-
-func (c *pgCluster) run(tool string, args ...string) error {
-	name, argv := filepath.Join(c.bin, tool), args
-	if c.asPostgres {
-		name, argv = "runuser", append([]string{"-u", "postgres", "--", filepath.Join(c.bin, tool)}, args...)
-	}
-	cmd := exec.Command(name, argv...)
-	cmd.Dir = c.dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s %s: %w\n%s", tool, strings.Join(args, " "), err, out)
-	}
-	return nil
 }

@@ -29,7 +29,7 @@ func NewMetrics(slot string) *Metrics {
 		invalid: prometheus.NewCounter(prometheus.CounterOpts{Name: "walrelay_invalid_total",
 			Help: "Messages under the relay's prefix that could not be read, passed over.", ConstLabels: l}),
 		recreated: prometheus.NewCounter(prometheus.CounterOpts{Name: "walrelay_slot_recreated_total",
-			Help: "Times the relay found its slot missing and made it anew (what was committed meanwhile was not relayed).", ConstLabels: l}),
+			Help: "Times the relay found its slot missing or invalidated and made it anew (what was committed meanwhile was not relayed).", ConstLabels: l}),
 		holding: prometheus.NewGauge(prometheus.GaugeOpts{Name: "walrelay_holding",
 			Help: "1 while this relay holds the slot (one relay across the replicas).", ConstLabels: l}),
 	}

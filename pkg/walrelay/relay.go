@@ -175,6 +175,8 @@ func (r *Relay) session(ctx context.Context, held func()) error {
 				zap.String("slot", r.Slot))
 		}
 		return fmt.Errorf("walrelay: slot %s was missing: %w", r.Slot, err)
+	case errors.As(err, &pgErr) && pgErr.Code == "55000": // object_not_in_prerequisite_state, as for an invalidated slot
+		return r.replaceLost(ctx, err)
 	case err != nil:
 		return fmt.Errorf("walrelay: start replication on %s: %w", r.Slot, err)
 	}
@@ -182,6 +184,27 @@ func (r *Relay) session(ctx context.Context, held func()) error {
 	held()
 	s := &stream{r: r, conn: conn}
 	return s.run(ctx)
+}
+
+// replaceLost drops the slot if the server invalidated it and makes it anew, so that the messages
+// emitted from then on are relayed again; an operator replays the ones in between from the tables
+// (docs/operations.md, "A dropped or invalidated slot"). startErr is why the slot could not be
+// read; any other cause of it is returned as it is.
+func (r *Relay) replaceLost(ctx context.Context, startErr error) error {
+	dropped, confirmed, err := DropLost(ctx, r.DB, r.Slot)
+	if err != nil {
+		return err
+	}
+	if !dropped {
+		return fmt.Errorf("walrelay: start replication on %s: %w", r.Slot, startErr)
+	}
+	if _, err := EnsureSlot(ctx, r.DB, r.Slot, r.Publication); err != nil {
+		return err
+	}
+	r.Metrics.recreated.Inc()
+	r.Log.Error("walrelay: the slot was invalidated past max_slot_wal_keep_size and is made anew: what was committed after its last confirmed position was not relayed (docs/operations.md, a dropped or invalidated slot)",
+		zap.String("slot", r.Slot), zap.String("confirmed_lsn", confirmed))
+	return fmt.Errorf("walrelay: slot %s was invalidated: %w", r.Slot, startErr)
 }
 
 // item is one message as decoded.

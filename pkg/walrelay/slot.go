@@ -90,6 +90,29 @@ func EnsureSlot(ctx context.Context, conn *sqlx.DB, slot, publication string) (c
 	return true, nil
 }
 
+// DropLost drops slot if the server invalidated it (`wal_status` lost: it fell more than
+// max_slot_wal_keep_size behind and the WAL it needed is gone) and nobody reads it. It says whether
+// it dropped the slot, and up to where the slot's messages had been confirmed: what was committed
+// after that was never relayed. An invalidated slot can never be read again, and until it is made
+// anew every message emitted is lost with it; the condition and the drop are one statement, so a
+// slot another relay made anew meanwhile is never dropped.
+func DropLost(ctx context.Context, conn *sqlx.DB, slot string) (dropped bool, confirmed string, err error) {
+	var rows []struct {
+		Confirmed string `db:"confirmed"`
+		Dropped   string `db:"dropped"`
+	}
+	err = conn.SelectContext(ctx, &rows, `SELECT coalesce(confirmed_flush_lsn::text, '') AS confirmed,
+       pg_drop_replication_slot(slot_name)::text AS dropped
+  FROM pg_replication_slots WHERE slot_name = $1 AND wal_status = 'lost' AND NOT active`, slot)
+	if err != nil {
+		return false, "", fmt.Errorf("walrelay: drop invalidated slot %s: %w", slot, err)
+	}
+	if len(rows) == 0 {
+		return false, "", nil
+	}
+	return true, rows[0].Confirmed, nil
+}
+
 // isDuplicate is the error of an object made meanwhile by another process: duplicate_object, or
 // unique_violation on the catalog when both created it at once.
 func isDuplicate(err error) bool {
