@@ -36,3 +36,14 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 		assert.Equal(t, b, a, "%s", got)
 	}
 }
+
+// Accept sizes the job's buffer by room: the longest of each field fits in it.
+func TestAJobsEncodingFitsTheRoomAcceptGivesIt(t *testing.T) {
+	uid := int64(-9223372036854775808)
+	ip := "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255"
+	m := Message{JobID: "0f0e0d0c-0b0a-8908-8706-050403020100", Version: "v2", CreateMethod: "api_v2_async",
+		Body: json.RawMessage(`{"phone":"+79161234567"}`), CallerUserID: &uid, IP: &ip,
+		RequestID: "0f0e0d0c-0b0a-8908-8706-050403020100", Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+	got := m.AppendJSON(nil)
+	assert.LessOrEqual(t, len(got), m.room(), "%s", got)
+}
