@@ -212,51 +212,17 @@ func (b *bench) metricsCost(ctx context.Context, create func(int) error) error {
 	bare := loadtest.NewClient(b.stack.URL("gateway-nometrics"), b.cfg.Concurrency, map[string]string{"X-Api-Key": b.stack.APIKey})
 	bareCreate := func(int) error { return bare.Do(ctx, "POST", "/v2/lead/create/", b.leadBody(), nil) }
 	b.warm(bareCreate)
-	const rounds = 4
-	var on, off Result
-	var onCPU, offCPU time.Duration
-	for range rounds {
-		res, cpu, err := b.withCPU(func() Result { return Load(b.cfg.Concurrency, b.cfg.Duration/2, 0, create) }, "gateway", "lead-api")
-		if err != nil {
-			return err
-		}
-		on, onCPU = on.Merge(res), onCPU+cpu
-		res, cpu, err = b.withCPU(func() Result { return Load(b.cfg.Concurrency, b.cfg.Duration/2, 0, bareCreate) }, "gateway-nometrics", "lead-api-nometrics")
-		if err != nil {
-			return err
-		}
-		off, offCPU = off.Merge(res), offCPU+cpu
+	on, off, err := b.alternate(create, bareCreate, "metrics on", "metrics off")
+	if err != nil {
+		return err
 	}
 	// CPU time per request of the two processes a create crosses: steadier than throughput on a
 	// shared machine, since it does not depend on what else runs meanwhile.
-	perOn, perOff := onCPU/time.Duration(max(on.OK, 1)), offCPU/time.Duration(max(off.OK, 1))
-	fmt.Fprintf(b.out, "    metrics on/off, %d alternating rounds of %s each; gateway+lead-api CPU per create: on %s, off %s (%.3f)\n",
-		rounds, b.cfg.Duration/2, perOn, perOff, float64(perOn)/float64(perOff))
-	b.add(fmt.Sprintf("(1b) metrics on/off c=%d", b.cfg.Concurrency), on, off, on.Rate()/off.Rate(), "≥ 0.95", 0.95)
+	perOn := (on.cpu["gateway"] + on.cpu["lead-api"]) / time.Duration(max(on.OK, 1))
+	perOff := (off.cpu["gateway-nometrics"] + off.cpu["lead-api-nometrics"]) / time.Duration(max(off.OK, 1))
+	fmt.Fprintf(b.out, "    metrics on/off: gateway+lead-api CPU per create: on %s, off %s (%.3f)\n", perOn, perOff, float64(perOn)/float64(perOff))
+	b.add(fmt.Sprintf("(1b) metrics on/off c=%d", b.cfg.Concurrency), on.Result, off.Result, on.Rate()/off.Rate(), "≥ 0.95", 0.95)
 	return nil
-}
-
-// withCPU runs load and returns its result with the CPU time (user + system) the named processes
-// of the stack used meanwhile.
-func (b *bench) withCPU(load func() Result, processes ...string) (Result, time.Duration, error) {
-	cpu := func() (time.Duration, error) {
-		var total time.Duration
-		for _, p := range processes {
-			d, err := processCPU(b.stack.PID(p))
-			if err != nil {
-				return 0, fmt.Errorf("CPU time of %s: %w", p, err)
-			}
-			total += d
-		}
-		return total, nil
-	}
-	before, err := cpu()
-	if err != nil {
-		return Result{}, 0, err
-	}
-	res := load()
-	after, err := cpu()
-	return res, after - before, err
 }
 
 // processCPU is the CPU time a process used so far (utime + stime of /proc/<pid>/stat).
@@ -388,7 +354,7 @@ func (b *bench) asyncAndDrain(ctx context.Context) error {
 		return err
 	}
 	queued += plat.OK
-	b.add(fmt.Sprintf("(2) async vs bare publish server behind the gateway c=%d, alternating", b.cfg.Concurrency), plat, ref,
+	b.add(fmt.Sprintf("(2) async vs bare publish server behind the gateway c=%d, alternating", b.cfg.Concurrency), plat.Result, ref.Result,
 		plat.Rate()/ref.Rate(), "≥ 0.90", 0.90)
 
 	fmt.Fprintln(b.out, "(3) drain: lead-worker vs single-row INSERT transactions")
@@ -488,45 +454,53 @@ func (b *bench) httpPublishCeiling(ctx context.Context, loop Result) (func(int) 
 	return last, nil
 }
 
+// measured is the result of a side of an alternating measurement, with the CPU time each
+// process of the machine spent meanwhile (cpuShares).
+type measured struct {
+	Result
+	cpu map[string]time.Duration
+}
+
 // alternate measures a against c in alternating rounds of half a phase each, a first in even
 // rounds and c first in odd ones, so that the machine's drift over the rounds falls on both alike,
 // and prints each round's ratio and each side's CPU per operation by process.
-func (b *bench) alternate(a, c func(int) error, aName, cName string) (Result, Result, error) {
+func (b *bench) alternate(a, c func(int) error, aName, cName string) (measured, measured, error) {
 	const rounds = 4
-	var ra, rc Result
+	ma, mc := measured{cpu: map[string]time.Duration{}}, measured{cpu: map[string]time.Duration{}}
 	var ratios []string
-	cpuA, cpuC := map[string]time.Duration{}, map[string]time.Duration{}
-	measure := func(op func(int) error, into *Result, cpu map[string]time.Duration) error {
+	measure := func(op func(int) error, into *measured) error {
 		before := b.cpuShares()
 		res := Load(b.cfg.Concurrency, b.cfg.Duration/2, 0, op)
 		if res.Errors > 0 {
 			return res.FirstErr
 		}
 		for k, v := range b.cpuShares() {
-			cpu[k] += v - before[k]
+			into.cpu[k] += v - before[k]
 		}
-		*into = into.Merge(res)
+		into.Result = into.Merge(res)
 		return nil
 	}
 	for i := range rounds {
-		a0, c0 := ra, rc
-		first, second := func() error { return measure(a, &ra, cpuA) }, func() error { return measure(c, &rc, cpuC) }
+		a0, c0 := ma.Result, mc.Result
+		first, second := func() error { return measure(a, &ma) }, func() error { return measure(c, &mc) }
 		if i%2 == 1 {
 			first, second = second, first
 		}
 		if err := first(); err != nil {
-			return ra, rc, fmt.Errorf("alternating round %d: %w", i+1, err)
+			return ma, mc, fmt.Errorf("alternating round %d: %w", i+1, err)
 		}
 		if err := second(); err != nil {
-			return ra, rc, fmt.Errorf("alternating round %d: %w", i+1, err)
+			return ma, mc, fmt.Errorf("alternating round %d: %w", i+1, err)
 		}
-		da, dc := ra.OK-a0.OK, rc.OK-c0.OK
-		ratios = append(ratios, fmt.Sprintf("%.2f", (float64(da)/(ra.Elapsed-a0.Elapsed).Seconds())/(float64(dc)/(rc.Elapsed-c0.Elapsed).Seconds())))
+		rate := func(now, then Result) float64 {
+			return float64(now.OK-then.OK) / (now.Elapsed - then.Elapsed).Seconds()
+		}
+		ratios = append(ratios, fmt.Sprintf("%.2f", rate(ma.Result, a0)/rate(mc.Result, c0)))
 	}
 	fmt.Fprintf(b.out, "    %d alternating rounds of %s, %s ÷ %s by round: %s\n", rounds, b.cfg.Duration/2, aName, cName, strings.Join(ratios, " "))
-	fmt.Fprintf(b.out, "      CPU per operation, %s: %s\n", aName, perShare(nil, cpuA, ra.OK))
-	fmt.Fprintf(b.out, "      CPU per operation, %s: %s\n", cName, perShare(nil, cpuC, rc.OK))
-	return ra, rc, nil
+	fmt.Fprintf(b.out, "      CPU per operation, %s: %s\n", aName, perShare(nil, ma.cpu, ma.OK))
+	fmt.Fprintf(b.out, "      CPU per operation, %s: %s\n", cName, perShare(nil, mc.cpu, mc.OK))
+	return ma, mc, nil
 }
 
 // drain starts lead-worker and times it from its first recorded outcome beyond base to the last of want jobs
