@@ -29,9 +29,9 @@ import (
 	"testing"
 	"time"
 
-	"ccplatform/gateway/e2e/stacktest"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
+	"ccplatform/pkg/freeport"
 	"ccplatform/pkg/mq"
 	"ccplatform/pkg/telephony"
 
@@ -450,9 +450,9 @@ func startBrokerNode(t *testing.T) *brokerNode {
 	}
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "enabled_plugins"), nil, 0o644))
-	amqpAddr, err := stacktest.FreeAddr()
+	amqpAddr, err := freeport.Addr()
 	require.NoError(t, err)
-	distAddr, err := stacktest.FreeAddr()
+	distAddr, err := freeport.Addr()
 	require.NoError(t, err)
 	suffix := make([]byte, 3)
 	_, _ = rand.Read(suffix)

@@ -1,6 +1,7 @@
 package dbtest
 
 import (
+	"ccplatform/pkg/freeport"
 	"errors"
 	"fmt"
 	"net"
@@ -88,11 +89,11 @@ func startCluster(o ClusterOptions) (*Cluster, error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return c, err
 	}
-	addr, err := freePort()
+	addr, err := freeport.Addr()
 	if err != nil {
 		return c, err
 	}
-	c.port = addr
+	c.port = addr[strings.LastIndex(addr, ":")+1:]
 	if c.asPostgres {
 		if out, err := exec.Command("chown", "postgres:postgres", dir).CombinedOutput(); err != nil {
 			return c, fmt.Errorf("chown %s: %w: %s", dir, err, out)
@@ -104,16 +105,6 @@ func startCluster(o ClusterOptions) (*Cluster, error) {
 		return c, err
 	}
 	return c, c.Start()
-}
-
-// freePort is a TCP port free on 127.0.0.1 when asked.
-func freePort() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), nil
 }
 
 func (c *Cluster) data() string { return filepath.Join(c.dir, "data") }

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"ccplatform/gateway/e2e/loadtest"
-	"ccplatform/gateway/e2e/stacktest"
+	"ccplatform/pkg/freeport"
 	"ccplatform/pkg/mq"
 
 	"github.com/google/uuid"
@@ -262,7 +262,7 @@ func (b *bench) direct(ctx context.Context, path string) int {
 
 // bareServer is the baseline of figure (1): net/http, decode, one INSERT, an envelope back.
 func (b *bench) bareServer(clients int) (*loadtest.Client, func(), error) {
-	addr, err := stacktest.FreeAddr()
+	addr, err := freeport.Addr()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"ccplatform/gateway/e2e/stacktest"
 	"ccplatform/pkg/db"
 	"ccplatform/pkg/dbtest"
+	"ccplatform/pkg/freeport"
 	"ccplatform/pkg/mqtest"
 
 	"github.com/jmoiron/sqlx"
@@ -176,7 +177,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	workerEnv := []string{fmt.Sprintf("WORKER_CONCURRENCY=%d", cfg.WorkerConcurrency)}
 	var workerPprof string
 	if cfg.ImportProfile != "" {
-		if workerPprof, err = stacktest.FreeAddr(); err != nil {
+		if workerPprof, err = freeport.Addr(); err != nil {
 			return err
 		}
 		workerEnv = append(workerEnv, "PPROF_ADDR="+workerPprof)
@@ -184,7 +185,7 @@ func run(ctx context.Context, cfg Config, out io.Writer) error {
 	var apiEnv []string
 	var apiPprof string
 	if cfg.AcceptProfile != "" || cfg.CreateProfile != "" {
-		if apiPprof, err = stacktest.FreeAddr(); err != nil {
+		if apiPprof, err = freeport.Addr(); err != nil {
 			return err
 		}
 		apiEnv = append(apiEnv, "PPROF_ADDR="+apiPprof)

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"ccplatform/gateway/e2e/loadtest"
-	"ccplatform/gateway/e2e/stacktest"
 	"ccplatform/pkg/db"
+	"ccplatform/pkg/freeport"
 
 	"github.com/lib/pq"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -49,7 +49,7 @@ type receiver struct {
 }
 
 func startReceiver() (*receiver, error) {
-	addr, err := stacktest.FreeAddr()
+	addr, err := freeport.Addr()
 	if err != nil {
 		return nil, err
 	}

@@ -5,18 +5,15 @@ package stacktest
 
 import (
 	"bytes"
+	"ccplatform/pkg/freeport"
 	"fmt"
 	"io"
-	mrand "math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -114,7 +111,7 @@ func Start(cfg Config) (*Stack, error) {
 	// Every process gets an address of its own, whether it is waited on or not: a binary's default
 	// one could be taken by a stack running beside this one.
 	for _, p := range cfg.Processes {
-		addr, err := FreeAddr()
+		addr, err := freeport.Addr()
 		if err != nil {
 			return s, err
 		}
@@ -124,7 +121,7 @@ func Start(cfg Config) (*Stack, error) {
 		}
 		// The gateway's metrics listener (other binaries ignore the variable): a port of its own
 		// per process, so that stacks side by side never share one.
-		if s.metricsAddrs[p.Name], err = FreeAddr(); err != nil {
+		if s.metricsAddrs[p.Name], err = freeport.Addr(); err != nil {
 			return s, err
 		}
 	}
@@ -402,45 +399,6 @@ func RepoRoot() (string, error) {
 	}
 	return filepath.Dir(w), nil
 }
-
-// handedOut are the ports FreeAddr returned in this process (process-wide, as ports are).
-var handedOut = struct {
-	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
-
-// FreeAddr is a local address nothing listens on at the moment.
-func FreeAddr() (string, error) {
-	// A port the kernel hands out for port 0 (httptest servers, outgoing connections of other test
-	// packages running at the same time) can be taken again between this check and the process's
-	// own bind, and a stranger answering the health route would pass for the process. Ports below
-	// the ephemeral range (32768-60999 on Linux) are never handed out that way.
-	// A port already handed out is not handed out again by this process: its owner may not have
-	// bound it yet.
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for range 200 {
-		port := freePortLow + mrand.IntN(freePortHigh-freePortLow)
-		if handedOut.ports[port] {
-			continue
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			continue
-		}
-		addr := ln.Addr().String()
-		_ = ln.Close()
-		handedOut.ports[port] = true
-		return addr, nil
-	}
-	return "", fmt.Errorf("free port: none free between %d and %d", freePortLow, freePortHigh)
-}
-
-// The range FreeAddr draws from: below Linux's ephemeral ports, above the well-known services.
-const (
-	freePortLow  = 20000
-	freePortHigh = 32000
-)
 
 // URLVar is the variable that gives process name's address to the others, as scripts/stack.sh
 // names it: upper case, "-" as "_", a trailing "-api" dropped (lead-api → LEAD_URL, call-ingest →
