@@ -46,19 +46,9 @@ func TestAnInvalidatedSlotIsMadeAnewAndRelaysAgain(t *testing.T) {
 	pub := mq.NewPublisher(broker)
 	t.Cleanup(pub.Close)
 	metrics := NewMetrics(slot)
-	start := func() (stop func()) {
-		r := Relay{DB: pg, URL: c.URL(), Slot: slot, Publication: publication, Prefix: prefix, Publisher: pub,
-			Metrics: metrics, Retry: 50 * time.Millisecond, Log: zaptest.NewLogger(t, zaptest.Level(zap.ErrorLevel+1))}
-		ctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			r.Run(ctx)
-			close(done)
-		}()
-		return func() { cancel(); <-done }
-	}
+	relay := Relay{DB: pg, URL: c.URL(), Slot: slot, Publisher: pub, Metrics: metrics}
 
-	stop := start()
+	stop := run(t, relay)
 	emit("before")
 	assert.Equal(t, "before", receive(t, deliveries, 1)[0].MessageId)
 	stop()
@@ -76,7 +66,7 @@ func TestAnInvalidatedSlotIsMadeAnewAndRelaysAgain(t *testing.T) {
 	require.Equal(t, "lost", status(), "the slot is invalidated")
 	assert.Zero(t, testutil.ToFloat64(metrics.recreated))
 
-	defer start()()
+	run(t, relay)
 	require.Eventually(t, func() bool { s := status(); return s == "reserved" || s == "extended" }, 20*time.Second, 20*time.Millisecond,
 		"the relay makes the slot anew")
 	assert.Equal(t, 1.0, testutil.ToFloat64(metrics.recreated), "the loss is counted once")

@@ -147,10 +147,14 @@ func quiet(t *testing.T, deliveries <-chan amqp.Delivery) {
 	}
 }
 
-// run starts a relay until the test ends (or stop is called) and returns stop.
+// run starts a relay until the test ends (or stop is called) and returns stop. The relay reads
+// the package's database and slot unless r names a database of its own.
 func run(t *testing.T, r Relay) (stop func()) {
 	t.Helper()
-	r.DB, r.URL, r.Slot, r.Publication, r.Prefix = conn, dbURL, slot, publication, prefix
+	if r.DB == nil {
+		r.DB, r.URL, r.Slot = conn, dbURL, slot
+	}
+	r.Publication, r.Prefix = publication, prefix
 	r.Retry = 50 * time.Millisecond
 	if r.Log == nil {
 		r.Log = zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
